@@ -1,0 +1,127 @@
+//! Validate phase: the rules on single values (names, durations) and the
+//! rules across several keys.
+
+use crate::attrs::{EndsRunAttr, ToolAttrs};
+use crate::diag::{error_at, with_help, Errors};
+
+/// The nearest known key, when one is close enough to be a typo.
+pub fn nearest<'k>(key: &str, keys: &[&'k str]) -> Option<&'k str> {
+    keys.iter()
+        .map(|candidate| (strsim::jaro_winkler(key, candidate), *candidate))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, candidate)| candidate)
+}
+
+/// `^[a-z][a-z0-9_]{0,63}$`: the names every provider accepts.
+pub fn valid_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 64
+        && bytes[0].is_ascii_lowercase()
+        && bytes.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'_')
+}
+
+/// `"500ms"`, `"5s"`, `"2m"` into milliseconds.
+pub fn parse_duration(text: &str) -> Result<u64, String> {
+    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+    let (number, unit) = text.split_at(digits);
+    if number.is_empty() {
+        return Err("it must start with a whole number".into());
+    }
+    let value: u64 = number.parse().map_err(|_| "the number is too large".to_owned())?;
+    let factor = match unit {
+        "ms" => 1,
+        "s" => 1_000,
+        "m" => 60_000,
+        "" => return Err("it needs a unit: `ms`, `s` or `m`".into()),
+        other => return Err(format!("unknown unit `{other}`; use `ms`, `s` or `m`")),
+    };
+    let millis = value.checked_mul(factor).ok_or_else(|| "the duration is too large".to_owned())?;
+    if millis == 0 {
+        return Err("a timeout of zero would fail every call".into());
+    }
+    Ok(millis)
+}
+
+/// The rules across keys.
+pub fn validate(attrs: &ToolAttrs, tool_name: &str, errors: &mut Errors) {
+    let is = |flag: Option<crate::attrs::Flag>| flag.is_some_and(|flag| flag.value);
+    if is(attrs.read_only) && is(attrs.destructive) {
+        let destructive = attrs.destructive.unwrap();
+        errors.push(with_help(
+            error_at(&quote_span(destructive.span), "`read_only` and `destructive` contradict each other"),
+            "a tool that changes nothing cannot destroy anything; remove one of them",
+        ));
+    }
+    if is(attrs.read_only) && attrs.parallel_safe.is_some_and(|flag| !flag.value) {
+        errors.push(with_help(
+            error_at(&quote_span(attrs.parallel_safe.unwrap().span), "`parallel_safe = false` contradicts `read_only`"),
+            "a read-only tool is always parallel-safe; remove `parallel_safe = false`",
+        ));
+    }
+    if let Some(EndsRunAttr::Flag(flag)) = &attrs.ends_run {
+        if !flag.value {
+            errors.push(with_help(
+                error_at(&quote_span(flag.span), "`ends_run = false` is the default"),
+                "remove it, or write `ends_run` / `ends_run = path::to::predicate`",
+            ));
+        }
+    }
+    for required in &attrs.requires {
+        if required.value() == tool_name {
+            errors.push(with_help(
+                error_at(required, format!("tool `{tool_name}` cannot require itself")),
+                "`requires` names tools that must run before this one",
+            ));
+        } else if !valid_name(&required.value()) {
+            errors.push(with_help(
+                error_at(required, format!("`requires` names \"{}\", which is not a valid tool name", required.value())),
+                "tool names match ^[a-z][a-z0-9_]{0,63}$",
+            ));
+        }
+    }
+}
+
+/// A token stream carrying only `span`, to point an error at it.
+fn quote_span(span: proc_macro2::Span) -> proc_macro2::TokenStream {
+    quote::quote_spanned!(span=> x)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_in_each_unit() {
+        assert_eq!(parse_duration("500ms"), Ok(500));
+        assert_eq!(parse_duration("5s"), Ok(5_000));
+        assert_eq!(parse_duration("2m"), Ok(120_000));
+    }
+
+    #[test]
+    fn bad_durations_say_why() {
+        assert!(parse_duration("5").unwrap_err().contains("needs a unit"));
+        assert!(parse_duration("5h").unwrap_err().contains("unknown unit `h`"));
+        assert!(parse_duration("s").unwrap_err().contains("whole number"));
+        assert!(parse_duration("0s").unwrap_err().contains("zero"));
+        assert!(parse_duration("1.5s").unwrap_err().contains("unknown unit `.5s`"));
+        assert!(parse_duration("99999999999999999999s").is_err());
+    }
+
+    #[test]
+    fn names() {
+        assert!(valid_name("lookup_order"));
+        assert!(!valid_name("lookupOrder"));
+        assert!(!valid_name("_x"));
+        assert!(!valid_name(&"a".repeat(65)));
+    }
+
+    #[test]
+    fn typos_suggest_the_nearest_key() {
+        let keys = crate::attrs::TOOL_KEYS;
+        assert_eq!(nearest("timout", keys), Some("timeout"));
+        assert_eq!(nearest("readonly", keys), Some("read_only"));
+        assert_eq!(nearest("zzz", keys), None);
+    }
+}

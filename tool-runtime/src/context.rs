@@ -1,0 +1,227 @@
+//! What a tool, a policy predicate and a visibility predicate can see.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::policy::ApprovalFloor;
+
+/// The context of one call: app state, the user, the thread and call ids,
+/// the cancellation token and a progress reporter.
+///
+/// Take it as the *first* parameter of a tool (any name) to get at the app
+/// state; the tool then works only in a `Registry<App>` of that app type.
+/// It is cheap to clone.
+///
+/// ```
+/// use std::sync::Arc;
+/// use tool_runtime::Ctx;
+///
+/// struct Shop { name: &'static str }
+/// let ctx = Ctx::new(Arc::new(Shop { name: "demo" }));
+/// assert_eq!(ctx.app().name, "demo");
+/// assert!(!ctx.cancellation().is_cancelled());
+/// ```
+pub struct Ctx<App> {
+    app: Arc<App>,
+    call: Arc<CallInfo>,
+}
+
+/// Everything about a call that is not the app state.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct CallInfo {
+    pub(crate) user: Arc<UserContext>,
+    pub(crate) thread_id: Option<Arc<str>>,
+    pub(crate) call_id: String,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) progress: Option<ProgressSink>,
+}
+
+impl<App> Clone for Ctx<App> {
+    fn clone(&self) -> Self {
+        Ctx { app: self.app.clone(), call: self.call.clone() }
+    }
+}
+
+impl<App> Ctx<App> {
+    /// A context for calling a tool function directly (tests, scripts):
+    /// an anonymous user, no thread, a fresh cancellation token.
+    pub fn new(app: Arc<App>) -> Self {
+        Ctx { app, call: Arc::new(CallInfo::default()) }
+    }
+
+    pub(crate) fn from_parts(app: Arc<App>, call: CallInfo) -> Self {
+        Ctx { app, call: Arc::new(call) }
+    }
+
+    /// The app state.
+    pub fn app(&self) -> &App {
+        &self.app
+    }
+
+    /// The app state, shared.
+    pub fn app_arc(&self) -> &Arc<App> {
+        &self.app
+    }
+
+    /// Who is calling.
+    pub fn user(&self) -> &UserContext {
+        &self.call.user
+    }
+
+    /// The conversation thread of the call, when the host set one.
+    pub fn thread_id(&self) -> Option<&str> {
+        self.call.thread_id.as_deref()
+    }
+
+    /// The id of this call (the provider's tool-call id when there is one).
+    pub fn call_id(&self) -> &str {
+        &self.call.call_id
+    }
+
+    /// Cancelled at the tool's timeout and when the caller cancels the call.
+    /// Pass it to the clients the tool uses, or `select!` on
+    /// [`cancelled()`](CancellationToken::cancelled). Cancellation never
+    /// undoes what the tool already did.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.call.cancel
+    }
+
+    /// Reports progress to the host (MCP progress notifications, a UI).
+    /// Does nothing when the host does not listen.
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if let Some(sink) = &self.call.progress {
+            (sink.0)(Progress { progress, total, message: message.map(str::to_owned) });
+        }
+    }
+
+    /// Replaces the user (for direct calls in tests).
+    pub fn with_user(mut self, user: UserContext) -> Self {
+        Arc::make_mut(&mut self.call).user = Arc::new(user);
+        self
+    }
+}
+
+impl<App> fmt::Debug for Ctx<App> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Ctx")
+            .field("user", &self.call.user.id)
+            .field("thread_id", &self.call.thread_id)
+            .field("call_id", &self.call.call_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One progress report of a running tool.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Progress {
+    /// Work done so far, in the tool's own unit.
+    pub progress: f64,
+    /// Total work, when known.
+    pub total: Option<f64>,
+    /// A short human-readable message.
+    pub message: Option<String>,
+}
+
+/// Where a call's progress reports go.
+#[derive(Clone)]
+pub struct ProgressSink(pub(crate) Arc<dyn Fn(Progress) + Send + Sync>);
+
+impl ProgressSink {
+    /// A sink calling `f` for every report.
+    pub fn new(f: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        ProgressSink(Arc::new(f))
+    }
+}
+
+impl fmt::Debug for ProgressSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ProgressSink")
+    }
+}
+
+/// Who is calling: an id, the approvals their profile always requires, and
+/// free attributes (roles, plan, locale) for predicates to read.
+///
+/// ```
+/// use tool_runtime::{ApprovalFloor, UserContext};
+///
+/// let user = UserContext::new("u-42")
+///     .with_floor(ApprovalFloor::default().tag("billing"))
+///     .with_attribute("role", "agent");
+/// assert_eq!(user.attribute("role").and_then(|v| v.as_str()), Some("agent"));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct UserContext {
+    /// The user's id, when known.
+    pub id: Option<String>,
+    /// Tools and tags that always need approval for this user.
+    pub floor: ApprovalFloor,
+    /// Free attributes for predicates.
+    pub attributes: Map<String, Value>,
+}
+
+impl UserContext {
+    /// A user with this id.
+    pub fn new(id: impl Into<String>) -> Self {
+        UserContext { id: Some(id.into()), ..UserContext::default() }
+    }
+
+    /// Sets the approval floor.
+    pub fn with_floor(mut self, floor: ApprovalFloor) -> Self {
+        self.floor = floor;
+        self
+    }
+
+    /// Adds an attribute.
+    pub fn with_attribute(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.attributes.insert(key.into(), value.into());
+        self
+    }
+
+    /// Reads an attribute.
+    pub fn attribute(&self, key: &str) -> Option<&Value> {
+        self.attributes.get(key)
+    }
+}
+
+/// What a `visible_when` predicate sees before a model call: the step index
+/// (0 for the first model call of a run), the tools executed successfully so
+/// far in the run, the app state and the user.
+///
+/// ```
+/// use tool_runtime::StepView;
+///
+/// fn first_step_only<App>(view: &StepView<'_, App>) -> bool {
+///     view.step == 0
+/// }
+/// fn after_lookup<App>(view: &StepView<'_, App>) -> bool {
+///     view.has_executed("lookup_order")
+/// }
+/// # let _ = (first_step_only::<()> as fn(&StepView<'_, ()>) -> bool, after_lookup::<()> as fn(&StepView<'_, ()>) -> bool);
+/// ```
+#[non_exhaustive]
+pub struct StepView<'a, App> {
+    /// The index of the model call this offer is for.
+    pub step: usize,
+    /// Names of the tools executed successfully so far, in order.
+    pub executed: &'a [String],
+    /// The app state.
+    pub app: &'a App,
+    /// Who is calling.
+    pub user: &'a UserContext,
+}
+
+impl<'a, App> StepView<'a, App> {
+    /// A view of step `step` after `executed`.
+    pub fn new(step: usize, executed: &'a [String], app: &'a App, user: &'a UserContext) -> Self {
+        StepView { step, executed, app, user }
+    }
+
+    /// Whether `tool` ran successfully earlier in this run.
+    pub fn has_executed(&self, tool: &str) -> bool {
+        self.executed.iter().any(|name| name == tool)
+    }
+}

@@ -1,0 +1,361 @@
+//! The trait `#[tool]` implements, and the definition a registry keeps.
+
+use std::any::Any;
+use std::error::Error as StdError;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use schemars::{Schema, SchemaGenerator};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::context::{Ctx, StepView};
+use crate::error::ToolError;
+use crate::policy::{PolicyKind, Verdict};
+
+/// A boxed, sendable future.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What a policy predicate settles with: a verdict, or an error that denies
+/// the call (fail closed) and is reported to the developer.
+pub type PolicyFuture<'a> = BoxFuture<'a, Result<Verdict, BoxError>>;
+
+/// An error of any type, boxed.
+pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
+
+/// What a tool's execution ends with, before the registry turns it into text.
+pub type CallFuture = BoxFuture<'static, Result<ToolOutput, Failure>>;
+
+/// A tool's successful output: its JSON value, and whether it ends the run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolOutput {
+    /// The output, serialised.
+    pub value: Value,
+    /// Whether this successful call ends the run (`ends_run`).
+    pub ends_run: bool,
+}
+
+/// Why a tool's execution failed.
+#[derive(Debug)]
+pub enum Failure {
+    /// The tool returned a [`ToolError`]: the model reads its line.
+    Tool(ToolError),
+    /// Any other error: a bug or an outage; the model reads the generic line.
+    Internal(BoxError),
+}
+
+impl Failure {
+    /// Sorts an error a tool returned: a [`ToolError`] (directly or boxed)
+    /// is for the model, anything else is internal.
+    pub fn from_error<E: Into<BoxError>>(error: E) -> Self {
+        let boxed: BoxError = error.into();
+        match boxed.downcast::<ToolError>() {
+            Ok(tool_error) => Failure::Tool(*tool_error),
+            Err(other) => Failure::Internal(other),
+        }
+    }
+}
+
+/// The MCP effect hints of a tool. `None` means "not declared".
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Annotations {
+    /// The tool does not change its environment.
+    #[serde(rename = "readOnlyHint", skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
+    /// The tool may destroy or overwrite data.
+    #[serde(rename = "destructiveHint", skip_serializing_if = "Option::is_none")]
+    pub destructive: Option<bool>,
+    /// Calling it twice with the same input has no further effect.
+    #[serde(rename = "idempotentHint", skip_serializing_if = "Option::is_none")]
+    pub idempotent: Option<bool>,
+    /// The tool reaches an open world (the web, other people).
+    #[serde(rename = "openWorldHint", skip_serializing_if = "Option::is_none")]
+    pub open_world: Option<bool>,
+}
+
+/// When a successful call ends the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndsRun {
+    /// Never (the default).
+    Never,
+    /// Every successful call.
+    Always,
+    /// A predicate decides on the input and the output.
+    Predicate,
+}
+
+/// The static description of a tool, as the `#[tool]` macro writes it.
+/// Built by generated code; read it through [`ToolDefinition`].
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct ToolMeta {
+    pub name: &'static str,
+    /// Every `#[doc]` value of the function, joined with `\n`.
+    pub doc: &'static str,
+    /// `description = "..."`, which wins over the doc comment.
+    pub description: Option<&'static str>,
+    pub title: Option<&'static str>,
+    pub tags: &'static [&'static str],
+    pub annotations: Annotations,
+    pub policy: PolicyKind,
+    pub visible_when: bool,
+    pub requires: &'static [&'static str],
+    pub ends_run: EndsRun,
+    pub timeout: Option<Duration>,
+    pub max_output_chars: Option<usize>,
+    pub parallel_safe: bool,
+    pub strict: Option<bool>,
+}
+
+/// A tool as the registry holds it: what the model is told, and the rules
+/// the runtime applies to its calls.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ToolDefinition {
+    /// The name the model calls.
+    pub name: String,
+    /// What the model reads to decide when to call the tool.
+    pub description: String,
+    /// A human-readable title (MCP).
+    pub title: Option<String>,
+    /// Free tags for filtering and policy.
+    pub tags: Vec<String>,
+    /// Effect hints.
+    pub annotations: Annotations,
+    /// The JSON Schema (2020-12) of the input: an object at the root.
+    pub input_schema: Arc<Value>,
+    /// The JSON Schema of the output, when the output type has one.
+    pub output_schema: Option<Arc<Value>>,
+    /// How calls are decided.
+    pub policy: PolicyKind,
+    /// Whether a `visible_when` predicate decides per step.
+    pub has_visibility_predicate: bool,
+    /// Tools that must have run successfully in the run before this one is offered.
+    pub requires: Vec<String>,
+    /// When a successful call ends the run.
+    pub ends_run: EndsRun,
+    /// The per-tool timeout, overriding the registry default.
+    pub timeout: Option<Duration>,
+    /// The per-tool output limit, overriding the registry default.
+    pub max_output_chars: Option<usize>,
+    /// May run concurrently with other calls of the same step.
+    pub parallel_safe: bool,
+    /// Per-tool override of provider strict mode.
+    pub strict: Option<bool>,
+}
+
+impl ToolDefinition {
+    /// A definition with only a name, description and input schema; the
+    /// builder methods set the rest. Used for dynamic tools.
+    pub fn new(name: impl Into<String>, description: impl Into<String>, input_schema: Value) -> Self {
+        ToolDefinition {
+            name: name.into(),
+            description: description.into(),
+            title: None,
+            tags: Vec::new(),
+            annotations: Annotations::default(),
+            input_schema: Arc::new(input_schema),
+            output_schema: None,
+            policy: PolicyKind::Allow,
+            has_visibility_predicate: false,
+            requires: Vec::new(),
+            ends_run: EndsRun::Never,
+            timeout: None,
+            max_output_chars: None,
+            parallel_safe: false,
+            strict: None,
+        }
+    }
+
+    pub(crate) fn from_meta(meta: &ToolMeta, input_schema: Value, output_schema: Option<Value>) -> Self {
+        ToolDefinition {
+            name: meta.name.to_owned(),
+            description: match meta.description {
+                Some(explicit) => explicit.to_owned(),
+                None => crate::docs::description(meta.doc),
+            },
+            title: meta.title.map(str::to_owned),
+            tags: meta.tags.iter().map(|tag| (*tag).to_owned()).collect(),
+            annotations: meta.annotations,
+            input_schema: Arc::new(input_schema),
+            output_schema: output_schema.map(Arc::new),
+            policy: meta.policy,
+            has_visibility_predicate: meta.visible_when,
+            requires: meta.requires.iter().map(|name| (*name).to_owned()).collect(),
+            ends_run: meta.ends_run,
+            timeout: meta.timeout,
+            max_output_chars: meta.max_output_chars,
+            parallel_safe: meta.parallel_safe || meta.annotations.read_only == Some(true),
+            strict: meta.strict,
+        }
+    }
+}
+
+/// A tool usable in a `Registry<App>`. Implemented by `#[tool]` on the type
+/// it generates beside the function (same name); not meant to be written by
+/// hand (use [`DynamicTool`](crate::DynamicTool) for tools defined at run
+/// time).
+///
+/// A tool whose first parameter is `Ctx<App>` implements `Tool<App>` for
+/// that app only; a tool without a context implements it for every app.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool for a registry of app state `{App}`",
+    label = "not a tool for `{App}`",
+    note = "put `#[tool]` on an `async fn` and list the function's name in `tools![...]`",
+    note = "a tool whose first parameter is `Ctx<X>` works only in a `Registry<X>`"
+)]
+pub trait Tool<App>: 'static {
+    /// The parsed input the policy predicate sees and `call` consumes.
+    #[doc(hidden)]
+    type Input: Send + Sync + 'static;
+
+    /// The macro's static description of the tool.
+    #[doc(hidden)]
+    const META: ToolMeta;
+
+    /// The input schema, before the registry normalises it.
+    #[doc(hidden)]
+    fn input_schema(generator: &mut SchemaGenerator) -> Schema;
+
+    /// The output schema, when the output type has one.
+    #[doc(hidden)]
+    fn output_schema(generator: &mut SchemaGenerator) -> Option<Schema>;
+
+    /// Deserialises validated arguments.
+    #[doc(hidden)]
+    fn parse(args: Map<String, Value>) -> Result<Self::Input, serde_json::Error>;
+
+    /// The policy predicate; only called when `META.policy` is `Predicate`.
+    #[doc(hidden)]
+    fn decide<'a>(input: &'a Self::Input, ctx: &'a Ctx<App>) -> PolicyFuture<'a> {
+        let _ = (input, ctx);
+        Box::pin(std::future::ready(Ok(Verdict::Allow)))
+    }
+
+    /// The visibility predicate; only called when `META.visible_when` is set.
+    #[doc(hidden)]
+    fn visible(view: &StepView<'_, App>) -> bool {
+        let _ = view;
+        true
+    }
+
+    /// Runs the tool. `args` are the validated arguments again, for an
+    /// `ends_run` predicate that needs the input after the call consumed it.
+    #[doc(hidden)]
+    fn call(input: Self::Input, ctx: Ctx<App>, args: &Map<String, Value>) -> CallFuture;
+}
+
+/// The object-safe face of a tool, shared by macro-made and dynamic tools.
+pub(crate) trait ErasedTool<App>: Send + Sync {
+    fn definition(&self) -> Result<ToolDefinition, String>;
+    fn parse(&self, args: Map<String, Value>) -> Result<Box<dyn Any + Send + Sync>, serde_json::Error>;
+    fn decide<'a>(&'a self, input: &'a (dyn Any + Send + Sync), ctx: &'a Ctx<App>) -> PolicyFuture<'a>;
+    fn visible(&self, view: &StepView<'_, App>) -> bool;
+    fn call(&self, input: Box<dyn Any + Send + Sync>, ctx: Ctx<App>, args: &Map<String, Value>) -> CallFuture;
+}
+
+struct Typed<T>(PhantomData<fn() -> T>);
+
+impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
+    fn definition(&self) -> Result<ToolDefinition, String> {
+        let mut generator = crate::schema::generator();
+        let input = crate::schema::normalize_input(T::input_schema(&mut generator), &mut generator)?;
+        let mut generator = crate::schema::output_generator();
+        let output = T::output_schema(&mut generator)
+            .map(|schema| crate::schema::with_definitions(schema, &mut generator));
+        Ok(ToolDefinition::from_meta(&T::META, input, output))
+    }
+
+    fn parse(&self, args: Map<String, Value>) -> Result<Box<dyn Any + Send + Sync>, serde_json::Error> {
+        T::parse(args).map(|input| Box::new(input) as Box<dyn Any + Send + Sync>)
+    }
+
+    fn decide<'a>(&'a self, input: &'a (dyn Any + Send + Sync), ctx: &'a Ctx<App>) -> PolicyFuture<'a> {
+        match input.downcast_ref::<T::Input>() {
+            Some(input) => T::decide(input, ctx),
+            None => Box::pin(std::future::ready(Err("policy input of the wrong type".into()))),
+        }
+    }
+
+    fn visible(&self, view: &StepView<'_, App>) -> bool {
+        T::visible(view)
+    }
+
+    fn call(&self, input: Box<dyn Any + Send + Sync>, ctx: Ctx<App>, args: &Map<String, Value>) -> CallFuture {
+        match input.downcast::<T::Input>() {
+            Ok(input) => T::call(*input, ctx, args),
+            Err(_) => Box::pin(std::future::ready(Err(Failure::Internal("call input of the wrong type".into())))),
+        }
+    }
+}
+
+/// A tool ready for a registry: what `tools![...]` makes of each name, and
+/// what [`DynamicTool`](crate::DynamicTool) converts into.
+pub struct BoxedTool<App> {
+    pub(crate) name: &'static str,
+    pub(crate) inner: Arc<dyn ErasedTool<App>>,
+}
+
+impl<App> Clone for BoxedTool<App> {
+    fn clone(&self) -> Self {
+        BoxedTool { name: self.name, inner: self.inner.clone() }
+    }
+}
+
+impl<App: 'static> BoxedTool<App> {
+    /// Boxes the tool generated by `#[tool]` under the type `T`.
+    pub fn of<T: Tool<App>>() -> Self {
+        BoxedTool { name: T::META.name, inner: Arc::new(Typed::<T>(PhantomData)) }
+    }
+
+    pub(crate) fn dynamic(inner: Arc<dyn ErasedTool<App>>) -> Self {
+        BoxedTool { name: "", inner }
+    }
+}
+
+impl<App> std::fmt::Debug for BoxedTool<App> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("BoxedTool").field(&self.name).finish()
+    }
+}
+
+/// Collects `#[tool]` functions into the list a [`Registry`](crate::Registry)
+/// is built from. The same name twice fails to compile.
+///
+/// ```
+/// use tool_runtime::prelude::*;
+///
+/// /// Say hello.
+/// #[tool]
+/// async fn hello(name: String) -> String {
+///     format!("Hello, {name}!")
+/// }
+///
+/// /// Tell the time.
+/// #[tool(read_only)]
+/// async fn now() -> String {
+///     "noon".into()
+/// }
+///
+/// let registry = Registry::<()>::builder().tools(tools![hello, now]).build().unwrap();
+/// assert_eq!(registry.names().collect::<Vec<_>>(), ["hello", "now"]);
+/// ```
+///
+/// ```compile_fail
+/// # use tool_runtime::prelude::*;
+/// /// Say hello.
+/// #[tool]
+/// async fn hello() -> String { String::new() }
+/// let tools: Vec<BoxedTool<()>> = tools![hello, hello];
+/// ```
+#[macro_export]
+macro_rules! tools {
+    ($($tool:path),* $(,)?) => {{
+        const _: () = $crate::__private::assert_unique_names(&[$(<$tool as $crate::__private::Named>::NAME),*]);
+        ::std::vec![$($crate::BoxedTool::of::<$tool>()),*]
+    }};
+}

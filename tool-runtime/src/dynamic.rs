@@ -1,0 +1,188 @@
+//! Tools defined at run time from a name, a description and a raw JSON
+//! Schema: tools discovered from an MCP server or loaded from configuration.
+
+use std::any::Any;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::context::{Ctx, StepView};
+use crate::policy::{PolicyKind, Verdict};
+use crate::definition::{
+    Annotations, BoxError, BoxedTool, CallFuture, EndsRun, ErasedTool, Failure, PolicyFuture, ToolDefinition,
+    ToolOutput,
+};
+
+type Handler<App> = Arc<dyn Fn(Value, Ctx<App>) -> crate::definition::BoxFuture<'static, Result<Value, BoxError>> + Send + Sync>;
+type PolicyFn<App> = Arc<dyn for<'a> Fn(&'a Value, &'a Ctx<App>) -> PolicyFuture<'a> + Send + Sync>;
+type VisibleFn<App> = Arc<dyn Fn(&StepView<'_, App>) -> bool + Send + Sync>;
+
+/// A tool whose schema is known only at run time. Its arguments go through
+/// the same pipeline as a `#[tool]`'s: guard, validation against the given
+/// schema, policy, timeout, output.
+///
+/// ```
+/// use std::sync::Arc;
+/// use serde_json::{json, Value};
+/// use tool_runtime::prelude::*;
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let shout = DynamicTool::new(
+///     "shout",
+///     "Repeat the text in capitals.",
+///     json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+///     |args: Value, _ctx: Ctx<()>| async move {
+///         Ok::<_, ToolError>(Value::from(args["text"].as_str().unwrap_or_default().to_uppercase()))
+///     },
+/// );
+/// let registry = Registry::builder().tool(shout).build().unwrap();
+/// let result = registry.invoke(Arc::new(()), "shout", r#"{"text": "hi"}"#).await;
+/// assert_eq!(result.text, "HI");
+/// # }
+/// ```
+pub struct DynamicTool<App> {
+    definition: ToolDefinition,
+    handler: Handler<App>,
+    policy: Option<PolicyFn<App>>,
+    visible: Option<VisibleFn<App>>,
+}
+
+impl<App: Send + Sync + 'static> DynamicTool<App> {
+    /// A tool named `name`, described by `description`, whose input must
+    /// match `input_schema` (an object schema), run by `handler`.
+    pub fn new<F, Fut, E>(name: impl Into<String>, description: impl Into<String>, input_schema: Value, handler: F) -> Self
+    where
+        F: Fn(Value, Ctx<App>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, E>> + Send + 'static,
+        E: Into<BoxError>,
+    {
+        let handler: Handler<App> = Arc::new(move |args, ctx| {
+            let future = handler(args, ctx);
+            Box::pin(async move { future.await.map_err(Into::into) })
+        });
+        DynamicTool { definition: ToolDefinition::new(name, description, input_schema), handler, policy: None, visible: None }
+    }
+
+    /// A human-readable title.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.definition.title = Some(title.into());
+        self
+    }
+
+    /// Free tags.
+    pub fn tags<S: Into<String>>(mut self, tags: impl IntoIterator<Item = S>) -> Self {
+        self.definition.tags = tags.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Effect hints; `read_only` also makes the tool parallel-safe.
+    pub fn annotations(mut self, annotations: Annotations) -> Self {
+        self.definition.annotations = annotations;
+        if annotations.read_only == Some(true) {
+            self.definition.parallel_safe = true;
+        }
+        self
+    }
+
+    /// A static policy (`Allow`, `Deny` or `NeedsApproval`).
+    pub fn policy(mut self, policy: PolicyKind) -> Self {
+        self.definition.policy = policy;
+        self.policy = None;
+        self
+    }
+
+    /// A policy predicate on the validated arguments and the call context.
+    pub fn policy_fn(mut self, predicate: impl Fn(&Value, &Ctx<App>) -> Verdict + Send + Sync + 'static) -> Self {
+        self.definition.policy = PolicyKind::Predicate;
+        self.policy = Some(Arc::new(move |args, ctx| Box::pin(std::future::ready(Ok(predicate(args, ctx))))));
+        self
+    }
+
+    /// A visibility predicate on the step view.
+    pub fn visible_when(mut self, predicate: impl Fn(&StepView<'_, App>) -> bool + Send + Sync + 'static) -> Self {
+        self.definition.has_visibility_predicate = true;
+        self.visible = Some(Arc::new(predicate));
+        self
+    }
+
+    /// Offered only after each named tool ran successfully in the run.
+    pub fn requires<S: Into<String>>(mut self, tools: impl IntoIterator<Item = S>) -> Self {
+        self.definition.requires = tools.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Every successful call ends the run.
+    pub fn ends_run(mut self, ends: bool) -> Self {
+        self.definition.ends_run = if ends { EndsRun::Always } else { EndsRun::Never };
+        self
+    }
+
+    /// Overrides the registry's default timeout.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.definition.timeout = Some(timeout);
+        self
+    }
+
+    /// Overrides the registry's default output limit.
+    pub fn max_output_chars(mut self, chars: usize) -> Self {
+        self.definition.max_output_chars = Some(chars);
+        self
+    }
+
+    /// May run concurrently with other calls of the same step.
+    pub fn parallel_safe(mut self, safe: bool) -> Self {
+        self.definition.parallel_safe = safe;
+        self
+    }
+
+    /// Per-tool override of provider strict mode.
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.definition.strict = Some(strict);
+        self
+    }
+}
+
+impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
+    fn definition(&self) -> Result<ToolDefinition, String> {
+        let schema = &self.definition.input_schema;
+        match schema.get("type") {
+            Some(Value::String(kind)) if kind == "object" => Ok(self.definition.clone()),
+            _ => Err("a dynamic tool's input schema must have `\"type\": \"object\"` at the root".to_owned()),
+        }
+    }
+
+    fn parse(&self, args: Map<String, Value>) -> Result<Box<dyn Any + Send + Sync>, serde_json::Error> {
+        Ok(Box::new(Value::Object(args)))
+    }
+
+    fn decide<'a>(&'a self, input: &'a (dyn Any + Send + Sync), ctx: &'a Ctx<App>) -> PolicyFuture<'a> {
+        match (&self.policy, input.downcast_ref::<Value>()) {
+            (Some(policy), Some(args)) => policy(args, ctx),
+            _ => Box::pin(std::future::ready(Ok(Verdict::Allow))),
+        }
+    }
+
+    fn visible(&self, view: &StepView<'_, App>) -> bool {
+        self.visible.as_ref().is_none_or(|visible| visible(view))
+    }
+
+    fn call(&self, input: Box<dyn Any + Send + Sync>, ctx: Ctx<App>, _args: &Map<String, Value>) -> CallFuture {
+        let args = input.downcast::<Value>().map(|args| *args).unwrap_or_default();
+        let future = (self.handler)(args, ctx);
+        let ends_run = self.definition.ends_run == EndsRun::Always;
+        Box::pin(async move {
+            match future.await {
+                Ok(value) => Ok(ToolOutput { value, ends_run }),
+                Err(error) => Err(Failure::from_error(error)),
+            }
+        })
+    }
+}
+
+impl<App: Send + Sync + 'static> From<DynamicTool<App>> for BoxedTool<App> {
+    fn from(tool: DynamicTool<App>) -> Self {
+        BoxedTool::dynamic(Arc::new(tool))
+    }
+}

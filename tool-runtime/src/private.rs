@@ -1,0 +1,403 @@
+//! Helpers for the code `#[tool]` and `tools!` generate. Not a public API.
+
+use std::future::Future;
+use std::marker::PhantomData;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+pub use schemars;
+pub use serde;
+pub use serde_json;
+
+pub use crate::context::{Ctx, StepView};
+pub use crate::policy::{PolicyKind, Verdict};
+pub use crate::definition::{
+    Annotations, BoxError, CallFuture, EndsRun, Failure, PolicyFuture, Tool, ToolMeta, ToolOutput,
+};
+pub use core::time::Duration;
+
+/// The name of a tool, for the duplicate check of `tools!`.
+pub trait Named {
+    const NAME: &'static str;
+}
+
+/// Fails the build (in `tools!`) when two tools share a name.
+pub const fn assert_unique_names(names: &[&str]) {
+    let mut i = 0;
+    while i < names.len() {
+        let mut j = i + 1;
+        while j < names.len() {
+            if str_eq(names[i], names[j]) {
+                panic!("tools![...] lists two tools with the same name; each tool name must be unique");
+            }
+            j += 1;
+        }
+        i += 1;
+    }
+}
+
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// A type usable as a tool parameter.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool parameter",
+    label = "not `Deserialize + JsonSchema`",
+    note = "a tool parameter must implement `serde::Deserialize` and `schemars::JsonSchema`: add `#[derive(Deserialize, JsonSchema)]` to the type"
+)]
+pub trait ToolParam: DeserializeOwned + JsonSchema {}
+impl<T: DeserializeOwned + JsonSchema> ToolParam for T {}
+
+/// The first parameter, read as the context.
+#[diagnostic::on_unimplemented(
+    message = "the first parameter is read as the tool's context, but `{Self}` is not `tool_runtime::Ctx<{App}>`",
+    label = "not the runtime's `Ctx`",
+    note = "write the context as `Ctx<App>` with `tool_runtime::Ctx`; a tool's inputs come after it"
+)]
+pub trait CtxParam<App>: Sized {
+    fn from_ctx(ctx: Ctx<App>) -> Self;
+}
+impl<App> CtxParam<App> for Ctx<App> {
+    fn from_ctx(ctx: Ctx<App>) -> Self {
+        ctx
+    }
+}
+
+/// A parameter written as `Input<T>`, taking the whole input as one struct.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is read as the whole input, but it is not `tool_runtime::Input<T>`",
+    label = "not the runtime's `Input`",
+    note = "take a whole input struct as `Input<T>` from `tool_runtime`, with `T: Deserialize + JsonSchema`"
+)]
+pub trait InputParam: Sized {
+    type Inner: DeserializeOwned + JsonSchema + Send + 'static;
+    fn wrap(inner: Self::Inner) -> Self;
+}
+impl<T: DeserializeOwned + JsonSchema + Send + 'static> InputParam for crate::Input<T> {
+    type Inner = T;
+    fn wrap(inner: T) -> Self {
+        crate::Input(inner)
+    }
+}
+
+/// The arguments of a call, taken one parameter at a time.
+pub struct Args(Map<String, Value>);
+
+impl Args {
+    pub fn new(args: Map<String, Value>) -> Self {
+        Args(args)
+    }
+
+    /// A parameter without a default: `Option` reads a missing one as
+    /// `None`, as serde does for struct fields.
+    pub fn take<T: ToolParam>(&mut self, name: &'static str) -> Result<T, serde_json::Error> {
+        match self.0.remove(name) {
+            Some(value) => T::deserialize(value).map_err(|err| at_field(name, err)),
+            None => T::deserialize(MissingField(name)),
+        }
+    }
+
+    /// A parameter with a default.
+    pub fn take_or_else<T: ToolParam>(
+        &mut self,
+        name: &'static str,
+        default: impl FnOnce() -> T,
+    ) -> Result<T, serde_json::Error> {
+        match self.0.remove(name) {
+            Some(value) => T::deserialize(value).map_err(|err| at_field(name, err)),
+            None => Ok(default()),
+        }
+    }
+}
+
+fn at_field(name: &str, err: serde_json::Error) -> serde_json::Error {
+    de::Error::custom(format_args!("{name}: {err}"))
+}
+
+/// Deserialises a missing field: `None` for options, an error otherwise.
+struct MissingField(&'static str);
+
+impl<'de> Deserializer<'de> for MissingField {
+    type Error = serde_json::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, _visitor: V) -> Result<V::Value, Self::Error> {
+        Err(de::Error::missing_field(self.0))
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        visitor.visit_none()
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf unit unit_struct newtype_struct seq tuple
+        tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+/// Deserialises a whole input struct.
+pub fn parse_struct<T: DeserializeOwned>(args: Map<String, Value>) -> Result<T, serde_json::Error> {
+    T::deserialize(Value::Object(args))
+}
+
+/// The input schema of a tool that takes its parameters one by one.
+pub struct InputSchema {
+    tool_doc: &'static str,
+    properties: Map<String, Value>,
+    required: Vec<Value>,
+}
+
+impl InputSchema {
+    pub fn new(tool_doc: &'static str) -> Self {
+        InputSchema { tool_doc, properties: Map::new(), required: Vec::new() }
+    }
+
+    /// Adds a property as schemars' derive would for a struct field.
+    pub fn param<T: JsonSchema>(
+        &mut self,
+        generator: &mut SchemaGenerator,
+        name: &'static str,
+        doc: &'static str,
+        default: Option<Option<Value>>,
+    ) {
+        let mut schema = generator.subschema_for::<T>();
+        let description = param_description(self.tool_doc, name, doc);
+        if !description.is_empty() {
+            schema.insert("description".to_owned(), description.into());
+        }
+        if let Some(Some(value)) = &default {
+            schema.insert("default".to_owned(), value.clone());
+        }
+        // schemars' own test for `Option`, so an alias of `Option` reads the same.
+        if default.is_none() && !T::_schemars_private_is_option() {
+            self.required.push(name.into());
+        }
+        self.properties.insert(name.to_owned(), schema.into());
+    }
+
+    pub fn finish(self) -> Schema {
+        let mut map = Map::new();
+        map.insert("type".to_owned(), "object".into());
+        map.insert("properties".to_owned(), Value::Object(self.properties));
+        map.insert("required".to_owned(), Value::Array(self.required));
+        Schema::from(map)
+    }
+}
+
+/// The description of a parameter: its own doc comment, else its entry in
+/// the tool's `# Arguments` section.
+pub fn param_description(tool_doc: &str, name: &str, doc: &str) -> String {
+    let own = crate::docs::description(doc);
+    if own.is_empty() { crate::docs::argument(tool_doc, name).unwrap_or_default() } else { own }
+}
+
+/// The schema of a whole input struct.
+pub fn struct_schema<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
+    T::json_schema(generator)
+}
+
+/// `MaybeJson(&value).to_json()`: the default value for the schema when the
+/// type is `Serialize`, nothing otherwise (the trick schemars uses).
+pub struct MaybeJson<'a, T>(pub &'a T);
+
+impl<T: Serialize> MaybeJson<'_, T> {
+    pub fn to_json(&self) -> Option<Value> {
+        serde_json::to_value(self.0).ok()
+    }
+}
+
+pub trait NotJson {
+    fn to_json(&self) -> Option<Value> {
+        None
+    }
+}
+impl<T> NotJson for MaybeJson<'_, T> {}
+
+/// `Returned(value).into_result()`: a `Result` return keeps its error, any
+/// other return is a success.
+pub struct Returned<R>(pub R);
+
+impl<T, E> Returned<Result<T, E>> {
+    pub fn into_result(self) -> Result<T, Failure>
+    where
+        E: Into<BoxError>,
+    {
+        self.0.map_err(Failure::from_error)
+    }
+}
+
+pub trait PlainReturn<T> {
+    fn into_result(self) -> Result<T, Failure>;
+}
+impl<T> PlainReturn<T> for Returned<T> {
+    fn into_result(self) -> Result<T, Failure> {
+        Ok(self.0)
+    }
+}
+
+/// Serialises a tool's output.
+pub fn output<T: Serialize>(value: &T, ends_run: bool) -> Result<ToolOutput, Failure> {
+    serde_json::to_value(value)
+        .map(|value| ToolOutput { value, ends_run })
+        .map_err(|err| Failure::Internal(Box::new(err)))
+}
+
+/// `(&OutputSchema::<R>::new()).get(generator)`: the schema of the success
+/// type of `R` (`T` of a `Result<T, E>`), when it has one.
+pub struct OutputSchema<R>(PhantomData<fn() -> R>);
+
+impl<R> OutputSchema<R> {
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        OutputSchema(PhantomData)
+    }
+}
+
+impl<T: JsonSchema, E> OutputSchema<Result<T, E>> {
+    pub fn get(&self, generator: &mut SchemaGenerator) -> Option<Schema> {
+        Some(T::json_schema(generator))
+    }
+}
+
+pub trait PlainOutputSchema {
+    fn get(&self, generator: &mut SchemaGenerator) -> Option<Schema>;
+}
+impl<T: JsonSchema> PlainOutputSchema for OutputSchema<T> {
+    fn get(&self, generator: &mut SchemaGenerator) -> Option<Schema> {
+        Some(T::json_schema(generator))
+    }
+}
+
+pub trait NoOutputSchema {
+    fn get(&self, generator: &mut SchemaGenerator) -> Option<Schema> {
+        let _ = generator;
+        None
+    }
+}
+impl<T> NoOutputSchema for &OutputSchema<T> {}
+
+/// What a policy predicate may return: a verdict, or a result of one.
+#[diagnostic::on_unimplemented(
+    message = "a policy predicate must return `Verdict` or `Result<Verdict, E>`, sync or async, not `{Self}`",
+    note = "write it as `fn(&Input, &Ctx<App>) -> Verdict` (or `async fn`)"
+)]
+pub trait IntoVerdict {
+    fn into_verdict(self) -> Result<Verdict, BoxError>;
+}
+impl IntoVerdict for Verdict {
+    fn into_verdict(self) -> Result<Verdict, BoxError> {
+        Ok(self)
+    }
+}
+impl<E: Into<BoxError>> IntoVerdict for Result<Verdict, E> {
+    fn into_verdict(self) -> Result<Verdict, BoxError> {
+        self.map_err(Into::into)
+    }
+}
+
+/// `PolicyProbe(predicate(input, ctx)).into_policy()`: boxes the result of
+/// a sync or an async predicate.
+pub struct PolicyProbe<T>(pub T);
+
+impl<F> PolicyProbe<F>
+where
+    F: Future + Send,
+    F::Output: IntoVerdict,
+{
+    pub fn into_policy<'a>(self) -> PolicyFuture<'a>
+    where
+        F: 'a,
+    {
+        Box::pin(async move { self.0.await.into_verdict() })
+    }
+}
+
+pub trait SyncPolicy {
+    fn into_policy<'a>(self) -> PolicyFuture<'a>;
+}
+impl<T: IntoVerdict> SyncPolicy for PolicyProbe<T> {
+    fn into_policy<'a>(self) -> PolicyFuture<'a> {
+        Box::pin(std::future::ready(self.0.into_verdict()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_option_is_none_and_a_missing_value_is_an_error() {
+        let mut args = Args::new(Map::new());
+        assert_eq!(args.take::<Option<String>>("a").unwrap(), None);
+        let err = args.take::<String>("b").unwrap_err();
+        assert!(err.to_string().contains("missing field `b`"), "{err}");
+    }
+
+    #[test]
+    fn a_default_fills_a_missing_parameter() {
+        let mut args = Args::new(Map::new());
+        assert_eq!(args.take_or_else("n", || 7u32).unwrap(), 7);
+    }
+
+    #[test]
+    fn a_wrong_type_names_the_parameter() {
+        let mut map = Map::new();
+        map.insert("n".into(), "seven".into());
+        let err = Args::new(map).take::<u32>("n").unwrap_err();
+        assert!(err.to_string().starts_with("n: invalid type"), "{err}");
+    }
+
+    #[test]
+    fn output_schema_probe_sees_through_result() {
+        let mut generator = SchemaGenerator::default();
+        let schema = (&OutputSchema::<Result<String, std::io::Error>>::new()).get(&mut generator);
+        assert_eq!(schema.unwrap().as_value()["type"], "string");
+        struct NoSchema;
+        assert!((&OutputSchema::<NoSchema>::new()).get(&mut generator).is_none());
+        assert!((&OutputSchema::<Result<NoSchema, String>>::new()).get(&mut generator).is_none());
+        assert!((&OutputSchema::<u8>::new()).get(&mut generator).is_some());
+    }
+
+    #[test]
+    fn returned_probe_keeps_errors_of_results_only() {
+        let ok: Result<u8, Failure> = Returned(Ok::<u8, std::io::Error>(1)).into_result();
+        assert_eq!(ok.unwrap(), 1);
+        let err = Returned(Err::<u8, _>(crate::ToolError::not_found("X", "none"))).into_result();
+        assert!(matches!(err, Err(Failure::Tool(e)) if e.code() == "X"));
+        let plain = Returned("text").into_result();
+        assert_eq!(plain.unwrap(), "text");
+    }
+
+    #[test]
+    fn maybe_json_only_for_serialize() {
+        struct Opaque;
+        assert_eq!(MaybeJson(&3u8).to_json(), Some(Value::from(3)));
+        assert_eq!(MaybeJson(&Opaque).to_json(), None);
+    }
+
+    #[test]
+    fn unique_names_pass() {
+        assert_unique_names(&["a", "b", "ab"]);
+    }
+
+    #[test]
+    #[should_panic(expected = "same name")]
+    fn duplicate_names_panic() {
+        assert_unique_names(&["a", "b", "a"]);
+    }
+}

@@ -1,0 +1,296 @@
+//! The registry: the tools of an app, checked once at build time.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::guard::ArgumentLimits;
+use crate::report::{ErrorHook, ErrorReport};
+use crate::definition::{BoxedTool, ErasedTool, ToolDefinition};
+
+/// The tools an app offers the model, in declaration order, with the
+/// limits and hooks every call goes through.
+///
+/// Build it once with [`Registry::builder`]; it is cheap to clone and can
+/// serve calls from many tasks at once.
+///
+/// ```
+/// use std::sync::Arc;
+/// use tool_runtime::prelude::*;
+///
+/// /// Add two numbers.
+/// #[tool(read_only)]
+/// async fn add(a: i64, b: i64) -> i64 {
+///     a + b
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let registry = Registry::<()>::builder().tools(tools![add]).build().unwrap();
+/// let result = registry.invoke(Arc::new(()), "add", r#"{"a": 2, "b": 3}"#).await;
+/// assert_eq!(result.text, "5");
+/// # }
+/// ```
+pub struct Registry<App> {
+    pub(crate) inner: Arc<Inner<App>>,
+}
+
+pub(crate) struct Inner<App> {
+    pub(crate) entries: Vec<Entry<App>>,
+    pub(crate) index: HashMap<String, usize>,
+    pub(crate) config: Config,
+}
+
+pub(crate) struct Entry<App> {
+    pub(crate) def: ToolDefinition,
+    pub(crate) tool: Arc<dyn ErasedTool<App>>,
+    pub(crate) validator: jsonschema::Validator,
+}
+
+impl<App> Entry<App> {
+    pub(crate) fn has_parameters(&self) -> bool {
+        self.def.input_schema["properties"].as_object().is_some_and(|props| !props.is_empty())
+    }
+}
+
+#[derive(Clone)]
+pub(crate) struct Config {
+    pub(crate) limits: ArgumentLimits,
+    pub(crate) default_timeout: Duration,
+    pub(crate) default_max_output_chars: usize,
+    pub(crate) on_tool_error: Option<ErrorHook>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            limits: ArgumentLimits::default(),
+            default_timeout: Duration::from_secs(30),
+            default_max_output_chars: 20_000,
+            on_tool_error: None,
+        }
+    }
+}
+
+impl<App> Clone for Registry<App> {
+    fn clone(&self) -> Self {
+        Registry { inner: self.inner.clone() }
+    }
+}
+
+impl<App: Send + Sync + 'static> Registry<App> {
+    /// Starts a registry.
+    pub fn builder() -> RegistryBuilder<App> {
+        RegistryBuilder { tools: Vec::new(), config: Config::default() }
+    }
+
+    /// The tools' definitions, in declaration order.
+    pub fn definitions(&self) -> impl Iterator<Item = &ToolDefinition> {
+        self.inner.entries.iter().map(|entry| &entry.def)
+    }
+
+    /// The definition of one tool.
+    pub fn definition(&self, name: &str) -> Option<&ToolDefinition> {
+        self.inner.index.get(name).map(|&i| &self.inner.entries[i].def)
+    }
+
+    /// The tool names, in declaration order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.inner.entries.iter().map(|entry| entry.def.name.as_str())
+    }
+
+    /// The number of tools.
+    pub fn len(&self) -> usize {
+        self.inner.entries.len()
+    }
+
+    /// Whether the registry has no tools.
+    pub fn is_empty(&self) -> bool {
+        self.inner.entries.is_empty()
+    }
+
+    /// The limits every call's arguments are checked against.
+    pub fn argument_limits(&self) -> ArgumentLimits {
+        self.inner.config.limits
+    }
+
+    pub(crate) fn entry(&self, name: &str) -> Option<&Entry<App>> {
+        self.inner.index.get(name).map(|&i| &self.inner.entries[i])
+    }
+}
+
+impl<App> fmt::Debug for Registry<App> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registry")
+            .field("tools", &self.inner.entries.iter().map(|e| &e.def.name).collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Collects tools and settings; [`build`](Self::build) checks them.
+pub struct RegistryBuilder<App> {
+    tools: Vec<BoxedTool<App>>,
+    config: Config,
+}
+
+impl<App: Send + Sync + 'static> RegistryBuilder<App> {
+    /// Adds tools, usually `tools![a, b, c]`, keeping their order.
+    pub fn tools(mut self, tools: impl IntoIterator<Item = BoxedTool<App>>) -> Self {
+        self.tools.extend(tools);
+        self
+    }
+
+    /// Adds one tool, for example a [`DynamicTool`](crate::DynamicTool).
+    pub fn tool(mut self, tool: impl Into<BoxedTool<App>>) -> Self {
+        self.tools.push(tool.into());
+        self
+    }
+
+    /// Largest accepted argument text, in bytes (default 1 MiB).
+    pub fn max_argument_bytes(mut self, bytes: usize) -> Self {
+        self.config.limits.max_bytes = bytes;
+        self
+    }
+
+    /// Deepest accepted nesting of arguments (default 64).
+    pub fn max_argument_depth(mut self, depth: usize) -> Self {
+        self.config.limits.max_depth = depth;
+        self
+    }
+
+    /// Timeout of tools that set none (default 30 s).
+    pub fn default_timeout(mut self, timeout: Duration) -> Self {
+        self.config.default_timeout = timeout;
+        self
+    }
+
+    /// Output limit, in characters, of tools that set none (default 20,000).
+    pub fn default_max_output_chars(mut self, chars: usize) -> Self {
+        self.config.default_max_output_chars = chars;
+        self
+    }
+
+    /// Called with the full detail of every failed call: tool errors,
+    /// internal errors, panics, timeouts and failing predicates. None of it
+    /// reaches the model.
+    pub fn on_tool_error(mut self, hook: impl Fn(&ErrorReport) + Send + Sync + 'static) -> Self {
+        self.config.on_tool_error = Some(Arc::new(hook));
+        self
+    }
+
+    /// Builds every schema, compiles every validator and checks the tools
+    /// together: unique names, names the providers accept, `requires`
+    /// naming registered tools. Every problem is reported at once.
+    pub fn build(self) -> Result<Registry<App>, BuildError> {
+        let mut problems = Vec::new();
+        let mut entries: Vec<Entry<App>> = Vec::with_capacity(self.tools.len());
+        let mut index = HashMap::with_capacity(self.tools.len());
+        for boxed in self.tools {
+            let def = match boxed.inner.definition() {
+                Ok(def) => def,
+                Err(reason) => {
+                    problems.push(BuildProblem::InvalidSchema { tool: boxed.name.to_owned(), reason });
+                    continue;
+                }
+            };
+            if !valid_name(&def.name) {
+                problems.push(BuildProblem::InvalidName { tool: def.name.clone() });
+            }
+            if index.contains_key(&def.name) {
+                problems.push(BuildProblem::DuplicateName { tool: def.name.clone() });
+                continue;
+            }
+            let validator = match jsonschema::draft202012::new(&def.input_schema) {
+                Ok(validator) => validator,
+                Err(err) => {
+                    problems.push(BuildProblem::InvalidSchema { tool: def.name.clone(), reason: err.to_string() });
+                    continue;
+                }
+            };
+            index.insert(def.name.clone(), entries.len());
+            entries.push(Entry { def, tool: boxed.inner, validator });
+        }
+        for entry in &entries {
+            for required in &entry.def.requires {
+                if !index.contains_key(required) {
+                    problems.push(BuildProblem::UnknownRequires {
+                        tool: entry.def.name.clone(),
+                        requires: required.clone(),
+                    });
+                }
+            }
+        }
+        if !problems.is_empty() {
+            return Err(BuildError { problems });
+        }
+        Ok(Registry { inner: Arc::new(Inner { entries, index, config: self.config }) })
+    }
+}
+
+/// `^[a-z][a-z0-9_]{0,63}$`, the names every provider accepts.
+pub(crate) fn valid_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 64
+        && bytes[0].is_ascii_lowercase()
+        && bytes.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'_')
+}
+
+/// Why a registry could not be built: every problem found.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the tool registry is invalid:{}", problems.iter().map(|p| format!("\n  - {p}")).collect::<String>())]
+pub struct BuildError {
+    /// Each problem, in the order the tools were added.
+    pub problems: Vec<BuildProblem>,
+}
+
+/// One problem found while building a registry.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildProblem {
+    /// Two tools share a name.
+    #[error("two tools are named `{tool}`; rename one (`#[tool(name = \"...\")]` or the dynamic tool's name)")]
+    DuplicateName {
+        /// The name.
+        tool: String,
+    },
+    /// `requires` names a tool that is not registered.
+    #[error("tool `{tool}` requires `{requires}`, which is not in the registry; add it or fix the name")]
+    UnknownRequires {
+        /// The tool with the `requires`.
+        tool: String,
+        /// The missing name.
+        requires: String,
+    },
+    /// A name providers would reject.
+    #[error("tool name `{tool}` must match ^[a-z][a-z0-9_]{{0,63}}$")]
+    InvalidName {
+        /// The name.
+        tool: String,
+    },
+    /// The input schema is not an object schema, or not a valid JSON Schema.
+    #[error("tool `{tool}` has an unusable input schema: {reason}")]
+    InvalidSchema {
+        /// The tool.
+        tool: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn valid_names_follow_the_provider_rule() {
+        assert!(valid_name("lookup_order"));
+        assert!(valid_name("a"));
+        assert!(valid_name(&format!("a{}", "b".repeat(63))));
+        assert!(!valid_name(&format!("a{}", "b".repeat(64))));
+        assert!(!valid_name("Lookup"));
+        assert!(!valid_name("1tool"));
+        assert!(!valid_name("look-up"));
+        assert!(!valid_name(""));
+    }
+}

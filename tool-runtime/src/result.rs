@@ -1,0 +1,224 @@
+//! The result of one call, and the lines the model reads for each way a
+//! call can end.
+
+use serde_json::Value;
+
+use crate::error::ToolError;
+
+/// How a call ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResultKind {
+    /// The tool ran and returned.
+    Success,
+    /// The tool returned a `ToolError`.
+    ToolError,
+    /// The arguments were refused before the tool ran (size, depth, JSON,
+    /// schema, or deserialisation).
+    InvalidArguments,
+    /// No tool of that name is offered.
+    UnknownTool,
+    /// The policy refused the call.
+    Denied,
+    /// A human rejected the call.
+    Rejected,
+    /// The call waits for a human; it has not run.
+    PendingApproval,
+    /// The tool did not finish within its timeout.
+    TimedOut,
+    /// The caller cancelled the call.
+    Cancelled,
+    /// A bug or an outage: another error, a panic, an unserialisable output.
+    Internal,
+}
+
+impl ResultKind {
+    /// A short lowercase name for logs and transcripts.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResultKind::Success => "success",
+            ResultKind::ToolError => "tool_error",
+            ResultKind::InvalidArguments => "invalid_arguments",
+            ResultKind::UnknownTool => "unknown_tool",
+            ResultKind::Denied => "denied",
+            ResultKind::Rejected => "rejected",
+            ResultKind::PendingApproval => "pending_approval",
+            ResultKind::TimedOut => "timed_out",
+            ResultKind::Cancelled => "cancelled",
+            ResultKind::Internal => "internal_error",
+        }
+    }
+}
+
+/// The result of one call: the text the model reads, and what the host
+/// needs besides (structured output, error code, whether the run ends).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct CallResult {
+    /// The tool that was called (as the model spelled it).
+    pub tool: String,
+    /// The call id.
+    pub call_id: String,
+    /// How the call ended.
+    pub kind: ResultKind,
+    /// Exactly what the model reads.
+    pub text: String,
+    /// The structured output of a success, for MCP `structuredContent`;
+    /// `None` when the text was cut.
+    pub structured: Option<Value>,
+    /// The error code stamped on a failed call.
+    pub error_code: Option<String>,
+    /// The HTTP-like status of a failed call.
+    pub status: Option<u16>,
+    /// Whether the text was cut at `max_output_chars`.
+    pub truncated: bool,
+    /// Whether this successful call ends the run.
+    pub ends_run: bool,
+}
+
+impl CallResult {
+    /// `true` unless the tool ran and returned successfully.
+    pub fn is_error(&self) -> bool {
+        self.kind != ResultKind::Success
+    }
+
+    pub(crate) fn success(tool: &str, call_id: &str, text: String, structured: Option<Value>, truncated: bool, ends_run: bool) -> Self {
+        CallResult {
+            tool: tool.to_owned(),
+            call_id: call_id.to_owned(),
+            kind: ResultKind::Success,
+            text,
+            structured,
+            error_code: None,
+            status: None,
+            truncated,
+            ends_run,
+        }
+    }
+
+    pub(crate) fn failure(tool: &str, call_id: &str, kind: ResultKind, error: &ToolError) -> Self {
+        CallResult {
+            tool: tool.to_owned(),
+            call_id: call_id.to_owned(),
+            kind,
+            text: error.model_line(),
+            structured: None,
+            error_code: Some(error.code().to_owned()),
+            status: Some(error.status()),
+            truncated: false,
+            ends_run: false,
+        }
+    }
+}
+
+/// The errors the runtime itself reports to the model, one constructor each.
+pub(crate) mod lines {
+    use std::time::Duration;
+
+    use crate::error::ToolError;
+
+    pub(crate) fn unknown_tool(name: &str, offered: &[&str]) -> ToolError {
+        let name = shorten(name, 64);
+        let available = if offered.is_empty() {
+            "No tools are available in this step; answer without tools.".to_owned()
+        } else {
+            format!("Call one of: {}.", offered.join(", "))
+        };
+        ToolError::not_found("UNKNOWN_TOOL", format!("There is no tool named \"{name}\" in this step. {available}"))
+            .no_retry()
+    }
+
+    pub(crate) fn too_large(bytes: usize, max: usize) -> ToolError {
+        ToolError::new(
+            413,
+            "ARGUMENTS_TOO_LARGE",
+            format!("The arguments are {bytes} bytes; the limit is {max}. Send less data in one call."),
+        )
+    }
+
+    pub(crate) fn too_deep(max: usize) -> ToolError {
+        ToolError::bad_request(
+            "ARGUMENTS_TOO_DEEP",
+            format!("The arguments are nested more than {max} levels deep. Send a flatter value."),
+        )
+    }
+
+    pub(crate) fn not_json(tool: &str, error: &serde_json::Error) -> ToolError {
+        ToolError::bad_request(
+            "INVALID_ARGUMENTS",
+            format!("The arguments of {tool} are not valid JSON ({error}). Send one JSON object."),
+        )
+    }
+
+    pub(crate) fn schema(tool: &str, problems: &[String]) -> ToolError {
+        ToolError::bad_request(
+            "INVALID_ARGUMENTS",
+            format!(
+                "The arguments do not match the input schema of {tool}: {}. Fix these fields and call again.",
+                problems.join("; ")
+            ),
+        )
+    }
+
+    pub(crate) fn parse(tool: &str, error: &serde_json::Error) -> ToolError {
+        ToolError::bad_request(
+            "INVALID_ARGUMENTS",
+            format!("The arguments of {tool} could not be read: {}. Fix them and call again.", shorten(&error.to_string(), 300)),
+        )
+    }
+
+    pub(crate) fn denied(reason: Option<&str>) -> ToolError {
+        ToolError::forbidden(
+            "POLICY_DENIED",
+            reason.unwrap_or("This call is not allowed. Tell the user it cannot be done here.").to_owned(),
+        )
+    }
+
+    pub(crate) fn rejected(text: Option<&str>) -> ToolError {
+        ToolError::forbidden(
+            "APPROVAL_REJECTED",
+            text.unwrap_or("A human reviewed this call and rejected it. Tell the user it was not done.").to_owned(),
+        )
+    }
+
+    pub(crate) fn pending() -> ToolError {
+        ToolError::new(
+            202,
+            "APPROVAL_PENDING",
+            "This call waits for a human's approval and has not run yet.",
+        )
+    }
+
+    pub(crate) fn timed_out(timeout: Duration) -> ToolError {
+        ToolError::new(
+            504,
+            "TOOL_TIMEOUT",
+            format!(
+                "The tool did not finish within {}; it was stopped. Try again later or with a smaller request.",
+                human_duration(timeout)
+            ),
+        )
+    }
+
+    pub(crate) fn cancelled() -> ToolError {
+        ToolError::new(499, "CALL_CANCELLED", "The call was cancelled before it finished.").no_retry()
+    }
+
+    pub(crate) fn human_duration(duration: Duration) -> String {
+        let ms = duration.as_millis();
+        if ms % 60_000 == 0 && ms > 0 {
+            format!("{}m", ms / 60_000)
+        } else if ms % 1000 == 0 && ms > 0 {
+            format!("{}s", ms / 1000)
+        } else {
+            format!("{ms}ms")
+        }
+    }
+
+    /// At most `max` characters of model-controlled text echoed back.
+    pub(crate) fn shorten(text: &str, max: usize) -> String {
+        match text.char_indices().nth(max) {
+            Some((cut, _)) => format!("{}…", &text[..cut]),
+            None => text.to_owned(),
+        }
+    }
+}

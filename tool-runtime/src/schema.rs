@@ -1,0 +1,123 @@
+//! The canonical input and output schemas: JSON Schema 2020-12, built once
+//! when the registry is built.
+
+use schemars::generate::SchemaSettings;
+use schemars::{Schema, SchemaGenerator};
+use serde_json::{Map, Value};
+
+/// The dialect every canonical schema declares.
+pub const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
+
+/// A generator for one tool's schema, so each schema carries its own `$defs`.
+pub(crate) fn generator() -> SchemaGenerator {
+    SchemaSettings::draft2020_12().for_deserialize().into_generator()
+}
+
+/// A generator for output schemas (what the tool serialises).
+pub(crate) fn output_generator() -> SchemaGenerator {
+    SchemaSettings::draft2020_12().for_serialize().into_generator()
+}
+
+/// Brings an input schema to the canonical shape: `$schema` first, an
+/// object at the root, `properties` and `required` always present,
+/// `additionalProperties: false` unless the type already says what extra
+/// properties may be, and the definitions it refers to under `$defs`.
+pub(crate) fn normalize_input(schema: Schema, generator: &mut SchemaGenerator) -> Result<Value, String> {
+    let Value::Object(mut root) = schema.to_value() else {
+        return Err("the input schema is not an object schema; a tool's input must be a struct or named parameters".into());
+    };
+    match root.get("type") {
+        Some(Value::String(kind)) if kind == "object" => {}
+        None if root.contains_key("properties") => {}
+        other => {
+            return Err(format!(
+                "the input schema has `type: {}` at the root, but a tool's input must be an object (a struct with named fields)",
+                other.map_or("<none>".to_owned(), Value::to_string)
+            ));
+        }
+    }
+    root.remove("title");
+    root.remove("$schema");
+    let mut out = Map::new();
+    out.insert("$schema".into(), DIALECT.into());
+    out.insert("type".into(), "object".into());
+    root.remove("type");
+    // The tool's description says what the input is for; a struct's own
+    // doc comment would repeat it.
+    root.remove("description");
+    out.insert("properties".into(), root.remove("properties").unwrap_or_else(|| Value::Object(Map::new())));
+    out.insert("required".into(), root.remove("required").unwrap_or_else(|| Value::Array(Vec::new())));
+    let extra = root.remove("additionalProperties").unwrap_or(Value::Bool(false));
+    out.insert("additionalProperties".into(), extra);
+    let defs = root.remove("$defs");
+    out.extend(root);
+    attach_definitions(&mut out, defs, generator);
+    Ok(Value::Object(out))
+}
+
+/// An output schema as a root schema with its `$defs`.
+pub(crate) fn with_definitions(schema: Schema, generator: &mut SchemaGenerator) -> Value {
+    let mut out = Map::new();
+    out.insert("$schema".into(), DIALECT.into());
+    match schema.to_value() {
+        Value::Object(map) => out.extend(map.into_iter().filter(|(key, _)| key != "$schema")),
+        Value::Bool(true) => {}
+        // `false` accepts nothing; keep it as the equivalent `not: {}`.
+        _ => {
+            out.insert("not".into(), Value::Object(Map::new()));
+        }
+    }
+    let defs = out.remove("$defs");
+    attach_definitions(&mut out, defs, generator);
+    Value::Object(out)
+}
+
+fn attach_definitions(out: &mut Map<String, Value>, existing: Option<Value>, generator: &mut SchemaGenerator) {
+    let mut defs = match existing {
+        Some(Value::Object(map)) => map,
+        _ => Map::new(),
+    };
+    defs.extend(generator.take_definitions(true));
+    if !defs.is_empty() {
+        out.insert("$defs".into(), Value::Object(defs));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn normalized(value: Value) -> Result<Value, String> {
+        normalize_input(Schema::try_from(value).unwrap(), &mut generator())
+    }
+
+    #[test]
+    fn required_and_additional_properties_are_always_present() {
+        let schema = normalized(json!({"type": "object", "properties": {}})).unwrap();
+        assert_eq!(
+            schema,
+            json!({"$schema": DIALECT, "type": "object", "properties": {}, "required": [], "additionalProperties": false})
+        );
+    }
+
+    #[test]
+    fn the_root_title_is_dropped_and_key_order_is_canonical() {
+        let schema = normalized(json!({"title": "X", "required": ["a"], "properties": {"a": {}}, "type": "object"})).unwrap();
+        let keys: Vec<_> = schema.as_object().unwrap().keys().cloned().collect();
+        assert_eq!(keys, ["$schema", "type", "properties", "required", "additionalProperties"]);
+    }
+
+    #[test]
+    fn an_explicit_additional_properties_schema_is_kept() {
+        let schema = normalized(json!({"type": "object", "additionalProperties": {"type": "string"}})).unwrap();
+        assert_eq!(schema["additionalProperties"], json!({"type": "string"}));
+    }
+
+    #[test]
+    fn a_non_object_root_is_an_error() {
+        let err = normalized(json!({"type": "string"})).unwrap_err();
+        assert!(err.contains("must be an object"), "{err}");
+        assert!(normalized(json!({"oneOf": [{"type": "object"}]})).is_err());
+    }
+}
