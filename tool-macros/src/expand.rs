@@ -101,8 +101,8 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
     let (impl_generics, app) = match &tool_fn.ctx {
         Some(ctx) => (quote!(), ctx.app.to_token_stream()),
         None => (
-            quote!(<__ToolApp: ::core::marker::Send + ::core::marker::Sync + 'static>),
-            quote!(__ToolApp),
+            quote!(<__AnyApp: ::core::marker::Send + ::core::marker::Sync + 'static>),
+            quote!(__AnyApp),
         ),
     };
     let meta = meta(attrs, name, &doc, &p);
@@ -198,7 +198,7 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
         _ => None,
     };
     let visible = attrs.visible_when.as_ref().map(|path| {
-        let invoke = quote_spanned!(path.span()=> #path(view));
+        let invoke = quote_spanned!(path.span()=> #p::VisibleWhen::<#app>::visible(&#path, view));
         quote! {
             fn visible(view: &#p::StepView<'_, #app>) -> bool {
                 #invoke
@@ -207,7 +207,7 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
     });
     let (again, ends_run) = match &attrs.ends_run {
         Some(EndsRunAttr::Predicate(path)) => {
-            let invoke = quote_spanned!(path.span()=> #path(&again, &output));
+            let invoke = quote_spanned!(path.span()=> #p::EndsRunWhen::ends_run(&#path, again, &output));
             (
                 quote!(let again = <Self as #p::Tool<#app>>::parse(::core::clone::Clone::clone(args));),
                 quote!(match &again { ::core::result::Result::Ok(again) => #invoke, ::core::result::Result::Err(_) => false }),

@@ -93,7 +93,12 @@ impl<App> Ctx<App> {
     /// Does nothing when the host does not listen.
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         if let Some(sink) = &self.call.progress {
-            (sink.0)(Progress { progress, total, message: message.map(str::to_owned) });
+            (sink.0)(Progress {
+                call_id: self.call.call_id.clone(),
+                progress,
+                total,
+                message: message.map(str::to_owned),
+            });
         }
     }
 
@@ -117,6 +122,8 @@ impl<App> fmt::Debug for Ctx<App> {
 /// One progress report of a running tool.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Progress {
+    /// The call reporting.
+    pub call_id: String,
     /// Work done so far, in the tool's own unit.
     pub progress: f64,
     /// Total work, when known.

@@ -55,6 +55,7 @@ mod policy;
 mod registry;
 mod report;
 mod result;
+mod run;
 pub mod schema;
 mod definition;
 
@@ -71,6 +72,7 @@ pub use policy::{ApprovalFloor, PolicyKind, Verdict};
 pub use registry::{BuildError, BuildProblem, Registry, RegistryBuilder};
 pub use report::{ErrorKind, ErrorReport};
 pub use result::{CallResult, ResultKind};
+pub use run::{Run, RunError, RunState, StepResults, ToolCall};
 pub use definition::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, Tool, ToolDefinition};
 
 pub use serde_json;
@@ -111,7 +113,7 @@ pub struct Input<T>(pub T);
 /// Everything a tool module needs: `use tool_runtime::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        tool, tools, ApprovalFloor, BoxedTool, CallResult, Ctx, DynamicTool, Input, PolicyKind, Registry,
-        StepView, ToolError, UserContext, Verdict,
+        tool, tools, ApprovalFloor, BoxedTool, CallResult, Ctx, DynamicTool, Input, PolicyKind, Registry, Run,
+        StepView, ToolCall, ToolError, UserContext, Verdict,
     };
 }

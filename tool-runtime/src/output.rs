@@ -17,7 +17,7 @@ pub(crate) fn truncate(mut text: String, max_chars: usize) -> (String, bool) {
     let Some((cut, _)) = text.char_indices().nth(max_chars) else {
         return (text, false);
     };
-    let total = cut + text[cut..].chars().count();
+    let total = max_chars + text[cut..].chars().count();
     text.truncate(cut);
     text.push_str(&format!(
         "\n[output truncated: showing the first {max_chars} of {total} characters; ask for less (a narrower query, fewer items) to see the rest]"

@@ -8,9 +8,9 @@ use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::task::{Context, Poll};
 use std::time::Instant;
 
+use futures_util::FutureExt;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -59,13 +59,21 @@ impl From<Map<String, Value>> for Arguments {
 }
 
 /// How a call ended: with a result, or parked until a human decides.
-#[derive(Debug)]
 pub enum CallOutcome<App> {
     /// The call ended; the model reads `result.text`.
     Done(CallResult),
     /// The call waits for a human: pass it to [`Registry::approve`],
     /// [`Registry::approve_with`] or [`Registry::reject`].
     NeedsApproval(PendingCall<App>),
+}
+
+impl<App> fmt::Debug for CallOutcome<App> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CallOutcome::Done(result) => f.debug_tuple("Done").field(result).finish(),
+            CallOutcome::NeedsApproval(pending) => f.debug_tuple("NeedsApproval").field(pending).finish(),
+        }
+    }
 }
 
 impl<App> CallOutcome<App> {
@@ -263,23 +271,19 @@ impl<App: Send + Sync + 'static> Registry<App> {
         name: &str,
         args: Arguments,
         info: CallInfo,
-        offered: Option<&[&str]>,
+        offered: Option<&[String]>,
     ) -> CallOutcome<App> {
         let span = call_span(name, &info.call_id);
         let call_id = info.call_id.clone();
         async move {
             let entry = match self.entry(name) {
-                Some(entry) if offered.is_none_or(|offered| offered.contains(&name)) => entry,
+                Some(entry) if offered.is_none_or(|offered| offered.iter().any(|o| o == name)) => entry,
                 _ => {
-                    let all: Vec<&str>;
-                    let offered = match offered {
-                        Some(offered) => offered,
-                        None => {
-                            all = self.names().collect();
-                            &all
-                        }
+                    let names: Vec<&str> = match offered {
+                        Some(offered) => offered.iter().map(String::as_str).collect(),
+                        None => self.names().collect(),
                     };
-                    return CallOutcome::Done(self.unknown(name, &call_id, offered));
+                    return CallOutcome::Done(self.unknown(name, &call_id, &names));
                 }
             };
             let (input, args) = match self.prepare(entry, &call_id, args) {
@@ -380,7 +384,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
             Some(verdict) => verdict,
             None => {
                 let decided = match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.decide(input, ctx))) {
-                    Ok(future) => CatchUnwind(future).await,
+                    Ok(future) => AssertUnwindSafe(future).catch_unwind().await,
                     Err(payload) => Err(payload),
                 };
                 match decided {
@@ -428,6 +432,13 @@ impl<App: Send + Sync + 'static> Registry<App> {
         // its token can be dropped at the timeout.
         let mut task = tokio::spawn(future);
         let joined = tokio::select! {
+            // Biased: a cancelled call reads as cancelled even when the tool
+            // returned in reaction to its token in the same instant.
+            biased;
+            () = cancel.cancelled() => {
+                task.abort();
+                return self.finish(CallResult::failure(tool, &call_id, ResultKind::Cancelled, &lines::cancelled()));
+            }
             joined = &mut task => joined,
             () = tokio::time::sleep(timeout) => {
                 cancel.cancel();
@@ -443,10 +454,6 @@ impl<App: Send + Sync + 'static> Registry<App> {
                     data: None,
                 });
                 return self.finish(CallResult::failure(tool, &call_id, ResultKind::TimedOut, &error));
-            }
-            () = cancel.cancelled() => {
-                task.abort();
-                return self.finish(CallResult::failure(tool, &call_id, ResultKind::Cancelled, &lines::cancelled()));
             }
         };
         tracing::Span::current().record("duration_ms", started.elapsed().as_millis() as u64);
@@ -535,20 +542,4 @@ fn describe(error: &BoxError) -> String {
         source = cause.source();
     }
     text
-}
-
-/// Polls a future and turns a panic while polling into an `Err`.
-struct CatchUnwind<F>(F);
-
-impl<F: Future + Unpin> Future for CatchUnwind<F> {
-    type Output = Result<F::Output, Box<dyn Any + Send>>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let inner = &mut self.0;
-        match std::panic::catch_unwind(AssertUnwindSafe(|| Pin::new(inner).poll(cx))) {
-            Ok(Poll::Pending) => Poll::Pending,
-            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
-            Err(payload) => Poll::Ready(Err(payload)),
-        }
-    }
 }

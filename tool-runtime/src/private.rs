@@ -336,6 +336,37 @@ impl<T: IntoVerdict> SyncPolicy for PolicyProbe<T> {
     }
 }
 
+/// A `visible_when` predicate.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a `visible_when` predicate for a tool of app `{App}`",
+    label = "expected `fn(&StepView<'_, {App}>) -> bool`",
+    note = "a tool without a `Ctx<App>` parameter works in any registry, so its predicates must be generic \
+            (`fn p<App>(view: &StepView<'_, App>) -> bool`); or give the tool a first parameter `ctx: Ctx<YourApp>`"
+)]
+pub trait VisibleWhen<App> {
+    fn visible(&self, view: &StepView<'_, App>) -> bool;
+}
+impl<App, F: Fn(&StepView<'_, App>) -> bool> VisibleWhen<App> for F {
+    fn visible(&self, view: &StepView<'_, App>) -> bool {
+        self(view)
+    }
+}
+
+/// An `ends_run` predicate.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an `ends_run` predicate for input `{Input}` and output `{Output}`",
+    label = "expected `fn(&{Input}, &{Output}) -> bool`",
+    note = "the predicate sees the tool's parsed input (the type named like the tool) and its successful output"
+)]
+pub trait EndsRunWhen<Input, Output> {
+    fn ends_run(&self, input: &Input, output: &Output) -> bool;
+}
+impl<Input, Output, F: Fn(&Input, &Output) -> bool> EndsRunWhen<Input, Output> for F {
+    fn ends_run(&self, input: &Input, output: &Output) -> bool {
+        self(input, output)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,282 @@
+//! SPEC §3, rule by rule: what a run offers each step, how a step's calls
+//! execute, approvals inside a run, and how a run ends.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tool_runtime::prelude::*;
+use tool_runtime::{ErrorKind, ProgressSink, ResultKind, RunState};
+
+#[derive(Default)]
+struct Desk {
+    stock: AtomicUsize,
+    reports: Mutex<Vec<tool_runtime::ErrorReport>>,
+}
+
+/// Classify the request; offered on the first step only.
+#[tool(visible_when = first_step)]
+async fn classify(text: String) -> String {
+    if text.contains("refund") { "refund".into() } else { "other".into() }
+}
+
+// A tool without `Ctx` works with any app, so its predicates are generic.
+fn first_step<App>(view: &StepView<'_, App>) -> bool {
+    view.step == 0
+}
+
+/// Look up an order.
+#[tool(read_only)]
+async fn lookup(order_id: String) -> String {
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    format!("order {order_id}")
+}
+
+/// Check the stock; parallel-safe.
+#[tool(parallel_safe)]
+async fn check(sku: String) -> String {
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    format!("in stock: {sku}")
+}
+
+/// Refund; offered only after `lookup` ran.
+#[tool(requires("lookup"))]
+async fn refund(order_id: String) -> String {
+    format!("refunded {order_id}")
+}
+
+/// Take one item from stock.
+#[tool]
+async fn take(ctx: Ctx<Desk>) -> String {
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let left = ctx.app().stock.fetch_sub(1, Ordering::SeqCst) - 1;
+    format!("left: {left}")
+}
+
+/// Take one item, but only while the stock lasts (the policy reads state).
+#[tool(policy = while_in_stock)]
+async fn take_checked(ctx: Ctx<Desk>) -> String {
+    let left = ctx.app().stock.fetch_sub(1, Ordering::SeqCst) - 1;
+    format!("left: {left}")
+}
+
+fn while_in_stock(_input: &take_checked, ctx: &Ctx<Desk>) -> Verdict {
+    if ctx.app().stock.load(Ordering::SeqCst) > 0 { Verdict::Allow } else { Verdict::deny("Out of stock.") }
+}
+
+/// Hand the case to a human; ends the run.
+#[tool(ends_run)]
+async fn hand_over() -> String {
+    "A human agent takes over.".into()
+}
+
+/// Needs approval.
+#[tool(policy = needs_approval)]
+async fn wire(amount: u32) -> String {
+    format!("wired {amount}")
+}
+
+/// Reports progress.
+#[tool]
+async fn crunch(ctx: Ctx<Desk>) -> String {
+    ctx.progress(1.0, Some(2.0), Some("half"));
+    ctx.progress(2.0, Some(2.0), None);
+    "done".into()
+}
+
+/// Waits until cancelled.
+#[tool(timeout = "10s")]
+async fn wait(ctx: Ctx<Desk>) -> String {
+    ctx.cancellation().cancelled().await;
+    "stopped".into()
+}
+
+/// Its visibility predicate panics.
+#[tool(visible_when = broken_visibility)]
+async fn flaky() -> String {
+    "x".into()
+}
+
+fn broken_visibility<App>(_view: &StepView<'_, App>) -> bool {
+    panic!("visibility bug")
+}
+
+fn registry(desk: &Arc<Desk>) -> Registry<Desk> {
+    let sink = desk.clone();
+    Registry::builder()
+        .tools(tools![classify, lookup, check, refund, take, take_checked, hand_over, wire, crunch, wait, flaky])
+        .on_tool_error(move |report| sink.reports.lock().unwrap().push(report.clone()))
+        .build()
+        .unwrap()
+}
+
+fn desk(stock: usize) -> Arc<Desk> {
+    Arc::new(Desk { stock: AtomicUsize::new(stock), ..Desk::default() })
+}
+
+fn call(id: &str, name: &str, args: serde_json::Value) -> ToolCall {
+    ToolCall::new(id, name, args)
+}
+
+#[tokio::test]
+async fn a_hidden_tool_is_not_offered_and_cannot_be_called_by_name() {
+    let desk = desk(5);
+    let mut run = registry(&desk).run(desk.clone());
+    assert!(run.offered_names().contains(&"classify".to_owned()));
+    run.execute(vec![call("1", "classify", json!({"text": "refund"}))]).await;
+    assert!(!run.offered_names().contains(&"classify".to_owned()));
+    let step = run.execute(vec![call("2", "classify", json!({"text": "refund"}))]).await;
+    assert_eq!(step.results[0].kind, ResultKind::UnknownTool);
+    assert_eq!(run.executed(), ["classify"]);
+}
+
+#[tokio::test]
+async fn requires_offers_a_tool_only_after_its_prerequisite_ran_successfully() {
+    let desk = desk(5);
+    let mut run = registry(&desk).run(desk.clone());
+    assert!(!run.offered_names().contains(&"refund".to_owned()));
+    let step = run.execute(vec![call("1", "refund", json!({"order_id": "A"}))]).await;
+    assert_eq!(step.results[0].kind, ResultKind::UnknownTool, "not offered, so not callable");
+    // A failed call of the prerequisite does not count.
+    run.execute(vec![call("2", "lookup", json!({"order_id": 7}))]).await;
+    assert!(!run.offered_names().contains(&"refund".to_owned()));
+    run.execute(vec![call("3", "lookup", json!({"order_id": "A"}))]).await;
+    assert!(run.offered_names().contains(&"refund".to_owned()));
+    let step = run.execute(vec![call("4", "refund", json!({"order_id": "A"}))]).await;
+    assert_eq!(step.results[0].text, "refunded A");
+}
+
+#[tokio::test]
+async fn an_offered_tool_passes_both_visibility_and_requires_in_declaration_order() {
+    let desk = desk(5);
+    let mut run = registry(&desk).run(desk.clone());
+    assert_eq!(run.offered_names(), ["classify", "lookup", "check", "take", "take_checked", "hand_over", "wire", "crunch", "wait"]);
+    run.execute(vec![call("1", "lookup", json!({"order_id": "A"}))]).await;
+    assert_eq!(run.offered_names(), ["lookup", "check", "refund", "take", "take_checked", "hand_over", "wire", "crunch", "wait"]);
+}
+
+#[tokio::test]
+async fn a_visibility_predicate_that_panics_hides_its_tool_and_is_reported() {
+    let desk = desk(5);
+    let run = registry(&desk).run(desk.clone());
+    assert!(!run.offered_names().contains(&"flaky".to_owned()));
+    let reports = desk.reports.lock().unwrap();
+    assert!(reports.iter().any(|r| r.tool == "flaky" && r.kind == ErrorKind::Visibility && r.error.contains("visibility bug")));
+}
+
+#[tokio::test]
+async fn calls_of_a_step_run_concurrently_when_all_are_parallel_safe() {
+    let desk = desk(5);
+    let mut run = registry(&desk).run(desk.clone());
+    let started = Instant::now();
+    let step = run
+        .execute(vec![call("1", "lookup", json!({"order_id": "A"})), call("2", "check", json!({"sku": "S"}))])
+        .await;
+    let elapsed = started.elapsed();
+    assert!(elapsed < Duration::from_millis(290), "two 150 ms calls took {elapsed:?}");
+    assert_eq!(step.results[0].text, "order A");
+    assert_eq!(step.results[1].text, "in stock: S");
+}
+
+#[tokio::test]
+async fn calls_of_a_step_run_in_order_when_one_is_not_parallel_safe() {
+    let desk = desk(5);
+    let mut run = registry(&desk).run(desk.clone());
+    let started = Instant::now();
+    let step = run.execute(vec![call("1", "lookup", json!({"order_id": "A"})), call("2", "take", json!({}))]).await;
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    assert_eq!(step.results.iter().map(|r| r.call_id.as_str()).collect::<Vec<_>>(), ["1", "2"]);
+}
+
+#[tokio::test]
+async fn a_sequential_predicate_sees_what_earlier_calls_of_the_step_changed() {
+    let desk = desk(1);
+    let mut run = registry(&desk).run(desk.clone());
+    let step = run.execute(vec![call("1", "take_checked", json!({})), call("2", "take_checked", json!({}))]).await;
+    assert_eq!(step.results[0].text, "left: 0");
+    assert_eq!(step.results[1].kind, ResultKind::Denied, "the second call is decided after the first ran");
+    assert!(step.results[1].text.contains("Out of stock."));
+}
+
+#[tokio::test]
+async fn after_a_run_ending_call_the_step_finishes_then_one_last_step_has_no_tools() {
+    let desk = desk(5);
+    let mut run = registry(&desk).run(desk.clone());
+    let step = run
+        .execute(vec![call("1", "hand_over", json!({})), call("2", "lookup", json!({"order_id": "B"}))])
+        .await;
+    assert!(step.results[0].ends_run);
+    assert_eq!(step.results[1].text, "order B", "the rest of the step still runs");
+    assert_eq!(run.state(), &RunState::Ending { by: "hand_over".into() });
+    assert!(run.offered().is_empty());
+    let late = run.execute(vec![call("3", "lookup", json!({"order_id": "C"}))]).await;
+    assert_eq!(late.results[0].kind, ResultKind::UnknownTool);
+    run.finish();
+    assert_eq!(run.state(), &RunState::Finished { by: Some("hand_over".into()) });
+    assert_eq!(run.ended_by(), Some("hand_over"));
+}
+
+#[tokio::test]
+async fn approvals_inside_a_run_settle_pending_calls() {
+    let desk = desk(5);
+    let mut run = registry(&desk).run(desk.clone());
+    let mut step = run.execute(vec![call("w1", "wire", json!({"amount": 10})), call("w2", "wire", json!({"amount": 20}))]).await;
+    assert!(step.has_pending());
+    assert_eq!(run.pending().iter().map(|p| p.id.as_str()).collect::<Vec<_>>(), ["w1", "w2"]);
+    let approved = run.approve_with("w1", json!({"amount": 15})).await.unwrap();
+    assert_eq!(approved.text, "wired 15");
+    step.settle(approved);
+    let rejected = run.reject("w2", Some("Too much today.")).unwrap();
+    step.settle(rejected);
+    assert!(!step.has_pending());
+    assert_eq!(step.results[1].kind, ResultKind::Rejected);
+    assert_eq!(run.executed(), ["wire"]);
+    assert!(run.approve("w2").await.is_err(), "an approval settles once");
+}
+
+#[tokio::test]
+async fn tools_report_progress_to_the_host_with_their_call_id() {
+    let desk = desk(5);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let mut run = registry(&desk)
+        .run(desk.clone())
+        .with_progress(ProgressSink::new(move |progress| sink.lock().unwrap().push(progress)));
+    run.execute(vec![call("p1", "crunch", json!({}))]).await;
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[0].call_id, "p1");
+    assert_eq!(seen[0].message.as_deref(), Some("half"));
+    assert_eq!(seen[1].progress, 2.0);
+}
+
+#[tokio::test]
+async fn cancelling_the_run_cancels_its_running_calls() {
+    let desk = desk(5);
+    let mut run = registry(&desk).run(desk.clone());
+    let token = run.cancellation().clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        token.cancel();
+    });
+    let started = Instant::now();
+    let step = run.execute(vec![call("c1", "wait", json!({}))]).await;
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(step.results[0].kind, ResultKind::Cancelled);
+}
+
+#[tokio::test]
+async fn each_call_gets_the_runs_user_and_thread_and_its_own_call_id() {
+    /// Who am I.
+    #[tool]
+    async fn whoami(ctx: Ctx<()>) -> String {
+        format!("{}:{}:{}", ctx.user().id.as_deref().unwrap_or("-"), ctx.thread_id().unwrap_or("-"), ctx.call_id())
+    }
+    let registry = Registry::<()>::builder().tools(tools![whoami]).build().unwrap();
+    let mut run = registry.run(Arc::new(())).with_user(UserContext::new("u-1")).with_thread_id("t-9");
+    let step = run.execute(vec![ToolCall::new("a", "whoami", "{}"), ToolCall::new("b", "whoami", "{}")]).await;
+    assert_eq!(step.results[0].text, "u-1:t-9:a");
+    assert_eq!(step.results[1].text, "u-1:t-9:b");
+    assert_eq!(run.step(), 1);
+}

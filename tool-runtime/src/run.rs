@@ -1,0 +1,363 @@
+//! Runs of many steps: what is offered each step, how the calls of a step
+//! execute, pending approvals, and how a run ends.
+
+use std::fmt;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures_util::future::join_all;
+use tokio_util::sync::CancellationToken;
+
+use crate::context::{CallInfo, ProgressSink, StepView, UserContext};
+use crate::definition::ToolDefinition;
+use crate::pipeline::{fresh_call_id, Arguments, CallOutcome, PendingCall};
+use crate::registry::Registry;
+use crate::report::{panic_message, ErrorKind, ErrorReport};
+use crate::result::{CallResult, ResultKind};
+
+/// One tool call the model emitted.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolCall {
+    /// The provider's id for the call (`call_...`, `toolu_...`).
+    pub id: String,
+    /// The tool name as the model wrote it.
+    pub name: String,
+    /// The arguments as the model wrote them.
+    pub arguments: Arguments,
+}
+
+impl ToolCall {
+    /// A call of `name` with `arguments`, with the provider's `id`.
+    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<Arguments>) -> Self {
+        ToolCall { id: id.into(), name: name.into(), arguments: arguments.into() }
+    }
+}
+
+/// Where a run stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunState {
+    /// Tools are offered on every step.
+    Active,
+    /// A call ended the run: the model gets one last step, with no tools,
+    /// to phrase its answer.
+    Ending {
+        /// The tool whose call ended the run.
+        by: String,
+    },
+    /// The host finished the run.
+    Finished {
+        /// The tool whose call ended the run, if one did.
+        by: Option<String>,
+    },
+}
+
+/// The results of one step's calls, in the order the model emitted them.
+/// Calls waiting for a human have a [`ResultKind::PendingApproval`] result
+/// until [`Run::approve`] or [`Run::reject`] settles them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepResults {
+    /// The step these calls belonged to.
+    pub step: usize,
+    /// One result per call.
+    pub results: Vec<CallResult>,
+}
+
+impl StepResults {
+    /// Replaces the result with the same call id (after an approval).
+    pub fn settle(&mut self, result: CallResult) {
+        if let Some(slot) = self.results.iter_mut().find(|slot| slot.call_id == result.call_id) {
+            *slot = result;
+        }
+    }
+
+    /// Whether a call still waits for a human.
+    pub fn has_pending(&self) -> bool {
+        self.results.iter().any(|result| result.kind == ResultKind::PendingApproval)
+    }
+}
+
+/// Why a run could not do what the host asked.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    /// No pending approval has this id.
+    #[error("no call with id `{0}` waits for approval in this run")]
+    UnknownApproval(String),
+}
+
+/// A run: the host's loop of offering tools, calling the model and executing
+/// its calls. The run owns the state (step index, tools executed, pending
+/// approvals, how it ended); the host owns the model calls.
+///
+/// ```
+/// use std::sync::Arc;
+/// use tool_runtime::prelude::*;
+/// use tool_runtime::{RunState, ToolCall};
+///
+/// /// Classify the request. Only offered on the first step.
+/// #[tool(visible_when = first_step)]
+/// async fn classify(text: String) -> String { if text.contains("refund") { "refund".into() } else { "other".into() } }
+/// fn first_step<App>(view: &StepView<'_, App>) -> bool { view.step == 0 }
+///
+/// /// Hand the conversation to a human agent.
+/// #[tool(ends_run)]
+/// async fn hand_over() -> String { "A human agent will reply.".into() }
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let registry = Registry::<()>::builder().tools(tools![classify, hand_over]).build().unwrap();
+/// let mut run = registry.run(Arc::new(()));
+/// assert_eq!(run.offered_names(), ["classify", "hand_over"]);
+/// run.execute(vec![ToolCall::new("c1", "classify", r#"{"text": "refund please"}"#)]).await;
+/// assert_eq!(run.offered_names(), ["hand_over"]);
+/// run.execute(vec![ToolCall::new("c2", "hand_over", "")]).await;
+/// assert_eq!(run.state(), &RunState::Ending { by: "hand_over".into() });
+/// assert!(run.offered().is_empty());
+/// # }
+/// ```
+pub struct Run<App> {
+    registry: Registry<App>,
+    app: Arc<App>,
+    user: Arc<UserContext>,
+    thread_id: Option<Arc<str>>,
+    progress: Option<ProgressSink>,
+    cancel: CancellationToken,
+    step: usize,
+    executed: Vec<String>,
+    pending: Vec<PendingCall<App>>,
+    state: RunState,
+}
+
+impl<App: Send + Sync + 'static> Registry<App> {
+    /// Starts a run over this registry's tools for `app`.
+    pub fn run(&self, app: Arc<App>) -> Run<App> {
+        Run {
+            registry: self.clone(),
+            app,
+            user: Arc::new(UserContext::default()),
+            thread_id: None,
+            progress: None,
+            cancel: CancellationToken::new(),
+            step: 0,
+            executed: Vec::new(),
+            pending: Vec::new(),
+            state: RunState::Active,
+        }
+    }
+}
+
+impl<App: Send + Sync + 'static> Run<App> {
+    /// Who the run is for (default: an anonymous user).
+    pub fn with_user(mut self, user: UserContext) -> Self {
+        self.user = Arc::new(user);
+        self
+    }
+
+    /// The conversation thread.
+    pub fn with_thread_id(mut self, thread_id: impl Into<Arc<str>>) -> Self {
+        self.thread_id = Some(thread_id.into());
+        self
+    }
+
+    /// Where the tools' progress reports go.
+    pub fn with_progress(mut self, sink: ProgressSink) -> Self {
+        self.progress = Some(sink);
+        self
+    }
+
+    /// The index of the next model call (0 for the first).
+    pub fn step(&self) -> usize {
+        self.step
+    }
+
+    /// The tools executed successfully so far, in order.
+    pub fn executed(&self) -> &[String] {
+        &self.executed
+    }
+
+    /// Where the run stands.
+    pub fn state(&self) -> &RunState {
+        &self.state
+    }
+
+    /// The tool whose call ended the run, if one did.
+    pub fn ended_by(&self) -> Option<&str> {
+        match &self.state {
+            RunState::Active => None,
+            RunState::Ending { by } => Some(by),
+            RunState::Finished { by } => by.as_deref(),
+        }
+    }
+
+    /// Calls waiting for a human, oldest first.
+    pub fn pending(&self) -> &[PendingCall<App>] {
+        &self.pending
+    }
+
+    /// Cancelled when the host cancels the run; every call's token is a
+    /// child of it.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// The tools to offer the model for the current step, in declaration
+    /// order: those whose `requires` ran and whose `visible_when` passes.
+    /// Empty once a call ended the run. A visibility predicate that panics
+    /// hides its tool and is reported.
+    pub fn offered(&self) -> Vec<&ToolDefinition> {
+        if self.state != RunState::Active {
+            return Vec::new();
+        }
+        let view = StepView::new(self.step, &self.executed, self.app.as_ref(), &self.user);
+        self.registry
+            .inner
+            .entries
+            .iter()
+            .filter(|entry| entry.def.requires.iter().all(|name| self.executed.contains(name)))
+            .filter(|entry| {
+                if !entry.def.has_visibility_predicate {
+                    return true;
+                }
+                match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.visible(&view))) {
+                    Ok(visible) => visible,
+                    Err(payload) => {
+                        self.registry.report(ErrorReport {
+                            tool: entry.def.name.clone(),
+                            call_id: String::new(),
+                            kind: ErrorKind::Visibility,
+                            code: "TOOL_HIDDEN".to_owned(),
+                            error: format!("panic: {}", panic_message(payload.as_ref())),
+                            message: None,
+                            data: None,
+                        });
+                        false
+                    }
+                }
+            })
+            .map(|entry| &entry.def)
+            .collect()
+    }
+
+    /// The names of [`offered`](Self::offered).
+    pub fn offered_names(&self) -> Vec<String> {
+        self.offered().into_iter().map(|def| def.name.clone()).collect()
+    }
+
+    /// Executes the calls the model emitted in the current step, then moves
+    /// to the next step. A call to a tool not offered in this step is
+    /// refused as unknown. The calls run concurrently when every called tool
+    /// is `parallel_safe`; otherwise one after the other, in the model's
+    /// order, each decided by its policy after the earlier ones ran.
+    pub async fn execute(&mut self, calls: Vec<ToolCall>) -> StepResults {
+        let step = self.step;
+        let offered = self.offered_names();
+        let parallel = calls.len() > 1
+            && calls.iter().all(|call| self.registry.definition(&call.name).is_some_and(|def| def.parallel_safe));
+        let outcomes = if parallel {
+            let futures = calls.into_iter().map(|call| {
+                let info = self.call_info(&call.id);
+                let app = self.app.clone();
+                let registry = &self.registry;
+                let offered = &offered;
+                async move { registry.process(app, &call.name, call.arguments, info, Some(offered)).await }
+            });
+            join_all(futures).await
+        } else {
+            let mut outcomes = Vec::with_capacity(calls.len());
+            for call in calls {
+                let info = self.call_info(&call.id);
+                outcomes.push(self.registry.process(self.app.clone(), &call.name, call.arguments, info, Some(&offered)).await);
+            }
+            outcomes
+        };
+        let mut results = Vec::with_capacity(outcomes.len());
+        for outcome in outcomes {
+            match outcome {
+                CallOutcome::Done(result) => {
+                    self.record(&result);
+                    results.push(result);
+                }
+                CallOutcome::NeedsApproval(pending) => {
+                    results.push(pending.pending_result());
+                    self.pending.push(pending);
+                }
+            }
+        }
+        self.step += 1;
+        StepResults { step, results }
+    }
+
+    /// Runs a pending call as the model sent it: a human approved it.
+    pub async fn approve(&mut self, id: &str) -> Result<CallResult, RunError> {
+        let pending = self.take_pending(id)?;
+        let result = self.registry.approve(pending).await;
+        self.record(&result);
+        Ok(result)
+    }
+
+    /// Runs a pending call with the input a human edited; the edited input
+    /// is validated and decided again (a `Deny` refuses it).
+    pub async fn approve_with(&mut self, id: &str, edited: impl Into<Arguments>) -> Result<CallResult, RunError> {
+        let pending = self.take_pending(id)?;
+        let result = self.registry.approve_with(pending, edited).await;
+        self.record(&result);
+        Ok(result)
+    }
+
+    /// Rejects a pending call; the model reads `text` (or the tool's
+    /// rejection text, or a generic one).
+    pub fn reject(&mut self, id: &str, text: Option<&str>) -> Result<CallResult, RunError> {
+        let pending = self.take_pending(id)?;
+        Ok(self.registry.reject(pending, text))
+    }
+
+    /// Marks the run finished: call it after the model's last answer.
+    /// Pending approvals are dropped.
+    pub fn finish(&mut self) {
+        let by = self.ended_by().map(str::to_owned);
+        self.pending.clear();
+        self.state = RunState::Finished { by };
+    }
+
+    /// Cancels every running call of this run.
+    pub fn cancel(&self) {
+        self.cancel.cancel();
+    }
+
+    fn take_pending(&mut self, id: &str) -> Result<PendingCall<App>, RunError> {
+        match self.pending.iter().position(|pending| pending.id == id) {
+            Some(index) => Ok(self.pending.remove(index)),
+            None => Err(RunError::UnknownApproval(id.to_owned())),
+        }
+    }
+
+    fn record(&mut self, result: &CallResult) {
+        if result.kind != ResultKind::Success {
+            return;
+        }
+        self.executed.push(result.tool.clone());
+        if result.ends_run && self.state == RunState::Active {
+            self.state = RunState::Ending { by: result.tool.clone() };
+        }
+    }
+
+    fn call_info(&self, id: &str) -> CallInfo {
+        CallInfo {
+            user: self.user.clone(),
+            thread_id: self.thread_id.clone(),
+            call_id: if id.is_empty() { fresh_call_id() } else { id.to_owned() },
+            cancel: self.cancel.child_token(),
+            progress: self.progress.clone(),
+        }
+    }
+}
+
+impl<App> fmt::Debug for Run<App> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Run")
+            .field("step", &self.step)
+            .field("executed", &self.executed)
+            .field("pending", &self.pending.iter().map(|p| &p.id).collect::<Vec<_>>())
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
+}
