@@ -1,0 +1,238 @@
+//! An in-memory shop and the support-desk tools over it, shared by the
+//! examples (`#[path]`-included, so each example stays one binary).
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use tool_runtime::prelude::*;
+
+/// The app state every tool sees through `Ctx<Shop>`.
+pub struct Shop {
+    orders: Mutex<BTreeMap<String, Order>>,
+    vouchers: Mutex<Vec<Voucher>>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Order {
+    pub id: String,
+    pub customer: String,
+    pub status: Status,
+    pub total_cents: u32,
+    pub refunded_cents: u32,
+    pub items: Vec<Item>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Processing,
+    Shipped,
+    Delivered,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Item {
+    pub sku: String,
+    pub name: String,
+    pub price_cents: u32,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Voucher {
+    pub code: String,
+    pub customer: String,
+    pub amount_cents: u32,
+}
+
+impl Shop {
+    /// A shop with three orders in different states.
+    pub fn demo() -> Shop {
+        let order = |id: &str, customer: &str, status, items: &[(&str, &str, u32)]| Order {
+            id: id.into(),
+            customer: customer.into(),
+            status,
+            total_cents: items.iter().map(|item| item.2).sum(),
+            refunded_cents: 0,
+            items: items
+                .iter()
+                .map(|(sku, name, price)| Item { sku: (*sku).into(), name: (*name).into(), price_cents: *price })
+                .collect(),
+        };
+        let orders = [
+            order("A-1001", "c-17", Status::Processing, &[("K-1", "Kettle", 4990)]),
+            order("A-1002", "c-17", Status::Delivered, &[("M-7", "Espresso machine", 18990), ("C-2", "Cups (4)", 1990)]),
+            order("A-1003", "c-23", Status::Shipped, &[("T-3", "Teapot", 2990)]),
+        ];
+        Shop {
+            orders: Mutex::new(orders.into_iter().map(|order| (order.id.clone(), order)).collect()),
+            vouchers: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn order(&self, id: &str) -> Option<Order> {
+        self.orders.lock().unwrap().get(id).cloned()
+    }
+}
+
+/// What the customer wants, read from their message.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Intent {
+    pub category: Category,
+    pub order_id: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Category {
+    Refund,
+    OrderStatus,
+    Other,
+}
+
+/// Classify the customer's message before anything else: its category and
+/// the order number it mentions, if any.
+#[tool(read_only, visible_when = first_step, tags("triage"))]
+pub async fn classify_request(
+    /// The customer's message, verbatim.
+    text: String,
+) -> Intent {
+    let lower = text.to_lowercase();
+    let category = if ["refund", "broken", "money back"].iter().any(|word| lower.contains(word)) {
+        Category::Refund
+    } else if lower.contains("where") || lower.contains("status") {
+        Category::OrderStatus
+    } else {
+        Category::Other
+    };
+    let order_id = text
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .find(|word| word.starts_with("A-"))
+        .map(str::to_owned);
+    Intent { category, order_id }
+}
+
+/// The classifier belongs to the first step: it turns the request into an
+/// intent the model plans from.
+pub fn first_step<App>(view: &StepView<'_, App>) -> bool {
+    view.step == 0
+}
+
+/// Look up one order by the number printed on the invoice.
+///
+/// Returns its status, total and what was refunded; with `with_items`, its
+/// line items too.
+#[tool(read_only, tags("orders"), timeout = "5s")]
+pub async fn lookup_order(
+    ctx: Ctx<Shop>,
+    /// The order number, for example `A-1002`.
+    #[schemars(regex(pattern = r"^A-\d{4}$"))]
+    order_id: String,
+    /// Include the line items.
+    #[tool(default)]
+    with_items: bool,
+) -> Result<Order, ToolError> {
+    let mut order = ctx.app().order(&order_id).ok_or_else(|| {
+        ToolError::not_found("ORDER_NOT_FOUND", format!("There is no order {order_id}; ask the customer for the number on the invoice."))
+    })?;
+    if !with_items {
+        order.items.clear();
+    }
+    Ok(order)
+}
+
+/// What a refund did.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RefundReceipt {
+    pub order_id: String,
+    pub refunded_cents: u32,
+    pub remaining_cents: u32,
+}
+
+/// Refund part or all of a delivered order to the customer's payment method.
+///
+/// # Arguments
+///
+/// * `order_id` - The order to refund, as returned by `lookup_order`.
+/// * `amount_cents` - How much to refund, in cents.
+/// * `reason` - Why, in a few words, for the customer's record.
+#[tool(destructive, tags("billing"), requires("lookup_order"), policy = refund_policy, timeout = "10s")]
+pub async fn refund(
+    ctx: Ctx<Shop>,
+    order_id: String,
+    #[schemars(range(min = 1))] amount_cents: u32,
+    reason: String,
+) -> Result<RefundReceipt, ToolError> {
+    let _ = reason;
+    let mut orders = ctx.app().orders.lock().unwrap();
+    let order = orders
+        .get_mut(&order_id)
+        .ok_or_else(|| ToolError::not_found("ORDER_NOT_FOUND", format!("There is no order {order_id}.")))?;
+    let remaining = order.total_cents - order.refunded_cents;
+    if amount_cents > remaining {
+        return Err(ToolError::conflict(
+            "REFUND_TOO_LARGE",
+            format!("Only {} is left to refund on {order_id}; refund at most that.", money(remaining)),
+        )
+        .no_retry());
+    }
+    order.refunded_cents += amount_cents;
+    Ok(RefundReceipt { order_id, refunded_cents: amount_cents, remaining_cents: remaining - amount_cents })
+}
+
+/// Refunds of undelivered orders are refused; refunds over 50.00 wait for a
+/// human; the rest run.
+pub fn refund_policy(input: &refund, ctx: &Ctx<Shop>) -> Verdict {
+    match ctx.app().order(&input.order_id) {
+        Some(order) if order.status != Status::Delivered => Verdict::deny(format!(
+            "Order {} is {} and cannot be refunded before it is delivered; offer to check its status instead.",
+            order.id,
+            format!("{:?}", order.status).to_lowercase()
+        )),
+        _ if input.amount_cents > 50_00 => Verdict::needs_approval()
+            .with_rejection_text("A supervisor declined this refund; apologise and offer a voucher instead."),
+        _ => Verdict::Allow,
+    }
+}
+
+/// Give the customer a voucher for a future order. Every voucher is
+/// approved by a human first.
+#[tool(policy = needs_approval, tags("billing"), idempotent = false)]
+pub async fn issue_voucher(
+    ctx: Ctx<Shop>,
+    /// The customer's id, for example `c-17`.
+    customer: String,
+    /// The voucher's value, in cents (at most 100.00).
+    #[schemars(range(min = 100, max = 10000))]
+    amount_cents: u32,
+) -> Voucher {
+    let mut vouchers = ctx.app().vouchers.lock().unwrap();
+    let voucher = Voucher { code: format!("V-{:04}", vouchers.len() + 1), customer, amount_cents };
+    vouchers.push(voucher.clone());
+    voucher
+}
+
+/// Hand the conversation to a human agent, with a summary so the customer
+/// does not have to repeat themselves. Ends the run.
+#[tool(ends_run, title = "Hand over to a human")]
+pub async fn hand_over(
+    /// Two or three sentences: what the customer wants and what was done.
+    #[schemars(length(min = 10, max = 600))]
+    summary: String,
+) -> String {
+    format!("A human agent has the case (summary: {} characters) and will reply within the hour.", summary.len())
+}
+
+/// Every support-desk tool, in the order the model sees them.
+pub fn registry() -> Registry<Shop> {
+    Registry::builder()
+        .tools(tools![classify_request, lookup_order, refund, issue_voucher, hand_over])
+        .build()
+        .expect("the support-desk tools are valid")
+}
+
+/// Cents as `12.34`.
+pub fn money(cents: u32) -> String {
+    format!("{}.{:02}", cents / 100, cents % 100)
+}

@@ -1,0 +1,117 @@
+//! Every call is one `tracing` span with the tool, the call id, the
+//! verdict, the outcome and the duration; failures log their detail there.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tool_runtime::prelude::*;
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Metadata, Subscriber};
+
+/// Records every span's fields and every event's fields.
+#[derive(Clone, Default)]
+struct Recorder {
+    next: Arc<AtomicU64>,
+    spans: Arc<Mutex<HashMap<u64, HashMap<String, String>>>>,
+    events: Arc<Mutex<Vec<HashMap<String, String>>>>,
+    metadata: Arc<Mutex<HashMap<u64, &'static Metadata<'static>>>>,
+}
+
+thread_local! {
+    /// The spans entered on this thread, innermost last.
+    static STACK: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+struct Fields<'a>(&'a mut HashMap<String, String>);
+
+impl Visit for Fields<'_> {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        self.0.insert(field.name().to_owned(), format!("{value:?}").trim_matches('"').to_owned());
+    }
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.insert(field.name().to_owned(), value.to_owned());
+    }
+}
+
+impl Subscriber for Recorder {
+    fn enabled(&self, _: &Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, span: &Attributes<'_>) -> Id {
+        let id = self.next.fetch_add(1, Ordering::SeqCst) + 1;
+        let mut fields = HashMap::from([("name".to_owned(), span.metadata().name().to_owned())]);
+        span.record(&mut Fields(&mut fields));
+        self.spans.lock().unwrap().insert(id, fields);
+        self.metadata.lock().unwrap().insert(id, span.metadata());
+        Id::from_u64(id)
+    }
+    fn record(&self, span: &Id, values: &Record<'_>) {
+        if let Some(fields) = self.spans.lock().unwrap().get_mut(&span.into_u64()) {
+            values.record(&mut Fields(fields));
+        }
+    }
+    fn record_follows_from(&self, _: &Id, _: &Id) {}
+    fn event(&self, event: &Event<'_>) {
+        let mut fields = HashMap::new();
+        event.record(&mut Fields(&mut fields));
+        self.events.lock().unwrap().push(fields);
+    }
+    fn enter(&self, span: &Id) {
+        STACK.with(|stack| stack.borrow_mut().push(span.into_u64()));
+    }
+    fn exit(&self, _: &Id) {
+        STACK.with(|stack| stack.borrow_mut().pop());
+    }
+    fn current_span(&self) -> tracing_core::span::Current {
+        match STACK.with(|stack| stack.borrow().last().copied()) {
+            Some(id) => tracing_core::span::Current::new(Id::from_u64(id), self.metadata.lock().unwrap()[&id]),
+            None => tracing_core::span::Current::none(),
+        }
+    }
+}
+
+/// Echo.
+#[tool]
+async fn echo(text: String) -> String {
+    text
+}
+
+/// Fails.
+#[tool(policy = needs_approval)]
+async fn guarded() -> Result<String, std::io::Error> {
+    Err(std::io::Error::other("disk full on /var/secret"))
+}
+
+#[test]
+fn each_call_is_a_span_with_tool_call_id_verdict_outcome_and_duration() {
+    let recorder = Recorder::default();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    tracing::subscriber::with_default(recorder.clone(), || {
+        runtime.block_on(async {
+            let registry = Registry::<()>::builder().tools(tools![echo, guarded]).build().unwrap();
+            let app = Arc::new(());
+            registry.call(app.clone(), "echo", r#"{"text": "hi"}"#).call_id("c-1").await;
+            let pending = registry.call(app.clone(), "guarded", "{}").call_id("c-2").await;
+            let tool_runtime::CallOutcome::NeedsApproval(pending) = pending else { panic!("expected approval") };
+            registry.approve(pending).await;
+        });
+    });
+    let spans = recorder.spans.lock().unwrap();
+    let calls: Vec<&HashMap<String, String>> = spans.values().filter(|s| s["name"] == "tool_call").collect();
+    let echo = calls.iter().find(|s| s["call_id"] == "c-1").expect("a span for c-1");
+    assert_eq!(echo["tool"], "echo");
+    assert_eq!(echo["verdict"], "allow");
+    assert_eq!(echo["outcome"], "success");
+    assert!(echo["duration_ms"].parse::<u64>().is_ok(), "{echo:?}");
+    let guarded: Vec<_> = calls.iter().filter(|s| s["call_id"] == "c-2").collect();
+    assert!(guarded.iter().any(|s| s.get("outcome").map(String::as_str) == Some("pending_approval")));
+    assert!(guarded.iter().any(|s| s.get("verdict").map(String::as_str) == Some("approved")
+        && s.get("outcome").map(String::as_str) == Some("internal_error")));
+    let events = recorder.events.lock().unwrap();
+    assert!(
+        events.iter().any(|e| e.get("error").is_some_and(|error| error.contains("disk full on /var/secret"))),
+        "the internal error's detail goes to tracing: {events:?}"
+    );
+}
