@@ -1,0 +1,1061 @@
+//! Golden tests of what `#[tool]` tells the model: the exact `ToolDefinition`
+//! of each kind of tool, schemas compared byte for byte (key order included,
+//! since SPEC §1 fixes the order of the properties).
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tool_runtime::prelude::*;
+use tool_runtime::{Annotations, EndsRun, ToolDefinition};
+
+const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
+
+struct Shop;
+
+fn registry(tools: Vec<BoxedTool<Shop>>) -> Registry<Shop> {
+    Registry::<Shop>::builder().tools(tools).build().expect("the registry builds")
+}
+
+fn definition(tools: Vec<BoxedTool<Shop>>, name: &str) -> ToolDefinition {
+    registry(tools).definition(name).expect("the tool is registered").clone()
+}
+
+fn input_schema(tools: Vec<BoxedTool<Shop>>, name: &str) -> Value {
+    (*definition(tools, name).input_schema).clone()
+}
+
+/// Equal as values (for a readable diff) and as text (for key order).
+#[track_caller]
+fn assert_json(actual: &Value, expected: &Value) {
+    assert_eq!(actual, expected);
+    assert_eq!(serde_json::to_string(actual).unwrap(), serde_json::to_string(expected).unwrap(), "key order differs");
+}
+
+// ---------------------------------------------------------------- scalars
+
+/// Search the catalogue.
+#[tool]
+async fn search_catalogue(
+    /// Words to look for.
+    query: String,
+    limit: i64,
+    level: u8,
+    boost: f64,
+    exact: bool,
+) -> String {
+    format!("{query} {limit} {level} {boost} {exact}")
+}
+
+#[test]
+fn scalars_are_typed_required_and_in_declaration_order() {
+    let schema = input_schema(tools![search_catalogue], "search_catalogue");
+    assert_json(
+        &schema,
+        &json!({
+            "$schema": DIALECT,
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "Words to look for."},
+                "limit": {"type": "integer", "format": "int64"},
+                "level": {"type": "integer", "format": "uint8", "minimum": 0, "maximum": 255},
+                "boost": {"type": "number", "format": "double"},
+                "exact": {"type": "boolean"}
+            },
+            "required": ["query", "limit", "level", "boost", "exact"],
+            "additionalProperties": false
+        }),
+    );
+}
+
+// ---------------------------------------------------------------- optional parameters
+
+/// List orders.
+#[tool]
+async fn list_orders(customer: String, status: Option<String>, page: Option<u32>) -> String {
+    format!("{customer} {status:?} {page:?}")
+}
+
+#[test]
+fn option_is_optional_and_nullable() {
+    let schema = input_schema(tools![list_orders], "list_orders");
+    assert_json(
+        &schema,
+        &json!({
+            "$schema": DIALECT,
+            "type": "object",
+            "properties": {
+                "customer": {"type": "string"},
+                "status": {"type": ["string", "null"]},
+                "page": {"type": ["integer", "null"], "format": "uint32", "minimum": 0}
+            },
+            "required": ["customer"],
+            "additionalProperties": false
+        }),
+    );
+}
+
+/// Look up an order.
+#[tool]
+async fn defaults_tool(
+    order_id: String,
+    /// Include the line items.
+    #[tool(default)]
+    with_items: bool,
+    #[tool(default = 20)] limit: u32,
+    #[tool(default = "en".to_owned())] language: String,
+) -> String {
+    format!("{order_id} {with_items} {limit} {language}")
+}
+
+#[test]
+fn defaults_make_parameters_optional_and_are_advertised() {
+    let schema = input_schema(tools![defaults_tool], "defaults_tool");
+    assert_json(
+        &schema,
+        &json!({
+            "$schema": DIALECT,
+            "type": "object",
+            "properties": {
+                "order_id": {"type": "string"},
+                "with_items": {"type": "boolean", "description": "Include the line items.", "default": false},
+                "limit": {"type": "integer", "format": "uint32", "minimum": 0, "default": 20},
+                "language": {"type": "string", "default": "en"}
+            },
+            "required": ["order_id"],
+            "additionalProperties": false
+        }),
+    );
+}
+
+/// Set preferences; everything is optional.
+#[tool]
+async fn all_optional(nickname: Option<String>, #[tool(default)] newsletter: bool) -> String {
+    format!("{nickname:?} {newsletter}")
+}
+
+/// Tell the time.
+#[tool]
+async fn no_params() -> String {
+    "noon".into()
+}
+
+#[test]
+fn required_is_present_even_when_empty() {
+    let registry = registry(tools![all_optional, no_params]);
+    assert_json(
+        &registry.definition("all_optional").unwrap().input_schema,
+        &json!({
+            "$schema": DIALECT,
+            "type": "object",
+            "properties": {
+                "nickname": {"type": ["string", "null"]},
+                "newsletter": {"type": "boolean", "default": false}
+            },
+            "required": [],
+            "additionalProperties": false
+        }),
+    );
+    assert_json(
+        &registry.definition("no_params").unwrap().input_schema,
+        &json!({
+            "$schema": DIALECT,
+            "type": "object",
+            "properties": {},
+            "required": [],
+            "additionalProperties": false
+        }),
+    );
+}
+
+// ---------------------------------------------------------------- collections
+
+/// Restock products.
+#[tool]
+async fn restock(skus: Vec<String>, quantities: HashMap<String, u32>) -> String {
+    format!("{skus:?} {}", quantities.len())
+}
+
+#[test]
+fn vec_and_map() {
+    let schema = input_schema(tools![restock], "restock");
+    assert_json(
+        &schema,
+        &json!({
+            "$schema": DIALECT,
+            "type": "object",
+            "properties": {
+                "skus": {"type": "array", "items": {"type": "string"}},
+                "quantities": {
+                    "type": "object",
+                    "additionalProperties": {"type": "integer", "format": "uint32", "minimum": 0}
+                }
+            },
+            "required": ["skus", "quantities"],
+            "additionalProperties": false
+        }),
+    );
+}
+
+// ---------------------------------------------------------------- enums and nested structs
+
+/// How soon the ticket needs an answer.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum Priority {
+    Low,
+    High,
+}
+
+/// What a ticket is about.
+#[allow(dead_code)] // only its schema is read
+#[derive(Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum Subject {
+    /// An order.
+    Order { order_id: String },
+    /// A customer account.
+    Account { email: String },
+}
+
+/// Open a ticket.
+#[tool]
+async fn open_ticket(
+    /// How urgent it is.
+    priority: Priority,
+    subject: Subject,
+) -> String {
+    let _ = (priority, subject);
+    String::new()
+}
+
+#[test]
+fn enums_live_in_defs() {
+    let schema = input_schema(tools![open_ticket], "open_ticket");
+    assert_json(
+        &schema,
+        &json!({
+            "$schema": DIALECT,
+            "type": "object",
+            "properties": {
+                "priority": {"$ref": "#/$defs/Priority", "description": "How urgent it is."},
+                "subject": {"$ref": "#/$defs/Subject"}
+            },
+            "required": ["priority", "subject"],
+            "additionalProperties": false,
+            "$defs": {
+                "Priority": {
+                    "type": "string",
+                    "enum": ["low", "high"],
+                    "description": "How soon the ticket needs an answer."
+                },
+                "Subject": {
+                    "oneOf": [
+                        {
+                            "type": "object",
+                            "properties": {
+                                "kind": {"type": "string", "const": "order"},
+                                "order_id": {"type": "string"}
+                            },
+                            "required": ["kind", "order_id"],
+                            "description": "An order."
+                        },
+                        {
+                            "type": "object",
+                            "properties": {
+                                "kind": {"type": "string", "const": "account"},
+                                "email": {"type": "string"}
+                            },
+                            "required": ["kind", "email"],
+                            "description": "A customer account."
+                        }
+                    ],
+                    "description": "What a ticket is about."
+                }
+            }
+        }),
+    );
+}
+
+#[allow(dead_code)] // only its schema is read
+#[derive(Deserialize, JsonSchema)]
+struct Address {
+    street: String,
+    city: String,
+}
+
+/// A customer.
+#[allow(dead_code)] // only its schema is read
+#[derive(Deserialize, JsonSchema)]
+struct Customer {
+    name: String,
+    /// Where parcels go.
+    address: Address,
+}
+
+/// Create a customer.
+#[tool]
+async fn create_customer(customer: Customer, billing: Option<Address>) -> String {
+    let _ = (customer, billing);
+    String::new()
+}
+
+#[test]
+fn nested_structs_are_referenced_from_defs() {
+    let schema = input_schema(tools![create_customer], "create_customer");
+    assert_json(
+        &schema,
+        &json!({
+            "$schema": DIALECT,
+            "type": "object",
+            "properties": {
+                "customer": {"$ref": "#/$defs/Customer"},
+                "billing": {"anyOf": [{"$ref": "#/$defs/Address"}, {"type": "null"}]}
+            },
+            "required": ["customer"],
+            "additionalProperties": false,
+            "$defs": {
+                "Customer": {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string"},
+                        "address": {"$ref": "#/$defs/Address", "description": "Where parcels go."}
+                    },
+                    "required": ["name", "address"],
+                    "description": "A customer."
+                },
+                "Address": {
+                    "type": "object",
+                    "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+                    "required": ["street", "city"]
+                }
+            }
+        }),
+    );
+}
+
+// ---------------------------------------------------------------- serde and schemars attributes
+
+#[allow(dead_code)] // only its schema is read
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct Filter {
+    min_total: u32,
+    created_after: Option<String>,
+}
+
+/// Find orders.
+#[tool]
+async fn find_orders(
+    /// The order number.
+    #[serde(rename = "orderId")]
+    order_id: String,
+    filter: Filter,
+) -> String {
+    let _ = filter;
+    order_id
+}
+
+#[test]
+fn serde_renames_are_honoured() {
+    let schema = input_schema(tools![find_orders], "find_orders");
+    assert_json(
+        &schema,
+        &json!({
+            "$schema": DIALECT,
+            "type": "object",
+            "properties": {
+                "orderId": {"type": "string", "description": "The order number."},
+                "filter": {"$ref": "#/$defs/Filter"}
+            },
+            "required": ["orderId", "filter"],
+            "additionalProperties": false,
+            "$defs": {
+                "Filter": {
+                    "type": "object",
+                    "properties": {
+                        "minTotal": {"type": "integer", "format": "uint32", "minimum": 0},
+                        "createdAfter": {"type": ["string", "null"]}
+                    },
+                    "required": ["minTotal"]
+                }
+            }
+        }),
+    );
+}
+
+/// Order a product.
+#[tool]
+async fn order_product(
+    /// How many.
+    #[schemars(range(min = 1, max = 10))]
+    quantity: u8,
+    #[schemars(length(max = 5))] code: String,
+    #[schemars(regex(pattern = r"^A-\d+$"))] order_id: String,
+) -> String {
+    format!("{quantity} {code} {order_id}")
+}
+
+#[test]
+fn schemars_constraints_on_parameters() {
+    let schema = input_schema(tools![order_product], "order_product");
+    assert_json(
+        &schema,
+        &json!({
+            "$schema": DIALECT,
+            "type": "object",
+            "properties": {
+                "quantity": {"type": "integer", "format": "uint8", "minimum": 1, "maximum": 10, "description": "How many."},
+                "code": {"type": "string", "maxLength": 5},
+                "order_id": {"type": "string", "pattern": "^A-\\d+$"}
+            },
+            "required": ["quantity", "code", "order_id"],
+            "additionalProperties": false
+        }),
+    );
+}
+
+// ---------------------------------------------------------------- context and whole input
+
+/// Cancel an order.
+#[tool]
+async fn cancel_order(shop: Ctx<Shop>, order_id: String, reason: Option<String>) -> String {
+    let _ = (shop.app(), reason);
+    order_id
+}
+
+#[test]
+fn the_context_is_not_part_of_the_schema() {
+    let schema = input_schema(tools![cancel_order], "cancel_order");
+    assert_json(
+        &schema,
+        &json!({
+            "$schema": DIALECT,
+            "type": "object",
+            "properties": {
+                "order_id": {"type": "string"},
+                "reason": {"type": ["string", "null"]}
+            },
+            "required": ["order_id"],
+            "additionalProperties": false
+        }),
+    );
+}
+
+/// A new ticket; this doc is the struct's, not the tool's.
+#[derive(Deserialize, JsonSchema)]
+struct NewTicket {
+    /// One line.
+    title: String,
+    /// 1 (low) to 3 (urgent).
+    #[schemars(range(min = 1, max = 3))]
+    priority: u8,
+    #[serde(default)]
+    labels: Vec<String>,
+    assignee: Option<String>,
+}
+
+/// File a ticket.
+#[tool]
+async fn file_ticket(ctx: Ctx<Shop>, Input(ticket): Input<NewTicket>) -> String {
+    let _ = (ctx, ticket.priority, ticket.labels, ticket.assignee);
+    ticket.title
+}
+
+#[test]
+fn a_whole_input_struct_becomes_the_root() {
+    let schema = input_schema(tools![file_ticket], "file_ticket");
+    assert_json(
+        &schema,
+        &json!({
+            "$schema": DIALECT,
+            "type": "object",
+            "properties": {
+                "title": {"type": "string", "description": "One line."},
+                "priority": {
+                    "type": "integer",
+                    "format": "uint8",
+                    "minimum": 1,
+                    "maximum": 3,
+                    "description": "1 (low) to 3 (urgent)."
+                },
+                "labels": {"type": "array", "items": {"type": "string"}, "default": []},
+                "assignee": {"type": ["string", "null"]}
+            },
+            "required": ["title", "priority"],
+            "additionalProperties": false
+        }),
+    );
+}
+
+/// Paging; every field has a default.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Paging {
+    #[serde(default)]
+    page: u32,
+    per_page: Option<u8>,
+}
+
+/// List tickets.
+#[tool]
+async fn list_tickets(Input(paging): Input<Paging>) -> String {
+    format!("{} {:?}", paging.page, paging.per_page)
+}
+
+#[test]
+fn a_whole_input_struct_without_required_fields_still_lists_required() {
+    let schema = input_schema(tools![list_tickets], "list_tickets");
+    assert_json(
+        &schema,
+        &json!({
+            "$schema": DIALECT,
+            "type": "object",
+            "properties": {
+                "page": {"type": "integer", "format": "uint32", "minimum": 0, "default": 0},
+                "per_page": {"type": ["integer", "null"], "format": "uint8", "minimum": 0, "maximum": 255}
+            },
+            "required": [],
+            "additionalProperties": false
+        }),
+    );
+}
+
+// ---------------------------------------------------------------- descriptions
+
+/// Refund an order.
+///
+/// # Arguments
+///
+/// * `order_id` - The order
+///   to refund.
+/// * `amount` - Ignored: the parameter's own doc wins.
+/// * `reason` - Why, in a word.
+#[tool]
+async fn refund_args(
+    order_id: String,
+    /// In cents,
+    /// never more than the order total.
+    amount: u64,
+    reason: String,
+) -> String {
+    format!("{order_id} {amount} {reason}")
+}
+
+/// Same as `refund_args`, on the derive path.
+///
+/// # Arguments
+///
+/// * `order_id` - The order
+///   to refund.
+/// * `amount` - Ignored: the parameter's own doc wins.
+#[tool]
+async fn refund_args_derived(
+    #[serde(rename = "order_id")] order_id: String,
+    /// In cents,
+    /// never more than the order total.
+    amount: u64,
+) -> String {
+    format!("{order_id} {amount}")
+}
+
+#[test]
+fn parameter_descriptions_from_docs_and_the_arguments_section() {
+    let registry = registry(tools![refund_args, refund_args_derived]);
+    let fast = &registry.definition("refund_args").unwrap().input_schema;
+    assert_json(
+        fast,
+        &json!({
+            "$schema": DIALECT,
+            "type": "object",
+            "properties": {
+                "order_id": {"type": "string", "description": "The order to refund."},
+                "amount": {
+                    "type": "integer",
+                    "format": "uint64",
+                    "minimum": 0,
+                    "description": "In cents, never more than the order total."
+                },
+                "reason": {"type": "string", "description": "Why, in a word."}
+            },
+            "required": ["order_id", "amount", "reason"],
+            "additionalProperties": false
+        }),
+    );
+    let derived = &registry.definition("refund_args_derived").unwrap().input_schema;
+    assert_eq!(derived["properties"]["order_id"]["description"], "The order to refund.");
+    assert_eq!(derived["properties"]["amount"]["description"], "In cents, never more than the order total.");
+    assert_eq!(registry.definition("refund_args").unwrap().description, "Refund an order.");
+}
+
+/// Look up one order
+/// by the number printed on the invoice.
+///
+/// Returns the order's status and,
+/// when asked, its line items.
+///
+/// # Errors
+///
+/// Fails when the order does not exist.
+#[tool]
+async fn described(order_id: String) -> String {
+    order_id
+}
+
+/// This doc comment is not what the model reads.
+#[tool(description = "Look up an order by its number.")]
+async fn explicit_description(order_id: String) -> String {
+    order_id
+}
+
+/** Archive a ticket.
+
+Archived tickets are read-only. */
+#[tool]
+async fn block_doc() -> String {
+    String::new()
+}
+
+#[test]
+fn tool_descriptions() {
+    let registry = registry(tools![described, explicit_description, block_doc]);
+    assert_eq!(
+        registry.definition("described").unwrap().description,
+        "Look up one order by the number printed on the invoice.\n\n\
+         Returns the order's status and, when asked, its line items."
+    );
+    assert_eq!(registry.definition("explicit_description").unwrap().description, "Look up an order by its number.");
+    assert_eq!(
+        registry.definition("block_doc").unwrap().description,
+        "Archive a ticket.\n\nArchived tickets are read-only."
+    );
+}
+
+// ---------------------------------------------------------------- attributes carried into the definition
+
+fn large_refunds(input: &approve_refund, _ctx: &Ctx<Shop>) -> Verdict {
+    if input.cents > 100_00 { Verdict::needs_approval() } else { Verdict::Allow }
+}
+
+fn after_login(view: &StepView<'_, Shop>) -> bool {
+    view.has_executed("login")
+}
+
+fn refunded(_input: &approve_refund, output: &String) -> bool {
+    output.starts_with("refunded")
+}
+
+/// Log in.
+#[tool]
+async fn login(_ctx: Ctx<Shop>) -> String {
+    "ok".into()
+}
+
+/// Refund an order.
+#[tool(
+    title = "Approve a refund",
+    tags("billing", "write"),
+    destructive,
+    idempotent = false,
+    open_world = true,
+    policy = large_refunds,
+    visible_when = after_login,
+    requires("login"),
+    ends_run = refunded,
+    timeout = "2m",
+    max_output_chars = 4000,
+    strict = true
+)]
+async fn approve_refund(_ctx: Ctx<Shop>, cents: u64) -> String {
+    format!("refunded {cents}")
+}
+
+/// Read the order history.
+#[tool(read_only, idempotent, timeout = "500ms", strict = false)]
+async fn order_history(_ctx: Ctx<Shop>) -> String {
+    String::new()
+}
+
+/// Hand the conversation to a human.
+#[tool(ends_run, policy = needs_approval, parallel_safe)]
+async fn hand_off() -> String {
+    String::new()
+}
+
+/// Delete everything.
+#[tool(policy = deny, destructive = true, read_only = false, parallel_safe = false)]
+async fn wipe() -> String {
+    String::new()
+}
+
+fn expected(name: &str, description: &str, input_schema: Value) -> ToolDefinition {
+    ToolDefinition::new(name, description, input_schema)
+}
+
+fn empty_input() -> Value {
+    json!({"$schema": DIALECT, "type": "object", "properties": {}, "required": [], "additionalProperties": false})
+}
+
+#[test]
+fn a_tool_without_attributes_has_the_defaults() {
+    let mut want = expected("no_params", "Tell the time.", empty_input());
+    want.output_schema = Some(json!({"$schema": DIALECT, "type": "string"}).into());
+    assert_eq!(definition(tools![no_params], "no_params"), want);
+}
+
+#[test]
+fn every_attribute_is_carried_into_the_definition() {
+    let registry = registry(tools![login, approve_refund, order_history, hand_off, wipe]);
+
+    let mut want = expected(
+        "approve_refund",
+        "Refund an order.",
+        json!({
+            "$schema": DIALECT,
+            "type": "object",
+            "properties": {"cents": {"type": "integer", "format": "uint64", "minimum": 0}},
+            "required": ["cents"],
+            "additionalProperties": false
+        }),
+    );
+    want.title = Some("Approve a refund".into());
+    want.tags = vec!["billing".into(), "write".into()];
+    want.annotations =
+        Annotations { read_only: None, destructive: Some(true), idempotent: Some(false), open_world: Some(true) };
+    want.output_schema = Some(json!({"$schema": DIALECT, "type": "string"}).into());
+    want.policy = PolicyKind::Predicate;
+    want.has_visibility_predicate = true;
+    want.requires = vec!["login".into()];
+    want.ends_run = EndsRun::Predicate;
+    want.timeout = Some(Duration::from_secs(120));
+    want.max_output_chars = Some(4000);
+    want.parallel_safe = false;
+    want.strict = Some(true);
+    assert_eq!(registry.definition("approve_refund").unwrap(), &want);
+
+    let mut want = expected("order_history", "Read the order history.", empty_input());
+    want.annotations = Annotations { read_only: Some(true), idempotent: Some(true), ..Annotations::default() };
+    want.output_schema = Some(json!({"$schema": DIALECT, "type": "string"}).into());
+    want.timeout = Some(Duration::from_millis(500));
+    want.parallel_safe = true; // implied by read_only
+    want.strict = Some(false);
+    assert_eq!(registry.definition("order_history").unwrap(), &want);
+
+    let mut want = expected("hand_off", "Hand the conversation to a human.", empty_input());
+    want.output_schema = Some(json!({"$schema": DIALECT, "type": "string"}).into());
+    want.policy = PolicyKind::NeedsApproval;
+    want.ends_run = EndsRun::Always;
+    want.parallel_safe = true;
+    assert_eq!(registry.definition("hand_off").unwrap(), &want);
+
+    let mut want = expected("wipe", "Delete everything.", empty_input());
+    want.annotations = Annotations { read_only: Some(false), destructive: Some(true), ..Annotations::default() };
+    want.output_schema = Some(json!({"$schema": DIALECT, "type": "string"}).into());
+    want.policy = PolicyKind::Deny;
+    assert_eq!(registry.definition("wipe").unwrap(), &want);
+}
+
+#[test]
+fn annotations_serialise_as_mcp_hints() {
+    let annotations =
+        Annotations { read_only: Some(true), destructive: None, idempotent: Some(false), open_world: None };
+    assert_eq!(serde_json::to_string(&annotations).unwrap(), r#"{"readOnlyHint":true,"idempotentHint":false}"#);
+}
+
+/// Pick a renamed tool.
+#[tool(name = "pick_renamed")]
+async fn some_function_name() -> String {
+    String::new()
+}
+
+#[test]
+fn an_explicit_name_wins() {
+    let registry = registry(tools![some_function_name]);
+    assert_eq!(registry.names().collect::<Vec<_>>(), ["pick_renamed"]);
+}
+
+// ---------------------------------------------------------------- output schemas
+
+/// An order.
+#[derive(Serialize, JsonSchema)]
+struct Order {
+    id: String,
+    status: Status,
+    total_cents: u64,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum Status {
+    Open,
+    Shipped,
+}
+
+/// Serialisable, but without a schema.
+#[derive(Serialize)]
+struct Receipt {
+    text: String,
+}
+
+/// Get an order.
+#[tool]
+async fn get_order(id: String) -> Result<Order, ToolError> {
+    Ok(Order { id, status: Status::Open, total_cents: 0 })
+}
+
+/// Get an order, infallibly.
+#[tool]
+async fn get_order_plain(id: String) -> Order {
+    Order { id, status: Status::Shipped, total_cents: 0 }
+}
+
+/// Print a receipt.
+#[tool]
+async fn print_receipt(id: String) -> Receipt {
+    Receipt { text: id }
+}
+
+/// Print a receipt, fallibly.
+#[tool]
+async fn print_receipt_fallible(id: String) -> Result<Receipt, ToolError> {
+    Ok(Receipt { text: id })
+}
+
+#[test]
+fn output_schema_of_a_json_schema_return_type() {
+    let registry = registry(tools![get_order, get_order_plain, print_receipt, print_receipt_fallible]);
+    let order = json!({
+        "$schema": DIALECT,
+        "type": "object",
+        "properties": {
+            "id": {"type": "string"},
+            "status": {"$ref": "#/$defs/Status"},
+            "total_cents": {"type": "integer", "format": "uint64", "minimum": 0}
+        },
+        "required": ["id", "status", "total_cents"],
+        "description": "An order.",
+        "$defs": {
+            "Status": {"type": "string", "enum": ["open", "shipped"]}
+        }
+    });
+    assert_json(registry.definition("get_order").unwrap().output_schema.as_deref().unwrap(), &order);
+    assert_json(registry.definition("get_order_plain").unwrap().output_schema.as_deref().unwrap(), &order);
+    assert_eq!(registry.definition("print_receipt").unwrap().output_schema, None);
+    assert_eq!(registry.definition("print_receipt_fallible").unwrap().output_schema, None);
+}
+
+// ---------------------------------------------------------------- fast path against derive path
+
+// A parameter carrying `#[serde]` or `#[schemars]` switches the macro from
+// its own schema builder to a derived struct; both must say the same thing.
+
+type MaybeText = Option<String>;
+
+/// Compare the two paths.
+///
+/// # Arguments
+///
+/// * `note` - A note for the record.
+#[tool]
+async fn fast_path(
+    /// The order number.
+    order_id: String,
+    note: MaybeText,
+    /// Include the line items.
+    #[tool(default)]
+    with_items: bool,
+    #[tool(default = 5)] limit: u8,
+    #[tool(default)] cursor: Option<String>,
+    tags: Vec<String>,
+    priority: Priority,
+    customer: Option<Customer>,
+    /// Anything at all.
+    payload: serde_json::Value,
+    extra: serde_json::Value,
+) -> String {
+    let _ = (note, with_items, limit, cursor, tags, priority, customer, payload, extra);
+    order_id
+}
+
+/// Compare the two paths.
+///
+/// # Arguments
+///
+/// * `note` - A note for the record.
+#[tool]
+async fn derive_path(
+    /// The order number.
+    #[serde(rename = "order_id")]
+    order_id: String,
+    note: MaybeText,
+    /// Include the line items.
+    #[tool(default)]
+    with_items: bool,
+    #[tool(default = 5)] limit: u8,
+    #[tool(default)] cursor: Option<String>,
+    tags: Vec<String>,
+    priority: Priority,
+    customer: Option<Customer>,
+    /// Anything at all.
+    payload: serde_json::Value,
+    extra: serde_json::Value,
+) -> String {
+    let _ = (note, with_items, limit, cursor, tags, priority, customer, payload, extra);
+    order_id
+}
+
+#[test]
+fn fast_and_derive_paths_give_identical_schemas() {
+    let registry = registry(tools![fast_path, derive_path]);
+    let fast = &registry.definition("fast_path").unwrap().input_schema;
+    let derived = &registry.definition("derive_path").unwrap().input_schema;
+    assert_eq!(serde_json::to_string(&**fast).unwrap(), serde_json::to_string(&**derived).unwrap());
+    assert_json(
+        fast,
+        &json!({
+            "$schema": DIALECT,
+            "type": "object",
+            "properties": {
+                "order_id": {"type": "string", "description": "The order number."},
+                "note": {"type": ["string", "null"], "description": "A note for the record."},
+                "with_items": {"type": "boolean", "description": "Include the line items.", "default": false},
+                "limit": {"type": "integer", "format": "uint8", "minimum": 0, "maximum": 255, "default": 5},
+                "cursor": {"type": ["string", "null"], "default": null},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "priority": {"$ref": "#/$defs/Priority"},
+                "customer": {"anyOf": [{"$ref": "#/$defs/Customer"}, {"type": "null"}]},
+                "payload": {"description": "Anything at all."},
+                "extra": true
+            },
+            "required": ["order_id", "tags", "priority", "payload", "extra"],
+            "additionalProperties": false,
+            "$defs": {
+                "Priority": {
+                    "type": "string",
+                    "enum": ["low", "high"],
+                    "description": "How soon the ticket needs an answer."
+                },
+                "Customer": {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string"},
+                        "address": {"$ref": "#/$defs/Address", "description": "Where parcels go."}
+                    },
+                    "required": ["name", "address"],
+                    "description": "A customer."
+                },
+                "Address": {
+                    "type": "object",
+                    "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+                    "required": ["street", "city"]
+                }
+            }
+        }),
+    );
+}
+
+#[test]
+fn an_alias_of_option_is_still_optional() {
+    let registry = registry(tools![fast_path, derive_path]);
+    for name in ["fast_path", "derive_path"] {
+        let schema = &registry.definition(name).unwrap().input_schema;
+        assert!(!schema["required"].as_array().unwrap().contains(&json!("note")), "{name}");
+    }
+}
+
+/// Label a ticket.
+#[tool]
+async fn label_ticket(
+    /// The label, one line.
+    #[schemars(regex(pattern = "^no description here$"))]
+    label: String,
+) -> String {
+    label
+}
+
+#[test]
+#[ignore = "bug: the derive path drops a parameter's `///` doc when any `#[schemars]` attribute's text merely \
+            contains the word `description` (expand.rs `has_description` is a substring test)"]
+fn a_parameter_doc_survives_an_unrelated_schemars_attribute() {
+    let schema = input_schema(tools![label_ticket], "label_ticket");
+    assert_json(
+        &schema["properties"]["label"],
+        &json!({"type": "string", "pattern": "^no description here$", "description": "The label, one line."}),
+    );
+}
+
+// ---------------------------------------------------------------- every schema is valid JSON Schema 2020-12
+
+fn every_tool() -> Vec<BoxedTool<Shop>> {
+    tools![
+        search_catalogue,
+        list_orders,
+        defaults_tool,
+        all_optional,
+        no_params,
+        restock,
+        open_ticket,
+        create_customer,
+        find_orders,
+        order_product,
+        cancel_order,
+        file_ticket,
+        list_tickets,
+        refund_args,
+        refund_args_derived,
+        described,
+        explicit_description,
+        block_doc,
+        login,
+        approve_refund,
+        order_history,
+        hand_off,
+        wipe,
+        some_function_name,
+        get_order,
+        get_order_plain,
+        print_receipt,
+        print_receipt_fallible,
+        fast_path,
+        derive_path,
+        label_ticket,
+    ]
+}
+
+/// Every `$ref` of `value` points into the root's `$defs`.
+fn assert_refs_resolve(root: &Value, value: &Value, tool: &str) {
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::String(reference)) = map.get("$ref") {
+                let name = reference.strip_prefix("#/$defs/").unwrap_or_else(|| panic!("{tool}: $ref {reference}"));
+                assert!(root["$defs"].get(name).is_some(), "{tool}: $ref {reference} has no definition");
+            }
+            map.values().for_each(|child| assert_refs_resolve(root, child, tool));
+        }
+        Value::Array(items) => items.iter().for_each(|child| assert_refs_resolve(root, child, tool)),
+        _ => {}
+    }
+}
+
+#[test]
+fn every_schema_is_valid_json_schema_2020_12() {
+    let registry = registry(every_tool());
+    assert_eq!(registry.len(), every_tool().len());
+    for definition in registry.definitions() {
+        let name = &definition.name;
+        let schemas = std::iter::once(&definition.input_schema).chain(definition.output_schema.as_ref());
+        for schema in schemas {
+            assert_eq!(schema["$schema"], DIALECT, "{name}");
+            if let Err(error) = jsonschema::draft202012::meta::validate(schema) {
+                panic!("{name}: {error}\n{schema:#}");
+            }
+            assert_refs_resolve(schema, schema, name);
+        }
+        let input = &definition.input_schema;
+        assert_eq!(input["type"], "object", "{name}");
+        assert!(input["required"].is_array(), "{name}");
+        assert_eq!(input["additionalProperties"], false, "{name}");
+    }
+}
