@@ -310,7 +310,7 @@ async fn a_deny_reason_from_a_predicate_reaches_the_model() {
 async fn the_floor_turns_allow_into_needs_approval_by_tool_and_by_tag() {
     let registry = registry();
     for floor in [ApprovalFloor::default().tool("ping"), ApprovalFloor::default().tag("billing")] {
-        let tool = if floor.applies("ping", &[] as &[&str]) { "ping" } else { "refund" };
+        let tool = if floor.applies("ping", []) { "ping" } else { "refund" };
         let args = if tool == "ping" { json!({}) } else { json!({"order_id": "A", "amount": 1}) };
         let outcome = registry.call(app(), tool, args).user(UserContext::new("u").with_floor(floor)).await;
         assert!(matches!(outcome, CallOutcome::NeedsApproval(_)), "{tool}: {outcome:?}");
@@ -569,4 +569,9 @@ async fn a_duplicate_or_unknown_requires_among_dynamic_tools_fails_the_build() {
     assert!(err.to_string().contains("tool `a` requires `ghost`"), "{err}");
     let err = Registry::builder().tool(make("Bad-Name")).build().unwrap_err();
     assert!(err.to_string().contains("must match"), "{err}");
+    let blank = DynamicTool::new("blank", " ", json!({"type": "object"}), |_: Value, _: Ctx<App>| async {
+        Ok::<_, ToolError>(Value::Null)
+    });
+    let err = Registry::builder().tool(blank).build().unwrap_err();
+    assert!(err.to_string().contains("tool `blank` has an empty description"), "{err}");
 }

@@ -84,8 +84,31 @@ fn check_description(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) {
             error_at(&tool_fn.ident, format!("tool `{}` has no description", tool_fn.ident)),
             "add a doc comment (`/// What the tool does and when to call it.`) or `#[tool(description = \"...\")]`",
         )),
+        None if starts_with_heading(&tool_fn.docs) => errors.push(with_help(
+            error_at(&tool_fn.ident, format!("the doc comment of tool `{}` starts with a heading, so its description is empty", tool_fn.ident)),
+            "the description is the text before the first heading: write a sentence saying what the tool does first",
+        )),
         None => {}
     }
+}
+
+/// Whether the first line of text in literal docs is a rustdoc heading.
+/// Docs that are not all literals (`include_str!`) are not checked.
+fn starts_with_heading(docs: &[TokenStream]) -> bool {
+    let mut text = String::new();
+    for doc in docs {
+        match syn::parse2::<LitStr>(doc.clone()) {
+            Ok(lit) => {
+                text.push_str(&lit.value());
+                text.push('\n');
+            }
+            Err(_) => return false,
+        }
+    }
+    text.lines().map(str::trim).find(|line| !line.is_empty()).is_some_and(|line| {
+        let hashes = line.bytes().take_while(|&b| b == b'#').count();
+        (1..=6).contains(&hashes) && line[hashes..].starts_with(' ')
+    })
 }
 
 /// The generated items for a valid tool.
@@ -420,9 +443,7 @@ fn derived_struct(
     let fields = params.iter().map(|param| {
         let (field, ty, name, carried) = (&param.ident, &param.ty, &param.name, &param.carried);
         let param_doc = concat_docs(&param.docs);
-        let has_description = carried
-            .iter()
-            .any(|attr| attr.path().is_ident("schemars") && attr.meta.to_token_stream().to_string().contains("description"));
+        let has_description = carried.iter().any(sets_description);
         let description = (!has_description).then(|| {
             quote!(#[schemars(description = #p::param_description(#doc, #name, #param_doc))])
         });
@@ -456,6 +477,16 @@ fn derived_struct(
         }
     });
     (definition, defaults.unwrap_or_default())
+}
+
+/// Whether a carried attribute is `#[schemars(description = ...)]`, which
+/// then wins over the parameter's doc comment.
+fn sets_description(attr: &syn::Attribute) -> bool {
+    let syn::Meta::List(list) = &attr.meta else { return false };
+    attr.path().is_ident("schemars")
+        && darling::ast::NestedMeta::parse_meta_list(list.tokens.clone()).is_ok_and(|items| {
+            items.iter().any(|item| matches!(item, darling::ast::NestedMeta::Meta(meta) if meta.path().is_ident("description")))
+        })
 }
 
 #[cfg(test)]
@@ -504,6 +535,27 @@ mod tests {
         ] {
             assert!(joined.contains(expected), "missing {expected:?} in {joined}");
         }
+    }
+
+    #[test]
+    fn docs_that_start_with_a_heading_give_no_description() {
+        let errors = errors_of(
+            quote!(),
+            parse_quote! {
+                /// # Errors
+                /// Sometimes.
+                async fn look() {}
+            },
+        );
+        assert!(errors.iter().any(|e| e.contains("starts with a heading")), "{errors:?}");
+    }
+
+    #[test]
+    fn only_a_description_key_counts_as_an_explicit_description() {
+        let regex: syn::Attribute = parse_quote!(#[schemars(regex(pattern = "no description here"))]);
+        let explicit: syn::Attribute = parse_quote!(#[schemars(description = "x")]);
+        assert!(!sets_description(&regex));
+        assert!(sets_description(&explicit));
     }
 
     #[test]

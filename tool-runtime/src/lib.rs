@@ -78,8 +78,98 @@ pub use definition::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, Tool,
 pub use serde_json;
 pub use tokio_util::sync::CancellationToken;
 
-/// Defines a tool from an `async fn`. See the crate documentation and the
-/// README for every key.
+/// Defines a tool from an `async fn`.
+///
+/// The function stays an ordinary function. Beside it, the attribute
+/// defines a type of the same name that holds the parsed input (one field
+/// per parameter); `tools![...]` lists these types and policy predicates
+/// receive them.
+///
+/// | key | meaning |
+/// |---|---|
+/// | `name = "..."` | the name the model calls; default: the function's name; must match `^[a-z][a-z0-9_]{0,63}$` |
+/// | `description = "..."` | overrides the doc comment (which is read up to its first heading) |
+/// | `title = "..."` | human-readable title (MCP) |
+/// | `tags("a", "b")` | free tags, for filtering and for the approval floor |
+/// | `read_only`, `destructive`, `idempotent`, `open_world` | effect hints, each also `= bool`; `read_only` conflicts with `destructive` |
+/// | `policy = allow \| deny \| needs_approval \| path` | a static verdict, or a predicate `fn(&Input, &Ctx<App>) -> Verdict`, sync or async, optionally returning `Result<Verdict, E>` |
+/// | `visible_when = path` | `fn(&StepView<'_, App>) -> bool`, decided before each model call |
+/// | `requires("a", "b")` | offered only after each named tool ran successfully in the run |
+/// | `ends_run` / `ends_run = path` | a successful call ends the run; the predicate is `fn(&Input, &Output) -> bool` |
+/// | `timeout = "500ms" \| "5s" \| "2m"` | overrides the registry default |
+/// | `max_output_chars = N` | overrides the registry default |
+/// | `parallel_safe` / `parallel_safe = bool` | may run concurrently with other calls of the same step; implied by `read_only` |
+/// | `strict = bool` | per-tool override of provider strict mode |
+/// | `crate = path` | where this crate is, for crates that re-export it |
+///
+/// On a parameter: `///` docs become the property's description (or the
+/// entry of the function's `# Arguments` section); `#[tool(default)]` and
+/// `#[tool(default = expr)]` make it optional; `#[serde(...)]` and
+/// `#[schemars(...)]` are carried onto the input field. A first parameter of
+/// type [`Ctx<App>`](Ctx) is the context, not an input; [`Input<T>`](Input)
+/// takes a whole struct as the input.
+///
+/// A tool without a context works in a registry of any app, so its
+/// predicates are generic over the app.
+///
+/// ```
+/// use std::time::Duration;
+/// use schemars::JsonSchema;
+/// use serde::Serialize;
+/// use tool_runtime::prelude::*;
+///
+/// pub struct Bank;
+///
+/// #[derive(Serialize, JsonSchema)]
+/// pub struct Receipt { id: String }
+///
+/// /// Send money to a saved payee.
+/// ///
+/// /// # Arguments
+/// ///
+/// /// * `payee` - The saved payee's id.
+/// #[tool(
+///     name = "send_money",
+///     title = "Send money",
+///     tags("billing"),
+///     destructive,
+///     open_world,
+///     policy = over_limit,
+///     requires("list_payees"),
+///     timeout = "10s",
+///     max_output_chars = 2000,
+///     strict = true,
+/// )]
+/// pub async fn send(
+///     ctx: Ctx<Bank>,
+///     payee: String,
+///     /// In cents.
+///     #[schemars(range(min = 1, max = 1_000_000))]
+///     amount: u32,
+///     /// Shown to the payee.
+///     #[tool(default = String::from("Payment"))]
+///     memo: String,
+/// ) -> Result<Receipt, ToolError> {
+///     let _ = (ctx, amount, memo);
+///     Ok(Receipt { id: format!("tx-{payee}") })
+/// }
+///
+/// fn over_limit(input: &send, _ctx: &Ctx<Bank>) -> Verdict {
+///     if input.amount > 100_000 { Verdict::needs_approval() } else { Verdict::Allow }
+/// }
+///
+/// /// List the saved payees.
+/// #[tool(read_only)]
+/// pub async fn list_payees() -> Vec<String> {
+///     vec!["p-1".into()]
+/// }
+///
+/// let registry = Registry::<Bank>::builder().tools(tools![list_payees, send]).build().unwrap();
+/// let send = registry.definition("send_money").unwrap();
+/// assert_eq!(send.timeout, Some(Duration::from_secs(10)));
+/// assert_eq!(send.input_schema["properties"]["payee"]["description"], "The saved payee's id.");
+/// assert_eq!(send.input_schema["required"], serde_json::json!(["payee", "amount"]));
+/// ```
 pub use tool_macros::tool;
 
 /// Takes a whole input struct as a tool's input, instead of one parameter

@@ -394,7 +394,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
                 }
             }
         };
-        verdict.with_floor(ctx.user().floor.applies(&entry.def.name, &entry.def.tags))
+        verdict.with_floor(ctx.user().floor.applies(&entry.def.name, entry.def.tags.iter().map(String::as_str)))
     }
 
     fn fail_closed(&self, entry: &Entry<App>, ctx: &Ctx<App>, error: String) -> Verdict {

@@ -121,9 +121,9 @@ impl PolicyKind {
 /// use tool_runtime::ApprovalFloor;
 ///
 /// let floor = ApprovalFloor::default().tool("refund").tag("billing");
-/// assert!(floor.applies("refund", &[]));
-/// assert!(floor.applies("charge", &["billing"]));
-/// assert!(!floor.applies("lookup_order", &["orders"]));
+/// assert!(floor.applies("refund", []));
+/// assert!(floor.applies("charge", ["billing"]));
+/// assert!(!floor.applies("lookup_order", ["orders"]));
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ApprovalFloor {
@@ -145,8 +145,8 @@ impl ApprovalFloor {
     }
 
     /// Whether a tool with this name and these tags needs approval.
-    pub fn applies<S: AsRef<str>>(&self, tool: &str, tags: &[S]) -> bool {
-        self.tools.contains(tool) || tags.iter().any(|tag| self.tags.contains(tag.as_ref()))
+    pub fn applies<'a>(&self, tool: &str, tags: impl IntoIterator<Item = &'a str>) -> bool {
+        self.tools.contains(tool) || tags.into_iter().any(|tag| self.tags.contains(tag))
     }
 }
 

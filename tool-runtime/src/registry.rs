@@ -196,6 +196,9 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
             if !valid_name(&def.name) {
                 problems.push(BuildProblem::InvalidName { tool: def.name.clone() });
             }
+            if def.description.trim().is_empty() {
+                problems.push(BuildProblem::EmptyDescription { tool: def.name.clone() });
+            }
             if index.contains_key(&def.name) {
                 problems.push(BuildProblem::DuplicateName { tool: def.name.clone() });
                 continue;
@@ -266,6 +269,12 @@ pub enum BuildProblem {
     #[error("tool name `{tool}` must match ^[a-z][a-z0-9_]{{0,63}}$")]
     InvalidName {
         /// The name.
+        tool: String,
+    },
+    /// The model would not know when to call the tool.
+    #[error("tool `{tool}` has an empty description; say what it does and when to call it")]
+    EmptyDescription {
+        /// The tool.
         tool: String,
     },
     /// The input schema is not an object schema, or not a valid JSON Schema.
