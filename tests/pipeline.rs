@@ -163,6 +163,12 @@ async fn long() -> String {
     "ééééééééé".into()
 }
 
+/// An enormous output.
+#[tool]
+async fn flood() -> String {
+    "x".repeat(10 * 1024 * 1024)
+}
+
 /// Hands over; ends the run only when accepted.
 #[tool(ends_run = accepted)]
 async fn hand_over(accept: bool) -> Result<String, ToolError> {
@@ -183,7 +189,7 @@ fn registry() -> Registry<App> {
     Registry::builder()
         .tools(tools![
             transfer, ping, kill_switch, refund, fragile, shaky, slow, stubborn, boom, outage, missing, summary, long,
-            hand_over, whoami
+            hand_over, whoami, flood
         ])
         .build()
         .unwrap()
@@ -574,4 +580,14 @@ async fn a_duplicate_or_unknown_requires_among_dynamic_tools_fails_the_build() {
     });
     let err = Registry::builder().tool(blank).build().unwrap_err();
     assert!(err.to_string().contains("tool `blank` has an empty description"), "{err}");
+}
+
+#[tokio::test]
+async fn an_enormous_output_reaches_the_model_cut_to_the_limit() {
+    let registry = registry();
+    let result = registry.invoke(app(), "flood", "{}").await;
+    assert!(result.truncated);
+    assert!(result.text.chars().count() < 20_000 + 200, "{} chars", result.text.len());
+    assert!(result.text.contains("of 10485760 characters"), "{}", &result.text[result.text.len() - 150..]);
+    assert_eq!(registry.invoke(app(), "ping", "{}").await.text, "pong");
 }
