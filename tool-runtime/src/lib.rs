@@ -52,6 +52,7 @@ mod guard;
 mod output;
 mod pipeline;
 mod policy;
+pub mod providers;
 mod registry;
 mod report;
 mod result;
