@@ -1,0 +1,63 @@
+use std::sync::Arc;
+
+use tool_runtime::prelude::*;
+
+struct Shop;
+
+fn policy(input: &place_order, _ctx: &Ctx<Shop>) -> Verdict {
+    if input.quantity > 100 { Verdict::deny("Too many.") } else { Verdict::Allow }
+}
+
+fn visible(view: &StepView<'_, Shop>) -> bool {
+    view.step < 10
+}
+
+fn done(_input: &place_order, output: &String) -> bool {
+    output.starts_with("placed")
+}
+
+/// Ignored: `description` wins.
+#[tool(
+    name = "place_order",
+    description = "Place an order for one product.",
+    title = "Place order",
+    tags("orders", "write"),
+    read_only = false,
+    destructive = false,
+    idempotent = false,
+    open_world = true,
+    policy = policy,
+    visible_when = visible,
+    requires("login"),
+    ends_run = done,
+    timeout = "2m",
+    max_output_chars = 4000,
+    parallel_safe = false,
+    strict = true,
+    crate = ::tool_runtime,
+)]
+async fn place_order(_ctx: Ctx<Shop>, product: String, quantity: u32) -> String {
+    format!("placed {quantity} x {product}")
+}
+
+/// Log in.
+#[tool]
+async fn login(_ctx: Ctx<Shop>) {}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let registry = Registry::<Shop>::builder().tools(tools![login, place_order]).build().unwrap();
+    let definition = registry.definition("place_order").unwrap();
+    assert_eq!(definition.description, "Place an order for one product.");
+    assert_eq!(definition.title.as_deref(), Some("Place order"));
+    assert_eq!(definition.tags, ["orders", "write"]);
+    assert_eq!(definition.annotations.open_world, Some(true));
+    assert_eq!(definition.requires, ["login"]);
+    assert_eq!(definition.timeout, Some(std::time::Duration::from_secs(120)));
+    assert_eq!(definition.max_output_chars, Some(4000));
+    assert_eq!(definition.strict, Some(true));
+    assert!(!definition.parallel_safe);
+    assert!(definition.has_visibility_predicate);
+    let result = registry.invoke(Arc::new(Shop), "place_order", r#"{"product": "pen", "quantity": 2}"#).await;
+    assert!(result.ends_run, "{}", result.text);
+}
