@@ -49,6 +49,7 @@ pub mod docs;
 mod dynamic;
 mod error;
 mod guard;
+mod nulls;
 mod output;
 mod pipeline;
 mod policy;

@@ -351,10 +351,12 @@ impl<App: Send + Sync + 'static> Registry<App> {
             },
             Arguments::Value(value) => value,
         };
-        let value = match value {
+        let mut value = match value {
             Value::Null if !entry.has_parameters() => Value::Object(Map::new()),
             other => other,
         };
+        // A null for an optional property means "use the default" (SPEC §4).
+        crate::nulls::drop_defaulted_nulls(&mut value, &entry.def.input_schema);
         let problems: Vec<String> = entry
             .validator
             .iter_errors(&value)
