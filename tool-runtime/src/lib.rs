@@ -49,6 +49,9 @@ pub mod docs;
 mod dynamic;
 mod error;
 mod guard;
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub mod mcp;
 mod nulls;
 mod output;
 mod pipeline;

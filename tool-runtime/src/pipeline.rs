@@ -126,6 +126,7 @@ pub struct Call<'r, App> {
     name: String,
     args: Arguments,
     info: CallInfo,
+    offered: Option<Vec<String>>,
 }
 
 impl<'r, App: Send + Sync + 'static> Call<'r, App> {
@@ -159,6 +160,14 @@ impl<'r, App: Send + Sync + 'static> Call<'r, App> {
         self.info.progress = Some(sink);
         self
     }
+
+    /// Only these tools may be called (those offered in the current step);
+    /// any other name is refused as unknown, as in a [`Run`](crate::Run).
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) fn offered(mut self, offered: Vec<String>) -> Self {
+        self.offered = Some(offered);
+        self
+    }
 }
 
 impl<'r, App: Send + Sync + 'static> IntoFuture for Call<'r, App> {
@@ -166,7 +175,9 @@ impl<'r, App: Send + Sync + 'static> IntoFuture for Call<'r, App> {
     type IntoFuture = Pin<Box<dyn Future<Output = CallOutcome<App>> + Send + 'r>>;
 
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(async move { self.registry.process(self.app, &self.name, self.args, self.info, None).await })
+        Box::pin(async move {
+            self.registry.process(self.app, &self.name, self.args, self.info, self.offered.as_deref()).await
+        })
     }
 }
 
@@ -202,6 +213,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
             name: name.to_owned(),
             args: args.into(),
             info: CallInfo { call_id: fresh_call_id(), ..CallInfo::default() },
+            offered: None,
         }
     }
 

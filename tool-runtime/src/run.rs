@@ -208,33 +208,7 @@ impl<App: Send + Sync + 'static> Run<App> {
             return Vec::new();
         }
         let view = StepView::new(self.step, &self.executed, self.app.as_ref(), &self.user);
-        self.registry
-            .inner
-            .entries
-            .iter()
-            .filter(|entry| entry.def.requires.iter().all(|name| self.executed.contains(name)))
-            .filter(|entry| {
-                if !entry.def.has_visibility_predicate {
-                    return true;
-                }
-                match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.visible(&view))) {
-                    Ok(visible) => visible,
-                    Err(payload) => {
-                        self.registry.report(ErrorReport {
-                            tool: entry.def.name.clone(),
-                            call_id: String::new(),
-                            kind: ErrorKind::Visibility,
-                            code: "TOOL_HIDDEN".to_owned(),
-                            error: format!("panic: {}", panic_message(payload.as_ref())),
-                            message: None,
-                            data: None,
-                        });
-                        false
-                    }
-                }
-            })
-            .map(|entry| &entry.def)
-            .collect()
+        offered_in(&self.registry, &view)
     }
 
     /// The names of [`offered`](Self::offered).
@@ -349,6 +323,43 @@ impl<App: Send + Sync + 'static> Run<App> {
             progress: self.progress.clone(),
         }
     }
+}
+
+/// The tools of `registry` offered in the step `view` describes, in
+/// declaration order: those whose `requires` ran and whose `visible_when`
+/// passes. A visibility predicate that panics hides its tool and is
+/// reported. Shared by [`Run::offered`] and the MCP server's sessions.
+pub(crate) fn offered_in<'r, App: Send + Sync + 'static>(
+    registry: &'r Registry<App>,
+    view: &StepView<'_, App>,
+) -> Vec<&'r ToolDefinition> {
+    registry
+        .inner
+        .entries
+        .iter()
+        .filter(|entry| entry.def.requires.iter().all(|name| view.has_executed(name)))
+        .filter(|entry| {
+            if !entry.def.has_visibility_predicate {
+                return true;
+            }
+            match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.visible(view))) {
+                Ok(visible) => visible,
+                Err(payload) => {
+                    registry.report(ErrorReport {
+                        tool: entry.def.name.clone(),
+                        call_id: String::new(),
+                        kind: ErrorKind::Visibility,
+                        code: "TOOL_HIDDEN".to_owned(),
+                        error: format!("panic: {}", panic_message(payload.as_ref())),
+                        message: None,
+                        data: None,
+                    });
+                    false
+                }
+            }
+        })
+        .map(|entry| &entry.def)
+        .collect()
 }
 
 impl<App> fmt::Debug for Run<App> {

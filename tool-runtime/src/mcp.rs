@@ -1,0 +1,420 @@
+//! An MCP server over a [`Registry`], on [`rmcp`] (the official Rust MCP
+//! SDK), behind the cargo feature `mcp`.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use tool_runtime::mcp::McpServer;
+//! use tool_runtime::prelude::*;
+//!
+//! struct Shop;
+//!
+//! /// Look up one order by the number printed on the invoice.
+//! #[tool(read_only)]
+//! async fn lookup_order(ctx: Ctx<Shop>, order_id: String) -> String {
+//!     let _shop = ctx.app();
+//!     format!("{order_id}: shipped")
+//! }
+//!
+//! # #[tokio::main] async fn main() -> std::io::Result<()> {
+//! let registry = Registry::<Shop>::builder().tools(tools![lookup_order]).build().unwrap();
+//! let server = McpServer::new(registry, Arc::new(Shop)).with_name("shop", "1.0.0");
+//! // Over stdio (the client started this process):
+//! server.clone().serve_stdio().await?;
+//! // Or over streamable HTTP, at `http://127.0.0.1:8080/mcp`:
+//! server.serve_http(tokio::net::TcpListener::bind("127.0.0.1:8080").await?).await
+//! # }
+//! ```
+//!
+//! How the MCP rules map onto the runtime:
+//!
+//! - **One session is one [`Run`](crate::Run).** `tools/list` lists the
+//!   tools a run would offer now (`visible_when` and `requires`); each
+//!   `tools/call` is one step. When a call changes what is offered (a
+//!   `requires` is met, a `visible_when` turns), the server sends
+//!   `notifications/tools/list_changed`. A tool not offered is refused like an
+//!   unknown tool. Once a call ends the run (`ends_run`), the session offers
+//!   no tools: a new conversation is a new session.
+//! - **`tools/call` runs the whole pipeline.** Every way a call can fail (bad
+//!   input, a refusal, a tool error, a timeout, a bug) comes back as a result
+//!   with `isError: true` and the line the model reads as its text, never as
+//!   a protocol error. A success carries the text, and `structuredContent`
+//!   when the output is a JSON object.
+//! - **Approvals go to the human through elicitation.** A call that needs
+//!   approval asks the client's user (MCP `elicitation/create`, showing the
+//!   tool and its arguments): accepting runs it, declining or dismissing
+//!   rejects it. A client that did not declare the elicitation capability
+//!   cannot ask anyone, so such calls are refused with a text that says so.
+//! - **Cancellation and progress.** `notifications/cancelled` cancels the
+//!   call's token ([`Ctx::cancellation`](crate::Ctx::cancellation)); what
+//!   a tool reports with [`Ctx::progress`](crate::Ctx::progress) becomes
+//!   `notifications/progress` when the request carried a progress token.
+//!
+//! The server speaks the protocol revisions that have sessions (2024-11-05 to
+//! 2025-11-25): a run's state (which tools ran, what is offered) lives in a
+//! session, and the stateless 2026-07-28 revision has none. Clients that
+//! prefer 2026-07-28 fall back to the `initialize` handshake, as the
+//! revision's negotiation rules ask.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::future::{Future, IntoFuture};
+use std::io;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams, ElicitationAction,
+    ElicitationSchema, Implementation, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{ElicitationMode, RequestContext};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::context::{Progress, ProgressSink, StepView, UserContext};
+use crate::definition::ToolDefinition;
+use crate::error::ToolError;
+use crate::pipeline::{CallOutcome, PendingCall};
+use crate::registry::Registry;
+use crate::result::{lines, CallResult, ResultKind};
+use crate::run::offered_in;
+
+/// The `rmcp` crate this module is built on, for naming its types (for
+/// example to mount [`McpServer::http_service`] or to serve a
+/// [`McpSession`] over another transport).
+pub use rmcp;
+
+/// An MCP server for the tools of a [`Registry`]: the registry, the app
+/// state every call sees, and who is calling. Cheap to clone.
+///
+/// Each MCP session (a stdio connection, an HTTP `Mcp-Session-Id`) gets a
+/// fresh [`McpSession`], which is one run: see the [module docs](self).
+pub struct McpServer<App> {
+    registry: Registry<App>,
+    app: Arc<App>,
+    user: Arc<UserContext>,
+    info: Implementation,
+    instructions: Option<String>,
+}
+
+impl<App> Clone for McpServer<App> {
+    fn clone(&self) -> Self {
+        McpServer {
+            registry: self.registry.clone(),
+            app: self.app.clone(),
+            user: self.user.clone(),
+            info: self.info.clone(),
+            instructions: self.instructions.clone(),
+        }
+    }
+}
+
+impl<App: Send + Sync + 'static> McpServer<App> {
+    /// A server for `registry`'s tools, calling them with `app`. It names
+    /// itself `tool-runtime` until [`with_name`](Self::with_name).
+    pub fn new(registry: Registry<App>, app: Arc<App>) -> Self {
+        McpServer {
+            registry,
+            app,
+            user: Arc::new(UserContext::default()),
+            info: Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
+            instructions: None,
+        }
+    }
+
+    /// The name and version the server gives clients in `initialize`.
+    pub fn with_name(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.info = Implementation::new(name, version);
+        self
+    }
+
+    /// Instructions the client may add to the model's prompt.
+    pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Who calls the tools in every session (default: an anonymous user);
+    /// their approval floor and attributes reach policy and visibility.
+    pub fn with_user(mut self, user: UserContext) -> Self {
+        self.user = Arc::new(user);
+        self
+    }
+
+    /// A new session: a fresh run over the registry, as an `rmcp` handler.
+    pub fn session(&self) -> McpSession<App> {
+        McpSession { server: self.clone(), run: Arc::new(Mutex::new(SessionRun::default())) }
+    }
+
+    /// Serves one session over this process's stdin and stdout until the
+    /// client closes stdin. Stdout carries the protocol: log to stderr.
+    ///
+    /// # Errors
+    ///
+    /// When the client does not complete the `initialize` handshake.
+    pub async fn serve_stdio(self) -> io::Result<()> {
+        let running = self.session().serve(rmcp::transport::stdio()).await.map_err(io::Error::other)?;
+        running.waiting().await.map_err(io::Error::other)?;
+        Ok(())
+    }
+
+    /// The streamable HTTP endpoint as a tower service, one session per
+    /// `Mcp-Session-Id`; mount it where you like, for example with axum:
+    /// `Router::new().nest_service("/mcp", server.http_service())`. It
+    /// accepts loopback `Host` headers only (rmcp's guard against DNS
+    /// rebinding); set `config.allowed_hosts` on the returned service to
+    /// serve other names.
+    pub fn http_service(&self) -> StreamableHttpService<McpSession<App>, LocalSessionManager> {
+        let server = self.clone();
+        StreamableHttpService::new(
+            move || Ok(server.session()),
+            Arc::new(LocalSessionManager::default()),
+            StreamableHttpServerConfig::default(),
+        )
+    }
+
+    /// Serves streamable HTTP at the path `/mcp` on `listener` until the
+    /// process ends. Bind the listener yourself (`127.0.0.1:0` picks a free
+    /// port; `listener.local_addr()` tells which).
+    ///
+    /// # Errors
+    ///
+    /// When accepting connections fails.
+    pub async fn serve_http(self, listener: tokio::net::TcpListener) -> io::Result<()> {
+        let router = axum::Router::new().nest_service("/mcp", self.http_service());
+        axum::serve(listener, router).await
+    }
+}
+
+/// One MCP session: one run over the registry (step index, tools executed,
+/// whether a call ended it). Implements rmcp's [`ServerHandler`]; made by
+/// [`McpServer::session`].
+pub struct McpSession<App> {
+    server: McpServer<App>,
+    run: Arc<Mutex<SessionRun>>,
+}
+
+/// What a session remembers between calls: the state a [`Run`](crate::Run)
+/// keeps, with each `tools/call` as one step.
+#[derive(Debug, Default)]
+struct SessionRun {
+    step: usize,
+    executed: Vec<String>,
+    ended_by: Option<String>,
+}
+
+impl<App: Send + Sync + 'static> McpSession<App> {
+    /// The names of the tools offered now.
+    fn offered_names(&self, run: &SessionRun) -> Vec<String> {
+        self.offered(run, |def| def.name.clone())
+    }
+
+    fn offered<T>(&self, run: &SessionRun, map: impl Fn(&ToolDefinition) -> T) -> Vec<T> {
+        if run.ended_by.is_some() {
+            return Vec::new();
+        }
+        let server = &self.server;
+        let view = StepView::new(run.step, &run.executed, server.app.as_ref(), &server.user);
+        offered_in(&server.registry, &view).into_iter().map(map).collect()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, SessionRun> {
+        // The guarded code calls only visibility predicates, whose panics
+        // are caught, so a poisoned lock still holds a consistent state.
+        self.run.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Records a settled call as the end of a step; whether what is offered
+    /// changed.
+    fn record(&self, result: &CallResult) -> bool {
+        let mut run = self.lock();
+        let before = self.offered_names(&run);
+        run.step += 1;
+        if result.kind == ResultKind::Success {
+            run.executed.push(result.tool.clone());
+            if result.ends_run && run.ended_by.is_none() {
+                run.ended_by = Some(result.tool.clone());
+            }
+        }
+        self.offered_names(&run) != before
+    }
+
+    /// The whole call: the pipeline, then a human's decision when the call
+    /// needs one.
+    async fn settle(&self, request: CallToolRequestParams, context: &RequestContext<RoleServer>, progress: Option<ProgressSink>) -> CallResult {
+        let server = &self.server;
+        let offered = self.offered_names(&self.lock());
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let mut call = server
+            .registry
+            .call(server.app.clone(), &request.name, arguments)
+            .user(server.user.clone())
+            .cancellation(&context.ct)
+            .offered(offered);
+        if let Some(sink) = progress {
+            call = call.progress(sink);
+        }
+        match call.await {
+            CallOutcome::Done(result) => result,
+            CallOutcome::NeedsApproval(pending) => self.ask_human(pending, context).await,
+        }
+    }
+
+    /// Asks the client's user to accept or decline a pending call.
+    async fn ask_human(&self, pending: PendingCall<App>, context: &RequestContext<RoleServer>) -> CallResult {
+        let registry = &self.server.registry;
+        if !context.peer.supported_elicitation_modes().contains(&ElicitationMode::Form) {
+            tracing::info!(tool = %pending.tool, call_id = %pending.id, "refused: needs approval, and the client cannot elicit");
+            return CallResult::failure(&pending.tool, &pending.id, ResultKind::Rejected, &approval_unavailable());
+        }
+        let ask = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: approval_message(&pending, registry.definition(&pending.tool)),
+            // Nothing to fill in: accepting or declining is the answer.
+            requested_schema: ElicitationSchema::new(BTreeMap::new()),
+        };
+        let answer = tokio::select! {
+            answer = context.peer.create_elicitation(ask) => answer,
+            () = context.ct.cancelled() => {
+                return CallResult::failure(&pending.tool, &pending.id, ResultKind::Cancelled, &lines::cancelled());
+            }
+        };
+        match answer {
+            Ok(answer) if answer.action == ElicitationAction::Accept => registry.approve(pending).await,
+            Ok(_) => registry.reject(pending, None),
+            Err(error) => {
+                tracing::warn!(tool = %pending.tool, call_id = %pending.id, %error, "the approval request failed");
+                registry.reject(
+                    pending,
+                    Some("No human could be asked to approve this call, so it was not run. Tell the user it was not done."),
+                )
+            }
+        }
+    }
+}
+
+impl<App: Send + Sync + 'static> ServerHandler for McpSession<App> {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+        let config = ServerConfig::new(capabilities)
+            .with_server_info(self.server.info.clone())
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
+        match &self.server.instructions {
+            Some(instructions) => config.with_instructions(instructions.clone()),
+            None => config,
+        }
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::LATEST_WITH_INITIALIZE))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tools = self.offered(&self.lock(), mcp_tool);
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.server.registry.definition(name).map(mcp_tool)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let result = match context.meta.get_progress_token() {
+            Some(token) => {
+                let (sender, reports) = mpsc::unbounded_channel();
+                let sink = ProgressSink::new(move |progress| {
+                    let _ = sender.send(progress);
+                });
+                forwarding_progress(self.settle(request, &context, Some(sink)), reports, token, &context.peer).await
+            }
+            None => self.settle(request, &context, None).await,
+        };
+        if self.record(&result)
+            && let Err(error) = context.peer.notify_tool_list_changed().await
+        {
+            tracing::debug!(%error, "could not notify the client that the tool list changed");
+        }
+        Ok(CallToolResponse::from(call_tool_result(result)))
+    }
+}
+
+/// Runs `call`, sending each progress report to the client as it comes, and
+/// every report made before the call settled ahead of its result.
+async fn forwarding_progress<T>(
+    call: impl Future<Output = T>,
+    mut reports: mpsc::UnboundedReceiver<Progress>,
+    token: ProgressToken,
+    peer: &Peer<RoleServer>,
+) -> T {
+    let send = async |progress: Progress| {
+        let mut param = ProgressNotificationParam::new(token.clone(), progress.progress);
+        param.total = progress.total;
+        param.message = progress.message;
+        if let Err(error) = peer.notify_progress(param).await {
+            tracing::debug!(%error, "could not send a progress notification");
+        }
+    };
+    let mut call = std::pin::pin!(call.into_future());
+    let output = loop {
+        tokio::select! {
+            output = &mut call => break output,
+            Some(progress) = reports.recv() => send(progress).await,
+        }
+    };
+    while let Ok(progress) = reports.try_recv() {
+        send(progress).await;
+    }
+    output
+}
+
+/// A result as MCP carries it: the model's line as text; on success the
+/// structured output too, when it is an object (MCP's `structuredContent`
+/// must be one).
+fn call_tool_result(result: CallResult) -> CallToolResult {
+    let content = vec![ContentBlock::text(result.text)];
+    if result.kind != ResultKind::Success {
+        return CallToolResult::error(content);
+    }
+    let mut success = CallToolResult::success(content);
+    success.structured_content = result.structured.filter(Value::is_object);
+    success
+}
+
+/// One `tools/list` entry, as [`providers::mcp::tool`](crate::providers::mcp::tool) writes it.
+fn mcp_tool(def: &ToolDefinition) -> Tool {
+    serde_json::from_value(crate::providers::mcp::tool(def)).expect("providers::mcp writes valid MCP tools")
+}
+
+/// What the human reads when asked to approve a call.
+fn approval_message<App>(pending: &PendingCall<App>, def: Option<&ToolDefinition>) -> String {
+    let tool = match def.and_then(|def| def.title.as_deref()) {
+        Some(title) => format!("{title} (`{}`)", pending.tool),
+        None => format!("`{}`", pending.tool),
+    };
+    let arguments = serde_json::to_string_pretty(&pending.arguments).unwrap_or_else(|_| pending.arguments.to_string());
+    format!(
+        "The assistant wants to call {tool} with these arguments:\n\n{arguments}\n\n\
+         This call needs your approval. Accept to run it; decline to refuse it."
+    )
+}
+
+/// The line the model reads when a call needs approval and the client
+/// cannot ask a human.
+fn approval_unavailable() -> ToolError {
+    ToolError::forbidden(
+        "APPROVAL_UNAVAILABLE",
+        "This call needs a human's approval, which this MCP client cannot give (it does not support \
+         elicitation), so it was not run. Tell the user it needs approval and cannot be done here.",
+    )
+    .no_retry()
+}
