@@ -1,0 +1,113 @@
+//! The support-desk tools served over MCP, on stdio by default:
+//!
+//! ```text
+//! cargo run --example mcp_server --features mcp
+//! cargo run --example mcp_server --features mcp -- --http 127.0.0.1:8080
+//! ```
+//!
+//! With `--http ADDR` it serves streamable HTTP at `http://ADDR/mcp` (port 0
+//! picks a free one; the address is printed on stderr). Stdout carries the
+//! protocol on stdio, so everything else goes to stderr.
+//!
+//! Each MCP session is one run: `refund` is listed only after `lookup_order`
+//! ran, `classify_request` only before the first call; refunds over 50.00
+//! and vouchers ask the client's user for approval (MCP elicitation).
+
+#[path = "common/shop.rs"]
+mod shop;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tool_runtime::mcp::McpServer;
+use tool_runtime::prelude::*;
+
+use shop::Shop;
+
+/// Wait for the courier to pick up an order's parcel, reporting progress
+/// while waiting. Stops early when the call is cancelled.
+#[tool(read_only, tags("orders"), timeout = "30s")]
+async fn wait_for_courier(
+    ctx: Ctx<Shop>,
+    /// The order number, for example `A-1003`.
+    #[schemars(regex(pattern = r"^A-\d{4}$"))]
+    order_id: String,
+    /// How long to wait, in seconds.
+    #[schemars(range(min = 1, max = 20))]
+    seconds: u32,
+) -> Result<String, ToolError> {
+    let mut waiting = Waiting { call_id: ctx.call_id().to_owned(), done: false };
+    let ticks = seconds * 4;
+    for tick in 1..=ticks {
+        tokio::select! {
+            () = ctx.cancellation().cancelled() => {
+                return Err(ToolError::new(499, "WAIT_CANCELLED", "Stopped waiting for the courier.").no_retry());
+            }
+            () = tokio::time::sleep(Duration::from_millis(250)) => {}
+        }
+        ctx.progress(f64::from(tick), Some(f64::from(ticks)), Some("the courier is on the way"));
+    }
+    waiting.done = true;
+    Ok(format!("The courier picked up the parcel of {order_id} after {seconds}s."))
+}
+
+/// Says on stderr when a wait ends early: the runtime drops a cancelled
+/// tool's future, so this is where a cancellation shows.
+struct Waiting {
+    call_id: String,
+    done: bool,
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        if !self.done {
+            eprintln!("mcp_server: wait_for_courier {} cancelled; stopped waiting", self.call_id);
+        }
+    }
+}
+
+/// The support-desk tools, in their order, and the courier, which takes
+/// long enough to be cancelled.
+fn registry() -> Registry<Shop> {
+    let registry = Registry::builder()
+        .tools(tools![
+            shop::classify_request,
+            shop::lookup_order,
+            shop::refund,
+            shop::issue_voucher,
+            shop::hand_over,
+            wait_for_courier,
+        ])
+        .build()
+        .expect("the support-desk tools are valid");
+    let support_desk = shop::registry();
+    assert!(support_desk.names().eq(registry.names().take(support_desk.len())), "serve every support-desk tool");
+    registry
+}
+
+#[tokio::main]
+async fn main() {
+    let server = McpServer::new(registry(), Arc::new(Shop::demo()))
+        .with_name("support-desk", env!("CARGO_PKG_VERSION"))
+        .with_instructions("Tools of a shop's support desk: look orders up, refund delivered ones, hand over to a human.");
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let served = match args.as_slice() {
+        [] => server.serve_stdio().await,
+        [flag, addr] if flag == "--http" => match tokio::net::TcpListener::bind(addr.as_str()).await {
+            Ok(listener) => {
+                let addr = listener.local_addr().expect("a bound listener has an address");
+                eprintln!("mcp_server: listening on http://{addr}/mcp");
+                server.serve_http(listener).await
+            }
+            Err(error) => Err(error),
+        },
+        _ => {
+            eprintln!("usage: mcp_server [--http ADDR]");
+            std::process::exit(2);
+        }
+    };
+    if let Err(error) = served {
+        eprintln!("mcp_server: {error}");
+        std::process::exit(1);
+    }
+}
