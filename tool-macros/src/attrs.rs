@@ -102,7 +102,7 @@ impl ToolAttrs {
         };
         let mut seen: HashMap<String, Span> = HashMap::new();
         for item in items {
-            let Some((key, meta)) = key_of(&item, TOOL_KEYS, "#[tool(...)]", errors) else {
+            let Some((key, meta)) = key_of(&item, TOOL_KEYS, "`#[tool(...)]`", errors) else {
                 continue;
             };
             if seen.insert(key.clone(), meta.path().span()).is_some() {
@@ -158,7 +158,7 @@ pub fn parse_param(attr_meta: &Meta, errors: &mut Errors) -> ParamDefault {
     };
     let mut result = ParamDefault::None;
     for item in items {
-        let Some((_, meta)) = key_of(&item, PARAM_KEYS, "#[tool(...)] on a parameter", errors) else {
+        let Some((_, meta)) = key_of(&item, PARAM_KEYS, "`#[tool(...)]` on a parameter", errors) else {
             continue;
         };
         if !matches!(result, ParamDefault::None) {
@@ -190,7 +190,7 @@ fn key_of(item: &NestedMeta, keys: &[&str], context: &str, errors: &mut Errors) 
         NestedMeta::Meta(meta) => meta.clone(),
         NestedMeta::Lit(lit) => {
             errors.push(with_help(
-                error_at(lit, format!("expected a key in `{context}`, found a literal")),
+                error_at(lit, format!("expected a key in {context}, found a literal")),
                 format!("valid keys are {}", list(keys)),
             ));
             return None;
@@ -211,7 +211,7 @@ fn key_of(item: &NestedMeta, keys: &[&str], context: &str, errors: &mut Errors) 
         Some(near) => format!("did you mean `{near}`?"),
         None => format!("valid keys are {}", list(keys)),
     };
-    errors.push(with_help(error_at(meta.path(), format!("unknown key `{key}` in `{context}`")), help));
+    errors.push(with_help(error_at(meta.path(), format!("unknown key `{key}` in {context}")), help));
     None
 }
 

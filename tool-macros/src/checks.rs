@@ -22,6 +22,28 @@ pub fn valid_name(name: &str) -> bool {
         && bytes.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'_')
 }
 
+/// A valid name close to an invalid one, to suggest: `sayHello` and
+/// `Say-Hello` become `say_hello`.
+pub fn suggest_name(name: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut previous: Option<char> = None;
+    for c in name.chars() {
+        if c.is_ascii_uppercase() {
+            if previous.is_some_and(|p| p.is_ascii_lowercase() || p.is_ascii_digit()) {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else if c.is_ascii_lowercase() || c.is_ascii_digit() {
+            out.push(c);
+        } else if !out.ends_with('_') {
+            out.push('_');
+        }
+        previous = Some(c);
+    }
+    let trimmed = out.trim_start_matches(|c: char| !c.is_ascii_lowercase()).trim_end_matches('_');
+    (valid_name(trimmed) && trimmed != name).then(|| trimmed.to_owned())
+}
+
 /// `"500ms"`, `"5s"`, `"2m"` into milliseconds.
 pub fn parse_duration(text: &str) -> Result<u64, String> {
     let digits = text.bytes().take_while(u8::is_ascii_digit).count();
@@ -115,6 +137,17 @@ mod tests {
         assert!(!valid_name("lookupOrder"));
         assert!(!valid_name("_x"));
         assert!(!valid_name(&"a".repeat(65)));
+    }
+
+    #[test]
+    fn invalid_names_suggest_a_valid_one() {
+        assert_eq!(suggest_name("sayHello").as_deref(), Some("say_hello"));
+        assert_eq!(suggest_name("Say-Hello").as_deref(), Some("say_hello"));
+        assert_eq!(suggest_name("LookupOrder").as_deref(), Some("lookup_order"));
+        assert_eq!(suggest_name("get HTTP page").as_deref(), Some("get_http_page"));
+        assert_eq!(suggest_name("_x1").as_deref(), Some("x1"));
+        assert_eq!(suggest_name("--"), None);
+        assert_eq!(suggest_name(&"a".repeat(65)), None);
     }
 
     #[test]

@@ -18,9 +18,11 @@ pub fn error_at(node: &impl ToTokens, message: impl Display) -> Diag {
 }
 
 /// Adds a `help:` line. Stable Rust has no API for child diagnostics, so the
-/// line is part of the message, written the way rustc writes its own.
+/// line is part of the message: rustc prints it under the message, aligned
+/// with it and above the code, where a bare `help:` reads best (rustc's own
+/// `= help:` lines hang off the code's gutter, which this one cannot).
 pub fn with_help(diag: Diag, help: impl Display) -> Diag {
-    Diag { message: format!("{}\n\n= help: {help}", diag.message), ..diag }
+    Diag { message: format!("{}\nhelp: {help}", diag.message), ..diag }
 }
 
 impl From<Diag> for syn::Error {

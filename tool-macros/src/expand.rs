@@ -33,9 +33,10 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     check_description(&attrs, &tool_fn, &mut errors);
     checks::validate(&attrs, &name, &mut errors);
     let item = &tool_fn.item;
-    if !errors.is_empty() {
+    let ctx_probe = tool_fn.ctx_without_app.as_ref().map(|ty| ctx_app_probe(ty, &attrs));
+    if !errors.is_empty() || ctx_probe.is_some() {
         let compile_errors = errors.to_compile_errors();
-        return quote!(#item #compile_errors);
+        return quote!(#item #compile_errors #ctx_probe);
     }
     let generated = expand(&attrs, &tool_fn, &name);
     quote!(#item #generated)
@@ -45,17 +46,74 @@ fn with_errors(item: TokenStream, errors: TokenStream) -> TokenStream {
     quote!(#item #errors)
 }
 
-/// A token to point at for an item that is not a function.
+/// The tokens to point at for an item that is not a function: its keyword
+/// and name (`struct Hello`), past its attributes and doc comment.
 fn item_kind_token(item: &Item) -> TokenStream {
-    item.to_token_stream().into_iter().take(2).collect()
+    match item {
+        Item::Struct(item) => keyword_and_name(&item.struct_token, &item.ident),
+        Item::Enum(item) => keyword_and_name(&item.enum_token, &item.ident),
+        Item::Union(item) => keyword_and_name(&item.union_token, &item.ident),
+        Item::Trait(item) => keyword_and_name(&item.trait_token, &item.ident),
+        Item::Type(item) => keyword_and_name(&item.type_token, &item.ident),
+        Item::Const(item) => keyword_and_name(&item.const_token, &item.ident),
+        Item::Static(item) => keyword_and_name(&item.static_token, &item.ident),
+        Item::Mod(item) => keyword_and_name(&item.mod_token, &item.ident),
+        Item::Impl(item) => keyword_and_name(&item.impl_token, &item.self_ty),
+        other => other.to_token_stream().into_iter().take(2).collect(),
+    }
+}
+
+fn keyword_and_name(keyword: &impl ToTokens, name: &impl ToTokens) -> TokenStream {
+    quote!(#keyword #name)
+}
+
+/// A bare `Ctx` as the first parameter: rustc reports it (missing generics)
+/// and this probe then resolves to an error type and stays silent; `Ctx` as
+/// an alias of `Ctx<App>` compiles, and the probe fails with the type to write.
+fn ctx_app_probe(ty: &syn::Type, attrs: &ToolAttrs) -> TokenStream {
+    let krate = match &attrs.krate {
+        Some(path) => path.to_token_stream(),
+        None => quote!(::tool_runtime),
+    };
+    let p = respan(&quote!(#krate::__private), ty.span());
+    quote_spanned! {ty.span()=>
+        const _: () = <#ty as #p::CtxAppWritten>::CHECKED;
+    }
+}
+
+/// `tokens` with every span set to `span`, so that rustc points at the
+/// user's token rather than at the whole attribute. (Only moving the
+/// location, `located_at`, is not enough: an expression whose tokens come
+/// from two expansion contexts is reported at the macro's call site.) The
+/// generated tokens are absolute paths and names local to the expansion,
+/// which resolve the same from the user's span.
+fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
+    tokens
+        .clone()
+        .into_iter()
+        .map(|mut token| {
+            if let proc_macro2::TokenTree::Group(group) = &token {
+                let mut inner = proc_macro2::Group::new(group.delimiter(), respan(&group.stream(), span));
+                inner.set_span(span);
+                token = proc_macro2::TokenTree::Group(inner);
+            } else {
+                token.set_span(span);
+            }
+            token
+        })
+        .collect()
 }
 
 fn tool_name(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) -> String {
-    let help = "tool names match ^[a-z][a-z0-9_]{0,63}$: lowercase letters, digits and `_`, starting with a letter";
+    let rule = "a tool name has 1 to 64 lowercase letters, digits and `_`, and starts with a letter";
     match &attrs.name {
         Some(lit) => {
             let name = lit.value();
             if !checks::valid_name(&name) {
+                let help = match checks::suggest_name(&name) {
+                    Some(suggestion) => format!("{rule}: write `name = \"{suggestion}\"`"),
+                    None => rule.to_owned(),
+                };
                 errors.push(with_help(error_at(lit, format!("invalid tool name \"{name}\"")), help));
             }
             name
@@ -63,10 +121,13 @@ fn tool_name(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) -> String
         None => {
             let name = tool_fn.ident.to_string().trim_start_matches("r#").to_owned();
             if !checks::valid_name(&name) {
-                errors.push(with_help(
-                    error_at(&tool_fn.ident, format!("`{name}` is not a valid tool name")),
-                    format!("{help}; rename the function or set `#[tool(name = \"...\")]`"),
-                ));
+                let help = match checks::suggest_name(&name) {
+                    Some(suggestion) => format!(
+                        "{rule}: rename the function to `{suggestion}`, or keep it and write `#[tool(name = \"{suggestion}\")]`"
+                    ),
+                    None => format!("{rule}: rename the function, or write `#[tool(name = \"...\")]`"),
+                };
+                errors.push(with_help(error_at(&tool_fn.ident, format!("`{name}` is not a valid tool name")), help));
             }
             name
         }
@@ -142,7 +203,11 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
 
     let (input_struct, input_ty, input_schema, parse, call) = match &tool_fn.input {
         InputKind::Whole { ty } => {
-            let inner = quote_spanned!(ty.span()=> <#ty as #p::InputParam>::Inner);
+            // Reported on `T` of `Input<T>`.
+            let span = crate::signature::generic_argument(ty).map_or_else(|| ty.span(), |inner| inner.span());
+            let probe = respan(&p, span);
+            let wrapper = respan(&ty.to_token_stream(), span);
+            let inner = quote_spanned!(span=> <#wrapper as #probe::InputParam>::Inner);
             (
                 quote! {
                     #[doc = #struct_doc]
@@ -150,8 +215,8 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
                     #vis struct #ident {}
                 },
                 inner.clone(),
-                quote!(#p::struct_schema::<#inner>(generator)),
-                quote!(#p::parse_struct::<#inner>(args)),
+                quote_spanned!(span=> <#inner as #probe::ToolInput>::schema(generator)),
+                quote_spanned!(span=> <#inner as #probe::ToolInput>::parse(args)),
                 quote!(#ident(#ctx_arg <#ty as #p::InputParam>::wrap(input))),
             )
         }
@@ -181,7 +246,7 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
                     quote!(#field_vis #field: #ty)
                 });
                 let schema_params = params.iter().map(|param| schema_param(param, &p));
-                let takes = params.iter().map(|param| take_param(param));
+                let takes = params.iter().map(|param| take_param(param, &p));
                 let unused = params.is_empty().then(|| quote!(let _ = args;));
                 (
                     quote! {
@@ -209,19 +274,28 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
 
     let decide = match &attrs.policy {
         Some((PolicyAttr::Predicate(path), _)) => {
-            let invoke = quote_spanned!(path.span()=> #path(input, ctx));
+            // Coercing to a fn pointer reports a wrong signature on the path,
+            // as a mismatch with the expected one, and only once.
+            let expected = respan(&quote!(fn(&'a Self::Input, &'a #p::Ctx<#app>) -> _), path.span());
+            let probe = respan(&p, path.span());
+            let invoke = quote_spanned! {path.span()=>
+                let predicate: #expected = #path;
+                let returned = predicate(input, ctx);
+                #probe::PolicyProbe(returned).into_policy()
+            };
             Some(quote! {
                 fn decide<'a>(input: &'a Self::Input, ctx: &'a #p::Ctx<#app>) -> #p::PolicyFuture<'a> {
                     #[allow(unused_imports)]
                     use #p::SyncPolicy as _;
-                    #p::PolicyProbe(#invoke).into_policy()
+                    #invoke
                 }
             })
         }
         _ => None,
     };
     let visible = attrs.visible_when.as_ref().map(|path| {
-        let invoke = quote_spanned!(path.span()=> #p::VisibleWhen::<#app>::visible(&#path, view));
+        let probe = respan(&p, path.span());
+        let invoke = quote_spanned!(path.span()=> #probe::VisibleWhen::<#app>::visible(&#path, view));
         quote! {
             fn visible(view: &#p::StepView<'_, #app>) -> bool {
                 #invoke
@@ -230,7 +304,8 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
     });
     let (again, ends_run) = match &attrs.ends_run {
         Some(EndsRunAttr::Predicate(path)) => {
-            let invoke = quote_spanned!(path.span()=> #p::EndsRunWhen::ends_run(&#path, again, &output));
+            let probe = respan(&p, path.span());
+            let invoke = quote_spanned!(path.span()=> #probe::EndsRunWhen::ends_run(&#path, again, &output));
             (
                 quote!(let again = <Self as #p::Tool<#app>>::parse(::core::clone::Clone::clone(args));),
                 quote!(match &again { ::core::result::Result::Ok(again) => #invoke, ::core::result::Result::Err(_) => false }),
@@ -240,7 +315,14 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
         _ => (quote!(let _ = args;), quote!(false)),
     };
     let output_ty = &tool_fn.output;
-    let serialize = quote_spanned!(output_ty.span()=> #p::output(&output, ends_run));
+    let error_span = error_type(output_ty).span();
+    let returned = {
+        let probe = respan(&p, error_span);
+        quote_spanned!(error_span=> #probe::Returned(returned).into_result())
+    };
+    let success_span = success_type(output_ty).span();
+    let probe = respan(&p, success_span);
+    let serialize = quote_spanned!(success_span=> #probe::ToolReturn::to_output(&output, ends_run));
 
     quote! {
         #input_struct
@@ -286,13 +368,37 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
                     ::std::boxed::Box::pin(async move {
                         #[allow(unused_imports)]
                         use #p::PlainReturn as _;
-                        let output = #p::Returned(#call.await).into_result()?;
+                        let returned = #call.await;
+                        let output = #returned?;
                         let ends_run = #ends_run;
                         #serialize
                     })
                 }
             }
         };
+    }
+}
+
+/// The success type of a return type: `T` of `Result<T, E>` (and of
+/// `io::Result<T>`), else the type itself; where an output error points.
+fn success_type(ty: &syn::Type) -> &syn::Type {
+    result_argument(ty, 0).unwrap_or(ty)
+}
+
+/// The error type of a return type written `Result<T, E>`, else the type
+/// itself; where an error type that is not an error points.
+fn error_type(ty: &syn::Type) -> &syn::Type {
+    result_argument(ty, 1).unwrap_or(ty)
+}
+
+/// The type argument at `index` of a type written `...Result<...>`.
+fn result_argument(ty: &syn::Type, index: usize) -> Option<&syn::Type> {
+    let syn::Type::Path(path) = ty else { return None };
+    let last = path.path.segments.last().filter(|last| last.ident == "Result")?;
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else { return None };
+    match args.args.iter().nth(index)? {
+        syn::GenericArgument::Type(ty) => Some(ty),
+        _ => None,
     }
 }
 
@@ -385,7 +491,17 @@ fn concat_docs(docs: &[TokenStream]) -> TokenStream {
     }
 }
 
-/// One `schema.param::<T>(...)` call of the fast path.
+/// `<T as DefaultParam>::default_param`, pointing at `default` in
+/// `#[tool(default)]`: a type without `Default` is reported there.
+fn default_param(ty: &syn::Type, span: Span, p: &TokenStream) -> TokenStream {
+    let ty = respan(&ty.to_token_stream(), span);
+    let p = respan(p, span);
+    quote_spanned!(span=> || <#ty as #p::DefaultParam>::default_param())
+}
+
+/// One parameter's part of the fast path's `input_schema`. Through
+/// `ToolParam`, spanned on the type: a type that is not
+/// `Deserialize + JsonSchema` is reported once, on the parameter.
 fn schema_param(param: &Param, p: &TokenStream) -> TokenStream {
     let ty = &param.ty;
     let name = &param.name;
@@ -393,11 +509,11 @@ fn schema_param(param: &Param, p: &TokenStream) -> TokenStream {
     let default = match &param.default {
         ParamDefault::None => quote!(::core::option::Option::None),
         ParamDefault::Trait(span) => {
-            let value = quote_spanned!(*span=> <#ty as ::core::default::Default>::default());
+            let value = default_param(ty, *span, p);
             quote!(::core::option::Option::Some({
                 #[allow(unused_imports)]
                 use #p::NotJson as _;
-                #p::MaybeJson(&#value).to_json()
+                #p::MaybeJson(&(#value)()).to_json()
             }))
         }
         ParamDefault::Expr(expr) => quote!(::core::option::Option::Some({
@@ -407,19 +523,23 @@ fn schema_param(param: &Param, p: &TokenStream) -> TokenStream {
             #p::MaybeJson(&value).to_json()
         })),
     };
-    quote_spanned!(ty.span()=> schema.param::<#ty>(generator, #name, #doc, #default);)
+    let p = respan(p, ty.span());
+    quote_spanned!(ty.span()=> <#ty as #p::ToolParam>::add_to(&mut schema, generator, #name, #doc, #default);)
 }
 
 /// One field of the fast path's `parse`.
-fn take_param(param: &Param) -> TokenStream {
+fn take_param(param: &Param, p: &TokenStream) -> TokenStream {
     let (field, ty, name) = (&param.ident, &param.ty, &param.name);
+    let probe = respan(p, ty.span());
     let take = match &param.default {
-        ParamDefault::None => quote_spanned!(ty.span()=> args.take::<#ty>(#name)?),
+        ParamDefault::None => quote_spanned!(ty.span()=> <#ty as #probe::ToolParam>::take_from(&mut args, #name)?),
         ParamDefault::Trait(span) => {
-            let default = quote_spanned!(*span=> <#ty as ::core::default::Default>::default);
-            quote_spanned!(ty.span()=> args.take_or_else::<#ty>(#name, #default)?)
+            let default = default_param(ty, *span, p);
+            quote_spanned!(ty.span()=> <#ty as #probe::ToolParam>::take_or_else_from(&mut args, #name, #default)?)
         }
-        ParamDefault::Expr(expr) => quote_spanned!(ty.span()=> args.take_or_else::<#ty>(#name, || #expr)?),
+        ParamDefault::Expr(expr) => {
+            quote_spanned!(ty.span()=> <#ty as #probe::ToolParam>::take_or_else_from(&mut args, #name, || #expr)?)
+        }
     };
     quote!(#field: #take)
 }
@@ -449,7 +569,13 @@ fn derived_struct(
         });
         let default = match &param.default {
             ParamDefault::None => None,
-            ParamDefault::Trait(_) => Some(quote!(#[serde(default)])),
+            ParamDefault::Trait(span) => {
+                let function = format_ident!("__tool_default_{}", name);
+                let path = LitStr::new(&format!("{ident}::{function}"), Span::call_site());
+                let value = default_param(ty, *span, p);
+                default_fns.push(quote!(fn #function() -> #ty { (#value)() }));
+                Some(quote!(#[serde(default = #path)]))
+            }
             ParamDefault::Expr(expr) => {
                 let function = format_ident!("__tool_default_{}", name);
                 let path = LitStr::new(&format!("{ident}::{function}"), Span::call_site());
@@ -584,6 +710,21 @@ mod tests {
         .to_string();
         assert!(tokens.contains("derive"), "{tokens}");
         assert!(tokens.contains("rename"), "{tokens}");
+    }
+
+    #[test]
+    fn a_context_without_its_app_type_is_left_to_rustc_and_probed() {
+        let tokens = tool(
+            quote!(),
+            quote! {
+                /// Docs.
+                async fn look(ctx: Ctx, id: String) -> String { id }
+            },
+        )
+        .to_string();
+        assert!(!tokens.contains("compile_error"), "{tokens}");
+        assert!(tokens.contains("CtxAppWritten"), "{tokens}");
+        assert!(!tokens.contains("impl"), "nothing else is generated: {tokens}");
     }
 
     #[test]

@@ -20,6 +20,8 @@ pub struct ToolFn {
     /// The `#[doc]` values of the function, in order.
     pub docs: Vec<TokenStream>,
     pub ctx: Option<CtxParam>,
+    /// A first parameter `Ctx` written without its app type.
+    pub ctx_without_app: Option<Type>,
     pub input: InputKind,
     /// The return type; `()` when none is written.
     pub output: Type,
@@ -56,6 +58,7 @@ impl ToolFn {
         check_header(&item, errors);
         let docs = doc_values(&item.attrs);
         let mut ctx = None;
+        let mut ctx_without_app = None;
         let mut params = Vec::new();
         let mut whole: Option<Type> = None;
         let arg_count = item.sig.inputs.len();
@@ -85,10 +88,10 @@ impl ToolFn {
                     check_no_param_attrs(&default, &carried, &param_docs, &typed.ty, "the context", errors);
                     match generic_argument(&ty) {
                         Some(app) => ctx = Some(CtxParam { ty, app }),
-                        None => errors.push(with_help(
-                            error_at(&typed.ty, "the context needs its app type"),
-                            "write `Ctx<App>`, or `Ctx<()>` for a tool that needs no app state",
-                        )),
+                        // rustc already reports a bare `Ctx` (missing generics, with the
+                        // fix); a macro error would say it twice. Only an alias of `Ctx`
+                        // compiles, and expansion makes that fail with its own message.
+                        None => ctx_without_app = Some(ty),
                     }
                     continue;
                 }
@@ -142,7 +145,7 @@ impl ToolFn {
             Some(ty) => InputKind::Whole { ty },
             None => InputKind::Params(params),
         };
-        ToolFn { ident: item.sig.ident.clone(), vis: item.vis.clone(), docs, ctx, input, output, item }
+        ToolFn { ident: item.sig.ident.clone(), vis: item.vis.clone(), docs, ctx, ctx_without_app, input, output, item }
     }
 
     pub fn has_docs(&self) -> bool {
@@ -275,7 +278,7 @@ fn last_segment(ty: &Type) -> Option<String> {
 }
 
 /// The first generic type argument of a path type.
-fn generic_argument(ty: &Type) -> Option<Type> {
+pub fn generic_argument(ty: &Type) -> Option<Type> {
     let Type::Path(path) = ty else { return None };
     let PathArguments::AngleBracketed(args) = &path.path.segments.last()?.arguments else {
         return None;

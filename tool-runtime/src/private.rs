@@ -24,19 +24,41 @@ pub trait Named {
     const NAME: &'static str;
 }
 
-/// Fails the build (in `tools!`) when two tools share a name.
+/// Fails the build (in `tools!`) when two tools share a name, naming it.
+#[track_caller]
 pub const fn assert_unique_names(names: &[&str]) {
     let mut i = 0;
     while i < names.len() {
         let mut j = i + 1;
         while j < names.len() {
             if str_eq(names[i], names[j]) {
-                panic!("tools![...] lists two tools with the same name; each tool name must be unique");
+                // A const fn cannot format, so the message is assembled by hand.
+                let mut buffer = [0u8; 256];
+                let mut len = push(&mut buffer, 0, "tools![...] lists the tool `");
+                len = push(&mut buffer, len, names[i]);
+                len = push(&mut buffer, len, "` twice; list each tool once");
+                match core::str::from_utf8(buffer.split_at(len).0) {
+                    Ok(message) => panic!("{}", message),
+                    Err(_) => panic!("tools![...] lists the same tool twice; list each tool once"),
+                }
             }
             j += 1;
         }
         i += 1;
     }
+}
+
+/// Appends `text` to `buffer[len..]`, as much as fits (a name cut inside
+/// a char fails `from_utf8`, and the message without the name is used).
+const fn push(buffer: &mut [u8; 256], mut len: usize, text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() && len < buffer.len() {
+        buffer[len] = bytes[i];
+        len += 1;
+        i += 1;
+    }
+    len
 }
 
 const fn str_eq(a: &str, b: &str) -> bool {
@@ -54,14 +76,112 @@ const fn str_eq(a: &str, b: &str) -> bool {
     true
 }
 
-/// A type usable as a tool parameter.
+/// A type usable as a tool parameter. Generated code goes through its
+/// functions, spanned on the parameter's type, so a type that is not
+/// `Deserialize + JsonSchema` fails once, there, with this message.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool parameter",
     label = "not `Deserialize + JsonSchema`",
     note = "a tool parameter must implement `serde::Deserialize` and `schemars::JsonSchema`: add `#[derive(Deserialize, JsonSchema)]` to the type"
 )]
-pub trait ToolParam: DeserializeOwned + JsonSchema {}
-impl<T: DeserializeOwned + JsonSchema> ToolParam for T {}
+pub trait ToolParam: Sized {
+    /// Adds the parameter to the input schema.
+    fn add_to(
+        schema: &mut InputSchema,
+        generator: &mut SchemaGenerator,
+        name: &'static str,
+        doc: &'static str,
+        default: Option<Option<Value>>,
+    );
+
+    /// Takes the parameter out of the arguments.
+    fn take_from(args: &mut Args, name: &'static str) -> Result<Self, serde_json::Error>;
+
+    /// Takes the parameter out of the arguments, or its default.
+    fn take_or_else_from(
+        args: &mut Args,
+        name: &'static str,
+        default: impl FnOnce() -> Self,
+    ) -> Result<Self, serde_json::Error>;
+}
+// No supertraits: each would be reported on its own, without this message.
+#[diagnostic::do_not_recommend]
+impl<T: DeserializeOwned + JsonSchema> ToolParam for T {
+    fn add_to(
+        schema: &mut InputSchema,
+        generator: &mut SchemaGenerator,
+        name: &'static str,
+        doc: &'static str,
+        default: Option<Option<Value>>,
+    ) {
+        schema.param::<T>(generator, name, doc, default);
+    }
+
+    fn take_from(args: &mut Args, name: &'static str) -> Result<T, serde_json::Error> {
+        args.take::<T>(name)
+    }
+
+    fn take_or_else_from(
+        args: &mut Args,
+        name: &'static str,
+        default: impl FnOnce() -> T,
+    ) -> Result<T, serde_json::Error> {
+        args.take_or_else::<T>(name, default)
+    }
+}
+
+/// `#[tool(default)]` on a parameter: its type's `Default`.
+#[diagnostic::on_unimplemented(
+    message = "`#[tool(default)]` needs a default value, but `{Self}` does not implement `Default`",
+    label = "`{Self}` has no `Default`",
+    note = "derive or implement `Default` for `{Self}`, or give the value: `#[tool(default = expr)]`"
+)]
+pub trait DefaultParam: Sized {
+    fn default_param() -> Self;
+}
+#[diagnostic::do_not_recommend]
+impl<T: Default> DefaultParam for T {
+    fn default_param() -> Self {
+        T::default()
+    }
+}
+
+/// The struct of an `Input<T>` tool.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's input",
+    label = "not `Deserialize + JsonSchema`",
+    note = "the struct in `Input<T>` must implement `serde::Deserialize` and `schemars::JsonSchema`: add `#[derive(Deserialize, JsonSchema)]` to it"
+)]
+pub trait ToolInput: Sized {
+    fn schema(generator: &mut SchemaGenerator) -> Schema;
+    fn parse(args: Map<String, Value>) -> Result<Self, serde_json::Error>;
+}
+#[diagnostic::do_not_recommend]
+impl<T: DeserializeOwned + JsonSchema> ToolInput for T {
+    fn schema(generator: &mut SchemaGenerator) -> Schema {
+        struct_schema::<T>(generator)
+    }
+
+    fn parse(args: Map<String, Value>) -> Result<T, serde_json::Error> {
+        parse_struct::<T>(args)
+    }
+}
+
+/// What a tool returns on success.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's output",
+    label = "not `Serialize`",
+    note = "a tool returns a type that implements `serde::Serialize` (and `schemars::JsonSchema` for an output schema): add `#[derive(Serialize, JsonSchema)]` to it"
+)]
+pub trait ToolReturn {
+    fn to_output(&self, ends_run: bool) -> Result<ToolOutput, Failure>;
+}
+#[diagnostic::do_not_recommend]
+impl<T: Serialize> ToolReturn for T {
+    fn to_output(&self, ends_run: bool) -> Result<ToolOutput, Failure> {
+        output(self, ends_run)
+    }
+}
 
 /// The first parameter, read as the context.
 #[diagnostic::on_unimplemented(
@@ -78,6 +198,22 @@ impl<App> CtxParam<App> for Ctx<App> {
     }
 }
 
+/// A first parameter written `Ctx` without its app type, which only
+/// compiles when `Ctx` is an alias: the macro needs the app type written.
+#[diagnostic::on_unimplemented(
+    message = "`#[tool]` reads the app type from the context's type as written: write `{Self}` here, not an alias",
+    label = "write `{Self}`",
+    note = "a tool whose first parameter is `Ctx<App>` implements the tool for `Registry<App>`, with `App` as written"
+)]
+pub trait CtxAppWritten {
+    const CHECKED: () = ();
+}
+/// Nothing implements `CtxAppWritten` (this impl only keeps rustc from
+/// calling the trait unimplementable).
+pub enum NoApp {}
+#[diagnostic::do_not_recommend]
+impl CtxAppWritten for NoApp {}
+
 /// A parameter written as `Input<T>`, taking the whole input as one struct.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is read as the whole input, but it is not `tool_runtime::Input<T>`",
@@ -85,10 +221,10 @@ impl<App> CtxParam<App> for Ctx<App> {
     note = "take a whole input struct as `Input<T>` from `tool_runtime`, with `T: Deserialize + JsonSchema`"
 )]
 pub trait InputParam: Sized {
-    type Inner: DeserializeOwned + JsonSchema + Send + 'static;
+    type Inner;
     fn wrap(inner: Self::Inner) -> Self;
 }
-impl<T: DeserializeOwned + JsonSchema + Send + 'static> InputParam for crate::Input<T> {
+impl<T> InputParam for crate::Input<T> {
     type Inner = T;
     fn wrap(inner: T) -> Self {
         crate::Input(inner)
@@ -105,7 +241,7 @@ impl Args {
 
     /// A parameter without a default: `Option` reads a missing one as
     /// `None`, as serde does for struct fields.
-    pub fn take<T: ToolParam>(&mut self, name: &'static str) -> Result<T, serde_json::Error> {
+    pub fn take<T: DeserializeOwned>(&mut self, name: &'static str) -> Result<T, serde_json::Error> {
         match self.0.remove(name) {
             Some(value) => T::deserialize(value).map_err(|err| at_field(name, err)),
             None => T::deserialize(MissingField(name)),
@@ -113,7 +249,7 @@ impl Args {
     }
 
     /// A parameter with a default.
-    pub fn take_or_else<T: ToolParam>(
+    pub fn take_or_else<T: DeserializeOwned>(
         &mut self,
         name: &'static str,
         default: impl FnOnce() -> T,
@@ -235,9 +371,25 @@ pub struct Returned<R>(pub R);
 impl<T, E> Returned<Result<T, E>> {
     pub fn into_result(self) -> Result<T, Failure>
     where
-        E: Into<BoxError>,
+        E: ToolErrorType,
     {
-        self.0.map_err(Failure::from_error)
+        self.0.map_err(ToolErrorType::into_failure)
+    }
+}
+
+/// The error type of a tool that returns `Result<T, E>`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's error type",
+    label = "not `std::error::Error + Send + Sync + 'static`",
+    note = "return `ToolError` for errors the model should read, or any type that implements `std::error::Error + Send + Sync + 'static` for failures the model reads as a generic internal error"
+)]
+pub trait ToolErrorType {
+    fn into_failure(self) -> Failure;
+}
+#[diagnostic::do_not_recommend]
+impl<E: Into<BoxError>> ToolErrorType for E {
+    fn into_failure(self) -> Failure {
+        Failure::from_error(self)
     }
 }
 
@@ -294,6 +446,7 @@ impl<T> NoOutputSchema for &OutputSchema<T> {}
 /// What a policy predicate may return: a verdict, or a result of one.
 #[diagnostic::on_unimplemented(
     message = "a policy predicate must return `Verdict` or `Result<Verdict, E>`, sync or async, not `{Self}`",
+    label = "returns `{Self}`",
     note = "write it as `fn(&Input, &Ctx<App>) -> Verdict` (or `async fn`)"
 )]
 pub trait IntoVerdict {
@@ -327,11 +480,20 @@ where
     }
 }
 
+/// The sync case, and the fallback for any other return type, so that a
+/// wrong one is reported as `IntoVerdict`, with its message.
 pub trait SyncPolicy {
-    fn into_policy<'a>(self) -> PolicyFuture<'a>;
+    type Returned;
+    fn into_policy<'a>(self) -> PolicyFuture<'a>
+    where
+        Self::Returned: IntoVerdict;
 }
-impl<T: IntoVerdict> SyncPolicy for PolicyProbe<T> {
-    fn into_policy<'a>(self) -> PolicyFuture<'a> {
+impl<T> SyncPolicy for PolicyProbe<T> {
+    type Returned = T;
+    fn into_policy<'a>(self) -> PolicyFuture<'a>
+    where
+        T: IntoVerdict,
+    {
         Box::pin(std::future::ready(self.0.into_verdict()))
     }
 }
@@ -427,7 +589,7 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "same name")]
+    #[should_panic(expected = "lists the tool `a` twice")]
     fn duplicate_names_panic() {
         assert_unique_names(&["a", "b", "a"]);
     }
