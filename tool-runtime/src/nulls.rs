@@ -54,7 +54,7 @@ fn visit_object(map: &mut Map<String, Value>, schema: &Map<String, Value>, root:
     for (name, property) in properties {
         match map.get_mut(name) {
             Some(Value::Null) if !required(name) && !accepts_null(property, root, depth) => {
-                map.remove(name);
+                map.shift_remove(name);
             }
             Some(child) => visit(child, property, root, depth + 1),
             None => {}
