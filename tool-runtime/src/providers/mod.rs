@@ -1,7 +1,7 @@
 //! Provider dialects: the one canonical schema of each tool, exported for
 //! one provider as a separate pass; the provider's tool-call payloads parsed
-//! into [`ToolCall`](crate::ToolCall)s; and [`CallResult`](crate::CallResult)s
-//! rendered back into that provider's message shape.
+//! into [`ToolCall`](crate::ToolCall)s; and [`CallResult`]s rendered back
+//! into that provider's message shape.
 //!
 //! Every provider module has the same three functions:
 //!
