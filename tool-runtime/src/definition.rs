@@ -355,7 +355,7 @@ impl<App> std::fmt::Debug for BoxedTool<App> {
 #[macro_export]
 macro_rules! tools {
     ($($tool:path),* $(,)?) => {{
-        const _: () = $crate::__private::assert_unique_names(&[$(<$tool as $crate::__private::Named>::NAME),*]);
+        const _: () = $crate::__private::assert_unique_names([$(<$tool as $crate::__private::Named>::NAME),*]);
         ::std::vec![$($crate::BoxedTool::of::<$tool>()),*]
     }};
 }
