@@ -1,0 +1,137 @@
+//! The `mcp_server` example against the official Python MCP SDK, over stdio
+//! and streamable HTTP: `tests/peers/mcp_client.py` lists and calls the
+//! support-desk tools (visibility, bad input, a refusal, approvals with and
+//! without elicitation, progress, a cancellation).
+//!
+//! ```text
+//! python3 -m pip install 'mcp==2.3.0'
+//! cargo test --features mcp --test mcp_interop
+//! ```
+//!
+//! Without the Python package the tests are skipped with a message, except
+//! in CI (`CI` set), where they fail.
+#![cfg(feature = "mcp")]
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/mcp_client.py");
+
+#[test]
+fn python_client_over_stdio() {
+    if !python_mcp_available() {
+        return;
+    }
+    let server = example_binary();
+    run_client(&["stdio", "--server", server.to_str().expect("a UTF-8 path")]);
+}
+
+#[test]
+fn python_client_over_http() {
+    if !python_mcp_available() {
+        return;
+    }
+    let log = std::env::temp_dir().join(format!("mcp_server-http-{}.log", std::process::id()));
+    let server = Server::start(&example_binary(), &log);
+    let url = server.url();
+    run_client(&["http", "--url", &url, "--server-log", log.to_str().expect("a UTF-8 path")]);
+}
+
+/// Whether `import mcp` works; when it does not, the test is skipped with a
+/// message, or fails in CI.
+fn python_mcp_available() -> bool {
+    let imported = Command::new("python3")
+        .args(["-c", "import mcp"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    if !imported {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "the Python MCP SDK is missing in CI: `python3 -m pip install 'mcp==2.3.0'` must run first"
+        );
+        eprintln!("skipped: `python3 -c 'import mcp'` failed; install it with `python3 -m pip install 'mcp==2.3.0'`");
+    }
+    imported
+}
+
+/// Builds the example (once per test process) and returns its path.
+fn example_binary() -> PathBuf {
+    static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    BINARY
+        .get_or_init(|| {
+            let output = Command::new(env!("CARGO"))
+                .args(["build", "--example", "mcp_server", "--features", "mcp", "--message-format=json"])
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .stderr(Stdio::inherit())
+                .output()
+                .expect("cargo runs");
+            assert!(output.status.success(), "`cargo build --example mcp_server --features mcp` failed");
+            String::from_utf8_lossy(&output.stdout)
+                .lines()
+                .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+                .filter(|message| message["target"]["name"] == "mcp_server")
+                .find_map(|message| message["executable"].as_str().map(PathBuf::from))
+                .expect("cargo reports the example's executable")
+        })
+        .clone()
+}
+
+/// Runs the Python client with `args`; fails the test when it fails.
+fn run_client(args: &[&str]) {
+    let output = Command::new("python3").arg(SCRIPT).args(args).output().expect("python3 runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    println!("{stdout}");
+    eprintln!("{stderr}");
+    assert!(output.status.success(), "the Python MCP client reported failures:\n{stdout}\n{stderr}");
+    assert!(stdout.contains(" passed, 0 failed"), "no summary from the Python MCP client:\n{stdout}");
+}
+
+/// The example serving streamable HTTP on a free loopback port, its stderr
+/// in `log`; killed when dropped.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Server {
+    fn start(binary: &Path, log: &Path) -> Server {
+        let child = Command::new(binary)
+            .args(["--http", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(File::create(log).expect("the log file can be created"))
+            .spawn()
+            .expect("the example starts");
+        let mut server = Server { child, url: String::new() };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let text = std::fs::read_to_string(log).unwrap_or_default();
+            if let Some(url) = text.lines().find_map(|line| line.strip_prefix("mcp_server: listening on ")) {
+                server.url = url.trim().to_owned();
+                return server;
+            }
+            if let Ok(Some(status)) = server.child.try_wait() {
+                panic!("the server exited ({status}) before listening:\n{text}");
+            }
+            assert!(Instant::now() < deadline, "the server did not listen within 20s:\n{text}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn url(&self) -> String {
+        self.url.clone()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
