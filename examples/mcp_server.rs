@@ -89,7 +89,9 @@ fn registry() -> Registry<Shop> {
 async fn main() {
     let server = McpServer::new(registry(), Arc::new(Shop::demo()))
         .with_name("support-desk", env!("CARGO_PKG_VERSION"))
-        .with_instructions("Tools of a shop's support desk: look orders up, refund delivered ones, hand over to a human.");
+        .with_instructions(
+            "Tools of a shop's support desk: look orders up, refund delivered ones, hand over to a human.",
+        );
     let args: Vec<String> = std::env::args().skip(1).collect();
     let served = match args.as_slice() {
         [] => server.serve_stdio().await,

@@ -42,8 +42,10 @@
 //! - **Approvals go to the human through elicitation.** A call that needs
 //!   approval asks the client's user (MCP `elicitation/create`, showing the
 //!   tool and its arguments): accepting runs it, declining or dismissing
-//!   rejects it. A client that did not declare the elicitation capability
-//!   cannot ask anyone, so such calls are refused with a text that says so.
+//!   rejects it; until the answer comes the call waits (a cancellation ends
+//!   the wait without running it). A client that did not declare the
+//!   elicitation capability cannot ask anyone, so such calls are refused
+//!   with a text that says so (code `APPROVAL_UNAVAILABLE`).
 //! - **Cancellation and progress.** `notifications/cancelled` cancels the
 //!   call's token ([`Ctx::cancellation`](crate::Ctx::cancellation)); what
 //!   a tool reports with [`Ctx::progress`](crate::Ctx::progress) becomes
@@ -243,7 +245,12 @@ impl<App: Send + Sync + 'static> McpSession<App> {
 
     /// The whole call: the pipeline, then a human's decision when the call
     /// needs one.
-    async fn settle(&self, request: CallToolRequestParams, context: &RequestContext<RoleServer>, progress: Option<ProgressSink>) -> CallResult {
+    async fn settle(
+        &self,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+        progress: Option<ProgressSink>,
+    ) -> CallResult {
         let server = &self.server;
         let offered = self.offered_names(&self.lock());
         let arguments = Value::Object(request.arguments.unwrap_or_default());
@@ -266,7 +273,7 @@ impl<App: Send + Sync + 'static> McpSession<App> {
     async fn ask_human(&self, pending: PendingCall<App>, context: &RequestContext<RoleServer>) -> CallResult {
         let registry = &self.server.registry;
         if !context.peer.supported_elicitation_modes().contains(&ElicitationMode::Form) {
-            tracing::info!(tool = %pending.tool, call_id = %pending.id, "refused: needs approval, and the client cannot elicit");
+            tracing::info!(tool = %pending.tool, call_id = %pending.id, "needs approval; the client cannot elicit");
             return CallResult::failure(&pending.tool, &pending.id, ResultKind::Rejected, &approval_unavailable());
         }
         let ask = ElicitRequestParams::FormElicitationParams {
@@ -288,7 +295,10 @@ impl<App: Send + Sync + 'static> McpSession<App> {
                 tracing::warn!(tool = %pending.tool, call_id = %pending.id, %error, "the approval request failed");
                 registry.reject(
                     pending,
-                    Some("No human could be asked to approve this call, so it was not run. Tell the user it was not done."),
+                    Some(
+                        "No human could be asked to approve this call, so it was not run. \
+                         Tell the user it was not done.",
+                    ),
                 )
             }
         }
