@@ -29,6 +29,7 @@ pub trait Named {
 /// Runs in the compiler's const evaluator, which has a step budget: names
 /// are hashed and sorted (O(n log n)) rather than compared pairwise, so a
 /// list of thousands of tools stays cheap.
+#[track_caller]
 pub const fn assert_unique_names<const N: usize>(names: [&str; N]) {
     let mut keys = [(0u64, 0usize); N];
     let mut i = 0;
@@ -51,6 +52,7 @@ pub const fn assert_unique_names<const N: usize>(names: [&str; N]) {
     }
 }
 
+#[track_caller]
 const fn duplicate(name: &str) -> ! {
     // A const fn cannot format, so the message is assembled by hand.
     let mut buffer = [0u8; 256];
