@@ -514,7 +514,7 @@ async fn output_is_cut_at_max_output_chars_on_a_char_boundary_with_a_marker() {
     let result = registry().invoke(app(), "long", "{}").await;
     assert!(result.truncated);
     assert!(result.text.starts_with("ééééé\n[output truncated: showing the first 5 of 9 characters"), "{}", result.text);
-    assert_eq!(result.structured, None);
+    assert_eq!(result.structured, Some(json!("ééééééééé")), "the structured value stays whole");
 }
 
 #[tokio::test]

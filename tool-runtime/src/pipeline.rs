@@ -475,8 +475,9 @@ impl<App: Send + Sync + 'static> Registry<App> {
             Ok(Ok(output)) => {
                 let limit = entry.def.max_output_chars.unwrap_or(self.inner.config.default_max_output_chars);
                 let (text, truncated) = crate::output::render(&output.value, limit);
-                let structured = (!truncated).then_some(output.value);
-                self.finish(CallResult::success(tool, &call_id, text, structured, truncated, output.ends_run))
+                // The structured value stays whole: MCP requires `structuredContent`
+                // to match a declared output schema even when the text was cut.
+                self.finish(CallResult::success(tool, &call_id, text, Some(output.value), truncated, output.ends_run))
             }
             Ok(Err(Failure::Tool(error))) => {
                 self.report(ErrorReport {

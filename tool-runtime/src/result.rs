@@ -62,8 +62,8 @@ pub struct CallResult {
     pub kind: ResultKind,
     /// Exactly what the model reads.
     pub text: String,
-    /// The structured output of a success, for MCP `structuredContent`;
-    /// `None` when the text was cut.
+    /// The whole structured output of a success, for MCP
+    /// `structuredContent`; kept whole even when `text` was cut.
     pub structured: Option<Value>,
     /// The error code stamped on a failed call.
     pub error_code: Option<String>,
