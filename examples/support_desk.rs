@@ -7,6 +7,14 @@
 //!
 //! Each step prints what was offered, each call with its verdict and result,
 //! the approvals a human gave, and how the run ended.
+//!
+//! With `--openai`, a real OpenAI-compatible chat-completions endpoint plays
+//! the model instead (`OPENAI_BASE_URL`, default `https://api.openai.com/v1`;
+//! `OPENAI_API_KEY`; `OPENAI_MODEL`, default `gpt-4o-mini`):
+//!
+//! ```text
+//! OPENAI_API_KEY=... cargo run --example support_desk --features openai -- --openai
+//! ```
 
 #[path = "common/shop.rs"]
 mod shop;
@@ -14,14 +22,19 @@ mod shop;
 use std::sync::Arc;
 
 use serde_json::json;
-use tool_runtime::{ResultKind, Run, ToolCall, UserContext};
+use tool_runtime::{ResultKind, Run, StepResults, ToolCall, ToolDefinition, UserContext};
 
 use shop::Shop;
 
 /// What the model does on one step: call tools, or answer.
 enum Turn {
     Calls(Vec<ToolCall>),
-    Answer(&'static str),
+    Answer(String),
+}
+
+/// Plays the model: sees the offered tools and the last step's results.
+trait Model {
+    fn turn(&mut self, offered: &[&ToolDefinition], last: Option<&StepResults>) -> Turn;
 }
 
 /// A model that follows a script: the calls a real model could make for
@@ -60,14 +73,96 @@ impl ScriptedModel {
             )]),
             Turn::Answer(
                 "I'm sorry about the espresso machine: the 189.90 refund for order A-1002 is on its way. \
-                 Your kettle (A-1001) is still being prepared; a colleague now has your case and will update you within the hour.",
+                 Your kettle (A-1001) is still being prepared; a colleague now has your case and will update you within the hour."
+                    .into(),
             ),
         ];
         ScriptedModel { turns: turns.into_iter() }
     }
 
-    fn turn(&mut self) -> Turn {
-        self.turns.next().unwrap_or(Turn::Answer("(the script is over)"))
+}
+
+impl Model for ScriptedModel {
+    fn turn(&mut self, _offered: &[&ToolDefinition], _last: Option<&StepResults>) -> Turn {
+        self.turns.next().unwrap_or(Turn::Answer("(the script is over)".into()))
+    }
+}
+
+/// A real model behind an OpenAI-compatible chat-completions endpoint.
+#[cfg(feature = "openai")]
+struct OpenAiModel {
+    url: String,
+    key: String,
+    model: String,
+    messages: Vec<serde_json::Value>,
+}
+
+#[cfg(feature = "openai")]
+impl OpenAiModel {
+    fn from_env() -> Self {
+        let base = std::env::var("OPENAI_BASE_URL").unwrap_or_else(|_| "https://api.openai.com/v1".into());
+        let key = std::env::var("OPENAI_API_KEY").unwrap_or_else(|_| {
+            eprintln!("set OPENAI_API_KEY (and OPENAI_BASE_URL / OPENAI_MODEL for another endpoint)");
+            std::process::exit(2)
+        });
+        OpenAiModel {
+            url: format!("{}/chat/completions", base.trim_end_matches('/')),
+            key,
+            model: std::env::var("OPENAI_MODEL").unwrap_or_else(|_| "gpt-4o-mini".into()),
+            messages: vec![
+                json!({ "role": "system", "content": "You are the support desk of a small shop. Use the tools; amounts are in cents." }),
+                json!({ "role": "user", "content": MESSAGE }),
+            ],
+        }
+    }
+}
+
+#[cfg(feature = "openai")]
+impl Model for OpenAiModel {
+    fn turn(&mut self, offered: &[&ToolDefinition], last: Option<&StepResults>) -> Turn {
+        use tool_runtime::providers::{openai::chat, ExportOptions};
+        if let Some(last) = last {
+            self.messages.extend(chat::results(&last.results));
+        }
+        let export = chat::tools(offered.iter().copied(), &ExportOptions::new()).expect("the tools export to OpenAI");
+        let mut body = json!({ "model": self.model, "messages": self.messages });
+        if !export.tools.is_empty() {
+            body["tools"] = export.tools.into();
+        }
+        let response: serde_json::Value = tokio::task::block_in_place(|| {
+            ureq::post(&self.url)
+                .header("Authorization", &format!("Bearer {}", self.key))
+                .send_json(&body)
+                .and_then(|mut response| response.body_mut().read_json())
+        })
+        .unwrap_or_else(|err| {
+            eprintln!("the model endpoint failed: {err}");
+            std::process::exit(1)
+        });
+        let message = response["choices"][0]["message"].clone();
+        self.messages.push(message.clone());
+        match chat::parse_calls(&response) {
+            Ok(calls) if !calls.is_empty() => Turn::Calls(calls),
+            Ok(_) => Turn::Answer(message["content"].as_str().unwrap_or_default().to_owned()),
+            Err(err) => Turn::Answer(format!("(the model's reply could not be read: {err})")),
+        }
+    }
+}
+
+fn model_from_args() -> Box<dyn Model> {
+    match std::env::args().nth(1).as_deref() {
+        None => Box::new(ScriptedModel::new()),
+        #[cfg(feature = "openai")]
+        Some("--openai") => Box::new(OpenAiModel::from_env()),
+        #[cfg(not(feature = "openai"))]
+        Some("--openai") => {
+            eprintln!("--openai needs the `openai` feature: cargo run --example support_desk --features openai -- --openai");
+            std::process::exit(2)
+        }
+        Some(other) => {
+            eprintln!("unknown argument {other}; usage: support_desk [--openai]");
+            std::process::exit(2)
+        }
     }
 }
 
@@ -87,14 +182,15 @@ async fn main() {
     let registry = shop::registry();
     let app = Arc::new(Shop::demo());
     let mut run: Run<Shop> = registry.run(app).with_user(UserContext::new("c-17")).with_thread_id("thread-1");
-    let mut model = ScriptedModel::new();
+    let mut model = model_from_args();
+    let mut last: Option<StepResults> = None;
 
     println!("customer c-17: {MESSAGE}\n");
     loop {
         let offered = run.offered_names();
         let listed = if offered.is_empty() { "none, the model phrases its answer".to_owned() } else { offered.join(", ") };
         println!("step {} | offered: {listed}", run.step());
-        let calls = match model.turn() {
+        let calls = match model.turn(&run.offered(), last.as_ref()) {
             Turn::Answer(text) => {
                 println!("  model answers: {text}\n");
                 break;
@@ -129,6 +225,7 @@ async fn main() {
             println!("    {} {verdict} -> {}", result.call_id, result.text);
         }
         println!();
+        last = Some(step);
     }
     run.finish();
     println!(
