@@ -591,3 +591,14 @@ async fn an_enormous_output_reaches_the_model_cut_to_the_limit() {
     assert!(result.text.contains("of 10485760 characters"), "{}", &result.text[result.text.len() - 150..]);
     assert_eq!(registry.invoke(app(), "ping", "{}").await.text, "pong");
 }
+
+#[tokio::test]
+async fn a_tool_stays_an_ordinary_function_tests_can_call() {
+    let app = app();
+    let text = transfer(Ctx::new(app.clone()), 5, "EUR".into(), "hi".into(), Kind::Standard).await;
+    assert_eq!(text, "5 EUR hi Standard");
+    assert_eq!(app.executions.load(Ordering::SeqCst), 1);
+    assert_eq!(ping().await, "pong");
+    let identity = whoami(Ctx::new(app).with_user(UserContext::new("u-1"))).await;
+    assert_eq!(identity, r#"Some("u-1")/None/"#);
+}
