@@ -307,7 +307,7 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
             let probe = respan(&p, path.span());
             let invoke = quote_spanned!(path.span()=> #probe::EndsRunWhen::ends_run(&#path, again, &output));
             (
-                quote!(let again = <Self as #p::Tool<#app>>::parse(::core::clone::Clone::clone(args));),
+                quote!(let again = <Self as #p::Tool<#app>>::parse(args);),
                 quote!(match &again { ::core::result::Result::Ok(again) => #invoke, ::core::result::Result::Err(_) => false }),
             )
         }
@@ -350,7 +350,7 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
                 }
 
                 fn parse(
-                    args: #p::serde_json::Map<::std::string::String, #p::serde_json::Value>,
+                    args: &#p::serde_json::Map<::std::string::String, #p::serde_json::Value>,
                 ) -> ::core::result::Result<Self::Input, #p::serde_json::Error> {
                     #parse
                 }

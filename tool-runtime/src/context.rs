@@ -39,6 +39,21 @@ pub(crate) struct CallInfo {
     pub(crate) progress: Option<ProgressSink>,
 }
 
+impl CallInfo {
+    /// A call by an anonymous user, without thread or progress.
+    pub(crate) fn anonymous(call_id: String) -> Self {
+        // One shared anonymous user, rather than an allocation per call.
+        static ANONYMOUS: std::sync::OnceLock<Arc<UserContext>> = std::sync::OnceLock::new();
+        CallInfo {
+            user: ANONYMOUS.get_or_init(Arc::default).clone(),
+            thread_id: None,
+            call_id,
+            cancel: CancellationToken::new(),
+            progress: None,
+        }
+    }
+}
+
 impl<App> Clone for Ctx<App> {
     fn clone(&self) -> Self {
         Ctx { app: self.app.clone(), call: self.call.clone() }

@@ -225,9 +225,9 @@ pub trait Tool<App>: 'static {
     #[doc(hidden)]
     fn output_schema(generator: &mut SchemaGenerator) -> Option<Schema>;
 
-    /// Deserialises validated arguments.
+    /// Deserialises the arguments (borrowed: the registry keeps them).
     #[doc(hidden)]
-    fn parse(args: Map<String, Value>) -> Result<Self::Input, serde_json::Error>;
+    fn parse(args: &Map<String, Value>) -> Result<Self::Input, serde_json::Error>;
 
     /// The policy predicate; only called when `META.policy` is `Predicate`.
     #[doc(hidden)]
@@ -252,7 +252,11 @@ pub trait Tool<App>: 'static {
 /// The object-safe face of a tool, shared by macro-made and dynamic tools.
 pub(crate) trait ErasedTool<App>: Send + Sync {
     fn definition(&self) -> Result<ToolDefinition, String>;
-    fn parse(&self, args: Map<String, Value>) -> Result<Box<dyn Any + Send + Sync>, serde_json::Error>;
+    fn parse(&self, args: &Map<String, Value>) -> Result<Box<dyn Any + Send + Sync>, serde_json::Error>;
+    /// Whether `parse` itself checks the types the schema states (true for
+    /// `#[tool]`s, whose input is a Rust type; false for dynamic tools,
+    /// whose input is any JSON value and whose schema is the only check).
+    fn parses_types(&self) -> bool;
     fn decide<'a>(&'a self, input: &'a (dyn Any + Send + Sync), ctx: &'a Ctx<App>) -> PolicyFuture<'a>;
     fn visible(&self, view: &StepView<'_, App>) -> bool;
     fn call(&self, input: Box<dyn Any + Send + Sync>, ctx: Ctx<App>, args: &Map<String, Value>) -> CallFuture;
@@ -270,8 +274,12 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
         Ok(ToolDefinition::from_meta(&T::META, input, output))
     }
 
-    fn parse(&self, args: Map<String, Value>) -> Result<Box<dyn Any + Send + Sync>, serde_json::Error> {
+    fn parse(&self, args: &Map<String, Value>) -> Result<Box<dyn Any + Send + Sync>, serde_json::Error> {
         T::parse(args).map(|input| Box::new(input) as Box<dyn Any + Send + Sync>)
+    }
+
+    fn parses_types(&self) -> bool {
+        true
     }
 
     fn decide<'a>(&'a self, input: &'a (dyn Any + Send + Sync), ctx: &'a Ctx<App>) -> PolicyFuture<'a> {

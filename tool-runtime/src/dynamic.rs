@@ -153,8 +153,12 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
         }
     }
 
-    fn parse(&self, args: Map<String, Value>) -> Result<Box<dyn Any + Send + Sync>, serde_json::Error> {
-        Ok(Box::new(Value::Object(args)))
+    fn parse(&self, args: &Map<String, Value>) -> Result<Box<dyn Any + Send + Sync>, serde_json::Error> {
+        Ok(Box::new(Value::Object(args.clone())))
+    }
+
+    fn parses_types(&self) -> bool {
+        false
     }
 
     fn decide<'a>(&'a self, input: &'a (dyn Any + Send + Sync), ctx: &'a Ctx<App>) -> PolicyFuture<'a> {

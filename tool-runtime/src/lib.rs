@@ -62,6 +62,7 @@ mod report;
 mod result;
 mod run;
 pub mod schema;
+mod validation;
 mod definition;
 
 #[doc(hidden)]

@@ -7,6 +7,7 @@ use std::future::{Future, IntoFuture};
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -22,7 +23,7 @@ use crate::policy::Verdict;
 use crate::registry::{Entry, Registry};
 use crate::report::{panic_message, ErrorKind, ErrorReport};
 use crate::result::{lines, CallResult, ResultKind};
-use crate::definition::{BoxError, Failure};
+use crate::definition::{BoxError, Failure, ToolOutput};
 
 /// The arguments of a call, as text (provider payloads) or already parsed
 /// (MCP).
@@ -184,7 +185,22 @@ impl<'r, App: Send + Sync + 'static> IntoFuture for Call<'r, App> {
 static NEXT_CALL: AtomicU64 = AtomicU64::new(1);
 
 pub(crate) fn fresh_call_id() -> String {
-    format!("call_{}", NEXT_CALL.fetch_add(1, Ordering::Relaxed))
+    // Written by hand: `format!` costs a call as much as the rest of its setup.
+    let mut n = NEXT_CALL.fetch_add(1, Ordering::Relaxed);
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let mut id = String::with_capacity(5 + digits.len() - start);
+    id.push_str("call_");
+    id.extend(digits[start..].iter().map(|&digit| char::from(digit)));
+    id
 }
 
 impl<App: Send + Sync + 'static> Registry<App> {
@@ -212,7 +228,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
             app,
             name: name.to_owned(),
             args: args.into(),
-            info: CallInfo { call_id: fresh_call_id(), ..CallInfo::default() },
+            info: CallInfo::anonymous(fresh_call_id()),
             offered: None,
         }
     }
@@ -221,7 +237,8 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// model reads. A call that needs approval is not run: its result says
     /// it is pending (use [`call`](Self::call) to approve it).
     pub async fn invoke(&self, app: Arc<App>, name: &str, args: impl Into<Arguments>) -> CallResult {
-        match self.call(app, name, args).await {
+        let info = CallInfo::anonymous(fresh_call_id());
+        match self.process(app, name, args.into(), info, None).await {
             CallOutcome::Done(result) => result,
             CallOutcome::NeedsApproval(pending) => pending.pending_result(),
         }
@@ -286,8 +303,9 @@ impl<App: Send + Sync + 'static> Registry<App> {
         offered: Option<&[String]>,
     ) -> CallOutcome<App> {
         let span = call_span(name, &info.call_id);
-        let call_id = info.call_id.clone();
         async move {
+            let ctx = Ctx::from_parts(app, info);
+            let call_id = ctx.call_id();
             let entry = match self.entry(name) {
                 Some(entry) if offered.is_none_or(|offered| offered.iter().any(|o| o == name)) => entry,
                 _ => {
@@ -295,28 +313,27 @@ impl<App: Send + Sync + 'static> Registry<App> {
                         Some(offered) => offered.iter().map(String::as_str).collect(),
                         None => self.names().collect(),
                     };
-                    return CallOutcome::Done(self.unknown(name, &call_id, &names));
+                    return CallOutcome::Done(self.unknown(name, call_id, &names));
                 }
             };
-            let (input, args) = match self.prepare(entry, &call_id, args) {
+            let (input, args) = match self.prepare(entry, call_id, args) {
                 Ok(prepared) => prepared,
                 Err(result) => return CallOutcome::Done(result),
             };
-            let ctx = Ctx::from_parts(app, info);
             let verdict = self.decide(entry, input.as_ref(), &ctx).await;
             tracing::Span::current().record("verdict", verdict.as_str());
             match verdict {
                 Verdict::Allow => CallOutcome::Done(self.execute(entry, input, ctx, args).await),
                 Verdict::Deny { reason } => CallOutcome::Done(self.finish(CallResult::failure(
                     &entry.def.name,
-                    &call_id,
+                    ctx.call_id(),
                     ResultKind::Denied,
                     &lines::denied(reason.as_deref()),
                 ))),
                 Verdict::NeedsApproval { rejection_text } => {
                     tracing::Span::current().record("outcome", ResultKind::PendingApproval.as_str());
                     CallOutcome::NeedsApproval(PendingCall {
-                        id: call_id.clone(),
+                        id: ctx.call_id().to_owned(),
                         tool: entry.def.name.clone(),
                         arguments: Value::Object(args.clone()),
                         rejection_text,
@@ -368,24 +385,27 @@ impl<App: Send + Sync + 'static> Registry<App> {
             other => other,
         };
         // A null for an optional property means "use the default" (SPEC §4).
-        crate::nulls::drop_defaulted_nulls(&mut value, &entry.def.input_schema);
-        let problems: Vec<String> = entry
-            .validator
-            .iter_errors(&value)
-            .take(10)
-            .map(|err| {
-                let path = err.instance_path().as_str().to_owned();
-                let path = if path.is_empty() { "(root)".to_owned() } else { path };
-                format!("{path}: {}", lines::shorten(&err.to_string(), 200))
-            })
-            .collect();
+        if crate::validation::has_null(&value) {
+            crate::nulls::drop_defaulted_nulls(&mut value, &entry.def.input_schema);
+        }
+        // Where parsing checks all the schema says, a successful parse is
+        // the validation; otherwise (and to word any error) the validator.
+        if entry.parser_enforces
+            && let Value::Object(map) = &value
+            && crate::validation::unknown_property(map, &entry.properties).is_none()
+            && let Ok(input) = entry.tool.parse(map)
+        {
+            let Value::Object(map) = value else { unreachable!("matched above") };
+            return Ok((input, map));
+        }
+        let problems = crate::validation::problems(&entry.validator, &value);
         if !problems.is_empty() {
             return Err(invalid(lines::schema(tool, &problems)));
         }
         let Value::Object(map) = value else {
             return Err(invalid(lines::schema(tool, &["(root): not an object".to_owned()])));
         };
-        match entry.tool.parse(map.clone()) {
+        match entry.tool.parse(&map) {
             Ok(input) => Ok((input, map)),
             Err(err) => Err(invalid(lines::parse(tool, &err))),
         }
@@ -434,69 +454,94 @@ impl<App: Send + Sync + 'static> Registry<App> {
         args: Map<String, Value>,
     ) -> CallResult {
         let tool = entry.def.name.as_str();
-        let call_id = ctx.call_id().to_owned();
         let timeout = entry.def.timeout.unwrap_or(self.inner.config.default_timeout);
-        let cancel = ctx.cancellation().clone();
+        // The tool consumes its context; this clone keeps the call id and
+        // the token for the result.
+        let call = ctx.clone();
+        let (call_id, cancel) = (call.call_id(), call.cancellation());
         let started = Instant::now();
-        let future = match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.call(input, ctx, &args))) {
+        if cancel.is_cancelled() {
+            return self.finish(CallResult::failure(tool, call_id, ResultKind::Cancelled, &lines::cancelled()));
+        }
+        let mut future = match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.call(input, ctx, &args))) {
             Ok(future) => future,
-            Err(payload) => return self.internal(tool, &call_id, ErrorKind::Panic, panic_message(payload.as_ref())),
+            Err(payload) => return self.internal(tool, call_id, ErrorKind::Panic, panic_message(payload.as_ref())),
         };
-        // A task of its own: a panic stays in it, and a tool that ignores
-        // its token can be dropped at the timeout.
-        let mut task = tokio::spawn(future);
-        let joined = tokio::select! {
-            // Biased: a cancelled call reads as cancelled even when the tool
-            // returned in reaction to its token in the same instant.
-            biased;
-            () = cancel.cancelled() => {
-                task.abort();
-                return self.finish(CallResult::failure(tool, &call_id, ResultKind::Cancelled, &lines::cancelled()));
-            }
-            joined = &mut task => joined,
-            () = tokio::time::sleep(timeout) => {
-                cancel.cancel();
-                task.abort();
-                let error = lines::timed_out(timeout);
-                self.report(ErrorReport {
-                    tool: tool.to_owned(),
-                    call_id: call_id.clone(),
-                    kind: ErrorKind::Timeout,
-                    code: error.code().to_owned(),
-                    error: format!("no result after {timeout:?}"),
-                    message: None,
-                    data: None,
-                });
-                return self.finish(CallResult::failure(tool, &call_id, ResultKind::TimedOut, &error));
+        // The first poll runs in place: most tools finish without waiting,
+        // and then need no task of their own and no timer.
+        let first = std::future::poll_fn(|cx| {
+            Poll::Ready(std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))))
+        })
+        .await;
+        let ended = match first {
+            Ok(Poll::Ready(returned)) => Ended::Returned(returned),
+            Err(payload) => Ended::Panicked(payload),
+            Ok(Poll::Pending) => {
+                // A tool that waits gets a task of its own: a panic stays in
+                // it, and a tool that ignores its token is dropped at the
+                // timeout. The future moves boxed, so it is not moved in
+                // memory after its first poll.
+                let mut task = tokio::spawn(future);
+                tokio::select! {
+                    // Biased: a cancelled call reads as cancelled even when the
+                    // tool returned in reaction to its token in the same instant.
+                    biased;
+                    () = cancel.cancelled() => {
+                        task.abort();
+                        return self.finish(CallResult::failure(tool, call_id, ResultKind::Cancelled, &lines::cancelled()));
+                    }
+                    joined = &mut task => match joined {
+                        Ok(returned) => Ended::Returned(returned),
+                        Err(join) if join.is_panic() => Ended::Panicked(join.into_panic()),
+                        Err(join) => Ended::Lost(join.to_string()),
+                    },
+                    () = tokio::time::sleep_until((started + timeout).into()) => {
+                        cancel.cancel();
+                        task.abort();
+                        let error = lines::timed_out(timeout);
+                        self.report(ErrorReport {
+                            tool: tool.to_owned(),
+                            call_id: call_id.to_owned(),
+                            kind: ErrorKind::Timeout,
+                            code: error.code().to_owned(),
+                            error: format!("no result after {timeout:?}"),
+                            message: None,
+                            data: None,
+                        });
+                        return self.finish(CallResult::failure(tool, call_id, ResultKind::TimedOut, &error));
+                    }
+                }
             }
         };
+        if cancel.is_cancelled() {
+            return self.finish(CallResult::failure(tool, call_id, ResultKind::Cancelled, &lines::cancelled()));
+        }
         tracing::Span::current().record("duration_ms", started.elapsed().as_millis() as u64);
-        match joined {
-            Ok(Ok(output)) => {
+        match ended {
+            Ended::Returned(Ok(output)) => {
                 let limit = entry.def.max_output_chars.unwrap_or(self.inner.config.default_max_output_chars);
                 let (text, truncated) = crate::output::render(&output.value, limit);
                 // The structured value stays whole: MCP requires `structuredContent`
                 // to match a declared output schema even when the text was cut.
-                self.finish(CallResult::success(tool, &call_id, text, Some(output.value), truncated, output.ends_run))
+                self.finish(CallResult::success(tool, call_id, text, Some(output.value), truncated, output.ends_run))
             }
-            Ok(Err(Failure::Tool(error))) => {
+            Ended::Returned(Err(Failure::Tool(error))) => {
                 self.report(ErrorReport {
                     tool: tool.to_owned(),
-                    call_id: call_id.clone(),
+                    call_id: call_id.to_owned(),
                     kind: ErrorKind::Tool,
                     code: error.code().to_owned(),
                     error: error.model_line(),
                     message: error.message().map(str::to_owned),
                     data: error.data().cloned(),
                 });
-                self.finish(CallResult::failure(tool, &call_id, ResultKind::ToolError, &error))
+                self.finish(CallResult::failure(tool, call_id, ResultKind::ToolError, &error))
             }
-            Ok(Err(Failure::Internal(error))) => self.internal(tool, &call_id, ErrorKind::Internal, describe(&error)),
-            Err(join) if join.is_panic() => {
-                let payload = join.into_panic();
-                self.internal(tool, &call_id, ErrorKind::Panic, panic_message(payload.as_ref()))
+            Ended::Returned(Err(Failure::Internal(error))) => {
+                self.internal(tool, call_id, ErrorKind::Internal, describe(&error))
             }
-            Err(join) => self.internal(tool, &call_id, ErrorKind::Internal, join.to_string()),
+            Ended::Panicked(payload) => self.internal(tool, call_id, ErrorKind::Panic, panic_message(payload.as_ref())),
+            Ended::Lost(error) => self.internal(tool, call_id, ErrorKind::Internal, error),
         }
     }
 
@@ -545,6 +590,14 @@ fn call_span(tool: &str, call_id: &str) -> tracing::Span {
         outcome = tracing::field::Empty,
         duration_ms = tracing::field::Empty,
     )
+}
+
+/// How a tool's execution ended, wherever it ran.
+enum Ended {
+    Returned(Result<ToolOutput, Failure>),
+    Panicked(Box<dyn Any + Send>),
+    /// Its task ended without a result (not a panic).
+    Lost(String),
 }
 
 /// An error and its sources, for the developer.

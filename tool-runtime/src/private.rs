@@ -158,12 +158,12 @@ pub trait ToolParam: Sized {
         default: Option<Option<Value>>,
     );
 
-    /// Takes the parameter out of the arguments.
-    fn take_from(args: &mut Args, name: &'static str) -> Result<Self, serde_json::Error>;
+    /// Reads the parameter from the arguments.
+    fn take_from(args: &mut Args<'_>, name: &'static str) -> Result<Self, serde_json::Error>;
 
-    /// Takes the parameter out of the arguments, or its default.
+    /// Reads the parameter from the arguments, or its default.
     fn take_or_else_from(
-        args: &mut Args,
+        args: &mut Args<'_>,
         name: &'static str,
         default: impl FnOnce() -> Self,
     ) -> Result<Self, serde_json::Error>;
@@ -181,12 +181,12 @@ impl<T: DeserializeOwned + JsonSchema> ToolParam for T {
         schema.param::<T>(generator, name, doc, default);
     }
 
-    fn take_from(args: &mut Args, name: &'static str) -> Result<T, serde_json::Error> {
+    fn take_from(args: &mut Args<'_>, name: &'static str) -> Result<T, serde_json::Error> {
         args.take::<T>(name)
     }
 
     fn take_or_else_from(
-        args: &mut Args,
+        args: &mut Args<'_>,
         name: &'static str,
         default: impl FnOnce() -> T,
     ) -> Result<T, serde_json::Error> {
@@ -218,7 +218,7 @@ impl<T: Default> DefaultParam for T {
 )]
 pub trait ToolInput: Sized {
     fn schema(generator: &mut SchemaGenerator) -> Schema;
-    fn parse(args: Map<String, Value>) -> Result<Self, serde_json::Error>;
+    fn parse(args: &Map<String, Value>) -> Result<Self, serde_json::Error>;
 }
 #[diagnostic::do_not_recommend]
 impl<T: DeserializeOwned + JsonSchema> ToolInput for T {
@@ -226,7 +226,7 @@ impl<T: DeserializeOwned + JsonSchema> ToolInput for T {
         struct_schema::<T>(generator)
     }
 
-    fn parse(args: Map<String, Value>) -> Result<T, serde_json::Error> {
+    fn parse(args: &Map<String, Value>) -> Result<T, serde_json::Error> {
         parse_struct::<T>(args)
     }
 }
@@ -295,18 +295,20 @@ impl<T> InputParam for crate::Input<T> {
     }
 }
 
-/// The arguments of a call, taken one parameter at a time.
-pub struct Args(Map<String, Value>);
+/// The arguments of a call, read one parameter at a time. Borrowed: the
+/// registry keeps the map (for an `ends_run` predicate and approvals)
+/// without copying it.
+pub struct Args<'a>(&'a Map<String, Value>);
 
-impl Args {
-    pub fn new(args: Map<String, Value>) -> Self {
+impl<'a> Args<'a> {
+    pub fn new(args: &'a Map<String, Value>) -> Self {
         Args(args)
     }
 
     /// A parameter without a default: `Option` reads a missing one as
     /// `None`, as serde does for struct fields.
     pub fn take<T: DeserializeOwned>(&mut self, name: &'static str) -> Result<T, serde_json::Error> {
-        match self.0.remove(name) {
+        match self.get(name) {
             Some(value) => T::deserialize(value).map_err(|err| at_field(name, err)),
             None => T::deserialize(MissingField(name)),
         }
@@ -318,9 +320,21 @@ impl Args {
         name: &'static str,
         default: impl FnOnce() -> T,
     ) -> Result<T, serde_json::Error> {
-        match self.0.remove(name) {
+        match self.get(name) {
             Some(value) => T::deserialize(value).map_err(|err| at_field(name, err)),
             None => Ok(default()),
+        }
+    }
+}
+
+impl Args<'_> {
+    /// A tool's few arguments are found faster by comparing names than by
+    /// hashing them (the map's hasher is SipHash).
+    fn get(&self, name: &str) -> Option<&Value> {
+        if self.0.len() <= 8 {
+            self.0.iter().rev().find_map(|(key, value)| (key == name).then_some(value))
+        } else {
+            self.0.get(name)
         }
     }
 }
@@ -351,8 +365,8 @@ impl<'de> Deserializer<'de> for MissingField {
 }
 
 /// Deserialises a whole input struct.
-pub fn parse_struct<T: DeserializeOwned>(args: Map<String, Value>) -> Result<T, serde_json::Error> {
-    T::deserialize(Value::Object(args))
+pub fn parse_struct<T: DeserializeOwned>(args: &Map<String, Value>) -> Result<T, serde_json::Error> {
+    T::deserialize(args)
 }
 
 /// The input schema of a tool that takes its parameters one by one.
@@ -599,7 +613,8 @@ mod tests {
 
     #[test]
     fn a_missing_option_is_none_and_a_missing_value_is_an_error() {
-        let mut args = Args::new(Map::new());
+        let empty = Map::new();
+        let mut args = Args::new(&empty);
         assert_eq!(args.take::<Option<String>>("a").unwrap(), None);
         let err = args.take::<String>("b").unwrap_err();
         assert!(err.to_string().contains("missing field `b`"), "{err}");
@@ -607,7 +622,8 @@ mod tests {
 
     #[test]
     fn a_default_fills_a_missing_parameter() {
-        let mut args = Args::new(Map::new());
+        let empty = Map::new();
+        let mut args = Args::new(&empty);
         assert_eq!(args.take_or_else("n", || 7u32).unwrap(), 7);
     }
 
@@ -615,7 +631,7 @@ mod tests {
     fn a_wrong_type_names_the_parameter() {
         let mut map = Map::new();
         map.insert("n".into(), "seven".into());
-        let err = Args::new(map).take::<u32>("n").unwrap_err();
+        let err = Args::new(&map).take::<u32>("n").unwrap_err();
         assert!(err.to_string().starts_with("n: invalid type"), "{err}");
     }
 

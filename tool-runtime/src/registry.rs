@@ -45,11 +45,16 @@ pub(crate) struct Entry<App> {
     pub(crate) def: ToolDefinition,
     pub(crate) tool: Arc<dyn ErasedTool<App>>,
     pub(crate) validator: jsonschema::Validator,
+    /// Parsing checks everything the schema says: the validator runs only
+    /// to word the model's error (see `validation`).
+    pub(crate) parser_enforces: bool,
+    /// The root schema's property names.
+    pub(crate) properties: Box<[Box<str>]>,
 }
 
 impl<App> Entry<App> {
     pub(crate) fn has_parameters(&self) -> bool {
-        self.def.input_schema["properties"].as_object().is_some_and(|props| !props.is_empty())
+        !self.properties.is_empty()
     }
 }
 
@@ -59,6 +64,7 @@ pub(crate) struct Config {
     pub(crate) default_timeout: Duration,
     pub(crate) default_max_output_chars: usize,
     pub(crate) on_tool_error: Option<ErrorHook>,
+    pub(crate) validate_every_call: bool,
 }
 
 impl Default for Config {
@@ -68,6 +74,7 @@ impl Default for Config {
             default_timeout: Duration::from_secs(30),
             default_max_output_chars: 20_000,
             on_tool_error: None,
+            validate_every_call: false,
         }
     }
 }
@@ -178,6 +185,16 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
         self
     }
 
+    /// Runs the schema validator on every call, even for tools whose schema
+    /// says nothing their input type does not check while it is parsed
+    /// (by default those skip it on the happy path). Turn it on when an
+    /// input type has a hand-written `Deserialize` that accepts more than
+    /// its `JsonSchema` states.
+    pub fn validate_every_call(mut self, always: bool) -> Self {
+        self.config.validate_every_call = always;
+        self
+    }
+
     /// Builds every schema, compiles every validator and checks the tools
     /// together: unique names, names the providers accept, `requires`
     /// naming registered tools. Every problem is reported at once.
@@ -210,8 +227,12 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
                     continue;
                 }
             };
+            let parser_enforces = !self.config.validate_every_call
+                && boxed.inner.parses_types()
+                && crate::validation::parser_enforces(&def.input_schema);
             index.insert(def.name.clone(), entries.len());
-            entries.push(Entry { def, tool: boxed.inner, validator });
+            let properties = crate::validation::property_names(&def.input_schema);
+            entries.push(Entry { def, tool: boxed.inner, validator, parser_enforces, properties });
         }
         for entry in &entries {
             for required in &entry.def.requires {

@@ -1,0 +1,170 @@
+//! One call of a three-parameter tool through `Registry::invoke`, against
+//! the limit: `serde_json::from_str` into the same input struct plus a
+//! direct call of the `async fn`. Both run on one current-thread runtime.
+//!
+//! `cargo bench --bench invoke` prints criterion's groups, then the ratio
+//! it is judged by (target: at most 2x), measured side by side in
+//! alternating batches. Two tools are measured: one whose schema says
+//! nothing serde does not enforce (validation is skipped on the happy path)
+//! and one with constraints (a range, a pattern, a length), which is
+//! validated on every call.
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use tokio::runtime::Runtime;
+use tool_runtime::prelude::*;
+
+/// Look up an order.
+#[tool]
+async fn lookup(
+    /// The order number.
+    order_id: String,
+    /// Include the line items.
+    with_items: bool,
+    /// At most this many items.
+    limit: u32,
+) -> String {
+    format!("{order_id}/{with_items}/{limit}")
+}
+
+/// Send money.
+#[tool]
+async fn transfer(
+    /// In cents.
+    #[schemars(range(min = 1, max = 10000))]
+    amount: u32,
+    /// Three capital letters.
+    #[schemars(regex(pattern = r"^[A-Z]{3}$"))]
+    currency: String,
+    /// A short note.
+    #[schemars(length(max = 40))]
+    note: String,
+) -> String {
+    format!("{amount}/{currency}/{note}")
+}
+
+/// The same inputs as plain structs, for the limit.
+#[derive(Deserialize, JsonSchema)]
+struct LookupInput {
+    order_id: String,
+    with_items: bool,
+    limit: u32,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct TransferInput {
+    amount: u32,
+    currency: String,
+    note: String,
+}
+
+const LOOKUP_ARGS: &str = r#"{"order_id": "A-1002", "with_items": true, "limit": 20}"#;
+const TRANSFER_ARGS: &str = r#"{"amount": 500, "currency": "EUR", "note": "for the kettle"}"#;
+
+fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap()
+}
+
+fn registry() -> Registry<()> {
+    Registry::<()>::builder().tools(tools![lookup, transfer]).build().unwrap()
+}
+
+async fn via_registry(registry: &Registry<()>, app: &Arc<()>, tool: &str, args: &str) -> String {
+    registry.invoke(app.clone(), tool, args).await.text
+}
+
+async fn direct_lookup(args: &str) -> String {
+    let input: LookupInput = serde_json::from_str(args).unwrap();
+    lookup(input.order_id, input.with_items, input.limit).await
+}
+
+async fn direct_transfer(args: &str) -> String {
+    let input: TransferInput = serde_json::from_str(args).unwrap();
+    transfer(input.amount, input.currency, input.note).await
+}
+
+fn benches(c: &mut Criterion) {
+    let rt = runtime();
+    let registry = registry();
+    let app = Arc::new(());
+    assert_eq!(rt.block_on(via_registry(&registry, &app, "lookup", LOOKUP_ARGS)), rt.block_on(direct_lookup(LOOKUP_ARGS)));
+    assert_eq!(rt.block_on(via_registry(&registry, &app, "transfer", TRANSFER_ARGS)), rt.block_on(direct_transfer(TRANSFER_ARGS)));
+
+    let mut group = c.benchmark_group("invoke");
+    // `iter_custom` times the whole loop inside one `block_on`, as an
+    // async bencher would, without criterion's `async_tokio` feature.
+    group.bench_function("lookup/registry", |b| {
+        b.iter_custom(|iters| total(&rt, iters, || via_registry(&registry, &app, "lookup", black_box(LOOKUP_ARGS))))
+    });
+    group.bench_function("lookup/limit", |b| b.iter_custom(|iters| total(&rt, iters, || direct_lookup(black_box(LOOKUP_ARGS)))));
+    group.bench_function("transfer/registry", |b| {
+        b.iter_custom(|iters| total(&rt, iters, || via_registry(&registry, &app, "transfer", black_box(TRANSFER_ARGS))))
+    });
+    group.bench_function("transfer/limit", |b| {
+        b.iter_custom(|iters| total(&rt, iters, || direct_transfer(black_box(TRANSFER_ARGS))))
+    });
+    group.finish();
+}
+
+/// Times `iters` runs of `f` inside one `block_on`.
+fn total<F: std::future::Future<Output = String>>(rt: &Runtime, iters: u64, mut f: impl FnMut() -> F) -> Duration {
+    rt.block_on(async {
+        let started = Instant::now();
+        for _ in 0..iters {
+            black_box(f().await);
+        }
+        started.elapsed()
+    })
+}
+
+/// The time of one run of `f`, over `iters` runs.
+fn per_call<F: std::future::Future<Output = String>>(rt: &Runtime, iters: u32, f: impl FnMut() -> F) -> Duration {
+    total(rt, u64::from(iters), f) / iters
+}
+
+/// Ours and the limit in alternating batches; the median of each.
+fn side_by_side<A, B>(rt: &Runtime, mut ours: impl FnMut() -> A, mut limit: impl FnMut() -> B) -> (Duration, Duration)
+where
+    A: std::future::Future<Output = String>,
+    B: std::future::Future<Output = String>,
+{
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    per_call(rt, 20_000, &mut ours);
+    per_call(rt, 20_000, &mut limit);
+    for _ in 0..41 {
+        a.push(per_call(rt, 5_000, &mut ours));
+        b.push(per_call(rt, 5_000, &mut limit));
+    }
+    a.sort();
+    b.sort();
+    (a[a.len() / 2], b[b.len() / 2])
+}
+
+fn summary() {
+    let rt = runtime();
+    let registry = registry();
+    let app = Arc::new(());
+    println!("\ninvoke: one call through Registry::invoke vs serde_json::from_str + direct call (median of 41 alternating batches of 5,000)");
+    println!("{:<10} {:>12} {:>12} {:>7}  target", "tool", "registry", "limit", "ratio");
+    for (tool, args) in [("lookup", LOOKUP_ARGS), ("transfer", TRANSFER_ARGS)] {
+        let (ours, limit) = match tool {
+            "lookup" => side_by_side(&rt, || via_registry(&registry, &app, tool, args), || direct_lookup(args)),
+            _ => side_by_side(&rt, || via_registry(&registry, &app, tool, args), || direct_transfer(args)),
+        };
+        let ratio = ours.as_secs_f64() / limit.as_secs_f64();
+        println!("{tool:<10} {ours:>12.2?} {limit:>12.2?} {ratio:>6.2}x  <= 2x: {}", if ratio <= 2.0 { "met" } else { "NOT met" });
+    }
+}
+
+criterion_group!(group, benches);
+
+fn main() {
+    group();
+    Criterion::default().configure_from_args().final_summary();
+    summary();
+}

@@ -1,0 +1,255 @@
+//! Stage 2: the arguments against the tool's own schema.
+//!
+//! Every constraint a schema advertises is enforced, but not every schema
+//! needs the validator on every call. When a `#[tool]`'s schema says nothing
+//! beyond what its Rust input type already checks while it is parsed (the
+//! JSON types of scalars, lists and maps, required properties, the natural
+//! range of an integer type, annotations) plus the closed root that
+//! [`unknown_property`] checks, parsing *is* the validation: the validator
+//! then runs only when parsing fails, to tell the model which field is wrong
+//! and why, in the same words as always. Which path a tool takes is decided
+//! once, when the registry is built ([`parser_enforces`]).
+//!
+//! Anything else sends every call through the validator first: ranges,
+//! lengths, patterns, `enum`s (serde also reads a unit variant from a
+//! one-key object), structs nested below the root (serde also reads a struct
+//! from an array), unions, `const`, closed nested objects, and every dynamic
+//! tool, whose input is plain JSON. The fast path assumes what every
+//! `derive(Deserialize, JsonSchema)` and std type gives: a type's
+//! `Deserialize` is at least as strict as the JSON types its `JsonSchema`
+//! states. A type with a hand-written, more lenient `Deserialize` breaks
+//! that; [`RegistryBuilder::validate_every_call`](crate::RegistryBuilder::validate_every_call)
+//! turns the fast path off.
+
+use serde_json::{Map, Value};
+
+/// At most this many problems are listed for the model.
+const MAX_PROBLEMS: usize = 10;
+
+/// `$ref` chains deeper than this are not followed (the schema is then
+/// treated as carrying constraints, and validated on every call).
+const MAX_DEPTH: usize = 64;
+
+/// Keywords that only inform (JSON Schema annotations; `format` is one in
+/// 2020-12, and the validator is not told to assert it).
+const ANNOTATIONS: &[&str] = &[
+    "$schema",
+    "$comment",
+    "description",
+    "title",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "format",
+    "$defs",
+];
+
+/// Whether the schema of a tool whose input is a Rust type says nothing
+/// that parsing into that type does not check (see the module docs).
+pub(crate) fn parser_enforces(schema: &Value) -> bool {
+    let Value::Object(root) = schema else {
+        return false;
+    };
+    root.iter().all(|(key, value)| match key.as_str() {
+        "type" => value == "object",
+        "required" => value.is_array(),
+        "additionalProperties" => value == &Value::Bool(false),
+        "properties" => value
+            .as_object()
+            .is_some_and(|properties| properties.values().all(|property| plain(property, schema, 0))),
+        other => ANNOTATIONS.contains(&other),
+    })
+}
+
+/// A property's schema, below the root: only what serde checks too.
+fn plain(schema: &Value, root: &Value, depth: usize) -> bool {
+    if depth > MAX_DEPTH {
+        return false;
+    }
+    let map = match schema {
+        Value::Bool(accepts) => return *accepts,
+        Value::Object(map) => map,
+        _ => return false,
+    };
+    // A nested struct: serde also reads it from an array.
+    if map.contains_key("properties") {
+        return false;
+    }
+    map.iter().all(|(key, value)| match key.as_str() {
+        "type" => plain_type(value),
+        "items" => value.is_object() && plain(value, root, depth + 1),
+        // A map's values (`HashMap<String, T>`); `false` would close it.
+        "additionalProperties" => value == &Value::Bool(true) || (value.is_object() && plain(value, root, depth + 1)),
+        "$ref" => value
+            .as_str()
+            .and_then(|reference| reference.strip_prefix('#'))
+            .and_then(|pointer| root.pointer(pointer))
+            .is_some_and(|target| plain(target, root, depth + 1)),
+        "minimum" | "maximum" => natural_bound(map, key, value),
+        other => ANNOTATIONS.contains(&other),
+    })
+}
+
+/// One JSON type, or one and `null` (an `Option`).
+fn plain_type(value: &Value) -> bool {
+    const TYPES: &[&str] = &["string", "boolean", "integer", "number", "array", "object", "null"];
+    match value {
+        Value::String(kind) => TYPES.contains(&kind.as_str()),
+        Value::Array(kinds) => {
+            kinds.len() == 2
+                && kinds.iter().any(|kind| kind == "null")
+                && kinds.iter().all(|kind| kind.as_str().is_some_and(|kind| TYPES.contains(&kind)))
+        }
+        _ => false,
+    }
+}
+
+/// The bound schemars states for an integer type, which the type itself
+/// enforces (`minimum: 0` of a `u32`, `maximum: 255` of a `u8`).
+fn natural_bound(map: &Map<String, Value>, key: &str, value: &Value) -> bool {
+    let Some(format) = map.get("format").and_then(Value::as_str) else {
+        return false;
+    };
+    let (min, max): (i64, Option<i64>) = match format {
+        "uint8" => (0, Some(u8::MAX.into())),
+        "uint16" => (0, Some(u16::MAX.into())),
+        "uint32" | "uint64" | "uint128" | "uint" => (0, None),
+        "int8" => (i8::MIN.into(), Some(i8::MAX.into())),
+        "int16" => (i16::MIN.into(), Some(i16::MAX.into())),
+        _ => return false,
+    };
+    match key {
+        "minimum" => value.as_i64() == Some(min),
+        _ => max.is_some() && value.as_i64() == max,
+    }
+}
+
+/// The names of the root schema's properties, for [`unknown_property`].
+pub(crate) fn property_names(schema: &Value) -> Box<[Box<str>]> {
+    match schema.get("properties").and_then(Value::as_object) {
+        Some(properties) => properties.keys().map(|name| name.as_str().into()).collect(),
+        None => Box::default(),
+    }
+}
+
+/// The first key of `args` that is not one of `properties` (the names of
+/// a closed root: `additionalProperties: false`). Compared, not hashed: a
+/// tool has few parameters, and the map's hasher is SipHash.
+pub(crate) fn unknown_property<'a>(args: &'a Map<String, Value>, properties: &[Box<str>]) -> Option<&'a str> {
+    args.keys().map(String::as_str).find(|key| !properties.iter().any(|name| &**name == *key))
+}
+
+/// What the validator finds wrong with `value`, as `pointer: reason` lines
+/// for the model (at most ten); empty when it is valid.
+pub(crate) fn problems(validator: &jsonschema::Validator, value: &Value) -> Vec<String> {
+    if validator.is_valid(value) {
+        return Vec::new();
+    }
+    validator
+        .iter_errors(value)
+        .take(MAX_PROBLEMS)
+        .map(|err| {
+            let path = err.instance_path().as_str().to_owned();
+            let path = if path.is_empty() { "(root)".to_owned() } else { path };
+            format!("{path}: {}", crate::result::lines::shorten(&err.to_string(), 200))
+        })
+        .collect()
+}
+
+/// Whether `value` holds a `null` anywhere (only then can the null rule of
+/// [`nulls`](crate::nulls) change it).
+pub(crate) fn has_null(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Array(items) => items.iter().any(has_null),
+        Value::Object(map) => map.values().any(has_null),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn root(properties: Value) -> Value {
+        json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": properties,
+            "required": [],
+            "additionalProperties": false
+        })
+    }
+
+    #[test]
+    fn scalars_options_lists_and_maps_are_checked_by_the_parser() {
+        let schema = root(json!({
+            "order_id": {"type": "string", "description": "The order."},
+            "with_items": {"type": "boolean", "default": false},
+            "limit": {"type": "integer", "format": "uint32", "minimum": 0},
+            "small": {"type": "integer", "format": "uint8", "minimum": 0, "maximum": 255},
+            "page": {"type": ["integer", "null"], "format": "int64"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "counts": {"type": "object", "additionalProperties": {"type": "integer", "format": "uint32", "minimum": 0}},
+            "anything": true
+        }));
+        assert!(parser_enforces(&schema));
+    }
+
+    #[test]
+    fn constraints_serde_does_not_check_need_the_validator() {
+        for property in [
+            json!({"type": "integer", "format": "uint32", "minimum": 1}),
+            json!({"type": "integer", "format": "uint8", "minimum": 0, "maximum": 100}),
+            json!({"type": "integer", "minimum": 0}),
+            json!({"type": "string", "pattern": "^A-"}),
+            json!({"type": "string", "minLength": 10}),
+            json!({"type": "string", "enum": ["instant", "standard"]}),
+            json!({"type": "object", "properties": {"street": {"type": "string"}}}),
+            json!({"anyOf": [{"type": "string"}, {"type": "null"}]}),
+            json!({"type": "array", "prefixItems": [{"type": "string"}]}),
+            json!({"type": "object", "additionalProperties": false}),
+            json!({"type": ["string", "integer"]}),
+            json!({"$ref": "#/$defs/Missing"}),
+            json!(false),
+        ] {
+            assert!(!parser_enforces(&root(json!({ "x": property.clone() }))), "{property}");
+        }
+    }
+
+    #[test]
+    fn references_are_followed() {
+        let mut schema = root(json!({"ids": {"type": "array", "items": {"$ref": "#/$defs/Id"}}}));
+        schema["$defs"] = json!({"Id": {"type": "string"}});
+        assert!(parser_enforces(&schema));
+        schema["$defs"] = json!({"Id": {"type": "string", "enum": ["a"]}});
+        assert!(!parser_enforces(&schema));
+        schema["$defs"] = json!({"Id": {"$ref": "#/$defs/Id"}});
+        assert!(!parser_enforces(&schema), "a cycle is not followed forever");
+    }
+
+    #[test]
+    fn an_open_root_needs_the_validator() {
+        let mut schema = root(json!({}));
+        schema["additionalProperties"] = json!({"type": "string"});
+        assert!(!parser_enforces(&schema));
+    }
+
+    #[test]
+    fn unknown_properties_are_found() {
+        let names = property_names(&root(json!({"a": {"type": "string"}})));
+        let args = json!({"a": "x", "b": 1});
+        assert_eq!(unknown_property(args.as_object().unwrap(), &names), Some("b"));
+        assert_eq!(unknown_property(json!({"a": "x"}).as_object().unwrap(), &names), None);
+    }
+
+    #[test]
+    fn nulls_are_found_at_any_depth() {
+        assert!(!has_null(&json!({"a": [1, {"b": "c"}]})));
+        assert!(has_null(&json!({"a": [1, {"b": null}]})));
+    }
+}
