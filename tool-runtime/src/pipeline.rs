@@ -384,9 +384,14 @@ impl<App: Send + Sync + 'static> Registry<App> {
             Value::Null if !entry.has_parameters() => Value::Object(Map::new()),
             other => other,
         };
+        let found = crate::validation::scan(&value);
         // A null for an optional property means "use the default" (SPEC §4).
-        if crate::validation::has_null(&value) {
+        if found.nulls {
             crate::nulls::drop_defaulted_nulls(&mut value, &entry.def.input_schema);
+        }
+        // `5.0` is an integer to the schema, so it is one to the parser too.
+        if found.integral_floats && entry.tool.parses_types() {
+            crate::validation::integers_from_integral_floats(&mut value);
         }
         // Where parsing checks all the schema says, a successful parse is
         // the validation; otherwise (and to word any error) the validator.

@@ -366,7 +366,16 @@ impl<'de> Deserializer<'de> for MissingField {
 
 /// Deserialises a whole input struct.
 pub fn parse_struct<T: DeserializeOwned>(args: &Map<String, Value>) -> Result<T, serde_json::Error> {
-    T::deserialize(args)
+    T::deserialize(args).map_err(|err| {
+        // Parsed again, tracking the path, only to say where it failed: the
+        // model reads `amount: invalid value...` as for a parameter.
+        match serde_path_to_error::deserialize::<_, T>(args) {
+            Err(tracked) if !tracked.path().to_string().is_empty() && tracked.path().to_string() != "." => {
+                de::Error::custom(format_args!("{}: {}", tracked.path(), tracked.inner()))
+            }
+            _ => err,
+        }
+    })
 }
 
 /// The input schema of a tool that takes its parameters one by one.
@@ -625,6 +634,19 @@ mod tests {
         let empty = Map::new();
         let mut args = Args::new(&empty);
         assert_eq!(args.take_or_else("n", || 7u32).unwrap(), 7);
+    }
+
+    #[test]
+    fn a_wrong_value_in_a_derived_struct_names_the_field() {
+        #[derive(Debug, serde::Deserialize)]
+        struct Input {
+            #[allow(dead_code)]
+            amount: u32,
+        }
+        let mut map = Map::new();
+        map.insert("amount".into(), Value::from(4_294_967_296u64));
+        let err = parse_struct::<Input>(&map).unwrap_err();
+        assert!(err.to_string().starts_with("amount: invalid value: integer `4294967296`"), "{err}");
     }
 
     #[test]

@@ -158,14 +158,69 @@ pub(crate) fn problems(validator: &jsonschema::Validator, value: &Value) -> Vec<
         .collect()
 }
 
-/// Whether `value` holds a `null` anywhere (only then can the null rule of
-/// [`nulls`](crate::nulls) change it).
-pub(crate) fn has_null(value: &Value) -> bool {
+/// What one pass over the arguments found.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Scan {
+    /// A `null` somewhere: only then can the null rule of
+    /// [`nulls`](crate::nulls) change the arguments.
+    pub(crate) nulls: bool,
+    /// A number written with a fraction that is an integer (`5.0`).
+    pub(crate) integral_floats: bool,
+}
+
+pub(crate) fn scan(value: &Value) -> Scan {
+    let mut found = Scan::default();
+    scan_into(value, &mut found);
+    found
+}
+
+fn scan_into(value: &Value, found: &mut Scan) {
     match value {
-        Value::Null => true,
-        Value::Array(items) => items.iter().any(has_null),
-        Value::Object(map) => map.values().any(has_null),
-        _ => false,
+        Value::Null => found.nulls = true,
+        Value::Number(number) => found.integral_floats |= integer_of(number).is_some(),
+        Value::Array(items) => items.iter().for_each(|item| scan_into(item, found)),
+        Value::Object(map) => map.values().for_each(|item| scan_into(item, found)),
+        _ => {}
+    }
+}
+
+/// Rewrites every integral float (`5.0`, `1e3`) as the integer it is.
+///
+/// JSON Schema counts `5.0` as an integer, so the schema of a `u32`
+/// accepts it; serde reads a float into no integer type. A `#[tool]`'s
+/// input is therefore read with such numbers as integers, and the parser
+/// accepts what the schema does (found by tests/agreement.rs). Only for
+/// typed tools: a dynamic tool receives the arguments exactly as sent.
+pub(crate) fn integers_from_integral_floats(value: &mut Value) {
+    match value {
+        Value::Number(number) => {
+            if let Some(integer) = integer_of(number) {
+                *number = integer;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integers_from_integral_floats),
+        Value::Object(map) => map.values_mut().for_each(integers_from_integral_floats),
+        _ => {}
+    }
+}
+
+/// The integer a float stands for, when it has no fraction and fits an
+/// `i64` or a `u64`.
+fn integer_of(number: &serde_json::Number) -> Option<serde_json::Number> {
+    if !number.is_f64() {
+        return None;
+    }
+    let float = number.as_f64()?;
+    if float.fract() != 0.0 || !float.is_finite() {
+        return None;
+    }
+    // `as` saturates: the round trip tells whether the value fits.
+    if float < 0.0 {
+        let integer = float as i64;
+        (integer as f64 == float).then(|| integer.into())
+    } else {
+        let integer = float as u64;
+        (integer as f64 == float && float < 18_446_744_073_709_551_616.0).then(|| integer.into())
     }
 }
 
@@ -248,8 +303,17 @@ mod tests {
     }
 
     #[test]
-    fn nulls_are_found_at_any_depth() {
-        assert!(!has_null(&json!({"a": [1, {"b": "c"}]})));
-        assert!(has_null(&json!({"a": [1, {"b": null}]})));
+    fn nulls_and_integral_floats_are_found_at_any_depth() {
+        assert_eq!(scan(&json!({"a": [1, {"b": "c", "d": 1.5}]})), Scan::default());
+        assert!(scan(&json!({"a": [1, {"b": null}]})).nulls);
+        assert!(scan(&json!({"a": [1, {"b": 2.0}]})).integral_floats);
+    }
+
+    #[test]
+    fn integral_floats_become_integers() {
+        let mut value = json!({"a": 5.0, "b": [-3.0, 1.5, 1e3], "c": -0.0, "d": 1e20, "e": 7});
+        integers_from_integral_floats(&mut value);
+        assert_eq!(value, json!({"a": 5, "b": [-3, 1.5, 1000], "c": 0, "d": 1e20, "e": 7}));
+        assert!(value["a"].is_u64() && value["b"][0].is_i64() && value["d"].is_f64());
     }
 }

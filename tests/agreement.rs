@@ -1,0 +1,470 @@
+//! Schema and parser agree: for each tool, the `jsonschema` crate's verdict
+//! on the exported input schema (`registry.definition(name).input_schema`)
+//! equals whether the registry accepts the input before policy (its result
+//! is anything but `InvalidArguments`), over generated inputs and over
+//! mutations of valid ones, 10,000 cases a tool.
+//!
+//! The tools: the support desk's (examples/common/shop.rs) and tools with
+//! the constraints of tests/pipeline.rs (ranges, a pattern, a length, an
+//! enum), one whose schema says nothing serde does not check (the
+//! registry's fast path, which skips the validator), one with only an enum
+//! and one with a nested struct (which serde reads more leniently than
+//! their schemas: a unit variant from a one-key object, a struct from an
+//! array). Policies are compared on kinds: a denial, a pending approval or
+//! a tool error all mean the input was accepted.
+//!
+//! Two rules of the registry are applied to the schema's side, or treated
+//! apart, on purpose:
+//! - A `null` for an optional property whose schema does not accept `null`
+//!   means "use the default" (OpenAI strict mode sends such nulls): the
+//!   registry drops it before validating. The schema's verdict is taken
+//!   after the same rule, at the top level; the generators put no `null`
+//!   inside nested objects, where the registry applies it too.
+//! - schemars states no upper bound for `u32`, `u64`, `i32` and `i64`
+//!   (SPEC §1: schemas as schemars makes them), so an integer beyond the
+//!   Rust type's range passes the schema and cannot be parsed. For such
+//!   inputs the test asserts that the registry refuses them as invalid
+//!   arguments naming the property, instead of agreement.
+
+#[path = "../examples/common/shop.rs"]
+#[allow(dead_code)]
+mod shop;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config as ProptestConfig, TestCaseError};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use tool_runtime::prelude::*;
+use tool_runtime::{Arguments, ResultKind};
+
+use shop::Shop;
+
+// ------------------------------------------------------------------ tools
+
+/// Transfer money.
+#[tool]
+async fn transfer(
+    /// In cents.
+    #[schemars(range(min = 1, max = 10000))]
+    amount: u32,
+    /// Three capital letters.
+    #[schemars(regex(pattern = r"^[A-Z]{3}$"))]
+    currency: String,
+    /// A short note.
+    #[schemars(length(max = 5))]
+    #[tool(default)]
+    note: String,
+    kind: Kind,
+) -> String {
+    format!("{amount} {currency} {note} {kind:?}")
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum Kind {
+    Instant,
+    Standard,
+}
+
+/// Look up orders: nothing serde does not check, so no validator on the happy path.
+#[tool]
+async fn lookup(order_id: String, #[tool(default)] with_items: bool, limit: Option<u32>, tags: Vec<String>) -> String {
+    format!("{order_id} {with_items} {limit:?} {}", tags.len())
+}
+
+/// Pick a kind: only an enum, which serde also reads from a one-key object.
+#[tool]
+async fn pick(kind: Kind, #[tool(default)] count: u32) -> String {
+    format!("{count} {kind:?}")
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Address {
+    street: String,
+    #[serde(default)]
+    floor: u32,
+}
+
+/// Ship parcels to an address.
+#[tool]
+async fn ship(
+    address: Address,
+    #[tool(default)] express: bool,
+    #[schemars(range(min = 1, max = 99))] count: u8,
+) -> String {
+    format!("{} parcels to {} (floor {}), express {express}", count, address.street, address.floor)
+}
+
+fn registry() -> &'static Registry<Shop> {
+    static REGISTRY: OnceLock<Registry<Shop>> = OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        Registry::builder()
+            .tools(tools![
+                shop::classify_request,
+                shop::lookup_order,
+                shop::refund,
+                shop::issue_voucher,
+                shop::hand_over,
+                transfer,
+                lookup,
+                pick,
+                ship
+            ])
+            .build()
+            .unwrap()
+    })
+}
+
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap())
+}
+
+// ---------------------------------------------------------- the schema side
+
+/// A tool's exported schema, its validator, and which of its properties
+/// accept `null`.
+struct Schema {
+    schema: Value,
+    validator: jsonschema::Validator,
+    required: Vec<String>,
+    nullable: BTreeMap<String, bool>,
+}
+
+fn schema_of(tool: &str) -> Schema {
+    let schema = (*registry().definition(tool).unwrap().input_schema).clone();
+    let validator = jsonschema::draft202012::new(&schema).unwrap();
+    let required = schema["required"].as_array().unwrap().iter().map(|name| name.as_str().unwrap().to_owned()).collect();
+    let nullable = schema["properties"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(name, property)| {
+            let mut alone = property.clone();
+            if let (Value::Object(alone), Some(defs)) = (&mut alone, schema.get("$defs")) {
+                alone.insert("$defs".into(), defs.clone());
+            }
+            (name.clone(), jsonschema::draft202012::new(&alone).unwrap().is_valid(&Value::Null))
+        })
+        .collect();
+    Schema { schema, validator, required, nullable }
+}
+
+impl Schema {
+    /// The schema's verdict after the registry's null rule (top level).
+    fn accepts(&self, args: &Value) -> bool {
+        let mut args = args.clone();
+        if let Value::Object(map) = &mut args {
+            map.retain(|name, value| {
+                !(value.is_null() && !self.required.contains(name) && self.nullable.get(name) == Some(&false))
+            });
+        }
+        self.validator.is_valid(&args)
+    }
+
+    /// A top-level property holding an integer beyond its Rust type's
+    /// range, which the schema does not state.
+    fn beyond_type_range(&self, args: &Value) -> Option<String> {
+        args.as_object()?.iter().find_map(|(name, value)| {
+            let format = self.schema["properties"].get(name)?.get("format")?.as_str()?;
+            let (min, max): (i128, i128) = match format {
+                "uint32" => (0, u32::MAX.into()),
+                "int32" => (i32::MIN.into(), i32::MAX.into()),
+                "uint64" => (0, u64::MAX.into()),
+                "int64" => (i64::MIN.into(), i64::MAX.into()),
+                _ => return None,
+            };
+            let number = value.as_number()?;
+            let integer = match (number.as_i64(), number.as_u64(), number.as_f64()) {
+                (Some(i), _, _) => i128::from(i),
+                (_, Some(u), _) => i128::from(u),
+                (_, _, Some(f)) if f.fract() == 0.0 => f as i128,
+                _ => return None,
+            };
+            (!(min..=max).contains(&integer)).then(|| name.clone())
+        })
+    }
+}
+
+// ------------------------------------------------------------- generators
+
+/// Leaves, including the edges: integral floats, integers beyond `u32`,
+/// long strings.
+fn leaf() -> BoxedStrategy<Value> {
+    prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        (0u64..20_000).prop_map(Value::from),
+        (-20_000i64..0).prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        prop_oneof![Just(u64::from(u32::MAX)), Just(u64::from(u32::MAX) + 1), Just(u64::MAX)].prop_map(Value::from),
+        (0i64..20_000).prop_map(|i| json!(i as f64)),
+        (-1e4f64..1e4).prop_map(|f| json!(f)),
+        prop_oneof![Just(1e20), Just(5e9), Just(-0.0)].prop_map(|f| json!(f)),
+        "[A-Za-z0-9 -]{0,12}".prop_map(Value::from),
+        "[A-Z]{3}".prop_map(Value::from),
+        "A-[0-9]{4}".prop_map(Value::from),
+        prop_oneof![Just("instant"), Just("standard"), Just("express"), Just("")].prop_map(Value::from),
+        (0usize..700).prop_map(|n| Value::from("é".repeat(n))),
+    ]
+    .boxed()
+}
+
+/// Any JSON value, without `null` directly inside an object (see the
+/// module docs).
+fn any_json() -> BoxedStrategy<Value> {
+    leaf()
+        .prop_recursive(2, 12, 3, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+                prop::collection::btree_map("[a-z]{1,6}", inner, 0..3).prop_map(|map| {
+                    Value::Object(map.into_iter().map(|(k, v)| (k, if v.is_null() { Value::from(0) } else { v })).collect())
+                }),
+            ]
+        })
+        .boxed()
+}
+
+/// Valid values of each property of a tool, and which are required.
+struct Case {
+    valid: Vec<(&'static str, BoxedStrategy<Value>)>,
+}
+
+fn case(tool: &'static str) -> Case {
+    let s = |pattern: &'static str| pattern.prop_map(Value::from).boxed();
+    let n = |low: u64, high: u64| (low..=high).prop_map(Value::from).boxed();
+    let b = || any::<bool>().prop_map(Value::from).boxed();
+    let valid = match tool {
+        "classify_request" => vec![("text", s(".{0,40}"))],
+        "lookup_order" => vec![("order_id", s("A-[0-9]{4}")), ("with_items", b())],
+        "refund" => vec![("order_id", s("A-100[0-4]")), ("amount_cents", n(1, 30_000)), ("reason", s("[a-z ]{0,20}"))],
+        "issue_voucher" => vec![("customer", s("c-[0-9]{2}")), ("amount_cents", n(100, 10_000))],
+        "hand_over" => vec![("summary", s("[A-Za-z .]{10,80}"))],
+        "transfer" => vec![
+            ("amount", n(1, 10_000)),
+            ("currency", s("[A-Z]{3}")),
+            ("note", s("[a-z]{0,5}")),
+            ("kind", prop_oneof![Just(json!("instant")), Just(json!("standard"))].boxed()),
+        ],
+        "lookup" => vec![
+            ("order_id", s("[A-Z0-9-]{1,8}")),
+            ("with_items", b()),
+            ("limit", prop_oneof![Just(Value::Null), (0u64..1000).prop_map(Value::from)].boxed()),
+            ("tags", prop::collection::vec("[a-z]{1,5}", 0..3).prop_map(|tags| json!(tags)).boxed()),
+        ],
+        "pick" => vec![
+            ("kind", prop_oneof![Just(json!("instant")), Just(json!("standard"))].boxed()),
+            ("count", n(0, 100)),
+        ],
+        "ship" => vec![
+            ("address", ("[A-Za-z ]{1,12}", prop::option::of(0u64..50)).prop_map(|(street, floor)| match floor {
+                Some(floor) => json!({"street": street, "floor": floor}),
+                None => json!({"street": street}),
+            }).boxed()),
+            ("express", b()),
+            ("count", n(1, 99)),
+        ],
+        other => panic!("no generator for {other}"),
+    };
+    Case { valid }
+}
+
+/// Values that a property's schema may or may not accept: valid ones, any
+/// JSON, and the shapes serde reads more leniently than a schema (a unit
+/// variant as a one-key object, a struct as an array).
+fn candidates(valid: BoxedStrategy<Value>) -> BoxedStrategy<Value> {
+    prop_oneof![
+        3 => valid,
+        3 => any_json(),
+        1 => prop_oneof![Just(json!({"instant": null})), Just(json!(["Main", 3])), Just(json!({"street": "Main", "floor": 1.0}))],
+    ]
+    .boxed()
+}
+
+/// An object with some of the tool's properties (valid or not), and
+/// sometimes a property the schema does not name.
+fn generated(case: &Case) -> BoxedStrategy<Value> {
+    let fields: Vec<BoxedStrategy<Option<(String, Value)>>> = case
+        .valid
+        .iter()
+        .map(|(name, valid)| {
+            let name = (*name).to_owned();
+            prop::option::weighted(0.8, candidates(valid.clone())).prop_map(move |value| value.map(|v| (name.clone(), v))).boxed()
+        })
+        .collect();
+    (fields, prop::option::weighted(0.1, ("[a-z_]{1,8}", any_json())))
+        .prop_map(|(fields, extra)| {
+            let mut map: Map<String, Value> = fields.into_iter().flatten().collect();
+            if let Some((name, value)) = extra {
+                map.insert(name, value);
+            }
+            Value::Object(map)
+        })
+        .boxed()
+}
+
+/// A valid object.
+fn valid(case: &Case) -> BoxedStrategy<Value> {
+    let fields: Vec<BoxedStrategy<(String, Value)>> =
+        case.valid.iter().map(|(name, valid)| { let name = (*name).to_owned(); valid.clone().prop_map(move |v| (name.clone(), v)).boxed() }).collect();
+    fields.prop_map(|fields| Value::Object(fields.into_iter().collect())).boxed()
+}
+
+#[derive(Clone, Debug)]
+enum Mutation {
+    DropField(usize),
+    AddUnknown(String, Value),
+    WrongType(usize, Value),
+    OutOfRange(usize, bool),
+    Overlong(usize),
+    Null(usize),
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    prop_oneof![
+        any::<usize>().prop_map(Mutation::DropField),
+        ("[a-z_]{1,8}", any_json()).prop_map(|(name, value)| Mutation::AddUnknown(name, value)),
+        (any::<usize>(), any_json()).prop_map(|(i, value)| Mutation::WrongType(i, value)),
+        (any::<usize>(), any::<bool>()).prop_map(|(i, above)| Mutation::OutOfRange(i, above)),
+        any::<usize>().prop_map(Mutation::Overlong),
+        any::<usize>().prop_map(Mutation::Null),
+    ]
+}
+
+/// Applies a mutation to a valid object, reading bounds from the schema.
+fn mutate(mut args: Value, mutation: &Mutation, schema: &Schema) -> Value {
+    let names: Vec<String> = schema.schema["properties"].as_object().unwrap().keys().cloned().collect();
+    let pick = |i: usize| names[i % names.len()].clone();
+    let map = args.as_object_mut().unwrap();
+    match mutation {
+        Mutation::DropField(i) => {
+            map.shift_remove(&schema.required.get(i % schema.required.len().max(1)).cloned().unwrap_or_else(|| pick(*i)));
+        }
+        Mutation::AddUnknown(name, value) => {
+            map.insert(name.clone(), value.clone());
+        }
+        Mutation::WrongType(i, value) => {
+            map.insert(pick(*i), value.clone());
+        }
+        Mutation::OutOfRange(i, above) => {
+            let name = pick(*i);
+            let property = &schema.schema["properties"][&name];
+            let bound = if *above { property.get("maximum").map(|m| m.as_f64().unwrap() + 1.0) } else { property.get("minimum").map(|m| m.as_f64().unwrap() - 1.0) };
+            if let Some(bound) = bound {
+                map.insert(name, json!(bound as i64));
+            }
+        }
+        Mutation::Overlong(i) => {
+            let name = pick(*i);
+            if let Some(max) = schema.schema["properties"][&name].get("maxLength").and_then(Value::as_u64) {
+                map.insert(name, Value::from("x".repeat(max as usize + 1)));
+            }
+        }
+        Mutation::Null(i) => {
+            map.insert(pick(*i), Value::Null);
+        }
+    }
+    args
+}
+
+// ------------------------------------------------------------ the property
+
+fn check(tool: &str, schema: &Schema, args: &Value, as_text: bool) -> Result<(), TestCaseError> {
+    let arguments = if as_text { Arguments::Text(args.to_string()) } else { Arguments::Value(args.clone()) };
+    let result = runtime().block_on(registry().invoke(Arc::new(Shop::demo()), tool, arguments));
+    let accepted = result.kind != ResultKind::InvalidArguments;
+    let verdict = schema.accepts(args);
+    if verdict && let Some(name) = schema.beyond_type_range(args) {
+        prop_assert!(!accepted, "{tool}: {args} has `{name}` beyond its type's range, yet was accepted");
+        prop_assert!(result.text.contains(&name), "{tool}: {args}: {}", result.text);
+        return Ok(());
+    }
+    prop_assert_eq!(accepted, verdict, "{}: {} (schema says {}, registry: {})", tool, args, verdict, result.text);
+    Ok(())
+}
+
+fn agree(tool: &'static str) {
+    let case = case(tool);
+    let schema = schema_of(tool);
+    let inputs = prop_oneof![
+        (generated(&case), any::<bool>()).prop_map(|(args, text)| (args, None, text)),
+        (valid(&case), mutation(), any::<bool>()).prop_map(|(args, m, text)| (args, Some(m), text)),
+    ];
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig { failure_persistence: None, ..ProptestConfig::with_cases(10_000) });
+    runner
+        .run(&inputs, |(args, mutation, as_text)| {
+            let args = match &mutation {
+                Some(mutation) => mutate(args, mutation, &schema),
+                None => args,
+            };
+            check(tool, &schema, &args, as_text)
+        })
+        .unwrap();
+}
+
+#[test]
+fn classify_request_agrees_with_its_schema() {
+    agree("classify_request");
+}
+
+#[test]
+fn lookup_order_agrees_with_its_schema() {
+    agree("lookup_order");
+}
+
+#[test]
+fn refund_agrees_with_its_schema() {
+    agree("refund");
+}
+
+#[test]
+fn issue_voucher_agrees_with_its_schema() {
+    agree("issue_voucher");
+}
+
+#[test]
+fn hand_over_agrees_with_its_schema() {
+    agree("hand_over");
+}
+
+#[test]
+fn transfer_with_constraints_agrees_with_its_schema() {
+    agree("transfer");
+}
+
+#[test]
+fn a_tool_on_the_fast_path_agrees_with_its_schema() {
+    agree("lookup");
+}
+
+#[test]
+fn an_enum_agrees_with_its_schema() {
+    agree("pick");
+}
+
+#[test]
+fn a_nested_struct_agrees_with_its_schema() {
+    agree("ship");
+}
+
+#[test]
+fn the_generators_reach_both_verdicts() {
+    // Guards against a generator that only ever makes valid (or invalid)
+    // inputs, which would make the agreement above vacuous.
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    for tool in ["classify_request", "lookup_order", "refund", "issue_voucher", "hand_over", "transfer", "lookup", "pick", "ship"] {
+        let case = case(tool);
+        let schema = schema_of(tool);
+        let strategy = generated(&case);
+        let (mut yes, mut no) = (0, 0);
+        for _ in 0..500 {
+            let args = strategy.new_tree(&mut runner).unwrap().current();
+            if schema.accepts(&args) { yes += 1 } else { no += 1 }
+        }
+        assert!(yes > 10 && no > 10, "{tool}: {yes} valid, {no} invalid of 500");
+    }
+}
