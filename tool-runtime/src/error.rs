@@ -152,11 +152,25 @@ impl ToolError {
     }
 
     /// The one line the model reads for this error.
+    ///
+    /// It is one line whatever the message holds: control characters (a
+    /// newline in an order number the model sent and the tool echoed, say)
+    /// are written as escapes (`\n`).
+    ///
+    /// ```
+    /// use tool_runtime::ToolError;
+    ///
+    /// let err = ToolError::not_found("NO_ORDER", "There is no order A-1\nB.");
+    /// assert_eq!(err.model_line(), "code: NO_ORDER, status: 404, userMessage: There is no order A-1\\nB.");
+    /// ```
     pub fn model_line(&self) -> String {
-        let mut line = format!(
-            "code: {}, status: {}, userMessage: {}",
-            self.code, self.status, self.user_message
-        );
+        let mut line = String::with_capacity(40 + self.code.len() + self.user_message.len());
+        line.push_str("code: ");
+        push_one_line(&mut line, &self.code);
+        line.push_str(", status: ");
+        line.push_str(&self.status.to_string());
+        line.push_str(", userMessage: ");
+        push_one_line(&mut line, &self.user_message);
         if !self.can_retry {
             line.push_str(" Do not retry this call.");
         }
@@ -172,6 +186,18 @@ impl ToolError {
             "The tool failed because of an internal error, not because of your input. \
              Continue without this tool's result or try again later.",
         )
+    }
+}
+
+/// Appends `text` with its control characters escaped, so that it stays on
+/// one line (found by the fuzz target: an unknown tool name with a newline).
+fn push_one_line(line: &mut String, text: &str) {
+    for c in text.chars() {
+        if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
+            line.extend(c.escape_default());
+        } else {
+            line.push(c);
+        }
     }
 }
 
@@ -215,6 +241,14 @@ mod tests {
     fn model_line_says_do_not_retry_when_retrying_cannot_help() {
         let err = ToolError::forbidden("NOT_OWNER", "This order belongs to another customer.");
         assert!(err.model_line().ends_with("another customer. Do not retry this call."));
+    }
+
+    #[test]
+    fn the_model_line_is_one_line_whatever_the_message_holds() {
+        let err = ToolError::not_found("X\r\nY", "No order \"A\n1\"\t\u{1b}[31m; ask again.");
+        let line = err.model_line();
+        assert!(!line.chars().any(char::is_control), "{line:?}");
+        assert_eq!(line, "code: X\\r\\nY, status: 404, userMessage: No order \"A\\n1\"\\t\\u{1b}[31m; ask again.");
     }
 
     #[test]
