@@ -21,7 +21,9 @@ impl Default for ArgumentLimits {
 /// Why the guard refused the arguments.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum GuardError {
-    TooLarge { bytes: usize, max: usize },
+    /// `bytes` is the exact size when known (text); a parsed value is
+    /// measured only up to the limit.
+    TooLarge { bytes: Option<usize>, max: usize },
     TooDeep { max: usize },
 }
 
@@ -29,7 +31,7 @@ pub(crate) enum GuardError {
 /// brackets outside strings.
 pub(crate) fn check_text(raw: &str, limits: &ArgumentLimits) -> Result<(), GuardError> {
     if raw.len() > limits.max_bytes {
-        return Err(GuardError::TooLarge { bytes: raw.len(), max: limits.max_bytes });
+        return Err(GuardError::TooLarge { bytes: Some(raw.len()), max: limits.max_bytes });
     }
     let mut depth = 0usize;
     let mut in_string = false;
@@ -59,6 +61,50 @@ pub(crate) fn check_text(raw: &str, limits: &ArgumentLimits) -> Result<(), Guard
     Ok(())
 }
 
+/// At least the length of `value` serialised compactly (escapes can only
+/// add to it), counted until it passes `max`.
+fn serialized_at_least(value: &Value, max: usize) -> usize {
+    fn add(value: &Value, max: usize, total: &mut usize) {
+        if *total > max {
+            return;
+        }
+        match value {
+            Value::Null | Value::Bool(true) => *total += 4,
+            Value::Bool(false) => *total += 5,
+            Value::Number(_) => *total += 1,
+            Value::String(text) => *total += text.len() + 2,
+            Value::Array(items) => {
+                *total += 2 + items.len().saturating_sub(1);
+                items.iter().for_each(|item| add(item, max, total));
+            }
+            Value::Object(map) => {
+                *total += 2 + map.len().saturating_sub(1);
+                for (key, item) in map {
+                    *total += key.len() + 3;
+                    add(item, max, total);
+                }
+            }
+        }
+    }
+    let mut total = 0;
+    add(value, max, &mut total);
+    total
+}
+
+/// Drops a value of any depth without recursion. `serde_json::Value`'s own
+/// drop recurses once per level, so a value nested thousands deep (which
+/// the guard refuses) would overflow the stack where it is dropped.
+pub(crate) fn dismantle(value: Value) {
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => stack.extend(map.into_iter().map(|(_, item)| item)),
+            _ => {}
+        }
+    }
+}
+
 /// The same limits for arguments that arrive already parsed (MCP, provider
 /// payloads): depth by walking the value, size by its serialised length.
 pub(crate) fn check_value(value: &Value, limits: &ArgumentLimits) -> Result<(), GuardError> {
@@ -72,9 +118,15 @@ pub(crate) fn check_value(value: &Value, limits: &ArgumentLimits) -> Result<(), 
     if depth_exceeds(value, limits.max_depth) {
         return Err(GuardError::TooDeep { max: limits.max_depth });
     }
+    // A lower bound first, which stops as soon as it passes the limit: the
+    // exact count below escapes every string, which for one string of
+    // 100 MB means scanning all of it.
+    if serialized_at_least(value, limits.max_bytes) > limits.max_bytes {
+        return Err(GuardError::TooLarge { bytes: None, max: limits.max_bytes });
+    }
     let mut counter = ByteCounter { bytes: 0, max: limits.max_bytes };
     if serde_json::to_writer(&mut counter, value).is_err() {
-        return Err(GuardError::TooLarge { bytes: counter.bytes, max: limits.max_bytes });
+        return Err(GuardError::TooLarge { bytes: None, max: limits.max_bytes });
     }
     Ok(())
 }
@@ -109,7 +161,7 @@ mod tests {
 
     #[test]
     fn text_over_the_size_limit_is_refused() {
-        assert_eq!(check_text("{\"a\":1}", &limits(3, 64)), Err(GuardError::TooLarge { bytes: 7, max: 3 }));
+        assert_eq!(check_text("{\"a\":1}", &limits(3, 64)), Err(GuardError::TooLarge { bytes: Some(7), max: 3 }));
     }
 
     #[test]
@@ -118,6 +170,27 @@ mod tests {
         assert_eq!(check_text(&deep, &limits(100, 4)), Err(GuardError::TooDeep { max: 4 }));
         assert_eq!(check_text(&deep, &limits(100, 5)), Ok(()));
         assert_eq!(check_text(r#"{"a":"[[[[[[\"[[["}"#, &limits(100, 1)), Ok(()));
+    }
+
+    #[test]
+    fn a_value_nested_100_000_deep_is_dropped_without_overflowing_the_stack() {
+        let mut value = Value::Array(Vec::new());
+        for _ in 0..100_000 {
+            value = Value::Array(vec![value]);
+        }
+        assert_eq!(check_value(&value, &limits(usize::MAX, 64)), Err(GuardError::TooDeep { max: 64 }));
+        dismantle(value);
+    }
+
+    #[test]
+    fn the_lower_bound_of_a_value_never_exceeds_its_serialised_length() {
+        let value: Value = serde_json::from_str(r#"{"a": [1, true, false, null, "x\"y", {"b": -12.5e3}], "c": {}}"#).unwrap();
+        assert!(serialized_at_least(&value, usize::MAX) <= value.to_string().len());
+        let big = Value::String("x".repeat(10_000));
+        assert_eq!(check_value(&big, &limits(100, 64)), Err(GuardError::TooLarge { bytes: None, max: 100 }));
+        // Escapes count: under the bound, over the exact length.
+        let escaped = Value::String("\"".repeat(60));
+        assert_eq!(check_value(&escaped, &limits(100, 64)), Err(GuardError::TooLarge { bytes: None, max: 100 }));
     }
 
     #[test]

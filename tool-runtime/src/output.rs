@@ -6,23 +6,35 @@ use serde_json::Value;
 /// JSON; cut at `max_chars` characters (on a char boundary) with a marker
 /// that tells the model it was cut. Returns the text and whether it was cut.
 pub(crate) fn render(value: &Value, max_chars: usize) -> (String, bool) {
-    let text = match value {
-        Value::String(text) => text.clone(),
-        other => other.to_string(),
-    };
-    truncate(text, max_chars)
+    match value {
+        // Cut from the borrowed text: a 100 MB string is not copied whole.
+        Value::String(text) => match cut(text, max_chars) {
+            Some(cut) => (cut, true),
+            None => (text.clone(), false),
+        },
+        other => truncate(other.to_string(), max_chars),
+    }
 }
 
-pub(crate) fn truncate(mut text: String, max_chars: usize) -> (String, bool) {
-    let Some((cut, _)) = text.char_indices().nth(max_chars) else {
-        return (text, false);
-    };
+pub(crate) fn truncate(text: String, max_chars: usize) -> (String, bool) {
+    match cut(&text, max_chars) {
+        Some(cut) => (cut, true),
+        None => (text, false),
+    }
+}
+
+/// The first `max_chars` characters of `text` and the marker, in a string
+/// of their own size, or `None` when `text` is not longer than that.
+fn cut(text: &str, max_chars: usize) -> Option<String> {
+    let (cut, _) = text.char_indices().nth(max_chars)?;
     let total = max_chars + text[cut..].chars().count();
-    text.truncate(cut);
-    text.push_str(&format!(
+    let marker = format!(
         "\n[output truncated: showing the first {max_chars} of {total} characters; ask for less (a narrower query, fewer items) to see the rest]"
-    ));
-    (text, true)
+    );
+    let mut out = String::with_capacity(cut + marker.len());
+    out.push_str(&text[..cut]);
+    out.push_str(&marker);
+    Some(out)
 }
 
 #[cfg(test)]
@@ -41,6 +53,15 @@ mod tests {
         let (text, cut) = render(&json!("ééééé"), 3);
         assert!(cut);
         assert!(text.starts_with("ééé\n[output truncated: showing the first 3 of 5 characters"), "{text}");
+    }
+
+    #[test]
+    fn a_cut_text_keeps_only_what_the_model_reads() {
+        let (text, cut) = render(&Value::String("y".repeat(1_000_000)), 10);
+        assert!(cut);
+        assert!(text.capacity() < 200, "{} bytes kept", text.capacity());
+        let (text, cut) = truncate("z".repeat(1_000_000), 10);
+        assert!(cut && text.capacity() < 200);
     }
 
     #[test]

@@ -370,7 +370,12 @@ impl<App: Send + Sync + 'static> Registry<App> {
         match guarded {
             Ok(()) => {}
             Err(GuardError::TooLarge { bytes, max }) => return Err(invalid(lines::too_large(bytes, max))),
-            Err(GuardError::TooDeep { max }) => return Err(invalid(lines::too_deep(max))),
+            Err(GuardError::TooDeep { max }) => {
+                if let Arguments::Value(value) = args {
+                    guard::dismantle(value);
+                }
+                return Err(invalid(lines::too_deep(max)));
+            }
         }
         let value = match args {
             Arguments::Text(text) if text.trim().is_empty() && !entry.has_parameters() => Value::Object(Map::new()),

@@ -127,12 +127,12 @@ pub(crate) mod lines {
             .no_retry()
     }
 
-    pub(crate) fn too_large(bytes: usize, max: usize) -> ToolError {
-        ToolError::new(
-            413,
-            "ARGUMENTS_TOO_LARGE",
-            format!("The arguments are {bytes} bytes; the limit is {max}. Send less data in one call."),
-        )
+    pub(crate) fn too_large(bytes: Option<usize>, max: usize) -> ToolError {
+        let size = match bytes {
+            Some(bytes) => format!("The arguments are {bytes} bytes; the limit is {max}."),
+            None => format!("The arguments are over the limit of {max} bytes."),
+        };
+        ToolError::new(413, "ARGUMENTS_TOO_LARGE", format!("{size} Send less data in one call."))
     }
 
     pub(crate) fn too_deep(max: usize) -> ToolError {
