@@ -251,7 +251,11 @@ impl<App: Send + Sync + 'static> Registry<App> {
         };
         let span = call_span(&pending.tool, &pending.id);
         span.record("verdict", "approved");
-        self.execute(entry, pending.input, pending.ctx, pending.args).instrument(span).await
+        // Boxed here and below: the execution's future (a timer, a task
+        // handle, a cancellation waiter) would otherwise sit inside every
+        // future that awaits an approval, and be copied with it each time
+        // it moves (an MCP server spawns one per request).
+        Box::pin(self.execute(entry, pending.input, pending.ctx, pending.args)).instrument(span).await
     }
 
     /// Runs a pending call with the input a human edited. The edited input
@@ -274,7 +278,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
                 }
                 _ => {
                     tracing::Span::current().record("verdict", "approved");
-                    self.execute(entry, input, pending.ctx, args).await
+                    Box::pin(self.execute(entry, input, pending.ctx, args)).await
                 }
             }
         }
@@ -323,7 +327,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
             let verdict = self.decide(entry, input.as_ref(), &ctx).await;
             tracing::Span::current().record("verdict", verdict.as_str());
             match verdict {
-                Verdict::Allow => CallOutcome::Done(self.execute(entry, input, ctx, args).await),
+                Verdict::Allow => CallOutcome::Done(Box::pin(self.execute(entry, input, ctx, args)).await),
                 Verdict::Deny { reason } => CallOutcome::Done(self.finish(CallResult::failure(
                     &entry.def.name,
                     ctx.call_id(),
