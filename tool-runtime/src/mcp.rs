@@ -339,16 +339,21 @@ impl<App: Send + Sync + 'static> ServerHandler for McpSession<App> {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let result = match context.meta.get_progress_token() {
-            Some(token) => {
-                let (sender, reports) = mpsc::unbounded_channel();
-                let sink = ProgressSink::new(move |progress| {
-                    let _ = sender.send(progress);
-                });
-                forwarding_progress(self.settle(request, &context, Some(sink)), reports, token, &context.peer).await
+        // Boxed: rmcp moves the handler's future into a task per request, so
+        // a small future here saves a large copy on every call.
+        let result = Box::pin(async {
+            match context.meta.get_progress_token() {
+                Some(token) => {
+                    let (sender, reports) = mpsc::unbounded_channel();
+                    let sink = ProgressSink::new(move |progress| {
+                        let _ = sender.send(progress);
+                    });
+                    forwarding_progress(self.settle(request, &context, Some(sink)), reports, token, &context.peer).await
+                }
+                None => self.settle(request, &context, None).await,
             }
-            None => self.settle(request, &context, None).await,
-        };
+        })
+        .await;
         if self.record(&result)
             && let Err(error) = context.peer.notify_tool_list_changed().await
         {
