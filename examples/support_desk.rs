@@ -252,9 +252,9 @@ fn verdict(kind: ResultKind) -> &'static str {
     }
 }
 
-fn args_text(args: &tool_runtime::Arguments) -> String {
+fn args_text(args: &tool_runtime::Arguments<'_>) -> String {
     match args {
-        tool_runtime::Arguments::Text(text) => text.clone(),
+        tool_runtime::Arguments::Text(text) => text.to_string(),
         tool_runtime::Arguments::Value(value) => value.to_string(),
     }
 }

@@ -13,6 +13,10 @@
 //! array). Policies are compared on kinds: a denial, a pending approval or
 //! a tool error all mean the input was accepted.
 //!
+//! Every input sent as text is also sent to a registry that validates every
+//! call, which never takes the fast path (the text read straight into the
+//! tool's input): both give the same result.
+//!
 //! Two rules of the registry are applied to the schema's side, or treated
 //! apart, on purpose:
 //! - A `null` for an optional property whose schema does not accept `null`
@@ -99,11 +103,56 @@ async fn ship(
     format!("{} parcels to {} (floor {}), express {express}", count, address.street, address.floor)
 }
 
+/// Weigh a parcel: a float, and any JSON (which the full path hands over
+/// with its nulls and integral floats as they are rewritten).
+#[tool]
+async fn measure(weight: f64, #[tool(default)] meta: Option<Value>) -> String {
+    format!("{weight} {meta:?}")
+}
+
+/// Tag an order: a renamed parameter, so the input struct is derived.
+#[tool]
+async fn tag(#[serde(rename = "label")] name: String, #[tool(default)] count: u32) -> String {
+    format!("{name} {count}")
+}
+
+/// Cast a vote: a policy predicate on plain parameters (parsed before the
+/// policy decides, on the fast path too).
+#[tool(policy = vote_policy)]
+async fn vote(_shop: Ctx<Shop>, choice: String, weight: u32) -> String {
+    format!("{weight} for {choice}")
+}
+
+fn vote_policy(input: &vote, _ctx: &Ctx<Shop>) -> Verdict {
+    match input.weight {
+        0..=5 => Verdict::Allow,
+        6..=10 => Verdict::needs_approval(),
+        _ => Verdict::deny("too heavy"),
+    }
+}
+
+/// Wipe a record: always needs approval.
+#[tool(policy = needs_approval)]
+async fn wipe(record: String, #[tool(default)] force: bool) -> String {
+    format!("{record} {force}")
+}
+
 fn registry() -> &'static Registry<Shop> {
     static REGISTRY: OnceLock<Registry<Shop>> = OnceLock::new();
-    REGISTRY.get_or_init(|| {
-        Registry::builder()
-            .tools(tools![
+    REGISTRY.get_or_init(|| build(false))
+}
+
+/// The same tools with the validator run on every call: no call takes the
+/// fast path, which reads text straight into a tool's input.
+fn full_path_registry() -> &'static Registry<Shop> {
+    static REGISTRY: OnceLock<Registry<Shop>> = OnceLock::new();
+    REGISTRY.get_or_init(|| build(true))
+}
+
+fn build(validate_every_call: bool) -> Registry<Shop> {
+    Registry::builder()
+        .validate_every_call(validate_every_call)
+        .tools(tools![
                 shop::classify_request,
                 shop::lookup_order,
                 shop::refund,
@@ -112,11 +161,14 @@ fn registry() -> &'static Registry<Shop> {
                 transfer,
                 lookup,
                 pick,
-                ship
+                ship,
+                measure,
+                tag,
+                vote,
+                wipe
             ])
             .build()
             .unwrap()
-    })
 }
 
 fn runtime() -> &'static tokio::runtime::Runtime {
@@ -374,7 +426,7 @@ fn mutate(mut args: Value, mutation: &Mutation, schema: &Schema) -> Value {
 // ------------------------------------------------------------ the property
 
 fn check(tool: &str, schema: &Schema, args: &Value, as_text: bool) -> Result<(), TestCaseError> {
-    let arguments = if as_text { Arguments::Text(args.to_string()) } else { Arguments::Value(args.clone()) };
+    let arguments = if as_text { Arguments::Text(args.to_string().into()) } else { Arguments::Value(args.clone()) };
     let result = runtime().block_on(registry().invoke(Arc::new(Shop::demo()), tool, arguments));
     let accepted = result.kind != ResultKind::InvalidArguments;
     let verdict = schema.accepts(args);
@@ -384,6 +436,12 @@ fn check(tool: &str, schema: &Schema, args: &Value, as_text: bool) -> Result<(),
         return Ok(());
     }
     prop_assert_eq!(accepted, verdict, "{}: {} (schema says {}, registry: {})", tool, args, verdict, result.text);
+    if as_text {
+        // The fast path decides nothing the full path would decide otherwise.
+        let full = runtime().block_on(full_path_registry().invoke(Arc::new(Shop::demo()), tool, args.to_string()));
+        let seen = |result: &CallResult| (result.kind, result.text.clone(), result.error_code.clone(), result.structured.clone());
+        prop_assert_eq!(seen(&result), seen(&full), "{}: {}: fast path and full path differ", tool, args);
+    }
     Ok(())
 }
 
@@ -404,6 +462,85 @@ fn agree(tool: &'static str) {
             check(tool, &schema, &args, as_text)
         })
         .unwrap();
+}
+
+/// Text the generators do not write (whitespace, escapes, repeated keys,
+/// nulls, integral floats, deep nesting, malformed JSON) gets the same
+/// result on the fast path as on the full path.
+#[test]
+fn tricky_texts_get_the_same_result_on_the_fast_path_and_the_full_path() {
+    let deep = format!(r#"{{"order_id":"A-1","tags":{}"x"{}}}"#, "[".repeat(70), "]".repeat(70));
+    let deep_meta = format!(r#"{{"weight":1,"meta":{}1{}}}"#, "[".repeat(63), "]".repeat(63));
+    let deeper_meta = format!(r#"{{"weight":1,"meta":{}1{}}}"#, "[".repeat(64), "]".repeat(64));
+    let texts: Vec<(&str, String)> = [
+        ("lookup", r#"{"order_id":"A-1","tags":[]}"#),
+        ("lookup", "  { \"order_id\" : \"A-1\" , \"tags\" : [ \"x\" ] , \"limit\" : 3 }  "),
+        ("lookup", "{\n\t\"order_id\":\"A-1\",\r\n\"tags\":[]}"),
+        ("lookup", r#"{"order_\u0069d":"A-1","tags":[]}"#),
+        ("lookup", r#"{"order_id":"A\u002d1","tags":["\ud83d\ude00"]}"#),
+        ("lookup", r#"{"order_id":"A-1","order_id":"B-2","tags":[]}"#),
+        ("lookup", r#"{"order_id":"A-1","tags":[]} x"#),
+        ("lookup", r#"{"order_id":"A-1","tags":[],}"#),
+        ("lookup", r#"{"order_id":"A-1","tags":[],"limit":null}"#),
+        ("lookup", r#"{"order_id":"A-1","tags":[],"with_items":null}"#),
+        ("lookup", r#"{"order_id":"A-1","tags":[],"limit":5.0}"#),
+        ("lookup", r#"{"order_id":"A-1","tags":[],"limit":5e0}"#),
+        ("lookup", r#"{"order_id":"A-1","tags":[],"limit":5.5}"#),
+        ("lookup", r#"{"order_id":"A-1","tags":[],"limit":-1}"#),
+        ("lookup", r#"{"order_id":"A-1","tags":[],"limit":4294967296}"#),
+        ("lookup", r#"{"order_id":"A-1","tags":[],"extra":1}"#),
+        ("lookup", r#"{"order_id":"A-1"}"#),
+        ("lookup", r#"{"order_id":1,"tags":[]}"#),
+        ("lookup", "{}"),
+        ("lookup", ""),
+        ("lookup", "null"),
+        ("lookup", "[]"),
+        ("lookup", "{"),
+        ("lookup", r#"{"order_id":"A-1","tags":[]"#),
+        ("lookup", "\u{feff}{\"order_id\":\"A-1\",\"tags\":[]}"),
+        ("lookup", "{\"order_id\":\"A\nB\",\"tags\":[]}"),
+        ("lookup", "{\"order\nid\":\"A\",\"tags\":[]}"),
+        ("lookup", &deep),
+        ("measure", r#"{"weight":2.5}"#),
+        ("measure", r#"{"weight":5.0}"#),
+        ("measure", r#"{"weight":1e400}"#),
+        ("measure", r#"{"weight":-0.0,"meta":{"a":null,"b":1.0,"c":[1,2.50]}}"#),
+        ("measure", r#"{"weight":3,"meta":{"a":"b"}}"#),
+        ("measure", r#"{"weight":3,"meta":null}"#),
+        ("measure", &deep_meta),
+        ("measure", &deeper_meta),
+        ("tag", r#"{"label":"x"}"#),
+        ("tag", r#"{"label":"x","count":2}"#),
+        ("tag", r#"{"label":"x","name":"y"}"#),
+        ("tag", r#"{"name":"x"}"#),
+        ("tag", r#"{"label":"x","count":2.0}"#),
+        ("tag", r#"{"label":"x","count":null}"#),
+        ("tag", r#"{"label":"x","label":"y"}"#),
+        ("vote", r#"{"choice":"a","weight":3}"#),
+        ("vote", r#"{"choice":"a","weight":7}"#),
+        ("vote", r#"{"choice":"a","weight":70}"#),
+        ("vote", r#"{"choice":"a","weight":7.0}"#),
+        ("vote", r#"{"choice":"a","weight":"7"}"#),
+        ("vote", r#"{"choice":"a"}"#),
+        ("wipe", r#"{"record":"r-1"}"#),
+        ("wipe", r#"{"record":"r-1","force":null}"#),
+        ("wipe", r#"{"record":"r-1","force":1}"#),
+        ("lookup_order", r#"{"order_id":"A-1002"}"#),
+        ("lookup_order", r#"{"order_id":"nope"}"#),
+        ("refund", r#"{"order_id":"A-1002","amount_cents":100,"reason":"broken"}"#),
+    ]
+    .into_iter()
+    .map(|(tool, text)| (tool, text.to_owned()))
+    .collect();
+    let seen = |result: &CallResult| (result.kind, result.text.clone(), result.error_code.clone(), result.structured.clone());
+    let mut fast_successes = 0;
+    for (tool, text) in &texts {
+        let fast = runtime().block_on(registry().invoke(Arc::new(Shop::demo()), tool, text.as_str()));
+        let full = runtime().block_on(full_path_registry().invoke(Arc::new(Shop::demo()), tool, text.as_str()));
+        assert_eq!(seen(&fast), seen(&full), "{tool}: {text:?}");
+        fast_successes += usize::from(fast.kind == ResultKind::Success);
+    }
+    assert!(fast_successes >= 10, "only {fast_successes} of the texts succeeded: the comparison says little");
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! What a tool, a policy predicate and a visibility predicate can see.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -32,25 +32,41 @@ pub struct Ctx<App> {
 /// Everything about a call that is not the app state.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct CallInfo {
-    pub(crate) user: Arc<UserContext>,
+    /// `None` for an anonymous user (no allocation, no shared count).
+    pub(crate) user: Option<Arc<UserContext>>,
     pub(crate) thread_id: Option<Arc<str>>,
     pub(crate) call_id: String,
-    pub(crate) cancel: CancellationToken,
+    /// Made when first asked for: a call nobody can cancel (no caller's
+    /// token, and a tool that finishes without waiting) needs none.
+    pub(crate) cancel: OnceLock<CancellationToken>,
     pub(crate) progress: Option<ProgressSink>,
 }
 
 impl CallInfo {
     /// A call by an anonymous user, without thread or progress.
     pub(crate) fn anonymous(call_id: String) -> Self {
-        // One shared anonymous user, rather than an allocation per call.
-        static ANONYMOUS: std::sync::OnceLock<Arc<UserContext>> = std::sync::OnceLock::new();
         CallInfo {
-            user: ANONYMOUS.get_or_init(Arc::default).clone(),
+            user: None,
             thread_id: None,
             call_id,
-            cancel: CancellationToken::new(),
+            cancel: OnceLock::new(),
             progress: None,
         }
+    }
+
+    pub(crate) fn user(&self) -> &UserContext {
+        static ANONYMOUS: OnceLock<UserContext> = OnceLock::new();
+        self.user.as_deref().unwrap_or_else(|| ANONYMOUS.get_or_init(UserContext::default))
+    }
+
+    /// The call's token, made now if nobody asked for it before.
+    pub(crate) fn cancellation(&self) -> &CancellationToken {
+        self.cancel.get_or_init(CancellationToken::new)
+    }
+
+    /// Whether the call was cancelled (never, if it has no token yet).
+    pub(crate) fn is_cancelled(&self) -> bool {
+        self.cancel.get().is_some_and(CancellationToken::is_cancelled)
     }
 }
 
@@ -71,6 +87,19 @@ impl<App> Ctx<App> {
         Ctx { app, call: Arc::new(call) }
     }
 
+    pub(crate) fn info(&self) -> &CallInfo {
+        &self.call
+    }
+
+    /// The call id, moved out when this is the last handle on the call
+    /// (the tool dropped its context), copied otherwise.
+    pub(crate) fn into_call_id(self) -> String {
+        match Arc::try_unwrap(self.call) {
+            Ok(info) => info.call_id,
+            Err(shared) => shared.call_id.clone(),
+        }
+    }
+
     /// The app state.
     pub fn app(&self) -> &App {
         &self.app
@@ -83,7 +112,7 @@ impl<App> Ctx<App> {
 
     /// Who is calling.
     pub fn user(&self) -> &UserContext {
-        &self.call.user
+        self.call.user()
     }
 
     /// The conversation thread of the call, when the host set one.
@@ -101,7 +130,7 @@ impl<App> Ctx<App> {
     /// [`cancelled()`](CancellationToken::cancelled). Cancellation never
     /// undoes what the tool already did.
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.call.cancel
+        self.call.cancellation()
     }
 
     /// Reports progress to the host (MCP progress notifications, a UI).
@@ -119,7 +148,7 @@ impl<App> Ctx<App> {
 
     /// Replaces the user (for direct calls in tests).
     pub fn with_user(mut self, user: UserContext) -> Self {
-        Arc::make_mut(&mut self.call).user = Arc::new(user);
+        Arc::make_mut(&mut self.call).user = Some(Arc::new(user));
         self
     }
 }
@@ -127,7 +156,7 @@ impl<App> Ctx<App> {
 impl<App> fmt::Debug for Ctx<App> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Ctx")
-            .field("user", &self.call.user.id)
+            .field("user", &self.call.user().id)
             .field("thread_id", &self.call.thread_id)
             .field("call_id", &self.call.call_id)
             .finish_non_exhaustive()

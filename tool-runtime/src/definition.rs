@@ -1,6 +1,7 @@
 //! The trait `#[tool]` implements, and the definition a registry keeps.
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::error::Error as StdError;
 use std::future::Future;
 use std::marker::PhantomData;
@@ -229,6 +230,23 @@ pub trait Tool<App>: 'static {
     #[doc(hidden)]
     fn parse(args: &Map<String, Value>) -> Result<Self::Input, serde_json::Error>;
 
+    /// Deserialises the argument text straight into the input, with no
+    /// `Value` on the way; `None` when it does not parse or fails the
+    /// checks (the registry then takes the path of [`parse`](Self::parse),
+    /// which words the error).
+    #[doc(hidden)]
+    fn parse_text(text: &str, checks: crate::__private::TextChecks<'_>) -> Option<Self::Input>;
+
+    /// Parses again what a call's input was parsed from (for an `ends_run`
+    /// predicate, which sees the input after the call consumed it).
+    #[doc(hidden)]
+    fn parse_again(args: &ParsedFrom<'_>) -> Option<Self::Input> {
+        match args {
+            ParsedFrom::Text(text) => Self::parse_text(text, crate::__private::TextChecks::PASSED),
+            ParsedFrom::Map(map) => Self::parse(map).ok(),
+        }
+    }
+
     /// The policy predicate; only called when `META.policy` is `Predicate`.
     #[doc(hidden)]
     fn decide<'a>(input: &'a Self::Input, ctx: &'a Ctx<App>) -> PolicyFuture<'a> {
@@ -243,23 +261,62 @@ pub trait Tool<App>: 'static {
         true
     }
 
-    /// Runs the tool. `args` are the validated arguments again, for an
-    /// `ends_run` predicate that needs the input after the call consumed it.
+    /// Runs the tool. The context is lent: a tool that takes it clones it.
+    /// `args` is what the input was parsed from, for an `ends_run`
+    /// predicate that needs the input after the call consumed it.
     #[doc(hidden)]
-    fn call(input: Self::Input, ctx: Ctx<App>, args: &Map<String, Value>) -> CallFuture;
+    fn call(input: Self::Input, ctx: &Ctx<App>, args: &ParsedFrom<'_>) -> CallFuture;
+}
+
+/// What a call's input was parsed from, kept by the registry (for an
+/// `ends_run` predicate, and for a human to review a pending call).
+#[doc(hidden)]
+#[derive(Clone, Debug)]
+pub enum ParsedFrom<'a> {
+    /// The model's text, read straight into the input.
+    Text(Cow<'a, str>),
+    /// The arguments as a JSON object, after validation.
+    Map(Map<String, Value>),
+}
+
+impl ParsedFrom<'_> {
+    /// The same, owning its text (to keep it while a call waits).
+    pub(crate) fn into_owned(self) -> ParsedFrom<'static> {
+        match self {
+            ParsedFrom::Text(text) => ParsedFrom::Text(Cow::Owned(text.into_owned())),
+            ParsedFrom::Map(map) => ParsedFrom::Map(map),
+        }
+    }
+
+    /// The arguments as a JSON value, for a human to review.
+    pub(crate) fn to_value(&self) -> Value {
+        match self {
+            // It parsed into the input, so it is an object.
+            ParsedFrom::Text(text) => serde_json::from_str(text).unwrap_or_default(),
+            ParsedFrom::Map(map) => Value::Object(map.clone()),
+        }
+    }
 }
 
 /// The object-safe face of a tool, shared by macro-made and dynamic tools.
 pub(crate) trait ErasedTool<App>: Send + Sync {
     fn definition(&self) -> Result<ToolDefinition, String>;
     fn parse(&self, args: &Map<String, Value>) -> Result<Box<dyn Any + Send + Sync>, serde_json::Error>;
+    /// The fast path of parsing: the text straight into the input; `None`
+    /// sends the call down the full path.
+    fn parse_text(&self, text: &str, checks: crate::__private::TextChecks<'_>) -> Option<Box<dyn Any + Send + Sync>>;
+    /// The fast lane of an allowed call: `args` (text) read straight into
+    /// the input and the tool called with it, with no boxed input between;
+    /// `None`, having called nothing, when the text does not parse or fails
+    /// the checks.
+    fn call_text(&self, args: &ParsedFrom<'_>, checks: crate::__private::TextChecks<'_>, ctx: &Ctx<App>) -> Option<CallFuture>;
     /// Whether `parse` itself checks the types the schema states (true for
     /// `#[tool]`s, whose input is a Rust type; false for dynamic tools,
     /// whose input is any JSON value and whose schema is the only check).
     fn parses_types(&self) -> bool;
     fn decide<'a>(&'a self, input: &'a (dyn Any + Send + Sync), ctx: &'a Ctx<App>) -> PolicyFuture<'a>;
     fn visible(&self, view: &StepView<'_, App>) -> bool;
-    fn call(&self, input: Box<dyn Any + Send + Sync>, ctx: Ctx<App>, args: &Map<String, Value>) -> CallFuture;
+    fn call(&self, input: Box<dyn Any + Send + Sync>, ctx: &Ctx<App>, args: &ParsedFrom<'_>) -> CallFuture;
 }
 
 struct Typed<T>(PhantomData<fn() -> T>);
@@ -278,6 +335,16 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
         T::parse(args).map(|input| Box::new(input) as Box<dyn Any + Send + Sync>)
     }
 
+    fn parse_text(&self, text: &str, checks: crate::__private::TextChecks<'_>) -> Option<Box<dyn Any + Send + Sync>> {
+        T::parse_text(text, checks).map(|input| Box::new(input) as Box<dyn Any + Send + Sync>)
+    }
+
+    fn call_text(&self, args: &ParsedFrom<'_>, checks: crate::__private::TextChecks<'_>, ctx: &Ctx<App>) -> Option<CallFuture> {
+        let ParsedFrom::Text(text) = args else { return None };
+        let input = T::parse_text(text, checks)?;
+        Some(T::call(input, ctx, args))
+    }
+
     fn parses_types(&self) -> bool {
         true
     }
@@ -293,7 +360,7 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
         T::visible(view)
     }
 
-    fn call(&self, input: Box<dyn Any + Send + Sync>, ctx: Ctx<App>, args: &Map<String, Value>) -> CallFuture {
+    fn call(&self, input: Box<dyn Any + Send + Sync>, ctx: &Ctx<App>, args: &ParsedFrom<'_>) -> CallFuture {
         match input.downcast::<T::Input>() {
             Ok(input) => T::call(*input, ctx, args),
             Err(_) => Box::pin(std::future::ready(Err(Failure::Internal("call input of the wrong type".into())))),

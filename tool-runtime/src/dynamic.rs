@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use crate::context::{Ctx, StepView};
 use crate::policy::{PolicyKind, Verdict};
 use crate::definition::{
-    Annotations, BoxError, BoxedTool, CallFuture, EndsRun, ErasedTool, Failure, PolicyFuture, ToolDefinition,
+    Annotations, BoxError, BoxedTool, CallFuture, EndsRun, ErasedTool, Failure, ParsedFrom, PolicyFuture, ToolDefinition,
     ToolOutput,
 };
 
@@ -157,6 +157,15 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
         Ok(Box::new(Value::Object(args.clone())))
     }
 
+    fn parse_text(&self, _text: &str, _checks: crate::__private::TextChecks<'_>) -> Option<Box<dyn Any + Send + Sync>> {
+        // The schema is a dynamic tool's only check: always validated.
+        None
+    }
+
+    fn call_text(&self, _args: &ParsedFrom<'_>, _checks: crate::__private::TextChecks<'_>, _ctx: &Ctx<App>) -> Option<CallFuture> {
+        None
+    }
+
     fn parses_types(&self) -> bool {
         false
     }
@@ -172,9 +181,9 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
         self.visible.as_ref().is_none_or(|visible| visible(view))
     }
 
-    fn call(&self, input: Box<dyn Any + Send + Sync>, ctx: Ctx<App>, _args: &Map<String, Value>) -> CallFuture {
+    fn call(&self, input: Box<dyn Any + Send + Sync>, ctx: &Ctx<App>, _args: &ParsedFrom<'_>) -> CallFuture {
         let args = input.downcast::<Value>().map(|args| *args).unwrap_or_default();
-        let future = (self.handler)(args, ctx);
+        let future = (self.handler)(args, ctx.clone());
         let ends_run = self.definition.ends_run == EndsRun::Always;
         Box::pin(async move {
             match future.await {

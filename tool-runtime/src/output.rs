@@ -4,15 +4,20 @@ use serde_json::Value;
 
 /// The text for the model: a JSON string as is, anything else as compact
 /// JSON; cut at `max_chars` characters (on a char boundary) with a marker
-/// that tells the model it was cut. Returns the text and whether it was cut.
-pub(crate) fn render(value: &Value, max_chars: usize) -> (String, bool) {
+/// that tells the model it was cut. Returns the text, the structured output
+/// (the value, unless it is a string the text holds whole) and whether the
+/// text was cut.
+pub(crate) fn render(value: Value, max_chars: usize) -> (String, Option<Value>, bool) {
     match value {
         // Cut from the borrowed text: a 100 MB string is not copied whole.
-        Value::String(text) => match cut(text, max_chars) {
-            Some(cut) => (cut, true),
-            None => (text.clone(), false),
+        Value::String(text) => match cut(&text, max_chars) {
+            Some(cut) => (cut, Some(Value::String(text)), true),
+            None => (text, None, false),
         },
-        other => truncate(other.to_string(), max_chars),
+        other => {
+            let (text, truncated) = truncate(other.to_string(), max_chars);
+            (text, Some(other), truncated)
+        }
     }
 }
 
@@ -26,6 +31,10 @@ pub(crate) fn truncate(text: String, max_chars: usize) -> (String, bool) {
 /// The first `max_chars` characters of `text` and the marker, in a string
 /// of their own size, or `None` when `text` is not longer than that.
 fn cut(text: &str, max_chars: usize) -> Option<String> {
+    // No more bytes than the limit: no more characters either.
+    if text.len() <= max_chars {
+        return None;
+    }
     let (cut, _) = text.char_indices().nth(max_chars)?;
     let total = max_chars + text[cut..].chars().count();
     let marker = format!(
@@ -44,20 +53,21 @@ mod tests {
 
     #[test]
     fn strings_are_passed_as_is_and_values_as_json() {
-        assert_eq!(render(&json!("hi \"there\""), 100), ("hi \"there\"".to_owned(), false));
-        assert_eq!(render(&json!({"a": [1, 2]}), 100), (r#"{"a":[1,2]}"#.to_owned(), false));
+        assert_eq!(render(json!("hi \"there\""), 100), ("hi \"there\"".to_owned(), None, false));
+        assert_eq!(render(json!({"a": [1, 2]}), 100), (r#"{"a":[1,2]}"#.to_owned(), Some(json!({"a": [1, 2]})), false));
     }
 
     #[test]
     fn cuts_on_a_char_boundary_with_a_marker() {
-        let (text, cut) = render(&json!("ééééé"), 3);
+        let (text, whole, cut) = render(json!("ééééé"), 3);
         assert!(cut);
+        assert_eq!(whole, Some(json!("ééééé")), "the whole string is kept beside the cut text");
         assert!(text.starts_with("ééé\n[output truncated: showing the first 3 of 5 characters"), "{text}");
     }
 
     #[test]
     fn a_cut_text_keeps_only_what_the_model_reads() {
-        let (text, cut) = render(&Value::String("y".repeat(1_000_000)), 10);
+        let (text, _, cut) = render(Value::String("y".repeat(1_000_000)), 10);
         assert!(cut);
         assert!(text.capacity() < 200, "{} bytes kept", text.capacity());
         let (text, cut) = truncate("z".repeat(1_000_000), 10);

@@ -2,6 +2,7 @@
 //! validation and parsing, policy, approval, execution, output, `ends_run`.
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::fmt;
 use std::future::{Future, IntoFuture};
 use std::panic::AssertUnwindSafe;
@@ -18,42 +19,54 @@ use tracing::Instrument;
 
 use crate::context::{CallInfo, Ctx, ProgressSink, UserContext};
 use crate::error::ToolError;
+use crate::__private::TextChecks;
 use crate::guard::{self, GuardError};
 use crate::policy::Verdict;
 use crate::registry::{Entry, Registry};
 use crate::report::{panic_message, ErrorKind, ErrorReport};
 use crate::result::{lines, CallResult, ResultKind};
-use crate::definition::{BoxError, Failure, ToolOutput};
+use crate::definition::{BoxError, CallFuture, Failure, ParsedFrom, ToolOutput};
 
 /// The arguments of a call, as text (provider payloads) or already parsed
-/// (MCP).
+/// (MCP). Text may be borrowed: a call with a `&str` copies it only if it
+/// must keep it (a call that waits for approval).
 #[derive(Clone, Debug, PartialEq)]
-pub enum Arguments {
+pub enum Arguments<'a> {
     /// Raw JSON text.
-    Text(String),
+    Text(Cow<'a, str>),
     /// A parsed JSON value.
     Value(Value),
 }
 
-impl From<&str> for Arguments {
-    fn from(text: &str) -> Self {
-        Arguments::Text(text.to_owned())
+impl Arguments<'_> {
+    /// The same arguments, owning their text.
+    pub fn into_owned(self) -> Arguments<'static> {
+        match self {
+            Arguments::Text(text) => Arguments::Text(Cow::Owned(text.into_owned())),
+            Arguments::Value(value) => Arguments::Value(value),
+        }
     }
 }
 
-impl From<String> for Arguments {
+impl<'a> From<&'a str> for Arguments<'a> {
+    fn from(text: &'a str) -> Self {
+        Arguments::Text(Cow::Borrowed(text))
+    }
+}
+
+impl From<String> for Arguments<'_> {
     fn from(text: String) -> Self {
-        Arguments::Text(text)
+        Arguments::Text(Cow::Owned(text))
     }
 }
 
-impl From<Value> for Arguments {
+impl From<Value> for Arguments<'_> {
     fn from(value: Value) -> Self {
         Arguments::Value(value)
     }
 }
 
-impl From<Map<String, Value>> for Arguments {
+impl From<Map<String, Value>> for Arguments<'_> {
     fn from(map: Map<String, Value>) -> Self {
         Arguments::Value(Value::Object(map))
     }
@@ -98,7 +111,7 @@ pub struct PendingCall<App> {
     /// What the model reads if the human rejects without a text.
     pub rejection_text: Option<String>,
     input: Box<dyn Any + Send + Sync>,
-    args: Map<String, Value>,
+    args: ParsedFrom<'static>,
     ctx: Ctx<App>,
 }
 
@@ -125,7 +138,7 @@ pub struct Call<'r, App> {
     registry: &'r Registry<App>,
     app: Arc<App>,
     name: String,
-    args: Arguments,
+    args: Arguments<'r>,
     info: CallInfo,
     offered: Option<Vec<String>>,
 }
@@ -133,7 +146,7 @@ pub struct Call<'r, App> {
 impl<'r, App: Send + Sync + 'static> Call<'r, App> {
     /// Who is calling (default: an anonymous user).
     pub fn user(mut self, user: impl Into<Arc<UserContext>>) -> Self {
-        self.info.user = user.into();
+        self.info.user = Some(user.into());
         self
     }
 
@@ -152,7 +165,7 @@ impl<'r, App: Send + Sync + 'static> Call<'r, App> {
     /// A token the caller cancels to cancel the call. The tool sees a child
     /// of it, which the runtime also cancels at the timeout.
     pub fn cancellation(mut self, token: &CancellationToken) -> Self {
-        self.info.cancel = token.child_token();
+        self.info.cancel = token.child_token().into();
         self
     }
 
@@ -177,23 +190,44 @@ impl<'r, App: Send + Sync + 'static> IntoFuture for Call<'r, App> {
 
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(async move {
-            self.registry.process(self.app, &self.name, self.args, self.info, self.offered.as_deref()).await
+            let Call { registry, app, name, args, info, offered } = self;
+            registry.process(app, &name, args, move || info, offered.as_deref()).await
         })
     }
 }
 
 static NEXT_CALL: AtomicU64 = AtomicU64::new(1);
 
+/// How many ids a thread takes from the shared counter at a time.
+const CALL_ID_BLOCK: u64 = 1024;
+
+thread_local! {
+    /// The ids this thread may hand out: `(next, end)` of its current block.
+    static CALL_IDS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// A fresh, process-unique call id (`call_N`). Each thread takes blocks of
+/// numbers from a shared counter, so ids are unique but not in call order
+/// across threads.
 pub(crate) fn fresh_call_id() -> String {
+    let n = CALL_IDS.with(|ids| {
+        let (mut next, mut end) = ids.get();
+        if next == end {
+            next = NEXT_CALL.fetch_add(CALL_ID_BLOCK, Ordering::Relaxed);
+            end = next + CALL_ID_BLOCK;
+        }
+        ids.set((next + 1, end));
+        next
+    });
     // Written by hand: `format!` costs a call as much as the rest of its setup.
-    let mut n = NEXT_CALL.fetch_add(1, Ordering::Relaxed);
     let mut digits = [0u8; 20];
     let mut start = digits.len();
+    let mut rest = n;
     loop {
         start -= 1;
-        digits[start] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
+        digits[start] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
             break;
         }
     }
@@ -222,7 +256,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// assert_eq!(outcome.into_result().unwrap().text, "hi");
     /// # }
     /// ```
-    pub fn call(&self, app: Arc<App>, name: &str, args: impl Into<Arguments>) -> Call<'_, App> {
+    pub fn call<'a>(&'a self, app: Arc<App>, name: &str, args: impl Into<Arguments<'a>>) -> Call<'a, App> {
         Call {
             registry: self,
             app,
@@ -236,9 +270,9 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// Calls `name` with `args` as an anonymous user and returns what the
     /// model reads. A call that needs approval is not run: its result says
     /// it is pending (use [`call`](Self::call) to approve it).
-    pub async fn invoke(&self, app: Arc<App>, name: &str, args: impl Into<Arguments>) -> CallResult {
-        let info = CallInfo::anonymous(fresh_call_id());
-        match self.process(app, name, args.into(), info, None).await {
+    pub async fn invoke<'a>(&'a self, app: Arc<App>, name: &'a str, args: impl Into<Arguments<'a>>) -> CallResult {
+        let anonymous = || CallInfo::anonymous(fresh_call_id());
+        match self.process(app, name, args, anonymous, None).await {
             CallOutcome::Done(result) => result,
             CallOutcome::NeedsApproval(pending) => pending.pending_result(),
         }
@@ -261,13 +295,13 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// Runs a pending call with the input a human edited. The edited input
     /// is validated and decided again: a `Deny` refuses it; `NeedsApproval`
     /// runs it, since a human approved exactly that input.
-    pub async fn approve_with(&self, pending: PendingCall<App>, edited: impl Into<Arguments>) -> CallResult {
+    pub async fn approve_with(&self, pending: PendingCall<App>, edited: impl Into<Arguments<'_>>) -> CallResult {
         let Some(entry) = self.entry(&pending.tool) else {
             return self.unknown(&pending.tool, &pending.id, &[]);
         };
         let span = call_span(&pending.tool, &pending.id);
         async move {
-            let (input, args) = match self.prepare(entry, &pending.id, edited.into()) {
+            let (input, args) = match self.prepare(entry, &pending.id, edited.into(), true) {
                 Ok(prepared) => prepared,
                 Err(result) => return result,
             };
@@ -298,58 +332,129 @@ impl<App: Send + Sync + 'static> Registry<App> {
 
     /// The whole pipeline for one call. `offered`, when set, is the list of
     /// tools offered in the current step: any other name is unknown.
-    pub(crate) async fn process(
-        &self,
+    ///
+    /// `args` and `info` are turned into the call's arguments and context
+    /// at its first poll, so that the future holds no more than its inputs.
+    pub(crate) fn process<'a, A, I>(
+        &'a self,
+        app: Arc<App>,
+        name: &'a str,
+        args: A,
+        info: I,
+        offered: Option<&'a [String]>,
+    ) -> Processing<'a, App, A, I>
+    where
+        A: Into<Arguments<'a>>,
+        I: FnOnce() -> CallInfo,
+    {
+        Processing {
+            registry: self,
+            span: tracing::Span::none(),
+            state: ProcessingState::Start { app, name, args, info, offered },
+        }
+    }
+
+    /// Stages 1 to 3, as far as they go without awaiting.
+    fn stage<'s>(
+        &'s self,
         app: Arc<App>,
         name: &str,
-        args: Arguments,
+        args: Arguments<'s>,
         info: CallInfo,
         offered: Option<&[String]>,
-    ) -> CallOutcome<App> {
-        let span = call_span(name, &info.call_id);
-        async move {
-            let ctx = Ctx::from_parts(app, info);
-            let call_id = ctx.call_id();
-            let entry = match self.entry(name) {
-                Some(entry) if offered.is_none_or(|offered| offered.iter().any(|o| o == name)) => entry,
-                _ => {
-                    let names: Vec<&str> = match offered {
-                        Some(offered) => offered.iter().map(String::as_str).collect(),
-                        None => self.names().collect(),
-                    };
-                    return CallOutcome::Done(self.unknown(name, call_id, &names));
+    ) -> Stage<'s, App> {
+        let entry = match self.entry(name) {
+            Some(entry) if offered.is_none_or(|offered| offered.iter().any(|o| o == name)) => entry,
+            _ => {
+                let names: Vec<&str> = match offered {
+                    Some(offered) => offered.iter().map(String::as_str).collect(),
+                    None => self.names().collect(),
+                };
+                return Stage::Done(CallOutcome::Done(self.unknown(name, &info.call_id, &names)));
+            }
+        };
+        let ctx = Ctx::from_parts(app, info);
+        // A static verdict depends on no input: known before parsing.
+        let verdict = entry.def.policy.static_verdict().map(|verdict| verdict.with_floor(self.floor_applies(entry, &ctx)));
+        let mut args = args;
+        let mut fast_tried = false;
+        // The fast lane of an allowed call: the text read straight into the
+        // tool's input and the tool called with it, nothing boxed between
+        // (see `prepare` for what the fast path checks).
+        let limits = &self.inner.config.limits;
+        if verdict == Some(Verdict::Allow)
+            && entry.parser_enforces
+            && !ctx.info().is_cancelled()
+            && let Arguments::Text(text) = &args
+            && text.len() <= limits.max_bytes
+        {
+            let Arguments::Text(text) = args else { unreachable!("matched above") };
+            let parsed = ParsedFrom::Text(text);
+            let checks = TextChecks { properties: Some(&entry.properties), max_depth: limits.max_depth };
+            match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.call_text(&parsed, checks, &ctx))) {
+                Ok(Some(future)) => {
+                    tracing::Span::current().record("verdict", Verdict::Allow.as_str());
+                    return Stage::Started(Execution::First { registry: self, entry, future, call: ctx });
                 }
-            };
-            let (input, args) = match self.prepare(entry, call_id, args) {
-                Ok(prepared) => prepared,
-                Err(result) => return CallOutcome::Done(result),
-            };
-            let verdict = self.decide(entry, input.as_ref(), &ctx).await;
-            tracing::Span::current().record("verdict", verdict.as_str());
-            match verdict {
-                Verdict::Allow => CallOutcome::Done(Box::pin(self.execute(entry, input, ctx, args)).await),
-                Verdict::Deny { reason } => CallOutcome::Done(self.finish(CallResult::failure(
-                    &entry.def.name,
-                    ctx.call_id(),
-                    ResultKind::Denied,
-                    &lines::denied(reason.as_deref()),
-                ))),
-                Verdict::NeedsApproval { rejection_text } => {
-                    tracing::Span::current().record("outcome", ResultKind::PendingApproval.as_str());
-                    CallOutcome::NeedsApproval(PendingCall {
-                        id: ctx.call_id().to_owned(),
-                        tool: entry.def.name.clone(),
-                        arguments: Value::Object(args.clone()),
-                        rejection_text,
-                        input,
-                        args,
-                        ctx,
-                    })
+                Ok(None) => {
+                    let ParsedFrom::Text(text) = parsed else { unreachable!("made above") };
+                    (args, fast_tried) = (Arguments::Text(text), true);
+                }
+                Err(payload) => {
+                    let result = self.internal(&entry.def.name, ctx.call_id(), ErrorKind::Panic, panic_message(payload.as_ref()));
+                    return Stage::Done(CallOutcome::Done(result));
                 }
             }
         }
-        .instrument(span)
-        .await
+        let (input, args) = match self.prepare(entry, ctx.call_id(), args, !fast_tried) {
+            Ok(prepared) => prepared,
+            Err(result) => return Stage::Done(CallOutcome::Done(result)),
+        };
+        let call = Staged { entry, input, ctx, args };
+        match verdict {
+            Some(verdict) => match self.settle(call, verdict) {
+                Settled::Done(outcome) => Stage::Done(outcome),
+                Settled::Run(call) => Stage::Run(call),
+            },
+            None => Stage::Decide(call),
+        }
+    }
+
+    async fn decide_and_run(&self, call: Staged<'_, App>) -> CallOutcome<App> {
+        let verdict = self.decide(call.entry, call.input.as_ref(), &call.ctx).await;
+        match self.settle(call, verdict) {
+            Settled::Done(outcome) => outcome,
+            Settled::Run(call) => CallOutcome::Done(self.execute(call.entry, call.input, call.ctx, call.args).await),
+        }
+    }
+
+    /// What a verdict makes of a call: run it, refuse it, or park it for a
+    /// human.
+    fn settle<'s>(&self, call: Staged<'s, App>, verdict: Verdict) -> Settled<'s, App> {
+        let span = tracing::Span::current();
+        span.record("verdict", verdict.as_str());
+        let Staged { entry, input, ctx, args } = call;
+        match verdict {
+            Verdict::Allow => Settled::Run(Staged { entry, input, ctx, args }),
+            Verdict::Deny { reason } => Settled::Done(CallOutcome::Done(self.finish(CallResult::failure(
+                &entry.def.name,
+                ctx.call_id(),
+                ResultKind::Denied,
+                &lines::denied(reason.as_deref()),
+            )))),
+            Verdict::NeedsApproval { rejection_text } => {
+                span.record("outcome", ResultKind::PendingApproval.as_str());
+                Settled::Done(CallOutcome::NeedsApproval(PendingCall {
+                    id: ctx.call_id().to_owned(),
+                    tool: entry.def.name.clone(),
+                    arguments: args.to_value(),
+                    rejection_text,
+                    input,
+                    args: args.into_owned(),
+                    ctx,
+                }))
+            }
+        }
     }
 
     fn unknown(&self, name: &str, call_id: &str, offered: &[&str]) -> CallResult {
@@ -358,17 +463,33 @@ impl<App: Send + Sync + 'static> Registry<App> {
 
     /// Stages 1 and 2: guard, JSON, schema, deserialisation.
     #[allow(clippy::result_large_err)]
-    fn prepare(
+    fn prepare<'a>(
         &self,
         entry: &Entry<App>,
         call_id: &str,
-        args: Arguments,
-    ) -> Result<(Box<dyn Any + Send + Sync>, Map<String, Value>), CallResult> {
+        args: Arguments<'a>,
+        try_fast: bool,
+    ) -> Result<(Box<dyn Any + Send + Sync>, ParsedFrom<'a>), CallResult> {
         let tool = entry.def.name.as_str();
         let invalid = |error: ToolError| self.finish(CallResult::failure(tool, call_id, ResultKind::InvalidArguments, &error));
         let limits = &self.inner.config.limits;
+        // The fast path: where parsing checks all the schema says, text
+        // within the size limit is read straight into the tool's input,
+        // each value checked against the depth limit and for what the full
+        // path would rewrite (a null to drop, a `5.0` to read as an
+        // integer). Whatever it refuses takes the full path, which words
+        // the error: it decides nothing the full path would decide otherwise.
+        if try_fast
+            && entry.parser_enforces
+            && let Arguments::Text(text) = &args
+            && text.len() <= limits.max_bytes
+            && let Some(input) = entry.tool.parse_text(text, TextChecks { properties: Some(&entry.properties), max_depth: limits.max_depth })
+        {
+            let Arguments::Text(text) = args else { unreachable!("matched above") };
+            return Ok((input, ParsedFrom::Text(text)));
+        }
         let guarded = match &args {
-            Arguments::Text(text) => guard::check_text(text, limits),
+            Arguments::Text(text) => guard::check_text(text, limits).map(drop),
             Arguments::Value(value) => guard::check_value(value, limits),
         };
         match guarded {
@@ -410,7 +531,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
             && let Ok(input) = entry.tool.parse(map)
         {
             let Value::Object(map) = value else { unreachable!("matched above") };
-            return Ok((input, map));
+            return Ok((input, ParsedFrom::Map(map)));
         }
         let problems = crate::validation::problems(&entry.validator, &value);
         if !problems.is_empty() {
@@ -420,7 +541,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
             return Err(invalid(lines::schema(tool, &["(root): not an object".to_owned()])));
         };
         match entry.tool.parse(&map) {
-            Ok(input) => Ok((input, map)),
+            Ok(input) => Ok((input, ParsedFrom::Map(map))),
             Err(err) => Err(invalid(lines::parse(tool, &err))),
         }
     }
@@ -442,7 +563,12 @@ impl<App: Send + Sync + 'static> Registry<App> {
                 }
             }
         };
-        verdict.with_floor(ctx.user().floor.applies(&entry.def.name, entry.def.tags.iter().map(String::as_str)))
+        verdict.with_floor(self.floor_applies(entry, ctx))
+    }
+
+    /// Whether the user's approval floor covers the tool.
+    fn floor_applies(&self, entry: &Entry<App>, ctx: &Ctx<App>) -> bool {
+        ctx.user().floor.applies(&entry.def.name, entry.def.tags.iter().map(String::as_str))
     }
 
     fn fail_closed(&self, entry: &Entry<App>, ctx: &Ctx<App>, error: String) -> Verdict {
@@ -465,97 +591,108 @@ impl<App: Send + Sync + 'static> Registry<App> {
         entry: &Entry<App>,
         input: Box<dyn Any + Send + Sync>,
         ctx: Ctx<App>,
-        args: Map<String, Value>,
+        args: ParsedFrom<'_>,
     ) -> CallResult {
+        match self.start(Staged { entry, input, ctx, args }) {
+            Ok(execution) => execution.await,
+            Err(result) => result,
+        }
+    }
+
+    /// Makes the tool's future; the [`Execution`] then polls it.
+    #[allow(clippy::result_large_err)]
+    fn start<'a>(&'a self, call: Staged<'a, App>) -> Result<Execution<'a, App>, CallResult> {
+        let Staged { entry, input, ctx, args } = call;
+        let tool = entry.def.name.as_str();
+        if ctx.info().is_cancelled() {
+            return Err(self.finish(CallResult::failure(tool, ctx.call_id(), ResultKind::Cancelled, &lines::cancelled())));
+        }
+        match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.call(input, &ctx, &args))) {
+            Ok(future) => Ok(Execution::First { registry: self, entry, future, call: ctx }),
+            Err(payload) => Err(self.internal(tool, ctx.call_id(), ErrorKind::Panic, panic_message(payload.as_ref()))),
+        }
+    }
+
+    async fn wait_and_conclude(&self, entry: &Entry<App>, future: CallFuture, call: Ctx<App>, started: Option<Instant>) -> CallResult {
+        match self.wait(entry, future, &call).await {
+            Ok(ended) => self.conclude(entry, call, ended, started),
+            Err(result) => result,
+        }
+    }
+
+    /// A tool that waits gets a task of its own: a panic stays in it, and a
+    /// tool that ignores its token is dropped at the timeout, which counts
+    /// from here (its first poll ran in place, on the caller's task). The
+    /// future moves boxed, so it is not moved in memory after its first poll.
+    async fn wait(&self, entry: &Entry<App>, future: CallFuture, call: &Ctx<App>) -> Result<Ended, CallResult> {
+        let started = Instant::now();
         let tool = entry.def.name.as_str();
         let timeout = entry.def.timeout.unwrap_or(self.inner.config.default_timeout);
-        // The tool consumes its context; this clone keeps the call id and
-        // the token for the result.
-        let call = ctx.clone();
-        let (call_id, cancel) = (call.call_id(), call.cancellation());
-        let started = Instant::now();
-        if cancel.is_cancelled() {
-            return self.finish(CallResult::failure(tool, call_id, ResultKind::Cancelled, &lines::cancelled()));
-        }
-        let mut future = match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.call(input, ctx, &args))) {
-            Ok(future) => future,
-            Err(payload) => return self.internal(tool, call_id, ErrorKind::Panic, panic_message(payload.as_ref())),
-        };
-        // The first poll runs in place: most tools finish without waiting,
-        // and then need no task of their own and no timer.
-        let first = std::future::poll_fn(|cx| {
-            Poll::Ready(std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))))
-        })
-        .await;
-        let ended = match first {
-            Ok(Poll::Ready(returned)) => Ended::Returned(returned),
-            Err(payload) => Ended::Panicked(payload),
-            Ok(Poll::Pending) => {
-                // A tool that waits gets a task of its own: a panic stays in
-                // it, and a tool that ignores its token is dropped at the
-                // timeout. The future moves boxed, so it is not moved in
-                // memory after its first poll.
-                let mut task = tokio::spawn(future);
-                tokio::select! {
-                    // Biased: a cancelled call reads as cancelled even when the
-                    // tool returned in reaction to its token in the same instant.
-                    biased;
-                    () = cancel.cancelled() => {
-                        task.abort();
-                        return self.finish(CallResult::failure(tool, call_id, ResultKind::Cancelled, &lines::cancelled()));
-                    }
-                    joined = &mut task => match joined {
-                        Ok(returned) => Ended::Returned(returned),
-                        Err(join) if join.is_panic() => Ended::Panicked(join.into_panic()),
-                        Err(join) => Ended::Lost(join.to_string()),
-                    },
-                    () = tokio::time::sleep_until((started + timeout).into()) => {
-                        cancel.cancel();
-                        task.abort();
-                        let error = lines::timed_out(timeout);
-                        self.report(ErrorReport {
-                            tool: tool.to_owned(),
-                            call_id: call_id.to_owned(),
-                            kind: ErrorKind::Timeout,
-                            code: error.code().to_owned(),
-                            error: format!("no result after {timeout:?}"),
-                            message: None,
-                            data: None,
-                        });
-                        return self.finish(CallResult::failure(tool, call_id, ResultKind::TimedOut, &error));
-                    }
-                }
+        let cancel = call.cancellation();
+        let mut task = tokio::spawn(future.instrument(tracing::Span::current()));
+        tokio::select! {
+            // Biased: a cancelled call reads as cancelled even when the
+            // tool returned in reaction to its token in the same instant.
+            biased;
+            () = cancel.cancelled() => {
+                task.abort();
+                Err(self.finish(CallResult::failure(tool, call.call_id(), ResultKind::Cancelled, &lines::cancelled())))
             }
-        };
-        if cancel.is_cancelled() {
-            return self.finish(CallResult::failure(tool, call_id, ResultKind::Cancelled, &lines::cancelled()));
+            joined = &mut task => Ok(match joined {
+                Ok(returned) => Ended::Returned(returned),
+                Err(join) if join.is_panic() => Ended::Panicked(join.into_panic()),
+                Err(join) => Ended::Lost(join.to_string()),
+            }),
+            () = tokio::time::sleep_until((started + timeout).into()) => {
+                cancel.cancel();
+                task.abort();
+                let error = lines::timed_out(timeout);
+                self.report(ErrorReport {
+                    tool: tool.to_owned(),
+                    call_id: call.call_id().to_owned(),
+                    kind: ErrorKind::Timeout,
+                    code: error.code().to_owned(),
+                    error: format!("no result after {timeout:?}"),
+                    message: None,
+                    data: None,
+                });
+                Err(self.finish(CallResult::failure(tool, call.call_id(), ResultKind::TimedOut, &error)))
+            }
         }
-        tracing::Span::current().record("duration_ms", started.elapsed().as_millis() as u64);
+    }
+
+    /// The result of an execution that ended.
+    fn conclude(&self, entry: &Entry<App>, call: Ctx<App>, ended: Ended, started: Option<Instant>) -> CallResult {
+        let tool = entry.def.name.as_str();
+        if call.info().is_cancelled() {
+            return self.finish(CallResult::failure(tool, call.call_id(), ResultKind::Cancelled, &lines::cancelled()));
+        }
+        if let Some(started) = started {
+            tracing::Span::current().record("duration_ms", started.elapsed().as_millis() as u64);
+        }
         match ended {
             Ended::Returned(Ok(output)) => {
                 let limit = entry.def.max_output_chars.unwrap_or(self.inner.config.default_max_output_chars);
-                let (text, truncated) = crate::output::render(&output.value, limit);
-                // The structured value stays whole: MCP requires `structuredContent`
-                // to match a declared output schema even when the text was cut.
-                self.finish(CallResult::success(tool, call_id, text, Some(output.value), truncated, output.ends_run))
+                let (text, structured, truncated) = crate::output::render(output.value, limit);
+                self.finish(CallResult::success(tool, call.into_call_id(), text, structured, truncated, output.ends_run))
             }
             Ended::Returned(Err(Failure::Tool(error))) => {
                 self.report(ErrorReport {
                     tool: tool.to_owned(),
-                    call_id: call_id.to_owned(),
+                    call_id: call.call_id().to_owned(),
                     kind: ErrorKind::Tool,
                     code: error.code().to_owned(),
                     error: error.model_line(),
                     message: error.message().map(str::to_owned),
                     data: error.data().cloned(),
                 });
-                self.finish(CallResult::failure(tool, call_id, ResultKind::ToolError, &error))
+                self.finish(CallResult::failure(tool, call.call_id(), ResultKind::ToolError, &error))
             }
             Ended::Returned(Err(Failure::Internal(error))) => {
-                self.internal(tool, call_id, ErrorKind::Internal, describe(&error))
+                self.internal(tool, call.call_id(), ErrorKind::Internal, describe(&error))
             }
-            Ended::Panicked(payload) => self.internal(tool, call_id, ErrorKind::Panic, panic_message(payload.as_ref())),
-            Ended::Lost(error) => self.internal(tool, call_id, ErrorKind::Internal, error),
+            Ended::Panicked(payload) => self.internal(tool, call.call_id(), ErrorKind::Panic, panic_message(payload.as_ref())),
+            Ended::Lost(error) => self.internal(tool, call.call_id(), ErrorKind::Internal, error),
         }
     }
 
@@ -604,6 +741,162 @@ fn call_span(tool: &str, call_id: &str) -> tracing::Span {
         outcome = tracing::field::Empty,
         duration_ms = tracing::field::Empty,
     )
+}
+
+/// The future of one call through the whole pipeline, made by
+/// `Registry::process`.
+///
+/// Written by hand rather than as an `async fn`: an `async fn`'s future is
+/// as large as its largest state, every caller's future embeds it, and it
+/// is copied each time one is built around it. Here the common call (a
+/// static policy, a tool that returns without waiting) goes from start to
+/// result in one poll, with no state larger than its inputs; whatever
+/// waits (a policy predicate, a tool that waits) is boxed.
+pub(crate) struct Processing<'a, App, A, I> {
+    registry: &'a Registry<App>,
+    /// The call's `tool_call` span, entered around each poll.
+    span: tracing::Span,
+    state: ProcessingState<'a, App, A, I>,
+}
+
+// Nothing in a `Processing` is pinned in place: its inputs are moved out at
+// the first poll, and the futures it holds are boxed.
+impl<App, A, I> Unpin for Processing<'_, App, A, I> {}
+
+enum ProcessingState<'a, App, A, I> {
+    Start { app: Arc<App>, name: &'a str, args: A, info: I, offered: Option<&'a [String]> },
+    Executing(Execution<'a, App>),
+    Boxed(Pin<Box<dyn Future<Output = CallOutcome<App>> + Send + 'a>>),
+    Done,
+}
+
+impl<'a, App, A, I> Future for Processing<'a, App, A, I>
+where
+    App: Send + Sync + 'static,
+    A: Into<Arguments<'a>>,
+    I: FnOnce() -> CallInfo,
+{
+    type Output = CallOutcome<App>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        loop {
+            match std::mem::replace(&mut this.state, ProcessingState::Done) {
+                ProcessingState::Start { app, name, args, info, offered } => {
+                    let (args, info) = (args.into(), info());
+                    this.span = call_span(name, &info.call_id);
+                    let _entered = this.span.enter();
+                    this.state = match this.registry.stage(app, name, args, info, offered) {
+                        Stage::Done(outcome) => return Poll::Ready(outcome),
+                        Stage::Started(execution) => ProcessingState::Executing(execution),
+                        Stage::Run(call) => match this.registry.start(call) {
+                            Ok(execution) => ProcessingState::Executing(execution),
+                            Err(result) => return Poll::Ready(CallOutcome::Done(result)),
+                        },
+                        Stage::Decide(call) => ProcessingState::Boxed(Box::pin(
+                            this.registry.decide_and_run(call).instrument(this.span.clone()),
+                        )),
+                    };
+                }
+                ProcessingState::Executing(mut execution) => {
+                    let polled = {
+                        let _entered = this.span.enter();
+                        Pin::new(&mut execution).poll(cx)
+                    };
+                    return match polled {
+                        Poll::Ready(result) => Poll::Ready(CallOutcome::Done(result)),
+                        Poll::Pending => {
+                            this.state = ProcessingState::Executing(execution);
+                            Poll::Pending
+                        }
+                    };
+                }
+                ProcessingState::Boxed(mut future) => {
+                    return match future.as_mut().poll(cx) {
+                        Poll::Ready(outcome) => Poll::Ready(outcome),
+                        Poll::Pending => {
+                            this.state = ProcessingState::Boxed(future);
+                            Poll::Pending
+                        }
+                    };
+                }
+                ProcessingState::Done => panic!("a tool call polled after it completed"),
+            }
+        }
+    }
+}
+
+/// A tool's execution: its first poll runs in place (most tools finish
+/// without waiting, and then need no task of their own and no timer); a
+/// tool that waits is handed to a boxed waiter with its task and timer.
+pub(crate) enum Execution<'a, App> {
+    First { registry: &'a Registry<App>, entry: &'a Entry<App>, future: CallFuture, call: Ctx<App> },
+    Waiting(Pin<Box<dyn Future<Output = CallResult> + Send + 'a>>),
+    Done,
+}
+
+impl<'a, App: Send + Sync + 'static> Future for Execution<'a, App> {
+    type Output = CallResult;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<CallResult> {
+        let this = self.get_mut();
+        loop {
+            match std::mem::replace(this, Execution::Done) {
+                Execution::First { registry, entry, mut future, call } => {
+                    // Timed only when someone reads the time: the span, or
+                    // the timer of a tool that waits.
+                    let started = (!tracing::Span::current().is_disabled()).then(Instant::now);
+                    let ended = match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
+                        Ok(Poll::Ready(returned)) => Ended::Returned(returned),
+                        Err(payload) => Ended::Panicked(payload),
+                        Ok(Poll::Pending) => {
+                            let waiter = registry.wait_and_conclude(entry, future, call, started);
+                            *this = Execution::Waiting(Box::pin(waiter.instrument(tracing::Span::current())));
+                            continue;
+                        }
+                    };
+                    // Dropped first: the tool's context goes with it.
+                    drop(future);
+                    return Poll::Ready(registry.conclude(entry, call, ended, started));
+                }
+                Execution::Waiting(mut future) => {
+                    return match future.as_mut().poll(cx) {
+                        Poll::Ready(result) => Poll::Ready(result),
+                        Poll::Pending => {
+                            *this = Execution::Waiting(future);
+                            Poll::Pending
+                        }
+                    };
+                }
+                Execution::Done => panic!("a tool call polled after it completed"),
+            }
+        }
+    }
+}
+
+/// A call that passed stages 1 and 2.
+struct Staged<'r, App> {
+    entry: &'r Entry<App>,
+    input: Box<dyn Any + Send + Sync>,
+    ctx: Ctx<App>,
+    args: ParsedFrom<'r>,
+}
+
+/// How far a call got without awaiting.
+enum Stage<'r, App> {
+    Done(CallOutcome<App>),
+    /// Allowed, and the tool's future made: poll it.
+    Started(Execution<'r, App>),
+    /// Allowed: execute it.
+    Run(Staged<'r, App>),
+    /// Its policy predicate must be awaited.
+    Decide(Staged<'r, App>),
+}
+
+/// A call after its verdict.
+enum Settled<'r, App> {
+    Done(CallOutcome<App>),
+    Run(Staged<'r, App>),
 }
 
 /// How a tool's execution ended, wherever it ran.

@@ -4,7 +4,7 @@ use std::future::Future;
 use std::marker::PhantomData;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
-use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
+use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -15,7 +15,7 @@ pub use serde_json;
 pub use crate::context::{Ctx, StepView};
 pub use crate::policy::{PolicyKind, Verdict};
 pub use crate::definition::{
-    Annotations, BoxError, CallFuture, EndsRun, Failure, PolicyFuture, Tool, ToolMeta, ToolOutput,
+    Annotations, BoxError, CallFuture, EndsRun, Failure, ParsedFrom, PolicyFuture, Tool, ToolMeta, ToolOutput,
 };
 pub use core::time::Duration;
 
@@ -167,6 +167,14 @@ pub trait ToolParam: Sized {
         name: &'static str,
         default: impl FnOnce() -> Self,
     ) -> Result<Self, serde_json::Error>;
+
+    /// Reads the parameter's value at the cursor; `None` when it does not
+    /// parse or fails the checks.
+    fn read(fields: &mut Fields<'_>) -> Option<Self>;
+
+    /// The parameter when the text leaves it out: `None` unless it is an
+    /// `Option`, as serde reads struct fields.
+    fn missing() -> Option<Self>;
 }
 // No supertraits: each would be reported on its own, without this message.
 #[diagnostic::do_not_recommend]
@@ -191,6 +199,14 @@ impl<T: DeserializeOwned + JsonSchema> ToolParam for T {
         default: impl FnOnce() -> T,
     ) -> Result<T, serde_json::Error> {
         args.take_or_else::<T>(name, default)
+    }
+
+    fn read(fields: &mut Fields<'_>) -> Option<T> {
+        fields.value::<T>()
+    }
+
+    fn missing() -> Option<T> {
+        T::deserialize(MissingField("")).ok()
     }
 }
 
@@ -219,6 +235,7 @@ impl<T: Default> DefaultParam for T {
 pub trait ToolInput: Sized {
     fn schema(generator: &mut SchemaGenerator) -> Schema;
     fn parse(args: &Map<String, Value>) -> Result<Self, serde_json::Error>;
+    fn parse_text(text: &str, checks: TextChecks<'_>) -> Option<Self>;
 }
 #[diagnostic::do_not_recommend]
 impl<T: DeserializeOwned + JsonSchema> ToolInput for T {
@@ -229,6 +246,10 @@ impl<T: DeserializeOwned + JsonSchema> ToolInput for T {
     fn parse(args: &Map<String, Value>) -> Result<T, serde_json::Error> {
         parse_struct::<T>(args)
     }
+
+    fn parse_text(text: &str, checks: TextChecks<'_>) -> Option<T> {
+        parse_struct_text::<T>(text, checks)
+    }
 }
 
 /// What a tool returns on success.
@@ -238,11 +259,12 @@ impl<T: DeserializeOwned + JsonSchema> ToolInput for T {
     note = "a tool returns a type that implements `serde::Serialize` (and `schemars::JsonSchema` for an output schema): add `#[derive(Serialize, JsonSchema)]` to it"
 )]
 pub trait ToolReturn {
-    fn to_output(&self, ends_run: bool) -> Result<ToolOutput, Failure>;
+    fn to_output(self, ends_run: bool) -> Result<ToolOutput, Failure>;
 }
+// `'static` costs nothing: a tool's output comes out of a `'static` future.
 #[diagnostic::do_not_recommend]
-impl<T: Serialize> ToolReturn for T {
-    fn to_output(&self, ends_run: bool) -> Result<ToolOutput, Failure> {
+impl<T: Serialize + 'static> ToolReturn for T {
+    fn to_output(self, ends_run: bool) -> Result<ToolOutput, Failure> {
         output(self, ends_run)
     }
 }
@@ -361,6 +383,186 @@ impl<'de> Deserializer<'de> for MissingField {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
         bytes byte_buf unit unit_struct newtype_struct seq tuple
         tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+/// What the fast path of parsing checks itself, in place of the guard's
+/// scan of the whole text (see `Registry::prepare`).
+#[derive(Clone, Copy, Debug)]
+pub struct TextChecks<'a> {
+    /// The names of the closed root's properties: a derived struct may
+    /// ignore unknown fields, the schema does not. `None` for text that
+    /// passed before.
+    pub properties: Option<&'a [Box<str>]>,
+    /// The deepest nesting the guard accepts (at least 1: the root).
+    pub max_depth: usize,
+}
+
+impl TextChecks<'_> {
+    /// For text that passed every check before.
+    pub(crate) const PASSED: TextChecks<'static> = TextChecks { properties: None, max_depth: usize::MAX };
+
+    /// Whether `text`, nested `depth` levels deep, passes the guard and
+    /// needs no rewriting (see [`TextFacts`](crate::guard::TextFacts)).
+    fn plain(&self, text: &str, depth: usize) -> bool {
+        match text.as_bytes().first() {
+            // The common scalars, which need no scan.
+            Some(b'"' | b't' | b'f') => true,
+            _ => {
+                let limits = crate::guard::ArgumentLimits { max_bytes: usize::MAX, max_depth: self.max_depth.saturating_sub(depth) };
+                crate::guard::check_text(text, &limits).is_ok_and(|facts| facts.plain)
+            }
+        }
+    }
+}
+
+/// Deserialises a whole input struct straight from the argument text;
+/// `None` when it does not parse, fails the checks, or has a key not among
+/// the properties. The registry then takes the path that words the error.
+pub fn parse_struct_text<T: DeserializeOwned>(text: &str, checks: TextChecks<'_>) -> Option<T> {
+    if let Some(properties) = checks.properties {
+        if !checks.plain(text, 0) {
+            return None;
+        }
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        deserializer.deserialize_map(KnownKeys(properties)).ok()?;
+    }
+    serde_json::from_str(text).ok()
+}
+
+/// Visits an object's keys, failing at the first that is not known.
+struct KnownKeys<'n>(&'n [Box<str>]);
+
+impl<'de> Visitor<'de> for KnownKeys<'_> {
+    type Value = ();
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("an object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(index) = map.next_key_seed(FieldIndex(self.0))? {
+            if index.is_none() {
+                return Err(de::Error::custom("unknown field"));
+            }
+            map.next_value::<de::IgnoredAny>()?;
+        }
+        Ok(())
+    }
+}
+
+/// The fast path of a `#[tool]`'s parse: the argument object's text read
+/// in one pass, a key at a time, each value straight into its parameter's
+/// type. Nothing is allocated but what the values hold.
+///
+/// Conservative: a key with an escape, anything malformed, and a value
+/// that fails the [`TextChecks`] stop it (`None`), and the registry then
+/// takes the full path, which words the error.
+pub struct Fields<'a> {
+    text: &'a str,
+    pos: usize,
+    checks: TextChecks<'a>,
+    first: bool,
+}
+
+impl<'a> Fields<'a> {
+    /// At the start of an object.
+    pub fn open(text: &'a str, checks: TextChecks<'a>) -> Option<Self> {
+        let mut fields = Fields { text, pos: 0, checks, first: true };
+        fields.skip_whitespace();
+        (checks.max_depth > 0 && fields.eat(b'{')).then_some(fields)
+    }
+
+    /// The next key, or `None` past the object's end (with nothing after
+    /// it). `Err` when the text is not as expected.
+    #[allow(clippy::result_unit_err)]
+    pub fn next_key(&mut self) -> Result<Option<&'a str>, ()> {
+        self.skip_whitespace();
+        let more = if std::mem::take(&mut self.first) {
+            !self.eat(b'}')
+        } else if self.eat(b',') {
+            true
+        } else if self.eat(b'}') {
+            false
+        } else {
+            return Err(());
+        };
+        if !more {
+            self.skip_whitespace();
+            return if self.pos == self.text.len() { Ok(None) } else { Err(()) };
+        }
+        self.skip_whitespace();
+        if !self.eat(b'"') {
+            return Err(());
+        }
+        let bytes = self.text.as_bytes();
+        let start = self.pos;
+        let mut end = start;
+        while end < bytes.len() && bytes[end] != b'"' {
+            // An escape (or a control character) is left to the full path.
+            if bytes[end] == b'\\' || bytes[end] < 0x20 {
+                return Err(());
+            }
+            end += 1;
+        }
+        if end == bytes.len() {
+            return Err(());
+        }
+        // Between two ASCII quotes, so on character boundaries.
+        let key = &self.text[start..end];
+        self.pos = end + 1;
+        self.skip_whitespace();
+        if !self.eat(b':') {
+            return Err(());
+        }
+        Ok(Some(key))
+    }
+
+    /// The value after the last key, read as a `T`.
+    pub fn value<T: DeserializeOwned>(&mut self) -> Option<T> {
+        let rest = &self.text[self.pos..];
+        let mut values = serde_json::Deserializer::from_str(rest).into_iter::<T>();
+        let value = values.next()?.ok()?;
+        let end = self.pos + values.byte_offset();
+        let text = self.text[self.pos..end].trim_start_matches([' ', '\t', '\n', '\r']);
+        self.pos = end;
+        self.checks.plain(text, 1).then_some(value)
+    }
+
+    fn skip_whitespace(&mut self) {
+        let bytes = self.text.as_bytes();
+        while self.pos < bytes.len() && matches!(bytes[self.pos], b' ' | b'\t' | b'\n' | b'\r') {
+            self.pos += 1;
+        }
+    }
+
+    fn eat(&mut self, byte: u8) -> bool {
+        let found = self.text.as_bytes().get(self.pos) == Some(&byte);
+        self.pos += usize::from(found);
+        found
+    }
+}
+
+/// A key, as its index among the names (`None` when it is none of them).
+struct FieldIndex<'n>(&'n [Box<str>]);
+
+impl<'de> DeserializeSeed<'de> for FieldIndex<'_> {
+    type Value = Option<usize>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for FieldIndex<'_> {
+    type Value = Option<usize>;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("a field name")
+    }
+
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<Self::Value, E> {
+        Ok(self.0.iter().position(|name| &**name == key))
     }
 }
 
@@ -489,11 +691,19 @@ impl<T> PlainReturn<T> for Returned<T> {
     }
 }
 
-/// Serialises a tool's output.
-pub fn output<T: Serialize>(value: &T, ends_run: bool) -> Result<ToolOutput, Failure> {
-    serde_json::to_value(value)
-        .map(|value| ToolOutput { value, ends_run })
-        .map_err(|err| Failure::Internal(Box::new(err)))
+/// Serialises a tool's output. A `String` or a `Value` is moved as it is,
+/// not copied through the serialiser.
+pub fn output<T: Serialize + 'static>(value: T, ends_run: bool) -> Result<ToolOutput, Failure> {
+    let mut slot = Some(value);
+    let any: &mut dyn std::any::Any = &mut slot;
+    let value = if let Some(text) = any.downcast_mut::<Option<String>>() {
+        Value::String(text.take().unwrap_or_default())
+    } else if let Some(value) = any.downcast_mut::<Option<Value>>() {
+        value.take().unwrap_or_default()
+    } else {
+        serde_json::to_value(&slot).map_err(|err| Failure::Internal(Box::new(err)))?
+    };
+    Ok(ToolOutput { value, ends_run })
 }
 
 /// `(&OutputSchema::<R>::new()).get(generator)`: the schema of the success
@@ -618,7 +828,95 @@ impl<Input, Output, F: Fn(&Input, &Output) -> bool> EndsRunWhen<Input, Output> f
 
 #[cfg(test)]
 mod tests {
+    use serde::Deserialize;
+    use serde_json::json;
+
     use super::*;
+
+    const CHECKS: TextChecks<'static> = TextChecks { properties: None, max_depth: 64 };
+
+    /// The fast path's reading of `text` as `(a: u32, b: Option<String>)`,
+    /// as a tool's generated parse does it.
+    fn read(text: &str, checks: TextChecks<'_>) -> Option<(u32, Option<String>)> {
+        let mut fields = Fields::open(text, checks)?;
+        let (mut a, mut b) = (None, None);
+        while let Some(key) = fields.next_key().ok()? {
+            match key {
+                "a" if a.is_none() => a = Some(<u32 as ToolParam>::read(&mut fields)?),
+                "b" if b.is_none() => b = Some(<Option<String> as ToolParam>::read(&mut fields)?),
+                _ => return None,
+            }
+        }
+        Some((a.or_else(<u32 as ToolParam>::missing)?, b.or_else(<Option<String> as ToolParam>::missing)?))
+    }
+
+    #[test]
+    fn the_fast_path_reads_plain_objects_in_any_spacing() {
+        assert_eq!(read(r#"{"a":1,"b":"x"}"#, CHECKS), Some((1, Some("x".into()))));
+        assert_eq!(read(" {\n \"b\" :\t\"x\" ,\r\n \"a\" : 7 } \n", CHECKS), Some((7, Some("x".into()))));
+        assert_eq!(read(r#"{"a":1}"#, CHECKS), Some((1, None)), "a missing option is None");
+        assert_eq!(read(r#"{"a":1,"b":"\u00e9\n"}"#, CHECKS), Some((1, Some("é\n".into()))), "escapes in values");
+    }
+
+    #[test]
+    fn the_fast_path_leaves_everything_else_to_the_full_path() {
+        for text in [
+            r#"{"b":"x"}"#,
+            r#"{"a":1,"a":2}"#,
+            r#"{"a":1,"c":2}"#,
+            r#"{"\u0061":1}"#,
+            r#"{"a":1,}"#,
+            r#"{"a":1} {}"#,
+            r#"{"a":1"#,
+            r#"{"a" 1}"#,
+            r#"{"a":1 "b":"x"}"#,
+            r#"{"a":"1"}"#,
+            r#"{"a":5.0}"#,
+            r#"{"a":1e1}"#,
+            r#"{"a":1,"b":null}"#,
+            "{\"a\":1,\"b\":\"x\ny\"}",
+            "{\"a\n\":1}",
+            "\u{feff}{\"a\":1}",
+            "[1]",
+            "",
+            "null",
+        ] {
+            assert_eq!(read(text, CHECKS), None, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn the_fast_path_checks_the_depth_of_each_value() {
+        // A value may nest `max_depth - 1` levels below the root.
+        let checks = TextChecks { properties: None, max_depth: 4 };
+        let text = r#"{"a":1,"b":[[["x"]]]}"#;
+        let mut fields = Fields::open(text, checks).unwrap();
+        assert_eq!(fields.next_key(), Ok(Some("a")));
+        assert_eq!(fields.value::<u32>(), Some(1));
+        assert_eq!(fields.next_key(), Ok(Some("b")));
+        assert_eq!(fields.value::<Value>(), Some(json!([[["x"]]])), "root + 3 levels: within 4");
+        let text = r#"{"a":1,"b":[[[["x"]]]]}"#;
+        let mut fields = Fields::open(text, checks).unwrap();
+        fields.next_key().unwrap();
+        fields.value::<u32>().unwrap();
+        fields.next_key().unwrap();
+        assert_eq!(fields.value::<Value>(), None, "root + 4 levels: beyond 4");
+        assert!(Fields::open("{}", TextChecks { properties: None, max_depth: 0 }).is_none());
+    }
+
+    #[test]
+    fn a_derived_input_read_from_text_refuses_unknown_keys_and_unchecked_text() {
+        #[derive(Debug, Deserialize, PartialEq)]
+        struct Input {
+            a: u32,
+        }
+        let properties: Box<[Box<str>]> = Box::new(["a".into()]);
+        let checks = TextChecks { properties: Some(&properties), max_depth: 64 };
+        assert_eq!(parse_struct_text::<Input>(r#"{"a":1}"#, checks), Some(Input { a: 1 }));
+        assert_eq!(parse_struct_text::<Input>(r#"{"a":1,"b":2}"#, checks), None, "serde would ignore `b`");
+        assert_eq!(parse_struct_text::<Input>(r#"{"a":1.0}"#, checks), None);
+        assert_eq!(parse_struct_text::<Input>(r#"{"a":1,"b":2}"#, TextChecks::PASSED), Some(Input { a: 1 }));
+    }
 
     #[test]
     fn a_missing_option_is_none_and_a_missing_value_is_an_error() {

@@ -62,8 +62,9 @@ pub struct CallResult {
     pub kind: ResultKind,
     /// Exactly what the model reads.
     pub text: String,
-    /// The whole structured output of a success, for MCP
-    /// `structuredContent`; kept whole even when `text` was cut.
+    /// The whole output of a success as JSON (for MCP `structuredContent`),
+    /// kept whole even when `text` was cut. `None` for a string the model
+    /// read whole: then `text` is the output.
     pub structured: Option<Value>,
     /// The error code stamped on a failed call.
     pub error_code: Option<String>,
@@ -81,10 +82,10 @@ impl CallResult {
         self.kind != ResultKind::Success
     }
 
-    pub(crate) fn success(tool: &str, call_id: &str, text: String, structured: Option<Value>, truncated: bool, ends_run: bool) -> Self {
+    pub(crate) fn success(tool: &str, call_id: String, text: String, structured: Option<Value>, truncated: bool, ends_run: bool) -> Self {
         CallResult {
             tool: tool.to_owned(),
-            call_id: call_id.to_owned(),
+            call_id,
             kind: ResultKind::Success,
             text,
             structured,

@@ -23,13 +23,13 @@ pub struct ToolCall {
     /// The tool name as the model wrote it.
     pub name: String,
     /// The arguments as the model wrote them.
-    pub arguments: Arguments,
+    pub arguments: Arguments<'static>,
 }
 
 impl ToolCall {
     /// A call of `name` with `arguments`, with the provider's `id`.
-    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<Arguments>) -> Self {
-        ToolCall { id: id.into(), name: name.into(), arguments: arguments.into() }
+    pub fn new<'a>(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<Arguments<'a>>) -> Self {
+        ToolCall { id: id.into(), name: name.into(), arguments: arguments.into().into_owned() }
     }
 }
 
@@ -232,14 +232,14 @@ impl<App: Send + Sync + 'static> Run<App> {
                 let app = self.app.clone();
                 let registry = &self.registry;
                 let offered = &offered;
-                async move { registry.process(app, &call.name, call.arguments, info, Some(offered)).await }
+                async move { registry.process(app, &call.name, call.arguments, move || info, Some(offered)).await }
             });
             join_all(futures).await
         } else {
             let mut outcomes = Vec::with_capacity(calls.len());
             for call in calls {
                 let info = self.call_info(&call.id);
-                outcomes.push(self.registry.process(self.app.clone(), &call.name, call.arguments, info, Some(&offered)).await);
+                outcomes.push(self.registry.process(self.app.clone(), &call.name, call.arguments, move || info, Some(&offered)).await);
             }
             outcomes
         };
@@ -270,7 +270,7 @@ impl<App: Send + Sync + 'static> Run<App> {
 
     /// Runs a pending call with the input a human edited; the edited input
     /// is validated and decided again (a `Deny` refuses it).
-    pub async fn approve_with(&mut self, id: &str, edited: impl Into<Arguments>) -> Result<CallResult, RunError> {
+    pub async fn approve_with(&mut self, id: &str, edited: impl Into<Arguments<'_>>) -> Result<CallResult, RunError> {
         let pending = self.take_pending(id)?;
         let result = self.registry.approve_with(pending, edited).await;
         self.record(&result);
@@ -316,10 +316,10 @@ impl<App: Send + Sync + 'static> Run<App> {
 
     fn call_info(&self, id: &str) -> CallInfo {
         CallInfo {
-            user: self.user.clone(),
+            user: Some(self.user.clone()),
             thread_id: self.thread_id.clone(),
             call_id: if id.is_empty() { fresh_call_id() } else { id.to_owned() },
-            cancel: self.cancel.child_token(),
+            cancel: self.cancel.child_token().into(),
             progress: self.progress.clone(),
         }
     }

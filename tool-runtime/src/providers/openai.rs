@@ -465,10 +465,10 @@ pub mod chat {
     }
 
     /// `arguments` is JSON text; some compatible servers send the object.
-    pub(super) fn arguments(function: &Map<String, Value>, at: &str) -> Result<Arguments, PayloadError> {
+    pub(super) fn arguments(function: &Map<String, Value>, at: &str) -> Result<Arguments<'static>, PayloadError> {
         match function.get("arguments") {
-            None | Some(Value::Null) => Ok(Arguments::Text(String::new())),
-            Some(Value::String(text)) => Ok(Arguments::Text(text.clone())),
+            None | Some(Value::Null) => Ok(Arguments::Text(String::new().into())),
+            Some(Value::String(text)) => Ok(Arguments::Text(text.clone().into())),
             Some(object @ Value::Object(_)) => Ok(Arguments::Value(object.clone())),
             Some(_) => Err(READER.error(&pointer(at, "arguments"), "expected the arguments as JSON text")),
         }
