@@ -285,11 +285,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
         };
         let span = call_span(&pending.tool, &pending.id);
         span.record("verdict", "approved");
-        // Boxed here and below: the execution's future (a timer, a task
-        // handle, a cancellation waiter) would otherwise sit inside every
-        // future that awaits an approval, and be copied with it each time
-        // it moves (an MCP server spawns one per request).
-        Box::pin(self.execute(entry, pending.input, pending.ctx, pending.args)).instrument(span).await
+        self.execute(entry, pending.input, pending.ctx, pending.args).instrument(span).await
     }
 
     /// Runs a pending call with the input a human edited. The edited input
@@ -312,7 +308,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
                 }
                 _ => {
                     tracing::Span::current().record("verdict", "approved");
-                    Box::pin(self.execute(entry, input, pending.ctx, args)).await
+                    self.execute(entry, input, pending.ctx, args).await
                 }
             }
         }
@@ -613,19 +609,18 @@ impl<App: Send + Sync + 'static> Registry<App> {
         }
     }
 
-    async fn wait_and_conclude(&self, entry: &Entry<App>, future: CallFuture, call: Ctx<App>, started: Option<Instant>) -> CallResult {
-        match self.wait(entry, future, &call).await {
+    async fn wait_and_conclude(&self, entry: &Entry<App>, future: CallFuture, call: Ctx<App>, started: Instant) -> CallResult {
+        match self.wait(entry, future, &call, started).await {
             Ok(ended) => self.conclude(entry, call, ended, started),
             Err(result) => result,
         }
     }
 
     /// A tool that waits gets a task of its own: a panic stays in it, and a
-    /// tool that ignores its token is dropped at the timeout, which counts
-    /// from here (its first poll ran in place, on the caller's task). The
-    /// future moves boxed, so it is not moved in memory after its first poll.
-    async fn wait(&self, entry: &Entry<App>, future: CallFuture, call: &Ctx<App>) -> Result<Ended, CallResult> {
-        let started = Instant::now();
+    /// tool that ignores its token is dropped at the timeout (counted from
+    /// its first poll). The future moves boxed, so it is not moved in
+    /// memory after its first poll.
+    async fn wait(&self, entry: &Entry<App>, future: CallFuture, call: &Ctx<App>, started: Instant) -> Result<Ended, CallResult> {
         let tool = entry.def.name.as_str();
         let timeout = entry.def.timeout.unwrap_or(self.inner.config.default_timeout);
         let cancel = call.cancellation();
@@ -662,13 +657,14 @@ impl<App: Send + Sync + 'static> Registry<App> {
     }
 
     /// The result of an execution that ended.
-    fn conclude(&self, entry: &Entry<App>, call: Ctx<App>, ended: Ended, started: Option<Instant>) -> CallResult {
+    fn conclude(&self, entry: &Entry<App>, call: Ctx<App>, ended: Ended, started: Instant) -> CallResult {
         let tool = entry.def.name.as_str();
         if call.info().is_cancelled() {
             return self.finish(CallResult::failure(tool, call.call_id(), ResultKind::Cancelled, &lines::cancelled()));
         }
-        if let Some(started) = started {
-            tracing::Span::current().record("duration_ms", started.elapsed().as_millis() as u64);
+        let span = tracing::Span::current();
+        if !span.is_disabled() {
+            span.record("duration_ms", started.elapsed().as_millis() as u64);
         }
         match ended {
             Ended::Returned(Ok(output)) => {
@@ -843,9 +839,7 @@ impl<'a, App: Send + Sync + 'static> Future for Execution<'a, App> {
         loop {
             match std::mem::replace(this, Execution::Done) {
                 Execution::First { registry, entry, mut future, call } => {
-                    // Timed only when someone reads the time: the span, or
-                    // the timer of a tool that waits.
-                    let started = (!tracing::Span::current().is_disabled()).then(Instant::now);
+                    let started = Instant::now();
                     let ended = match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
                         Ok(Poll::Ready(returned)) => Ended::Returned(returned),
                         Err(payload) => Ended::Panicked(payload),
