@@ -8,7 +8,10 @@
 //! - internal detail (the planted secrets) never reaches the model unless
 //!   the input itself carries it;
 //! - a success's text is at most `max_output_chars` characters plus the
-//!   truncation marker.
+//!   truncation marker;
+//! - arguments as text get the same result from a registry that validates
+//!   every call, which never takes the fast path (the text read straight
+//!   into the tool's input).
 //!
 //! Run: `cd fuzz && RUSTC_BOOTSTRAP=1 cargo +1.95.0 fuzz run call corpus/call -- -max_total_time=900`
 
@@ -51,11 +54,29 @@ async fn echo_many(text: String, #[tool(default)] times: u16) -> String {
     text.repeat(usize::from(times.min(2000)))
 }
 
+/// Mixes types the fast path reads: a string, integers, a float, a list,
+/// a default and any JSON.
+#[tool]
+async fn mix(name: String, count: u32, ratio: f64, tags: Vec<String>, #[tool(default)] flag: bool, extra: Option<Value>) -> String {
+    format!("{name} {count} {ratio} {tags:?} {flag} {extra:?}")
+}
+
 fn registry() -> &'static Registry<Shop> {
     static REGISTRY: OnceLock<Registry<Shop>> = OnceLock::new();
-    REGISTRY.get_or_init(|| {
-        // The planted panics are expected: keep libFuzzer's output readable,
-        // but show every other panic (a failed invariant).
+    REGISTRY.get_or_init(|| build(false))
+}
+
+/// The same tools, never on the fast path.
+fn full_path_registry() -> &'static Registry<Shop> {
+    static REGISTRY: OnceLock<Registry<Shop>> = OnceLock::new();
+    REGISTRY.get_or_init(|| build(true))
+}
+
+fn build(validate_every_call: bool) -> Registry<Shop> {
+    // The planted panics are expected: keep libFuzzer's output readable,
+    // but show every other panic (a failed invariant).
+    static QUIET: std::sync::Once = std::sync::Once::new();
+    QUIET.call_once(|| {
         let default = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             let planted = info.payload().downcast_ref::<String>().is_some_and(|message| message.starts_with(PANIC_SECRET));
@@ -63,21 +84,23 @@ fn registry() -> &'static Registry<Shop> {
                 default(info);
             }
         }));
-        Registry::builder()
-            .tools(tools![
-                shop::classify_request,
-                shop::lookup_order,
-                shop::refund,
-                shop::issue_voucher,
-                shop::hand_over,
-                explode,
-                break_down,
-                echo_many
-            ])
-            .default_max_output_chars(LIMIT)
-            .build()
-            .expect("the fuzz registry builds")
-    })
+    });
+    Registry::builder()
+        .tools(tools![
+            shop::classify_request,
+            shop::lookup_order,
+            shop::refund,
+            shop::issue_voucher,
+            shop::hand_over,
+            explode,
+            break_down,
+            echo_many,
+            mix
+        ])
+        .validate_every_call(validate_every_call)
+        .default_max_output_chars(LIMIT)
+        .build()
+        .expect("the fuzz registry builds")
 }
 
 const NAMES: &[&str] = &[
@@ -89,6 +112,7 @@ const NAMES: &[&str] = &[
     "explode",
     "break_down",
     "echo_many",
+    "mix",
 ];
 
 fn runtime() -> &'static tokio::runtime::Runtime {
@@ -104,7 +128,7 @@ fn call_of(chunk: &[u8]) -> (String, String) {
         return (String::new(), String::new());
     };
     let pick = usize::from(pick);
-    if pick < NAMES.len() * 16 {
+    if pick < 128 {
         (NAMES[pick % NAMES.len()].to_owned(), String::from_utf8_lossy(rest).into_owned())
     } else {
         let split = rest.iter().position(|&b| b == b'\t').unwrap_or(rest.len());
@@ -150,6 +174,9 @@ fuzz_target!(|data: &[u8]| {
                 let (name, args) = call_of(rest);
                 let result = registry.invoke(app, &name, args.as_str()).await;
                 check(&result, data);
+                let full = full_path_registry().invoke(Arc::new(Shop::demo()), &name, args.as_str()).await;
+                let seen = |result: &CallResult| (result.kind, result.text.clone(), result.error_code.clone(), result.structured.clone());
+                assert_eq!(seen(&result), seen(&full), "the fast path and the full path differ on {name}: {args:?}");
             }
             // One call, arguments already parsed (as MCP hands them over).
             1 => {

@@ -222,7 +222,7 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
                 inner.clone(),
                 quote_spanned!(span=> <#inner as #probe::ToolInput>::schema(generator)),
                 quote_spanned!(span=> <#inner as #probe::ToolInput>::parse(args)),
-                quote_spanned!(span=> <#inner as #probe::ToolInput>::parse_text(text, checks)),
+                quote_spanned!(span=> <#inner as #probe::ToolInput>::parse_text(text, properties)),
                 quote!(#ident(#ctx_arg <#ty as #p::InputParam>::wrap(input))),
             )
         }
@@ -244,7 +244,7 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
                     quote!(Self),
                     quote!(#p::struct_schema::<Self>(generator)),
                     quote!(#p::parse_struct::<Self>(args)),
-                    quote!(#p::parse_struct_text::<Self>(text, checks)),
+                    quote!(#p::parse_struct_text::<Self>(text, properties)),
                     call,
                 )
             } else {
@@ -277,15 +277,31 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
                         ::core::result::Result::Ok(Self { #(#takes,)* })
                     },
                     quote! {
-                        let mut fields = #p::Fields::open(text, checks)?;
-                        #(let mut #values = ::core::option::Option::None;)*
-                        while let ::core::option::Option::Some(key) = fields.next_key().ok()? {
-                            match key {
-                                #(#reads)*
-                                _ => return ::core::option::Option::None,
+                        // The parameters' names are the schema's properties.
+                        let _ = properties;
+                        struct __Visitor;
+                        impl<'de> #p::serde::de::Visitor<'de> for __Visitor {
+                            type Value = #ident;
+
+                            fn expecting(&self, formatter: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                                formatter.write_str("the tool's arguments")
+                            }
+
+                            fn visit_map<__A: #p::serde::de::MapAccess<'de>>(
+                                self,
+                                mut map: __A,
+                            ) -> ::core::result::Result<#ident, __A::Error> {
+                                #(let mut #values = ::core::option::Option::None;)*
+                                while let ::core::option::Option::Some(key) = map.next_key::<#p::Key<'de>>()? {
+                                    match key.as_str() {
+                                        #(#reads)*
+                                        _ => return ::core::result::Result::Err(#p::not_read()),
+                                    }
+                                }
+                                ::core::result::Result::Ok(#ident { #(#fields_from_values,)* })
                             }
                         }
-                        ::core::option::Option::Some(Self { #(#fields_from_values,)* })
+                        #p::read_text(text, __Visitor)
                     },
                     call,
                 )
@@ -378,7 +394,7 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
 
                 fn parse_text(
                     text: &str,
-                    checks: #p::TextChecks<'_>,
+                    properties: ::core::option::Option<&[::std::boxed::Box<str>]>,
                 ) -> ::core::option::Option<Self::Input> {
                     #parse_text
                 }
@@ -572,12 +588,12 @@ fn take_param(param: &Param, p: &TokenStream) -> TokenStream {
     quote!(#field: #take)
 }
 
-/// The match arm of the fast path's parse that reads one parameter (each
+/// The match arm of the fast path's visitor that reads one parameter (each
 /// once: a repeated key stops the fast path).
 fn read_param(param: &Param, value: &syn::Ident, p: &TokenStream) -> TokenStream {
     let (ty, name) = (&param.ty, &param.name);
     let probe = respan(p, ty.span());
-    let read = quote_spanned!(ty.span()=> <#ty as #probe::ToolParam>::read(&mut fields)?);
+    let read = quote_spanned!(ty.span()=> <#ty as #probe::ToolParam>::next_value(&mut map)?);
     quote! {
         #name if #value.is_none() => #value = ::core::option::Option::Some(#read),
     }
@@ -591,7 +607,7 @@ fn field_from_value(param: &Param, value: &syn::Ident, p: &TokenStream) -> Token
     let read = match &param.default {
         ParamDefault::None => quote_spanned!(ty.span()=> match #value {
             ::core::option::Option::Some(value) => value,
-            ::core::option::Option::None => <#ty as #probe::ToolParam>::missing()?,
+            ::core::option::Option::None => <#ty as #probe::ToolParam>::missing().ok_or_else(#p::not_read::<__A::Error>)?,
         }),
         ParamDefault::Trait(span) => {
             let default = default_param(ty, *span, p);

@@ -231,18 +231,19 @@ pub trait Tool<App>: 'static {
     fn parse(args: &Map<String, Value>) -> Result<Self::Input, serde_json::Error>;
 
     /// Deserialises the argument text straight into the input, with no
-    /// `Value` on the way; `None` when it does not parse or fails the
-    /// checks (the registry then takes the path of [`parse`](Self::parse),
-    /// which words the error).
+    /// `Value` on the way; `None` when it does not parse or has a key not
+    /// among `properties` (the registry then takes the path of
+    /// [`parse`](Self::parse), which words the error). `properties` is
+    /// `None` for text that passed before.
     #[doc(hidden)]
-    fn parse_text(text: &str, checks: crate::__private::TextChecks<'_>) -> Option<Self::Input>;
+    fn parse_text(text: &str, properties: Option<&[Box<str>]>) -> Option<Self::Input>;
 
     /// Parses again what a call's input was parsed from (for an `ends_run`
     /// predicate, which sees the input after the call consumed it).
     #[doc(hidden)]
     fn parse_again(args: &ParsedFrom<'_>) -> Option<Self::Input> {
         match args {
-            ParsedFrom::Text(text) => Self::parse_text(text, crate::__private::TextChecks::PASSED),
+            ParsedFrom::Text(text) => Self::parse_text(text, None),
             ParsedFrom::Map(map) => Self::parse(map).ok(),
         }
     }
@@ -304,12 +305,11 @@ pub(crate) trait ErasedTool<App>: Send + Sync {
     fn parse(&self, args: &Map<String, Value>) -> Result<Box<dyn Any + Send + Sync>, serde_json::Error>;
     /// The fast path of parsing: the text straight into the input; `None`
     /// sends the call down the full path.
-    fn parse_text(&self, text: &str, checks: crate::__private::TextChecks<'_>) -> Option<Box<dyn Any + Send + Sync>>;
+    fn parse_text(&self, text: &str, properties: &[Box<str>]) -> Option<Box<dyn Any + Send + Sync>>;
     /// The fast lane of an allowed call: `args` (text) read straight into
     /// the input and the tool called with it, with no boxed input between;
-    /// `None`, having called nothing, when the text does not parse or fails
-    /// the checks.
-    fn call_text(&self, args: &ParsedFrom<'_>, checks: crate::__private::TextChecks<'_>, ctx: &Ctx<App>) -> Option<CallFuture>;
+    /// `None`, having called nothing, when the text does not parse.
+    fn call_text(&self, args: &ParsedFrom<'_>, properties: &[Box<str>], ctx: &Ctx<App>) -> Option<CallFuture>;
     /// Whether `parse` itself checks the types the schema states (true for
     /// `#[tool]`s, whose input is a Rust type; false for dynamic tools,
     /// whose input is any JSON value and whose schema is the only check).
@@ -335,13 +335,13 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
         T::parse(args).map(|input| Box::new(input) as Box<dyn Any + Send + Sync>)
     }
 
-    fn parse_text(&self, text: &str, checks: crate::__private::TextChecks<'_>) -> Option<Box<dyn Any + Send + Sync>> {
-        T::parse_text(text, checks).map(|input| Box::new(input) as Box<dyn Any + Send + Sync>)
+    fn parse_text(&self, text: &str, properties: &[Box<str>]) -> Option<Box<dyn Any + Send + Sync>> {
+        T::parse_text(text, Some(properties)).map(|input| Box::new(input) as Box<dyn Any + Send + Sync>)
     }
 
-    fn call_text(&self, args: &ParsedFrom<'_>, checks: crate::__private::TextChecks<'_>, ctx: &Ctx<App>) -> Option<CallFuture> {
+    fn call_text(&self, args: &ParsedFrom<'_>, properties: &[Box<str>], ctx: &Ctx<App>) -> Option<CallFuture> {
         let ParsedFrom::Text(text) = args else { return None };
-        let input = T::parse_text(text, checks)?;
+        let input = T::parse_text(text, Some(properties))?;
         Some(T::call(input, ctx, args))
     }
 

@@ -157,12 +157,12 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
         Ok(Box::new(Value::Object(args.clone())))
     }
 
-    fn parse_text(&self, _text: &str, _checks: crate::__private::TextChecks<'_>) -> Option<Box<dyn Any + Send + Sync>> {
+    fn parse_text(&self, _text: &str, _properties: &[Box<str>]) -> Option<Box<dyn Any + Send + Sync>> {
         // The schema is a dynamic tool's only check: always validated.
         None
     }
 
-    fn call_text(&self, _args: &ParsedFrom<'_>, _checks: crate::__private::TextChecks<'_>, _ctx: &Ctx<App>) -> Option<CallFuture> {
+    fn call_text(&self, _args: &ParsedFrom<'_>, _properties: &[Box<str>], _ctx: &Ctx<App>) -> Option<CallFuture> {
         None
     }
 

@@ -27,29 +27,15 @@ pub(crate) enum GuardError {
     TooDeep { max: usize },
 }
 
-/// What the guard's scan saw of the text, besides its size and depth.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct TextFacts {
-    /// Neither a `null` nor a number that may be an integral float (`5.0`,
-    /// any exponent) outside strings: the two things the registry rewrites
-    /// before it reads the arguments ([`nulls`](crate::nulls) and
-    /// [`validation`](crate::validation)). Only such text may be read
-    /// straight into a tool's input.
-    pub(crate) plain: bool,
-}
-
-/// Scans the raw text once, without parsing: its size, the nesting of
-/// brackets outside strings, and the [`TextFacts`].
-pub(crate) fn check_text(raw: &str, limits: &ArgumentLimits) -> Result<TextFacts, GuardError> {
+/// Scans the raw text once, without parsing: its size, and the nesting of
+/// brackets outside strings.
+pub(crate) fn check_text(raw: &str, limits: &ArgumentLimits) -> Result<(), GuardError> {
     if raw.len() > limits.max_bytes {
         return Err(GuardError::TooLarge { bytes: Some(raw.len()), max: limits.max_bytes });
     }
     let mut depth = 0usize;
     let mut in_string = false;
     let mut escaped = false;
-    let mut plain = true;
-    // Inside a number; after its `.`; and every digit since was a zero.
-    let (mut number, mut fraction, mut zeros) = (false, false, false);
     for byte in raw.bytes() {
         if in_string {
             match byte {
@@ -61,28 +47,7 @@ pub(crate) fn check_text(raw: &str, limits: &ArgumentLimits) -> Result<TextFacts
             continue;
         }
         match byte {
-            b'0'..=b'9' => {
-                number = true;
-                zeros &= byte == b'0';
-                continue;
-            }
-            b'-' | b'+' => continue,
-            b'.' if number => {
-                (fraction, zeros) = (true, true);
-                continue;
-            }
-            b'e' | b'E' if number => {
-                plain = false;
-                continue;
-            }
-            _ => {}
-        }
-        plain &= !(fraction && zeros);
-        (number, fraction) = (false, false);
-        match byte {
             b'"' => in_string = true,
-            // Only `null` has an `n` outside strings.
-            b'n' => plain = false,
             b'[' | b'{' => {
                 depth += 1;
                 if depth > limits.max_depth {
@@ -93,8 +58,7 @@ pub(crate) fn check_text(raw: &str, limits: &ArgumentLimits) -> Result<TextFacts
             _ => {}
         }
     }
-    plain &= !(fraction && zeros);
-    Ok(TextFacts { plain })
+    Ok(())
 }
 
 /// At least the length of `value` serialised compactly (escapes can only
@@ -204,32 +168,8 @@ mod tests {
     fn nesting_is_counted_outside_strings_only() {
         let deep = format!("{}{}", "[".repeat(5), "]".repeat(5));
         assert_eq!(check_text(&deep, &limits(100, 4)), Err(GuardError::TooDeep { max: 4 }));
-        assert!(check_text(&deep, &limits(100, 5)).is_ok());
-        assert!(check_text(r#"{"a":"[[[[[[\"[[["}"#, &limits(100, 1)).is_ok());
-    }
-
-    #[test]
-    fn text_with_nulls_or_integral_floats_is_not_plain() {
-        let plain = |text: &str| check_text(text, &limits(1000, 64)).unwrap().plain;
-        for text in [
-            r#"{"a": 1, "b": true, "c": false, "d": "null 5.0 1e3", "e": [1.5, -0.25, 10, -3]}"#,
-            r#"{"a": 12.50}"#,
-            r#"{"a": 0.001}"#,
-        ] {
-            assert!(plain(text), "{text}");
-        }
-        for text in [
-            r#"{"a": null}"#,
-            r#"{"a": 5.0}"#,
-            r#"{"a": [1, 2.00]}"#,
-            r#"{"a": 1e3}"#,
-            r#"{"a": 2.5E-1}"#,
-            r#"{"a": -7.0}"#,
-            "5.0",
-            "null",
-        ] {
-            assert!(!plain(text), "{text}");
-        }
+        assert_eq!(check_text(&deep, &limits(100, 5)), Ok(()));
+        assert_eq!(check_text(r#"{"a":"[[[[[[\"[[["}"#, &limits(100, 1)), Ok(()));
     }
 
     #[test]

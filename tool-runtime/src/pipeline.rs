@@ -19,7 +19,6 @@ use tracing::Instrument;
 
 use crate::context::{CallInfo, Ctx, ProgressSink, UserContext};
 use crate::error::ToolError;
-use crate::__private::TextChecks;
 use crate::guard::{self, GuardError};
 use crate::policy::Verdict;
 use crate::registry::{Entry, Registry};
@@ -379,15 +378,14 @@ impl<App: Send + Sync + 'static> Registry<App> {
         // (see `prepare` for what the fast path checks).
         let limits = &self.inner.config.limits;
         if verdict == Some(Verdict::Allow)
-            && entry.parser_enforces
+            && entry.text_exact
             && !ctx.info().is_cancelled()
             && let Arguments::Text(text) = &args
             && text.len() <= limits.max_bytes
         {
             let Arguments::Text(text) = args else { unreachable!("matched above") };
             let parsed = ParsedFrom::Text(text);
-            let checks = TextChecks { properties: Some(&entry.properties), max_depth: limits.max_depth };
-            match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.call_text(&parsed, checks, &ctx))) {
+            match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.call_text(&parsed, &entry.properties, &ctx))) {
                 Ok(Some(future)) => {
                     tracing::Span::current().record("verdict", Verdict::Allow.as_str());
                     return Stage::Started(Execution::First { registry: self, entry, future, call: ctx });
@@ -469,23 +467,23 @@ impl<App: Send + Sync + 'static> Registry<App> {
         let tool = entry.def.name.as_str();
         let invalid = |error: ToolError| self.finish(CallResult::failure(tool, call_id, ResultKind::InvalidArguments, &error));
         let limits = &self.inner.config.limits;
-        // The fast path: where parsing checks all the schema says, text
-        // within the size limit is read straight into the tool's input,
-        // each value checked against the depth limit and for what the full
-        // path would rewrite (a null to drop, a `5.0` to read as an
-        // integer). Whatever it refuses takes the full path, which words
-        // the error: it decides nothing the full path would decide otherwise.
+        // The fast path: where the schema makes it exact (parsing checks all
+        // it says, every value has a type, none nests past the depth limit;
+        // see `validation::text_exact`), text within the size limit is read
+        // straight into the tool's input. Whatever it refuses takes the full
+        // path, which words the error: it decides nothing the full path
+        // would decide otherwise.
         if try_fast
-            && entry.parser_enforces
+            && entry.text_exact
             && let Arguments::Text(text) = &args
             && text.len() <= limits.max_bytes
-            && let Some(input) = entry.tool.parse_text(text, TextChecks { properties: Some(&entry.properties), max_depth: limits.max_depth })
+            && let Some(input) = entry.tool.parse_text(text, &entry.properties)
         {
             let Arguments::Text(text) = args else { unreachable!("matched above") };
             return Ok((input, ParsedFrom::Text(text)));
         }
         let guarded = match &args {
-            Arguments::Text(text) => guard::check_text(text, limits).map(drop),
+            Arguments::Text(text) => guard::check_text(text, limits),
             Arguments::Value(value) => guard::check_value(value, limits),
         };
         match guarded {

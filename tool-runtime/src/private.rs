@@ -1,10 +1,12 @@
 //! Helpers for the code `#[tool]` and `tools!` generate. Not a public API.
 
+use std::borrow::Cow;
 use std::future::Future;
 use std::marker::PhantomData;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -168,9 +170,9 @@ pub trait ToolParam: Sized {
         default: impl FnOnce() -> Self,
     ) -> Result<Self, serde_json::Error>;
 
-    /// Reads the parameter's value at the cursor; `None` when it does not
-    /// parse or fails the checks.
-    fn read(fields: &mut Fields<'_>) -> Option<Self>;
+    /// Reads the parameter's value, next in an argument object (the fast
+    /// path's generated visitor).
+    fn next_value<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Self, A::Error>;
 
     /// The parameter when the text leaves it out: `None` unless it is an
     /// `Option`, as serde reads struct fields.
@@ -201,8 +203,8 @@ impl<T: DeserializeOwned + JsonSchema> ToolParam for T {
         args.take_or_else::<T>(name, default)
     }
 
-    fn read(fields: &mut Fields<'_>) -> Option<T> {
-        fields.value::<T>()
+    fn next_value<'de, A: MapAccess<'de>>(map: &mut A) -> Result<T, A::Error> {
+        map.next_value::<T>()
     }
 
     fn missing() -> Option<T> {
@@ -235,7 +237,7 @@ impl<T: Default> DefaultParam for T {
 pub trait ToolInput: Sized {
     fn schema(generator: &mut SchemaGenerator) -> Schema;
     fn parse(args: &Map<String, Value>) -> Result<Self, serde_json::Error>;
-    fn parse_text(text: &str, checks: TextChecks<'_>) -> Option<Self>;
+    fn parse_text(text: &str, properties: Option<&[Box<str>]>) -> Option<Self>;
 }
 #[diagnostic::do_not_recommend]
 impl<T: DeserializeOwned + JsonSchema> ToolInput for T {
@@ -247,8 +249,8 @@ impl<T: DeserializeOwned + JsonSchema> ToolInput for T {
         parse_struct::<T>(args)
     }
 
-    fn parse_text(text: &str, checks: TextChecks<'_>) -> Option<T> {
-        parse_struct_text::<T>(text, checks)
+    fn parse_text(text: &str, properties: Option<&[Box<str>]>) -> Option<T> {
+        parse_struct_text::<T>(text, properties)
     }
 }
 
@@ -386,44 +388,65 @@ impl<'de> Deserializer<'de> for MissingField {
     }
 }
 
-/// What the fast path of parsing checks itself, in place of the guard's
-/// scan of the whole text (see `Registry::prepare`).
-#[derive(Clone, Copy, Debug)]
-pub struct TextChecks<'a> {
-    /// The names of the closed root's properties: a derived struct may
-    /// ignore unknown fields, the schema does not. `None` for text that
-    /// passed before.
-    pub properties: Option<&'a [Box<str>]>,
-    /// The deepest nesting the guard accepts (at least 1: the root).
-    pub max_depth: usize,
+/// The fast path of a `#[tool]`'s parse: the argument text read as one
+/// object by the tool's generated visitor, each value straight into its
+/// parameter's type; `None` when it does not parse (a repeated or unknown
+/// key, a value of another type, malformed text). The registry takes it
+/// only for tools whose schema makes it exact (`validation::text_exact`),
+/// and takes the full path, which words the error, when it fails.
+pub fn read_text<'de, V: Visitor<'de>>(text: &'de str, visitor: V) -> Option<V::Value> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let value = deserializer.deserialize_map(visitor).ok()?;
+    deserializer.end().ok()?;
+    Some(value)
 }
 
-impl TextChecks<'_> {
-    /// For text that passed every check before.
-    pub(crate) const PASSED: TextChecks<'static> = TextChecks { properties: None, max_depth: usize::MAX };
+/// Why the generated visitor stopped (never shown: the full path words it).
+pub fn not_read<E: de::Error>() -> E {
+    E::custom("not read on the fast path")
+}
 
-    /// Whether `text`, nested `depth` levels deep, passes the guard and
-    /// needs no rewriting (see [`TextFacts`](crate::guard::TextFacts)).
-    fn plain(&self, text: &str, depth: usize) -> bool {
-        match text.as_bytes().first() {
-            // The common scalars, which need no scan.
-            Some(b'"' | b't' | b'f') => true,
-            _ => {
-                let limits = crate::guard::ArgumentLimits { max_bytes: usize::MAX, max_depth: self.max_depth.saturating_sub(depth) };
-                crate::guard::check_text(text, &limits).is_ok_and(|facts| facts.plain)
+/// A key of an argument object: borrowed from the text, unless it had
+/// escapes.
+pub struct Key<'de>(Cow<'de, str>);
+
+impl Key<'_> {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+
+            fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                formatter.write_str("a key")
+            }
+
+            fn visit_borrowed_str<E: de::Error>(self, key: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(key)))
+            }
+
+            fn visit_str<E: de::Error>(self, key: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(key.to_owned())))
             }
         }
+
+        deserializer.deserialize_str(KeyVisitor)
     }
 }
 
 /// Deserialises a whole input struct straight from the argument text;
-/// `None` when it does not parse, fails the checks, or has a key not among
-/// the properties. The registry then takes the path that words the error.
-pub fn parse_struct_text<T: DeserializeOwned>(text: &str, checks: TextChecks<'_>) -> Option<T> {
-    if let Some(properties) = checks.properties {
-        if !checks.plain(text, 0) {
-            return None;
-        }
+/// `None` when it does not parse or has a key not among `properties` (the
+/// schema's closed root: a derived struct may ignore unknown fields). The
+/// registry then takes the path that words the error. `properties` is
+/// `None` for text that passed before.
+pub fn parse_struct_text<T: DeserializeOwned>(text: &str, properties: Option<&[Box<str>]>) -> Option<T> {
+    if let Some(properties) = properties {
         let mut deserializer = serde_json::Deserializer::from_str(text);
         deserializer.deserialize_map(KnownKeys(properties)).ok()?;
     }
@@ -448,98 +471,6 @@ impl<'de> Visitor<'de> for KnownKeys<'_> {
             map.next_value::<de::IgnoredAny>()?;
         }
         Ok(())
-    }
-}
-
-/// The fast path of a `#[tool]`'s parse: the argument object's text read
-/// in one pass, a key at a time, each value straight into its parameter's
-/// type. Nothing is allocated but what the values hold.
-///
-/// Conservative: a key with an escape, anything malformed, and a value
-/// that fails the [`TextChecks`] stop it (`None`), and the registry then
-/// takes the full path, which words the error.
-pub struct Fields<'a> {
-    text: &'a str,
-    pos: usize,
-    checks: TextChecks<'a>,
-    first: bool,
-}
-
-impl<'a> Fields<'a> {
-    /// At the start of an object.
-    pub fn open(text: &'a str, checks: TextChecks<'a>) -> Option<Self> {
-        let mut fields = Fields { text, pos: 0, checks, first: true };
-        fields.skip_whitespace();
-        (checks.max_depth > 0 && fields.eat(b'{')).then_some(fields)
-    }
-
-    /// The next key, or `None` past the object's end (with nothing after
-    /// it). `Err` when the text is not as expected.
-    #[allow(clippy::result_unit_err)]
-    pub fn next_key(&mut self) -> Result<Option<&'a str>, ()> {
-        self.skip_whitespace();
-        let more = if std::mem::take(&mut self.first) {
-            !self.eat(b'}')
-        } else if self.eat(b',') {
-            true
-        } else if self.eat(b'}') {
-            false
-        } else {
-            return Err(());
-        };
-        if !more {
-            self.skip_whitespace();
-            return if self.pos == self.text.len() { Ok(None) } else { Err(()) };
-        }
-        self.skip_whitespace();
-        if !self.eat(b'"') {
-            return Err(());
-        }
-        let bytes = self.text.as_bytes();
-        let start = self.pos;
-        let mut end = start;
-        while end < bytes.len() && bytes[end] != b'"' {
-            // An escape (or a control character) is left to the full path.
-            if bytes[end] == b'\\' || bytes[end] < 0x20 {
-                return Err(());
-            }
-            end += 1;
-        }
-        if end == bytes.len() {
-            return Err(());
-        }
-        // Between two ASCII quotes, so on character boundaries.
-        let key = &self.text[start..end];
-        self.pos = end + 1;
-        self.skip_whitespace();
-        if !self.eat(b':') {
-            return Err(());
-        }
-        Ok(Some(key))
-    }
-
-    /// The value after the last key, read as a `T`.
-    pub fn value<T: DeserializeOwned>(&mut self) -> Option<T> {
-        let rest = &self.text[self.pos..];
-        let mut values = serde_json::Deserializer::from_str(rest).into_iter::<T>();
-        let value = values.next()?.ok()?;
-        let end = self.pos + values.byte_offset();
-        let text = self.text[self.pos..end].trim_start_matches([' ', '\t', '\n', '\r']);
-        self.pos = end;
-        self.checks.plain(text, 1).then_some(value)
-    }
-
-    fn skip_whitespace(&mut self) {
-        let bytes = self.text.as_bytes();
-        while self.pos < bytes.len() && matches!(bytes[self.pos], b' ' | b'\t' | b'\n' | b'\r') {
-            self.pos += 1;
-        }
-    }
-
-    fn eat(&mut self, byte: u8) -> bool {
-        let found = self.text.as_bytes().get(self.pos) == Some(&byte);
-        self.pos += usize::from(found);
-        found
     }
 }
 
@@ -829,33 +760,47 @@ impl<Input, Output, F: Fn(&Input, &Output) -> bool> EndsRunWhen<Input, Output> f
 #[cfg(test)]
 mod tests {
     use serde::Deserialize;
-    use serde_json::json;
 
     use super::*;
 
-    const CHECKS: TextChecks<'static> = TextChecks { properties: None, max_depth: 64 };
+    /// A visitor as `#[tool]` generates it, for `(a: u32, b: Option<String>)`.
+    struct Pair;
 
-    /// The fast path's reading of `text` as `(a: u32, b: Option<String>)`,
-    /// as a tool's generated parse does it.
-    fn read(text: &str, checks: TextChecks<'_>) -> Option<(u32, Option<String>)> {
-        let mut fields = Fields::open(text, checks)?;
-        let (mut a, mut b) = (None, None);
-        while let Some(key) = fields.next_key().ok()? {
-            match key {
-                "a" if a.is_none() => a = Some(<u32 as ToolParam>::read(&mut fields)?),
-                "b" if b.is_none() => b = Some(<Option<String> as ToolParam>::read(&mut fields)?),
-                _ => return None,
-            }
+    impl<'de> Visitor<'de> for Pair {
+        type Value = (u32, Option<String>);
+
+        fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            formatter.write_str("an object")
         }
-        Some((a.or_else(<u32 as ToolParam>::missing)?, b.or_else(<Option<String> as ToolParam>::missing)?))
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let (mut a, mut b) = (None, None);
+            while let Some(key) = map.next_key::<Key<'de>>()? {
+                match key.as_str() {
+                    "a" if a.is_none() => a = Some(<u32 as ToolParam>::next_value(&mut map)?),
+                    "b" if b.is_none() => b = Some(<Option<String> as ToolParam>::next_value(&mut map)?),
+                    _ => return Err(not_read()),
+                }
+            }
+            let a = match a {
+                Some(a) => a,
+                None => <u32 as ToolParam>::missing().ok_or_else(not_read::<A::Error>)?,
+            };
+            let b = match b {
+                Some(b) => b,
+                None => <Option<String> as ToolParam>::missing().ok_or_else(not_read::<A::Error>)?,
+            };
+            Ok((a, b))
+        }
     }
 
     #[test]
-    fn the_fast_path_reads_plain_objects_in_any_spacing() {
-        assert_eq!(read(r#"{"a":1,"b":"x"}"#, CHECKS), Some((1, Some("x".into()))));
-        assert_eq!(read(" {\n \"b\" :\t\"x\" ,\r\n \"a\" : 7 } \n", CHECKS), Some((7, Some("x".into()))));
-        assert_eq!(read(r#"{"a":1}"#, CHECKS), Some((1, None)), "a missing option is None");
-        assert_eq!(read(r#"{"a":1,"b":"\u00e9\n"}"#, CHECKS), Some((1, Some("é\n".into()))), "escapes in values");
+    fn the_fast_path_reads_objects_in_any_spacing_and_escapes() {
+        assert_eq!(read_text(r#"{"a":1,"b":"x"}"#, Pair), Some((1, Some("x".into()))));
+        assert_eq!(read_text(" {\n \"b\" :\t\"x\" ,\r\n \"a\" : 7 } \n", Pair), Some((7, Some("x".into()))));
+        assert_eq!(read_text(r#"{"a":1}"#, Pair), Some((1, None)), "a missing option is None");
+        assert_eq!(read_text(r#"{"\u0061":1,"b":"\u00e9"}"#, Pair), Some((1, Some("é".into()))), "escapes");
+        assert_eq!(read_text(r#"{"a":1,"b":null}"#, Pair), Some((1, None)));
     }
 
     #[test]
@@ -864,58 +809,35 @@ mod tests {
             r#"{"b":"x"}"#,
             r#"{"a":1,"a":2}"#,
             r#"{"a":1,"c":2}"#,
-            r#"{"\u0061":1}"#,
             r#"{"a":1,}"#,
             r#"{"a":1} {}"#,
             r#"{"a":1"#,
-            r#"{"a" 1}"#,
-            r#"{"a":1 "b":"x"}"#,
             r#"{"a":"1"}"#,
             r#"{"a":5.0}"#,
             r#"{"a":1e1}"#,
-            r#"{"a":1,"b":null}"#,
+            r#"{"a":-1}"#,
+            r#"{"a":null}"#,
             "{\"a\":1,\"b\":\"x\ny\"}",
-            "{\"a\n\":1}",
             "\u{feff}{\"a\":1}",
             "[1]",
             "",
             "null",
         ] {
-            assert_eq!(read(text, CHECKS), None, "{text:?}");
+            assert_eq!(read_text(text, Pair), None, "{text:?}");
         }
     }
 
     #[test]
-    fn the_fast_path_checks_the_depth_of_each_value() {
-        // A value may nest `max_depth - 1` levels below the root.
-        let checks = TextChecks { properties: None, max_depth: 4 };
-        let text = r#"{"a":1,"b":[[["x"]]]}"#;
-        let mut fields = Fields::open(text, checks).unwrap();
-        assert_eq!(fields.next_key(), Ok(Some("a")));
-        assert_eq!(fields.value::<u32>(), Some(1));
-        assert_eq!(fields.next_key(), Ok(Some("b")));
-        assert_eq!(fields.value::<Value>(), Some(json!([[["x"]]])), "root + 3 levels: within 4");
-        let text = r#"{"a":1,"b":[[[["x"]]]]}"#;
-        let mut fields = Fields::open(text, checks).unwrap();
-        fields.next_key().unwrap();
-        fields.value::<u32>().unwrap();
-        fields.next_key().unwrap();
-        assert_eq!(fields.value::<Value>(), None, "root + 4 levels: beyond 4");
-        assert!(Fields::open("{}", TextChecks { properties: None, max_depth: 0 }).is_none());
-    }
-
-    #[test]
-    fn a_derived_input_read_from_text_refuses_unknown_keys_and_unchecked_text() {
+    fn a_derived_input_read_from_text_refuses_unknown_keys() {
         #[derive(Debug, Deserialize, PartialEq)]
         struct Input {
             a: u32,
         }
         let properties: Box<[Box<str>]> = Box::new(["a".into()]);
-        let checks = TextChecks { properties: Some(&properties), max_depth: 64 };
-        assert_eq!(parse_struct_text::<Input>(r#"{"a":1}"#, checks), Some(Input { a: 1 }));
-        assert_eq!(parse_struct_text::<Input>(r#"{"a":1,"b":2}"#, checks), None, "serde would ignore `b`");
-        assert_eq!(parse_struct_text::<Input>(r#"{"a":1.0}"#, checks), None);
-        assert_eq!(parse_struct_text::<Input>(r#"{"a":1,"b":2}"#, TextChecks::PASSED), Some(Input { a: 1 }));
+        assert_eq!(parse_struct_text::<Input>(r#"{"a":1}"#, Some(&properties)), Some(Input { a: 1 }));
+        assert_eq!(parse_struct_text::<Input>(r#"{"a":1,"b":2}"#, Some(&properties)), None, "serde would ignore `b`");
+        assert_eq!(parse_struct_text::<Input>(r#"{"a":1.0}"#, Some(&properties)), None);
+        assert_eq!(parse_struct_text::<Input>(r#"{"a":1,"b":2}"#, None), Some(Input { a: 1 }), "checked before");
     }
 
     #[test]

@@ -48,6 +48,9 @@ pub(crate) struct Entry<App> {
     /// Parsing checks everything the schema says: the validator runs only
     /// to word the model's error (see `validation`).
     pub(crate) parser_enforces: bool,
+    /// Text arguments may be read straight into the input (see
+    /// `validation::text_exact`).
+    pub(crate) text_exact: bool,
     /// The root schema's property names.
     pub(crate) properties: Box<[Box<str>]>,
 }
@@ -192,9 +195,10 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
 
     /// Runs the schema validator on every call, even for tools whose schema
     /// says nothing their input type does not check while it is parsed
-    /// (by default those skip it on the happy path). Turn it on when an
-    /// input type has a hand-written `Deserialize` that accepts more than
-    /// its `JsonSchema` states.
+    /// (by default those skip it on the happy path, and read text arguments
+    /// straight into the input). Turn it on when an input type has a
+    /// hand-written `Deserialize` that accepts more than its `JsonSchema`
+    /// states.
     pub fn validate_every_call(mut self, always: bool) -> Self {
         self.config.validate_every_call = always;
         self
@@ -232,12 +236,12 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
                     continue;
                 }
             };
-            let parser_enforces = !self.config.validate_every_call
-                && boxed.inner.parses_types()
-                && crate::validation::parser_enforces(&def.input_schema);
+            let typed = !self.config.validate_every_call && boxed.inner.parses_types();
+            let parser_enforces = typed && crate::validation::parser_enforces(&def.input_schema);
+            let text_exact = typed && crate::validation::text_exact(&def.input_schema, self.config.limits.max_depth);
             index.insert(def.name.clone(), entries.len());
             let properties = crate::validation::property_names(&def.input_schema);
-            entries.push(Entry { def, tool: boxed.inner, validator, parser_enforces, properties });
+            entries.push(Entry { def, tool: boxed.inner, validator, parser_enforces, text_exact, properties });
         }
         for entry in &entries {
             for required in &entry.def.requires {

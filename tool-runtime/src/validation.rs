@@ -126,6 +126,54 @@ fn natural_bound(map: &Map<String, Value>, key: &str, value: &Value) -> bool {
     }
 }
 
+/// Whether a tool's text arguments may be read straight into its input, with
+/// no `Value` on the way (the fast path of `Registry::prepare`): where
+/// parsing checks all the schema says ([`parser_enforces`]), and besides
+/// every value the schema admits has a JSON type stated (no "any JSON"
+/// property, whose value the full path would hand over with its nulls and
+/// integral floats rewritten) and is at most `max_depth` deep (so that a
+/// successful parse also passes the guard).
+///
+/// For such a schema the input types read only what the full path would
+/// read the same: a `null` only where the schema accepts it (an `Option`),
+/// a float only into a float, and nothing nested deeper than the types.
+pub(crate) fn text_exact(schema: &Value, max_depth: usize) -> bool {
+    parser_enforces(schema)
+        && schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|properties| properties.values().map(|property| typed_depth(property, schema, 0)).try_fold(0, |deepest, depth| Some(deepest.max(depth?))))
+            .is_some_and(|deepest| deepest.is_some_and(|depth| 1 + depth <= max_depth))
+}
+
+/// How deep the values a property's schema admits nest (0 for a scalar),
+/// when every part of it states a JSON type; `None` otherwise.
+fn typed_depth(schema: &Value, root: &Value, depth: usize) -> Option<usize> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    let map = schema.as_object()?;
+    if let Some(reference) = map.get("$ref") {
+        let target = reference.as_str()?.strip_prefix('#').and_then(|pointer| root.pointer(pointer))?;
+        return typed_depth(target, root, depth + 1);
+    }
+    let types: Vec<&str> = match map.get("type")? {
+        Value::String(kind) => vec![kind.as_str()],
+        Value::Array(kinds) => kinds.iter().map(Value::as_str).collect::<Option<_>>()?,
+        _ => return None,
+    };
+    let mut deepest = 0;
+    for kind in types {
+        let below = match kind {
+            "array" => map.get("items")?,
+            "object" => map.get("additionalProperties")?,
+            _ => continue,
+        };
+        deepest = deepest.max(1 + typed_depth(below, root, depth + 1)?);
+    }
+    Some(deepest)
+}
+
 /// The names of the root schema's properties, for [`unknown_property`].
 pub(crate) fn property_names(schema: &Value) -> Box<[Box<str>]> {
     match schema.get("properties").and_then(Value::as_object) {
@@ -285,6 +333,24 @@ mod tests {
         assert!(!parser_enforces(&schema));
         schema["$defs"] = json!({"Id": {"$ref": "#/$defs/Id"}});
         assert!(!parser_enforces(&schema), "a cycle is not followed forever");
+    }
+
+    #[test]
+    fn text_is_exact_where_every_value_has_a_type_and_a_bounded_depth() {
+        let schema = root(json!({
+            "order_id": {"type": "string"},
+            "limit": {"type": ["integer", "null"], "format": "uint32", "minimum": 0},
+            "tags": {"type": "array", "items": {"type": "array", "items": {"$ref": "#/$defs/Id"}}},
+            "counts": {"type": "object", "additionalProperties": {"type": "number"}}
+        }));
+        let mut schema = schema;
+        schema["$defs"] = json!({"Id": {"type": "string"}});
+        assert!(text_exact(&schema, 3), "root, list, list");
+        assert!(!text_exact(&schema, 2), "deeper than the limit");
+        assert!(text_exact(&root(json!({})), 1));
+        for property in [json!(true), json!({"description": "anything"}), json!({"type": "array"}), json!({"type": "object", "additionalProperties": true})] {
+            assert!(!text_exact(&root(json!({ "x": property.clone() })), 64), "{property}");
+        }
     }
 
     #[test]
