@@ -453,6 +453,17 @@ async fn cancelling_the_call_cancels_the_tools_token() {
 }
 
 #[tokio::test]
+async fn dropping_a_waiting_call_cancels_the_tools_token() {
+    let registry = Registry::<App>::builder().tools(tools![slow]).default_timeout(Duration::from_secs(60)).build().unwrap();
+    let app = app();
+    let call = registry.invoke(app.clone(), "slow", "{}");
+    // The caller gives up before the tool (waiting on its token) returns.
+    assert!(tokio::time::timeout(Duration::from_millis(10), call).await.is_err());
+    let token = app.tokens.lock().unwrap()[0].clone();
+    assert!(token.is_cancelled(), "the dropped call's token is cancelled");
+}
+
+#[tokio::test]
 async fn a_panicking_tool_gives_the_generic_500_and_the_registry_keeps_serving() {
     let app = app();
     let registry = registry_with_reports(&app);

@@ -622,7 +622,10 @@ impl<App: Send + Sync + 'static> Registry<App> {
         let tool = entry.def.name.as_str();
         let timeout = entry.def.timeout.unwrap_or(self.inner.config.default_timeout);
         let cancel = call.cancellation();
-        let mut task = tokio::spawn(future.instrument(tracing::Span::current()));
+        // A caller that drops the call mid-way cancels it: the token fires
+        // and the task is dropped, as at the timeout.
+        let mut task = Abandoned { task: tokio::spawn(future.instrument(tracing::Span::current())), cancel };
+        let task = &mut task.task;
         tokio::select! {
             // Biased: a cancelled call reads as cancelled even when the
             // tool returned in reaction to its token in the same instant.
@@ -631,7 +634,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
                 task.abort();
                 Err(self.finish(CallResult::failure(tool, call.call_id(), ResultKind::Cancelled, &lines::cancelled())))
             }
-            joined = &mut task => Ok(match joined {
+            joined = &mut *task => Ok(match joined {
                 Ok(returned) => Ended::Returned(returned),
                 Err(join) if join.is_panic() => Ended::Panicked(join.into_panic()),
                 Err(join) => Ended::Lost(join.to_string()),
@@ -862,6 +865,22 @@ impl<'a, App: Send + Sync + 'static> Future for Execution<'a, App> {
                 }
                 Execution::Done => panic!("a tool call polled after it completed"),
             }
+        }
+    }
+}
+
+/// The task of a tool that waits, with its token: dropped before the task
+/// ends (the caller dropped the call), it cancels the token and the task.
+struct Abandoned<'a> {
+    task: tokio::task::JoinHandle<Result<ToolOutput, Failure>>,
+    cancel: &'a CancellationToken,
+}
+
+impl Drop for Abandoned<'_> {
+    fn drop(&mut self) {
+        if !self.task.is_finished() {
+            self.cancel.cancel();
+            self.task.abort();
         }
     }
 }
