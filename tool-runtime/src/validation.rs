@@ -138,12 +138,21 @@ fn natural_bound(map: &Map<String, Value>, key: &str, value: &Value) -> bool {
 /// read the same: a `null` only where the schema accepts it (an `Option`),
 /// a float only into a float, and nothing nested deeper than the types.
 pub(crate) fn text_exact(schema: &Value, max_depth: usize) -> bool {
-    parser_enforces(schema)
-        && schema
-            .get("properties")
-            .and_then(Value::as_object)
-            .map(|properties| properties.values().map(|property| typed_depth(property, schema, 0)).try_fold(0, |deepest, depth| Some(deepest.max(depth?))))
-            .is_some_and(|deepest| deepest.is_some_and(|depth| 1 + depth <= max_depth))
+    if !parser_enforces(schema) {
+        return false;
+    }
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return false;
+    };
+    let mut deepest = 0;
+    for property in properties.values() {
+        match typed_depth(property, schema, 0) {
+            Some(depth) => deepest = deepest.max(depth),
+            None => return false,
+        }
+    }
+    // The root object is one level.
+    deepest < max_depth
 }
 
 /// How deep the values a property's schema admits nest (0 for a scalar),
