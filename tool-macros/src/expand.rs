@@ -279,29 +279,15 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
                     quote! {
                         // The parameters' names are the schema's properties.
                         let _ = properties;
-                        struct __Visitor;
-                        impl<'de> #p::serde::de::Visitor<'de> for __Visitor {
-                            type Value = #ident;
-
-                            fn expecting(&self, formatter: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                                formatter.write_str("the tool's arguments")
-                            }
-
-                            fn visit_map<__A: #p::serde::de::MapAccess<'de>>(
-                                self,
-                                mut map: __A,
-                            ) -> ::core::result::Result<#ident, __A::Error> {
-                                #(let mut #values = ::core::option::Option::None;)*
-                                while let ::core::option::Option::Some(key) = map.next_key::<#p::Key<'de>>()? {
-                                    match key.as_str() {
-                                        #(#reads)*
-                                        _ => return ::core::result::Result::Err(#p::not_read()),
-                                    }
-                                }
-                                ::core::result::Result::Ok(#ident { #(#fields_from_values,)* })
+                        let mut fields = #p::Fields::open(text)?;
+                        #(let mut #values = ::core::option::Option::None;)*
+                        while let ::core::option::Option::Some(key) = fields.next_key().ok()? {
+                            match key {
+                                #(#reads)*
+                                _ => return ::core::option::Option::None,
                             }
                         }
-                        #p::read_text(text, __Visitor)
+                        ::core::option::Option::Some(Self { #(#fields_from_values,)* })
                     },
                     call,
                 )
@@ -588,12 +574,12 @@ fn take_param(param: &Param, p: &TokenStream) -> TokenStream {
     quote!(#field: #take)
 }
 
-/// The match arm of the fast path's visitor that reads one parameter (each
+/// The match arm of the fast path's parse that reads one parameter (each
 /// once: a repeated key stops the fast path).
 fn read_param(param: &Param, value: &syn::Ident, p: &TokenStream) -> TokenStream {
     let (ty, name) = (&param.ty, &param.name);
     let probe = respan(p, ty.span());
-    let read = quote_spanned!(ty.span()=> <#ty as #probe::ToolParam>::next_value(&mut map)?);
+    let read = quote_spanned!(ty.span()=> <#ty as #probe::ToolParam>::read(&mut fields)?);
     quote! {
         #name if #value.is_none() => #value = ::core::option::Option::Some(#read),
     }
@@ -607,7 +593,7 @@ fn field_from_value(param: &Param, value: &syn::Ident, p: &TokenStream) -> Token
     let read = match &param.default {
         ParamDefault::None => quote_spanned!(ty.span()=> match #value {
             ::core::option::Option::Some(value) => value,
-            ::core::option::Option::None => <#ty as #probe::ToolParam>::missing().ok_or_else(#p::not_read::<__A::Error>)?,
+            ::core::option::Option::None => <#ty as #probe::ToolParam>::missing()?,
         }),
         ParamDefault::Trait(span) => {
             let default = default_param(ty, *span, p);

@@ -1,12 +1,10 @@
 //! Helpers for the code `#[tool]` and `tools!` generate. Not a public API.
 
-use std::borrow::Cow;
 use std::future::Future;
 use std::marker::PhantomData;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, Visitor};
-use serde::Deserialize;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -170,9 +168,9 @@ pub trait ToolParam: Sized {
         default: impl FnOnce() -> Self,
     ) -> Result<Self, serde_json::Error>;
 
-    /// Reads the parameter's value, next in an argument object (the fast
-    /// path's generated visitor).
-    fn next_value<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Self, A::Error>;
+    /// Reads the parameter's value at the cursor; `None` when it does not
+    /// parse.
+    fn read(fields: &mut Fields<'_>) -> Option<Self>;
 
     /// The parameter when the text leaves it out: `None` unless it is an
     /// `Option`, as serde reads struct fields.
@@ -203,8 +201,8 @@ impl<T: DeserializeOwned + JsonSchema> ToolParam for T {
         args.take_or_else::<T>(name, default)
     }
 
-    fn next_value<'de, A: MapAccess<'de>>(map: &mut A) -> Result<T, A::Error> {
-        map.next_value::<T>()
+    fn read(fields: &mut Fields<'_>) -> Option<T> {
+        fields.value::<T>()
     }
 
     fn missing() -> Option<T> {
@@ -388,55 +386,97 @@ impl<'de> Deserializer<'de> for MissingField {
     }
 }
 
-/// The fast path of a `#[tool]`'s parse: the argument text read as one
-/// object by the tool's generated visitor, each value straight into its
-/// parameter's type; `None` when it does not parse (a repeated or unknown
-/// key, a value of another type, malformed text). The registry takes it
-/// only for tools whose schema makes it exact (`validation::text_exact`),
-/// and takes the full path, which words the error, when it fails.
-pub fn read_text<'de, V: Visitor<'de>>(text: &'de str, visitor: V) -> Option<V::Value> {
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    let value = deserializer.deserialize_map(visitor).ok()?;
-    deserializer.end().ok()?;
-    Some(value)
+/// The fast path of a `#[tool]`'s parse: the argument object's text read
+/// in one pass, a key at a time, each value straight into its parameter's
+/// type (`ToolParam::read`). Nothing is allocated but what the values hold.
+///
+/// The registry takes it only for tools whose schema makes it exact
+/// (`validation::text_exact`): the parameters' types then refuse whatever
+/// the full path would read otherwise (a `null` it would drop, a `5.0` it
+/// would read as an integer, nesting past the depth limit). Conservative:
+/// a key with an escape, a repeated or unknown key and anything malformed
+/// stop it, and the registry takes the full path, which words the error.
+///
+/// Generic code stays per parameter type, not per tool: a tool's own
+/// generated code is one `match` on the keys.
+pub struct Fields<'a> {
+    text: &'a str,
+    pos: usize,
+    first: bool,
 }
 
-/// Why the generated visitor stopped (never shown: the full path words it).
-pub fn not_read<E: de::Error>() -> E {
-    E::custom("not read on the fast path")
-}
-
-/// A key of an argument object: borrowed from the text, unless it had
-/// escapes.
-pub struct Key<'de>(Cow<'de, str>);
-
-impl Key<'_> {
-    pub fn as_str(&self) -> &str {
-        &self.0
+impl<'a> Fields<'a> {
+    /// At the start of an object.
+    pub fn open(text: &'a str) -> Option<Self> {
+        let mut fields = Fields { text, pos: 0, first: true };
+        fields.skip_whitespace();
+        fields.eat(b'{').then_some(fields)
     }
-}
 
-impl<'de> Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-
-        impl<'de> Visitor<'de> for KeyVisitor {
-            type Value = Key<'de>;
-
-            fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                formatter.write_str("a key")
-            }
-
-            fn visit_borrowed_str<E: de::Error>(self, key: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Borrowed(key)))
-            }
-
-            fn visit_str<E: de::Error>(self, key: &str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(key.to_owned())))
-            }
+    /// The next key, or `None` past the object's end (with nothing after
+    /// it). `Err` when the text is not as expected.
+    #[allow(clippy::result_unit_err)]
+    pub fn next_key(&mut self) -> Result<Option<&'a str>, ()> {
+        self.skip_whitespace();
+        let more = if std::mem::take(&mut self.first) {
+            !self.eat(b'}')
+        } else if self.eat(b',') {
+            true
+        } else if self.eat(b'}') {
+            false
+        } else {
+            return Err(());
+        };
+        if !more {
+            self.skip_whitespace();
+            return if self.pos == self.text.len() { Ok(None) } else { Err(()) };
         }
+        self.skip_whitespace();
+        if !self.eat(b'"') {
+            return Err(());
+        }
+        let bytes = self.text.as_bytes();
+        let start = self.pos;
+        let mut end = start;
+        while end < bytes.len() && bytes[end] != b'"' {
+            // An escape (or a control character) is left to the full path.
+            if bytes[end] == b'\\' || bytes[end] < 0x20 {
+                return Err(());
+            }
+            end += 1;
+        }
+        if end == bytes.len() {
+            return Err(());
+        }
+        // Between two ASCII quotes, so on character boundaries.
+        let key = &self.text[start..end];
+        self.pos = end + 1;
+        self.skip_whitespace();
+        if !self.eat(b':') {
+            return Err(());
+        }
+        Ok(Some(key))
+    }
 
-        deserializer.deserialize_str(KeyVisitor)
+    /// The value after the last key, read as a `T`.
+    pub fn value<T: DeserializeOwned>(&mut self) -> Option<T> {
+        let mut values = serde_json::Deserializer::from_str(&self.text[self.pos..]).into_iter::<T>();
+        let value = values.next()?.ok()?;
+        self.pos += values.byte_offset();
+        Some(value)
+    }
+
+    fn skip_whitespace(&mut self) {
+        let bytes = self.text.as_bytes();
+        while self.pos < bytes.len() && matches!(bytes[self.pos], b' ' | b'\t' | b'\n' | b'\r') {
+            self.pos += 1;
+        }
+    }
+
+    fn eat(&mut self, byte: u8) -> bool {
+        let found = self.text.as_bytes().get(self.pos) == Some(&byte);
+        self.pos += usize::from(found);
+        found
     }
 }
 
@@ -763,44 +803,28 @@ mod tests {
 
     use super::*;
 
-    /// A visitor as `#[tool]` generates it, for `(a: u32, b: Option<String>)`.
-    struct Pair;
-
-    impl<'de> Visitor<'de> for Pair {
-        type Value = (u32, Option<String>);
-
-        fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            formatter.write_str("an object")
-        }
-
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            let (mut a, mut b) = (None, None);
-            while let Some(key) = map.next_key::<Key<'de>>()? {
-                match key.as_str() {
-                    "a" if a.is_none() => a = Some(<u32 as ToolParam>::next_value(&mut map)?),
-                    "b" if b.is_none() => b = Some(<Option<String> as ToolParam>::next_value(&mut map)?),
-                    _ => return Err(not_read()),
-                }
+    /// The fast path's reading of `text` as `(a: u32, b: Option<String>)`,
+    /// as a tool's generated parse does it.
+    fn read_text(text: &str) -> Option<(u32, Option<String>)> {
+        let mut fields = Fields::open(text)?;
+        let (mut a, mut b) = (None, None);
+        while let Some(key) = fields.next_key().ok()? {
+            match key {
+                "a" if a.is_none() => a = Some(<u32 as ToolParam>::read(&mut fields)?),
+                "b" if b.is_none() => b = Some(<Option<String> as ToolParam>::read(&mut fields)?),
+                _ => return None,
             }
-            let a = match a {
-                Some(a) => a,
-                None => <u32 as ToolParam>::missing().ok_or_else(not_read::<A::Error>)?,
-            };
-            let b = match b {
-                Some(b) => b,
-                None => <Option<String> as ToolParam>::missing().ok_or_else(not_read::<A::Error>)?,
-            };
-            Ok((a, b))
         }
+        Some((a.or_else(<u32 as ToolParam>::missing)?, b.or_else(<Option<String> as ToolParam>::missing)?))
     }
 
     #[test]
-    fn the_fast_path_reads_objects_in_any_spacing_and_escapes() {
-        assert_eq!(read_text(r#"{"a":1,"b":"x"}"#, Pair), Some((1, Some("x".into()))));
-        assert_eq!(read_text(" {\n \"b\" :\t\"x\" ,\r\n \"a\" : 7 } \n", Pair), Some((7, Some("x".into()))));
-        assert_eq!(read_text(r#"{"a":1}"#, Pair), Some((1, None)), "a missing option is None");
-        assert_eq!(read_text(r#"{"\u0061":1,"b":"\u00e9"}"#, Pair), Some((1, Some("é".into()))), "escapes");
-        assert_eq!(read_text(r#"{"a":1,"b":null}"#, Pair), Some((1, None)));
+    fn the_fast_path_reads_objects_in_any_spacing() {
+        assert_eq!(read_text(r#"{"a":1,"b":"x"}"#), Some((1, Some("x".into()))));
+        assert_eq!(read_text(" {\n \"b\" :\t\"x\" ,\r\n \"a\" : 7 } \n"), Some((7, Some("x".into()))));
+        assert_eq!(read_text(r#"{"a":1}"#), Some((1, None)), "a missing option is None");
+        assert_eq!(read_text(r#"{"a":1,"b":"\u00e9\n"}"#), Some((1, Some("é\n".into()))), "escapes in values");
+        assert_eq!(read_text(r#"{"a":1,"b":null}"#), Some((1, None)));
     }
 
     #[test]
@@ -809,6 +833,9 @@ mod tests {
             r#"{"b":"x"}"#,
             r#"{"a":1,"a":2}"#,
             r#"{"a":1,"c":2}"#,
+            r#"{"\u0061":1}"#,
+            r#"{"a" 1}"#,
+            r#"{"a":1 "b":"x"}"#,
             r#"{"a":1,}"#,
             r#"{"a":1} {}"#,
             r#"{"a":1"#,
@@ -818,12 +845,13 @@ mod tests {
             r#"{"a":-1}"#,
             r#"{"a":null}"#,
             "{\"a\":1,\"b\":\"x\ny\"}",
+            "{\"a\n\":1}",
             "\u{feff}{\"a\":1}",
             "[1]",
             "",
             "null",
         ] {
-            assert_eq!(read_text(text, Pair), None, "{text:?}");
+            assert_eq!(read_text(text), None, "{text:?}");
         }
     }
 
