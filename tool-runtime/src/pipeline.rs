@@ -427,17 +427,17 @@ impl<App: Send + Sync + 'static> Registry<App> {
     fn settle<'s>(&self, call: Staged<'s, App>, verdict: Verdict) -> Settled<'s, App> {
         let span = tracing::Span::current();
         span.record("verdict", verdict.as_str());
-        let Staged { entry, input, ctx, args } = call;
         match verdict {
-            Verdict::Allow => Settled::Run(Staged { entry, input, ctx, args }),
+            Verdict::Allow => Settled::Run(call),
             Verdict::Deny { reason } => Settled::Done(CallOutcome::Done(self.finish(CallResult::failure(
-                &entry.def.name,
-                ctx.call_id(),
+                &call.entry.def.name,
+                call.ctx.call_id(),
                 ResultKind::Denied,
                 &lines::denied(reason.as_deref()),
             )))),
             Verdict::NeedsApproval { rejection_text } => {
                 span.record("outcome", ResultKind::PendingApproval.as_str());
+                let Staged { entry, input, ctx, args } = call;
                 Settled::Done(CallOutcome::NeedsApproval(PendingCall {
                     id: ctx.call_id().to_owned(),
                     tool: entry.def.name.clone(),
