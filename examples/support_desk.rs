@@ -22,7 +22,7 @@ mod shop;
 use std::sync::Arc;
 
 use serde_json::json;
-use tool_runtime::{ResultKind, Run, StepResults, ToolCall, ToolDefinition, UserContext};
+use tool_runtime::{ResultKind, Run, SmolStr, StepResults, ToolCall, ToolDefinition, UserContext};
 
 use shop::Shop;
 
@@ -202,7 +202,7 @@ async fn main() {
         }
         let mut step = run.execute(calls).await;
         let mut approved = Vec::new();
-        let waiting: Vec<(String, String)> = run.pending().iter().map(|p| (p.id.clone(), p.tool.clone())).collect();
+        let waiting: Vec<(SmolStr, SmolStr)> = run.pending().iter().map(|p| (p.id().clone(), p.tool().clone())).collect();
         for (id, tool) in waiting {
             let settled = match supervisor(&tool) {
                 None => {

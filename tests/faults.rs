@@ -316,7 +316,7 @@ async fn a_flood_of_calls_to_unknown_and_hidden_tools_runs_nothing() {
         let results = run.execute(calls).await;
         for result in &results.results {
             assert_eq!(result.kind, ResultKind::UnknownTool);
-            let shown = if result.tool.len() > 64 { format!("{}…", &result.tool[..64]) } else { result.tool.clone() };
+            let shown = if result.tool.len() > 64 { format!("{}…", &result.tool[..64]) } else { result.tool.to_string() };
             assert_eq!(
                 result.text,
                 format!("code: UNKNOWN_TOOL, status: 404, userMessage: There is no tool named \"{shown}\" in this step. Call one of: {offered}. Do not retry this call.")

@@ -373,8 +373,8 @@ async fn an_approved_call_runs_and_a_rejected_one_does_not() {
     let CallOutcome::NeedsApproval(pending) = registry.call(app.clone(), "refund", args.clone()).call_id("c1").await else {
         panic!("expected a pending approval");
     };
-    assert_eq!(pending.id, "c1");
-    assert_eq!(pending.arguments, args);
+    assert_eq!(pending.id(), "c1");
+    assert_eq!(pending.arguments(), &args);
     assert_eq!(app.executions.load(Ordering::SeqCst), 0);
     let result = registry.approve(pending).await;
     assert_eq!(result.text, "refunded 500 on A-1");
@@ -517,7 +517,7 @@ async fn strings_are_output_as_is_and_other_values_as_json_kept_structured() {
     assert_eq!(text.structured, None, "a string read whole is the text itself");
     let summary = registry.invoke(app(), "summary", "{}").await;
     assert_eq!(summary.text, r#"{"count":3}"#);
-    assert_eq!(summary.structured, Some(json!({"count": 3})));
+    assert_eq!(summary.structured(), Some(&json!({"count": 3})));
 }
 
 #[tokio::test]
@@ -525,7 +525,7 @@ async fn output_is_cut_at_max_output_chars_on_a_char_boundary_with_a_marker() {
     let result = registry().invoke(app(), "long", "{}").await;
     assert!(result.truncated);
     assert!(result.text.starts_with("ééééé\n[output truncated: showing the first 5 of 9 characters"), "{}", result.text);
-    assert_eq!(result.structured, Some(json!("ééééééééé")), "the structured value stays whole");
+    assert_eq!(result.structured(), Some(&json!("ééééééééé")), "the structured value stays whole");
 }
 
 #[tokio::test]

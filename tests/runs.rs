@@ -223,7 +223,7 @@ async fn approvals_inside_a_run_settle_pending_calls() {
     let mut run = registry(&desk).run(desk.clone());
     let mut step = run.execute(vec![call("w1", "wire", json!({"amount": 10})), call("w2", "wire", json!({"amount": 20}))]).await;
     assert!(step.has_pending());
-    assert_eq!(run.pending().iter().map(|p| p.id.as_str()).collect::<Vec<_>>(), ["w1", "w2"]);
+    assert_eq!(run.pending().iter().map(|p| p.id().as_str()).collect::<Vec<_>>(), ["w1", "w2"]);
     let approved = run.approve_with("w1", json!({"amount": 15})).await.unwrap();
     assert_eq!(approved.text, "wired 15");
     step.settle(approved);

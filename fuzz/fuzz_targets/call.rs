@@ -208,7 +208,7 @@ fuzz_target!(|data: &[u8]| {
                             assert_eq!(result.kind, ResultKind::UnknownTool, "a tool not offered ran: {}", result.tool);
                         }
                     }
-                    for pending in run.pending().iter().map(|p| p.id.clone()).collect::<Vec<_>>() {
+                    for pending in run.pending().iter().map(|p| p.id().clone()).collect::<Vec<_>>() {
                         let result = if i % 2 == 0 { run.approve(&pending).await } else { run.reject(&pending, None) };
                         check(&result.expect("the pending call is known"), data);
                     }

@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Value};
+use smol_str::SmolStr;
 use tokio_util::sync::CancellationToken;
 
 use crate::policy::ApprovalFloor;
@@ -35,7 +36,7 @@ pub(crate) struct CallInfo {
     /// `None` for an anonymous user (no allocation, no shared count).
     pub(crate) user: Option<Arc<UserContext>>,
     pub(crate) thread_id: Option<Arc<str>>,
-    pub(crate) call_id: String,
+    pub(crate) call_id: SmolStr,
     /// Made when first asked for: a call nobody can cancel (no caller's
     /// token, and a tool that finishes without waiting) needs none.
     pub(crate) cancel: OnceLock<CancellationToken>,
@@ -44,7 +45,7 @@ pub(crate) struct CallInfo {
 
 impl CallInfo {
     /// A call by an anonymous user, without thread or progress.
-    pub(crate) fn anonymous(call_id: String) -> Self {
+    pub(crate) fn anonymous(call_id: SmolStr) -> Self {
         CallInfo {
             user: None,
             thread_id: None,
@@ -83,21 +84,8 @@ impl<App> Ctx<App> {
         Ctx { app, call: Arc::new(CallInfo::default()) }
     }
 
-    pub(crate) fn from_parts(app: Arc<App>, call: CallInfo) -> Self {
-        Ctx { app, call: Arc::new(call) }
-    }
-
     pub(crate) fn info(&self) -> &CallInfo {
         &self.call
-    }
-
-    /// The call id, moved out when this is the last handle on the call
-    /// (the tool dropped its context), copied otherwise.
-    pub(crate) fn into_call_id(self) -> String {
-        match Arc::try_unwrap(self.call) {
-            Ok(info) => info.call_id,
-            Err(shared) => shared.call_id.clone(),
-        }
     }
 
     /// The app state.
@@ -138,7 +126,7 @@ impl<App> Ctx<App> {
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         if let Some(sink) = &self.call.progress {
             (sink.0)(Progress {
-                call_id: self.call.call_id.clone(),
+                call_id: self.call.call_id.to_string(),
                 progress,
                 total,
                 message: message.map(str::to_owned),
@@ -150,6 +138,62 @@ impl<App> Ctx<App> {
     pub fn with_user(mut self, user: UserContext) -> Self {
         Arc::make_mut(&mut self.call).user = Some(Arc::new(user));
         self
+    }
+}
+
+/// A call's app state and call information as the registry holds them
+/// while the call runs. They are put behind a shared [`Ctx`] only when a
+/// tool or a predicate takes one: a tool without a context costs no
+/// shared allocation.
+#[doc(hidden)]
+pub struct CallState<App>(State<App>);
+
+enum State<App> {
+    Parts { app: Arc<App>, info: CallInfo },
+    Shared(Ctx<App>),
+}
+
+impl<App> CallState<App> {
+    pub(crate) fn new(app: Arc<App>, info: CallInfo) -> Self {
+        CallState(State::Parts { app, info })
+    }
+
+    pub(crate) fn info(&self) -> &CallInfo {
+        match &self.0 {
+            State::Parts { info, .. } => info,
+            State::Shared(ctx) => ctx.info(),
+        }
+    }
+
+    pub(crate) fn call_id(&self) -> &SmolStr {
+        &self.info().call_id
+    }
+
+    /// The call's context, made on first use; every later one shares it
+    /// (and its cancellation token).
+    pub fn ctx(&mut self) -> &Ctx<App> {
+        if let State::Parts { app, info } = &mut self.0 {
+            let ctx = Ctx { app: app.clone(), call: Arc::new(std::mem::take(info)) };
+            self.0 = State::Shared(ctx);
+        }
+        match &self.0 {
+            State::Shared(ctx) => ctx,
+            State::Parts { .. } => unreachable!("made shared above"),
+        }
+    }
+
+    pub(crate) fn into_ctx(mut self) -> Ctx<App> {
+        self.ctx();
+        match self.0 {
+            State::Shared(ctx) => ctx,
+            State::Parts { .. } => unreachable!("made shared above"),
+        }
+    }
+}
+
+impl<App> From<Ctx<App>> for CallState<App> {
+    fn from(ctx: Ctx<App>) -> Self {
+        CallState(State::Shared(ctx))
     }
 }
 

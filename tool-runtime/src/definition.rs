@@ -13,7 +13,7 @@ use schemars::{Schema, SchemaGenerator};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::context::{Ctx, StepView};
+use crate::context::{CallState, Ctx, StepView};
 use crate::error::ToolError;
 use crate::policy::{PolicyKind, Verdict};
 
@@ -262,11 +262,12 @@ pub trait Tool<App>: 'static {
         true
     }
 
-    /// Runs the tool. The context is lent: a tool that takes it clones it.
-    /// `args` is what the input was parsed from, for an `ends_run`
-    /// predicate that needs the input after the call consumed it.
+    /// Runs the tool. The call's state is lent: a tool that takes a context
+    /// asks it for one (`call.ctx()`) and clones it. `args` is what the
+    /// input was parsed from, for an `ends_run` predicate that needs the
+    /// input after the call consumed it.
     #[doc(hidden)]
-    fn call(input: Self::Input, ctx: &Ctx<App>, args: &ParsedFrom<'_>) -> CallFuture;
+    fn call(input: Self::Input, call: &mut CallState<App>, args: &ParsedFrom<'_>) -> CallFuture;
 }
 
 /// What a call's input was parsed from, kept by the registry (for an
@@ -309,14 +310,14 @@ pub(crate) trait ErasedTool<App>: Send + Sync {
     /// The fast lane of an allowed call: `args` (text) read straight into
     /// the input and the tool called with it, with no boxed input between;
     /// `None`, having called nothing, when the text does not parse.
-    fn call_text(&self, args: &ParsedFrom<'_>, properties: &[Box<str>], ctx: &Ctx<App>) -> Option<CallFuture>;
+    fn call_text(&self, args: &ParsedFrom<'_>, properties: &[Box<str>], call: &mut CallState<App>) -> Option<CallFuture>;
     /// Whether `parse` itself checks the types the schema states (true for
     /// `#[tool]`s, whose input is a Rust type; false for dynamic tools,
     /// whose input is any JSON value and whose schema is the only check).
     fn parses_types(&self) -> bool;
     fn decide<'a>(&'a self, input: &'a (dyn Any + Send + Sync), ctx: &'a Ctx<App>) -> PolicyFuture<'a>;
     fn visible(&self, view: &StepView<'_, App>) -> bool;
-    fn call(&self, input: Box<dyn Any + Send + Sync>, ctx: &Ctx<App>, args: &ParsedFrom<'_>) -> CallFuture;
+    fn call(&self, input: Box<dyn Any + Send + Sync>, call: &mut CallState<App>, args: &ParsedFrom<'_>) -> CallFuture;
 }
 
 struct Typed<T>(PhantomData<fn() -> T>);
@@ -339,10 +340,10 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
         T::parse_text(text, Some(properties)).map(|input| Box::new(input) as Box<dyn Any + Send + Sync>)
     }
 
-    fn call_text(&self, args: &ParsedFrom<'_>, properties: &[Box<str>], ctx: &Ctx<App>) -> Option<CallFuture> {
+    fn call_text(&self, args: &ParsedFrom<'_>, properties: &[Box<str>], call: &mut CallState<App>) -> Option<CallFuture> {
         let ParsedFrom::Text(text) = args else { return None };
         let input = T::parse_text(text, Some(properties))?;
-        Some(T::call(input, ctx, args))
+        Some(T::call(input, call, args))
     }
 
     fn parses_types(&self) -> bool {
@@ -360,9 +361,9 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
         T::visible(view)
     }
 
-    fn call(&self, input: Box<dyn Any + Send + Sync>, ctx: &Ctx<App>, args: &ParsedFrom<'_>) -> CallFuture {
+    fn call(&self, input: Box<dyn Any + Send + Sync>, call: &mut CallState<App>, args: &ParsedFrom<'_>) -> CallFuture {
         match input.downcast::<T::Input>() {
-            Ok(input) => T::call(*input, ctx, args),
+            Ok(input) => T::call(*input, call, args),
             Err(_) => Box::pin(std::future::ready(Err(Failure::Internal("call input of the wrong type".into())))),
         }
     }

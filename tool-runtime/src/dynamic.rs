@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::context::{Ctx, StepView};
+use crate::context::{CallState, Ctx, StepView};
 use crate::policy::{PolicyKind, Verdict};
 use crate::definition::{
     Annotations, BoxError, BoxedTool, CallFuture, EndsRun, ErasedTool, Failure, ParsedFrom, PolicyFuture, ToolDefinition,
@@ -162,7 +162,7 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
         None
     }
 
-    fn call_text(&self, _args: &ParsedFrom<'_>, _properties: &[Box<str>], _ctx: &Ctx<App>) -> Option<CallFuture> {
+    fn call_text(&self, _args: &ParsedFrom<'_>, _properties: &[Box<str>], _call: &mut CallState<App>) -> Option<CallFuture> {
         None
     }
 
@@ -181,9 +181,9 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
         self.visible.as_ref().is_none_or(|visible| visible(view))
     }
 
-    fn call(&self, input: Box<dyn Any + Send + Sync>, ctx: &Ctx<App>, _args: &ParsedFrom<'_>) -> CallFuture {
+    fn call(&self, input: Box<dyn Any + Send + Sync>, call: &mut CallState<App>, _args: &ParsedFrom<'_>) -> CallFuture {
         let args = input.downcast::<Value>().map(|args| *args).unwrap_or_default();
-        let future = (self.handler)(args, ctx.clone());
+        let future = (self.handler)(args, call.ctx().clone());
         let ends_run = self.definition.ends_run == EndsRun::Always;
         Box::pin(async move {
             match future.await {

@@ -82,6 +82,8 @@ pub use run::{Run, RunError, RunState, StepResults, ToolCall};
 pub use definition::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, Tool, ToolDefinition};
 
 pub use serde_json;
+/// The string type of [`CallResult::tool`] and [`CallResult::call_id`].
+pub use smol_str::SmolStr;
 pub use tokio_util::sync::CancellationToken;
 
 /// Defines a tool from an `async fn`.

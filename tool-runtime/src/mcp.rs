@@ -235,9 +235,9 @@ impl<App: Send + Sync + 'static> McpSession<App> {
         let before = self.offered_names(&run);
         run.step += 1;
         if result.kind == ResultKind::Success {
-            run.executed.push(result.tool.clone());
+            run.executed.push(result.tool.to_string());
             if result.ends_run && run.ended_by.is_none() {
-                run.ended_by = Some(result.tool.clone());
+                run.ended_by = Some(result.tool.to_string());
             }
         }
         self.offered_names(&run) != before
@@ -273,26 +273,26 @@ impl<App: Send + Sync + 'static> McpSession<App> {
     async fn ask_human(&self, pending: PendingCall<App>, context: &RequestContext<RoleServer>) -> CallResult {
         let registry = &self.server.registry;
         if !context.peer.supported_elicitation_modes().contains(&ElicitationMode::Form) {
-            tracing::info!(tool = %pending.tool, call_id = %pending.id, "needs approval; the client cannot elicit");
-            return CallResult::failure(&pending.tool, &pending.id, ResultKind::Rejected, &approval_unavailable());
+            tracing::info!(tool = %pending.tool(), call_id = %pending.id(), "needs approval; the client cannot elicit");
+            return CallResult::failure(pending.tool().clone(), pending.id().clone(), ResultKind::Rejected, &approval_unavailable());
         }
         let ask = ElicitRequestParams::FormElicitationParams {
             meta: None,
-            message: approval_message(&pending, registry.definition(&pending.tool)),
+            message: approval_message(&pending, registry.definition(pending.tool())),
             // Nothing to fill in: accepting or declining is the answer.
             requested_schema: ElicitationSchema::new(BTreeMap::new()),
         };
         let answer = tokio::select! {
             answer = context.peer.create_elicitation(ask) => answer,
             () = context.ct.cancelled() => {
-                return CallResult::failure(&pending.tool, &pending.id, ResultKind::Cancelled, &lines::cancelled());
+                return CallResult::failure(pending.tool().clone(), pending.id().clone(), ResultKind::Cancelled, &lines::cancelled());
             }
         };
         match answer {
             Ok(answer) if answer.action == ElicitationAction::Accept => registry.approve(pending).await,
             Ok(_) => registry.reject(pending, None),
             Err(error) => {
-                tracing::warn!(tool = %pending.tool, call_id = %pending.id, %error, "the approval request failed");
+                tracing::warn!(tool = %pending.tool(), call_id = %pending.id(), %error, "the approval request failed");
                 registry.reject(
                     pending,
                     Some(
@@ -401,7 +401,7 @@ fn call_tool_result(result: CallResult) -> CallToolResult {
         return CallToolResult::error(content);
     }
     let mut success = CallToolResult::success(content);
-    success.structured_content = result.structured.filter(Value::is_object);
+    success.structured_content = result.structured.map(|value| *value).filter(Value::is_object);
     success
 }
 
@@ -413,10 +413,10 @@ fn mcp_tool(def: &ToolDefinition) -> Tool {
 /// What the human reads when asked to approve a call.
 fn approval_message<App>(pending: &PendingCall<App>, def: Option<&ToolDefinition>) -> String {
     let tool = match def.and_then(|def| def.title.as_deref()) {
-        Some(title) => format!("{title} (`{}`)", pending.tool),
-        None => format!("`{}`", pending.tool),
+        Some(title) => format!("{title} (`{}`)", pending.tool()),
+        None => format!("`{}`", pending.tool()),
     };
-    let arguments = serde_json::to_string_pretty(&pending.arguments).unwrap_or_else(|_| pending.arguments.to_string());
+    let arguments = serde_json::to_string_pretty(pending.arguments()).unwrap_or_else(|_| pending.arguments().to_string());
     format!(
         "The assistant wants to call {tool} with these arguments:\n\n{arguments}\n\n\
          This call needs your approval. Accept to run it; decline to refuse it."

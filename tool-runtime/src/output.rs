@@ -7,16 +7,16 @@ use serde_json::Value;
 /// that tells the model it was cut. Returns the text, the structured output
 /// (the value, unless it is a string the text holds whole) and whether the
 /// text was cut.
-pub(crate) fn render(value: Value, max_chars: usize) -> (String, Option<Value>, bool) {
+pub(crate) fn render(value: Value, max_chars: usize) -> (String, Option<Box<Value>>, bool) {
     match value {
         // Cut from the borrowed text: a 100 MB string is not copied whole.
         Value::String(text) => match cut(&text, max_chars) {
-            Some(cut) => (cut, Some(Value::String(text)), true),
+            Some(cut) => (cut, Some(Box::new(Value::String(text))), true),
             None => (text, None, false),
         },
         other => {
             let (text, truncated) = truncate(other.to_string(), max_chars);
-            (text, Some(other), truncated)
+            (text, Some(Box::new(other)), truncated)
         }
     }
 }
@@ -54,14 +54,14 @@ mod tests {
     #[test]
     fn strings_are_passed_as_is_and_values_as_json() {
         assert_eq!(render(json!("hi \"there\""), 100), ("hi \"there\"".to_owned(), None, false));
-        assert_eq!(render(json!({"a": [1, 2]}), 100), (r#"{"a":[1,2]}"#.to_owned(), Some(json!({"a": [1, 2]})), false));
+        assert_eq!(render(json!({"a": [1, 2]}), 100), (r#"{"a":[1,2]}"#.to_owned(), Some(Box::new(json!({"a": [1, 2]}))), false));
     }
 
     #[test]
     fn cuts_on_a_char_boundary_with_a_marker() {
         let (text, whole, cut) = render(json!("ééééé"), 3);
         assert!(cut);
-        assert_eq!(whole, Some(json!("ééééé")), "the whole string is kept beside the cut text");
+        assert_eq!(whole.as_deref(), Some(&json!("ééééé")), "the whole string is kept beside the cut text");
         assert!(text.starts_with("ééé\n[output truncated: showing the first 3 of 5 characters"), "{text}");
     }
 

@@ -17,7 +17,9 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use crate::context::{CallInfo, Ctx, ProgressSink, UserContext};
+use smol_str::SmolStr;
+
+use crate::context::{CallInfo, CallState, Ctx, ProgressSink, UserContext};
 use crate::error::ToolError;
 use crate::guard::{self, GuardError};
 use crate::policy::Verdict;
@@ -99,16 +101,19 @@ impl<App> CallOutcome<App> {
     }
 }
 
-/// A call that passed validation and policy and waits for a human.
-pub struct PendingCall<App> {
-    /// The call id (also the approval id).
-    pub id: String,
-    /// The tool.
-    pub tool: String,
-    /// The validated arguments, for the human to review.
-    pub arguments: Value,
-    /// What the model reads if the human rejects without a text.
-    pub rejection_text: Option<String>,
+/// A call that passed validation and policy and waits for a human. Pass
+/// it back to [`Registry::approve`], [`Registry::approve_with`] or
+/// [`Registry::reject`].
+///
+/// It is one pointer wide (what it holds is boxed), so a [`CallOutcome`]
+/// is no larger than the [`CallResult`] of a call that did not wait.
+pub struct PendingCall<App>(Box<Pending<App>>);
+
+struct Pending<App> {
+    id: SmolStr,
+    tool: SmolStr,
+    arguments: Value,
+    rejection_text: Option<String>,
     input: Box<dyn Any + Send + Sync>,
     args: ParsedFrom<'static>,
     ctx: Ctx<App>,
@@ -117,17 +122,38 @@ pub struct PendingCall<App> {
 impl<App> fmt::Debug for PendingCall<App> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PendingCall")
-            .field("id", &self.id)
-            .field("tool", &self.tool)
-            .field("arguments", &self.arguments)
+            .field("id", &self.0.id)
+            .field("tool", &self.0.tool)
+            .field("arguments", &self.0.arguments)
             .finish_non_exhaustive()
     }
 }
 
 impl<App> PendingCall<App> {
+    /// The call id (also the approval id).
+    pub fn id(&self) -> &SmolStr {
+        &self.0.id
+    }
+
+    /// The tool.
+    pub fn tool(&self) -> &SmolStr {
+        &self.0.tool
+    }
+
+    /// The validated arguments, for the human to review.
+    pub fn arguments(&self) -> &Value {
+        &self.0.arguments
+    }
+
+    /// What the model reads if the human rejects without a text (the
+    /// policy's rejection text).
+    pub fn rejection_text(&self) -> Option<&str> {
+        self.0.rejection_text.as_deref()
+    }
+
     /// The result the model reads while the call waits.
     pub fn pending_result(&self) -> CallResult {
-        CallResult::failure(&self.tool, &self.id, ResultKind::PendingApproval, &lines::pending())
+        CallResult::failure(self.0.tool.clone(), self.0.id.clone(), ResultKind::PendingApproval, &lines::pending())
     }
 }
 
@@ -156,7 +182,7 @@ impl<'r, App: Send + Sync + 'static> Call<'r, App> {
     }
 
     /// The call id (default: a fresh `call_N`).
-    pub fn call_id(mut self, call_id: impl Into<String>) -> Self {
+    pub fn call_id(mut self, call_id: impl Into<SmolStr>) -> Self {
         self.info.call_id = call_id.into();
         self
     }
@@ -207,8 +233,8 @@ thread_local! {
 
 /// A fresh, process-unique call id (`call_N`). Each thread takes blocks of
 /// numbers from a shared counter, so ids are unique but not in call order
-/// across threads.
-pub(crate) fn fresh_call_id() -> String {
+/// across threads. The id fits a `SmolStr` inline: no allocation.
+pub(crate) fn fresh_call_id() -> SmolStr {
     let n = CALL_IDS.with(|ids| {
         let (mut next, mut end) = ids.get();
         if next == end {
@@ -218,22 +244,8 @@ pub(crate) fn fresh_call_id() -> String {
         ids.set((next + 1, end));
         next
     });
-    // Written by hand: `format!` costs a call as much as the rest of its setup.
-    let mut digits = [0u8; 20];
-    let mut start = digits.len();
-    let mut rest = n;
-    loop {
-        start -= 1;
-        digits[start] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    let mut id = String::with_capacity(5 + digits.len() - start);
-    id.push_str("call_");
-    id.extend(digits[start..].iter().map(|&digit| char::from(digit)));
-    id
+    // Not `format!`: it costs a call as much as the rest of its setup.
+    SmolStr::from_iter(["call_", itoa::Buffer::new().format(n)])
 }
 
 impl<App: Send + Sync + 'static> Registry<App> {
@@ -279,50 +291,62 @@ impl<App: Send + Sync + 'static> Registry<App> {
 
     /// Runs a pending call as it is, since a human approved it.
     pub async fn approve(&self, pending: PendingCall<App>) -> CallResult {
-        let Some(entry) = self.entry(&pending.tool) else {
-            return self.unknown(&pending.tool, &pending.id, &[]);
-        };
+        let pending = *pending.0;
         let span = call_span(&pending.tool, &pending.id);
-        span.record("verdict", "approved");
-        self.execute(entry, pending.input, pending.ctx, pending.args).instrument(span).await
+        let result = match self.entry(&pending.tool) {
+            None => self.unknown(pending.tool.clone(), &pending.id, &[]),
+            Some(entry) => {
+                span.record("verdict", "approved");
+                let call = Staged { entry, input: pending.input, call: pending.ctx.into(), args: pending.args };
+                self.execute(call, &span).instrument(span.clone()).await
+            }
+        };
+        record_outcome(&span, result.kind);
+        result
     }
 
     /// Runs a pending call with the input a human edited. The edited input
     /// is validated and decided again: a `Deny` refuses it; `NeedsApproval`
     /// runs it, since a human approved exactly that input.
     pub async fn approve_with(&self, pending: PendingCall<App>, edited: impl Into<Arguments<'_>>) -> CallResult {
-        let Some(entry) = self.entry(&pending.tool) else {
-            return self.unknown(&pending.tool, &pending.id, &[]);
-        };
+        let pending = *pending.0;
         let span = call_span(&pending.tool, &pending.id);
-        async move {
+        let Some(entry) = self.entry(&pending.tool) else {
+            let result = self.unknown(pending.tool.clone(), &pending.id, &[]);
+            record_outcome(&span, result.kind);
+            return result;
+        };
+        let result = async {
             let (input, args) = match self.prepare(entry, &pending.id, edited.into(), true) {
                 Ok(prepared) => prepared,
                 Err(result) => return result,
             };
             match self.decide(entry, input.as_ref(), &pending.ctx).await {
                 Verdict::Deny { reason } => {
-                    tracing::Span::current().record("verdict", "deny");
-                    self.finish(CallResult::failure(&entry.def.name, &pending.id, ResultKind::Denied, &lines::denied(reason.as_deref())))
+                    span.record("verdict", "deny");
+                    CallResult::failure(entry.name.clone(), pending.id, ResultKind::Denied, &lines::denied(reason.as_deref()))
                 }
                 _ => {
-                    tracing::Span::current().record("verdict", "approved");
-                    self.execute(entry, input, pending.ctx, args).await
+                    span.record("verdict", "approved");
+                    self.execute(Staged { entry, input, call: pending.ctx.into(), args }, &span).await
                 }
             }
         }
-        .instrument(span)
-        .await
+        .instrument(span.clone())
+        .await;
+        record_outcome(&span, result.kind);
+        result
     }
 
     /// Ends a pending call without running it; the model reads `text`, or
     /// the tool's rejection text, or a generic rejection.
     pub fn reject(&self, pending: PendingCall<App>, text: Option<&str>) -> CallResult {
+        let pending = *pending.0;
         let text = text.or(pending.rejection_text.as_deref());
         let span = call_span(&pending.tool, &pending.id);
-        let _enter = span.enter();
         span.record("verdict", "rejected");
-        self.finish(CallResult::failure(&pending.tool, &pending.id, ResultKind::Rejected, &lines::rejected(text)))
+        span.record("outcome", ResultKind::Rejected.as_str());
+        CallResult::failure(pending.tool, pending.id, ResultKind::Rejected, &lines::rejected(text))
     }
 
     /// The whole pipeline for one call. `offered`, when set, is the list of
@@ -349,7 +373,8 @@ impl<App: Send + Sync + 'static> Registry<App> {
         }
     }
 
-    /// Stages 1 to 3, as far as they go without awaiting.
+    /// Stages 1 to 3, as far as they go without awaiting. `span` is the
+    /// call's.
     fn stage<'s>(
         &'s self,
         app: Arc<App>,
@@ -357,6 +382,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
         args: Arguments<'s>,
         info: CallInfo,
         offered: Option<&[String]>,
+        span: &tracing::Span,
     ) -> Stage<'s, App> {
         let entry = match self.entry(name) {
             Some(entry) if offered.is_none_or(|offered| offered.iter().any(|o| o == name)) => entry,
@@ -365,12 +391,12 @@ impl<App: Send + Sync + 'static> Registry<App> {
                     Some(offered) => offered.iter().map(String::as_str).collect(),
                     None => self.names().collect(),
                 };
-                return Stage::Done(CallOutcome::Done(self.unknown(name, &info.call_id, &names)));
+                return Stage::Done(CallOutcome::Done(self.unknown(SmolStr::new(name), &info.call_id, &names)));
             }
         };
-        let ctx = Ctx::from_parts(app, info);
+        let mut call = CallState::new(app, info);
         // A static verdict depends on no input: known before parsing.
-        let verdict = entry.def.policy.static_verdict().map(|verdict| verdict.with_floor(self.floor_applies(entry, &ctx)));
+        let verdict = entry.def.policy.static_verdict().map(|verdict| verdict.with_floor(self.floor_applies(entry, call.info())));
         let mut args = args;
         let mut fast_tried = false;
         // The fast lane of an allowed call: the text read straight into the
@@ -379,34 +405,34 @@ impl<App: Send + Sync + 'static> Registry<App> {
         let limits = &self.inner.config.limits;
         if verdict == Some(Verdict::Allow)
             && entry.text_exact
-            && !ctx.info().is_cancelled()
+            && !call.info().is_cancelled()
             && let Arguments::Text(text) = &args
             && text.len() <= limits.max_bytes
         {
             let Arguments::Text(text) = args else { unreachable!("matched above") };
             let parsed = ParsedFrom::Text(text);
-            match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.call_text(&parsed, &entry.properties, &ctx))) {
+            match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.call_text(&parsed, &entry.properties, &mut call))) {
                 Ok(Some(future)) => {
-                    tracing::Span::current().record("verdict", Verdict::Allow.as_str());
-                    return Stage::Started(Execution::First { registry: self, entry, future, call: ctx });
+                    span.record("verdict", Verdict::Allow.as_str());
+                    return Stage::Started(Execution::First { registry: self, entry, future, call });
                 }
                 Ok(None) => {
                     let ParsedFrom::Text(text) = parsed else { unreachable!("made above") };
                     (args, fast_tried) = (Arguments::Text(text), true);
                 }
                 Err(payload) => {
-                    let result = self.internal(&entry.def.name, ctx.call_id(), ErrorKind::Panic, panic_message(payload.as_ref()));
+                    let result = self.internal(entry.name.clone(), call.call_id(), ErrorKind::Panic, panic_message(payload.as_ref()));
                     return Stage::Done(CallOutcome::Done(result));
                 }
             }
         }
-        let (input, args) = match self.prepare(entry, ctx.call_id(), args, !fast_tried) {
+        let (input, args) = match self.prepare(entry, call.call_id(), args, !fast_tried) {
             Ok(prepared) => prepared,
             Err(result) => return Stage::Done(CallOutcome::Done(result)),
         };
-        let call = Staged { entry, input, ctx, args };
+        let call = Staged { entry, input, call, args };
         match verdict {
-            Some(verdict) => match self.settle(call, verdict) {
+            Some(verdict) => match self.settle(call, verdict, span) {
                 Settled::Done(outcome) => Stage::Done(outcome),
                 Settled::Run(call) => Stage::Run(call),
             },
@@ -414,45 +440,45 @@ impl<App: Send + Sync + 'static> Registry<App> {
         }
     }
 
-    async fn decide_and_run(&self, call: Staged<'_, App>) -> CallOutcome<App> {
-        let verdict = self.decide(call.entry, call.input.as_ref(), &call.ctx).await;
-        match self.settle(call, verdict) {
+    async fn decide_and_run(&self, mut call: Staged<'_, App>, span: tracing::Span) -> CallOutcome<App> {
+        let verdict = self.decide(call.entry, call.input.as_ref(), call.call.ctx()).await;
+        match self.settle(call, verdict, &span) {
             Settled::Done(outcome) => outcome,
-            Settled::Run(call) => CallOutcome::Done(self.execute(call.entry, call.input, call.ctx, call.args).await),
+            Settled::Run(call) => CallOutcome::Done(self.execute(call, &span).await),
         }
     }
 
     /// What a verdict makes of a call: run it, refuse it, or park it for a
     /// human.
-    fn settle<'s>(&self, call: Staged<'s, App>, verdict: Verdict) -> Settled<'s, App> {
-        let span = tracing::Span::current();
+    fn settle<'s>(&self, call: Staged<'s, App>, verdict: Verdict, span: &tracing::Span) -> Settled<'s, App> {
         span.record("verdict", verdict.as_str());
         match verdict {
             Verdict::Allow => Settled::Run(call),
-            Verdict::Deny { reason } => Settled::Done(CallOutcome::Done(self.finish(CallResult::failure(
-                &call.entry.def.name,
-                call.ctx.call_id(),
+            Verdict::Deny { reason } => Settled::Done(CallOutcome::Done(CallResult::failure(
+                call.entry.name.clone(),
+                call.call.call_id().clone(),
                 ResultKind::Denied,
                 &lines::denied(reason.as_deref()),
-            )))),
+            ))),
             Verdict::NeedsApproval { rejection_text } => {
-                span.record("outcome", ResultKind::PendingApproval.as_str());
-                let Staged { entry, input, ctx, args } = call;
-                Settled::Done(CallOutcome::NeedsApproval(PendingCall {
-                    id: ctx.call_id().to_owned(),
-                    tool: entry.def.name.clone(),
+                let Staged { entry, input, call, args } = call;
+                let ctx = call.into_ctx();
+                Settled::Done(CallOutcome::NeedsApproval(PendingCall(Box::new(Pending {
+                    id: ctx.info().call_id.clone(),
+                    tool: entry.name.clone(),
                     arguments: args.to_value(),
                     rejection_text,
                     input,
                     args: args.into_owned(),
                     ctx,
-                }))
+                }))))
             }
         }
     }
 
-    fn unknown(&self, name: &str, call_id: &str, offered: &[&str]) -> CallResult {
-        self.finish(CallResult::failure(name, call_id, ResultKind::UnknownTool, &lines::unknown_tool(name, offered)))
+    fn unknown(&self, name: SmolStr, call_id: &SmolStr, offered: &[&str]) -> CallResult {
+        let error = lines::unknown_tool(&name, offered);
+        CallResult::failure(name, call_id.clone(), ResultKind::UnknownTool, &error)
     }
 
     /// Stages 1 and 2: guard, JSON, schema, deserialisation.
@@ -460,12 +486,12 @@ impl<App: Send + Sync + 'static> Registry<App> {
     fn prepare<'a>(
         &self,
         entry: &Entry<App>,
-        call_id: &str,
+        call_id: &SmolStr,
         args: Arguments<'a>,
         try_fast: bool,
     ) -> Result<(Box<dyn Any + Send + Sync>, ParsedFrom<'a>), CallResult> {
         let tool = entry.def.name.as_str();
-        let invalid = |error: ToolError| self.finish(CallResult::failure(tool, call_id, ResultKind::InvalidArguments, &error));
+        let invalid = |error: ToolError| CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::InvalidArguments, &error);
         let limits = &self.inner.config.limits;
         // The fast path: where the schema makes it exact (parsing checks all
         // it says, every value has a type, none nests past the depth limit;
@@ -557,12 +583,12 @@ impl<App: Send + Sync + 'static> Registry<App> {
                 }
             }
         };
-        verdict.with_floor(self.floor_applies(entry, ctx))
+        verdict.with_floor(self.floor_applies(entry, ctx.info()))
     }
 
     /// Whether the user's approval floor covers the tool.
-    fn floor_applies(&self, entry: &Entry<App>, ctx: &Ctx<App>) -> bool {
-        ctx.user().floor.applies(&entry.def.name, entry.def.tags.iter().map(String::as_str))
+    fn floor_applies(&self, entry: &Entry<App>, call: &CallInfo) -> bool {
+        call.user().floor.applies(&entry.def.name, entry.def.tags.iter().map(String::as_str))
     }
 
     fn fail_closed(&self, entry: &Entry<App>, ctx: &Ctx<App>, error: String) -> Verdict {
@@ -579,16 +605,10 @@ impl<App: Send + Sync + 'static> Registry<App> {
     }
 
     /// Stages 5 to 7: run under the timeout, render the output, decide
-    /// `ends_run`.
-    pub(crate) async fn execute(
-        &self,
-        entry: &Entry<App>,
-        input: Box<dyn Any + Send + Sync>,
-        ctx: Ctx<App>,
-        args: ParsedFrom<'_>,
-    ) -> CallResult {
-        match self.start(Staged { entry, input, ctx, args }) {
-            Ok(execution) => execution.await,
+    /// `ends_run`. `span` is the call's.
+    async fn execute(&self, call: Staged<'_, App>, span: &tracing::Span) -> CallResult {
+        match self.start(call) {
+            Ok(mut execution) => std::future::poll_fn(|cx| execution.poll_in(cx, span)).await,
             Err(result) => result,
         }
     }
@@ -596,35 +616,47 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// Makes the tool's future; the [`Execution`] then polls it.
     #[allow(clippy::result_large_err)]
     fn start<'a>(&'a self, call: Staged<'a, App>) -> Result<Execution<'a, App>, CallResult> {
-        let Staged { entry, input, ctx, args } = call;
-        let tool = entry.def.name.as_str();
-        if ctx.info().is_cancelled() {
-            return Err(self.finish(CallResult::failure(tool, ctx.call_id(), ResultKind::Cancelled, &lines::cancelled())));
+        let Staged { entry, input, mut call, args } = call;
+        if call.info().is_cancelled() {
+            return Err(CallResult::failure(entry.name.clone(), call.call_id().clone(), ResultKind::Cancelled, &lines::cancelled()));
         }
-        match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.call(input, &ctx, &args))) {
-            Ok(future) => Ok(Execution::First { registry: self, entry, future, call: ctx }),
-            Err(payload) => Err(self.internal(tool, ctx.call_id(), ErrorKind::Panic, panic_message(payload.as_ref()))),
+        match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.call(input, &mut call, &args))) {
+            Ok(future) => Ok(Execution::First { registry: self, entry, future, call }),
+            Err(payload) => Err(self.internal(entry.name.clone(), call.call_id(), ErrorKind::Panic, panic_message(payload.as_ref()))),
         }
     }
 
-    async fn wait_and_conclude(&self, entry: &Entry<App>, future: CallFuture, call: Ctx<App>, started: Instant) -> CallResult {
-        match self.wait(entry, future, &call, started).await {
-            Ok(ended) => self.conclude(entry, call, ended, started),
+    async fn wait_and_conclude(
+        &self,
+        entry: &Entry<App>,
+        future: CallFuture,
+        call: CallState<App>,
+        started: Instant,
+        span: tracing::Span,
+    ) -> CallResult {
+        match self.wait(entry, future, call.info(), started, &span).await {
+            Ok(ended) => self.conclude(entry, call, ended, Some(started), &span),
             Err(result) => result,
         }
     }
 
     /// A tool that waits gets a task of its own: a panic stays in it, and a
-    /// tool that ignores its token is dropped at the timeout (counted from
-    /// its first poll). The future moves boxed, so it is not moved in
-    /// memory after its first poll.
-    async fn wait(&self, entry: &Entry<App>, future: CallFuture, call: &Ctx<App>, started: Instant) -> Result<Ended, CallResult> {
-        let tool = entry.def.name.as_str();
+    /// tool that ignores its token is dropped at the timeout. The future
+    /// moves boxed, so it is not moved in memory after its first poll.
+    async fn wait(
+        &self,
+        entry: &Entry<App>,
+        future: CallFuture,
+        call: &CallInfo,
+        started: Instant,
+        span: &tracing::Span,
+    ) -> Result<Ended, CallResult> {
+        let tool = || entry.name.clone();
         let timeout = entry.def.timeout.unwrap_or(self.inner.config.default_timeout);
         let cancel = call.cancellation();
         // A caller that drops the call mid-way cancels it: the token fires
         // and the task is dropped, as at the timeout.
-        let mut task = Abandoned { task: tokio::spawn(future.instrument(tracing::Span::current())), cancel };
+        let mut task = Abandoned { task: tokio::spawn(future.instrument(span.clone())), cancel };
         let task = &mut task.task;
         tokio::select! {
             // Biased: a cancelled call reads as cancelled even when the
@@ -632,7 +664,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
             biased;
             () = cancel.cancelled() => {
                 task.abort();
-                Err(self.finish(CallResult::failure(tool, call.call_id(), ResultKind::Cancelled, &lines::cancelled())))
+                Err(CallResult::failure(tool(), call.call_id.clone(), ResultKind::Cancelled, &lines::cancelled()))
             }
             joined = &mut *task => Ok(match joined {
                 Ok(returned) => Ended::Returned(returned),
@@ -644,67 +676,69 @@ impl<App: Send + Sync + 'static> Registry<App> {
                 task.abort();
                 let error = lines::timed_out(timeout);
                 self.report(ErrorReport {
-                    tool: tool.to_owned(),
-                    call_id: call.call_id().to_owned(),
+                    tool: entry.def.name.clone(),
+                    call_id: call.call_id.to_string(),
                     kind: ErrorKind::Timeout,
                     code: error.code().to_owned(),
                     error: format!("no result after {timeout:?}"),
                     message: None,
                     data: None,
                 });
-                Err(self.finish(CallResult::failure(tool, call.call_id(), ResultKind::TimedOut, &error)))
+                Err(CallResult::failure(tool(), call.call_id.clone(), ResultKind::TimedOut, &error))
             }
         }
     }
 
-    /// The result of an execution that ended.
-    fn conclude(&self, entry: &Entry<App>, call: Ctx<App>, ended: Ended, started: Instant) -> CallResult {
-        let tool = entry.def.name.as_str();
+    /// The result of an execution that ended. `started` is when the tool
+    /// was first polled, taken only where it is needed (the tool waited, or
+    /// the span records the duration).
+    fn conclude(&self, entry: &Entry<App>, call: CallState<App>, ended: Ended, started: Option<Instant>, span: &tracing::Span) -> CallResult {
+        let tool = entry.name.clone();
+        let call_id = call.call_id();
         if call.info().is_cancelled() {
-            return self.finish(CallResult::failure(tool, call.call_id(), ResultKind::Cancelled, &lines::cancelled()));
+            return CallResult::failure(tool, call_id.clone(), ResultKind::Cancelled, &lines::cancelled());
         }
-        let span = tracing::Span::current();
-        if !span.is_disabled() {
+        if let Some(started) = started
+            && !span.is_disabled()
+        {
             span.record("duration_ms", started.elapsed().as_millis() as u64);
         }
         match ended {
             Ended::Returned(Ok(output)) => {
                 let limit = entry.def.max_output_chars.unwrap_or(self.inner.config.default_max_output_chars);
                 let (text, structured, truncated) = crate::output::render(output.value, limit);
-                self.finish(CallResult::success(tool, call.into_call_id(), text, structured, truncated, output.ends_run))
+                CallResult::success(tool, call_id.clone(), text, structured, truncated, output.ends_run)
             }
             Ended::Returned(Err(Failure::Tool(error))) => {
                 self.report(ErrorReport {
-                    tool: tool.to_owned(),
-                    call_id: call.call_id().to_owned(),
+                    tool: entry.def.name.clone(),
+                    call_id: call_id.to_string(),
                     kind: ErrorKind::Tool,
                     code: error.code().to_owned(),
                     error: error.model_line(),
                     message: error.message().map(str::to_owned),
                     data: error.data().cloned(),
                 });
-                self.finish(CallResult::failure(tool, call.call_id(), ResultKind::ToolError, &error))
+                CallResult::failure(tool, call_id.clone(), ResultKind::ToolError, &error)
             }
-            Ended::Returned(Err(Failure::Internal(error))) => {
-                self.internal(tool, call.call_id(), ErrorKind::Internal, describe(&error))
-            }
-            Ended::Panicked(payload) => self.internal(tool, call.call_id(), ErrorKind::Panic, panic_message(payload.as_ref())),
-            Ended::Lost(error) => self.internal(tool, call.call_id(), ErrorKind::Internal, error),
+            Ended::Returned(Err(Failure::Internal(error))) => self.internal(tool, call_id, ErrorKind::Internal, describe(&error)),
+            Ended::Panicked(payload) => self.internal(tool, call_id, ErrorKind::Panic, panic_message(payload.as_ref())),
+            Ended::Lost(error) => self.internal(tool, call_id, ErrorKind::Internal, error),
         }
     }
 
-    fn internal(&self, tool: &str, call_id: &str, kind: ErrorKind, error: String) -> CallResult {
+    fn internal(&self, tool: SmolStr, call_id: &SmolStr, kind: ErrorKind, error: String) -> CallResult {
         let public = ToolError::internal();
         self.report(ErrorReport {
-            tool: tool.to_owned(),
-            call_id: call_id.to_owned(),
+            tool: tool.to_string(),
+            call_id: call_id.to_string(),
             kind,
             code: public.code().to_owned(),
             error,
             message: None,
             data: None,
         });
-        self.finish(CallResult::failure(tool, call_id, ResultKind::Internal, &public))
+        CallResult::failure(tool, call_id.clone(), ResultKind::Internal, &public)
     }
 
     /// Full detail to `tracing` and the hook; never to the model.
@@ -722,11 +756,6 @@ impl<App: Send + Sync + 'static> Registry<App> {
             hook(&report);
         }
     }
-
-    fn finish(&self, result: CallResult) -> CallResult {
-        tracing::Span::current().record("outcome", result.kind.as_str());
-        result
-    }
 }
 
 fn call_span(tool: &str, call_id: &str) -> tracing::Span {
@@ -738,6 +767,13 @@ fn call_span(tool: &str, call_id: &str) -> tracing::Span {
         outcome = tracing::field::Empty,
         duration_ms = tracing::field::Empty,
     )
+}
+
+/// Records how the call ended on its span.
+fn record_outcome(span: &tracing::Span, kind: ResultKind) {
+    if !span.is_disabled() {
+        span.record("outcome", kind.as_str());
+    }
 }
 
 /// The future of one call through the whole pipeline, made by
@@ -777,88 +813,94 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
-        loop {
+        let outcome = loop {
             match std::mem::replace(&mut this.state, ProcessingState::Done) {
                 ProcessingState::Start { app, name, args, info, offered } => {
                     let (args, info) = (args.into(), info());
                     this.span = call_span(name, &info.call_id);
                     let _entered = this.span.enter();
-                    this.state = match this.registry.stage(app, name, args, info, offered) {
-                        Stage::Done(outcome) => return Poll::Ready(outcome),
+                    this.state = match this.registry.stage(app, name, args, info, offered, &this.span) {
+                        Stage::Done(outcome) => break outcome,
                         Stage::Started(execution) => ProcessingState::Executing(execution),
                         Stage::Run(call) => match this.registry.start(call) {
                             Ok(execution) => ProcessingState::Executing(execution),
-                            Err(result) => return Poll::Ready(CallOutcome::Done(result)),
+                            Err(result) => break CallOutcome::Done(result),
                         },
                         Stage::Decide(call) => ProcessingState::Boxed(Box::pin(
-                            this.registry.decide_and_run(call).instrument(this.span.clone()),
+                            this.registry.decide_and_run(call, this.span.clone()).instrument(this.span.clone()),
                         )),
                     };
                 }
                 ProcessingState::Executing(mut execution) => {
                     let polled = {
                         let _entered = this.span.enter();
-                        Pin::new(&mut execution).poll(cx)
+                        execution.poll_in(cx, &this.span)
                     };
-                    return match polled {
-                        Poll::Ready(result) => Poll::Ready(CallOutcome::Done(result)),
+                    match polled {
+                        Poll::Ready(result) => break CallOutcome::Done(result),
                         Poll::Pending => {
                             this.state = ProcessingState::Executing(execution);
-                            Poll::Pending
+                            return Poll::Pending;
                         }
-                    };
+                    }
                 }
-                ProcessingState::Boxed(mut future) => {
-                    return match future.as_mut().poll(cx) {
-                        Poll::Ready(outcome) => Poll::Ready(outcome),
-                        Poll::Pending => {
-                            this.state = ProcessingState::Boxed(future);
-                            Poll::Pending
-                        }
-                    };
-                }
+                ProcessingState::Boxed(mut future) => match future.as_mut().poll(cx) {
+                    Poll::Ready(outcome) => break outcome,
+                    Poll::Pending => {
+                        this.state = ProcessingState::Boxed(future);
+                        return Poll::Pending;
+                    }
+                },
                 ProcessingState::Done => panic!("a tool call polled after it completed"),
             }
-        }
+        };
+        let kind = match &outcome {
+            CallOutcome::Done(result) => result.kind,
+            CallOutcome::NeedsApproval(_) => ResultKind::PendingApproval,
+        };
+        record_outcome(&this.span, kind);
+        Poll::Ready(outcome)
     }
 }
 
 /// A tool's execution: its first poll runs in place (most tools finish
 /// without waiting, and then need no task of their own and no timer); a
 /// tool that waits is handed to a boxed waiter with its task and timer.
+/// Its timeout counts from the end of that first poll.
 pub(crate) enum Execution<'a, App> {
-    First { registry: &'a Registry<App>, entry: &'a Entry<App>, future: CallFuture, call: Ctx<App> },
+    First { registry: &'a Registry<App>, entry: &'a Entry<App>, future: CallFuture, call: CallState<App> },
     Waiting(Pin<Box<dyn Future<Output = CallResult> + Send + 'a>>),
     Done,
 }
 
-impl<'a, App: Send + Sync + 'static> Future for Execution<'a, App> {
-    type Output = CallResult;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<CallResult> {
-        let this = self.get_mut();
+impl<'a, App: Send + Sync + 'static> Execution<'a, App> {
+    /// Polls the execution; `span` is the call's, entered by the caller.
+    fn poll_in(&mut self, cx: &mut std::task::Context<'_>, span: &tracing::Span) -> Poll<CallResult> {
         loop {
-            match std::mem::replace(this, Execution::Done) {
+            match std::mem::replace(self, Execution::Done) {
                 Execution::First { registry, entry, mut future, call } => {
-                    let started = Instant::now();
+                    // Only a span records the duration of a tool that does
+                    // not wait: no clock read otherwise.
+                    let started = (!span.is_disabled()).then(Instant::now);
                     let ended = match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
                         Ok(Poll::Ready(returned)) => Ended::Returned(returned),
                         Err(payload) => Ended::Panicked(payload),
                         Ok(Poll::Pending) => {
-                            let waiter = registry.wait_and_conclude(entry, future, call, started);
-                            *this = Execution::Waiting(Box::pin(waiter.instrument(tracing::Span::current())));
+                            let started = started.unwrap_or_else(Instant::now);
+                            let waiter = registry.wait_and_conclude(entry, future, call, started, span.clone());
+                            *self = Execution::Waiting(Box::pin(waiter.instrument(span.clone())));
                             continue;
                         }
                     };
                     // Dropped first: the tool's context goes with it.
                     drop(future);
-                    return Poll::Ready(registry.conclude(entry, call, ended, started));
+                    return Poll::Ready(registry.conclude(entry, call, ended, started, span));
                 }
                 Execution::Waiting(mut future) => {
                     return match future.as_mut().poll(cx) {
                         Poll::Ready(result) => Poll::Ready(result),
                         Poll::Pending => {
-                            *this = Execution::Waiting(future);
+                            *self = Execution::Waiting(future);
                             Poll::Pending
                         }
                     };
@@ -889,7 +931,7 @@ impl Drop for Abandoned<'_> {
 struct Staged<'r, App> {
     entry: &'r Entry<App>,
     input: Box<dyn Any + Send + Sync>,
-    ctx: Ctx<App>,
+    call: CallState<App>,
     args: ParsedFrom<'r>,
 }
 

@@ -12,7 +12,7 @@ pub use schemars;
 pub use serde;
 pub use serde_json;
 
-pub use crate::context::{Ctx, StepView};
+pub use crate::context::{CallState, Ctx, StepView};
 pub use crate::policy::{PolicyKind, Verdict};
 pub use crate::definition::{
     Annotations, BoxError, CallFuture, EndsRun, Failure, ParsedFrom, PolicyFuture, Tool, ToolMeta, ToolOutput,
@@ -408,54 +408,44 @@ pub struct Fields<'a> {
 impl<'a> Fields<'a> {
     /// At the start of an object.
     pub fn open(text: &'a str) -> Option<Self> {
-        let mut fields = Fields { text, pos: 0, first: true };
-        fields.skip_whitespace();
-        fields.eat(b'{').then_some(fields)
+        let pos = skip_whitespace(text.as_bytes(), 0);
+        (text.as_bytes().get(pos) == Some(&b'{')).then_some(Fields { text, pos: pos + 1, first: true })
     }
 
     /// The next key, or `None` past the object's end (with nothing after
     /// it). `Err` when the text is not as expected.
     #[allow(clippy::result_unit_err)]
     pub fn next_key(&mut self) -> Result<Option<&'a str>, ()> {
-        self.skip_whitespace();
-        let more = if std::mem::take(&mut self.first) {
-            !self.eat(b'}')
-        } else if self.eat(b',') {
-            true
-        } else if self.eat(b'}') {
-            false
-        } else {
-            return Err(());
-        };
-        if !more {
-            self.skip_whitespace();
-            return if self.pos == self.text.len() { Ok(None) } else { Err(()) };
-        }
-        self.skip_whitespace();
-        if !self.eat(b'"') {
-            return Err(());
-        }
         let bytes = self.text.as_bytes();
-        let start = self.pos;
-        let mut end = start;
-        while end < bytes.len() && bytes[end] != b'"' {
-            // An escape (or a control character) is left to the full path.
-            if bytes[end] == b'\\' || bytes[end] < 0x20 {
-                return Err(());
+        let mut pos = skip_whitespace(bytes, self.pos);
+        let first = std::mem::take(&mut self.first);
+        match bytes.get(pos) {
+            Some(b'}') => {
+                pos = skip_whitespace(bytes, pos + 1);
+                self.pos = pos;
+                return if pos == bytes.len() { Ok(None) } else { Err(()) };
             }
-            end += 1;
+            Some(b',') if !first => pos = skip_whitespace(bytes, pos + 1),
+            Some(b'"') if first => {}
+            _ => return Err(()),
         }
-        if end == bytes.len() {
+        if bytes.get(pos) != Some(&b'"') {
             return Err(());
         }
+        let start = pos + 1;
+        // An escape (or a control character) is left to the full path.
+        let len = bytes[start..].iter().position(|&b| ENDS_KEY[usize::from(b)]).ok_or(())?;
+        let end = start + len;
+        if bytes[end] != b'"' {
+            return Err(());
+        }
+        pos = skip_whitespace(bytes, end + 1);
+        if bytes.get(pos) != Some(&b':') {
+            return Err(());
+        }
+        self.pos = pos + 1;
         // Between two ASCII quotes, so on character boundaries.
-        let key = &self.text[start..end];
-        self.pos = end + 1;
-        self.skip_whitespace();
-        if !self.eat(b':') {
-            return Err(());
-        }
-        Ok(Some(key))
+        Ok(Some(&self.text[start..end]))
     }
 
     /// The value after the last key, read as a `T`.
@@ -465,19 +455,27 @@ impl<'a> Fields<'a> {
         self.pos += values.byte_offset();
         Some(value)
     }
+}
 
-    fn skip_whitespace(&mut self) {
-        let bytes = self.text.as_bytes();
-        while self.pos < bytes.len() && matches!(bytes[self.pos], b' ' | b'\t' | b'\n' | b'\r') {
-            self.pos += 1;
-        }
+/// The bytes that end a key the cursor reads: a quote, and what it leaves
+/// to the full path (a backslash, a control character).
+const ENDS_KEY: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 0x20 {
+        table[byte] = true;
+        byte += 1;
     }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
 
-    fn eat(&mut self, byte: u8) -> bool {
-        let found = self.text.as_bytes().get(self.pos) == Some(&byte);
-        self.pos += usize::from(found);
-        found
-    }
+/// The position of the first byte at or after `pos` that is not JSON
+/// whitespace.
+fn skip_whitespace(bytes: &[u8], pos: usize) -> usize {
+    let rest = bytes.get(pos..).unwrap_or_default();
+    pos + rest.iter().position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r')).unwrap_or(rest.len())
 }
 
 /// Deserialises a whole input struct straight from the argument text;

@@ -43,6 +43,8 @@ pub(crate) struct Inner<App> {
 
 pub(crate) struct Entry<App> {
     pub(crate) def: ToolDefinition,
+    /// The tool's name as every result carries it (inline or shared).
+    pub(crate) name: smol_str::SmolStr,
     pub(crate) tool: Arc<dyn ErasedTool<App>>,
     pub(crate) validator: jsonschema::Validator,
     /// Parsing checks everything the schema says: the validator runs only
@@ -241,7 +243,7 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
             let text_exact = typed && crate::validation::text_exact(&def.input_schema, self.config.limits.max_depth);
             index.insert(def.name.clone(), entries.len());
             let properties = crate::validation::property_names(&def.input_schema);
-            entries.push(Entry { def, tool: boxed.inner, validator, parser_enforces, text_exact, properties });
+            entries.push(Entry { name: smol_str::SmolStr::new(&def.name), def, tool: boxed.inner, validator, parser_enforces, text_exact, properties });
         }
         for entry in &entries {
             for required in &entry.def.requires {

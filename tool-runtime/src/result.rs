@@ -2,6 +2,7 @@
 //! call can end.
 
 use serde_json::Value;
+use smol_str::SmolStr;
 
 use crate::error::ToolError;
 
@@ -51,13 +52,18 @@ impl ResultKind {
 
 /// The result of one call: the text the model reads, and what the host
 /// needs besides (structured output, error code, whether the run ends).
+///
+/// It is kept small, since every call returns one through several layers:
+/// the tool name and the call id are [`SmolStr`]s (inline up to 23 bytes,
+/// shared beyond; compare them with `==` against a `&str`, or read them as
+/// `&str`), and the structured output is boxed.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct CallResult {
     /// The tool that was called (as the model spelled it).
-    pub tool: String,
+    pub tool: SmolStr,
     /// The call id.
-    pub call_id: String,
+    pub call_id: SmolStr,
     /// How the call ended.
     pub kind: ResultKind,
     /// Exactly what the model reads.
@@ -65,7 +71,7 @@ pub struct CallResult {
     /// The whole output of a success as JSON (for MCP `structuredContent`),
     /// kept whole even when `text` was cut. `None` for a string the model
     /// read whole: then `text` is the output.
-    pub structured: Option<Value>,
+    pub structured: Option<Box<Value>>,
     /// The error code stamped on a failed call.
     pub error_code: Option<String>,
     /// The HTTP-like status of a failed call.
@@ -82,9 +88,21 @@ impl CallResult {
         self.kind != ResultKind::Success
     }
 
-    pub(crate) fn success(tool: &str, call_id: String, text: String, structured: Option<Value>, truncated: bool, ends_run: bool) -> Self {
+    /// The structured output, when there is one.
+    pub fn structured(&self) -> Option<&Value> {
+        self.structured.as_deref()
+    }
+
+    pub(crate) fn success(
+        tool: SmolStr,
+        call_id: SmolStr,
+        text: String,
+        structured: Option<Box<Value>>,
+        truncated: bool,
+        ends_run: bool,
+    ) -> Self {
         CallResult {
-            tool: tool.to_owned(),
+            tool,
             call_id,
             kind: ResultKind::Success,
             text,
@@ -96,10 +114,10 @@ impl CallResult {
         }
     }
 
-    pub(crate) fn failure(tool: &str, call_id: &str, kind: ResultKind, error: &ToolError) -> Self {
+    pub(crate) fn failure(tool: SmolStr, call_id: SmolStr, kind: ResultKind, error: &ToolError) -> Self {
         CallResult {
-            tool: tool.to_owned(),
-            call_id: call_id.to_owned(),
+            tool,
+            call_id,
             kind,
             text: error.model_line(),
             structured: None,

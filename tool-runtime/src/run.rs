@@ -298,7 +298,7 @@ impl<App: Send + Sync + 'static> Run<App> {
     }
 
     fn take_pending(&mut self, id: &str) -> Result<PendingCall<App>, RunError> {
-        match self.pending.iter().position(|pending| pending.id == id) {
+        match self.pending.iter().position(|pending| pending.id() == id) {
             Some(index) => Ok(self.pending.remove(index)),
             None => Err(RunError::UnknownApproval(id.to_owned())),
         }
@@ -308,9 +308,9 @@ impl<App: Send + Sync + 'static> Run<App> {
         if result.kind != ResultKind::Success {
             return;
         }
-        self.executed.push(result.tool.clone());
+        self.executed.push(result.tool.to_string());
         if result.ends_run && self.state == RunState::Active {
-            self.state = RunState::Ending { by: result.tool.clone() };
+            self.state = RunState::Ending { by: result.tool.to_string() };
         }
     }
 
@@ -318,7 +318,7 @@ impl<App: Send + Sync + 'static> Run<App> {
         CallInfo {
             user: Some(self.user.clone()),
             thread_id: self.thread_id.clone(),
-            call_id: if id.is_empty() { fresh_call_id() } else { id.to_owned() },
+            call_id: if id.is_empty() { fresh_call_id() } else { id.into() },
             cancel: self.cancel.child_token().into(),
             progress: self.progress.clone(),
         }
@@ -367,7 +367,7 @@ impl<App> fmt::Debug for Run<App> {
         f.debug_struct("Run")
             .field("step", &self.step)
             .field("executed", &self.executed)
-            .field("pending", &self.pending.iter().map(|p| &p.id).collect::<Vec<_>>())
+            .field("pending", &self.pending.iter().map(|p| p.id()).collect::<Vec<_>>())
             .field("state", &self.state)
             .finish_non_exhaustive()
     }

@@ -125,7 +125,7 @@ pub fn results(results: &[CallResult]) -> Vec<Value> {
         .map(|result| {
             let mut block = Map::new();
             block.insert("type".into(), "tool_result".into());
-            block.insert("tool_use_id".into(), result.call_id.clone().into());
+            block.insert("tool_use_id".into(), result.call_id.as_str().into());
             block.insert("content".into(), result.text.clone().into());
             if failed(result) {
                 block.insert("is_error".into(), true.into());

@@ -470,9 +470,9 @@ pub fn results(results: &[CallResult]) -> Vec<Value> {
         .map(|result| {
             let mut response = Map::new();
             if !result.call_id.starts_with(LOCAL_ID_PREFIX) {
-                response.insert("id".into(), result.call_id.clone().into());
+                response.insert("id".into(), result.call_id.as_str().into());
             }
-            response.insert("name".into(), result.tool.clone().into());
+            response.insert("name".into(), result.tool.as_str().into());
             let key = if failed(result) { "error" } else { "output" };
             response.insert("response".into(), json!({ key: result.text }));
             json!({"functionResponse": response})
