@@ -448,12 +448,168 @@ impl<'a> Fields<'a> {
         Ok(Some(&self.text[start..end]))
     }
 
-    /// The value after the last key, read as a `T`.
+    /// The value after the last key, read as a `T`: a plain scalar (a
+    /// string without escapes, `true`/`false`, a non-negative integer,
+    /// `null` for an `Option`) by [`Scalar`], anything else by serde_json.
     pub fn value<T: DeserializeOwned>(&mut self) -> Option<T> {
+        let mut scalar = Scalar { text: self.text, pos: skip_whitespace(self.text.as_bytes(), self.pos) };
+        if let Ok(value) = T::deserialize(&mut scalar) {
+            self.pos = scalar.pos;
+            return Some(value);
+        }
         let mut values = serde_json::Deserializer::from_str(&self.text[self.pos..]).into_iter::<T>();
         let value = values.next()?.ok()?;
         self.pos += values.byte_offset();
         Some(value)
+    }
+}
+
+/// Reads the plainest JSON scalars at a position, for [`Fields::value`]:
+/// a string without escapes or control characters, `true` and `false`, a
+/// non-negative integer in `u64` written without fraction or exponent, and
+/// `null` for an `Option`. It refuses everything else (a `Fallback`), and
+/// the value is read by serde_json. What it reads it reads as serde_json
+/// would, calling the same visitor methods (`tests/agreement.rs` and the
+/// fuzz target compare the two paths); what follows the value is checked
+/// by the cursor, as for serde_json's.
+struct Scalar<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+/// Not a scalar [`Scalar`] reads: serde_json reads it.
+#[derive(Debug)]
+struct Fallback;
+
+impl std::fmt::Display for Fallback {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("left to serde_json")
+    }
+}
+
+impl std::error::Error for Fallback {}
+
+impl de::Error for Fallback {
+    fn custom<T: std::fmt::Display>(_: T) -> Self {
+        Fallback
+    }
+}
+
+impl<'a> Scalar<'a> {
+    /// Consumes `word` when the text goes on with it.
+    fn eat(&mut self, word: &str) -> bool {
+        let found = self.text.as_bytes()[self.pos..].starts_with(word.as_bytes());
+        if found {
+            self.pos += word.len();
+        }
+        found
+    }
+
+    /// A non-negative integer: digits without a leading zero, not followed
+    /// by a fraction or an exponent, within `u64`.
+    fn unsigned(&mut self) -> Result<u64, Fallback> {
+        let bytes = &self.text.as_bytes()[self.pos..];
+        let digits = bytes.iter().position(|b| !b.is_ascii_digit()).unwrap_or(bytes.len());
+        if digits == 0 || (digits > 1 && bytes[0] == b'0') || matches!(bytes.get(digits), Some(b'.' | b'e' | b'E')) {
+            return Err(Fallback);
+        }
+        let mut value: u64 = 0;
+        for &digit in &bytes[..digits] {
+            value = value.checked_mul(10).and_then(|v| v.checked_add(u64::from(digit - b'0'))).ok_or(Fallback)?;
+        }
+        self.pos += digits;
+        Ok(value)
+    }
+
+    /// A string's contents, when it has no escape or control character.
+    fn plain_str(&mut self) -> Result<&'a str, Fallback> {
+        let bytes = self.text.as_bytes();
+        if bytes.get(self.pos) != Some(&b'"') {
+            return Err(Fallback);
+        }
+        let start = self.pos + 1;
+        let len = bytes[start..].iter().position(|&b| ENDS_KEY[usize::from(b)]).ok_or(Fallback)?;
+        if bytes[start + len] != b'"' {
+            return Err(Fallback);
+        }
+        self.pos = start + len + 1;
+        // Between two ASCII quotes, so on character boundaries.
+        Ok(&self.text[start..start + len])
+    }
+}
+
+impl<'de> Deserializer<'de> for &mut Scalar<'de> {
+    type Error = Fallback;
+
+    fn deserialize_any<V: Visitor<'de>>(self, _visitor: V) -> Result<V::Value, Fallback> {
+        Err(Fallback)
+    }
+
+    fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Fallback> {
+        if self.eat("true") {
+            visitor.visit_bool(true)
+        } else if self.eat("false") {
+            visitor.visit_bool(false)
+        } else {
+            Err(Fallback)
+        }
+    }
+
+    fn deserialize_u8<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Fallback> {
+        visitor.visit_u64(self.unsigned()?)
+    }
+
+    fn deserialize_u16<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Fallback> {
+        visitor.visit_u64(self.unsigned()?)
+    }
+
+    fn deserialize_u32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Fallback> {
+        visitor.visit_u64(self.unsigned()?)
+    }
+
+    fn deserialize_u64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Fallback> {
+        visitor.visit_u64(self.unsigned()?)
+    }
+
+    fn deserialize_i8<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Fallback> {
+        visitor.visit_u64(self.unsigned()?)
+    }
+
+    fn deserialize_i16<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Fallback> {
+        visitor.visit_u64(self.unsigned()?)
+    }
+
+    fn deserialize_i32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Fallback> {
+        visitor.visit_u64(self.unsigned()?)
+    }
+
+    fn deserialize_i64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Fallback> {
+        visitor.visit_u64(self.unsigned()?)
+    }
+
+    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Fallback> {
+        visitor.visit_borrowed_str(self.plain_str()?)
+    }
+
+    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Fallback> {
+        visitor.visit_borrowed_str(self.plain_str()?)
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Fallback> {
+        if self.eat("null") {
+            visitor.visit_none()
+        } else {
+            visitor.visit_some(self)
+        }
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(self, _name: &'static str, visitor: V) -> Result<V::Value, Fallback> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    serde::forward_to_deserialize_any! {
+        i128 u128 f32 f64 char bytes byte_buf unit unit_struct seq tuple
+        tuple_struct map struct enum identifier ignored_any
     }
 }
 
@@ -851,6 +1007,46 @@ mod tests {
         ] {
             assert_eq!(read_text(text), None, "{text:?}");
         }
+    }
+
+    /// What `Scalar` makes of `text` as a `T`, beside serde_json's reading
+    /// of the same value: equal whenever `Scalar` reads it, with the same
+    /// bytes consumed. Returns whether `Scalar` read it.
+    fn scalar_agrees<T: DeserializeOwned + PartialEq + std::fmt::Debug>(text: &str) -> bool {
+        let mut scalar = Scalar { text, pos: 0 };
+        let Ok(fast) = T::deserialize(&mut scalar) else { return false };
+        let mut values = serde_json::Deserializer::from_str(text).into_iter::<T>();
+        let full = values.next().and_then(Result::ok);
+        assert_eq!(Some(&fast), full.as_ref(), "{text:?} as {}", std::any::type_name::<T>());
+        assert_eq!(scalar.pos, values.byte_offset(), "{text:?} as {}", std::any::type_name::<T>());
+        true
+    }
+
+    #[test]
+    fn the_scalar_reader_reads_plain_scalars_as_serde_json_does() {
+        #[derive(Debug, Deserialize, PartialEq)]
+        struct Id(u32);
+        assert!(scalar_agrees::<String>(r#""héllo wörld""#));
+        assert!(scalar_agrees::<String>(r#""""#));
+        assert!(scalar_agrees::<bool>("true,"));
+        assert!(scalar_agrees::<bool>("false}"));
+        assert!(scalar_agrees::<u32>("0"));
+        assert!(scalar_agrees::<u32>("4294967295 "));
+        assert!(scalar_agrees::<i64>("9223372036854775807}"));
+        assert!(scalar_agrees::<u64>("18446744073709551615"));
+        assert!(scalar_agrees::<Option<u32>>("null"));
+        assert!(scalar_agrees::<Option<String>>(r#""x""#));
+        assert!(scalar_agrees::<Id>("7"));
+        // Left to serde_json: escapes, control characters, signs, fractions,
+        // exponents, leading zeros, out-of-range values, other types.
+        for text in [r#""a\nb""#, "\"a\tb\"", r#""\u00e9""#, r#""open"#, "-1", "-0", "+1", "1.0", "1e2", "1E2", "01", "18446744073709551616", "tru", "nul", "[1]", "{}"] {
+            assert!(!scalar_agrees::<String>(text), "{text:?}");
+            assert!(!scalar_agrees::<u64>(text) && !scalar_agrees::<i32>(text) && !scalar_agrees::<bool>(text), "{text:?}");
+        }
+        assert!(!scalar_agrees::<u8>("256"), "out of range for the type");
+        assert!(!scalar_agrees::<f64>("1"), "floats are serde_json's");
+        assert!(!scalar_agrees::<char>(r#""c""#));
+        assert!(!scalar_agrees::<Vec<u32>>("[1]"));
     }
 
     #[test]
