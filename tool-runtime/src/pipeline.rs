@@ -382,6 +382,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
         args: Arguments<'s>,
         info: CallInfo,
         offered: Option<&[String]>,
+        cx: &mut std::task::Context<'_>,
         span: &tracing::Span,
     ) -> Stage<'s, App> {
         let entry = match self.entry(name) {
@@ -414,7 +415,10 @@ impl<App: Send + Sync + 'static> Registry<App> {
             match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.call_text(&parsed, &entry.properties, &mut call))) {
                 Ok(Some(future)) => {
                     span.record("verdict", Verdict::Allow.as_str());
-                    return Stage::Started(Execution::First { registry: self, entry, future, call });
+                    return match self.first_poll(entry, future, call, cx, span) {
+                        FirstPoll::Ready(result) => Stage::Done(CallOutcome::Done(result)),
+                        FirstPoll::Waiting(waiter) => Stage::Waiting(waiter),
+                    };
                 }
                 Ok(None) => {
                     let ParsedFrom::Text(text) = parsed else { unreachable!("made above") };
@@ -586,9 +590,10 @@ impl<App: Send + Sync + 'static> Registry<App> {
         verdict.with_floor(self.floor_applies(entry, ctx.info()))
     }
 
-    /// Whether the user's approval floor covers the tool.
+    /// Whether the user's approval floor covers the tool (an anonymous
+    /// user has none).
     fn floor_applies(&self, entry: &Entry<App>, call: &CallInfo) -> bool {
-        call.user().floor.applies(&entry.def.name, entry.def.tags.iter().map(String::as_str))
+        call.user.as_ref().is_some_and(|user| user.floor.applies(&entry.def.name, entry.def.tags.iter().map(String::as_str)))
     }
 
     fn fail_closed(&self, entry: &Entry<App>, ctx: &Ctx<App>, error: String) -> Verdict {
@@ -607,23 +612,61 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// Stages 5 to 7: run under the timeout, render the output, decide
     /// `ends_run`. `span` is the call's.
     async fn execute(&self, call: Staged<'_, App>, span: &tracing::Span) -> CallResult {
-        match self.start(call) {
-            Ok(mut execution) => std::future::poll_fn(|cx| execution.poll_in(cx, span)).await,
-            Err(result) => result,
+        let mut call = Some(call);
+        let mut waiter: Option<Waiter<'_>> = None;
+        std::future::poll_fn(|cx| {
+            if let Some(call) = call.take() {
+                match self.start(call, cx, span) {
+                    FirstPoll::Ready(result) => return Poll::Ready(result),
+                    FirstPoll::Waiting(started) => waiter = Some(started),
+                }
+            }
+            waiter.as_mut().expect("a call that waits has a waiter").as_mut().poll(cx)
+        })
+        .await
+    }
+
+    /// Makes the tool's future and polls it the first time.
+    fn start<'a>(&'a self, call: Staged<'a, App>, cx: &mut std::task::Context<'_>, span: &tracing::Span) -> FirstPoll<'a> {
+        let Staged { entry, input, mut call, args } = call;
+        if call.info().is_cancelled() {
+            return FirstPoll::Ready(CallResult::failure(entry.name.clone(), call.call_id().clone(), ResultKind::Cancelled, &lines::cancelled()));
+        }
+        match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.call(input, &mut call, &args))) {
+            Ok(future) => self.first_poll(entry, future, call, cx, span),
+            Err(payload) => FirstPoll::Ready(self.internal(entry.name.clone(), call.call_id(), ErrorKind::Panic, panic_message(payload.as_ref()))),
         }
     }
 
-    /// Makes the tool's future; the [`Execution`] then polls it.
-    #[allow(clippy::result_large_err)]
-    fn start<'a>(&'a self, call: Staged<'a, App>) -> Result<Execution<'a, App>, CallResult> {
-        let Staged { entry, input, mut call, args } = call;
-        if call.info().is_cancelled() {
-            return Err(CallResult::failure(entry.name.clone(), call.call_id().clone(), ResultKind::Cancelled, &lines::cancelled()));
-        }
-        match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.call(input, &mut call, &args))) {
-            Ok(future) => Ok(Execution::First { registry: self, entry, future, call }),
-            Err(payload) => Err(self.internal(entry.name.clone(), call.call_id(), ErrorKind::Panic, panic_message(payload.as_ref()))),
-        }
+    /// The first poll of a tool's future, in place: most tools finish
+    /// without waiting, and then need no task of their own and no timer. A
+    /// tool that waits is handed to a boxed waiter with its task and timer;
+    /// its timeout counts from the end of this poll. `span` is the call's,
+    /// entered by the caller.
+    #[inline]
+    fn first_poll<'a>(
+        &'a self,
+        entry: &'a Entry<App>,
+        mut future: CallFuture,
+        call: CallState<App>,
+        cx: &mut std::task::Context<'_>,
+        span: &tracing::Span,
+    ) -> FirstPoll<'a> {
+        // Only a span records the duration of a tool that does not wait: no
+        // clock read otherwise.
+        let started = (!span.is_disabled()).then(Instant::now);
+        let ended = match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
+            Ok(Poll::Ready(returned)) => Ended::Returned(returned),
+            Err(payload) => Ended::Panicked(payload),
+            Ok(Poll::Pending) => {
+                let started = started.unwrap_or_else(Instant::now);
+                let waiter = self.wait_and_conclude(entry, future, call, started, span.clone());
+                return FirstPoll::Waiting(Box::pin(waiter.instrument(span.clone())));
+            }
+        };
+        // Dropped first: the tool's context goes with it.
+        drop(future);
+        FirstPoll::Ready(self.conclude(entry, call, ended, started, span))
     }
 
     async fn wait_and_conclude(
@@ -798,7 +841,9 @@ impl<App, A, I> Unpin for Processing<'_, App, A, I> {}
 
 enum ProcessingState<'a, App, A, I> {
     Start { app: Arc<App>, name: &'a str, args: A, info: I, offered: Option<&'a [String]> },
-    Executing(Execution<'a, App>),
+    /// A tool that waits.
+    Executing(Waiter<'a>),
+    /// A policy predicate, then the rest of the call.
     Boxed(Pin<Box<dyn Future<Output = CallOutcome<App>> + Send + 'a>>),
     Done,
 }
@@ -819,31 +864,30 @@ where
                     let (args, info) = (args.into(), info());
                     this.span = call_span(name, &info.call_id);
                     let _entered = this.span.enter();
-                    this.state = match this.registry.stage(app, name, args, info, offered, &this.span) {
+                    let registry = this.registry;
+                    let waiter = match registry.stage(app, name, args, info, offered, cx, &this.span) {
                         Stage::Done(outcome) => break outcome,
-                        Stage::Started(execution) => ProcessingState::Executing(execution),
-                        Stage::Run(call) => match this.registry.start(call) {
-                            Ok(execution) => ProcessingState::Executing(execution),
-                            Err(result) => break CallOutcome::Done(result),
+                        Stage::Waiting(waiter) => waiter,
+                        Stage::Run(call) => match registry.start(call, cx, &this.span) {
+                            FirstPoll::Ready(result) => break CallOutcome::Done(result),
+                            FirstPoll::Waiting(waiter) => waiter,
                         },
-                        Stage::Decide(call) => ProcessingState::Boxed(Box::pin(
-                            this.registry.decide_and_run(call, this.span.clone()).instrument(this.span.clone()),
-                        )),
-                    };
-                }
-                ProcessingState::Executing(mut execution) => {
-                    let polled = {
-                        let _entered = this.span.enter();
-                        execution.poll_in(cx, &this.span)
-                    };
-                    match polled {
-                        Poll::Ready(result) => break CallOutcome::Done(result),
-                        Poll::Pending => {
-                            this.state = ProcessingState::Executing(execution);
-                            return Poll::Pending;
+                        Stage::Decide(call) => {
+                            let decided = registry.decide_and_run(call, this.span.clone());
+                            this.state = ProcessingState::Boxed(Box::pin(decided.instrument(this.span.clone())));
+                            continue;
                         }
-                    }
+                    };
+                    // Polled at once: its task is spawned at its first poll.
+                    this.state = ProcessingState::Executing(waiter);
                 }
+                ProcessingState::Executing(mut waiter) => match waiter.as_mut().poll(cx) {
+                    Poll::Ready(result) => break CallOutcome::Done(result),
+                    Poll::Pending => {
+                        this.state = ProcessingState::Executing(waiter);
+                        return Poll::Pending;
+                    }
+                },
                 ProcessingState::Boxed(mut future) => match future.as_mut().poll(cx) {
                     Poll::Ready(outcome) => break outcome,
                     Poll::Pending => {
@@ -863,52 +907,14 @@ where
     }
 }
 
-/// A tool's execution: its first poll runs in place (most tools finish
-/// without waiting, and then need no task of their own and no timer); a
-/// tool that waits is handed to a boxed waiter with its task and timer.
-/// Its timeout counts from the end of that first poll.
-pub(crate) enum Execution<'a, App> {
-    First { registry: &'a Registry<App>, entry: &'a Entry<App>, future: CallFuture, call: CallState<App> },
-    Waiting(Pin<Box<dyn Future<Output = CallResult> + Send + 'a>>),
-    Done,
-}
+/// A tool that waits, after its first poll: its task, its timer and its
+/// conclusion, boxed (instrumented with the call's span).
+type Waiter<'a> = Pin<Box<dyn Future<Output = CallResult> + Send + 'a>>;
 
-impl<'a, App: Send + Sync + 'static> Execution<'a, App> {
-    /// Polls the execution; `span` is the call's, entered by the caller.
-    fn poll_in(&mut self, cx: &mut std::task::Context<'_>, span: &tracing::Span) -> Poll<CallResult> {
-        loop {
-            match std::mem::replace(self, Execution::Done) {
-                Execution::First { registry, entry, mut future, call } => {
-                    // Only a span records the duration of a tool that does
-                    // not wait: no clock read otherwise.
-                    let started = (!span.is_disabled()).then(Instant::now);
-                    let ended = match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
-                        Ok(Poll::Ready(returned)) => Ended::Returned(returned),
-                        Err(payload) => Ended::Panicked(payload),
-                        Ok(Poll::Pending) => {
-                            let started = started.unwrap_or_else(Instant::now);
-                            let waiter = registry.wait_and_conclude(entry, future, call, started, span.clone());
-                            *self = Execution::Waiting(Box::pin(waiter.instrument(span.clone())));
-                            continue;
-                        }
-                    };
-                    // Dropped first: the tool's context goes with it.
-                    drop(future);
-                    return Poll::Ready(registry.conclude(entry, call, ended, started, span));
-                }
-                Execution::Waiting(mut future) => {
-                    return match future.as_mut().poll(cx) {
-                        Poll::Ready(result) => Poll::Ready(result),
-                        Poll::Pending => {
-                            *self = Execution::Waiting(future);
-                            Poll::Pending
-                        }
-                    };
-                }
-                Execution::Done => panic!("a tool call polled after it completed"),
-            }
-        }
-    }
+/// How the first poll of a tool left it.
+enum FirstPoll<'a> {
+    Ready(CallResult),
+    Waiting(Waiter<'a>),
 }
 
 /// The task of a tool that waits, with its token: dropped before the task
@@ -938,8 +944,8 @@ struct Staged<'r, App> {
 /// How far a call got without awaiting.
 enum Stage<'r, App> {
     Done(CallOutcome<App>),
-    /// Allowed, and the tool's future made: poll it.
-    Started(Execution<'r, App>),
+    /// Allowed, and the tool polled once: it waits.
+    Waiting(Waiter<'r>),
     /// Allowed: execute it.
     Run(Staged<'r, App>),
     /// Its policy predicate must be awaited.
