@@ -100,7 +100,7 @@ fn measure(rt: &Runtime, registry: &Registry<App>) -> Measured {
                 let (registry, app) = (registry.clone(), app.clone());
                 tokio::spawn(async move {
                     let args = format!("{{\"order_id\": \"A-{i}\"}}");
-                    registry.invoke(app, "nap", args).await
+                    registry.invoke(&app, "nap", args).await
                 })
             })
             .collect();

@@ -168,6 +168,6 @@ async fn main() {
 
     // The same registry runs the model's calls against them.
     let shop = Arc::new(Shop { currency: "EUR", orders: &["A-4711"] });
-    let result = registry.invoke(shop, "lookup_order", r#"{"order_id": "A-4711"}"#).await;
+    let result = registry.invoke(&shop, "lookup_order", r#"{"order_id": "A-4711"}"#).await;
     println!("lookup_order {{\"order_id\": \"A-4711\"}} -> {}", result.text);
 }

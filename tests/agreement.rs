@@ -427,7 +427,7 @@ fn mutate(mut args: Value, mutation: &Mutation, schema: &Schema) -> Value {
 
 fn check(tool: &str, schema: &Schema, args: &Value, as_text: bool) -> Result<(), TestCaseError> {
     let arguments = if as_text { Arguments::Text(args.to_string().into()) } else { Arguments::Value(args.clone()) };
-    let result = runtime().block_on(registry().invoke(Arc::new(Shop::demo()), tool, arguments));
+    let result = runtime().block_on(registry().invoke(&Arc::new(Shop::demo()), tool, arguments));
     let accepted = result.kind != ResultKind::InvalidArguments;
     let verdict = schema.accepts(args);
     if verdict && let Some(name) = schema.beyond_type_range(args) {
@@ -438,7 +438,7 @@ fn check(tool: &str, schema: &Schema, args: &Value, as_text: bool) -> Result<(),
     prop_assert_eq!(accepted, verdict, "{}: {} (schema says {}, registry: {})", tool, args, verdict, result.text);
     if as_text {
         // The fast path decides nothing the full path would decide otherwise.
-        let full = runtime().block_on(full_path_registry().invoke(Arc::new(Shop::demo()), tool, args.to_string()));
+        let full = runtime().block_on(full_path_registry().invoke(&Arc::new(Shop::demo()), tool, args.to_string()));
         let seen = |result: &CallResult| (result.kind, result.text.clone(), result.error_code.clone(), result.structured.clone());
         prop_assert_eq!(seen(&result), seen(&full), "{}: {}: fast path and full path differ", tool, args);
     }
@@ -535,8 +535,8 @@ fn tricky_texts_get_the_same_result_on_the_fast_path_and_the_full_path() {
     let seen = |result: &CallResult| (result.kind, result.text.clone(), result.error_code.clone(), result.structured.clone());
     let mut fast_successes = 0;
     for (tool, text) in &texts {
-        let fast = runtime().block_on(registry().invoke(Arc::new(Shop::demo()), tool, text.as_str()));
-        let full = runtime().block_on(full_path_registry().invoke(Arc::new(Shop::demo()), tool, text.as_str()));
+        let fast = runtime().block_on(registry().invoke(&Arc::new(Shop::demo()), tool, text.as_str()));
+        let full = runtime().block_on(full_path_registry().invoke(&Arc::new(Shop::demo()), tool, text.as_str()));
         assert_eq!(seen(&fast), seen(&full), "{tool}: {text:?}");
         fast_successes += usize::from(fast.kind == ResultKind::Success);
     }

@@ -209,7 +209,7 @@ const VALID_TRANSFER: &str = r#"{"amount": 5, "currency": "EUR", "kind": "instan
 #[tokio::test]
 async fn arguments_over_the_size_limit_are_refused_before_parsing() {
     let registry = Registry::<App>::builder().tools(tools![transfer]).max_argument_bytes(16).build().unwrap();
-    let result = registry.invoke(app(), "transfer", VALID_TRANSFER).await;
+    let result = registry.invoke(&app(), "transfer", VALID_TRANSFER).await;
     assert_eq!(result.kind, ResultKind::InvalidArguments);
     assert_eq!(result.error_code.as_deref(), Some("ARGUMENTS_TOO_LARGE"));
     assert_eq!(result.status, Some(413));
@@ -219,11 +219,11 @@ async fn arguments_over_the_size_limit_are_refused_before_parsing() {
 async fn arguments_nested_deeper_than_the_limit_are_refused() {
     let registry = registry();
     let deep = format!("{{\"amount\": {}1{}}}", "[".repeat(65), "]".repeat(65));
-    let result = registry.invoke(app(), "transfer", deep.as_str()).await;
+    let result = registry.invoke(&app(), "transfer", deep.as_str()).await;
     assert_eq!(result.error_code.as_deref(), Some("ARGUMENTS_TOO_DEEP"));
 
     let shallow = Registry::<App>::builder().tools(tools![transfer]).max_argument_depth(1).build().unwrap();
-    let result = shallow.invoke(app(), "transfer", json!({"amount": [1]})).await;
+    let result = shallow.invoke(&app(), "transfer", json!({"amount": [1]})).await;
     assert_eq!(result.error_code.as_deref(), Some("ARGUMENTS_TOO_DEEP"));
 }
 
@@ -231,30 +231,30 @@ async fn arguments_nested_deeper_than_the_limit_are_refused() {
 async fn empty_arguments_mean_an_empty_object_for_a_tool_without_parameters() {
     let registry = registry();
     for empty in ["", "  ", "null", "{}"] {
-        let result = registry.invoke(app(), "ping", empty).await;
+        let result = registry.invoke(&app(), "ping", empty).await;
         assert_eq!(result.text, "pong", "arguments {empty:?}");
     }
-    let result = registry.invoke(app(), "ping", Value::Null).await;
+    let result = registry.invoke(&app(), "ping", Value::Null).await;
     assert_eq!(result.text, "pong");
 }
 
 #[tokio::test]
 async fn empty_arguments_for_a_tool_with_parameters_are_invalid() {
-    let result = registry().invoke(app(), "transfer", "").await;
+    let result = registry().invoke(&app(), "transfer", "").await;
     assert_eq!(result.kind, ResultKind::InvalidArguments);
     assert!(result.text.contains("not valid JSON"), "{}", result.text);
 }
 
 #[tokio::test]
 async fn malformed_json_is_invalid_arguments_with_the_reason() {
-    let result = registry().invoke(app(), "transfer", r#"{"amount": 5,"#).await;
+    let result = registry().invoke(&app(), "transfer", r#"{"amount": 5,"#).await;
     assert_eq!(result.kind, ResultKind::InvalidArguments);
     assert!(result.text.starts_with("code: INVALID_ARGUMENTS, status: 400, userMessage: The arguments of transfer are not valid JSON"), "{}", result.text);
 }
 
 #[tokio::test]
 async fn schema_problems_name_the_json_pointer_and_the_reason() {
-    let result = registry().invoke(app(), "transfer", r#"{"amount": 0, "currency": "EUR", "kind": "instant"}"#).await;
+    let result = registry().invoke(&app(), "transfer", r#"{"amount": 0, "currency": "EUR", "kind": "instant"}"#).await;
     assert_eq!(result.kind, ResultKind::InvalidArguments);
     assert!(result.text.contains("/amount: 0 is less than the minimum of 1"), "{}", result.text);
 }
@@ -274,12 +274,12 @@ async fn every_advertised_constraint_is_enforced() {
     ];
     let app = app();
     for (args, expected) in cases {
-        let result = registry.invoke(app.clone(), "transfer", args.clone()).await;
+        let result = registry.invoke(&app, "transfer", args.clone()).await;
         assert_eq!(result.kind, ResultKind::InvalidArguments, "{args}");
         assert!(result.text.contains(expected), "{args}: {}", result.text);
     }
     assert_eq!(app.executions.load(Ordering::SeqCst), 0);
-    let result = registry.invoke(app.clone(), "transfer", VALID_TRANSFER).await;
+    let result = registry.invoke(&app, "transfer", VALID_TRANSFER).await;
     assert_eq!(result.text, "5 EUR  Instant");
 }
 
@@ -287,18 +287,18 @@ async fn every_advertised_constraint_is_enforced() {
 async fn an_input_the_schema_rejects_never_reaches_policy() {
     let app = app();
     let registry = registry();
-    let result = registry.invoke(app.clone(), "transfer", json!({"amount": 0, "currency": "EUR", "kind": "instant"})).await;
+    let result = registry.invoke(&app, "transfer", json!({"amount": 0, "currency": "EUR", "kind": "instant"})).await;
     assert_eq!(result.kind, ResultKind::InvalidArguments);
     assert_eq!(app.policy_calls.load(Ordering::SeqCst), 0);
     // Even a tool that is always denied reports bad input first.
-    let result = registry.invoke(app.clone(), "kill_switch", json!({"x": 1})).await;
+    let result = registry.invoke(&app, "kill_switch", json!({"x": 1})).await;
     assert_eq!(result.kind, ResultKind::InvalidArguments);
 }
 
 #[tokio::test]
 async fn deny_refuses_without_running_and_tells_the_model_not_to_retry() {
     let app = app();
-    let result = registry().invoke(app.clone(), "kill_switch", "{}").await;
+    let result = registry().invoke(&app, "kill_switch", "{}").await;
     assert_eq!(result.kind, ResultKind::Denied);
     assert!(result.text.starts_with("code: POLICY_DENIED, status: 403, userMessage: "), "{}", result.text);
     assert!(result.text.ends_with("Do not retry this call."));
@@ -307,7 +307,7 @@ async fn deny_refuses_without_running_and_tells_the_model_not_to_retry() {
 
 #[tokio::test]
 async fn a_deny_reason_from_a_predicate_reaches_the_model() {
-    let result = registry().invoke(app(), "refund", json!({"order_id": "FROZEN", "amount": 5})).await;
+    let result = registry().invoke(&app(), "refund", json!({"order_id": "FROZEN", "amount": 5})).await;
     assert_eq!(result.kind, ResultKind::Denied);
     assert!(result.text.contains("This order is frozen; tell the customer to call support."), "{}", result.text);
 }
@@ -318,7 +318,7 @@ async fn the_floor_turns_allow_into_needs_approval_by_tool_and_by_tag() {
     for floor in [ApprovalFloor::default().tool("ping"), ApprovalFloor::default().tag("billing")] {
         let tool = if floor.applies("ping", []) { "ping" } else { "refund" };
         let args = if tool == "ping" { json!({}) } else { json!({"order_id": "A", "amount": 1}) };
-        let outcome = registry.call(app(), tool, args).user(UserContext::new("u").with_floor(floor)).await;
+        let outcome = registry.call(&app(), tool, args).user(UserContext::new("u").with_floor(floor)).await;
         assert!(matches!(outcome, CallOutcome::NeedsApproval(_)), "{tool}: {outcome:?}");
     }
 }
@@ -326,7 +326,7 @@ async fn the_floor_turns_allow_into_needs_approval_by_tool_and_by_tag() {
 #[tokio::test]
 async fn deny_wins_over_the_floor_and_no_human_is_asked() {
     let floor = ApprovalFloor::default().tag("billing").tool("kill_switch");
-    let outcome = registry().call(app(), "kill_switch", "{}").user(UserContext::new("u").with_floor(floor)).await;
+    let outcome = registry().call(&app(), "kill_switch", "{}").user(UserContext::new("u").with_floor(floor)).await;
     let result = outcome.into_result().expect("a denied call is not parked for approval");
     assert_eq!(result.kind, ResultKind::Denied);
 }
@@ -335,17 +335,17 @@ async fn deny_wins_over_the_floor_and_no_human_is_asked() {
 async fn async_predicates_see_the_parsed_input_and_the_user() {
     let registry = registry();
     let args = json!({"order_id": "A-1", "amount": 500});
-    let outcome = registry.call(app(), "refund", args.clone()).await;
+    let outcome = registry.call(&app(), "refund", args.clone()).await;
     assert!(matches!(outcome, CallOutcome::NeedsApproval(_)));
     let manager = UserContext::new("m").with_attribute("role", "manager");
-    let outcome = registry.call(app(), "refund", args).user(manager).await;
+    let outcome = registry.call(&app(), "refund", args).user(manager).await;
     assert_eq!(outcome.into_result().unwrap().text, "refunded 500 on A-1");
 }
 
 #[tokio::test]
 async fn a_predicate_that_panics_denies_and_is_reported() {
     let app = app();
-    let result = registry_with_reports(&app).invoke(app.clone(), "fragile", "{}").await;
+    let result = registry_with_reports(&app).invoke(&app, "fragile", "{}").await;
     assert_eq!(result.kind, ResultKind::Denied);
     assert!(!result.text.contains("db-password-123"));
     assert_eq!(app.executions.load(Ordering::SeqCst), 0);
@@ -358,7 +358,7 @@ async fn a_predicate_that_panics_denies_and_is_reported() {
 #[tokio::test]
 async fn a_predicate_that_fails_denies_and_is_reported() {
     let app = app();
-    let result = registry_with_reports(&app).invoke(app.clone(), "shaky", "{}").await;
+    let result = registry_with_reports(&app).invoke(&app, "shaky", "{}").await;
     assert_eq!(result.kind, ResultKind::Denied);
     assert!(!result.text.contains("policy-db.internal"));
     assert_eq!(app.executions.load(Ordering::SeqCst), 0);
@@ -370,7 +370,7 @@ async fn an_approved_call_runs_and_a_rejected_one_does_not() {
     let registry = registry();
     let app = app();
     let args = json!({"order_id": "A-1", "amount": 500});
-    let CallOutcome::NeedsApproval(pending) = registry.call(app.clone(), "refund", args.clone()).call_id("c1").await else {
+    let CallOutcome::NeedsApproval(pending) = registry.call(&app, "refund", args.clone()).call_id("c1").await else {
         panic!("expected a pending approval");
     };
     assert_eq!(pending.id(), "c1");
@@ -379,11 +379,11 @@ async fn an_approved_call_runs_and_a_rejected_one_does_not() {
     let result = registry.approve(pending).await;
     assert_eq!(result.text, "refunded 500 on A-1");
 
-    let CallOutcome::NeedsApproval(pending) = registry.call(app.clone(), "refund", args.clone()).await else { panic!() };
+    let CallOutcome::NeedsApproval(pending) = registry.call(&app, "refund", args.clone()).await else { panic!() };
     let result = registry.reject(pending, None);
     assert_eq!(result.kind, ResultKind::Rejected);
     assert!(result.text.contains("A manager declined the refund."), "{}", result.text);
-    let CallOutcome::NeedsApproval(pending) = registry.call(app.clone(), "refund", args).await else { panic!() };
+    let CallOutcome::NeedsApproval(pending) = registry.call(&app, "refund", args).await else { panic!() };
     let result = registry.reject(pending, Some("Not today."));
     assert!(result.text.contains("userMessage: Not today."), "{}", result.text);
     assert_eq!(app.executions.load(Ordering::SeqCst), 1);
@@ -394,7 +394,7 @@ async fn an_edited_approval_is_validated_and_decided_again() {
     let registry = registry();
     let app = app();
     let args = json!({"order_id": "A-1", "amount": 500});
-    let pending = || async { registry.call(app.clone(), "refund", args.clone()).await };
+    let pending = || async { registry.call(&app, "refund", args.clone()).await };
 
     let CallOutcome::NeedsApproval(p) = pending().await else { panic!() };
     let result = registry.approve_with(p, json!({"order_id": "A-1", "amount": "lots"})).await;
@@ -415,7 +415,7 @@ async fn an_edited_approval_is_validated_and_decided_again() {
 async fn at_the_timeout_the_token_is_cancelled_and_the_model_reads_a_504() {
     let app = app();
     let started = Instant::now();
-    let result = registry().invoke(app.clone(), "slow", "{}").await;
+    let result = registry().invoke(&app, "slow", "{}").await;
     assert!(started.elapsed() < Duration::from_secs(2));
     assert_eq!(result.kind, ResultKind::TimedOut);
     assert!(result.text.starts_with("code: TOOL_TIMEOUT, status: 504, userMessage: The tool did not finish within 50ms"), "{}", result.text);
@@ -428,10 +428,10 @@ async fn at_the_timeout_the_token_is_cancelled_and_the_model_reads_a_504() {
 async fn a_tool_that_ignores_cancellation_times_out_and_the_registry_keeps_serving() {
     let registry = registry();
     let started = Instant::now();
-    let result = registry.invoke(app(), "stubborn", "{}").await;
+    let result = registry.invoke(&app(), "stubborn", "{}").await;
     assert_eq!(result.kind, ResultKind::TimedOut);
     assert!(started.elapsed() < Duration::from_secs(2));
-    assert_eq!(registry.invoke(app(), "ping", "{}").await.text, "pong");
+    assert_eq!(registry.invoke(&app(), "ping", "{}").await.text, "pong");
 }
 
 #[tokio::test]
@@ -445,7 +445,7 @@ async fn cancelling_the_call_cancels_the_tools_token() {
     });
     let app = app();
     // `slow` sets its own 50ms timeout; cancel before it.
-    let outcome = registry.call(app.clone(), "slow", "{}").cancellation(&token).await;
+    let outcome = registry.call(&app, "slow", "{}").cancellation(&token).await;
     let result = outcome.into_result().unwrap();
     assert_eq!(result.kind, ResultKind::Cancelled);
     assert!(result.text.starts_with("code: CALL_CANCELLED"), "{}", result.text);
@@ -456,7 +456,7 @@ async fn cancelling_the_call_cancels_the_tools_token() {
 async fn dropping_a_waiting_call_cancels_the_tools_token() {
     let registry = Registry::<App>::builder().tools(tools![slow]).default_timeout(Duration::from_secs(60)).build().unwrap();
     let app = app();
-    let call = registry.invoke(app.clone(), "slow", "{}");
+    let call = registry.invoke(&app, "slow", "{}");
     // The caller gives up before the tool (waiting on its token) returns.
     assert!(tokio::time::timeout(Duration::from_millis(10), call).await.is_err());
     let token = app.tokens.lock().unwrap()[0].clone();
@@ -467,12 +467,12 @@ async fn dropping_a_waiting_call_cancels_the_tools_token() {
 async fn a_panicking_tool_gives_the_generic_500_and_the_registry_keeps_serving() {
     let app = app();
     let registry = registry_with_reports(&app);
-    let result = registry.invoke(app.clone(), "boom", json!({"secret": "s3cr3t-token"})).await;
+    let result = registry.invoke(&app, "boom", json!({"secret": "s3cr3t-token"})).await;
     assert_eq!(result.kind, ResultKind::Internal);
     assert_eq!(result.text, ToolError::internal().model_line());
     assert_eq!(result.error_code.as_deref(), Some(INTERNAL_ERROR_CODE));
     assert_eq!(app.reports.lock().unwrap()[0].kind, ErrorKind::Panic);
-    assert_eq!(registry.invoke(app, "ping", "{}").await.text, "pong");
+    assert_eq!(registry.invoke(&app, "ping", "{}").await.text, "pong");
 }
 
 #[tokio::test]
@@ -482,12 +482,12 @@ async fn no_internal_error_text_ever_reaches_the_model() {
     let secret = "SECRET-7f3a-internal-host";
     let mut texts = Vec::new();
     for tool in ["boom", "outage", "missing"] {
-        let result = registry.invoke(app.clone(), tool, json!({ "secret": secret })).await;
+        let result = registry.invoke(&app, tool, json!({ "secret": secret })).await;
         assert!(result.is_error());
         texts.push(result.text);
     }
-    texts.push(registry.invoke(app.clone(), "fragile", "{}").await.text);
-    texts.push(registry.invoke(app.clone(), "shaky", "{}").await.text);
+    texts.push(registry.invoke(&app, "fragile", "{}").await.text);
+    texts.push(registry.invoke(&app, "shaky", "{}").await.text);
     for text in &texts {
         assert!(!text.contains(secret), "leaked: {text}");
         assert!(!text.contains("db-password") && !text.contains("policy-db"), "leaked: {text}");
@@ -499,7 +499,7 @@ async fn no_internal_error_text_ever_reaches_the_model() {
 
 #[tokio::test]
 async fn a_tool_error_is_one_line_in_the_specified_format_with_its_code_stamped() {
-    let result = registry().invoke(app(), "missing", json!({"secret": "x"})).await;
+    let result = registry().invoke(&app(), "missing", json!({"secret": "x"})).await;
     assert_eq!(result.kind, ResultKind::ToolError);
     assert_eq!(
         result.text,
@@ -512,17 +512,17 @@ async fn a_tool_error_is_one_line_in_the_specified_format_with_its_code_stamped(
 #[tokio::test]
 async fn strings_are_output_as_is_and_other_values_as_json_kept_structured() {
     let registry = registry();
-    let text = registry.invoke(app(), "ping", "{}").await;
+    let text = registry.invoke(&app(), "ping", "{}").await;
     assert_eq!(text.text, "pong");
     assert_eq!(text.structured, None, "a string read whole is the text itself");
-    let summary = registry.invoke(app(), "summary", "{}").await;
+    let summary = registry.invoke(&app(), "summary", "{}").await;
     assert_eq!(summary.text, r#"{"count":3}"#);
     assert_eq!(summary.structured(), Some(&json!({"count": 3})));
 }
 
 #[tokio::test]
 async fn output_is_cut_at_max_output_chars_on_a_char_boundary_with_a_marker() {
-    let result = registry().invoke(app(), "long", "{}").await;
+    let result = registry().invoke(&app(), "long", "{}").await;
     assert!(result.truncated);
     assert!(result.text.starts_with("ééééé\n[output truncated: showing the first 5 of 9 characters"), "{}", result.text);
     assert_eq!(result.structured(), Some(&json!("ééééééééé")), "the structured value stays whole");
@@ -531,15 +531,15 @@ async fn output_is_cut_at_max_output_chars_on_a_char_boundary_with_a_marker() {
 #[tokio::test]
 async fn ends_run_is_decided_after_success_only_on_input_and_output() {
     let registry = registry();
-    assert!(registry.invoke(app(), "hand_over", json!({"accept": true})).await.ends_run);
-    let failed = registry.invoke(app(), "hand_over", json!({"accept": false})).await;
+    assert!(registry.invoke(&app(), "hand_over", json!({"accept": true})).await.ends_run);
+    let failed = registry.invoke(&app(), "hand_over", json!({"accept": false})).await;
     assert!(failed.is_error());
     assert!(!failed.ends_run);
 }
 
 #[tokio::test]
 async fn an_unknown_tool_is_refused_with_the_names_the_model_can_call() {
-    let result = registry().invoke(app(), "teleport", "{}").await;
+    let result = registry().invoke(&app(), "teleport", "{}").await;
     assert_eq!(result.kind, ResultKind::UnknownTool);
     assert!(result.text.starts_with("code: UNKNOWN_TOOL, status: 404, userMessage: There is no tool named \"teleport\""), "{}", result.text);
     assert!(result.text.contains("transfer, ping,"), "{}", result.text);
@@ -548,7 +548,7 @@ async fn an_unknown_tool_is_refused_with_the_names_the_model_can_call() {
 #[tokio::test]
 async fn the_call_context_carries_user_thread_and_call_id() {
     let outcome = registry()
-        .call(app(), "whoami", "{}")
+        .call(&app(), "whoami", "{}")
         .user(UserContext::new("u-7"))
         .thread_id("t-1")
         .call_id("toolu_42")
@@ -569,10 +569,10 @@ async fn dynamic_tools_go_through_the_same_pipeline() {
     })
     .policy_fn(|args, _ctx| if args["city"] == "Atlantis" { Verdict::deny("No such city.") } else { Verdict::Allow });
     let registry = Registry::builder().tools(tools![ping]).tool(weather).build().unwrap();
-    assert_eq!(registry.invoke(app(), "weather", json!({"city": "Oslo"})).await.text, r#"{"city":"Oslo","sky":"clear"}"#);
-    let invalid = registry.invoke(app(), "weather", json!({"city": "O"})).await;
+    assert_eq!(registry.invoke(&app(), "weather", json!({"city": "Oslo"})).await.text, r#"{"city":"Oslo","sky":"clear"}"#);
+    let invalid = registry.invoke(&app(), "weather", json!({"city": "O"})).await;
     assert!(invalid.text.contains("/city"), "{}", invalid.text);
-    assert_eq!(registry.invoke(app(), "weather", json!({"city": "Atlantis"})).await.kind, ResultKind::Denied);
+    assert_eq!(registry.invoke(&app(), "weather", json!({"city": "Atlantis"})).await.kind, ResultKind::Denied);
 }
 
 #[tokio::test]
@@ -596,11 +596,11 @@ async fn a_duplicate_or_unknown_requires_among_dynamic_tools_fails_the_build() {
 #[tokio::test]
 async fn an_enormous_output_reaches_the_model_cut_to_the_limit() {
     let registry = registry();
-    let result = registry.invoke(app(), "flood", "{}").await;
+    let result = registry.invoke(&app(), "flood", "{}").await;
     assert!(result.truncated);
     assert!(result.text.chars().count() < 20_000 + 200, "{} chars", result.text.len());
     assert!(result.text.contains("of 10485760 characters"), "{}", &result.text[result.text.len() - 150..]);
-    assert_eq!(registry.invoke(app(), "ping", "{}").await.text, "pong");
+    assert_eq!(registry.invoke(&app(), "ping", "{}").await.text, "pong");
 }
 
 #[tokio::test]

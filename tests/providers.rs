@@ -639,8 +639,7 @@ async fn a_null_from_a_strict_model_means_the_default() {
     // What a strict-mode model sends for "nothing to say" in every optional
     // property, nested ones included.
     let result = registry
-        .invoke(
-            app.clone(),
+        .invoke(&app,
             "find_orders",
             r#"{"customer": "c-1", "status": null, "limit": null, "ship_to": {"street": "Main St 1", "city": "Berlin", "floor": null}}"#,
         )
@@ -648,10 +647,10 @@ async fn a_null_from_a_strict_model_means_the_default() {
     assert_eq!(result.kind, ResultKind::Success, "{}", result.text);
     assert_eq!(result.text, "c-1 status=None limit=10 ship_to=Some(\"Main St 1, Berlin (floor 0)\")");
     // A null for a required property is still wrong.
-    let result = registry.invoke(app.clone(), "find_orders", r#"{"customer": null}"#).await;
+    let result = registry.invoke(&app, "find_orders", r#"{"customer": null}"#).await;
     assert_eq!(result.kind, ResultKind::InvalidArguments);
     assert!(result.text.contains("/customer"), "{}", result.text);
-    let result = registry.invoke(app, "find_orders", r#"{"customer": "c-1", "ship_to": {"street": null, "city": "Berlin"}}"#).await;
+    let result = registry.invoke(&app, "find_orders", r#"{"customer": "c-1", "ship_to": {"street": null, "city": "Berlin"}}"#).await;
     assert_eq!(result.kind, ResultKind::InvalidArguments);
     assert!(result.text.contains("/ship_to"), "{}", result.text);
 }
@@ -665,7 +664,7 @@ async fn every_strict_schema_accepts_what_the_pipeline_accepts_after_nulls() {
     let strict = &export.tools[0]["function"]["parameters"];
     let args = json!({"customer": "c-9", "status": null, "limit": null, "ship_to": null});
     assert!(jsonschema::draft202012::is_valid(strict, &args));
-    let result = registry.invoke(Arc::new(Desk), "find_orders", args).await;
+    let result = registry.invoke(&Arc::new(Desk), "find_orders", args).await;
     assert_eq!(result.text, "c-9 status=None limit=10 ship_to=None");
 }
 

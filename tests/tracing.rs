@@ -92,8 +92,8 @@ fn each_call_is_a_span_with_tool_call_id_verdict_outcome_and_duration() {
         runtime.block_on(async {
             let registry = Registry::<()>::builder().tools(tools![echo, guarded]).build().unwrap();
             let app = Arc::new(());
-            registry.call(app.clone(), "echo", r#"{"text": "hi"}"#).call_id("c-1").await;
-            let pending = registry.call(app.clone(), "guarded", "{}").call_id("c-2").await;
+            registry.call(&app, "echo", r#"{"text": "hi"}"#).call_id("c-1").await;
+            let pending = registry.call(&app, "guarded", "{}").call_id("c-2").await;
             let tool_runtime::CallOutcome::NeedsApproval(pending) = pending else { panic!("expected approval") };
             registry.approve(pending).await;
         });

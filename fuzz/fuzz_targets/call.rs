@@ -172,9 +172,9 @@ fuzz_target!(|data: &[u8]| {
             // One call, arguments as text.
             0 => {
                 let (name, args) = call_of(rest);
-                let result = registry.invoke(app, &name, args.as_str()).await;
+                let result = registry.invoke(&app, &name, args.as_str()).await;
                 check(&result, data);
-                let full = full_path_registry().invoke(Arc::new(Shop::demo()), &name, args.as_str()).await;
+                let full = full_path_registry().invoke(&Arc::new(Shop::demo()), &name, args.as_str()).await;
                 let seen = |result: &CallResult| (result.kind, result.text.clone(), result.error_code.clone(), result.structured.clone());
                 assert_eq!(seen(&result), seen(&full), "the fast path and the full path differ on {name}: {args:?}");
             }
@@ -184,7 +184,7 @@ fuzz_target!(|data: &[u8]| {
                 let Ok(value) = serde_json::from_str::<Value>(&args) else {
                     return;
                 };
-                let result = registry.invoke(app, &name, value).await;
+                let result = registry.invoke(&app, &name, value).await;
                 check(&result, data);
             }
             // A run: steps separated by `\n\n`, calls by `\n`.

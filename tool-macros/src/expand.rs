@@ -390,7 +390,7 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
 
                 fn call(
                     input: Self::Input,
-                    __call: &mut #p::CallState<#app>,
+                    __call: &mut #p::CallState<'_, #app>,
                     args: &#p::ParsedFrom<'_>,
                 ) -> #p::CallFuture {
                     #unused_ctx

@@ -142,19 +142,20 @@ impl<App> Ctx<App> {
 }
 
 /// A call's app state and call information as the registry holds them
-/// while the call runs. They are put behind a shared [`Ctx`] only when a
-/// tool or a predicate takes one: a tool without a context costs no
-/// shared allocation.
+/// while the call runs: the app borrowed from the caller, the information
+/// owned. They are put behind a shared [`Ctx`] (the app's `Arc` cloned) only
+/// when a tool or a predicate takes one: a tool without a context costs no
+/// shared allocation and no reference count.
 #[doc(hidden)]
-pub struct CallState<App>(State<App>);
+pub struct CallState<'a, App>(State<'a, App>);
 
-enum State<App> {
-    Parts { app: Arc<App>, info: CallInfo },
+enum State<'a, App> {
+    Parts { app: &'a Arc<App>, info: CallInfo },
     Shared(Ctx<App>),
 }
 
-impl<App> CallState<App> {
-    pub(crate) fn new(app: Arc<App>, info: CallInfo) -> Self {
+impl<'a, App> CallState<'a, App> {
+    pub(crate) fn new(app: &'a Arc<App>, info: CallInfo) -> Self {
         CallState(State::Parts { app, info })
     }
 
@@ -191,7 +192,7 @@ impl<App> CallState<App> {
     }
 }
 
-impl<App> From<Ctx<App>> for CallState<App> {
+impl<App> From<Ctx<App>> for CallState<'_, App> {
     fn from(ctx: Ctx<App>) -> Self {
         CallState(State::Shared(ctx))
     }

@@ -267,7 +267,7 @@ pub trait Tool<App>: 'static {
     /// input was parsed from, for an `ends_run` predicate that needs the
     /// input after the call consumed it.
     #[doc(hidden)]
-    fn call(input: Self::Input, call: &mut CallState<App>, args: &ParsedFrom<'_>) -> CallFuture;
+    fn call(input: Self::Input, call: &mut CallState<'_, App>, args: &ParsedFrom<'_>) -> CallFuture;
 }
 
 /// What a call's input was parsed from, kept by the registry (for an
@@ -310,14 +310,14 @@ pub(crate) trait ErasedTool<App>: Send + Sync {
     /// The fast lane of an allowed call: `args` (text) read straight into
     /// the input and the tool called with it, with no boxed input between;
     /// `None`, having called nothing, when the text does not parse.
-    fn call_text(&self, args: &ParsedFrom<'_>, properties: &[Box<str>], call: &mut CallState<App>) -> Option<CallFuture>;
+    fn call_text(&self, args: &ParsedFrom<'_>, properties: &[Box<str>], call: &mut CallState<'_, App>) -> Option<CallFuture>;
     /// Whether `parse` itself checks the types the schema states (true for
     /// `#[tool]`s, whose input is a Rust type; false for dynamic tools,
     /// whose input is any JSON value and whose schema is the only check).
     fn parses_types(&self) -> bool;
     fn decide<'a>(&'a self, input: &'a (dyn Any + Send + Sync), ctx: &'a Ctx<App>) -> PolicyFuture<'a>;
     fn visible(&self, view: &StepView<'_, App>) -> bool;
-    fn call(&self, input: Box<dyn Any + Send + Sync>, call: &mut CallState<App>, args: &ParsedFrom<'_>) -> CallFuture;
+    fn call(&self, input: Box<dyn Any + Send + Sync>, call: &mut CallState<'_, App>, args: &ParsedFrom<'_>) -> CallFuture;
 }
 
 struct Typed<T>(PhantomData<fn() -> T>);
@@ -340,7 +340,7 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
         T::parse_text(text, Some(properties)).map(|input| Box::new(input) as Box<dyn Any + Send + Sync>)
     }
 
-    fn call_text(&self, args: &ParsedFrom<'_>, properties: &[Box<str>], call: &mut CallState<App>) -> Option<CallFuture> {
+    fn call_text(&self, args: &ParsedFrom<'_>, properties: &[Box<str>], call: &mut CallState<'_, App>) -> Option<CallFuture> {
         let ParsedFrom::Text(text) = args else { return None };
         let input = T::parse_text(text, Some(properties))?;
         Some(T::call(input, call, args))
@@ -361,7 +361,7 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
         T::visible(view)
     }
 
-    fn call(&self, input: Box<dyn Any + Send + Sync>, call: &mut CallState<App>, args: &ParsedFrom<'_>) -> CallFuture {
+    fn call(&self, input: Box<dyn Any + Send + Sync>, call: &mut CallState<'_, App>, args: &ParsedFrom<'_>) -> CallFuture {
         match input.downcast::<T::Input>() {
             Ok(input) => T::call(*input, call, args),
             Err(_) => Box::pin(std::future::ready(Err(Failure::Internal("call input of the wrong type".into())))),

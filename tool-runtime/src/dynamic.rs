@@ -38,7 +38,7 @@ type VisibleFn<App> = Arc<dyn Fn(&StepView<'_, App>) -> bool + Send + Sync>;
 ///     },
 /// );
 /// let registry = Registry::builder().tool(shout).build().unwrap();
-/// let result = registry.invoke(Arc::new(()), "shout", r#"{"text": "hi"}"#).await;
+/// let result = registry.invoke(&Arc::new(()), "shout", r#"{"text": "hi"}"#).await;
 /// assert_eq!(result.text, "HI");
 /// # }
 /// ```
@@ -162,7 +162,7 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
         None
     }
 
-    fn call_text(&self, _args: &ParsedFrom<'_>, _properties: &[Box<str>], _call: &mut CallState<App>) -> Option<CallFuture> {
+    fn call_text(&self, _args: &ParsedFrom<'_>, _properties: &[Box<str>], _call: &mut CallState<'_, App>) -> Option<CallFuture> {
         None
     }
 
@@ -181,7 +181,7 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
         self.visible.as_ref().is_none_or(|visible| visible(view))
     }
 
-    fn call(&self, input: Box<dyn Any + Send + Sync>, call: &mut CallState<App>, _args: &ParsedFrom<'_>) -> CallFuture {
+    fn call(&self, input: Box<dyn Any + Send + Sync>, call: &mut CallState<'_, App>, _args: &ParsedFrom<'_>) -> CallFuture {
         let args = input.downcast::<Value>().map(|args| *args).unwrap_or_default();
         let future = (self.handler)(args, call.ctx().clone());
         let ends_run = self.definition.ends_run == EndsRun::Always;

@@ -34,9 +34,9 @@
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
 //! let registry = Registry::<Shop>::builder().tools(tools![lookup_order]).build().unwrap();
 //! let app = Arc::new(Shop);
-//! let ok = registry.invoke(app.clone(), "lookup_order", r#"{"order_id": "A-1"}"#).await;
+//! let ok = registry.invoke(&app, "lookup_order", r#"{"order_id": "A-1"}"#).await;
 //! assert_eq!(ok.text, "A-1: shipped (items: false)");
-//! let err = registry.invoke(app, "lookup_order", r#"{"order_id": "B-1"}"#).await;
+//! let err = registry.invoke(&app, "lookup_order", r#"{"order_id": "B-1"}"#).await;
 //! assert_eq!(err.text, "code: ORDER_NOT_FOUND, status: 404, userMessage: No such order; ask for the number on the invoice.");
 //! # }
 //! ```

@@ -256,7 +256,7 @@ impl<App: Send + Sync + 'static> McpSession<App> {
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let mut call = server
             .registry
-            .call(server.app.clone(), &request.name, arguments)
+            .call(&server.app, &request.name, arguments)
             .user(server.user.clone())
             .cancellation(&context.ct)
             .offered(offered);

@@ -22,7 +22,7 @@ use smol_str::SmolStr;
 use crate::context::{CallInfo, CallState, Ctx, ProgressSink, UserContext};
 use crate::error::ToolError;
 use crate::guard::{self, GuardError};
-use crate::policy::Verdict;
+use crate::policy::{PolicyKind, Verdict};
 use crate::registry::{Entry, Registry};
 use crate::report::{panic_message, ErrorKind, ErrorReport};
 use crate::result::{lines, CallResult, ResultKind};
@@ -161,7 +161,7 @@ impl<App> PendingCall<App> {
 #[must_use = "a call does nothing until it is awaited"]
 pub struct Call<'r, App> {
     registry: &'r Registry<App>,
-    app: Arc<App>,
+    app: &'r Arc<App>,
     name: String,
     args: Arguments<'r>,
     info: CallInfo,
@@ -260,14 +260,18 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// let registry = Registry::<()>::builder().tools(tools![echo]).build().unwrap();
     /// let outcome = registry
-    ///     .call(Arc::new(()), "echo", r#"{"text": "hi"}"#)
+    ///     .call(&Arc::new(()), "echo", r#"{"text": "hi"}"#)
     ///     .user(UserContext::new("u-1"))
     ///     .call_id("toolu_01")
     ///     .await;
     /// assert_eq!(outcome.into_result().unwrap().text, "hi");
     /// # }
     /// ```
-    pub fn call<'a>(&'a self, app: Arc<App>, name: &str, args: impl Into<Arguments<'a>>) -> Call<'a, App> {
+    ///
+    /// The app state is borrowed for the call: a tool that takes a
+    /// [`Ctx`] gets a clone of the `Arc`; one that does not costs no
+    /// reference count.
+    pub fn call<'a>(&'a self, app: &'a Arc<App>, name: &str, args: impl Into<Arguments<'a>>) -> Call<'a, App> {
         Call {
             registry: self,
             app,
@@ -281,7 +285,9 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// Calls `name` with `args` as an anonymous user and returns what the
     /// model reads. A call that needs approval is not run: its result says
     /// it is pending (use [`call`](Self::call) to approve it).
-    pub async fn invoke<'a>(&'a self, app: Arc<App>, name: &'a str, args: impl Into<Arguments<'a>>) -> CallResult {
+    ///
+    /// The app state is borrowed for the call, as by [`call`](Self::call).
+    pub async fn invoke<'a>(&'a self, app: &'a Arc<App>, name: &'a str, args: impl Into<Arguments<'a>>) -> CallResult {
         let anonymous = || CallInfo::anonymous(fresh_call_id());
         match self.process(app, name, args, anonymous, None).await {
             CallOutcome::Done(result) => result,
@@ -356,7 +362,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// at its first poll, so that the future holds no more than its inputs.
     pub(crate) fn process<'a, A, I>(
         &'a self,
-        app: Arc<App>,
+        app: &'a Arc<App>,
         name: &'a str,
         args: A,
         info: I,
@@ -377,7 +383,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// call's.
     fn stage<'s>(
         &'s self,
-        app: Arc<App>,
+        app: &'s Arc<App>,
         name: &str,
         args: Arguments<'s>,
         info: CallInfo,
@@ -397,14 +403,15 @@ impl<App: Send + Sync + 'static> Registry<App> {
         };
         let mut call = CallState::new(app, info);
         // A static verdict depends on no input: known before parsing.
-        let verdict = entry.def.policy.static_verdict().map(|verdict| verdict.with_floor(self.floor_applies(entry, call.info())));
+        let floor = self.floor_applies(entry, call.info());
         let mut args = args;
         let mut fast_tried = false;
         // The fast lane of an allowed call: the text read straight into the
         // tool's input and the tool called with it, nothing boxed between
         // (see `prepare` for what the fast path checks).
         let limits = &self.inner.config.limits;
-        if verdict == Some(Verdict::Allow)
+        if entry.def.policy == PolicyKind::Allow
+            && !floor
             && entry.text_exact
             && !call.info().is_cancelled()
             && let Arguments::Text(text) = &args
@@ -435,7 +442,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
             Err(result) => return Stage::Done(CallOutcome::Done(result)),
         };
         let call = Staged { entry, input, call, args };
-        match verdict {
+        match entry.def.policy.static_verdict().map(|verdict| verdict.with_floor(floor)) {
             Some(verdict) => match self.settle(call, verdict, span) {
                 Settled::Done(outcome) => Stage::Done(outcome),
                 Settled::Run(call) => Stage::Run(call),
@@ -648,7 +655,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
         &'a self,
         entry: &'a Entry<App>,
         mut future: CallFuture,
-        call: CallState<App>,
+        call: CallState<'a, App>,
         cx: &mut std::task::Context<'_>,
         span: &tracing::Span,
     ) -> FirstPoll<'a> {
@@ -673,7 +680,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
         &self,
         entry: &Entry<App>,
         future: CallFuture,
-        call: CallState<App>,
+        call: CallState<'_, App>,
         started: Instant,
         span: tracing::Span,
     ) -> CallResult {
@@ -735,7 +742,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// The result of an execution that ended. `started` is when the tool
     /// was first polled, taken only where it is needed (the tool waited, or
     /// the span records the duration).
-    fn conclude(&self, entry: &Entry<App>, call: CallState<App>, ended: Ended, started: Option<Instant>, span: &tracing::Span) -> CallResult {
+    fn conclude(&self, entry: &Entry<App>, call: CallState<'_, App>, ended: Ended, started: Option<Instant>, span: &tracing::Span) -> CallResult {
         let tool = entry.name.clone();
         let call_id = call.call_id();
         if call.info().is_cancelled() {
@@ -840,7 +847,7 @@ pub(crate) struct Processing<'a, App, A, I> {
 impl<App, A, I> Unpin for Processing<'_, App, A, I> {}
 
 enum ProcessingState<'a, App, A, I> {
-    Start { app: Arc<App>, name: &'a str, args: A, info: I, offered: Option<&'a [String]> },
+    Start { app: &'a Arc<App>, name: &'a str, args: A, info: I, offered: Option<&'a [String]> },
     /// A tool that waits.
     Executing(Waiter<'a>),
     /// A policy predicate, then the rest of the call.
@@ -937,7 +944,7 @@ impl Drop for Abandoned<'_> {
 struct Staged<'r, App> {
     entry: &'r Entry<App>,
     input: Box<dyn Any + Send + Sync>,
-    call: CallState<App>,
+    call: CallState<'r, App>,
     args: ParsedFrom<'r>,
 }
 

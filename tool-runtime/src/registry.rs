@@ -27,7 +27,7 @@ use crate::definition::{BoxedTool, ErasedTool, ToolDefinition};
 ///
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// let registry = Registry::<()>::builder().tools(tools![add]).build().unwrap();
-/// let result = registry.invoke(Arc::new(()), "add", r#"{"a": 2, "b": 3}"#).await;
+/// let result = registry.invoke(&Arc::new(()), "add", r#"{"a": 2, "b": 3}"#).await;
 /// assert_eq!(result.text, "5");
 /// # }
 /// ```

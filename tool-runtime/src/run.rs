@@ -229,7 +229,7 @@ impl<App: Send + Sync + 'static> Run<App> {
         let outcomes = if parallel {
             let futures = calls.into_iter().map(|call| {
                 let info = self.call_info(&call.id);
-                let app = self.app.clone();
+                let app = &self.app;
                 let registry = &self.registry;
                 let offered = &offered;
                 async move { registry.process(app, &call.name, call.arguments, move || info, Some(offered)).await }
@@ -239,7 +239,7 @@ impl<App: Send + Sync + 'static> Run<App> {
             let mut outcomes = Vec::with_capacity(calls.len());
             for call in calls {
                 let info = self.call_info(&call.id);
-                outcomes.push(self.registry.process(self.app.clone(), &call.name, call.arguments, move || info, Some(&offered)).await);
+                outcomes.push(self.registry.process(&self.app, &call.name, call.arguments, move || info, Some(&offered)).await);
             }
             outcomes
         };

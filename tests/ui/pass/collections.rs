@@ -16,7 +16,7 @@ async fn main() {
     assert_eq!(schema["properties"]["words"]["type"], "array");
     assert_eq!(schema["properties"]["weights"]["type"], "object");
     let text = registry
-        .invoke(Arc::new(()), "count", r#"{"words": ["a", "b", "a"], "weights": {"a": 5}}"#)
+        .invoke(&Arc::new(()), "count", r#"{"words": ["a", "b", "a"], "weights": {"a": 5}}"#)
         .await
         .text;
     assert_eq!(text, "11");

@@ -17,6 +17,6 @@ async fn main() {
     let registry = Registry::<Shop>::builder().tools(tools![price]).build().unwrap();
     let schema = &registry.definition("price").unwrap().input_schema;
     assert_eq!(schema["required"], serde_json::json!(["amount"]));
-    let text = registry.invoke(Arc::new(Shop { currency: "EUR" }), "price", r#"{"amount": 5}"#).await.text;
+    let text = registry.invoke(&Arc::new(Shop { currency: "EUR" }), "price", r#"{"amount": 5}"#).await.text;
     assert_eq!(text, "5 EUR");
 }

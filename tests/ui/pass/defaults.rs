@@ -26,7 +26,7 @@ async fn main() {
     assert_eq!(schema["properties"]["limit"]["default"], 10);
     assert_eq!(schema["properties"]["sort"]["default"], "date");
     let app = Arc::new(());
-    assert_eq!(registry.invoke(app.clone(), "list_orders", "{}").await.text, "false 10 date");
-    let text = registry.invoke(app, "list_orders", r#"{"limit": 3, "cancelled": true}"#).await.text;
+    assert_eq!(registry.invoke(&app, "list_orders", "{}").await.text, "false 10 date");
+    let text = registry.invoke(&app, "list_orders", r#"{"limit": 3, "cancelled": true}"#).await.text;
     assert_eq!(text, "true 3 date");
 }

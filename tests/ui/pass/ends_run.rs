@@ -23,7 +23,7 @@ async fn stop() -> String {
 async fn main() {
     let registry = Registry::<()>::builder().tools(tools![answer, stop]).build().unwrap();
     let app = Arc::new(());
-    assert!(registry.invoke(app.clone(), "answer", r#"{"text": "42", "done": true}"#).await.ends_run);
-    assert!(!registry.invoke(app.clone(), "answer", r#"{"text": "42", "done": false}"#).await.ends_run);
-    assert!(registry.invoke(app, "stop", "{}").await.ends_run);
+    assert!(registry.invoke(&app, "answer", r#"{"text": "42", "done": true}"#).await.ends_run);
+    assert!(!registry.invoke(&app, "answer", r#"{"text": "42", "done": false}"#).await.ends_run);
+    assert!(registry.invoke(&app, "stop", "{}").await.ends_run);
 }

@@ -39,7 +39,7 @@ async fn main() {
     let schema = registry.definition("ship").unwrap().input_schema.to_string();
     assert!(schema.contains("express"), "{schema}");
     let text = registry
-        .invoke(Arc::new(()), "ship", r#"{"speed": "express", "destination": {"kind": "locker", "id": 7}}"#)
+        .invoke(&Arc::new(()), "ship", r#"{"speed": "express", "destination": {"kind": "locker", "id": 7}}"#)
         .await
         .text;
     assert_eq!(text, "express to locker 7");

@@ -58,6 +58,6 @@ async fn main() {
     assert_eq!(definition.strict, Some(true));
     assert!(!definition.parallel_safe);
     assert!(definition.has_visibility_predicate);
-    let result = registry.invoke(Arc::new(Shop), "place_order", r#"{"product": "pen", "quantity": 2}"#).await;
+    let result = registry.invoke(&Arc::new(Shop), "place_order", r#"{"product": "pen", "quantity": 2}"#).await;
     assert!(result.ends_run, "{}", result.text);
 }

@@ -32,6 +32,6 @@ async fn main() {
     let schema = &registry.definition("search").unwrap().input_schema;
     assert_eq!(schema["properties"]["text"]["description"], "What to look for.");
     let app = Arc::new(());
-    assert_eq!(registry.invoke(app.clone(), "search", r#"{"text": "pen"}"#).await.text, "pen (0)");
-    assert_eq!(registry.invoke(app, "search_archive", r#"{"text": "ink"}"#).await.text, "ink");
+    assert_eq!(registry.invoke(&app, "search", r#"{"text": "pen"}"#).await.text, "pen (0)");
+    assert_eq!(registry.invoke(&app, "search_archive", r#"{"text": "ink"}"#).await.text, "ink");
 }

@@ -34,7 +34,7 @@ async fn main() {
     assert!(definition.input_schema.to_string().contains("street"));
     assert!(definition.output_schema.is_some());
     let result = registry
-        .invoke(Arc::new(()), "label", r#"{"customer": {"name": "Ada", "address": {"street": "1 Way", "city": "Bath"}}}"#)
+        .invoke(&Arc::new(()), "label", r#"{"customer": {"name": "Ada", "address": {"street": "1 Way", "city": "Bath"}}}"#)
         .await;
     assert_eq!(result.structured.unwrap()["lines"][2], "Bath");
 }

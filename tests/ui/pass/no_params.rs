@@ -13,5 +13,5 @@ async fn main() {
     let registry = Registry::<()>::builder().tools(tools![now]).build().unwrap();
     let schema = &registry.definition("now").unwrap().input_schema;
     assert_eq!(schema["properties"], serde_json::json!({}));
-    assert_eq!(registry.invoke(Arc::new(()), "now", "").await.text, "noon");
+    assert_eq!(registry.invoke(&Arc::new(()), "now", "").await.text, "noon");
 }

@@ -17,7 +17,7 @@ async fn main() {
     let schema = &registry.definition("greet").unwrap().input_schema;
     assert_eq!(schema["required"], serde_json::json!(["name"]));
     let app = Arc::new(());
-    assert_eq!(registry.invoke(app.clone(), "greet", r#"{"name": "Ada"}"#).await.text, "Hello, Ada!");
-    let text = registry.invoke(app, "greet", r#"{"name": "Ada", "title": "Dr"}"#).await.text;
+    assert_eq!(registry.invoke(&app, "greet", r#"{"name": "Ada"}"#).await.text, "Hello, Ada!");
+    let text = registry.invoke(&app, "greet", r#"{"name": "Ada", "title": "Dr"}"#).await.text;
     assert_eq!(text, "Hello, Dr Ada!");
 }

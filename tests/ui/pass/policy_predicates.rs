@@ -45,13 +45,13 @@ async fn main() {
         .build()
         .unwrap();
     let app = Arc::new(Bank { limit: 50 });
-    assert_eq!(registry.invoke(app.clone(), "refund", r#"{"amount": 10}"#).await.text, "refunded 10");
-    let outcome = registry.call(app.clone(), "refund", r#"{"amount": 100}"#).await;
+    assert_eq!(registry.invoke(&app, "refund", r#"{"amount": 10}"#).await.text, "refunded 10");
+    let outcome = registry.call(&app, "refund", r#"{"amount": 100}"#).await;
     assert!(outcome.into_result().is_none(), "a large refund waits for a human");
-    let text = registry.invoke(app.clone(), "close_account", r#"{"account": "open-1"}"#).await.text;
+    let text = registry.invoke(&app, "close_account", r#"{"account": "open-1"}"#).await.text;
     assert_eq!(text, "closed open-1");
-    assert!(registry.invoke(app.clone(), "close_account", r#"{"account": "x"}"#).await.is_error());
-    assert!(registry.invoke(app.clone(), "wipe", "{}").await.is_error());
-    assert!(registry.call(app, "transfer", "{}").await.into_result().is_none());
+    assert!(registry.invoke(&app, "close_account", r#"{"account": "x"}"#).await.is_error());
+    assert!(registry.invoke(&app, "wipe", "{}").await.is_error());
+    assert!(registry.call(&app, "transfer", "{}").await.into_result().is_none());
     assert_eq!(registry.definition("refund").unwrap().policy, PolicyKind::Predicate);
 }

@@ -14,5 +14,5 @@ async fn main() {
     let schema = &registry.definition("find").unwrap().input_schema;
     assert_eq!(schema["required"], serde_json::json!(["type"]));
     assert!(schema["properties"].get("match").is_some());
-    assert_eq!(registry.invoke(Arc::new(()), "find", r#"{"type": "pen"}"#).await.text, "pen None");
+    assert_eq!(registry.invoke(&Arc::new(()), "find", r#"{"type": "pen"}"#).await.text, "pen None");
 }

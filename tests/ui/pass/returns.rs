@@ -42,14 +42,14 @@ async fn main() {
         .build()
         .unwrap();
     let app = Arc::new(());
-    assert_eq!(registry.invoke(app.clone(), "plain", "{}").await.text, "1");
-    assert!(!registry.invoke(app.clone(), "nothing", "{}").await.is_error());
-    assert_eq!(registry.invoke(app.clone(), "checked", r#"{"fail": false}"#).await.text, "fine");
-    let err = registry.invoke(app.clone(), "checked", r#"{"fail": true}"#).await;
+    assert_eq!(registry.invoke(&app, "plain", "{}").await.text, "1");
+    assert!(!registry.invoke(&app, "nothing", "{}").await.is_error());
+    assert_eq!(registry.invoke(&app, "checked", r#"{"fail": false}"#).await.text, "fine");
+    let err = registry.invoke(&app, "checked", r#"{"fail": true}"#).await;
     assert_eq!(err.error_code.as_deref(), Some("NOPE"));
-    assert_eq!(registry.invoke(app.clone(), "read_disk", r#"{"fail": false}"#).await.text, "bytes");
-    let err = registry.invoke(app.clone(), "read_disk", r#"{"fail": true}"#).await;
+    assert_eq!(registry.invoke(&app, "read_disk", r#"{"fail": false}"#).await.text, "bytes");
+    let err = registry.invoke(&app, "read_disk", r#"{"fail": true}"#).await;
     assert!(err.is_error() && !err.text.contains("disk on fire"), "{}", err.text);
-    assert_eq!(registry.invoke(app, "boxed", "{}").await.text, "2");
+    assert_eq!(registry.invoke(&app, "boxed", "{}").await.text, "2");
     assert!(registry.definition("checked").unwrap().output_schema.is_some());
 }

@@ -27,8 +27,7 @@ async fn main() {
     assert_eq!(schema["properties"]["price"]["type"], "number");
     assert_eq!(schema["required"].as_array().unwrap().len(), 6);
     let result = registry
-        .invoke(
-            Arc::new(()),
+        .invoke(&Arc::new(()),
             "describe",
             r#"{"name": "pen", "in_stock": true, "count": -2, "rating": 5, "price": 1.5, "grade": "A"}"#,
         )

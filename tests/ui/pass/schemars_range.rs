@@ -18,6 +18,6 @@ async fn main() {
     let schema = &registry.definition("rate").unwrap().input_schema;
     assert_eq!(schema["properties"]["stars"]["maximum"], 5);
     let app = Arc::new(());
-    assert_eq!(registry.invoke(app.clone(), "rate", r#"{"stars": 4}"#).await.text, "4 stars");
-    assert!(registry.invoke(app, "rate", r#"{"stars": 9}"#).await.is_error());
+    assert_eq!(registry.invoke(&app, "rate", r#"{"stars": 4}"#).await.text, "4 stars");
+    assert!(registry.invoke(&app, "rate", r#"{"stars": 9}"#).await.is_error());
 }

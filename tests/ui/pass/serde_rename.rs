@@ -18,6 +18,6 @@ async fn main() {
     let schema = &registry.definition("lookup_order").unwrap().input_schema;
     assert_eq!(schema["properties"]["orderId"]["description"], "The order number.");
     assert_eq!(schema["required"], serde_json::json!(["orderId"]));
-    let text = registry.invoke(Arc::new(()), "lookup_order", r#"{"orderId": "A-1"}"#).await.text;
+    let text = registry.invoke(&Arc::new(()), "lookup_order", r#"{"orderId": "A-1"}"#).await.text;
     assert_eq!(text, "A-1");
 }

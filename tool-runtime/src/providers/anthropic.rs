@@ -110,7 +110,7 @@ pub fn parse_calls(payload: &Value) -> Result<Vec<ToolCall>, PayloadError> {
 /// async fn wipe() -> String { String::new() }
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// # let registry = Registry::<()>::builder().tools(tools![wipe]).build().unwrap();
-/// let refused = registry.call(Arc::new(()), "wipe", "").call_id("toolu_1").await.into_result().unwrap();
+/// let refused = registry.call(&Arc::new(()), "wipe", "").call_id("toolu_1").await.into_result().unwrap();
 /// let messages = anthropic::results(&[refused]);
 /// assert_eq!(messages[0]["role"], "user");
 /// assert_eq!(messages[0]["content"][0]["is_error"], true);

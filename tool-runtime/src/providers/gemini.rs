@@ -454,7 +454,7 @@ pub fn parse_calls(payload: &Value) -> Result<Vec<ToolCall>, PayloadError> {
 /// async fn echo(text: String) -> String { text }
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// # let registry = Registry::<()>::builder().tools(tools![echo]).build().unwrap();
-/// let result = registry.call(Arc::new(()), "echo", r#"{"text": "hi"}"#).call_id("fc_1").await.into_result().unwrap();
+/// let result = registry.call(&Arc::new(()), "echo", r#"{"text": "hi"}"#).call_id("fc_1").await.into_result().unwrap();
 /// let contents = gemini::results(&[result]);
 /// assert_eq!(contents[0]["parts"][0]["functionResponse"], serde_json::json!({
 ///     "id": "fc_1", "name": "echo", "response": {"output": "hi"}

@@ -485,7 +485,7 @@ pub mod chat {
     /// async fn echo(text: String) -> String { text }
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// # let registry = Registry::<()>::builder().tools(tools![echo]).build().unwrap();
-    /// let result = registry.call(Arc::new(()), "echo", r#"{"text": "hi"}"#).call_id("call_1").await.into_result().unwrap();
+    /// let result = registry.call(&Arc::new(()), "echo", r#"{"text": "hi"}"#).call_id("call_1").await.into_result().unwrap();
     /// let messages = openai::chat::results(&[result]);
     /// assert_eq!(messages[0], serde_json::json!({"role": "tool", "tool_call_id": "call_1", "content": "hi"}));
     /// # }
