@@ -287,12 +287,17 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// it is pending (use [`call`](Self::call) to approve it).
     ///
     /// The app state is borrowed for the call, as by [`call`](Self::call).
-    pub async fn invoke<'a>(&'a self, app: &'a Arc<App>, name: &'a str, args: impl Into<Arguments<'a>>) -> CallResult {
+    pub fn invoke<'a, A>(&'a self, app: &'a Arc<App>, name: &'a str, args: A) -> impl Future<Output = CallResult> + 'a
+    where
+        A: Into<Arguments<'a>> + 'a,
+    {
+        // Not an `async fn`: the pipeline's future, mapped, with no state
+        // machine around it (whose setup would copy it).
         let anonymous = || CallInfo::anonymous(fresh_call_id());
-        match self.process(app, name, args, anonymous, None).await {
+        self.process(app, name, args, anonymous, None).map(|outcome| match outcome {
             CallOutcome::Done(result) => result,
             CallOutcome::NeedsApproval(pending) => pending.pending_result(),
-        }
+        })
     }
 
     /// Runs a pending call as it is, since a human approved it.

@@ -434,9 +434,14 @@ impl<'a> Fields<'a> {
         }
         let start = pos + 1;
         // An escape (or a control character) is left to the full path.
-        let len = bytes[start..].iter().position(|&b| ENDS_KEY[usize::from(b)]).ok_or(())?;
-        let end = start + len;
-        if bytes[end] != b'"' {
+        let mut end = start;
+        while let Some(&byte) = bytes.get(end) {
+            if ENDS_KEY[usize::from(byte)] {
+                break;
+            }
+            end += 1;
+        }
+        if bytes.get(end) != Some(&b'"') {
             return Err(());
         }
         pos = skip_whitespace(bytes, end + 1);
@@ -445,7 +450,7 @@ impl<'a> Fields<'a> {
         }
         self.pos = pos + 1;
         // Between two ASCII quotes, so on character boundaries.
-        Ok(Some(&self.text[start..end]))
+        self.text.get(start..end).map(Some).ok_or(())
     }
 
     /// The value after the last key, read as a `T`: a plain scalar (a
@@ -629,9 +634,11 @@ const ENDS_KEY: [bool; 256] = {
 
 /// The position of the first byte at or after `pos` that is not JSON
 /// whitespace.
-fn skip_whitespace(bytes: &[u8], pos: usize) -> usize {
-    let rest = bytes.get(pos..).unwrap_or_default();
-    pos + rest.iter().position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r')).unwrap_or(rest.len())
+fn skip_whitespace(bytes: &[u8], mut pos: usize) -> usize {
+    while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(pos) {
+        pos += 1;
+    }
+    pos
 }
 
 /// Deserialises a whole input struct straight from the argument text;
