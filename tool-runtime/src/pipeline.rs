@@ -384,8 +384,9 @@ impl<App: Send + Sync + 'static> Registry<App> {
         }
     }
 
-    /// Stages 1 to 3, as far as they go without awaiting. `span` is the
-    /// call's.
+    /// Stages 1 to 3, as far as they go without awaiting; an allowed call
+    /// of the fast lane is polled once too. `span` is the call's.
+    #[allow(clippy::too_many_arguments)] // the call's inputs, and the poll's context
     fn stage<'s>(
         &'s self,
         app: &'s Arc<App>,
