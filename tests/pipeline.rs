@@ -556,6 +556,27 @@ async fn the_call_context_carries_user_thread_and_call_id() {
     assert_eq!(outcome.into_result().unwrap().text, r#"Some("u-7")/Some("t-1")/toolu_42"#);
 }
 
+/// Answers with its call id.
+#[tool(name = "a_tool_whose_name_is_longer_than_any_inline_string")]
+async fn long_named(ctx: Ctx<App>) -> String {
+    ctx.call_id().to_owned()
+}
+
+#[tokio::test]
+async fn names_and_call_ids_of_any_length_come_back_whole() {
+    let registry = Registry::builder().tools(tools![long_named, ping]).build().unwrap();
+    let id = "toolu_01A09q90qw90lq917835lq9_and_then_some";
+    let result = registry.call(&app(), "a_tool_whose_name_is_longer_than_any_inline_string", "{}").call_id(id).await;
+    let result = result.into_result().unwrap();
+    assert_eq!(result.tool, "a_tool_whose_name_is_longer_than_any_inline_string");
+    assert_eq!(result.call_id, id);
+    assert_eq!(result.text, id, "the tool's context has the same id");
+    // Fresh ids are unique, and a tool without a context gets one too.
+    let (first, second) = (registry.invoke(&app(), "ping", "{}").await, registry.invoke(&app(), "ping", "{}").await);
+    assert!(first.call_id.starts_with("call_") && second.call_id.starts_with("call_"), "{} {}", first.call_id, second.call_id);
+    assert_ne!(first.call_id, second.call_id);
+}
+
 #[tokio::test]
 async fn dynamic_tools_go_through_the_same_pipeline() {
     let schema = json!({
