@@ -204,7 +204,7 @@ fuzz_target!(|data: &[u8]| {
                     let results = run.execute(calls).await;
                     for result in &results.results {
                         check(result, data);
-                        if !offered.contains(&result.tool) {
+                        if !offered.iter().any(|name| *name == result.tool) {
                             assert_eq!(result.kind, ResultKind::UnknownTool, "a tool not offered ran: {}", result.tool);
                         }
                     }
