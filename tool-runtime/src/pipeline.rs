@@ -408,7 +408,8 @@ impl<App: Send + Sync + 'static> Registry<App> {
             }
         };
         let mut call = CallState::new(app, info);
-        // A static verdict depends on no input: known before parsing.
+        // The approval floor and a static policy depend on no input: both
+        // are known before parsing.
         let floor = self.floor_applies(entry, call.info());
         let mut args = args;
         let mut fast_tried = false;
