@@ -543,6 +543,17 @@ impl<'a> Scalar<'a> {
     }
 }
 
+/// `Scalar`'s integer methods, one per integer type.
+macro_rules! scalar_integers {
+    ($($method:ident)*) => {
+        $(
+            fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Fallback> {
+                visitor.visit_u64(self.unsigned()?)
+            }
+        )*
+    };
+}
+
 impl<'de> Deserializer<'de> for &mut Scalar<'de> {
     type Error = Fallback;
 
@@ -560,36 +571,11 @@ impl<'de> Deserializer<'de> for &mut Scalar<'de> {
         }
     }
 
-    fn deserialize_u8<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Fallback> {
-        visitor.visit_u64(self.unsigned()?)
-    }
-
-    fn deserialize_u16<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Fallback> {
-        visitor.visit_u64(self.unsigned()?)
-    }
-
-    fn deserialize_u32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Fallback> {
-        visitor.visit_u64(self.unsigned()?)
-    }
-
-    fn deserialize_u64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Fallback> {
-        visitor.visit_u64(self.unsigned()?)
-    }
-
-    fn deserialize_i8<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Fallback> {
-        visitor.visit_u64(self.unsigned()?)
-    }
-
-    fn deserialize_i16<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Fallback> {
-        visitor.visit_u64(self.unsigned()?)
-    }
-
-    fn deserialize_i32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Fallback> {
-        visitor.visit_u64(self.unsigned()?)
-    }
-
-    fn deserialize_i64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Fallback> {
-        visitor.visit_u64(self.unsigned()?)
+    // Every integer type: serde_json, too, gives a non-negative integer
+    // to any of them as `visit_u64`, and the visitor checks the range.
+    scalar_integers! {
+        deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64
+        deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64
     }
 
     fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Fallback> {
