@@ -429,21 +429,7 @@ impl<'a> Fields<'a> {
             Some(b'"') if first => {}
             _ => return Err(()),
         }
-        if bytes.get(pos) != Some(&b'"') {
-            return Err(());
-        }
-        let start = pos + 1;
-        // An escape (or a control character) is left to the full path.
-        let mut end = start;
-        while let Some(&byte) = bytes.get(end) {
-            if ENDS_KEY[usize::from(byte)] {
-                break;
-            }
-            end += 1;
-        }
-        if bytes.get(end) != Some(&b'"') {
-            return Err(());
-        }
+        let (start, end) = plain_string(bytes, pos).ok_or(())?;
         pos = skip_whitespace(bytes, end + 1);
         if bytes.get(pos) != Some(&b':') {
             return Err(());
@@ -528,18 +514,10 @@ impl<'a> Scalar<'a> {
 
     /// A string's contents, when it has no escape or control character.
     fn plain_str(&mut self) -> Result<&'a str, Fallback> {
-        let bytes = self.text.as_bytes();
-        if bytes.get(self.pos) != Some(&b'"') {
-            return Err(Fallback);
-        }
-        let start = self.pos + 1;
-        let len = bytes[start..].iter().position(|&b| ENDS_KEY[usize::from(b)]).ok_or(Fallback)?;
-        if bytes[start + len] != b'"' {
-            return Err(Fallback);
-        }
-        self.pos = start + len + 1;
+        let (start, end) = plain_string(self.text.as_bytes(), self.pos).ok_or(Fallback)?;
+        self.pos = end + 1;
         // Between two ASCII quotes, so on character boundaries.
-        Ok(&self.text[start..start + len])
+        self.text.get(start..end).ok_or(Fallback)
     }
 }
 
@@ -604,7 +582,25 @@ impl<'de> Deserializer<'de> for &mut Scalar<'de> {
     }
 }
 
-/// The bytes that end a key the cursor reads: a quote, and what it leaves
+/// The string starting with the quote at `pos`, when it holds no escape
+/// and no control character (those are left to serde_json, or to the full
+/// path): the positions of its first byte and of its closing quote.
+fn plain_string(bytes: &[u8], pos: usize) -> Option<(usize, usize)> {
+    if bytes.get(pos) != Some(&b'"') {
+        return None;
+    }
+    let start = pos + 1;
+    let mut end = start;
+    while let Some(&byte) = bytes.get(end) {
+        if ENDS_KEY[usize::from(byte)] {
+            break;
+        }
+        end += 1;
+    }
+    (bytes.get(end) == Some(&b'"')).then_some((start, end))
+}
+
+/// The bytes that end a key or string the cursor reads: a quote, and what it leaves
 /// to the full path (a backslash, a control character).
 const ENDS_KEY: [bool; 256] = {
     let mut table = [false; 256];
