@@ -3,6 +3,11 @@
 
 use serde_json::Value;
 
+/// The largest [`ArgumentLimits::max_depth`] a registry accepts: JSON text
+/// nested deeper does not parse (serde_json's own recursion limit), and
+/// every stage after the guard may recurse once per level.
+pub const MAX_ARGUMENT_DEPTH: usize = 128;
+
 /// Limits on the raw arguments of one call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ArgumentLimits {
@@ -108,12 +113,21 @@ pub(crate) fn dismantle(value: Value) {
 /// The same limits for arguments that arrive already parsed (MCP, provider
 /// payloads): depth by walking the value, size by its serialised length.
 pub(crate) fn check_value(value: &Value, limits: &ArgumentLimits) -> Result<(), GuardError> {
-    fn depth_exceeds(value: &Value, remaining: usize) -> bool {
-        match value {
-            Value::Array(items) => remaining == 0 || items.iter().any(|item| depth_exceeds(item, remaining - 1)),
-            Value::Object(map) => remaining == 0 || map.values().any(|item| depth_exceeds(item, remaining - 1)),
-            _ => false,
+    // Iterative: a value may be nested far deeper than the stack allows.
+    fn depth_exceeds(value: &Value, max: usize) -> bool {
+        let mut stack = vec![(value, 0usize)];
+        while let Some((value, depth)) = stack.pop() {
+            let children: &mut dyn Iterator<Item = &Value> = match value {
+                Value::Array(items) => &mut items.iter(),
+                Value::Object(map) => &mut map.values(),
+                _ => continue,
+            };
+            if depth == max {
+                return true;
+            }
+            stack.extend(children.map(|child| (child, depth + 1)));
         }
+        false
     }
     if depth_exceeds(value, limits.max_depth) {
         return Err(GuardError::TooDeep { max: limits.max_depth });
@@ -191,6 +205,18 @@ mod tests {
         // Escapes count: under the bound, over the exact length.
         let escaped = Value::String("\"".repeat(60));
         assert_eq!(check_value(&escaped, &limits(100, 64)), Err(GuardError::TooLarge { bytes: None, max: 100 }));
+    }
+
+    #[test]
+    fn a_deep_value_is_measured_without_recursion_whatever_the_limit() {
+        let mut value = Value::Array(Vec::new());
+        for _ in 0..200_000 {
+            value = Value::Array(vec![value]);
+        }
+        // Limits as deep as the value: it is walked to the bottom.
+        assert_eq!(check_value(&value, &limits(usize::MAX, 200_000)), Err(GuardError::TooDeep { max: 200_000 }));
+        assert_eq!(check_value(&value, &limits(usize::MAX, 199_999)), Err(GuardError::TooDeep { max: 199_999 }));
+        dismantle(value);
     }
 
     #[test]

@@ -72,7 +72,7 @@ pub mod __private;
 pub use context::{Ctx, Progress, ProgressSink, StepView, UserContext};
 pub use dynamic::DynamicTool;
 pub use error::{ToolError, INTERNAL_ERROR_CODE};
-pub use guard::ArgumentLimits;
+pub use guard::{ArgumentLimits, MAX_ARGUMENT_DEPTH};
 pub use pipeline::{Arguments, Call, CallOutcome, PendingCall};
 pub use policy::{ApprovalFloor, PolicyKind, Verdict};
 pub use registry::{BuildError, BuildProblem, Registry, RegistryBuilder};

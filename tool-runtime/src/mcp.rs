@@ -416,7 +416,8 @@ fn approval_message<App>(pending: &PendingCall<App>, def: Option<&ToolDefinition
         Some(title) => format!("{title} (`{}`)", pending.tool()),
         None => format!("`{}`", pending.tool()),
     };
-    let arguments = serde_json::to_string_pretty(pending.arguments()).unwrap_or_else(|_| pending.arguments().to_string());
+    let arguments = pending.arguments();
+    let arguments = serde_json::to_string_pretty(&arguments).unwrap_or_else(|_| arguments.to_string());
     format!(
         "The assistant wants to call {tool} with these arguments:\n\n{arguments}\n\n\
          This call needs your approval. Accept to run it; decline to refuse it."

@@ -10,7 +10,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::Poll;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 use serde_json::{Map, Value};
@@ -112,7 +112,6 @@ pub struct PendingCall<App>(Box<Pending<App>>);
 struct Pending<App> {
     id: SmolStr,
     tool: SmolStr,
-    arguments: Value,
     rejection_text: Option<String>,
     input: Box<dyn Any + Send + Sync>,
     args: ParsedFrom<'static>,
@@ -124,7 +123,6 @@ impl<App> fmt::Debug for PendingCall<App> {
         f.debug_struct("PendingCall")
             .field("id", &self.0.id)
             .field("tool", &self.0.tool)
-            .field("arguments", &self.0.arguments)
             .finish_non_exhaustive()
     }
 }
@@ -140,9 +138,12 @@ impl<App> PendingCall<App> {
         &self.0.tool
     }
 
-    /// The validated arguments, for the human to review.
-    pub fn arguments(&self) -> &Value {
-        &self.0.arguments
+    /// The validated arguments, for the human to review. A pending call
+    /// keeps its arguments once, as they came (the model's text, or the
+    /// object it sent), beside the parsed input it will run with; this
+    /// builds the JSON value from them on each call.
+    pub fn arguments(&self) -> Value {
+        self.0.args.to_value()
     }
 
     /// What the model reads if the human rejects without a text (the
@@ -333,7 +334,8 @@ impl<App: Send + Sync + 'static> Registry<App> {
                 Err(result) => return result,
             };
             match self.decide(entry, input.as_ref(), &pending.ctx).await {
-                Verdict::Deny { reason } => {
+                Err(refused) => self.undecided(entry, &pending.id, refused),
+                Ok(Verdict::Deny { reason }) => {
                     span.record("verdict", "deny");
                     CallResult::failure(entry.name.clone(), pending.id, ResultKind::Denied, &lines::denied(reason.as_deref()))
                 }
@@ -459,7 +461,10 @@ impl<App: Send + Sync + 'static> Registry<App> {
     }
 
     async fn decide_and_run(&self, mut call: Staged<'_, App>, span: tracing::Span) -> CallOutcome<App> {
-        let verdict = self.decide(call.entry, call.input.as_ref(), call.call.ctx()).await;
+        let verdict = match self.decide(call.entry, call.input.as_ref(), call.call.ctx()).await {
+            Ok(verdict) => verdict,
+            Err(refused) => return CallOutcome::Done(self.undecided(call.entry, call.call.call_id(), refused)),
+        };
         match self.settle(call, verdict, &span) {
             Settled::Done(outcome) => outcome,
             Settled::Run(call) => CallOutcome::Done(self.execute(call, &span).await),
@@ -484,7 +489,6 @@ impl<App: Send + Sync + 'static> Registry<App> {
                 Settled::Done(CallOutcome::NeedsApproval(PendingCall(Box::new(Pending {
                     id: ctx.info().call_id.clone(),
                     tool: entry.name.clone(),
-                    arguments: args.to_value(),
                     rejection_text,
                     input,
                     args: args.into_owned(),
@@ -499,9 +503,24 @@ impl<App: Send + Sync + 'static> Registry<App> {
         CallResult::failure(name, call_id.clone(), ResultKind::UnknownTool, &error)
     }
 
-    /// Stages 1 and 2: guard, JSON, schema, deserialisation.
+    /// Stages 1 and 2: guard, JSON, schema, deserialisation. A parameter
+    /// type whose `Deserialize` panics gives the generic 500 on every path
+    /// (text or value, fast or full), never an unwinding `invoke`.
     #[allow(clippy::result_large_err)]
     fn prepare<'a>(
+        &self,
+        entry: &Entry<App>,
+        call_id: &SmolStr,
+        args: Arguments<'a>,
+        try_fast: bool,
+    ) -> Result<(Box<dyn Any + Send + Sync>, ParsedFrom<'a>), CallResult> {
+        std::panic::catch_unwind(AssertUnwindSafe(|| self.parse_arguments(entry, call_id, args, try_fast))).unwrap_or_else(|payload| {
+            Err(self.internal(entry.name.clone(), call_id, ErrorKind::Panic, panic_message(payload.as_ref())))
+        })
+    }
+
+    #[allow(clippy::result_large_err)]
+    fn parse_arguments<'a>(
         &self,
         entry: &Entry<App>,
         call_id: &SmolStr,
@@ -585,13 +604,35 @@ impl<App: Send + Sync + 'static> Registry<App> {
     }
 
     /// Stage 3: the tool's rule, then the user's floor. A predicate that
-    /// panics or fails denies, and is reported.
-    pub(crate) async fn decide(&self, entry: &Entry<App>, input: &(dyn Any + Send + Sync), ctx: &Ctx<App>) -> Verdict {
+    /// panics or fails denies, and is reported. A predicate runs under the
+    /// registry's policy timeout and stops when the call is cancelled: then
+    /// there is no verdict, and the call ends as [`Undecided`] says.
+    pub(crate) async fn decide(
+        &self,
+        entry: &Entry<App>,
+        input: &(dyn Any + Send + Sync),
+        ctx: &Ctx<App>,
+    ) -> Result<Verdict, Undecided> {
         let verdict = match entry.def.policy.static_verdict() {
             Some(verdict) => verdict,
             None => {
                 let decided = match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.decide(input, ctx))) {
-                    Ok(future) => AssertUnwindSafe(future).catch_unwind().await,
+                    Ok(future) => {
+                        let timeout = self.inner.config.policy_timeout;
+                        let Some(timer) = runtime_timer(tokio::time::Instant::now() + timeout) else {
+                            self.report_no_runtime(entry, &ctx.info().call_id);
+                            return Err(Undecided::NoRuntime);
+                        };
+                        tokio::select! {
+                            biased;
+                            () = ctx.cancellation().cancelled() => return Err(Undecided::Cancelled),
+                            decided = AssertUnwindSafe(future).catch_unwind() => decided,
+                            () = timer => {
+                                self.fail_closed(entry, ctx, format!("the policy predicate gave no verdict within {timeout:?}"));
+                                return Err(Undecided::TimedOut(timeout));
+                            }
+                        }
+                    }
                     Err(payload) => Err(payload),
                 };
                 match decided {
@@ -601,7 +642,19 @@ impl<App: Send + Sync + 'static> Registry<App> {
                 }
             }
         };
-        verdict.with_floor(self.floor_applies(entry, ctx.info()))
+        Ok(verdict.with_floor(self.floor_applies(entry, ctx.info())))
+    }
+
+    /// The result of a call whose policy predicate gave no verdict.
+    fn undecided(&self, entry: &Entry<App>, call_id: &SmolStr, why: Undecided) -> CallResult {
+        let tool = entry.name.clone();
+        match why {
+            Undecided::Cancelled => CallResult::failure(tool, call_id.clone(), ResultKind::Cancelled, &lines::cancelled()),
+            Undecided::TimedOut(timeout) => {
+                CallResult::failure(tool, call_id.clone(), ResultKind::Denied, &lines::policy_timed_out(timeout))
+            }
+            Undecided::NoRuntime => CallResult::failure(tool, call_id.clone(), ResultKind::Internal, &ToolError::internal()),
+        }
     }
 
     /// Whether the user's approval floor covers the tool (an anonymous
@@ -710,6 +763,10 @@ impl<App: Send + Sync + 'static> Registry<App> {
     ) -> Result<Ended, CallResult> {
         let tool = || entry.name.clone();
         let timeout = entry.def.timeout.unwrap_or(self.inner.config.default_timeout);
+        let Some(timer) = runtime_timer((started + timeout).into()) else {
+            self.report_no_runtime(entry, &call.call_id);
+            return Err(CallResult::failure(tool(), call.call_id.clone(), ResultKind::Internal, &ToolError::internal()));
+        };
         let cancel = call.cancellation();
         // A caller that drops the call mid-way cancels it: the token fires
         // and the task is dropped, as at the timeout.
@@ -728,7 +785,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
                 Err(join) if join.is_panic() => Ended::Panicked(join.into_panic()),
                 Err(join) => Ended::Lost(join.to_string()),
             }),
-            () = tokio::time::sleep_until((started + timeout).into()) => {
+            () = timer => {
                 cancel.cancel();
                 task.abort();
                 let error = lines::timed_out(timeout);
@@ -784,6 +841,24 @@ impl<App: Send + Sync + 'static> Registry<App> {
         }
     }
 
+    /// A call that must wait (a tool that waits, a policy predicate) was
+    /// polled outside a Tokio runtime with timers: the model reads the
+    /// generic 500, the developer what to do.
+    fn report_no_runtime(&self, entry: &Entry<App>, call_id: &SmolStr) {
+        self.report(ErrorReport {
+            tool: entry.def.name.clone(),
+            call_id: call_id.to_string(),
+            kind: ErrorKind::Internal,
+            code: crate::error::INTERNAL_ERROR_CODE.to_owned(),
+            error: "a call that waits needs a Tokio runtime with timers enabled (its timeout and its task are \
+                    Tokio's): await it inside #[tokio::main] or Runtime::block_on, on a runtime built with \
+                    enable_time() or enable_all()"
+                .to_owned(),
+            message: None,
+            data: None,
+        });
+    }
+
     fn internal(&self, tool: SmolStr, call_id: &SmolStr, kind: ErrorKind, error: String) -> CallResult {
         let public = ToolError::internal();
         self.report(ErrorReport {
@@ -802,10 +877,10 @@ impl<App: Send + Sync + 'static> Registry<App> {
     pub(crate) fn report(&self, report: ErrorReport) {
         tracing::error!(
             tool = %report.tool,
-            call_id = %report.call_id,
+            call_id = %Escaped(&report.call_id),
             kind = report.kind.as_str(),
             code = %report.code,
-            error = %report.error,
+            error = %Escaped(&report.error),
             message = report.message.as_deref(),
             "tool call failed"
         );
@@ -818,12 +893,37 @@ impl<App: Send + Sync + 'static> Registry<App> {
 fn call_span(tool: &str, call_id: &str) -> tracing::Span {
     tracing::info_span!(
         "tool_call",
-        tool = %lines::shorten(tool, 64),
-        call_id = %call_id,
+        tool = %Escaped(&lines::shorten(tool, 64)),
+        call_id = %Escaped(call_id),
         verdict = tracing::field::Empty,
         outcome = tracing::field::Empty,
         duration_ms = tracing::field::Empty,
     )
+}
+
+/// A Tokio timer until `deadline`, or `None` when this thread is in no
+/// Tokio runtime, or in one without timers (where making one panics).
+fn runtime_timer(deadline: tokio::time::Instant) -> Option<tokio::time::Sleep> {
+    tokio::runtime::Handle::try_current().ok()?;
+    std::panic::catch_unwind(|| tokio::time::sleep_until(deadline)).ok()
+}
+
+/// Text the model chose (a tool name, a call id, an error that may quote
+/// its input), written into a log field with its control characters
+/// escaped: a newline in a tool name must not forge a log line.
+struct Escaped<'a>(&'a str);
+
+impl fmt::Display for Escaped<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for c in self.0.chars() {
+            if c.is_control() {
+                write!(f, "{}", c.escape_default())?;
+            } else {
+                fmt::Write::write_char(f, c)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Records how the call ended on its span.
@@ -970,6 +1070,17 @@ enum Stage<'r, App> {
 enum Settled<'r, App> {
     Done(CallOutcome<App>),
     Run(Staged<'r, App>),
+}
+
+/// Why a policy predicate gave no verdict.
+pub(crate) enum Undecided {
+    /// The call was cancelled while the predicate ran.
+    Cancelled,
+    /// The predicate took longer than the registry's policy timeout (it
+    /// is reported, and the call is denied: fail closed).
+    TimedOut(Duration),
+    /// No Tokio runtime with timers to run it under (reported).
+    NoRuntime,
 }
 
 /// How a tool's execution ended, wherever it ran.

@@ -70,6 +70,8 @@ pub(crate) struct Config {
     pub(crate) default_max_output_chars: usize,
     pub(crate) on_tool_error: Option<ErrorHook>,
     pub(crate) validate_every_call: bool,
+    pub(crate) policy_timeout: Duration,
+    pub(crate) max_pending: usize,
 }
 
 impl Default for Config {
@@ -80,6 +82,8 @@ impl Default for Config {
             default_max_output_chars: 20_000,
             on_tool_error: None,
             validate_every_call: false,
+            policy_timeout: Duration::from_secs(10),
+            max_pending: 16,
         }
     }
 }
@@ -169,7 +173,10 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
         self
     }
 
-    /// Deepest accepted nesting of arguments (default 64).
+    /// Deepest accepted nesting of arguments (default 64, at most
+    /// [`MAX_ARGUMENT_DEPTH`](crate::MAX_ARGUMENT_DEPTH): JSON text
+    /// nested deeper does not parse, and [`build`](Self::build) refuses a
+    /// larger setting).
     pub fn max_argument_depth(mut self, depth: usize) -> Self {
         self.config.limits.max_depth = depth;
         self
@@ -206,11 +213,35 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
         self
     }
 
+    /// How long a policy predicate may take (default 10 s). One that takes
+    /// longer denies the call (fail closed, code `POLICY_TIMEOUT`) and is
+    /// reported; a predicate whose call is cancelled meanwhile is dropped
+    /// and the call reads as cancelled.
+    pub fn policy_timeout(mut self, timeout: Duration) -> Self {
+        self.config.policy_timeout = timeout;
+        self
+    }
+
+    /// How many calls of one [`Run`](crate::Run) may wait for a human at
+    /// once (default 16). A call that needs approval beyond that is not
+    /// parked: the model reads that too many calls wait (code
+    /// `TOO_MANY_PENDING`) and may try again once some are decided.
+    pub fn max_pending_approvals(mut self, max: usize) -> Self {
+        self.config.max_pending = max;
+        self
+    }
+
     /// Builds every schema, compiles every validator and checks the tools
     /// together: unique names, names the providers accept, `requires`
     /// naming registered tools. Every problem is reported at once.
     pub fn build(self) -> Result<Registry<App>, BuildError> {
         let mut problems = Vec::new();
+        if self.config.limits.max_depth > crate::guard::MAX_ARGUMENT_DEPTH {
+            problems.push(BuildProblem::DepthLimitTooHigh {
+                depth: self.config.limits.max_depth,
+                max: crate::guard::MAX_ARGUMENT_DEPTH,
+            });
+        }
         let mut entries: Vec<Entry<App>> = Vec::with_capacity(self.tools.len());
         let mut index = HashMap::with_capacity(self.tools.len());
         for boxed in self.tools {
@@ -316,6 +347,14 @@ pub enum BuildProblem {
         tool: String,
         /// What is wrong.
         reason: String,
+    },
+    /// `max_argument_depth` above what JSON text can be parsed at.
+    #[error("max_argument_depth({depth}) is above the largest supported depth, {max}; lower it")]
+    DepthLimitTooHigh {
+        /// The depth asked for.
+        depth: usize,
+        /// The largest supported depth.
+        max: usize,
     },
 }
 

@@ -218,6 +218,39 @@ pub(crate) mod lines {
         )
     }
 
+    pub(crate) fn duplicate_call_id(id: &str) -> ToolError {
+        ToolError::bad_request(
+            "DUPLICATE_CALL_ID",
+            format!(
+                "Another call in this conversation already has the id `{}`, so this one was not run. \
+                 Give each call its own id.",
+                shorten(id, 64)
+            ),
+        )
+    }
+
+    pub(crate) fn too_many_pending(max: usize) -> ToolError {
+        ToolError::rate_limited(
+            "TOO_MANY_PENDING",
+            format!(
+                "{max} calls already wait for a human's approval, so this one was not run. \
+                 Ask the user to decide those first, then call it again."
+            ),
+        )
+    }
+
+    pub(crate) fn policy_timed_out(timeout: Duration) -> ToolError {
+        ToolError::new(
+            403,
+            "POLICY_TIMEOUT",
+            format!(
+                "Whether this call is allowed could not be decided within {}, so it was not run. \
+                 Tell the user it cannot be done right now.",
+                human_duration(timeout)
+            ),
+        )
+    }
+
     pub(crate) fn cancelled() -> ToolError {
         ToolError::new(499, "CALL_CANCELLED", "The call was cancelled before it finished.").no_retry()
     }

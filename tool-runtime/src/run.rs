@@ -13,7 +13,7 @@ use crate::definition::ToolDefinition;
 use crate::pipeline::{fresh_call_id, Arguments, CallOutcome, PendingCall};
 use crate::registry::Registry;
 use crate::report::{panic_message, ErrorKind, ErrorReport};
-use crate::result::{CallResult, ResultKind};
+use crate::result::{lines, CallResult, ResultKind};
 
 /// One tool call the model emitted.
 #[derive(Clone, Debug, PartialEq)]
@@ -221,25 +221,40 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// refused as unknown. The calls run concurrently when every called tool
     /// is `parallel_safe`; otherwise one after the other, in the model's
     /// order, each decided by its policy after the earlier ones ran.
+    ///
+    /// A call whose id an earlier call of the step, or a call still waiting
+    /// for approval, already has is not run: the model reads that the id is
+    /// taken (code `DUPLICATE_CALL_ID`), and every other call's result
+    /// stays its own. A call that needs approval while
+    /// [`max_pending_approvals`](crate::RegistryBuilder::max_pending_approvals)
+    /// calls already wait is refused (code `TOO_MANY_PENDING`).
     pub async fn execute(&mut self, calls: Vec<ToolCall>) -> StepResults {
         let step = self.step;
         let offered = self.offered_names();
+        let refusals = self.duplicate_ids(&calls);
         let parallel = calls.len() > 1
             && calls.iter().all(|call| self.registry.definition(&call.name).is_some_and(|def| def.parallel_safe));
+        let calls = calls.into_iter().zip(refusals).map(|(call, refusal)| (self.call_info(&call.id), call, refusal));
         let outcomes = if parallel {
-            let futures = calls.into_iter().map(|call| {
-                let info = self.call_info(&call.id);
+            let futures = calls.map(|(info, call, refusal)| {
                 let app = &self.app;
                 let registry = &self.registry;
                 let offered = &offered;
-                async move { registry.process(app, &call.name, call.arguments, move || info, Some(offered)).await }
+                async move {
+                    match refusal {
+                        Some(refused) => CallOutcome::Done(refused),
+                        None => registry.process(app, &call.name, call.arguments, move || info, Some(offered)).await,
+                    }
+                }
             });
             join_all(futures).await
         } else {
             let mut outcomes = Vec::with_capacity(calls.len());
-            for call in calls {
-                let info = self.call_info(&call.id);
-                outcomes.push(self.registry.process(&self.app, &call.name, call.arguments, move || info, Some(&offered)).await);
+            for (info, call, refusal) in calls {
+                outcomes.push(match refusal {
+                    Some(refused) => CallOutcome::Done(refused),
+                    None => self.registry.process(&self.app, &call.name, call.arguments, move || info, Some(&offered)).await,
+                });
             }
             outcomes
         };
@@ -249,6 +264,12 @@ impl<App: Send + Sync + 'static> Run<App> {
                 CallOutcome::Done(result) => {
                     self.record(&result);
                     results.push(result);
+                }
+                CallOutcome::NeedsApproval(pending) if self.pending.len() >= self.registry.inner.config.max_pending => {
+                    let max = self.registry.inner.config.max_pending;
+                    tracing::warn!(tool = %pending.tool(), max, "too many calls wait for approval in this run; refused");
+                    let (tool, id) = (pending.tool().clone(), pending.id().clone());
+                    results.push(CallResult::failure(tool, id, ResultKind::Denied, &lines::too_many_pending(max)));
                 }
                 CallOutcome::NeedsApproval(pending) => {
                     results.push(pending.pending_result());
@@ -295,6 +316,27 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// Cancels every running call of this run.
     pub fn cancel(&self) {
         self.cancel.cancel();
+    }
+
+    /// For each call, its refusal when its id is taken: by an earlier call
+    /// of the step or by a call waiting for approval. (An empty id gets a
+    /// fresh one, which is never taken.)
+    fn duplicate_ids(&self, calls: &[ToolCall]) -> Vec<Option<CallResult>> {
+        let mut taken: Vec<&str> = self.pending.iter().map(|pending| pending.id().as_str()).collect();
+        calls
+            .iter()
+            .map(|call| {
+                if call.id.is_empty() {
+                    return None;
+                }
+                if taken.contains(&call.id.as_str()) {
+                    let error = lines::duplicate_call_id(&call.id);
+                    return Some(CallResult::failure(call.name.as_str().into(), call.id.as_str().into(), ResultKind::InvalidArguments, &error));
+                }
+                taken.push(&call.id);
+                None
+            })
+            .collect()
     }
 
     fn take_pending(&mut self, id: &str) -> Result<PendingCall<App>, RunError> {

@@ -198,21 +198,54 @@ pub(crate) fn unknown_property<'a>(args: &'a Map<String, Value>, properties: &[B
     args.keys().map(String::as_str).find(|key| !properties.iter().any(|name| &**name == *key))
 }
 
+/// Values of at most this many nodes have all their errors listed (up to
+/// [`MAX_PROBLEMS`]); larger ones only their first.
+const LISTED_NODES: usize = 1_000;
+
 /// What the validator finds wrong with `value`, as `pointer: reason` lines
 /// for the model (at most ten); empty when it is valid.
+///
+/// The validator's error iterator builds every error before it yields the
+/// first (one per item of a list of 300,000 wrong items: hundreds of
+/// megabytes), so it is used only on values small enough that all their
+/// errors are few; a larger value is worded by its first error, which the
+/// validator finds without going further.
 pub(crate) fn problems(validator: &jsonschema::Validator, value: &Value) -> Vec<String> {
     if validator.is_valid(value) {
         return Vec::new();
     }
-    validator
-        .iter_errors(value)
-        .take(MAX_PROBLEMS)
+    let errors: Vec<jsonschema::ValidationError<'_>> = if nodes_at_most(value, LISTED_NODES) {
+        validator.iter_errors(value).take(MAX_PROBLEMS).collect()
+    } else {
+        validator.validate(value).err().into_iter().collect()
+    };
+    errors
+        .into_iter()
         .map(|err| {
             let path = err.instance_path().as_str().to_owned();
             let path = if path.is_empty() { "(root)".to_owned() } else { path };
             format!("{path}: {}", crate::result::lines::shorten(&err.to_string(), 200))
         })
         .collect()
+}
+
+/// Whether `value` has at most `max` nodes (itself, items, members),
+/// counted without recursion and only until `max` is passed.
+fn nodes_at_most(value: &Value, max: usize) -> bool {
+    let mut stack = vec![value];
+    let mut seen = 0;
+    while let Some(value) = stack.pop() {
+        seen += 1;
+        if seen > max {
+            return false;
+        }
+        match value {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => stack.extend(map.values()),
+            _ => {}
+        }
+    }
+    true
 }
 
 /// What one pass over the arguments found.
@@ -375,6 +408,22 @@ mod tests {
         let args = json!({"a": "x", "b": 1});
         assert_eq!(unknown_property(args.as_object().unwrap(), &names), Some("b"));
         assert_eq!(unknown_property(json!({"a": "x"}).as_object().unwrap(), &names), None);
+    }
+
+    #[test]
+    fn a_large_invalid_value_is_worded_by_its_first_problem_and_a_small_one_by_up_to_ten() {
+        let schema = root(json!({"ids": {"type": "array", "items": {"type": "integer"}}}));
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let small = json!({"ids": vec![json!({}); 50]});
+        let found = problems(&validator, &small);
+        assert_eq!(found.len(), MAX_PROBLEMS, "{found:?}");
+        assert!(found[0].starts_with("/ids/0: "), "{found:?}");
+        let large = json!({"ids": vec![json!({}); 300_000]});
+        let found = problems(&validator, &large);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].starts_with("/ids/0: "), "{found:?}");
+        assert!(problems(&validator, &json!({"ids": vec![1; 300_000]})).is_empty());
+        assert!(nodes_at_most(&json!([1, [2, 3]]), 5) && !nodes_at_most(&json!([1, [2, 3]]), 4));
     }
 
     #[test]
