@@ -374,7 +374,7 @@ async fn an_approved_call_runs_and_a_rejected_one_does_not() {
         panic!("expected a pending approval");
     };
     assert_eq!(pending.id(), "c1");
-    assert_eq!(pending.arguments(), &args);
+    assert_eq!(pending.arguments(), args);
     assert_eq!(app.executions.load(Ordering::SeqCst), 0);
     let result = registry.approve(pending).await;
     assert_eq!(result.text, "refunded 500 on A-1");

@@ -115,3 +115,23 @@ fn each_call_is_a_span_with_tool_call_id_verdict_outcome_and_duration() {
         "the internal error's detail goes to tracing: {events:?}"
     );
 }
+
+#[test]
+fn text_the_model_chose_cannot_forge_a_log_line() {
+    let recorder = Recorder::default();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    tracing::subscriber::with_default(recorder.clone(), || {
+        runtime.block_on(async {
+            let registry = Registry::<()>::builder().tools(tools![echo, guarded]).build().unwrap();
+            let app = Arc::new(());
+            let forged = "echo\n2026-12-01T00:00:00Z INFO admin logged in\r\u{1b}[2K";
+            registry.call(&app, forged, "{}").call_id("c-1\nforged").await;
+        });
+    });
+    let spans = recorder.spans.lock().unwrap();
+    let call = spans.values().find(|s| s["name"] == "tool_call").expect("a span for the call");
+    for field in ["tool", "call_id"] {
+        assert!(!call[field].chars().any(char::is_control), "{field}: {:?}", call[field]);
+    }
+    assert!(call["tool"].starts_with("echo\\n2026"), "escaped, not dropped: {:?}", call["tool"]);
+}
