@@ -348,6 +348,22 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     /// [authentication hook](Self::with_auth) is set (unless
     /// [`allow_remote_without_auth`](Self::allow_remote_without_auth)).
     pub async fn serve_http(self, listener: tokio::net::TcpListener) -> io::Result<()> {
+        self.check_listener(&listener)?;
+        let addr = listener.local_addr()?;
+        let own = if addr.ip().is_unspecified() { Vec::new() } else { vec![addr.ip().to_string(), addr.to_string()] };
+        let router = axum::Router::new().nest_service("/mcp", self.http_router(own));
+        axum::serve(listener, router).await
+    }
+
+    /// The check [`serve_http`](Self::serve_http) makes before serving,
+    /// to call before announcing the address.
+    ///
+    /// # Errors
+    ///
+    /// When `listener` is bound to an address that is not loopback while no
+    /// [authentication hook](Self::with_auth) is set (unless
+    /// [`allow_remote_without_auth`](Self::allow_remote_without_auth)).
+    pub fn check_listener(&self, listener: &tokio::net::TcpListener) -> io::Result<()> {
         let addr = listener.local_addr()?;
         if !addr.ip().is_loopback() && self.http.auth.is_none() && !self.http.remote_without_auth {
             return Err(io::Error::new(
@@ -360,9 +376,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
                 ),
             ));
         }
-        let own = if addr.ip().is_unspecified() { Vec::new() } else { vec![addr.ip().to_string(), addr.to_string()] };
-        let router = axum::Router::new().nest_service("/mcp", self.http_router(own));
-        axum::serve(listener, router).await
+        Ok(())
     }
 }
 
