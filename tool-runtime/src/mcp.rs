@@ -46,10 +46,54 @@
 //!   the wait without running it). A client that did not declare the
 //!   elicitation capability cannot ask anyone, so such calls are refused
 //!   with a text that says so (code `APPROVAL_UNAVAILABLE`).
+//!   An approval waits at most the registry's
+//!   [`approval_ttl`](crate::Registry::approval_ttl): then the call is
+//!   refused as expired (code `APPROVAL_EXPIRED`), and an answer that comes
+//!   later runs nothing.
+//! - **A cut output is not sent whole as structured content.** When a
+//!   tool's output was cut at its `max_output_chars`
+//!   ([`CallResult::truncated`]), the client gets the cut text only, never
+//!   `structuredContent`: the model never reads more than the limit allows.
+//!   A tool whose `tools/list` entry declares an `outputSchema` must send
+//!   structured content with every successful result (clients such as the
+//!   official Python SDK reject a success without it), so its cut output
+//!   comes back with `isError: true`, the text still saying it was cut.
 //! - **Cancellation and progress.** `notifications/cancelled` cancels the
 //!   call's token ([`Ctx::cancellation`](crate::Ctx::cancellation)); what
 //!   a tool reports with [`Ctx::progress`](crate::Ctx::progress) becomes
 //!   `notifications/progress` when the request carried a progress token.
+//!
+//! Over streamable HTTP ([`McpServer::serve_http`],
+//! [`McpServer::http_service`]), every request is checked from its headers
+//! before its body is read:
+//!
+//! - **`Origin`** (against DNS rebinding from web pages): a request without
+//!   one (a client that is not a browser) is served; one from a loopback
+//!   origin (`http://localhost:*`, `http://127.0.0.1:*`, `http://[::1]:*`),
+//!   from the server's own origin (the `Host` it was sent to) or from
+//!   [`with_allowed_origins`](McpServer::with_allowed_origins) is served;
+//!   any other gets `403`. `Host` itself must be a loopback name, the bound
+//!   address, or listed in [`with_allowed_hosts`](McpServer::with_allowed_hosts).
+//! - **Who is calling**: an [authentication hook](McpServer::with_auth)
+//!   turns the headers into a [`UserContext`] or a `401`; every request of
+//!   a session is authenticated, and its calls (and `tools/list`) run as the
+//!   user its own headers gave, so that user's approval floor applies.
+//!   [`serve_http`](McpServer::serve_http) refuses a non-loopback address
+//!   without a hook unless told otherwise
+//!   ([`allow_remote_without_auth`](McpServer::allow_remote_without_auth)).
+//! - **Body size**: at most the registry's argument limit plus room for the
+//!   JSON-RPC envelope ([`max_body_bytes`](McpServer::max_body_bytes)). A
+//!   larger `Content-Length` gets `413` before any of the body is read; a
+//!   chunked body is cut off with `413` as soon as it passes the limit.
+//!
+//! Sessions are bounded ([`with_max_sessions`](McpServer::with_max_sessions),
+//! default 500; an idle one costs about 60 KB): when full, the least
+//! recently used session is closed to make room, and a session without a
+//! request for [`with_session_idle_timeout`](McpServer::with_session_idle_timeout)
+//! (default 5 minutes) is closed. A client whose session was closed gets
+//! `404` and starts a new one, as the transport asks. Evicting rather than
+//! refusing newcomers keeps one client that opens sessions in a loop from
+//! locking every other client out.
 //!
 //! The server speaks the protocol revisions that have sessions (2024-11-05 to
 //! 2025-11-25): a run's state (which tools ran, what is offered) lives in a

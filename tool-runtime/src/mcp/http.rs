@@ -21,7 +21,7 @@ use crate::context::UserContext;
 pub const DEFAULT_ENVELOPE_BYTES: usize = 64 * 1024;
 
 /// How many HTTP sessions are kept at most, by default.
-pub const DEFAULT_MAX_SESSIONS: usize = 1_000;
+pub const DEFAULT_MAX_SESSIONS: usize = 500;
 
 /// How long an HTTP session may go without a request before it is closed,
 /// by default: 5 minutes.
