@@ -2,7 +2,8 @@
 //! its resident memory (`VmRSS` in `/proc/PID/status`, so Linux only):
 //!
 //! 1. one 3 MiB POST of `[0],[0],...` arguments, declared with
-//!    `Content-Length` and sent chunked, without a session and in one;
+//!    `Content-Length` and sent chunked, without a session and in one (and,
+//!    for comparison, a 1 MiB one, under the limit);
 //! 2. 3,000 `initialize` from one client (sessions left idle), then a new
 //!    well-behaved client that must still be served.
 //!
@@ -52,6 +53,18 @@ fn main() {
             missed.push(format!("{label}: +{:.1} MB, target under 16 MB", grown as f64 / MB));
         }
     }
+
+    // For comparison, no target: a body just under the limit is read and
+    // parsed whole, as it must be.
+    let server = Server::start(&binary);
+    let session = open_session(server.addr);
+    settle();
+    let before = server.rss();
+    let status = post_raw(server.addr, Some(&session), big_arguments(1 << 20).as_bytes(), false);
+    settle();
+    let grown = server.rss().saturating_sub(before);
+    println!("1 MiB POST (under the limit), in a session: HTTP {status}, RSS +{:.1} MB", grown as f64 / MB);
+    drop(server);
 
     // 2. Many sessions from one client, then a new client.
     let server = Server::start(&binary);

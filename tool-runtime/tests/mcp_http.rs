@@ -157,7 +157,7 @@ async fn a_body_declared_too_large_is_refused_before_it_is_sent() {
         let reply = exchange(addr, &post_head(addr, &headers, Some(three_mib)), b"").await;
         assert_eq!(reply.status, 413, "{reply:?}");
         assert!(reply.body.contains("this request body is 3145728 bytes"), "{reply:?}");
-        assert!(reply.body.contains("at most 1114112"), "1 MiB of arguments plus 64 KiB: {reply:?}");
+        assert!(reply.body.contains("at most 1114112 bytes"), "1 MiB of arguments plus 64 KiB: {reply:?}");
         assert!(reply.body.contains("Send smaller arguments"), "{reply:?}");
     }
 }
@@ -175,6 +175,8 @@ async fn a_chunked_body_is_cut_off_as_soon_as_it_passes_the_limit() {
     body.extend_from_slice(b"\r\n");
     let reply = exchange(addr, &post_head(addr, &[], None), &body).await;
     assert_eq!(reply.status, 413, "{reply:?}");
+    assert!(reply.body.contains("at most 1114112 bytes"), "{reply:?}");
+    assert!(reply.body.contains("Send smaller arguments"), "{reply:?}");
 }
 
 #[tokio::test]

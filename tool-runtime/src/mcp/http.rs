@@ -108,14 +108,24 @@ pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Reques
     }
     let declared = request.headers().get(CONTENT_LENGTH).and_then(|length| length.to_str().ok()?.parse::<u64>().ok());
     if let Some(length) = declared.filter(|&length| length > checks.max_body_bytes as u64) {
-        let text = format!(
-            "Payload Too Large: this request body is {length} bytes; this server accepts at most {} \
-             (the tools' argument limit plus {} bytes of JSON-RPC envelope). Send smaller arguments.",
-            checks.max_body_bytes, checks.envelope_bytes
-        );
-        return (StatusCode::PAYLOAD_TOO_LARGE, text).into_response();
+        return too_large(&checks, &format!("this request body is {length} bytes")).into_response();
     }
-    next.run(request).await
+    let response = next.run(request).await;
+    if response.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        // rmcp cut a body sent without its length: say the same.
+        return too_large(&checks, "this request body is larger").into_response();
+    }
+    response
+}
+
+/// The `413` answer; `size` says how large the body was.
+fn too_large(checks: &Checks, size: &str) -> (StatusCode, String) {
+    let text = format!(
+        "Payload Too Large: {size}; this server accepts at most {} bytes (the tools' argument limit plus {} \
+         bytes of JSON-RPC envelope). Send smaller arguments.",
+        checks.max_body_bytes, checks.envelope_bytes
+    );
+    (StatusCode::PAYLOAD_TOO_LARGE, text)
 }
 
 /// Whether a browser page at `origin` may call the server: an origin on
