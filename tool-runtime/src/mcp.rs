@@ -77,14 +77,19 @@
 //! - **Who is calling**: an [authentication hook](McpServer::with_auth)
 //!   turns the headers into a [`UserContext`] or a `401`; every request of
 //!   a session is authenticated, and its calls (and `tools/list`) run as the
-//!   user its own headers gave, so that user's approval floor applies.
+//!   user its own headers gave, so that user's approval floor applies. A
+//!   session belongs to the user who opened it (by id): another user's
+//!   requests with its id get `404`, so a leaked session id is no use.
 //!   [`serve_http`](McpServer::serve_http) refuses a non-loopback address
 //!   without a hook unless told otherwise
 //!   ([`allow_remote_without_auth`](McpServer::allow_remote_without_auth)).
 //! - **Body size**: at most the registry's argument limit plus room for the
 //!   JSON-RPC envelope ([`max_body_bytes`](McpServer::max_body_bytes)). A
 //!   larger `Content-Length` gets `413` before any of the body is read; a
-//!   chunked body is cut off with `413` as soon as it passes the limit.
+//!   chunked body is cut off with `413` as soon as it passes the limit. A
+//!   body under the limit is parsed whole, and rmcp's parsing costs a
+//!   multiple of its size (about 140 times for `[0],[0],...`): lower the
+//!   registry's argument limit for servers open to untrusted clients.
 //!
 //! Sessions are bounded ([`with_max_sessions`](McpServer::with_max_sessions),
 //! default 500; an idle one costs about 60 KB): when full, the least
@@ -232,7 +237,9 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     /// the [`UserContext`] the request's calls run as (so that user's
     /// approval floor and attributes apply), or an [`Unauthorized`], which
     /// the client reads in a `401` answer. Each request of a session is
-    /// authenticated again, and its calls run as the user it gave.
+    /// authenticated again, and its calls run as the user it gave. A
+    /// session belongs to the user (by [`UserContext::id`]) who opened it:
+    /// another user's requests with its id get `404`.
     ///
     /// ```
     /// use tool_runtime::mcp::{McpServer, Unauthorized};
@@ -367,13 +374,14 @@ impl<App: Send + Sync + 'static> McpServer<App> {
                 config.with_allowed_hosts(hosts)
             }
         };
-        let sessions = sessions::BoundedSessions::new(self.http.max_sessions, self.http.session_idle_timeout);
-        let service = StreamableHttpService::new(move || Ok(server.session()), Arc::new(sessions), config);
+        let sessions = Arc::new(sessions::BoundedSessions::new(self.http.max_sessions, self.http.session_idle_timeout));
+        let service = StreamableHttpService::new(move || Ok(server.session()), sessions.clone(), config);
         let checks = http::Checks {
             max_body_bytes,
             envelope_bytes: self.http.envelope_bytes,
             allowed_origins: self.http.allowed_origins.clone(),
             auth: self.http.auth.clone(),
+            sessions,
         };
         axum::Router::new()
             .fallback_service(service)

@@ -243,7 +243,7 @@ async fn serving_a_non_loopback_address_without_authentication_is_refused_at_sta
 }
 
 #[tokio::test]
-async fn the_auth_hook_decides_who_calls_and_a_missing_credential_gets_401() {
+async fn the_auth_hook_decides_who_calls_and_a_session_stays_its_openers() {
     let server = server().with_auth(|headers| {
         let token = headers.get("authorization").and_then(|value| value.to_str().ok());
         match token.and_then(|value| value.strip_prefix("Bearer ")) {
@@ -263,16 +263,23 @@ async fn the_auth_hook_decides_who_calls_and_a_missing_credential_gets_401() {
     assert_eq!(wrong.status, 401);
     assert!(wrong.body.contains("sign in again"), "{wrong:?}");
 
-    // Each request runs as the user its own credential names: alice's
+    // The calls run as the user the request's credential names: alice's
     // floor sends get_item to approval, which this client cannot give.
     let alice = [("Authorization", "Bearer alice-token")];
     let bob = [("Authorization", "Bearer bob-token")];
-    let session = open(addr, &bob).await;
-    let as_alice = request(addr, &session, &alice, 2, "tools/call", json!({"name": "get_item", "arguments": {"id": 1}})).await;
+    let alices = open(addr, &alice).await;
+    let as_alice = request(addr, &alices, &alice, 2, "tools/call", json!({"name": "get_item", "arguments": {"id": 1}})).await;
     let text = as_alice.message(2)["result"]["content"][0]["text"].as_str().unwrap().to_owned();
     assert!(text.starts_with("code: APPROVAL_UNAVAILABLE"), "{text}");
-    let as_bob = request(addr, &session, &bob, 3, "tools/call", json!({"name": "get_item", "arguments": {"id": 1}})).await;
+    let bobs = open(addr, &bob).await;
+    let as_bob = request(addr, &bobs, &bob, 3, "tools/call", json!({"name": "get_item", "arguments": {"id": 1}})).await;
     assert_eq!(as_bob.message(3)["result"]["content"][0]["text"], "item 1");
-    let anonymous = request(addr, &session, &[], 4, "tools/list", json!({})).await;
+
+    let anonymous = request(addr, &alices, &[], 4, "tools/list", json!({})).await;
     assert_eq!(anonymous.status, 401, "every request is authenticated");
+    // A session belongs to the user who opened it.
+    let intruder = request(addr, &alices, &bob, 5, "tools/call", json!({"name": "get_item", "arguments": {"id": 1}})).await;
+    assert_eq!(intruder.status, 404, "{intruder:?}");
+    assert!(intruder.body.contains("Start a new session"), "{intruder:?}");
+    assert_eq!(request(addr, &alices, &alice, 6, "tools/list", json!({})).await.status, 200, "still alice's");
 }

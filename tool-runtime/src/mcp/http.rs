@@ -14,6 +14,7 @@ use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use super::sessions::BoundedSessions;
 use crate::context::UserContext;
 
 /// The JSON-RPC envelope a request body may carry besides a tool's
@@ -71,17 +72,22 @@ impl std::error::Error for Unauthorized {}
 #[derive(Clone, Debug)]
 pub(crate) struct Caller(pub(crate) Arc<UserContext>);
 
+/// The header naming a request's session.
+const SESSION_ID: &str = "mcp-session-id";
+
 /// What the HTTP checks need, shared by every request.
 pub(crate) struct Checks {
     pub(crate) max_body_bytes: usize,
     pub(crate) envelope_bytes: usize,
     pub(crate) allowed_origins: Vec<String>,
     pub(crate) auth: Option<Arc<AuthHook>>,
+    pub(crate) sessions: Arc<BoundedSessions>,
 }
 
-/// The middleware: `Origin` (403), then authentication (401), then the
-/// declared body size (413); a passing request goes on to rmcp with its
-/// caller in its extensions. rmcp reads the body itself, cut off at the
+/// The middleware: `Origin` (403), then authentication (401) and the
+/// session's owner (404 for another user), then the declared body size
+/// (413); a passing request goes on to rmcp with its caller in its
+/// extensions, and a session it opens is claimed for its caller. rmcp reads the body itself, cut off at the
 /// same limit, so a body without `Content-Length` (chunked) is refused as
 /// soon as it passes the limit and is never buffered beyond it.
 pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Request, next: Next) -> Response {
@@ -96,21 +102,37 @@ pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Reques
             return (StatusCode::FORBIDDEN, text).into_response();
         }
     }
+    let mut caller = None;
     if let Some(auth) = &checks.auth {
         match auth(request.headers()) {
-            Ok(user) => {
-                request.extensions_mut().insert(Caller(Arc::new(user)));
-            }
+            Ok(user) => caller = Some(Arc::new(user)),
             Err(refused) => {
                 return (StatusCode::UNAUTHORIZED, [(WWW_AUTHENTICATE, "Bearer")], refused.to_string()).into_response();
             }
         }
+    }
+    let session = request.headers().get(SESSION_ID).and_then(|id| id.to_str().ok()).map(str::to_owned);
+    if let (Some(user), Some(session)) = (&caller, &session)
+        && checks.sessions.owned_by_other(session, user.id.as_deref())
+    {
+        let text = "Not Found: there is no such session for this user. Start a new session with `initialize`.";
+        return (StatusCode::NOT_FOUND, text).into_response();
+    }
+    if let Some(user) = &caller {
+        request.extensions_mut().insert(Caller(user.clone()));
     }
     let declared = request.headers().get(CONTENT_LENGTH).and_then(|length| length.to_str().ok()?.parse::<u64>().ok());
     if let Some(length) = declared.filter(|&length| length > checks.max_body_bytes as u64) {
         return too_large(&checks, &format!("this request body is {length} bytes")).into_response();
     }
     let response = next.run(request).await;
+    // A new session belongs to the user who opened it.
+    if let (Some(owner), None, Some(opened)) =
+        (caller.as_ref().and_then(|user| user.id.as_deref()), &session, response.headers().get(SESSION_ID))
+        && let Ok(opened) = opened.to_str()
+    {
+        checks.sessions.claim(opened, owner);
+    }
     if response.status() == StatusCode::PAYLOAD_TOO_LARGE {
         // rmcp cut a body sent without its length: say the same.
         return too_large(&checks, "this request body is larger").into_response();

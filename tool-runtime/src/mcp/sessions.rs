@@ -7,6 +7,10 @@
 //! other client out until its sessions go idle, while an eviction costs
 //! only the client that went quiet longest a new `initialize` (a closed
 //! session answers `404`, which tells MCP clients to start a new one).
+//!
+//! With an authentication hook, a session belongs to the user who opened
+//! it: another user's requests with its id are answered as if it did not
+//! exist, so a leaked session id gives no one else its run or its streams.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
@@ -25,8 +29,15 @@ pub(crate) struct BoundedSessions {
     inner: LocalSessionManager,
     max: usize,
     idle: Duration,
-    /// When each open session last had a request.
-    last_used: Mutex<HashMap<SessionId, Instant>>,
+    /// Each open session: when it last had a request, and who owns it.
+    last_used: Mutex<HashMap<SessionId, Session>>,
+}
+
+#[derive(Debug)]
+struct Session {
+    used: Instant,
+    /// The id of the authenticated user who opened it.
+    owner: Option<String>,
 }
 
 impl BoundedSessions {
@@ -38,15 +49,27 @@ impl BoundedSessions {
         BoundedSessions { inner, max: max.max(1), idle, last_used: Mutex::new(HashMap::new()) }
     }
 
-    fn sessions(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, Instant>> {
+    fn sessions(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, Session>> {
         // Only map operations run under the lock: a poisoned one is whole.
         self.last_used.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn touch(&self, id: &SessionId) {
-        if let Some(used) = self.sessions().get_mut(id) {
-            *used = Instant::now();
+        if let Some(session) = self.sessions().get_mut(id) {
+            session.used = Instant::now();
         }
+    }
+
+    /// Makes `owner` the owner of session `id`, unless it has one.
+    pub(crate) fn claim(&self, id: &str, owner: &str) {
+        if let Some(session) = self.sessions().get_mut(id) {
+            session.owner.get_or_insert_with(|| owner.to_owned());
+        }
+    }
+
+    /// Whether session `id` belongs to someone other than `user`.
+    pub(crate) fn owned_by_other(&self, id: &str, user: Option<&str>) -> bool {
+        self.sessions().get(id).and_then(|session| session.owner.as_deref()).is_some_and(|owner| Some(owner) != user)
     }
 
     /// The sessions to close before one more is opened: every idle one,
@@ -54,13 +77,18 @@ impl BoundedSessions {
     fn make_room(&self) -> Vec<SessionId> {
         let mut sessions = self.sessions();
         let now = Instant::now();
-        let mut closing: Vec<SessionId> =
-            sessions.iter().filter(|(_, used)| now.duration_since(**used) >= self.idle).map(|(id, _)| id.clone()).collect();
+        let mut closing: Vec<SessionId> = sessions
+            .iter()
+            .filter(|(_, session)| now.duration_since(session.used) >= self.idle)
+            .map(|(id, _)| id.clone())
+            .collect();
         for id in &closing {
             sessions.remove(id);
         }
         while sessions.len() >= self.max {
-            let Some(oldest) = sessions.iter().min_by_key(|(_, used)| **used).map(|(id, _)| id.clone()) else { break };
+            let Some(oldest) = sessions.iter().min_by_key(|(_, session)| session.used).map(|(id, _)| id.clone()) else {
+                break;
+            };
             tracing::info!(session = %oldest, max = self.max, "closed the least recently used MCP session to open a new one");
             sessions.remove(&oldest);
             closing.push(oldest);
@@ -86,7 +114,7 @@ impl SessionManager for BoundedSessions {
             }
         }
         let (id, transport) = self.inner.create_session().await?;
-        self.sessions().insert(id.clone(), Instant::now());
+        self.sessions().insert(id.clone(), Session { used: Instant::now(), owner: None });
         Ok((id, transport))
     }
 
@@ -97,7 +125,7 @@ impl SessionManager for BoundedSessions {
 
     async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
         // A session idle past its time is gone, even before a sweep.
-        let open = self.sessions().get(id).is_some_and(|used| used.elapsed() < self.idle);
+        let open = self.sessions().get(id).is_some_and(|session| session.used.elapsed() < self.idle);
         Ok(open && self.inner.has_session(id).await?)
     }
 
@@ -160,5 +188,18 @@ mod tests {
         assert!(!sessions.has_session(&third).await.unwrap(), "idle past its time");
         let (_fourth, _t4) = sessions.create_session().await.unwrap();
         assert_eq!(sessions.len(), 1, "the idle sessions were swept");
+    }
+
+    #[tokio::test]
+    async fn a_session_belongs_to_the_first_user_who_claims_it() {
+        let sessions = BoundedSessions::new(2, Duration::from_secs(60));
+        let (id, _transport) = sessions.create_session().await.unwrap();
+        assert!(!sessions.owned_by_other(&id, Some("bob")), "no owner yet");
+        sessions.claim(&id, "alice");
+        sessions.claim(&id, "bob");
+        assert!(!sessions.owned_by_other(&id, Some("alice")));
+        assert!(sessions.owned_by_other(&id, Some("bob")));
+        assert!(sessions.owned_by_other(&id, None));
+        assert!(!sessions.owned_by_other("unknown", Some("bob")));
     }
 }
