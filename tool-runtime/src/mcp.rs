@@ -285,10 +285,10 @@ impl<App: Send + Sync + 'static> McpServer<App> {
         self
     }
 
-    /// The `Host` names (or `host:port`) HTTP requests may address. By
-    /// default loopback names only (`localhost`, `127.0.0.1`, `::1`), and
-    /// the address [`serve_http`](Self::serve_http) is bound to; a server
-    /// reached under another name must list it.
+    /// The `Host` names (or `host:port`) HTTP requests may address,
+    /// instead of the loopback names (`localhost`, `127.0.0.1`, `::1`); the
+    /// address [`serve_http`](Self::serve_http) is bound to is always
+    /// accepted too. A server reached under another name must list it.
     pub fn with_allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.http.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
         self
@@ -360,20 +360,14 @@ impl<App: Send + Sync + 'static> McpServer<App> {
         self.http_router(Vec::new())
     }
 
-    /// The endpoint, also accepting `extra_hosts` in `Host` unless the
-    /// allowed hosts were set.
+    /// The endpoint, also accepting `extra_hosts` in `Host`.
     fn http_router(&self, extra_hosts: Vec<String>) -> axum::Router {
         let server = self.clone();
         let max_body_bytes = self.max_body_bytes();
         let mut config = StreamableHttpServerConfig::default().with_max_request_body_bytes(max_body_bytes);
-        config = match &self.http.allowed_hosts {
-            Some(hosts) => config.with_allowed_hosts(hosts.clone()),
-            None => {
-                let mut hosts = config.allowed_hosts.clone();
-                hosts.extend(extra_hosts);
-                config.with_allowed_hosts(hosts)
-            }
-        };
+        let mut hosts = self.http.allowed_hosts.clone().unwrap_or_else(|| config.allowed_hosts.clone());
+        hosts.extend(extra_hosts);
+        config = config.with_allowed_hosts(hosts);
         let sessions = Arc::new(sessions::BoundedSessions::new(self.http.max_sessions, self.http.session_idle_timeout));
         let service = StreamableHttpService::new(move || Ok(server.session()), sessions.clone(), config);
         let checks = http::Checks {

@@ -283,3 +283,14 @@ async fn the_auth_hook_decides_who_calls_and_a_session_stays_its_openers() {
     assert!(intruder.body.contains("Start a new session"), "{intruder:?}");
     assert_eq!(request(addr, &alices, &alice, 6, "tools/list", json!({})).await.status, 200, "still alice's");
 }
+
+#[tokio::test]
+async fn only_listed_hosts_and_the_bound_address_are_served() {
+    let addr = serve(server().with_allowed_hosts(["mcp.example.com"])).await;
+    let body = initialize().to_string();
+    for (host, status) in [("mcp.example.com", 200), (&*addr.to_string(), 200), ("evil.example", 403)] {
+        let head = post_head(addr, &[], Some(body.len())).replacen(&format!("Host: {addr}"), &format!("Host: {host}"), 1);
+        let reply = exchange(addr, &head, body.as_bytes()).await;
+        assert_eq!(reply.status, status, "{host}: {reply:?}");
+    }
+}
