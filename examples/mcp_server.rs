@@ -9,6 +9,11 @@
 //! picks a free one; the address is printed on stderr). Stdout carries the
 //! protocol on stdio, so everything else goes to stderr.
 //!
+//! Over HTTP, set `MCP_BEARER_TOKEN` to require `Authorization: Bearer
+//! <token>` on every request. A non-loopback address (`0.0.0.0:8080`) is
+//! refused without a token unless `--insecure-no-auth` is given; clients
+//! reaching it under a name list that name with `--allowed-host NAME`.
+//!
 //! Each MCP session is one run: `refund` is listed only after `lookup_order`
 //! ran, `classify_request` only before the first call; refunds over 50.00
 //! and vouchers ask the client's user for approval (MCP elicitation).
@@ -92,19 +97,35 @@ async fn main() {
         .with_instructions(
             "Tools of a shop's support desk: look orders up, refund delivered ones, hand over to a human.",
         );
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let served = match args.as_slice() {
-        [] => server.serve_stdio().await,
-        [flag, addr] if flag == "--http" => match tokio::net::TcpListener::bind(addr.as_str()).await {
-            Ok(listener) => {
-                let addr = listener.local_addr().expect("a bound listener has an address");
-                eprintln!("mcp_server: listening on http://{addr}/mcp");
-                server.serve_http(listener).await
+    let served = match parse_args(std::env::args().skip(1)) {
+        Some(Options { http: None, .. }) => server.serve_stdio().await,
+        Some(Options { http: Some(addr), insecure_no_auth, allowed_hosts }) => {
+            let mut server = server;
+            if let Some(token) = std::env::var("MCP_BEARER_TOKEN").ok().filter(|token| !token.is_empty()) {
+                server = server.with_bearer_token(token, UserContext::new("bearer"));
             }
-            Err(error) => Err(error),
-        },
-        _ => {
-            eprintln!("usage: mcp_server [--http ADDR]");
+            if insecure_no_auth {
+                server = server.allow_remote_without_auth();
+            }
+            if !allowed_hosts.is_empty() {
+                server = server.with_allowed_hosts(["localhost", "127.0.0.1", "::1"].into_iter().map(String::from).chain(allowed_hosts));
+            }
+            match tokio::net::TcpListener::bind(addr.as_str()).await {
+                Ok(listener) => match server.check_listener(&listener) {
+                    Ok(()) => {
+                        let addr = listener.local_addr().expect("a bound listener has an address");
+                        eprintln!("mcp_server: listening on http://{addr}/mcp");
+                        server.serve_http(listener).await
+                    }
+                    Err(error) => Err(std::io::Error::other(format!(
+                        "{error}\n(here: set MCP_BEARER_TOKEN, or pass --insecure-no-auth)"
+                    ))),
+                },
+                Err(error) => Err(error),
+            }
+        }
+        None => {
+            eprintln!("usage: mcp_server [--http ADDR [--insecure-no-auth] [--allowed-host NAME]...]");
             std::process::exit(2);
         }
     };
@@ -112,4 +133,25 @@ async fn main() {
         eprintln!("mcp_server: {error}");
         std::process::exit(1);
     }
+}
+
+/// The command line.
+struct Options {
+    http: Option<String>,
+    insecure_no_auth: bool,
+    allowed_hosts: Vec<String>,
+}
+
+fn parse_args(mut args: impl Iterator<Item = String>) -> Option<Options> {
+    let mut options = Options { http: None, insecure_no_auth: false, allowed_hosts: Vec::new() };
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--http" => options.http = Some(args.next()?),
+            "--insecure-no-auth" => options.insecure_no_auth = true,
+            "--allowed-host" => options.allowed_hosts.push(args.next()?),
+            _ => return None,
+        }
+    }
+    // The HTTP options mean nothing on stdio.
+    (options.http.is_some() || (!options.insecure_no_auth && options.allowed_hosts.is_empty())).then_some(options)
 }

@@ -1,7 +1,8 @@
 //! The `mcp_server` example against the official Python MCP SDK, over stdio
 //! and streamable HTTP: `tests/peers/mcp_client.py` lists and calls the
 //! support-desk tools (visibility, bad input, a refusal, approvals with and
-//! without elicitation, progress, a cancellation).
+//! without elicitation, progress, a cancellation); over HTTP with a bearer
+//! token, and refused (401) without it.
 //!
 //! ```text
 //! python3 -m pip install 'mcp==2.3.0'
@@ -35,9 +36,11 @@ fn python_client_over_http() {
         return;
     }
     let log = std::env::temp_dir().join(format!("mcp_server-http-{}.log", std::process::id()));
-    let server = Server::start(&example_binary(), &log);
+    let token = format!("interop-{}", std::process::id());
+    let server = Server::start(&example_binary(), &log, &token);
     let url = server.url();
-    run_client(&["http", "--url", &url, "--server-log", log.to_str().expect("a UTF-8 path")]);
+    let log = log.to_str().expect("a UTF-8 path");
+    run_client(&["http", "--url", &url, "--server-log", log, "--token", &token]);
 }
 
 /// Whether `import mcp` works; when it does not, the test is skipped with a
@@ -92,17 +95,18 @@ fn run_client(args: &[&str]) {
     assert!(stdout.contains(" passed, 0 failed"), "no summary from the Python MCP client:\n{stdout}");
 }
 
-/// The example serving streamable HTTP on a free loopback port, its stderr
-/// in `log`; killed when dropped.
+/// The example serving streamable HTTP on a free loopback port, requiring
+/// `token` as a bearer token, its stderr in `log`; killed when dropped.
 struct Server {
     child: Child,
     url: String,
 }
 
 impl Server {
-    fn start(binary: &Path, log: &Path) -> Server {
+    fn start(binary: &Path, log: &Path, token: &str) -> Server {
         let child = Command::new(binary)
             .args(["--http", "127.0.0.1:0"])
+            .env("MCP_BEARER_TOKEN", token)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(File::create(log).expect("the log file can be created"))

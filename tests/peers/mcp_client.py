@@ -2,7 +2,7 @@
 Python MCP SDK (`pip install 'mcp==2.3.0'`), a peer no one here wrote.
 
     python3 tests/peers/mcp_client.py stdio --server target/debug/examples/mcp_server
-    python3 tests/peers/mcp_client.py http --url http://127.0.0.1:PORT/mcp --server-log LOG
+    python3 tests/peers/mcp_client.py http --url http://127.0.0.1:PORT/mcp --server-log LOG [--token TOKEN]
 
 Each MCP session is one run of the support-desk tools, so every scenario
 opens a session of its own. Prints one line per check and a summary;
@@ -26,6 +26,8 @@ import anyio
 import mcp_types as types
 from mcp import Client, MCPError, StdioServerParameters, stdio_client
 from mcp.client.session import ClientRequestContext
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 SUPPORT_DESK = {"classify_request", "lookup_order", "issue_voucher", "hand_over", "wait_for_courier"}
 TIMEOUT = 20.0
@@ -236,6 +238,18 @@ async def scenarios(checks: Checks, connect: Callable[[], Any], server_log: Call
             checks.check(f"the session {name} ran to its end", False, repr(error))
 
 
+async def check_unauthenticated_refused(checks: Checks, url: str) -> None:
+    """Without the bearer token the server answers 401 and says what to send."""
+    async with create_mcp_http_client() as http:
+        reply = await http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                                headers={"Accept": "application/json, text/event-stream"})
+    checks.check(
+        "without the bearer token: 401, saying what to send",
+        reply.status_code == 401 and "Authorization: Bearer" in reply.text,
+        f"{reply.status_code} {reply.text}",
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="transport", required=True)
@@ -244,6 +258,7 @@ def main() -> int:
     http = sub.add_parser("http", help="connect to a running server's streamable HTTP endpoint")
     http.add_argument("--url", required=True)
     http.add_argument("--server-log", required=True, help="file the server's stderr goes to")
+    http.add_argument("--token", help="the server's bearer token (MCP_BEARER_TOKEN)")
     args = parser.parse_args()
 
     checks = Checks(args.transport)
@@ -256,8 +271,14 @@ def main() -> int:
     else:
         log_path = Path(args.server_log)
 
-        def connect() -> str:
-            return args.url
+        def connect() -> Any:
+            if args.token is None:
+                return args.url
+            headers = {"Authorization": f"Bearer {args.token}"}
+            return streamable_http_client(args.url, http_client=create_mcp_http_client(headers=headers))
+
+        if args.token is not None:
+            anyio.run(check_unauthenticated_refused, checks, args.url)
 
     def server_log() -> str:
         try:

@@ -75,7 +75,7 @@ pub use error::{ToolError, INTERNAL_ERROR_CODE};
 pub use guard::{ArgumentLimits, MAX_ARGUMENT_DEPTH};
 pub use pipeline::{Arguments, Call, CallOutcome, PendingCall};
 pub use policy::{ApprovalFloor, PolicyKind, Verdict};
-pub use registry::{BuildError, BuildProblem, Registry, RegistryBuilder};
+pub use registry::{BuildError, BuildProblem, Registry, RegistryBuilder, DEFAULT_APPROVAL_TTL};
 pub use report::{ErrorKind, ErrorReport};
 pub use result::{CallResult, ResultKind};
 pub use run::{Run, RunError, RunState, StepResults, ToolCall};

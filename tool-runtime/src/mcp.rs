@@ -46,10 +46,59 @@
 //!   the wait without running it). A client that did not declare the
 //!   elicitation capability cannot ask anyone, so such calls are refused
 //!   with a text that says so (code `APPROVAL_UNAVAILABLE`).
+//!   An approval waits at most the registry's
+//!   [`approval_ttl`](crate::Registry::approval_ttl): then the call is
+//!   refused as expired (code `APPROVAL_EXPIRED`), and an answer that comes
+//!   later runs nothing.
+//! - **A cut output is not sent whole as structured content.** When a
+//!   tool's output was cut at its `max_output_chars`
+//!   ([`CallResult::truncated`]), the client gets the cut text only, never
+//!   `structuredContent`: the model never reads more than the limit allows.
+//!   A tool whose `tools/list` entry declares an `outputSchema` must send
+//!   structured content with every successful result (clients such as the
+//!   official Python SDK reject a success without it), so its cut output
+//!   comes back with `isError: true`, the text still saying it was cut.
 //! - **Cancellation and progress.** `notifications/cancelled` cancels the
 //!   call's token ([`Ctx::cancellation`](crate::Ctx::cancellation)); what
 //!   a tool reports with [`Ctx::progress`](crate::Ctx::progress) becomes
 //!   `notifications/progress` when the request carried a progress token.
+//!
+//! Over streamable HTTP ([`McpServer::serve_http`],
+//! [`McpServer::http_service`]), every request is checked from its headers
+//! before its body is read:
+//!
+//! - **`Origin`** (against DNS rebinding from web pages): a request without
+//!   one (a client that is not a browser) is served; one from a loopback
+//!   origin (`http://localhost:*`, `http://127.0.0.1:*`, `http://[::1]:*`),
+//!   from the server's own origin (the `Host` it was sent to) or from
+//!   [`with_allowed_origins`](McpServer::with_allowed_origins) is served;
+//!   any other gets `403`. `Host` itself must be a loopback name, the bound
+//!   address, or listed in [`with_allowed_hosts`](McpServer::with_allowed_hosts).
+//! - **Who is calling**: an [authentication hook](McpServer::with_auth)
+//!   turns the headers into a [`UserContext`] or a `401`; every request of
+//!   a session is authenticated, and its calls (and `tools/list`) run as the
+//!   user its own headers gave, so that user's approval floor applies. A
+//!   session belongs to the user who opened it (by id): another user's
+//!   requests with its id get `404`, so a leaked session id is no use.
+//!   [`serve_http`](McpServer::serve_http) refuses a non-loopback address
+//!   without a hook unless told otherwise
+//!   ([`allow_remote_without_auth`](McpServer::allow_remote_without_auth)).
+//! - **Body size**: at most the registry's argument limit plus room for the
+//!   JSON-RPC envelope ([`max_body_bytes`](McpServer::max_body_bytes)). A
+//!   larger `Content-Length` gets `413` before any of the body is read; a
+//!   chunked body is cut off with `413` as soon as it passes the limit. A
+//!   body under the limit is parsed whole, and rmcp's parsing costs a
+//!   multiple of its size (about 140 times for `[0],[0],...`): lower the
+//!   registry's argument limit for servers open to untrusted clients.
+//!
+//! Sessions are bounded ([`with_max_sessions`](McpServer::with_max_sessions),
+//! default 500; an idle one costs about 60 KB): when full, the least
+//! recently used session is closed to make room, and a session without a
+//! request for [`with_session_idle_timeout`](McpServer::with_session_idle_timeout)
+//! (default 5 minutes) is closed. A client whose session was closed gets
+//! `404` and starts a new one, as the transport asks. Evicting rather than
+//! refusing newcomers keeps one client that opens sessions in a loop from
+//! locking every other client out.
 //!
 //! The server speaks the protocol revisions that have sessions (2024-11-05 to
 //! 2025-11-25): a run's state (which tools ran, what is offered) lives in a
@@ -69,11 +118,19 @@ use rmcp::model::{
     ProgressToken, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{ElicitationMode, RequestContext};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 use tokio::sync::mpsc;
+
+mod http;
+mod sessions;
+
+pub use http::{Unauthorized, DEFAULT_ENVELOPE_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT};
+
+use std::time::Duration;
+
+use axum::http::HeaderMap;
 
 use crate::context::{Progress, ProgressSink, StepView, UserContext};
 use crate::definition::ToolDefinition;
@@ -99,6 +156,33 @@ pub struct McpServer<App> {
     user: Arc<UserContext>,
     info: Implementation,
     instructions: Option<String>,
+    http: HttpOptions,
+}
+
+/// How the server serves streamable HTTP; see the `with_*` methods.
+#[derive(Clone)]
+struct HttpOptions {
+    envelope_bytes: usize,
+    allowed_origins: Vec<String>,
+    allowed_hosts: Option<Vec<String>>,
+    max_sessions: usize,
+    session_idle_timeout: Duration,
+    auth: Option<Arc<http::AuthHook>>,
+    remote_without_auth: bool,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            envelope_bytes: DEFAULT_ENVELOPE_BYTES,
+            allowed_origins: Vec::new(),
+            allowed_hosts: None,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
+            auth: None,
+            remote_without_auth: false,
+        }
+    }
 }
 
 impl<App> Clone for McpServer<App> {
@@ -109,6 +193,7 @@ impl<App> Clone for McpServer<App> {
             user: self.user.clone(),
             info: self.info.clone(),
             instructions: self.instructions.clone(),
+            http: self.http.clone(),
         }
     }
 }
@@ -123,6 +208,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
             user: Arc::new(UserContext::default()),
             info: Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
             instructions: None,
+            http: HttpOptions::default(),
         }
     }
 
@@ -140,8 +226,104 @@ impl<App: Send + Sync + 'static> McpServer<App> {
 
     /// Who calls the tools in every session (default: an anonymous user);
     /// their approval floor and attributes reach policy and visibility.
+    /// Over HTTP, an [authentication hook](Self::with_auth) decides the
+    /// user of each request instead.
     pub fn with_user(mut self, user: UserContext) -> Self {
         self.user = Arc::new(user);
+        self
+    }
+
+    /// Authenticates every HTTP request from its headers: the hook returns
+    /// the [`UserContext`] the request's calls run as (so that user's
+    /// approval floor and attributes apply), or an [`Unauthorized`], which
+    /// the client reads in a `401` answer. Each request of a session is
+    /// authenticated again, and its calls run as the user it gave. A
+    /// session belongs to the user (by [`UserContext::id`]) who opened it:
+    /// another user's requests with its id get `404`.
+    ///
+    /// ```
+    /// use tool_runtime::mcp::{McpServer, Unauthorized};
+    /// use tool_runtime::prelude::*;
+    /// # let registry = Registry::<()>::builder().build().unwrap();
+    /// let server = McpServer::new(registry, std::sync::Arc::new(())).with_auth(|headers| {
+    ///     match headers.get("x-api-key").and_then(|key| key.to_str().ok()) {
+    ///         Some("k-alice") => Ok(UserContext::new("alice")),
+    ///         _ => Err(Unauthorized::new("Send your API key in the `X-Api-Key` header.")),
+    ///     }
+    /// });
+    /// ```
+    pub fn with_auth(mut self, hook: impl Fn(&HeaderMap) -> Result<UserContext, Unauthorized> + Send + Sync + 'static) -> Self {
+        self.http.auth = Some(Arc::new(hook));
+        self
+    }
+
+    /// Authenticates HTTP requests by one shared bearer token
+    /// (`Authorization: Bearer <token>`); they run as `user`. For more
+    /// users or other schemes, use [`with_auth`](Self::with_auth).
+    pub fn with_bearer_token(self, token: impl Into<String>, user: UserContext) -> Self {
+        self.with_auth(http::bearer_token(token.into(), user))
+    }
+
+    /// Lets [`serve_http`](Self::serve_http) listen on a non-loopback
+    /// address without an [authentication hook](Self::with_auth): anyone
+    /// who reaches the address can call every tool. For servers behind a
+    /// proxy that authenticates.
+    pub fn allow_remote_without_auth(mut self) -> Self {
+        self.http.remote_without_auth = true;
+        self
+    }
+
+    /// Browser origins allowed besides the default ones, spelled
+    /// `scheme://host[:port]` (for example `https://app.example.com`), or
+    /// `null`. By default a request with an `Origin` header is served only
+    /// when it comes from the server's own origin or a loopback one
+    /// (`http://localhost:*`, `http://127.0.0.1:*`, `http://[::1]:*`); any
+    /// other gets `403`, which stops DNS-rebinding attacks from web pages.
+    /// Requests without `Origin` (clients that are not browsers) are served.
+    pub fn with_allowed_origins(mut self, origins: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.http.allowed_origins = origins.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The `Host` names (or `host:port`) HTTP requests may address,
+    /// instead of the loopback names (`localhost`, `127.0.0.1`, `::1`); the
+    /// address [`serve_http`](Self::serve_http) is bound to is always
+    /// accepted too. A server reached under another name must list it.
+    pub fn with_allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.http.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Room in an HTTP request body for the JSON-RPC envelope (method, id,
+    /// tool name, `_meta`) besides the arguments (default
+    /// [`DEFAULT_ENVELOPE_BYTES`]). A body may be at most the registry's
+    /// [argument limit](Registry::argument_limits) plus this; a larger one
+    /// is refused with `413` before it is read.
+    pub fn with_envelope_bytes(mut self, bytes: usize) -> Self {
+        self.http.envelope_bytes = bytes;
+        self
+    }
+
+    /// The largest HTTP request body served: the registry's argument
+    /// limit plus the [envelope](Self::with_envelope_bytes).
+    pub fn max_body_bytes(&self) -> usize {
+        self.registry.argument_limits().max_bytes.saturating_add(self.http.envelope_bytes)
+    }
+
+    /// How many HTTP sessions are kept at most (default
+    /// [`DEFAULT_MAX_SESSIONS`]). When a new session would pass it, the
+    /// least recently used one is closed: its client gets `404` on its next
+    /// request and starts a new session, as MCP clients do. Refusing new
+    /// sessions instead would let one client lock all others out.
+    pub fn with_max_sessions(mut self, sessions: usize) -> Self {
+        self.http.max_sessions = sessions;
+        self
+    }
+
+    /// How long an HTTP session may go without a request from its client
+    /// before it is closed (default [`DEFAULT_SESSION_IDLE_TIMEOUT`]).
+    pub fn with_session_idle_timeout(mut self, idle: Duration) -> Self {
+        self.http.session_idle_timeout = idle;
         self
     }
 
@@ -162,31 +344,85 @@ impl<App: Send + Sync + 'static> McpServer<App> {
         Ok(())
     }
 
-    /// The streamable HTTP endpoint as a tower service, one session per
-    /// `Mcp-Session-Id`; mount it where you like, for example with axum:
-    /// `Router::new().nest_service("/mcp", server.http_service())`. It
-    /// accepts loopback `Host` headers only (rmcp's guard against DNS
-    /// rebinding); set `config.allowed_hosts` on the returned service to
-    /// serve other names.
-    pub fn http_service(&self) -> StreamableHttpService<McpSession<App>, LocalSessionManager> {
+    /// The streamable HTTP endpoint as a tower service (an axum
+    /// [`Router`](axum::Router)), one session per `Mcp-Session-Id`; mount it
+    /// where you like, for example
+    /// `Router::new().nest_service("/mcp", server.http_service())`.
+    ///
+    /// Every request is checked before its body is read: its `Origin`
+    /// ([`with_allowed_origins`](Self::with_allowed_origins), `403`), its
+    /// caller ([`with_auth`](Self::with_auth), `401`), its size
+    /// ([`max_body_bytes`](Self::max_body_bytes), `413`) and its `Host`
+    /// ([`with_allowed_hosts`](Self::with_allowed_hosts), `403`). Sessions
+    /// are bounded by [`with_max_sessions`](Self::with_max_sessions) and
+    /// [`with_session_idle_timeout`](Self::with_session_idle_timeout).
+    pub fn http_service(&self) -> axum::Router {
+        self.http_router(Vec::new())
+    }
+
+    /// The endpoint, also accepting `extra_hosts` in `Host`.
+    fn http_router(&self, extra_hosts: Vec<String>) -> axum::Router {
         let server = self.clone();
-        StreamableHttpService::new(
-            move || Ok(server.session()),
-            Arc::new(LocalSessionManager::default()),
-            StreamableHttpServerConfig::default(),
-        )
+        let max_body_bytes = self.max_body_bytes();
+        let mut config = StreamableHttpServerConfig::default().with_max_request_body_bytes(max_body_bytes);
+        let mut hosts = self.http.allowed_hosts.clone().unwrap_or_else(|| config.allowed_hosts.clone());
+        hosts.extend(extra_hosts);
+        config = config.with_allowed_hosts(hosts);
+        let sessions = Arc::new(sessions::BoundedSessions::new(self.http.max_sessions, self.http.session_idle_timeout));
+        let service = StreamableHttpService::new(move || Ok(server.session()), sessions.clone(), config);
+        let checks = http::Checks {
+            max_body_bytes,
+            envelope_bytes: self.http.envelope_bytes,
+            allowed_origins: self.http.allowed_origins.clone(),
+            auth: self.http.auth.clone(),
+            sessions,
+        };
+        axum::Router::new()
+            .fallback_service(service)
+            .layer(axum::middleware::from_fn_with_state(Arc::new(checks), http::check))
     }
 
     /// Serves streamable HTTP at the path `/mcp` on `listener` until the
     /// process ends. Bind the listener yourself (`127.0.0.1:0` picks a free
-    /// port; `listener.local_addr()` tells which).
+    /// port; `listener.local_addr()` tells which). Requests may address the
+    /// server by the IP address it is bound to, besides the loopback names.
     ///
     /// # Errors
     ///
-    /// When accepting connections fails.
+    /// When accepting connections fails, and at once, without serving, when
+    /// the listener is bound to an address that is not loopback while no
+    /// [authentication hook](Self::with_auth) is set (unless
+    /// [`allow_remote_without_auth`](Self::allow_remote_without_auth)).
     pub async fn serve_http(self, listener: tokio::net::TcpListener) -> io::Result<()> {
-        let router = axum::Router::new().nest_service("/mcp", self.http_service());
+        self.check_listener(&listener)?;
+        let addr = listener.local_addr()?;
+        let own = if addr.ip().is_unspecified() { Vec::new() } else { vec![addr.ip().to_string(), addr.to_string()] };
+        let router = axum::Router::new().nest_service("/mcp", self.http_router(own));
         axum::serve(listener, router).await
+    }
+
+    /// The check [`serve_http`](Self::serve_http) makes before serving,
+    /// to call before announcing the address.
+    ///
+    /// # Errors
+    ///
+    /// When `listener` is bound to an address that is not loopback while no
+    /// [authentication hook](Self::with_auth) is set (unless
+    /// [`allow_remote_without_auth`](Self::allow_remote_without_auth)).
+    pub fn check_listener(&self, listener: &tokio::net::TcpListener) -> io::Result<()> {
+        let addr = listener.local_addr()?;
+        if !addr.ip().is_loopback() && self.http.auth.is_none() && !self.http.remote_without_auth {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "refusing to serve MCP on {addr} without authentication: anyone who can reach that address \
+                     could call every tool. Bind a loopback address (127.0.0.1), set an authentication hook \
+                     (McpServer::with_auth or with_bearer_token), or, behind a proxy that authenticates, opt out \
+                     with McpServer::allow_remote_without_auth"
+                ),
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -208,18 +444,28 @@ struct SessionRun {
 }
 
 impl<App: Send + Sync + 'static> McpSession<App> {
-    /// The names of the tools offered now.
-    fn offered_names(&self, run: &SessionRun) -> Vec<String> {
-        self.offered(run, |def| def.name.clone())
+    /// The names of the tools offered now to `user`.
+    fn offered_names(&self, run: &SessionRun, user: &UserContext) -> Vec<String> {
+        self.offered(run, user, |def| def.name.clone())
     }
 
-    fn offered<T>(&self, run: &SessionRun, map: impl Fn(&ToolDefinition) -> T) -> Vec<T> {
+    fn offered<T>(&self, run: &SessionRun, user: &UserContext, map: impl Fn(&ToolDefinition) -> T) -> Vec<T> {
         if run.ended_by.is_some() {
             return Vec::new();
         }
         let server = &self.server;
-        let view = StepView::new(run.step, &run.executed, server.app.as_ref(), &server.user);
+        let view = StepView::new(run.step, &run.executed, server.app.as_ref(), user);
         offered_in(&server.registry, &view).into_iter().map(map).collect()
+    }
+
+    /// Who makes this request: the user the authentication hook gave for
+    /// it (rmcp hands the handler the HTTP request's `Parts`, which carry
+    /// it), else the server's user.
+    fn caller(&self, extensions: &rmcp::model::Extensions) -> Arc<UserContext> {
+        extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<http::Caller>())
+            .map_or_else(|| self.server.user.clone(), |caller| caller.0.clone())
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, SessionRun> {
@@ -230,9 +476,9 @@ impl<App: Send + Sync + 'static> McpSession<App> {
 
     /// Records a settled call as the end of a step; whether what is offered
     /// changed.
-    fn record(&self, result: &CallResult) -> bool {
+    fn record(&self, result: &CallResult, user: &UserContext) -> bool {
         let mut run = self.lock();
-        let before = self.offered_names(&run);
+        let before = self.offered_names(&run, user);
         run.step += 1;
         if result.kind == ResultKind::Success {
             run.executed.push(result.tool.to_string());
@@ -240,7 +486,7 @@ impl<App: Send + Sync + 'static> McpSession<App> {
                 run.ended_by = Some(result.tool.to_string());
             }
         }
-        self.offered_names(&run) != before
+        self.offered_names(&run, user) != before
     }
 
     /// The whole call: the pipeline, then a human's decision when the call
@@ -250,14 +496,15 @@ impl<App: Send + Sync + 'static> McpSession<App> {
         request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
         progress: Option<ProgressSink>,
+        user: &Arc<UserContext>,
     ) -> CallResult {
         let server = &self.server;
-        let offered = self.offered_names(&self.lock());
+        let offered = self.offered_names(&self.lock(), user);
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let mut call = server
             .registry
             .call(&server.app, &request.name, arguments)
-            .user(server.user.clone())
+            .user(user.clone())
             .cancellation(&context.ct)
             .offered(offered);
         if let Some(sink) = progress {
@@ -282,11 +529,18 @@ impl<App: Send + Sync + 'static> McpSession<App> {
             // Nothing to fill in: accepting or declining is the answer.
             requested_schema: ElicitationSchema::new(BTreeMap::new()),
         };
+        // The wait ends at the approval's time to live: a client that went
+        // away must not hold the call forever, nor run it when it comes back.
         let answer = tokio::select! {
-            answer = context.peer.create_elicitation(ask) => answer,
+            answer = tokio::time::timeout(registry.approval_ttl(), context.peer.create_elicitation(ask)) => answer,
             () = context.ct.cancelled() => {
                 return CallResult::failure(pending.tool().clone(), pending.id().clone(), ResultKind::Cancelled, &lines::cancelled());
             }
+        };
+        let Ok(answer) = answer else {
+            tracing::info!(tool = %pending.tool(), call_id = %pending.id(), "no answer to the approval request in time");
+            // Past the TTL, approving refuses the call as expired.
+            return registry.approve(pending).await;
         };
         match answer {
             Ok(answer) if answer.action == ElicitationAction::Accept => registry.approve(pending).await,
@@ -324,9 +578,10 @@ impl<App: Send + Sync + 'static> ServerHandler for McpSession<App> {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let tools = self.offered(&self.lock(), mcp_tool);
+        let user = self.caller(&context.extensions);
+        let tools = self.offered(&self.lock(), &user, mcp_tool);
         Ok(ListToolsResult::with_all_items(tools))
     }
 
@@ -339,6 +594,7 @@ impl<App: Send + Sync + 'static> ServerHandler for McpSession<App> {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let user = self.caller(&context.extensions);
         // Boxed: rmcp moves the handler's future into a task per request, so
         // a small future here saves a large copy on every call.
         let result = Box::pin(async {
@@ -348,18 +604,20 @@ impl<App: Send + Sync + 'static> ServerHandler for McpSession<App> {
                     let sink = ProgressSink::new(move |progress| {
                         let _ = sender.send(progress);
                     });
-                    forwarding_progress(self.settle(request, &context, Some(sink)), reports, token, &context.peer).await
+                    let settling = self.settle(request, &context, Some(sink), &user);
+                    forwarding_progress(settling, reports, token, &context.peer).await
                 }
-                None => self.settle(request, &context, None).await,
+                None => self.settle(request, &context, None, &user).await,
             }
         })
         .await;
-        if self.record(&result)
+        if self.record(&result, &user)
             && let Err(error) = context.peer.notify_tool_list_changed().await
         {
             tracing::debug!(%error, "could not notify the client that the tool list changed");
         }
-        Ok(CallToolResponse::from(call_tool_result(result)))
+        let declares_output = self.server.registry.definition(&result.tool).is_some_and(declares_output_schema);
+        Ok(CallToolResponse::from(call_tool_result(result, declares_output)))
     }
 }
 
@@ -394,15 +652,25 @@ async fn forwarding_progress<T>(
 
 /// A result as MCP carries it: the model's line as text; on success the
 /// structured output too, when it is an object (MCP's `structuredContent`
-/// must be one).
-fn call_tool_result(result: CallResult) -> CallToolResult {
+/// must be one) and the text was not cut. A cut output is never sent whole
+/// as structured content; a tool that declares an `outputSchema` must send
+/// structured content with every success (clients such as the Python SDK
+/// reject a success without it), so its cut output is flagged `isError`.
+fn call_tool_result(result: CallResult, declares_output: bool) -> CallToolResult {
     let content = vec![ContentBlock::text(result.text)];
-    if result.kind != ResultKind::Success {
+    if result.kind != ResultKind::Success || (result.truncated && declares_output) {
         return CallToolResult::error(content);
     }
     let mut success = CallToolResult::success(content);
-    success.structured_content = result.structured.map(|value| *value).filter(Value::is_object);
+    if !result.truncated {
+        success.structured_content = result.structured.map(|value| *value).filter(Value::is_object);
+    }
     success
+}
+
+/// Whether `tools/list` gives the tool an `outputSchema`.
+fn declares_output_schema(def: &ToolDefinition) -> bool {
+    def.output_schema.as_deref().is_some_and(crate::providers::mcp::is_object_schema)
 }
 
 /// One `tools/list` entry, as [`providers::mcp::tool`](crate::providers::mcp::tool) writes it.

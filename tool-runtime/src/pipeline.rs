@@ -116,6 +116,9 @@ struct Pending<App> {
     input: Box<dyn Any + Send + Sync>,
     args: ParsedFrom<'static>,
     ctx: Ctx<App>,
+    /// When the call was parked; past the registry's approval TTL it is
+    /// not run. Tokio's clock, so tests can pause time.
+    parked: tokio::time::Instant,
 }
 
 impl<App> fmt::Debug for PendingCall<App> {
@@ -302,8 +305,15 @@ impl<App: Send + Sync + 'static> Registry<App> {
     }
 
     /// Runs a pending call as it is, since a human approved it.
+    ///
+    /// A call that waited longer than [`approval_ttl`](Self::approval_ttl)
+    /// is not run: the result is [`Rejected`](ResultKind::Rejected) with
+    /// the code `APPROVAL_EXPIRED`.
     pub async fn approve(&self, pending: PendingCall<App>) -> CallResult {
         let pending = *pending.0;
+        if let Some(expired) = self.expired(&pending) {
+            return expired;
+        }
         let span = call_span(&pending.tool, &pending.id);
         let result = match self.entry(&pending.tool) {
             None => self.unknown(pending.tool.clone(), &pending.id, &[]),
@@ -320,8 +330,14 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// Runs a pending call with the input a human edited. The edited input
     /// is validated and decided again: a `Deny` refuses it; `NeedsApproval`
     /// runs it, since a human approved exactly that input.
+    ///
+    /// A call that waited longer than [`approval_ttl`](Self::approval_ttl)
+    /// is not run, as by [`approve`](Self::approve).
     pub async fn approve_with(&self, pending: PendingCall<App>, edited: impl Into<Arguments<'_>>) -> CallResult {
         let pending = *pending.0;
+        if let Some(expired) = self.expired(&pending) {
+            return expired;
+        }
         let span = call_span(&pending.tool, &pending.id);
         let Some(entry) = self.entry(&pending.tool) else {
             let result = self.unknown(pending.tool.clone(), &pending.id, &[]);
@@ -349,6 +365,19 @@ impl<App: Send + Sync + 'static> Registry<App> {
         .await;
         record_outcome(&span, result.kind);
         result
+    }
+
+    /// The result of a pending call whose approval came after the TTL.
+    fn expired(&self, pending: &Pending<App>) -> Option<CallResult> {
+        let ttl = self.approval_ttl();
+        if pending.parked.elapsed() < ttl {
+            return None;
+        }
+        let span = call_span(&pending.tool, &pending.id);
+        span.record("verdict", "expired");
+        span.record("outcome", ResultKind::Rejected.as_str());
+        let error = lines::approval_expired(ttl);
+        Some(CallResult::failure(pending.tool.clone(), pending.id.clone(), ResultKind::Rejected, &error))
     }
 
     /// Ends a pending call without running it; the model reads `text`, or
@@ -493,6 +522,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
                     input,
                     args: args.into_owned(),
                     ctx,
+                    parked: tokio::time::Instant::now(),
                 }))))
             }
         }

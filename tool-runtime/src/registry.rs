@@ -63,6 +63,9 @@ impl<App> Entry<App> {
     }
 }
 
+/// How long a call waits for a human's approval by default: 10 minutes.
+pub const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(600);
+
 #[derive(Clone)]
 pub(crate) struct Config {
     pub(crate) limits: ArgumentLimits,
@@ -72,6 +75,7 @@ pub(crate) struct Config {
     pub(crate) validate_every_call: bool,
     pub(crate) policy_timeout: Duration,
     pub(crate) max_pending: usize,
+    pub(crate) approval_ttl: Duration,
 }
 
 impl Default for Config {
@@ -84,6 +88,7 @@ impl Default for Config {
             validate_every_call: false,
             policy_timeout: Duration::from_secs(10),
             max_pending: 16,
+            approval_ttl: DEFAULT_APPROVAL_TTL,
         }
     }
 }
@@ -128,6 +133,16 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// The limits every call's arguments are checked against.
     pub fn argument_limits(&self) -> ArgumentLimits {
         self.inner.config.limits
+    }
+
+    /// How long a pending call may wait for a human's approval (set with
+    /// [`RegistryBuilder::approval_ttl`]). An approval given later does not
+    /// run the call: [`approve`](Self::approve) and
+    /// [`approve_with`](Self::approve_with) return a
+    /// [`Rejected`](crate::ResultKind::Rejected) result with the code
+    /// `APPROVAL_EXPIRED` instead.
+    pub fn approval_ttl(&self) -> Duration {
+        self.inner.config.approval_ttl
     }
 
     pub(crate) fn entry(&self, name: &str) -> Option<&Entry<App>> {
@@ -191,6 +206,24 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
     /// Output limit, in characters, of tools that set none (default 20,000).
     pub fn default_max_output_chars(mut self, chars: usize) -> Self {
         self.config.default_max_output_chars = chars;
+        self
+    }
+
+    /// How long a call that needs approval may wait for the human (default
+    /// [`DEFAULT_APPROVAL_TTL`], 10 minutes), counted from the moment it
+    /// was parked. Approving it later does not run it: the model reads that
+    /// the approval expired and the call was not run. A waiting approval
+    /// holds the call's input and context, so the limit also bounds what
+    /// forgotten approvals keep in memory.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # use tool_runtime::prelude::*;
+    /// let registry = Registry::<()>::builder().approval_ttl(Duration::from_secs(120)).build().unwrap();
+    /// assert_eq!(registry.approval_ttl(), Duration::from_secs(120));
+    /// ```
+    pub fn approval_ttl(mut self, ttl: Duration) -> Self {
+        self.config.approval_ttl = ttl;
         self
     }
 

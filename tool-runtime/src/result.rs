@@ -199,6 +199,18 @@ pub(crate) mod lines {
         )
     }
 
+    pub(crate) fn approval_expired(ttl: Duration) -> ToolError {
+        ToolError::forbidden(
+            "APPROVAL_EXPIRED",
+            format!(
+                "No human approved this call within {}, so it was not run. Tell the user it was not done; \
+                 call it again only if they still want it.",
+                human_duration(ttl)
+            ),
+        )
+        .no_retry()
+    }
+
     pub(crate) fn pending() -> ToolError {
         ToolError::new(
             202,

@@ -447,3 +447,64 @@ async fn cancelling_a_call_waiting_for_approval_does_not_run_it() {
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(store.deleted.lock().unwrap().is_empty());
 }
+
+/// One item with a long name, cut at 50 characters for the model.
+#[tool(read_only, max_output_chars = 50)]
+async fn big_item() -> Item {
+    Item { id: 1, name: "x".repeat(100_000) }
+}
+
+/// A free-form object, cut at 50 characters for the model.
+#[tool(read_only, max_output_chars = 50)]
+async fn big_blob() -> Value {
+    json!({"blob": "y".repeat(100_000)})
+}
+
+fn server_of(tools: Vec<tool_runtime::BoxedTool<Store>>, ttl: Option<Duration>) -> (McpServer<Store>, Arc<Store>) {
+    let mut builder = Registry::<Store>::builder().tools(tools);
+    if let Some(ttl) = ttl {
+        builder = builder.approval_ttl(ttl);
+    }
+    let store = Arc::new(Store::default());
+    (McpServer::new(builder.build().unwrap(), store.clone()), store)
+}
+
+#[tokio::test]
+async fn a_cut_output_never_reaches_the_client_whole_as_structured_content() {
+    let (server, _) = server_of(tools![big_item, big_blob], None);
+    let mut wire = Wire::connect(&server, no_capabilities(), Human::Accept).await;
+    let tools = wire.request("tools/list", json!({})).await;
+    assert_eq!(tools["tools"][0]["outputSchema"]["type"], "object", "big_item declares its output");
+    assert!(tools["tools"][1].get("outputSchema").is_none(), "big_blob does not");
+
+    let blob = wire.call("big_blob", json!({})).await;
+    assert_eq!(blob["isError"], false, "{blob}");
+    assert!(blob.get("structuredContent").is_none(), "no structured content past the cut");
+    assert!(text(&blob).contains("[output truncated: showing the first 50"), "{blob}");
+    assert!(blob.to_string().len() < 1_000, "{} bytes sent", blob.to_string().len());
+
+    // A declared output schema asks for structured content with every
+    // success: a cut output is flagged as an error instead.
+    let item = wire.call("big_item", json!({})).await;
+    assert_eq!(item["isError"], true, "{item}");
+    assert!(item.get("structuredContent").is_none());
+    assert!(text(&item).contains("[output truncated: showing the first 50"), "{item}");
+    assert!(item.to_string().len() < 1_000, "{} bytes sent", item.to_string().len());
+}
+
+#[tokio::test]
+async fn an_approval_nobody_answers_expires_and_a_late_accept_does_not_run_the_call() {
+    let (server, store) = server_of(tools![get_item, delete_item], Some(Duration::from_millis(300)));
+    let mut wire = Wire::connect(&server, elicitation(), Human::Away).await;
+    wire.call("get_item", json!({"id": 4})).await;
+    let expired = wire.call("delete_item", json!({"id": 4})).await;
+    assert_eq!(expired["isError"], true);
+    assert!(text(&expired).starts_with("code: APPROVAL_EXPIRED, status: 403"), "{expired}");
+    assert!(text(&expired).contains("so it was not run"), "{expired}");
+
+    let ask = wire.asked[0]["id"].clone();
+    wire.send(json!({"jsonrpc": "2.0", "id": ask, "result": {"action": "accept", "content": {}}})).await;
+    wire.names().await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(store.deleted.lock().unwrap().is_empty());
+}

@@ -71,7 +71,7 @@ pub fn tools_list<'a>(defs: impl IntoIterator<Item = &'a ToolDefinition>) -> Val
     Value::Object(list)
 }
 
-fn is_object_schema(schema: &Value) -> bool {
+pub(crate) fn is_object_schema(schema: &Value) -> bool {
     schema.get("type").and_then(Value::as_str) == Some("object")
 }
 

@@ -1,0 +1,261 @@
+//! Measures what hostile HTTP traffic costs the `mcp_server` example, from
+//! its resident memory (`VmRSS` in `/proc/PID/status`, so Linux only):
+//!
+//! 1. one 3 MiB POST of `[0],[0],...` arguments, declared with
+//!    `Content-Length` and sent chunked, without a session and in one (and,
+//!    for comparison, a 1 MiB one, under the limit);
+//! 2. 3,000 `initialize` from one client (sessions left idle), then a new
+//!    well-behaved client that must still be served.
+//!
+//! ```text
+//! cargo build --features mcp --example mcp_server --example mcp_memory
+//! target/debug/examples/mcp_memory [PATH_TO_MCP_SERVER] [SESSIONS]
+//! ```
+//!
+//! Not a test: the figures depend on the machine and the allocator. It
+//! prints them and exits non-zero when a target is missed (3 MiB POST:
+//! under 16 MB; 3,000 sessions: under 64 MB; the new client served).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const MB: f64 = 1024.0 * 1024.0;
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let binary = args.next().map(PathBuf::from).unwrap_or_else(|| {
+        let me = std::env::current_exe().expect("the path of this program");
+        me.with_file_name("mcp_server")
+    });
+    let sessions: usize = args.next().map_or(3_000, |n| n.parse().expect("SESSIONS is a number"));
+    let mut missed = Vec::new();
+
+    // 1. One 3 MiB body, four ways, each on a fresh server.
+    let arguments = big_arguments(3 << 20);
+    for (label, chunked, in_session) in [
+        ("3 MiB POST, Content-Length, no session", false, false),
+        ("3 MiB POST, Content-Length, in a session", false, true),
+        ("3 MiB POST, chunked, no session", true, false),
+        ("3 MiB POST, chunked, in a session", true, true),
+    ] {
+        let server = Server::start(&binary);
+        let session = in_session.then(|| open_session(server.addr));
+        settle();
+        let before = server.rss();
+        let status = post_raw(server.addr, session.as_deref(), arguments.as_bytes(), chunked);
+        settle();
+        let grown = server.rss().saturating_sub(before);
+        println!("{label}: HTTP {status}, RSS +{:.1} MB", grown as f64 / MB);
+        if grown as f64 >= 16.0 * MB {
+            missed.push(format!("{label}: +{:.1} MB, target under 16 MB", grown as f64 / MB));
+        }
+    }
+
+    // For comparison, no target: a body just under the limit is read and
+    // parsed whole, as it must be.
+    let server = Server::start(&binary);
+    let session = open_session(server.addr);
+    settle();
+    let before = server.rss();
+    let status = post_raw(server.addr, Some(&session), big_arguments(1 << 20).as_bytes(), false);
+    settle();
+    let grown = server.rss().saturating_sub(before);
+    println!("1 MiB POST (under the limit), in a session: HTTP {status}, RSS +{:.1} MB", grown as f64 / MB);
+    drop(server);
+
+    // 2. Many sessions from one client, then a new client.
+    let server = Server::start(&binary);
+    open_session(server.addr);
+    settle();
+    let before = server.rss();
+    let started = Instant::now();
+    let mut peak = before;
+    let mut per_session = None;
+    for n in 1..=sessions {
+        open_session(server.addr);
+        if n == 400 {
+            // Below the default cap: what an idle session costs.
+            settle();
+            let rss = server.rss();
+            per_session = Some(rss.saturating_sub(before) as f64 / 400.0);
+        }
+        if n % 250 == 0 {
+            peak = peak.max(server.rss());
+        }
+    }
+    let elapsed = started.elapsed();
+    settle();
+    let after = server.rss();
+    let grown = after.saturating_sub(before);
+    println!(
+        "{sessions} initialize in {:.1}s: RSS +{:.1} MB (peak +{:.1} MB)",
+        elapsed.as_secs_f64(),
+        grown as f64 / MB,
+        peak.saturating_sub(before) as f64 / MB
+    );
+    if let Some(bytes) = per_session {
+        println!("one idle session: about {:.1} KB (from the first 400)", bytes / 1024.0);
+    }
+    if grown as f64 >= 64.0 * MB {
+        missed.push(format!("{sessions} sessions: +{:.1} MB, target under 64 MB", grown as f64 / MB));
+    }
+    let session = open_session(server.addr);
+    let listed = request(server.addr, &session, r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#);
+    let served = listed.0 == 200 && listed.1.contains("lookup_order");
+    println!("a new client afterwards: {}", if served { "served" } else { "NOT served" });
+    if !served {
+        missed.push(format!("the new client got HTTP {}: {}", listed.0, listed.1));
+    }
+
+    if !missed.is_empty() {
+        eprintln!("missed:\n  {}", missed.join("\n  "));
+        std::process::exit(1);
+    }
+}
+
+/// The body of a `tools/call` whose arguments hold `[0],[0],...` to about
+/// `bytes` bytes: cheap to send, costly to parse.
+fn big_arguments(bytes: usize) -> String {
+    let mut body = String::with_capacity(bytes + 200);
+    body.push_str(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"lookup_order","arguments":{"order_id":["#);
+    while body.len() < bytes {
+        body.push_str("[0],");
+    }
+    body.push_str("[0]]}}}");
+    body
+}
+
+/// Lets the server finish what it does with a request before measuring.
+fn settle() {
+    std::thread::sleep(Duration::from_millis(300));
+}
+
+/// The example serving HTTP on a free loopback port; killed when dropped.
+struct Server {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Server {
+    fn start(binary: &PathBuf) -> Server {
+        let mut child = Command::new(binary)
+            .args(["--http", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|error| panic!("{} does not start ({error}); build it first", binary.display()));
+        let mut stderr = BufReader::new(child.stderr.take().expect("piped stderr"));
+        let mut line = String::new();
+        stderr.read_line(&mut line).expect("the server's first line");
+        let url = line.trim().strip_prefix("mcp_server: listening on http://").expect("the listening line");
+        let addr = url.trim_end_matches("/mcp").parse().expect("an address");
+        // Keep draining stderr so the server never blocks on it.
+        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+        Server { child, addr }
+    }
+
+    /// Resident memory in bytes.
+    fn rss(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).expect("/proc is readable");
+        let kb: u64 = status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmRSS:"))
+            .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("a VmRSS line");
+        kb * 1024
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One POST to `/mcp` on its own connection; the status and the body.
+fn post(addr: SocketAddr, session: Option<&str>, body: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(addr).expect("the server accepts");
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut head = head(addr, session);
+    head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body.as_bytes()).unwrap();
+    let mut reply = Vec::new();
+    let _ = stream.read_to_end(&mut reply);
+    let reply = String::from_utf8_lossy(&reply).into_owned();
+    (status(&reply), reply)
+}
+
+/// Sends `body` whole (the server may stop reading early); the status.
+fn post_raw(addr: SocketAddr, session: Option<&str>, body: &[u8], chunked: bool) -> u16 {
+    let mut stream = TcpStream::connect(addr).expect("the server accepts");
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut head = head(addr, session);
+    if chunked {
+        head.push_str("Transfer-Encoding: chunked\r\n\r\n");
+    } else {
+        head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
+    }
+    let _ = stream.write_all(head.as_bytes());
+    // A refusal may close the connection while the body is on its way:
+    // sending stops there, and the answer is read when it came.
+    for part in body.chunks(64 * 1024) {
+        let sent = if chunked {
+            stream.write_all(format!("{:x}\r\n", part.len()).as_bytes()).and_then(|()| {
+                stream.write_all(part)?;
+                stream.write_all(b"\r\n")
+            })
+        } else {
+            stream.write_all(part)
+        };
+        if sent.is_err() {
+            break;
+        }
+    }
+    if chunked {
+        let _ = stream.write_all(b"0\r\n\r\n");
+    }
+    let mut reply = Vec::new();
+    let _ = stream.read_to_end(&mut reply);
+    status(&String::from_utf8_lossy(&reply))
+}
+
+fn head(addr: SocketAddr, session: Option<&str>) -> String {
+    let mut head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n"
+    );
+    if let Some(session) = session {
+        head.push_str(&format!("Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-06-18\r\n"));
+    }
+    head
+}
+
+fn status(reply: &str) -> u16 {
+    reply.split(' ').nth(1).and_then(|code| code.parse().ok()).unwrap_or(0)
+}
+
+/// `initialize` then `notifications/initialized`; the session id.
+fn open_session(addr: SocketAddr) -> String {
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"memory","version":"0"}}}"#;
+    let (code, reply) = post(addr, None, init);
+    assert_eq!(code, 200, "initialize failed: {reply}");
+    let session = reply
+        .lines()
+        .find_map(|line| line.split_once(':').filter(|(name, _)| name.eq_ignore_ascii_case("mcp-session-id")))
+        .map(|(_, id)| id.trim().to_owned())
+        .expect("a session id");
+    let (code, reply) = post(addr, Some(&session), r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    assert_eq!(code, 202, "initialized failed: {reply}");
+    session
+}
+
+/// A request in `session`; the status and the body.
+fn request(addr: SocketAddr, session: &str, body: &str) -> (u16, String) {
+    post(addr, Some(session), body)
+}

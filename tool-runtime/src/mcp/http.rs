@@ -1,0 +1,241 @@
+//! The checks every streamable-HTTP request passes before rmcp reads it:
+//! its `Origin`, who is calling, and the size of its body. Each reads the
+//! headers only, so a refused request costs the server no more than its
+//! headers.
+
+use std::fmt;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Request, State};
+use axum::http::header::{AUTHORIZATION, CONTENT_LENGTH, HOST, ORIGIN, WWW_AUTHENTICATE};
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::sessions::BoundedSessions;
+use crate::context::UserContext;
+
+/// The JSON-RPC envelope a request body may carry besides a tool's
+/// arguments (method, id, tool name, `_meta`), by default: 64 KiB.
+pub const DEFAULT_ENVELOPE_BYTES: usize = 64 * 1024;
+
+/// How many HTTP sessions are kept at most, by default.
+pub const DEFAULT_MAX_SESSIONS: usize = 500;
+
+/// How long an HTTP session may go without a request before it is closed,
+/// by default: 5 minutes.
+pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Decides who is calling from a request's headers; see
+/// [`McpServer::with_auth`](super::McpServer::with_auth).
+pub(crate) type AuthHook = dyn Fn(&HeaderMap) -> Result<UserContext, Unauthorized> + Send + Sync;
+
+/// Why an authentication hook refused a request: the server answers
+/// `401 Unauthorized` with this text (and `WWW-Authenticate: Bearer`).
+///
+/// ```
+/// use tool_runtime::mcp::Unauthorized;
+/// let refused = Unauthorized::new("This token has expired; sign in again to get a new one.");
+/// assert_eq!(refused.to_string(), "This token has expired; sign in again to get a new one.");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unauthorized {
+    message: String,
+}
+
+impl Unauthorized {
+    /// A refusal the client reads; say what to send instead.
+    pub fn new(message: impl Into<String>) -> Self {
+        Unauthorized { message: message.into() }
+    }
+
+    /// A request with no usable `Authorization: Bearer` header.
+    pub fn missing_bearer_token() -> Self {
+        Unauthorized::new(
+            "Unauthorized: this MCP server needs a bearer token. Send it as `Authorization: Bearer <token>`.",
+        )
+    }
+}
+
+impl fmt::Display for Unauthorized {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Unauthorized {}
+
+/// The user an authentication hook gave for one HTTP request; rmcp carries
+/// it to the handler inside the request's `http::request::Parts`.
+#[derive(Clone, Debug)]
+pub(crate) struct Caller(pub(crate) Arc<UserContext>);
+
+/// The header naming a request's session.
+const SESSION_ID: &str = "mcp-session-id";
+
+/// What the HTTP checks need, shared by every request.
+pub(crate) struct Checks {
+    pub(crate) max_body_bytes: usize,
+    pub(crate) envelope_bytes: usize,
+    pub(crate) allowed_origins: Vec<String>,
+    pub(crate) auth: Option<Arc<AuthHook>>,
+    pub(crate) sessions: Arc<BoundedSessions>,
+}
+
+/// The middleware: `Origin` (403), then authentication (401) and the
+/// session's owner (404 for another user), then the declared body size
+/// (413); a passing request goes on to rmcp with its caller in its
+/// extensions, and a session it opens is claimed for its caller. rmcp reads the body itself, cut off at the
+/// same limit, so a body without `Content-Length` (chunked) is refused as
+/// soon as it passes the limit and is never buffered beyond it.
+pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Request, next: Next) -> Response {
+    if let Some(origin) = request.headers().get(ORIGIN) {
+        let host = request.headers().get(HOST).and_then(|host| host.to_str().ok()).or(request.uri().host());
+        let allowed = origin.to_str().is_ok_and(|origin| origin_allowed(origin, host, &checks.allowed_origins));
+        if !allowed {
+            tracing::warn!(?origin, "refused an MCP request from a disallowed Origin (possible DNS rebinding)");
+            let text = "Forbidden: this Origin may not use this MCP server. Browser pages may call it from \
+                        the server's own origin or a loopback one; the operator can allow others with \
+                        `McpServer::with_allowed_origins`.";
+            return (StatusCode::FORBIDDEN, text).into_response();
+        }
+    }
+    let mut caller = None;
+    if let Some(auth) = &checks.auth {
+        match auth(request.headers()) {
+            Ok(user) => caller = Some(Arc::new(user)),
+            Err(refused) => {
+                return (StatusCode::UNAUTHORIZED, [(WWW_AUTHENTICATE, "Bearer")], refused.to_string()).into_response();
+            }
+        }
+    }
+    let session = request.headers().get(SESSION_ID).and_then(|id| id.to_str().ok()).map(str::to_owned);
+    if let (Some(user), Some(session)) = (&caller, &session)
+        && checks.sessions.owned_by_other(session, user.id.as_deref())
+    {
+        let text = "Not Found: there is no such session for this user. Start a new session with `initialize`.";
+        return (StatusCode::NOT_FOUND, text).into_response();
+    }
+    if let Some(user) = &caller {
+        request.extensions_mut().insert(Caller(user.clone()));
+    }
+    let declared = request.headers().get(CONTENT_LENGTH).and_then(|length| length.to_str().ok()?.parse::<u64>().ok());
+    if let Some(length) = declared.filter(|&length| length > checks.max_body_bytes as u64) {
+        return too_large(&checks, &format!("this request body is {length} bytes")).into_response();
+    }
+    let response = next.run(request).await;
+    // A new session belongs to the user who opened it.
+    if let (Some(owner), None, Some(opened)) =
+        (caller.as_ref().and_then(|user| user.id.as_deref()), &session, response.headers().get(SESSION_ID))
+        && let Ok(opened) = opened.to_str()
+    {
+        checks.sessions.claim(opened, owner);
+    }
+    if response.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        // rmcp cut a body sent without its length: say the same.
+        return too_large(&checks, "this request body is larger").into_response();
+    }
+    response
+}
+
+/// The `413` answer; `size` says how large the body was.
+fn too_large(checks: &Checks, size: &str) -> (StatusCode, String) {
+    let text = format!(
+        "Payload Too Large: {size}; this server accepts at most {} bytes (the tools' argument limit plus {} \
+         bytes of JSON-RPC envelope). Send smaller arguments.",
+        checks.max_body_bytes, checks.envelope_bytes
+    );
+    (StatusCode::PAYLOAD_TOO_LARGE, text)
+}
+
+/// Whether a browser page at `origin` may call the server: an origin on
+/// the allow-list, a loopback origin (any port), or the server's own
+/// origin, the authority the request was sent to (`host`). The `Host`
+/// header itself is checked by rmcp against its allowed hosts, so a
+/// rebound name never reaches this point as the server's own.
+pub(crate) fn origin_allowed(origin: &str, host: Option<&str>, allowed: &[String]) -> bool {
+    let origin = origin.trim();
+    if allowed.iter().any(|entry| entry.trim_end_matches('/').eq_ignore_ascii_case(origin)) {
+        return true;
+    }
+    let Ok(uri) = origin.parse::<Uri>() else { return false };
+    let (Some(scheme), Some(authority)) = (uri.scheme_str(), uri.authority()) else { return false };
+    if !matches!(scheme, "http" | "https") || !matches!(uri.path(), "" | "/") || uri.query().is_some() {
+        return false;
+    }
+    is_loopback_host(authority.host()) || host.is_some_and(|host| host.eq_ignore_ascii_case(authority.as_str()))
+}
+
+/// `localhost`, or an IPv4 or IPv6 loopback address (`[::1]` as in URLs).
+fn is_loopback_host(host: &str) -> bool {
+    let bare = host.strip_prefix('[').and_then(|host| host.strip_suffix(']')).unwrap_or(host);
+    host.eq_ignore_ascii_case("localhost") || bare.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// A hook that accepts one bearer token, as `user`.
+pub(crate) fn bearer_token(token: String, user: UserContext) -> impl Fn(&HeaderMap) -> Result<UserContext, Unauthorized> {
+    move |headers| match bearer(headers) {
+        Some(sent) if same_secret(sent.as_bytes(), token.as_bytes()) => Ok(user.clone()),
+        Some(_) => Err(Unauthorized::new(
+            "Unauthorized: this bearer token is not valid for this MCP server. Send the token it was \
+             configured with as `Authorization: Bearer <token>`.",
+        )),
+        None => Err(Unauthorized::missing_bearer_token()),
+    }
+}
+
+/// The token of an `Authorization: Bearer <token>` header.
+pub(crate) fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(AUTHORIZATION)?.to_str().ok()?.trim();
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|token| !token.is_empty())
+}
+
+/// Compares two secrets in a time that does not depend on where they
+/// differ (their lengths are not secret).
+fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |differ, (x, y)| differ | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_origins_and_the_servers_own_origin_are_allowed() {
+        let none: &[String] = &[];
+        for origin in ["http://localhost:6274", "http://127.0.0.1:8080", "https://[::1]", "http://LOCALHOST"] {
+            assert!(origin_allowed(origin, Some("127.0.0.1:8080"), none), "{origin}");
+        }
+        assert!(origin_allowed("https://mcp.example.com", Some("mcp.example.com"), none));
+        assert!(!origin_allowed("http://evil.example", Some("127.0.0.1:8080"), none));
+        assert!(!origin_allowed("http://localhost.evil.example", Some("127.0.0.1:8080"), none));
+        assert!(!origin_allowed("http://127.0.0.1.nip.io", Some("127.0.0.1:8080"), none));
+        assert!(!origin_allowed("null", Some("127.0.0.1:8080"), none));
+        assert!(!origin_allowed("file://", None, none));
+        assert!(!origin_allowed("https://mcp.example.com", Some("mcp.example.com:8443"), none), "another port");
+    }
+
+    #[test]
+    fn the_allow_list_adds_exact_origins() {
+        let allowed = vec!["https://app.example.com".to_owned(), "null".to_owned()];
+        assert!(origin_allowed("https://app.example.com", None, &allowed));
+        assert!(origin_allowed("null", None, &allowed));
+        assert!(!origin_allowed("http://app.example.com", None, &allowed), "another scheme");
+    }
+
+    #[test]
+    fn bearer_tokens_are_read_and_compared_whole() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(bearer(&headers), None);
+        headers.insert(AUTHORIZATION, "bearer  s3cret ".parse().unwrap());
+        assert_eq!(bearer(&headers), Some("s3cret"));
+        headers.insert(AUTHORIZATION, "Basic czNjcmV0".parse().unwrap());
+        assert_eq!(bearer(&headers), None);
+        assert!(same_secret(b"s3cret", b"s3cret"));
+        assert!(!same_secret(b"s3cret", b"s3cres"));
+        assert!(!same_secret(b"s3cret", b"s3cre"));
+    }
+}

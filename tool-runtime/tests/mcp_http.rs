@@ -1,0 +1,296 @@
+//! The MCP server over streamable HTTP, spoken as raw HTTP/1.1 on a
+//! loopback socket: what is refused before a body is read (a foreign
+//! `Origin`, a missing credential, an oversized body), how many sessions
+//! are kept, and who a session's calls run as.
+//!
+//! ```text
+//! cargo test -p tool-runtime --features mcp --test mcp_http
+//! ```
+#![cfg(feature = "mcp")]
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tool_runtime::mcp::{McpServer, Unauthorized};
+use tool_runtime::prelude::*;
+
+/// Get one item.
+#[tool(read_only)]
+async fn get_item(id: u32) -> String {
+    format!("item {id}")
+}
+
+fn server() -> McpServer<()> {
+    let registry = Registry::<()>::builder().tools(tools![get_item]).build().unwrap();
+    McpServer::new(registry, Arc::new(()))
+}
+
+/// Serves `server` on a free loopback port; its address.
+async fn serve(server: McpServer<()>) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(server.serve_http(listener));
+    addr
+}
+
+#[derive(Debug)]
+struct Reply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Reply {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(key, _)| key.eq_ignore_ascii_case(name)).map(|(_, value)| value.as_str())
+    }
+
+    /// The JSON-RPC message answering request `id`, from a JSON or SSE body.
+    fn message(&self, id: u64) -> Value {
+        self.body
+            .lines()
+            .map(|line| line.strip_prefix("data:").unwrap_or(line).trim())
+            .filter_map(|data| serde_json::from_str::<Value>(data).ok())
+            .find(|message| message["id"] == json!(id))
+            .unwrap_or_else(|| panic!("no answer to request {id} in {self:?}"))
+    }
+}
+
+/// One HTTP/1.1 request on its own connection (`Connection: close`): the
+/// head, then `body`; the reply, read to the end (at most 10 s).
+async fn exchange(addr: SocketAddr, head: &str, body: &[u8]) -> Reply {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body).await.unwrap();
+    let mut raw = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut raw))
+        .await
+        .expect("a reply within 10s")
+        .unwrap();
+    parse(&raw)
+}
+
+fn parse(raw: &[u8]) -> Reply {
+    let text = String::from_utf8_lossy(raw);
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no HTTP reply: {text:?}"));
+    let mut lines = head.lines();
+    let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(key, value)| (key.trim().to_owned(), value.trim().to_owned()))
+        .collect();
+    let chunked = headers.iter().any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
+    let body = if chunked { dechunk(body) } else { body.to_owned() };
+    Reply { status, headers, body }
+}
+
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let Ok(size) = usize::from_str_radix(size.trim(), 16) else { break };
+        if size == 0 || rest.len() < size {
+            break;
+        }
+        out.push_str(&rest[..size]);
+        body = rest[size..].strip_prefix("\r\n").unwrap_or(&rest[size..]);
+    }
+    out
+}
+
+/// The head of a POST to `/mcp` with `headers` and a body of `length` bytes.
+fn post_head(addr: SocketAddr, headers: &[(&str, &str)], length: Option<usize>) -> String {
+    let mut head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n"
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    match length {
+        Some(length) => head.push_str(&format!("Content-Length: {length}\r\n\r\n")),
+        None => head.push_str("Transfer-Encoding: chunked\r\n\r\n"),
+    }
+    head
+}
+
+async fn post(addr: SocketAddr, headers: &[(&str, &str)], message: &Value) -> Reply {
+    let body = message.to_string();
+    exchange(addr, &post_head(addr, headers, Some(body.len())), body.as_bytes()).await
+}
+
+fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+}
+
+/// Opens a session with `headers` on every request; its id.
+async fn open(addr: SocketAddr, headers: &[(&str, &str)]) -> String {
+    let reply = post(addr, headers, &initialize()).await;
+    assert_eq!(reply.status, 200, "{reply:?}");
+    let session = reply.header("mcp-session-id").expect("a session id").to_owned();
+    let mut headers = headers.to_vec();
+    headers.extend([("Mcp-Session-Id", session.as_str()), ("MCP-Protocol-Version", "2025-06-18")]);
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(post(addr, &headers, &initialized).await.status, 202);
+    session
+}
+
+/// Sends request `id` in `session`.
+async fn request(addr: SocketAddr, session: &str, headers: &[(&str, &str)], id: u64, method: &str, params: Value) -> Reply {
+    let mut headers = headers.to_vec();
+    headers.extend([("Mcp-Session-Id", session), ("MCP-Protocol-Version", "2025-06-18")]);
+    post(addr, &headers, &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await
+}
+
+#[tokio::test]
+async fn a_body_declared_too_large_is_refused_before_it_is_sent() {
+    let addr = serve(server()).await;
+    let session = open(addr, &[]).await;
+    let three_mib = 3 << 20;
+    for headers in [vec![], vec![("Mcp-Session-Id", session.as_str())]] {
+        // Only the head goes out: a server that waited for the body would
+        // never answer.
+        let reply = exchange(addr, &post_head(addr, &headers, Some(three_mib)), b"").await;
+        assert_eq!(reply.status, 413, "{reply:?}");
+        assert!(reply.body.contains("this request body is 3145728 bytes"), "{reply:?}");
+        assert!(reply.body.contains("at most 1114112 bytes"), "1 MiB of arguments plus 64 KiB: {reply:?}");
+        assert!(reply.body.contains("Send smaller arguments"), "{reply:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_chunked_body_is_cut_off_as_soon_as_it_passes_the_limit() {
+    let addr = serve(server()).await;
+    let limit = server().max_body_bytes();
+    assert_eq!(limit, (1 << 20) + 64 * 1024);
+    // One chunk just over the limit, and no end: the server must answer
+    // from what it has read.
+    let chunk = vec![b' '; limit + 1];
+    let mut body = format!("{:x}\r\n", chunk.len()).into_bytes();
+    body.extend_from_slice(&chunk);
+    body.extend_from_slice(b"\r\n");
+    let reply = exchange(addr, &post_head(addr, &[], None), &body).await;
+    assert_eq!(reply.status, 413, "{reply:?}");
+    assert!(reply.body.contains("at most 1114112 bytes"), "{reply:?}");
+    assert!(reply.body.contains("Send smaller arguments"), "{reply:?}");
+}
+
+#[tokio::test]
+async fn a_foreign_origin_is_refused_and_loopback_or_none_are_served() {
+    let addr = serve(server()).await;
+    let refused = post(addr, &[("Origin", "http://evil.example")], &initialize()).await;
+    assert_eq!(refused.status, 403, "{refused:?}");
+    assert!(refused.header("mcp-session-id").is_none());
+    assert!(refused.body.contains("with_allowed_origins"), "{refused:?}");
+
+    for origin in [None, Some("http://localhost:6274"), Some(&*format!("http://{addr}"))] {
+        let headers: Vec<(&str, &str)> = origin.map(|origin| ("Origin", origin)).into_iter().collect();
+        let reply = post(addr, &headers, &initialize()).await;
+        assert_eq!(reply.status, 200, "{origin:?}: {reply:?}");
+    }
+
+    let addr = serve(server().with_allowed_origins(["https://app.example.com"])).await;
+    assert_eq!(post(addr, &[("Origin", "https://app.example.com")], &initialize()).await.status, 200);
+    assert_eq!(post(addr, &[("Origin", "https://evil.example")], &initialize()).await.status, 403);
+}
+
+#[tokio::test]
+async fn past_the_session_cap_the_least_recently_used_session_is_closed() {
+    let addr = serve(server().with_max_sessions(2)).await;
+    let first = open(addr, &[]).await;
+    let second = open(addr, &[]).await;
+    assert_eq!(request(addr, &first, &[], 2, "tools/list", json!({})).await.status, 200);
+    let third = open(addr, &[]).await;
+    assert_eq!(request(addr, &second, &[], 2, "tools/list", json!({})).await.status, 404, "the least recently used");
+    for session in [&first, &third] {
+        let reply = request(addr, session, &[], 3, "tools/list", json!({})).await;
+        assert_eq!(reply.status, 200, "{reply:?}");
+        assert_eq!(reply.message(3)["result"]["tools"][0]["name"], "get_item");
+    }
+}
+
+#[tokio::test]
+async fn an_idle_session_is_closed() {
+    let addr = serve(server().with_session_idle_timeout(Duration::from_millis(300))).await;
+    let session = open(addr, &[]).await;
+    assert_eq!(request(addr, &session, &[], 2, "tools/list", json!({})).await.status, 200);
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert_eq!(request(addr, &session, &[], 3, "tools/list", json!({})).await.status, 404);
+}
+
+#[tokio::test]
+async fn serving_a_non_loopback_address_without_authentication_is_refused_at_start() {
+    let listener = TcpListener::bind("0.0.0.0:0").await.unwrap();
+    let error = tokio::time::timeout(Duration::from_secs(5), server().serve_http(listener))
+        .await
+        .expect("refused at once")
+        .unwrap_err();
+    assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput);
+    let message = error.to_string();
+    assert!(message.contains("without authentication"), "{message}");
+    assert!(message.contains("with_auth") && message.contains("allow_remote_without_auth"), "{message}");
+
+    // With a hook, or the explicit opt-out, it serves.
+    for server in [server().with_bearer_token("t", UserContext::new("u")), server().allow_remote_without_auth()] {
+        let listener = TcpListener::bind("0.0.0.0:0").await.unwrap();
+        let serving = tokio::time::timeout(Duration::from_millis(300), server.serve_http(listener)).await;
+        assert!(serving.is_err(), "still serving: {serving:?}");
+    }
+}
+
+#[tokio::test]
+async fn the_auth_hook_decides_who_calls_and_a_session_stays_its_openers() {
+    let server = server().with_auth(|headers| {
+        let token = headers.get("authorization").and_then(|value| value.to_str().ok());
+        match token.and_then(|value| value.strip_prefix("Bearer ")) {
+            Some("alice-token") => Ok(UserContext::new("alice").with_floor(ApprovalFloor::default().tool("get_item"))),
+            Some("bob-token") => Ok(UserContext::new("bob")),
+            Some(_) => Err(Unauthorized::new("Unknown token: sign in again to get a new one.")),
+            None => Err(Unauthorized::missing_bearer_token()),
+        }
+    });
+    let addr = serve(server).await;
+
+    let missing = post(addr, &[], &initialize()).await;
+    assert_eq!(missing.status, 401, "{missing:?}");
+    assert_eq!(missing.header("www-authenticate"), Some("Bearer"));
+    assert!(missing.body.contains("Authorization: Bearer <token>"), "{missing:?}");
+    let wrong = post(addr, &[("Authorization", "Bearer nope")], &initialize()).await;
+    assert_eq!(wrong.status, 401);
+    assert!(wrong.body.contains("sign in again"), "{wrong:?}");
+
+    // The calls run as the user the request's credential names: alice's
+    // floor sends get_item to approval, which this client cannot give.
+    let alice = [("Authorization", "Bearer alice-token")];
+    let bob = [("Authorization", "Bearer bob-token")];
+    let alices = open(addr, &alice).await;
+    let as_alice = request(addr, &alices, &alice, 2, "tools/call", json!({"name": "get_item", "arguments": {"id": 1}})).await;
+    let text = as_alice.message(2)["result"]["content"][0]["text"].as_str().unwrap().to_owned();
+    assert!(text.starts_with("code: APPROVAL_UNAVAILABLE"), "{text}");
+    let bobs = open(addr, &bob).await;
+    let as_bob = request(addr, &bobs, &bob, 3, "tools/call", json!({"name": "get_item", "arguments": {"id": 1}})).await;
+    assert_eq!(as_bob.message(3)["result"]["content"][0]["text"], "item 1");
+
+    let anonymous = request(addr, &alices, &[], 4, "tools/list", json!({})).await;
+    assert_eq!(anonymous.status, 401, "every request is authenticated");
+    // A session belongs to the user who opened it.
+    let intruder = request(addr, &alices, &bob, 5, "tools/call", json!({"name": "get_item", "arguments": {"id": 1}})).await;
+    assert_eq!(intruder.status, 404, "{intruder:?}");
+    assert!(intruder.body.contains("Start a new session"), "{intruder:?}");
+    assert_eq!(request(addr, &alices, &alice, 6, "tools/list", json!({})).await.status, 200, "still alice's");
+}
+
+#[tokio::test]
+async fn only_listed_hosts_and_the_bound_address_are_served() {
+    let addr = serve(server().with_allowed_hosts(["mcp.example.com"])).await;
+    let body = initialize().to_string();
+    for (host, status) in [("mcp.example.com", 200), (&*addr.to_string(), 200), ("evil.example", 403)] {
+        let head = post_head(addr, &[], Some(body.len())).replacen(&format!("Host: {addr}"), &format!("Host: {host}"), 1);
+        let reply = exchange(addr, &head, body.as_bytes()).await;
+        assert_eq!(reply.status, status, "{host}: {reply:?}");
+    }
+}
