@@ -89,6 +89,12 @@ async fn store_note(note: String) -> usize {
     note.len()
 }
 
+/// Store a list of ids; a human approves first.
+#[tool(policy = needs_approval)]
+async fn store_ids(ids: Vec<u32>) -> usize {
+    ids.len()
+}
+
 /// Asks a policy service that never answers.
 #[tool(policy = ask_forever)]
 async fn stuck(order_id: String) -> String {
@@ -208,6 +214,17 @@ fn a_pending_call_keeps_its_arguments_once() {
     assert_eq!(pending.arguments()["note"].as_str().map(str::len), Some(note.len()));
     let result = runtime.block_on(registry.approve(pending));
     assert_eq!(result.text, note.len().to_string());
+
+    // Many small values: a JSON value of them would be 72 bytes each.
+    let registry = Registry::<()>::builder().tools(tools![store_ids]).build().unwrap();
+    let zeros = vec!["0"; (1024 * 1024 - 16) / 2].join(",");
+    let text = format!(r#"{{"ids":[{zeros}]}}"#);
+    let before = LIVE.load(Ordering::SeqCst);
+    let outcome = runtime.block_on(registry.call(&app, "store_ids", text.as_str()).call_id("c2").into_future());
+    let kept = LIVE.load(Ordering::SeqCst).saturating_sub(before);
+    eprintln!("a pending call of {} bytes of small values keeps {kept} bytes", text.len());
+    assert!(kept < 4 * text.len(), "a pending call keeps {kept} bytes for {} bytes of arguments", text.len());
+    drop(outcome);
 }
 
 #[tokio::test]
