@@ -10,8 +10,11 @@
 //! registry's fast path, which skips the validator), one with only an enum
 //! and one with a nested struct (which serde reads more leniently than
 //! their schemas: a unit variant from a one-key object, a struct from an
-//! array). Policies are compared on kinds: a denial, a pending approval or
-//! a tool error all mean the input was accepted.
+//! array), plus numbers at their edges: a float and an `i64` on the fast
+//! path, `u128`/`i128` parameters (whose schema states the range a parsed
+//! value holds), and a derived input with both nested. Policies are
+//! compared on kinds: a denial, a pending approval or a tool error all mean
+//! the input was accepted.
 //!
 //! Every input sent as text is also sent to a registry that validates every
 //! call, which never takes the fast path (the text read straight into the
