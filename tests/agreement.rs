@@ -10,8 +10,11 @@
 //! registry's fast path, which skips the validator), one with only an enum
 //! and one with a nested struct (which serde reads more leniently than
 //! their schemas: a unit variant from a one-key object, a struct from an
-//! array). Policies are compared on kinds: a denial, a pending approval or
-//! a tool error all mean the input was accepted.
+//! array), plus numbers at their edges: a float and an `i64` on the fast
+//! path, `u128`/`i128` parameters (whose schema states the range a parsed
+//! value holds), and a derived input with both nested. Policies are
+//! compared on kinds: a denial, a pending approval or a tool error all mean
+//! the input was accepted.
 //!
 //! Every input sent as text is also sent to a registry that validates every
 //! call, which never takes the fast path (the text read straight into the
@@ -28,7 +31,11 @@
 //!   (SPEC §1: schemas as schemars makes them), so an integer beyond the
 //!   Rust type's range passes the schema and cannot be parsed. For such
 //!   inputs the test asserts that the registry refuses them as invalid
-//!   arguments naming the property, instead of agreement.
+//!   arguments naming the property, instead of agreement. The same holds
+//!   for the float -2^63 where an integer is expected (`i64::MIN` and the
+//!   integers below it that round to that float are one value once parsed:
+//!   it is refused, though a schema's `minimum: -9223372036854775808`
+//!   admits it).
 
 #[path = "../examples/common/shop.rs"]
 #[allow(dead_code)]
@@ -137,6 +144,38 @@ async fn wipe(record: String, #[tool(default)] force: bool) -> String {
     format!("{record} {force}")
 }
 
+/// Scale a reading: a float and an integer, on the fast path.
+#[tool]
+async fn scale(ratio: f64, #[tool(default)] offset: i64) -> String {
+    format!("{ratio} {offset}")
+}
+
+/// Settle a balance: 128-bit integers, which parsed arguments hold up to
+/// 64 bits, beside a float.
+#[tool]
+async fn settle(big: u128, signed: i128, #[tool(default)] ratio: f64, #[tool(default)] spare: Option<i128>) -> String {
+    format!("{big} {signed} {ratio} {spare:?}")
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Ledger {
+    total: u128,
+    entries: Vec<Entry>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Entry {
+    delta: i128,
+    weight: f64,
+}
+
+/// Book a ledger: a derived input with 128-bit integers and floats nested.
+#[tool]
+async fn book(Input(ledger): Input<Ledger>) -> String {
+    let entries: Vec<(i128, f64)> = ledger.entries.iter().map(|entry| (entry.delta, entry.weight)).collect();
+    format!("{} {entries:?}", ledger.total)
+}
+
 fn registry() -> &'static Registry<Shop> {
     static REGISTRY: OnceLock<Registry<Shop>> = OnceLock::new();
     REGISTRY.get_or_init(|| build(false))
@@ -165,7 +204,10 @@ fn build(validate_every_call: bool) -> Registry<Shop> {
                 measure,
                 tag,
                 vote,
-                wipe
+                wipe,
+                scale,
+                settle,
+                book
             ])
             .build()
             .unwrap()
@@ -228,12 +270,17 @@ impl Schema {
                 "int32" => (i32::MIN.into(), i32::MAX.into()),
                 "uint64" => (0, u64::MAX.into()),
                 "int64" => (i64::MIN.into(), i64::MAX.into()),
+                "uint128" => (0, u64::MAX.into()),
+                "int128" => (i64::MIN.into(), u64::MAX.into()),
                 _ => return None,
             };
             let number = value.as_number()?;
             let integer = match (number.as_i64(), number.as_u64(), number.as_f64()) {
                 (Some(i), _, _) => i128::from(i),
                 (_, Some(u), _) => i128::from(u),
+                // The float -2^63 also stands for the integers below
+                // `i64::MIN` that round to it: refused.
+                (_, _, Some(f)) if f == -9_223_372_036_854_775_808.0 => return Some(name.clone()),
                 (_, _, Some(f)) if f.fract() == 0.0 => f as i128,
                 _ => return None,
             };
@@ -244,8 +291,8 @@ impl Schema {
 
 // ------------------------------------------------------------- generators
 
-/// Leaves, including the edges: integral floats, integers beyond `u32`,
-/// long strings.
+/// Leaves, including the edges: integral floats, `-0.0`, integers beyond
+/// `u32` and at the edges of 64 bits, long strings.
 fn leaf() -> BoxedStrategy<Value> {
     prop_oneof![
         Just(Value::Null),
@@ -253,7 +300,17 @@ fn leaf() -> BoxedStrategy<Value> {
         (0u64..20_000).prop_map(Value::from),
         (-20_000i64..0).prop_map(Value::from),
         any::<i64>().prop_map(Value::from),
-        prop_oneof![Just(u64::from(u32::MAX)), Just(u64::from(u32::MAX) + 1), Just(u64::MAX)].prop_map(Value::from),
+        // The edges of `u32` and of 64 bits; 2^64 and -2^63 as floats are
+        // what `18446744073709551616` and `-9223372036854775809` parse to.
+        prop_oneof![
+            Just(Value::from(u32::MAX)),
+            Just(Value::from(u64::from(u32::MAX) + 1)),
+            Just(Value::from(u64::MAX)),
+            Just(Value::from(i64::MIN)),
+            Just(json!(18_446_744_073_709_551_616.0)),
+            Just(json!(-9_223_372_036_854_775_808.0)),
+            Just(json!(-9_223_372_036_854_774_784.0)),
+        ],
         (0i64..20_000).prop_map(|i| json!(i as f64)),
         (-1e4f64..1e4).prop_map(|f| json!(f)),
         prop_oneof![Just(1e20), Just(5e9), Just(-0.0)].prop_map(|f| json!(f)),
@@ -279,6 +336,32 @@ fn any_json() -> BoxedStrategy<Value> {
             ]
         })
         .boxed()
+}
+
+/// Integers in `low..=high` (within `i64::MIN..=u64::MAX`), often at its
+/// edges, some written as integral floats (`-0.0` among them).
+fn wide(low: i128, high: i128) -> BoxedStrategy<Value> {
+    let integer = |i: i128| i64::try_from(i).map(Value::from).unwrap_or_else(|_| Value::from(i as u64));
+    prop_oneof![
+        (low..=high).prop_map(integer),
+        prop_oneof![Just(low), Just(high), Just(low.max(0)), Just(high.min(1 << 60))].prop_map(integer),
+        (-1000i64..1000).prop_filter("in range", move |i| (low..=high).contains(&i128::from(*i))).prop_map(|i| json!(i as f64)),
+        Just(json!(-0.0)),
+    ]
+    .boxed()
+}
+
+/// Floats, `-0.0`, integral ones and integers among them.
+fn float() -> BoxedStrategy<Value> {
+    prop_oneof![
+        (-1e6f64..1e6).prop_map(|f| json!(f)),
+        Just(json!(-0.0)),
+        Just(json!(0.0)),
+        (-1000i64..1000).prop_map(|i| json!(i as f64)),
+        any::<i64>().prop_map(Value::from),
+        Just(json!(1e300)),
+    ]
+    .boxed()
 }
 
 /// Valid values of each property of a tool, and which are required.
@@ -319,6 +402,22 @@ fn case(tool: &'static str) -> Case {
             }).boxed()),
             ("express", b()),
             ("count", n(1, 99)),
+        ],
+        "scale" => vec![("ratio", float()), ("offset", wide(i64::MIN.into(), i64::MAX.into()))],
+        "settle" => vec![
+            ("big", wide(0, u64::MAX.into())),
+            ("signed", wide(i64::MIN.into(), u64::MAX.into())),
+            ("ratio", float()),
+            ("spare", prop_oneof![Just(Value::Null), wide(i64::MIN.into(), u64::MAX.into())].boxed()),
+        ],
+        "book" => vec![
+            ("total", wide(0, u64::MAX.into())),
+            (
+                "entries",
+                prop::collection::vec((wide(i64::MIN.into(), u64::MAX.into()), float()), 0..3)
+                    .prop_map(|entries| json!(entries.into_iter().map(|(delta, weight)| json!({"delta": delta, "weight": weight})).collect::<Vec<_>>()))
+                    .boxed(),
+            ),
         ],
         other => panic!("no generator for {other}"),
     };
@@ -528,6 +627,22 @@ fn tricky_texts_get_the_same_result_on_the_fast_path_and_the_full_path() {
         ("lookup_order", r#"{"order_id":"A-1002"}"#),
         ("lookup_order", r#"{"order_id":"nope"}"#),
         ("refund", r#"{"order_id":"A-1002","amount_cents":100,"reason":"broken"}"#),
+        ("scale", r#"{"ratio":-0.0}"#),
+        ("scale", r#"{"ratio":-0,"offset":-0}"#),
+        ("scale", r#"{"ratio":1,"offset":-0.0}"#),
+        ("scale", r#"{"ratio":1,"offset":-9223372036854775808}"#),
+        ("scale", r#"{"ratio":1,"offset":-9223372036854775809}"#),
+        ("scale", r#"{"ratio":1,"offset":-9223372036854775808.0}"#),
+        ("scale", r#"{"ratio":1,"offset":9223372036854775808}"#),
+        ("scale", r#"{"ratio":1,"offset":18446744073709551616}"#),
+        ("settle", r#"{"big":18446744073709551615,"signed":-9223372036854775808,"ratio":-0.0}"#),
+        ("settle", r#"{"big":18446744073709551616,"signed":0,"ratio":1}"#),
+        ("settle", r#"{"big":0,"signed":-9223372036854775809,"ratio":1}"#),
+        ("settle", r#"{"big":0,"signed":340282366920938463463374607431768211455,"ratio":1}"#),
+        ("settle", r#"{"big":-0,"signed":-0.0,"ratio":-0,"spare":-0}"#),
+        ("book", r#"{"total":18446744073709551615,"entries":[{"delta":-0,"weight":-0.0}]}"#),
+        ("book", r#"{"total":18446744073709551616,"entries":[]}"#),
+        ("book", r#"{"total":1,"entries":[{"delta":-9223372036854775809,"weight":1}]}"#),
     ]
     .into_iter()
     .map(|(tool, text)| (tool, text.to_owned()))
@@ -541,6 +656,78 @@ fn tricky_texts_get_the_same_result_on_the_fast_path_and_the_full_path() {
         fast_successes += usize::from(fast.kind == ResultKind::Success);
     }
     assert!(fast_successes >= 10, "only {fast_successes} of the texts succeeded: the comparison says little");
+}
+
+/// Numbers at the edges (beyond 64 bits, `-0`) are read alike on every
+/// path: as text on the fast path and on the full path, and as a value
+/// already parsed (as MCP hands it over).
+#[test]
+fn numbers_at_the_edges_read_alike_as_text_and_as_a_parsed_value() {
+    // (tool, arguments, `Ok(output)` or `Err(the property the refusal names)`)
+    let cases: &[(&str, &str, Result<&str, &str>)] = &[
+        ("scale", r#"{"ratio":-0.0}"#, Ok("-0 0")),
+        ("scale", r#"{"ratio":-0}"#, Ok("-0 0")),
+        ("scale", r#"{"ratio":2,"offset":-0}"#, Ok("2 0")),
+        ("scale", r#"{"ratio":2,"offset":-0.0}"#, Ok("2 0")),
+        ("scale", r#"{"ratio":2,"offset":-9223372036854775808}"#, Ok("2 -9223372036854775808")),
+        ("scale", r#"{"ratio":2,"offset":-9223372036854775809}"#, Err("offset")),
+        ("scale", r#"{"ratio":2,"offset":-1e30}"#, Err("offset")),
+        ("scale", r#"{"ratio":2,"offset":9223372036854775808}"#, Err("offset")),
+        ("settle", r#"{"big":18446744073709551615,"signed":-9223372036854775808,"ratio":-0.0}"#, Ok("18446744073709551615 -9223372036854775808 -0 None")),
+        ("settle", r#"{"big":-0,"signed":18446744073709551615,"ratio":0.5,"spare":-0.0}"#, Ok("0 18446744073709551615 0.5 Some(0)")),
+        ("settle", r#"{"big":18446744073709551616,"signed":0,"ratio":1}"#, Err("big")),
+        ("settle", r#"{"big":340282366920938463463374607431768211455,"signed":0,"ratio":1}"#, Err("big")),
+        ("settle", r#"{"big":0,"signed":-9223372036854775809,"ratio":1}"#, Err("signed")),
+        ("settle", r#"{"big":0,"signed":18446744073709551616,"ratio":1}"#, Err("signed")),
+        ("settle", r#"{"big":0,"signed":0,"ratio":1,"spare":-9223372036854775809}"#, Err("spare")),
+        (
+            "book",
+            r#"{"total":18446744073709551615,"entries":[{"delta":-0,"weight":-0.0},{"delta":-9223372036854775808,"weight":5}]}"#,
+            Ok("18446744073709551615 [(0, -0.0), (-9223372036854775808, 5.0)]"),
+        ),
+        ("book", r#"{"total":18446744073709551616,"entries":[]}"#, Err("total")),
+        ("book", r#"{"total":1,"entries":[{"delta":-9223372036854775809,"weight":1}]}"#, Err("delta")),
+        ("book", r#"{"total":1,"entries":[{"delta":18446744073709551616,"weight":1}]}"#, Err("delta")),
+    ];
+    let seen = |result: &CallResult| (result.kind, result.text.clone(), result.error_code.clone(), result.structured.clone());
+    let mut wrong = Vec::new();
+    for &(tool, text, expected) in cases {
+        let value: Value = serde_json::from_str(text).unwrap();
+        let fast = runtime().block_on(registry().invoke(&Arc::new(Shop::demo()), tool, text));
+        let full = runtime().block_on(full_path_registry().invoke(&Arc::new(Shop::demo()), tool, text));
+        let parsed = runtime().block_on(registry().invoke(&Arc::new(Shop::demo()), tool, value));
+        if seen(&fast) != seen(&full) {
+            wrong.push(format!("{tool}: {text}: the fast path and the full path differ: {} / {}", fast.text, full.text));
+        }
+        if seen(&fast) != seen(&parsed) {
+            wrong.push(format!("{tool}: {text}: text and a parsed value differ: {} / {}", fast.text, parsed.text));
+        }
+        match expected {
+            Ok(output) if (fast.kind, fast.text.as_str()) != (ResultKind::Success, output) => {
+                wrong.push(format!("{tool}: {text}: expected {output:?}, got {:?} {}", fast.kind, fast.text));
+            }
+            Err(property) if fast.kind != ResultKind::InvalidArguments || !fast.text.contains(property) => {
+                wrong.push(format!("{tool}: {text}: expected a refusal naming `{property}`, got {:?} {}", fast.kind, fast.text));
+            }
+            _ => {}
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The schema says what a 128-bit integer accepts: `i64::MIN..=u64::MAX`,
+/// as a parameter and nested in a derived input's `$defs`.
+#[test]
+fn wide_integers_state_their_range_in_the_schema() {
+    let settle = registry().definition("settle").unwrap().input_schema.clone();
+    let range = |schema: &Value| (schema["minimum"].clone(), schema["maximum"].clone());
+    assert_eq!(range(&settle["properties"]["big"]), (json!(0), json!(u64::MAX)));
+    assert_eq!(range(&settle["properties"]["signed"]), (json!(i64::MIN), json!(u64::MAX)));
+    assert_eq!(range(&settle["properties"]["spare"]), (json!(i64::MIN), json!(u64::MAX)));
+    let book = registry().definition("book").unwrap().input_schema.clone();
+    assert_eq!(range(&book["properties"]["total"]), (json!(0), json!(u64::MAX)));
+    assert_eq!(range(&book["$defs"]["Entry"]["properties"]["delta"]), (json!(i64::MIN), json!(u64::MAX)));
+    assert_eq!(registry().definition("scale").unwrap().input_schema["properties"]["offset"].get("maximum"), None, "64-bit types as schemars makes them");
 }
 
 #[test]
@@ -589,11 +776,26 @@ fn a_nested_struct_agrees_with_its_schema() {
 }
 
 #[test]
+fn a_float_and_an_integer_on_the_fast_path_agree_with_their_schema() {
+    agree("scale");
+}
+
+#[test]
+fn wide_integers_agree_with_their_schema() {
+    agree("settle");
+}
+
+#[test]
+fn a_derived_input_with_nested_wide_integers_agrees_with_its_schema() {
+    agree("book");
+}
+
+#[test]
 fn the_generators_reach_both_verdicts() {
     // Guards against a generator that only ever makes valid (or invalid)
     // inputs, which would make the agreement above vacuous.
     let mut runner = proptest::test_runner::TestRunner::deterministic();
-    for tool in ["classify_request", "lookup_order", "refund", "issue_voucher", "hand_over", "transfer", "lookup", "pick", "ship"] {
+    for tool in ["classify_request", "lookup_order", "refund", "issue_voucher", "hand_over", "transfer", "lookup", "pick", "ship", "scale", "settle", "book"] {
         let case = case(tool);
         let schema = schema_of(tool);
         let strategy = generated(&case);

@@ -11,9 +11,13 @@
 //!   truncation marker;
 //! - arguments as text get the same result from a registry that validates
 //!   every call, which never takes the fast path (the text read straight
-//!   into the tool's input).
+//!   into the tool's input);
+//! - arguments already parsed (as MCP hands them over) get the same result
+//!   as the text they were parsed from.
 //!
-//! Run: `cd fuzz && RUSTC_BOOTSTRAP=1 cargo +1.95.0 fuzz run call corpus/call -- -max_total_time=900`
+//! Run: `cd fuzz && RUSTC_BOOTSTRAP=1 cargo +1.95.0 fuzz run call corpus/call -- -dict=call.dict -max_total_time=900`
+//! (`call.dict` holds the tricky tokens: numbers at the edges of 64 bits,
+//! `-0`, escapes, the tools' property names).
 
 #![no_main]
 
@@ -61,6 +65,13 @@ async fn mix(name: String, count: u32, ratio: f64, tags: Vec<String>, #[tool(def
     format!("{name} {count} {ratio} {tags:?} {flag} {extra:?}")
 }
 
+/// Wide integers and a float: integers beyond 64 bits, which a parsed
+/// value cannot hold, and `-0.0`, which only a float keeps.
+#[tool]
+async fn wide(big: u128, signed: i128, ratio: f64, #[tool(default)] offset: i64) -> String {
+    format!("{big} {signed} {ratio} {offset}")
+}
+
 fn registry() -> &'static Registry<Shop> {
     static REGISTRY: OnceLock<Registry<Shop>> = OnceLock::new();
     REGISTRY.get_or_init(|| build(false))
@@ -95,7 +106,8 @@ fn build(validate_every_call: bool) -> Registry<Shop> {
             explode,
             break_down,
             echo_many,
-            mix
+            mix,
+            wide
         ])
         .validate_every_call(validate_every_call)
         .default_max_output_chars(LIMIT)
@@ -113,6 +125,7 @@ const NAMES: &[&str] = &[
     "break_down",
     "echo_many",
     "mix",
+    "wide",
 ];
 
 fn runtime() -> &'static tokio::runtime::Runtime {
@@ -186,6 +199,9 @@ fuzz_target!(|data: &[u8]| {
                 };
                 let result = registry.invoke(&app, &name, value).await;
                 check(&result, data);
+                let text = registry.invoke(&Arc::new(Shop::demo()), &name, args.as_str()).await;
+                let seen = |result: &CallResult| (result.kind, result.text.clone(), result.error_code.clone(), result.structured.clone());
+                assert_eq!(seen(&result), seen(&text), "a parsed value and its text differ on {name}: {args:?}");
             }
             // A run: steps separated by `\n\n`, calls by `\n`.
             _ => {

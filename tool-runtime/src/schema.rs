@@ -1,6 +1,8 @@
 //! The canonical input and output schemas: JSON Schema 2020-12, built once
 //! when the registry is built.
 
+use std::cmp::Ordering;
+
 use schemars::generate::SchemaSettings;
 use schemars::{Schema, SchemaGenerator};
 use serde_json::{Map, Value};
@@ -52,7 +54,60 @@ pub(crate) fn normalize_input(schema: Schema, generator: &mut SchemaGenerator) -
     let defs = root.remove("$defs");
     out.extend(root);
     attach_definitions(&mut out, defs, generator);
-    Ok(Value::Object(out))
+    let mut schema = Value::Object(out);
+    bound_wide_integers(&mut schema);
+    Ok(schema)
+}
+
+/// The lowest and highest integer a 128-bit integer parameter accepts.
+///
+/// Arguments may arrive already parsed (MCP hands over a `serde_json`
+/// value), and a parsed value holds integers exactly only as far as `i64`
+/// and `u64` reach: beyond, it holds the nearest float. So a `u128` or an
+/// `i128` accepts `i64::MIN..=u64::MAX` on every path, and its schema says
+/// so.
+pub(crate) const WIDE_INTEGER_RANGE: (i64, u64) = (i64::MIN, u64::MAX);
+
+/// Adds the range of [`WIDE_INTEGER_RANGE`] to the schema of every `u128`
+/// and `i128` (`format: uint128 / int128`), at any depth, in `$defs` too.
+/// A narrower bound the type states (`#[schemars(range(...))]`) is kept.
+fn bound_wide_integers(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            let (low, high) = WIDE_INTEGER_RANGE;
+            let low = match map.get("format").and_then(Value::as_str) {
+                Some("uint128") => Some(0),
+                Some("int128") => Some(i128::from(low)),
+                _ => None,
+            };
+            if let Some(low) = low {
+                tighten(map, "minimum", low, Ordering::is_ge);
+                tighten(map, "maximum", i128::from(high), Ordering::is_le);
+            }
+            for (key, value) in map.iter_mut() {
+                // Values, not schemas.
+                if !matches!(key.as_str(), "default" | "examples" | "const" | "enum") {
+                    bound_wide_integers(value);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(bound_wide_integers),
+        _ => {}
+    }
+}
+
+/// Sets `key` to `ours` unless it holds a number that `keep` accepts
+/// (compared to `ours`).
+fn tighten(map: &mut Map<String, Value>, key: &str, ours: i128, keep: fn(Ordering) -> bool) {
+    let theirs = map.get(key).and_then(Value::as_number).and_then(|theirs| match (theirs.as_i64(), theirs.as_u64()) {
+        (Some(theirs), _) => Some(i128::from(theirs).cmp(&ours)),
+        (_, Some(theirs)) => Some(i128::from(theirs).cmp(&ours)),
+        _ => theirs.as_f64()?.partial_cmp(&(ours as f64)),
+    });
+    if !theirs.is_some_and(keep) {
+        let value = i64::try_from(ours).map(Value::from).unwrap_or_else(|_| Value::from(ours as u64));
+        map.insert(key.to_owned(), value);
+    }
 }
 
 /// An output schema as a root schema with its `$defs`.
@@ -112,6 +167,29 @@ mod tests {
     fn an_explicit_additional_properties_schema_is_kept() {
         let schema = normalized(json!({"type": "object", "additionalProperties": {"type": "string"}})).unwrap();
         assert_eq!(schema["additionalProperties"], json!({"type": "string"}));
+    }
+
+    #[test]
+    fn wide_integers_state_the_range_they_are_read_in() {
+        let schema = normalized(json!({
+            "type": "object",
+            "properties": {
+                "big": {"type": "integer", "format": "uint128", "minimum": 0},
+                "signed": {"type": ["integer", "null"], "format": "int128"},
+                "narrow": {"type": "integer", "format": "int128", "minimum": -5, "maximum": 1e30},
+                "list": {"type": "array", "items": {"$ref": "#/$defs/Inner"}},
+                "plain": {"type": "integer", "format": "int64", "default": {"format": "uint128"}}
+            },
+            "$defs": {"Inner": {"type": "object", "properties": {"n": {"type": "integer", "format": "uint128", "maximum": 10}}}}
+        }))
+        .unwrap();
+        let properties = &schema["properties"];
+        assert_eq!(properties["big"], json!({"type": "integer", "format": "uint128", "minimum": 0, "maximum": u64::MAX}));
+        assert_eq!(properties["signed"]["minimum"], json!(i64::MIN));
+        assert_eq!(properties["signed"]["maximum"], json!(u64::MAX));
+        assert_eq!((&properties["narrow"]["minimum"], &properties["narrow"]["maximum"]), (&json!(-5), &json!(u64::MAX)), "a narrower bound is kept");
+        assert_eq!(schema["$defs"]["Inner"]["properties"]["n"], json!({"type": "integer", "format": "uint128", "maximum": 10, "minimum": 0}));
+        assert_eq!(properties["plain"], json!({"type": "integer", "format": "int64", "default": {"format": "uint128"}}), "values are not schemas");
     }
 
     #[test]

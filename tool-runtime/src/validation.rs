@@ -108,6 +108,11 @@ fn plain_type(value: &Value) -> bool {
 
 /// The bound schemars states for an integer type, which the type itself
 /// enforces (`minimum: 0` of a `u32`, `maximum: 255` of a `u8`).
+///
+/// Not the bounds of `u128` and `i128` (`crate::schema::bound_wide_integers`):
+/// a parsed value holds integers only up to 64 bits, so the schema of a
+/// 128-bit integer states that range, which the type does not enforce when
+/// it is read from text. Such tools are validated on every call.
 fn natural_bound(map: &Map<String, Value>, key: &str, value: &Value) -> bool {
     let Some(format) = map.get("format").and_then(Value::as_str) else {
         return false;
@@ -115,7 +120,7 @@ fn natural_bound(map: &Map<String, Value>, key: &str, value: &Value) -> bool {
     let (min, max): (i64, Option<i64>) = match format {
         "uint8" => (0, Some(u8::MAX.into())),
         "uint16" => (0, Some(u16::MAX.into())),
-        "uint32" | "uint64" | "uint128" | "uint" => (0, None),
+        "uint32" | "uint64" | "uint" => (0, None),
         "int8" => (i8::MIN.into(), Some(i8::MAX.into())),
         "int16" => (i16::MIN.into(), Some(i16::MAX.into())),
         _ => return false,
@@ -274,17 +279,23 @@ fn scan_into(value: &Value, found: &mut Scan) {
     }
 }
 
-/// Rewrites every integral float (`5.0`, `1e3`) as the integer it is.
+/// Rewrites every integral float (`5.0`, `1e3`) as the integer it is,
+/// except `-0.0`.
 ///
 /// JSON Schema counts `5.0` as an integer, so the schema of a `u32`
 /// accepts it; serde reads a float into no integer type. A `#[tool]`'s
 /// input is therefore read with such numbers as integers, and the parser
 /// accepts what the schema does (found by tests/agreement.rs). Only for
 /// typed tools: a dynamic tool receives the arguments exactly as sent.
+///
+/// `-0.0` stays a float: as an integer it would lose its sign, which a
+/// float parameter keeps. Where an integer is expected, the input's reader
+/// (`private::Exact`) reads it, and every other integral float, through
+/// [`integer_of`], so that a `-0` sent to an integer parameter is `0`.
 pub(crate) fn integers_from_integral_floats(value: &mut Value) {
     match value {
         Value::Number(number) => {
-            if let Some(integer) = integer_of(number) {
+            if let Some(integer) = integer_of(number).filter(|_| !is_negative_zero(number)) {
                 *number = integer;
             }
         }
@@ -294,9 +305,22 @@ pub(crate) fn integers_from_integral_floats(value: &mut Value) {
     }
 }
 
-/// The integer a float stands for, when it has no fraction and fits an
-/// `i64` or a `u64`.
-fn integer_of(number: &serde_json::Number) -> Option<serde_json::Number> {
+/// Whether a number is the float `-0.0` (which `-0` parses to as well).
+fn is_negative_zero(number: &serde_json::Number) -> bool {
+    number.is_f64() && number.as_f64().is_some_and(|float| float == 0.0 && float.is_sign_negative())
+}
+
+/// The integer a float stands for, when it has no fraction and it is
+/// strictly between -2^63 and 2^64.
+///
+/// A parsed value holds an integer written without a fraction exactly when
+/// it fits an `i64` or a `u64`; beyond, serde_json keeps the nearest float,
+/// which stands for many integers. So the two floats at the edges are
+/// refused: 2^64 (`18446744073709551616`, above `u64::MAX`) and -2^63,
+/// which `-9223372036854775809` rounds to as well (an `i64::MIN` written as
+/// an integer is read as one, and never gets here). Every integer parameter
+/// refuses what lies beyond, on every path.
+pub(crate) fn integer_of(number: &serde_json::Number) -> Option<serde_json::Number> {
     if !number.is_f64() {
         return None;
     }
@@ -304,13 +328,11 @@ fn integer_of(number: &serde_json::Number) -> Option<serde_json::Number> {
     if float.fract() != 0.0 || !float.is_finite() {
         return None;
     }
-    // `as` saturates: the round trip tells whether the value fits.
+    // `as` saturates; -2^63 and 2^64 are exact as floats.
     if float < 0.0 {
-        let integer = float as i64;
-        (integer as f64 == float).then(|| integer.into())
+        (float > -9_223_372_036_854_775_808.0).then(|| (float as i64).into())
     } else {
-        let integer = float as u64;
-        (integer as f64 == float && float < 18_446_744_073_709_551_616.0).then(|| integer.into())
+        (float < 18_446_744_073_709_551_616.0).then(|| (float as u64).into())
     }
 }
 
@@ -437,7 +459,22 @@ mod tests {
     fn integral_floats_become_integers() {
         let mut value = json!({"a": 5.0, "b": [-3.0, 1.5, 1e3], "c": -0.0, "d": 1e20, "e": 7});
         integers_from_integral_floats(&mut value);
-        assert_eq!(value, json!({"a": 5, "b": [-3, 1.5, 1000], "c": 0, "d": 1e20, "e": 7}));
+        assert_eq!(value, json!({"a": 5, "b": [-3, 1.5, 1000], "c": -0.0, "d": 1e20, "e": 7}));
         assert!(value["a"].is_u64() && value["b"][0].is_i64() && value["d"].is_f64());
+        assert!(value["c"].as_f64().unwrap().is_sign_negative(), "-0.0 keeps its sign: {}", value["c"]);
+    }
+
+    #[test]
+    fn floats_at_the_edges_of_64_bits_stand_for_no_integer() {
+        let integer = |text: &str| integer_of(&serde_json::from_str(text).unwrap());
+        assert_eq!(integer("-0.0"), Some(0u64.into()), "where an integer is expected, -0 is 0");
+        assert_eq!(integer("-9223372036854774784.0"), Some((-9_223_372_036_854_774_784i64).into()));
+        assert_eq!(integer("18446744073709549568.0"), Some(18_446_744_073_709_549_568u64.into()));
+        // Both are floats after parsing: -2^63 and 2^64.
+        assert_eq!(integer("-9223372036854775809"), None, "below i64::MIN, not clamped to it");
+        assert_eq!(integer("-9223372036854775808.0"), None);
+        assert_eq!(integer("18446744073709551616"), None);
+        assert_eq!(integer("1.5"), None);
+        assert_eq!(integer("7"), None, "already an integer");
     }
 }
