@@ -3,7 +3,7 @@
 //!
 //! Memory is measured by a counting allocator (this file's global
 //! allocator): the peak of live heap bytes while one call runs, above what
-//! was live before it. The tests that measure run one at a time.
+//! was live before it. The tests run one at a time.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::future::{Future, IntoFuture};
@@ -56,7 +56,8 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-/// One measuring test at a time: the counters are the whole process's.
+/// One test at a time: the counters are the whole process's, and every
+/// test allocates.
 fn serial() -> MutexGuard<'static, ()> {
     static SERIAL: Mutex<()> = Mutex::new(());
     SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -229,6 +230,7 @@ fn a_pending_call_keeps_its_arguments_once() {
 
 #[tokio::test]
 async fn pending_calls_of_a_run_are_capped() {
+    let _serial = serial();
     let registry = Registry::<()>::builder().tools(tools![store_note]).max_pending_approvals(2).build().unwrap();
     let mut run = registry.run(Arc::new(()));
     let calls = (0..3).map(|i| ToolCall::new(format!("c{i}"), "store_note", json!({"note": "x"}))).collect();
@@ -248,6 +250,7 @@ async fn pending_calls_of_a_run_are_capped() {
 
 #[tokio::test]
 async fn a_predicate_that_never_answers_denies_at_the_policy_timeout() {
+    let _serial = serial();
     let reports = Arc::new(Mutex::new(Vec::<ErrorReport>::new()));
     let sink = reports.clone();
     let registry = Registry::<()>::builder()
@@ -267,6 +270,7 @@ async fn a_predicate_that_never_answers_denies_at_the_policy_timeout() {
 
 #[tokio::test]
 async fn a_predicate_stops_when_its_run_is_cancelled() {
+    let _serial = serial();
     let registry = Registry::<()>::builder().tools(tools![stuck]).build().unwrap();
     let mut run = registry.run(Arc::new(()));
     let cancel = run.cancellation().clone();
@@ -285,6 +289,7 @@ async fn a_predicate_stops_when_its_run_is_cancelled() {
 
 #[test]
 fn a_depth_limit_beyond_what_json_parses_is_refused_at_build() {
+    let _serial = serial();
     let error = Registry::<()>::builder().tools(tools![echo]).max_argument_depth(100_000).build().unwrap_err();
     assert!(
         error.problems.contains(&BuildProblem::DepthLimitTooHigh { depth: 100_000, max: tool_runtime::MAX_ARGUMENT_DEPTH }),
@@ -295,6 +300,7 @@ fn a_depth_limit_beyond_what_json_parses_is_refused_at_build() {
 
 #[tokio::test]
 async fn a_value_at_the_largest_depth_limit_is_checked_without_overflow() {
+    let _serial = serial();
     /// Takes any JSON.
     #[tool]
     async fn swallow(value: Value) -> usize {
@@ -325,6 +331,7 @@ async fn a_value_at_the_largest_depth_limit_is_checked_without_overflow() {
 
 #[tokio::test]
 async fn a_panicking_deserialize_gives_the_generic_500_on_every_path() {
+    let _serial = serial();
     quiet_panics();
     let app = Arc::new(());
     let fast = Registry::<()>::builder().tools(tools![touchy, touchy_approved]).build().unwrap();
@@ -346,6 +353,7 @@ async fn a_panicking_deserialize_gives_the_generic_500_on_every_path() {
 
 #[tokio::test]
 async fn two_calls_with_one_id_in_a_step_lose_no_result() {
+    let _serial = serial();
     let registry = Registry::<()>::builder().tools(tools![store_note, echo]).build().unwrap();
     let mut run = registry.run(Arc::new(()));
     let step = run
@@ -372,6 +380,7 @@ async fn two_calls_with_one_id_in_a_step_lose_no_result() {
 
 #[test]
 fn a_tool_that_waits_outside_tokio_fails_with_what_it_needs() {
+    let _serial = serial();
     let reports = Arc::new(Mutex::new(Vec::<ErrorReport>::new()));
     let sink = reports.clone();
     let registry = Registry::<()>::builder()
