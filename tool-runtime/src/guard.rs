@@ -15,11 +15,17 @@ pub struct ArgumentLimits {
     pub max_bytes: usize,
     /// Deepest accepted nesting of arrays and objects (default 64).
     pub max_depth: usize,
+    /// Most JSON values accepted in one call's arguments: every scalar,
+    /// array and object, the root included; object keys are not values
+    /// (default 32,768). Parsed arguments cost about 72 bytes a value, so
+    /// this bounds what a call costs however its bytes are spent: 1 MiB of
+    /// `[{},{},...]` would be 350,000 values.
+    pub max_values: usize,
 }
 
 impl Default for ArgumentLimits {
     fn default() -> Self {
-        ArgumentLimits { max_bytes: 1024 * 1024, max_depth: 64 }
+        ArgumentLimits { max_bytes: 1024 * 1024, max_depth: 64, max_values: 32 * 1024 }
     }
 }
 
@@ -30,31 +36,56 @@ pub(crate) enum GuardError {
     /// measured only up to the limit.
     TooLarge { bytes: Option<usize>, max: usize },
     TooDeep { max: usize },
+    TooManyValues { max: usize },
 }
 
-/// Scans the raw text once, without parsing: its size, and the nesting of
-/// brackets outside strings.
+/// Scans the raw text once, without parsing: its size, the nesting of
+/// brackets outside strings, and how many values it holds.
+///
+/// Values are counted as they start: an array or an object, a string that
+/// is not a key (every string, less one for each `:`), and each run of the
+/// characters of numbers and literals. Exact for valid JSON; for text that
+/// is not, it is refused when parsed anyway.
 pub(crate) fn check_text(raw: &str, limits: &ArgumentLimits) -> Result<(), GuardError> {
     if raw.len() > limits.max_bytes {
         return Err(GuardError::TooLarge { bytes: Some(raw.len()), max: limits.max_bytes });
     }
     let mut depth = 0usize;
+    let mut values = 0usize;
     let mut in_string = false;
+    let mut in_scalar = false;
     let mut escaped = false;
-    for byte in raw.bytes() {
+    let bytes = raw.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        let byte = bytes[at];
+        at += 1;
         if in_string {
             match byte {
                 _ if escaped => escaped = false,
                 b'\\' => escaped = true,
                 b'"' => in_string = false,
-                _ => {}
+                // Nothing in a string matters until its next quote or
+                // escape: skip to it.
+                _ => at = memchr::memchr2(b'"', b'\\', &bytes[at..]).map_or(bytes.len(), |next| at + next),
             }
             continue;
         }
+        let scalar = byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'+' | b'.');
+        if scalar && !in_scalar {
+            values += 1;
+        }
+        in_scalar = scalar;
         match byte {
-            b'"' => in_string = true,
+            b'"' => {
+                in_string = true;
+                values += 1;
+            }
+            // The string before it was a key.
+            b':' => values = values.saturating_sub(1),
             b'[' | b'{' => {
                 depth += 1;
+                values += 1;
                 if depth > limits.max_depth {
                     return Err(GuardError::TooDeep { max: limits.max_depth });
                 }
@@ -62,6 +93,13 @@ pub(crate) fn check_text(raw: &str, limits: &ArgumentLimits) -> Result<(), Guard
             b']' | b'}' => depth = depth.saturating_sub(1),
             _ => {}
         }
+        // One more while a key waits for its `:`.
+        if values > limits.max_values.saturating_add(1) {
+            return Err(GuardError::TooManyValues { max: limits.max_values });
+        }
+    }
+    if values > limits.max_values {
+        return Err(GuardError::TooManyValues { max: limits.max_values });
     }
     Ok(())
 }
@@ -114,23 +152,26 @@ pub(crate) fn dismantle(value: Value) {
 /// payloads): depth by walking the value, size by its serialised length.
 pub(crate) fn check_value(value: &Value, limits: &ArgumentLimits) -> Result<(), GuardError> {
     // Iterative: a value may be nested far deeper than the stack allows.
-    fn depth_exceeds(value: &Value, max: usize) -> bool {
-        let mut stack = vec![(value, 0usize)];
-        while let Some((value, depth)) = stack.pop() {
-            let children: &mut dyn Iterator<Item = &Value> = match value {
-                Value::Array(items) => &mut items.iter(),
-                Value::Object(map) => &mut map.values(),
-                _ => continue,
-            };
-            if depth == max {
-                return true;
-            }
-            stack.extend(children.map(|child| (child, depth + 1)));
+    // Depth is checked first, whatever the count: a value too deep is
+    // refused as such.
+    let mut stack = vec![(value, 0usize)];
+    let mut values = 0usize;
+    let mut too_many = false;
+    while let Some((value, depth)) = stack.pop() {
+        values += 1;
+        too_many |= values > limits.max_values;
+        let children: &mut dyn Iterator<Item = &Value> = match value {
+            Value::Array(items) => &mut items.iter(),
+            Value::Object(map) => &mut map.values(),
+            _ => continue,
+        };
+        if depth == limits.max_depth {
+            return Err(GuardError::TooDeep { max: limits.max_depth });
         }
-        false
+        stack.extend(children.map(|child| (child, depth + 1)));
     }
-    if depth_exceeds(value, limits.max_depth) {
-        return Err(GuardError::TooDeep { max: limits.max_depth });
+    if too_many {
+        return Err(GuardError::TooManyValues { max: limits.max_values });
     }
     // A lower bound first, which stops as soon as it passes the limit: the
     // exact count below escapes every string, which for one string of
@@ -170,7 +211,31 @@ mod tests {
     use super::*;
 
     fn limits(max_bytes: usize, max_depth: usize) -> ArgumentLimits {
-        ArgumentLimits { max_bytes, max_depth }
+        ArgumentLimits { max_bytes, max_depth, max_values: usize::MAX }
+    }
+
+    fn counted(text: &str) -> usize {
+        // The smallest limit that accepts the text is its count.
+        let value_limits = |max_values| ArgumentLimits { max_bytes: usize::MAX, max_depth: 64, max_values };
+        (0..).find(|&max| check_text(text, &value_limits(max)).is_ok()).unwrap()
+    }
+
+    #[test]
+    fn values_are_counted_as_a_parser_would_count_them() {
+        for (text, values) in [
+            ("{}", 1),
+            (r#"{"a": 1}"#, 2),
+            (r#"{"a": "x", "b": [true, null, -1.5e3, "y:z"], "c": {}}"#, 8),
+            (r#"[{},{},{}]"#, 4),
+            (r#"{"k\":\"": "v"}"#, 2),
+            ("  [ 12 , 3 ]  ", 3),
+        ] {
+            assert_eq!(counted(text), values, "{text}");
+            let value: Value = serde_json::from_str(text).unwrap();
+            let value_limits = |max_values| ArgumentLimits { max_bytes: usize::MAX, max_depth: 64, max_values };
+            assert_eq!(check_value(&value, &value_limits(values)), Ok(()), "{text}");
+            assert_eq!(check_value(&value, &value_limits(values - 1)), Err(GuardError::TooManyValues { max: values - 1 }), "{text}");
+        }
     }
 
     #[test]

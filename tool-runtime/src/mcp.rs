@@ -87,9 +87,12 @@
 //!   JSON-RPC envelope ([`max_body_bytes`](McpServer::max_body_bytes)). A
 //!   larger `Content-Length` gets `413` before any of the body is read; a
 //!   chunked body is cut off with `413` as soon as it passes the limit. A
-//!   body under the limit is parsed whole, and rmcp's parsing costs a
-//!   multiple of its size (about 140 times for `[0],[0],...`): lower the
-//!   registry's argument limit for servers open to untrusted clients.
+//!   body under the limit is read and its JSON values counted before rmcp
+//!   parses it: more than the registry's value limit
+//!   ([`ArgumentLimits::max_values`](crate::ArgumentLimits::max_values))
+//!   plus 1,024 for the envelope gets `413`. Parsing costs hundreds of bytes
+//!   a value (1 MiB of `[0],[0],...`, 260,000 values, once cost 148 MB), so
+//!   the value limit, not the byte limit, bounds what a request costs.
 //!
 //! Sessions are bounded ([`with_max_sessions`](McpServer::with_max_sessions),
 //! default 500; an idle one costs about 60 KB): when full, the least
@@ -372,6 +375,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
         let service = StreamableHttpService::new(move || Ok(server.session()), sessions.clone(), config);
         let checks = http::Checks {
             max_body_bytes,
+            max_body_values: self.registry.argument_limits().max_values.saturating_add(http::ENVELOPE_VALUES),
             envelope_bytes: self.http.envelope_bytes,
             allowed_origins: self.http.allowed_origins.clone(),
             auth: self.http.auth.clone(),

@@ -453,7 +453,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
             && entry.text_exact
             && !call.info().is_cancelled()
             && let Arguments::Text(text) = &args
-            && text.len() <= limits.max_bytes
+            && guard::check_text(text, limits).is_ok()
         {
             let Arguments::Text(text) = args else { unreachable!("matched above") };
             let parsed = ParsedFrom::Text(text);
@@ -560,21 +560,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
         let tool = entry.def.name.as_str();
         let invalid = |error: ToolError| CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::InvalidArguments, &error);
         let limits = &self.inner.config.limits;
-        // The fast path: where the schema makes it exact (parsing checks all
-        // it says, every value has a type, none nests past the depth limit;
-        // see `validation::text_exact`), text within the size limit is read
-        // straight into the tool's input. Whatever it refuses takes the full
-        // path, which words the error: it decides nothing the full path
-        // would decide otherwise.
-        if try_fast
-            && entry.text_exact
-            && let Arguments::Text(text) = &args
-            && text.len() <= limits.max_bytes
-            && let Some(input) = entry.tool.parse_text(text, &entry.properties)
-        {
-            let Arguments::Text(text) = args else { unreachable!("matched above") };
-            return Ok((input, ParsedFrom::Text(text)));
-        }
+        // Stage 1, the guard, on every path.
         let guarded = match &args {
             Arguments::Text(text) => guard::check_text(text, limits),
             Arguments::Value(value) => guard::check_value(value, limits),
@@ -582,12 +568,27 @@ impl<App: Send + Sync + 'static> Registry<App> {
         match guarded {
             Ok(()) => {}
             Err(GuardError::TooLarge { bytes, max }) => return Err(invalid(lines::too_large(bytes, max))),
+            Err(GuardError::TooManyValues { max }) => return Err(invalid(lines::too_many_values(max))),
             Err(GuardError::TooDeep { max }) => {
                 if let Arguments::Value(value) = args {
                     guard::dismantle(value);
                 }
                 return Err(invalid(lines::too_deep(max)));
             }
+        }
+        // The fast path: where the schema makes it exact (parsing checks all
+        // it says, every value has a type, none nests past the depth limit;
+        // see `validation::text_exact`), text is read straight into the
+        // tool's input. Whatever it refuses takes the full path, which words
+        // the error: it decides nothing the full path would decide
+        // otherwise.
+        if try_fast
+            && entry.text_exact
+            && let Arguments::Text(text) = &args
+            && let Some(input) = entry.tool.parse_text(text, &entry.properties)
+        {
+            let Arguments::Text(text) = args else { unreachable!("matched above") };
+            return Ok((input, ParsedFrom::Text(text)));
         }
         let value = match args {
             Arguments::Text(text) if text.trim().is_empty() && !entry.has_parameters() => Value::Object(Map::new()),

@@ -197,6 +197,13 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
         self
     }
 
+    /// Most JSON values accepted in one call's arguments (default 32,768;
+    /// see [`ArgumentLimits::max_values`]).
+    pub fn max_argument_values(mut self, values: usize) -> Self {
+        self.config.limits.max_values = values;
+        self
+    }
+
     /// Timeout of tools that set none (default 30 s).
     pub fn default_timeout(mut self, timeout: Duration) -> Self {
         self.config.default_timeout = timeout;

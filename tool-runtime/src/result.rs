@@ -154,6 +154,14 @@ pub(crate) mod lines {
         ToolError::new(413, "ARGUMENTS_TOO_LARGE", format!("{size} Send less data in one call."))
     }
 
+    pub(crate) fn too_many_values(max: usize) -> ToolError {
+        ToolError::new(
+            413,
+            "ARGUMENTS_TOO_MANY_VALUES",
+            format!("The arguments hold more than {max} values. Send fewer items in one call."),
+        )
+    }
+
     pub(crate) fn too_deep(max: usize) -> ToolError {
         ToolError::bad_request(
             "ARGUMENTS_TOO_DEEP",

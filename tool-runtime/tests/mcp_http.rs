@@ -163,6 +163,24 @@ async fn a_body_declared_too_large_is_refused_before_it_is_sent() {
 }
 
 #[tokio::test]
+async fn a_body_under_the_byte_limit_with_too_many_values_is_refused_before_it_is_parsed() {
+    let addr = serve(server()).await;
+    let session = open(addr, &[]).await;
+    // 1 MiB of `[0],[0],...`: 260,000 values, which rmcp's parsing would
+    // turn into about 150 MB.
+    let items = vec!["[0]"; 260_000].join(",");
+    let message = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "get_item", "arguments": {"id": 1, "pad": serde_json::from_str::<Value>(&format!("[{items}]")).unwrap()}}});
+    let headers = [("Mcp-Session-Id", session.as_str()), ("MCP-Protocol-Version", "2025-06-18")];
+    let reply = post(addr, &headers, &message).await;
+    assert_eq!(reply.status, 413, "{reply:?}");
+    assert!(reply.body.contains("more than 33792 JSON values"), "32,768 plus 1,024: {reply:?}");
+    // Within both limits, the same call is served.
+    let reply = request(addr, &session, &[], 3, "tools/call", json!({"name": "get_item", "arguments": {"id": 1}})).await;
+    assert_eq!(reply.status, 200, "{reply:?}");
+}
+
+#[tokio::test]
 async fn a_chunked_body_is_cut_off_as_soon_as_it_passes_the_limit() {
     let addr = serve(server()).await;
     let limit = server().max_body_bytes();

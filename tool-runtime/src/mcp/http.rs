@@ -1,7 +1,8 @@
 //! The checks every streamable-HTTP request passes before rmcp reads it:
-//! its `Origin`, who is calling, and the size of its body. Each reads the
-//! headers only, so a refused request costs the server no more than its
-//! headers.
+//! its `Origin`, who is calling, and the size of its body. The first three
+//! read the headers only, so a request refused by them costs the server no
+//! more than its headers; the body is then read up to the size limit and
+//! its JSON values counted before rmcp parses it.
 
 use std::fmt;
 use std::net::IpAddr;
@@ -20,6 +21,10 @@ use crate::context::UserContext;
 /// The JSON-RPC envelope a request body may carry besides a tool's
 /// arguments (method, id, tool name, `_meta`), by default: 64 KiB.
 pub const DEFAULT_ENVELOPE_BYTES: usize = 64 * 1024;
+
+/// The JSON values a request body may hold besides a tool's arguments
+/// (the envelope's members and `_meta`).
+pub(crate) const ENVELOPE_VALUES: usize = 1024;
 
 /// How many HTTP sessions are kept at most, by default.
 pub const DEFAULT_MAX_SESSIONS: usize = 500;
@@ -78,6 +83,8 @@ const SESSION_ID: &str = "mcp-session-id";
 /// What the HTTP checks need, shared by every request.
 pub(crate) struct Checks {
     pub(crate) max_body_bytes: usize,
+    /// The registry's value limit plus [`ENVELOPE_VALUES`].
+    pub(crate) max_body_values: usize,
     pub(crate) envelope_bytes: usize,
     pub(crate) allowed_origins: Vec<String>,
     pub(crate) auth: Option<Arc<AuthHook>>,
@@ -86,10 +93,11 @@ pub(crate) struct Checks {
 
 /// The middleware: `Origin` (403), then authentication (401) and the
 /// session's owner (404 for another user), then the declared body size
-/// (413); a passing request goes on to rmcp with its caller in its
-/// extensions, and a session it opens is claimed for its caller. rmcp reads the body itself, cut off at the
-/// same limit, so a body without `Content-Length` (chunked) is refused as
-/// soon as it passes the limit and is never buffered beyond it.
+/// (413); then the body is read, cut off as soon as it passes the size
+/// limit (a body sent without its length), and its JSON values counted
+/// (413 beyond the registry's value limit plus the envelope's). A passing
+/// request goes on to rmcp with its caller in its extensions, and a
+/// session it opens is claimed for its caller.
 pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Request, next: Next) -> Response {
     if let Some(origin) = request.headers().get(ORIGIN) {
         let host = request.headers().get(HOST).and_then(|host| host.to_str().ok()).or(request.uri().host());
@@ -125,6 +133,30 @@ pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Reques
     if let Some(length) = declared.filter(|&length| length > checks.max_body_bytes as u64) {
         return too_large(&checks, &format!("this request body is {length} bytes")).into_response();
     }
+    // The body is read here, within the size limit, and counted before rmcp
+    // parses it: parsed JSON costs hundreds of bytes a value, so a body of
+    // 1 MiB of `[0],[0],...` under the byte limit would cost 150 MB.
+    let (parts, body) = request.into_parts();
+    let bytes = match axum::body::to_bytes(body, checks.max_body_bytes).await {
+        Ok(bytes) => bytes,
+        Err(_) => return too_large(&checks, "this request body is larger").into_response(),
+    };
+    if let Ok(text) = std::str::from_utf8(&bytes) {
+        let limits = crate::guard::ArgumentLimits {
+            max_bytes: usize::MAX,
+            max_depth: usize::MAX,
+            max_values: checks.max_body_values,
+        };
+        if crate::guard::check_text(text, &limits).is_err() {
+            let text = format!(
+                "Payload Too Large: this request body holds more than {} JSON values (the tools' limit plus \
+                 {ENVELOPE_VALUES} for the JSON-RPC envelope). Send fewer items in one call.",
+                checks.max_body_values
+            );
+            return (StatusCode::PAYLOAD_TOO_LARGE, text).into_response();
+        }
+    }
+    let request = Request::from_parts(parts, axum::body::Body::from(bytes));
     let response = next.run(request).await;
     // A new session belongs to the user who opened it.
     if let (Some(owner), None, Some(opened)) =
