@@ -49,7 +49,10 @@
 //!   An approval waits at most the registry's
 //!   [`approval_ttl`](crate::Registry::approval_ttl): then the call is
 //!   refused as expired (code `APPROVAL_EXPIRED`), and an answer that comes
-//!   later runs nothing.
+//!   later runs nothing. At most
+//!   [`max_pending_approvals`](crate::RegistryBuilder::max_pending_approvals)
+//!   calls of a session wait at once; one more is refused
+//!   (`TOO_MANY_PENDING`) without asking anyone.
 //! - **A cut output is not sent whole as structured content.** When a
 //!   tool's output was cut at its `max_output_chars`
 //!   ([`CallResult::truncated`]), the client gets the cut text only, never
@@ -445,6 +448,8 @@ struct SessionRun {
     step: usize,
     executed: Vec<String>,
     ended_by: Option<String>,
+    /// Calls of this session waiting for a human now.
+    waiting: usize,
 }
 
 impl<App: Send + Sync + 'static> McpSession<App> {
@@ -527,6 +532,13 @@ impl<App: Send + Sync + 'static> McpSession<App> {
             tracing::info!(tool = %pending.tool(), call_id = %pending.id(), "needs approval; the client cannot elicit");
             return CallResult::failure(pending.tool().clone(), pending.id().clone(), ResultKind::Rejected, &approval_unavailable());
         }
+        // At most `max_pending_approvals` calls of a session wait at once,
+        // as in a run.
+        let max = registry.inner.config.max_pending;
+        let Some(_waiting) = Waiting::enter(self, max) else {
+            tracing::warn!(tool = %pending.tool(), max, "too many calls wait for approval in this session; refused");
+            return CallResult::failure(pending.tool().clone(), pending.id().clone(), ResultKind::Denied, &lines::too_many_pending(max));
+        };
         let ask = ElicitRequestParams::FormElicitationParams {
             meta: None,
             message: approval_message(&pending, registry.definition(pending.tool())),
@@ -560,6 +572,28 @@ impl<App: Send + Sync + 'static> McpSession<App> {
                 )
             }
         }
+    }
+}
+
+/// One call of a session waiting for a human, counted while it lives.
+struct Waiting<'s, App>(&'s McpSession<App>);
+
+impl<'s, App: Send + Sync + 'static> Waiting<'s, App> {
+    /// Counts one more waiting call, unless `max` already wait.
+    fn enter(session: &'s McpSession<App>, max: usize) -> Option<Self> {
+        let mut run = session.lock();
+        if run.waiting >= max {
+            return None;
+        }
+        run.waiting += 1;
+        Some(Waiting(session))
+    }
+}
+
+impl<App> Drop for Waiting<'_, App> {
+    fn drop(&mut self) {
+        let mut run = self.0.run.lock().unwrap_or_else(PoisonError::into_inner);
+        run.waiting -= 1;
     }
 }
 

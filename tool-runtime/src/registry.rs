@@ -262,8 +262,8 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
         self
     }
 
-    /// How many calls of one [`Run`](crate::Run) may wait for a human at
-    /// once (default 16). A call that needs approval beyond that is not
+    /// How many calls of one [`Run`](crate::Run) (or one MCP session) may
+    /// wait for a human at once (default 16). A call that needs approval beyond that is not
     /// parked: the model reads that too many calls wait (code
     /// `TOO_MANY_PENDING`) and may try again once some are decided.
     pub fn max_pending_approvals(mut self, max: usize) -> Self {

@@ -508,3 +508,29 @@ async fn an_approval_nobody_answers_expires_and_a_late_accept_does_not_run_the_c
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(store.deleted.lock().unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn calls_waiting_for_approval_in_a_session_are_capped() {
+    let registry = Registry::<Store>::builder().tools(tools![get_item, delete_item]).max_pending_approvals(1).build().unwrap();
+    let store = Arc::new(Store::default());
+    let server = McpServer::new(registry, store.clone());
+    let mut wire = Wire::connect(&server, elicitation(), Human::Away).await;
+    wire.call("get_item", json!({"id": 1})).await;
+    let first = wire.start("tools/call", json!({"name": "delete_item", "arguments": {"id": 1}})).await;
+    while wire.asked.is_empty() {
+        wire.names().await;
+    }
+    let second = wire.call("delete_item", json!({"id": 2})).await;
+    assert_eq!(second["isError"], true, "{second}");
+    assert!(text(&second).starts_with("code: TOO_MANY_PENDING, status: 429"), "{second}");
+    assert_eq!(wire.asked.len(), 1, "the second call asked nobody");
+    // Once the first is settled, a new call may wait again.
+    wire.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": first}})).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let third = wire.start("tools/call", json!({"name": "delete_item", "arguments": {"id": 3}})).await;
+    while wire.asked.len() < 2 {
+        wire.names().await;
+    }
+    wire.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": third}})).await;
+    assert!(store.deleted.lock().unwrap().is_empty());
+}
