@@ -534,3 +534,29 @@ async fn calls_waiting_for_approval_in_a_session_are_capped() {
     wire.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": third}})).await;
     assert!(store.deleted.lock().unwrap().is_empty());
 }
+
+/// Asks a policy service that never answers; counts the asks it abandoned.
+#[tool(policy = ask_forever)]
+async fn stuck(ctx: Ctx<Store>, id: u32) -> String {
+    let _ = ctx;
+    format!("{id}")
+}
+
+async fn ask_forever(_input: &stuck, ctx: &Ctx<Store>) -> Verdict {
+    let _asking = Counting { store: ctx.app_arc().clone(), done: false };
+    std::future::pending().await
+}
+
+#[tokio::test]
+async fn cancelling_a_call_stops_its_policy_predicate() {
+    let registry = Registry::<Store>::builder().tools(tools![stuck, list_items]).build().unwrap();
+    let store = Arc::new(Store::default());
+    let server = McpServer::new(registry, store.clone());
+    let mut wire = Wire::connect(&server, no_capabilities(), Human::Accept).await;
+    let id = wire.start("tools/call", json!({"name": "stuck", "arguments": {"id": 1}})).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    wire.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}})).await;
+    assert!(eventually(|| store.cancelled.load(Ordering::SeqCst) == 1).await, "the predicate was dropped");
+    let items = wire.call("list_items", json!({})).await;
+    assert_eq!(text(&items), "[1,2,3]");
+}
