@@ -28,7 +28,7 @@
 //!   after the same rule, at the top level; the generators put no `null`
 //!   inside nested objects, where the registry applies it too.
 //! - schemars states no upper bound for `u32`, `u64`, `i32` and `i64`
-//!   (SPEC §1: schemas as schemars makes them), so an integer beyond the
+//!   (the schemas are as schemars makes them), so an integer beyond the
 //!   Rust type's range passes the schema and cannot be parsed. For such
 //!   inputs the test asserts that the registry refuses them as invalid
 //!   arguments naming the property, instead of agreement. The same holds

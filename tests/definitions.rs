@@ -1,6 +1,6 @@
 //! Golden tests of what `#[tool]` tells the model: the exact `ToolDefinition`
 //! of each kind of tool, schemas compared byte for byte (key order included,
-//! since SPEC §1 fixes the order of the properties).
+//! since the properties follow the parameters' order).
 
 use std::collections::HashMap;
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! SPEC §2, rule by rule: one call through guard, validation, policy,
+//! One call, rule by rule, through guard, validation, policy,
 //! approval, execution, output and `ends_run`.
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,4 +1,4 @@
-//! SPEC §3, rule by rule: what a run offers each step, how a step's calls
+//! Runs, rule by rule: what a run offers each step, how a step's calls
 //! execute, approvals inside a run, and how a run ends.
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -6,6 +6,8 @@
 //! across keys, [`expand`] writes tokens. Errors are collected in
 //! [`diag::Errors`] so that one compile shows every mistake in an item.
 
+#![forbid(unsafe_code)]
+
 mod attrs;
 mod checks;
 mod diag;

@@ -43,6 +43,7 @@
 //!
 //! See the crate's README for the attribute reference.
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod context;
 pub mod docs;

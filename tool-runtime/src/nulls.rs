@@ -10,9 +10,6 @@
 
 use serde_json::{Map, Value};
 
-/// Past this depth (of the arguments or of `$ref` chains) nothing more is
-/// touched; the guard has already refused deeper arguments.
-const MAX_DEPTH: usize = 64;
 
 /// Drops the `null` values of optional, non-nullable properties from `args`,
 /// at the top level and in nested objects reached through `properties`,
@@ -24,7 +21,7 @@ pub(crate) fn drop_defaulted_nulls(args: &mut Value, schema: &Value) {
 }
 
 fn visit(value: &mut Value, schema: &Value, root: &Value, depth: usize) {
-    if depth > MAX_DEPTH {
+    if depth > crate::schema::MAX_SCHEMA_DEPTH {
         return;
     }
     let mut objects = Vec::new();
@@ -66,7 +63,7 @@ fn visit_object(map: &mut Map<String, Value>, schema: &Map<String, Value>, root:
 /// what its `$ref` points to, every `allOf` member, and the fitting
 /// alternative of an `anyOf`/`oneOf`.
 fn applicable<'s>(schema: &'s Value, value: &Value, root: &'s Value, depth: usize, out: &mut Vec<&'s Map<String, Value>>) {
-    if depth > MAX_DEPTH {
+    if depth > crate::schema::MAX_SCHEMA_DEPTH {
         return;
     }
     let Value::Object(map) = schema else {
@@ -97,7 +94,7 @@ fn fitting_alternative<'s>(alternatives: &'s [Value], value: &Value, root: &'s V
     if value.is_null() {
         return None;
     }
-    let non_null: Vec<&Value> = alternatives.iter().filter(|alt| !is_null_schema(alt)).collect();
+    let non_null: Vec<&Value> = alternatives.iter().filter(|alt| !crate::schema::is_null_schema(alt)).collect();
     if let [only] = non_null.as_slice() {
         return Some(only);
     }
@@ -122,14 +119,10 @@ fn fitting_alternative<'s>(alternatives: &'s [Value], value: &Value, root: &'s V
     }
 }
 
-fn is_null_schema(schema: &Value) -> bool {
-    schema.get("type").and_then(Value::as_str) == Some("null")
-}
-
 /// Whether `schema` accepts `null`. When unsure (an unresolvable `$ref`, a
 /// `not`), it answers yes, so the null is left for validation to judge.
 fn accepts_null(schema: &Value, root: &Value, depth: usize) -> bool {
-    if depth > MAX_DEPTH {
+    if depth > crate::schema::MAX_SCHEMA_DEPTH {
         return true;
     }
     let map = match schema {

@@ -1,4 +1,4 @@
-//! One call through every stage, in the order SPEC §2 gives: guard,
+//! One call through every stage, in this order: guard,
 //! validation and parsing, policy, approval, execution, output, `ends_run`.
 
 use std::any::Any;
@@ -603,7 +603,8 @@ impl<App: Send + Sync + 'static> Registry<App> {
             other => other,
         };
         let found = crate::validation::scan(&value);
-        // A null for an optional property means "use the default" (SPEC §4).
+        // A null for an optional property means "use the default" (OpenAI
+        // strict mode sends one for every optional property left out).
         if found.nulls {
             crate::nulls::drop_defaulted_nulls(&mut value, &entry.def.input_schema);
         }
@@ -695,15 +696,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
     }
 
     fn fail_closed(&self, entry: &Entry<App>, ctx: &Ctx<App>, error: String) -> Verdict {
-        self.report(ErrorReport {
-            tool: entry.def.name.clone(),
-            call_id: ctx.call_id().to_owned(),
-            kind: ErrorKind::Policy,
-            code: "POLICY_DENIED".to_owned(),
-            error,
-            message: None,
-            data: None,
-        });
+        self.report(ErrorReport::new(&entry.def.name, ctx.call_id(), ErrorKind::Policy, "POLICY_DENIED", error));
         Verdict::Deny { reason: None }
     }
 
@@ -820,15 +813,8 @@ impl<App: Send + Sync + 'static> Registry<App> {
                 cancel.cancel();
                 task.abort();
                 let error = lines::timed_out(timeout);
-                self.report(ErrorReport {
-                    tool: entry.def.name.clone(),
-                    call_id: call.call_id.to_string(),
-                    kind: ErrorKind::Timeout,
-                    code: error.code().to_owned(),
-                    error: format!("no result after {timeout:?}"),
-                    message: None,
-                    data: None,
-                });
+                let detail = format!("no result after {timeout:?}");
+                self.report(ErrorReport::new(&entry.def.name, call.call_id.as_str(), ErrorKind::Timeout, error.code(), detail));
                 Err(CallResult::failure(tool(), call.call_id.clone(), ResultKind::TimedOut, &error))
             }
         }
@@ -856,13 +842,9 @@ impl<App: Send + Sync + 'static> Registry<App> {
             }
             Ended::Returned(Err(Failure::Tool(error))) => {
                 self.report(ErrorReport {
-                    tool: entry.def.name.clone(),
-                    call_id: call_id.to_string(),
-                    kind: ErrorKind::Tool,
-                    code: error.code().to_owned(),
-                    error: error.model_line(),
                     message: error.message().map(str::to_owned),
                     data: error.data().cloned(),
+                    ..ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Tool, error.code(), error.model_line())
                 });
                 CallResult::failure(tool, call_id.clone(), ResultKind::ToolError, &error)
             }
@@ -876,31 +858,16 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// polled outside a Tokio runtime with timers: the model reads the
     /// generic 500, the developer what to do.
     fn report_no_runtime(&self, entry: &Entry<App>, call_id: &SmolStr) {
-        self.report(ErrorReport {
-            tool: entry.def.name.clone(),
-            call_id: call_id.to_string(),
-            kind: ErrorKind::Internal,
-            code: crate::error::INTERNAL_ERROR_CODE.to_owned(),
-            error: "a call that waits needs a Tokio runtime with timers enabled (its timeout and its task are \
-                    Tokio's): await it inside #[tokio::main] or Runtime::block_on, on a runtime built with \
-                    enable_time() or enable_all()"
-                .to_owned(),
-            message: None,
-            data: None,
-        });
+        let needs = "a call that waits needs a Tokio runtime with timers enabled (its timeout and its task are \
+                     Tokio's): await it inside #[tokio::main] or Runtime::block_on, on a runtime built with \
+                     enable_time() or enable_all()";
+        let code = crate::error::INTERNAL_ERROR_CODE;
+        self.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Internal, code, needs));
     }
 
     fn internal(&self, tool: SmolStr, call_id: &SmolStr, kind: ErrorKind, error: String) -> CallResult {
         let public = ToolError::internal();
-        self.report(ErrorReport {
-            tool: tool.to_string(),
-            call_id: call_id.to_string(),
-            kind,
-            code: public.code().to_owned(),
-            error,
-            message: None,
-            data: None,
-        });
+        self.report(ErrorReport::new(tool.as_str(), call_id.as_str(), kind, public.code(), error));
         CallResult::failure(tool, call_id.clone(), ResultKind::Internal, &public)
     }
 

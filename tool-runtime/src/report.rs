@@ -28,6 +28,27 @@ pub struct ErrorReport {
     pub data: Option<Value>,
 }
 
+impl ErrorReport {
+    /// A report without a `ToolError`'s developer-only fields.
+    pub(crate) fn new(
+        tool: impl Into<String>,
+        call_id: impl Into<String>,
+        kind: ErrorKind,
+        code: impl Into<String>,
+        error: impl Into<String>,
+    ) -> Self {
+        ErrorReport {
+            tool: tool.into(),
+            call_id: call_id.into(),
+            kind,
+            code: code.into(),
+            error: error.into(),
+            message: None,
+            data: None,
+        }
+    }
+}
+
 /// The class of a reported failure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ErrorKind {
@@ -43,8 +64,6 @@ pub enum ErrorKind {
     Policy,
     /// A visibility predicate panicked; the tool was hidden.
     Visibility,
-    /// The tool's output could not be serialised.
-    Output,
 }
 
 impl ErrorKind {
@@ -57,7 +76,6 @@ impl ErrorKind {
             ErrorKind::Timeout => "timeout",
             ErrorKind::Policy => "policy",
             ErrorKind::Visibility => "visibility",
-            ErrorKind::Output => "output",
         }
     }
 }

@@ -387,15 +387,8 @@ pub(crate) fn offered_in<'r, App: Send + Sync + 'static>(
             match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.visible(view))) {
                 Ok(visible) => visible,
                 Err(payload) => {
-                    registry.report(ErrorReport {
-                        tool: entry.def.name.clone(),
-                        call_id: String::new(),
-                        kind: ErrorKind::Visibility,
-                        code: "TOOL_HIDDEN".to_owned(),
-                        error: format!("panic: {}", panic_message(payload.as_ref())),
-                        message: None,
-                        data: None,
-                    });
+                    let error = format!("panic: {}", panic_message(payload.as_ref()));
+                    registry.report(ErrorReport::new(&entry.def.name, "", ErrorKind::Visibility, "TOOL_HIDDEN", error));
                     false
                 }
             }

@@ -7,6 +7,16 @@ use schemars::generate::SchemaSettings;
 use schemars::{Schema, SchemaGenerator};
 use serde_json::{Map, Value};
 
+/// How far a walk over a schema (or over arguments beside it) follows
+/// `$ref` chains and nesting before it gives up and takes the cautious
+/// answer: as deep as the guard ever lets arguments be.
+pub(crate) const MAX_SCHEMA_DEPTH: usize = crate::guard::MAX_ARGUMENT_DEPTH;
+
+/// Whether `schema` admits `null` alone (`"type": "null"`).
+pub(crate) fn is_null_schema(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("null")
+}
+
 /// The dialect every canonical schema declares.
 pub const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
 

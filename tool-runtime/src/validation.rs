@@ -26,9 +26,6 @@ use serde_json::{Map, Value};
 /// At most this many problems are listed for the model.
 const MAX_PROBLEMS: usize = 10;
 
-/// `$ref` chains deeper than this are not followed (the schema is then
-/// treated as carrying constraints, and validated on every call).
-const MAX_DEPTH: usize = 64;
 
 /// Keywords that only inform (JSON Schema annotations; `format` is one in
 /// 2020-12, and the validator is not told to assert it).
@@ -65,7 +62,7 @@ pub(crate) fn parser_enforces(schema: &Value) -> bool {
 
 /// A property's schema, below the root: only what serde checks too.
 fn plain(schema: &Value, root: &Value, depth: usize) -> bool {
-    if depth > MAX_DEPTH {
+    if depth > crate::schema::MAX_SCHEMA_DEPTH {
         return false;
     }
     let map = match schema {
@@ -163,7 +160,7 @@ pub(crate) fn text_exact(schema: &Value, max_depth: usize) -> bool {
 /// How deep the values a property's schema admits nest (0 for a scalar),
 /// when every part of it states a JSON type; `None` otherwise.
 fn typed_depth(schema: &Value, root: &Value, depth: usize) -> Option<usize> {
-    if depth > MAX_DEPTH {
+    if depth > crate::schema::MAX_SCHEMA_DEPTH {
         return None;
     }
     let map = schema.as_object()?;

@@ -170,7 +170,7 @@ impl Subset<'_> {
         let mut nullable = false;
         for key in ["anyOf", "oneOf"] {
             let Some(Value::Array(alternatives)) = map.get(key).cloned() else { continue };
-            let (nulls, rest): (Vec<Value>, Vec<Value>) = alternatives.into_iter().partition(is_null_schema);
+            let (nulls, rest): (Vec<Value>, Vec<Value>) = alternatives.into_iter().partition(crate::schema::is_null_schema);
             nullable |= !nulls.is_empty();
             if key == "oneOf" && rest.len() > 1 && !discriminated(&rest, &self.def.input_schema) {
                 self.losses.constraint(at, "oneOf", "became anyOf: Gemini has no oneOf; validation still requires exactly one match");
@@ -369,10 +369,6 @@ impl Subset<'_> {
         self.stack.pop();
         out
     }
-}
-
-fn is_null_schema(schema: &Value) -> bool {
-    schema.get("type").and_then(Value::as_str) == Some("null")
 }
 
 /// The `functionCall` parts of a response's first candidate (or of a
