@@ -56,27 +56,12 @@ fn main() {
 
     // A body under the byte limit with more values than a call may hold:
     // counted and refused before it is parsed (it once cost 148 MB).
-    let server = Server::start(&binary);
-    let session = open_session(server.addr);
-    settle();
-    let before = server.rss();
-    let status = post_raw(server.addr, Some(&session), big_arguments(1 << 20).as_bytes(), false);
-    settle();
-    let grown = server.rss().saturating_sub(before);
+    let (status, grown) = post_in_a_session(&binary, 1 << 20);
     println!("1 MiB POST (under the byte limit, 260,000 values), in a session: HTTP {status}, RSS +{:.1} MB", grown as f64 / MB);
-    drop(server);
-
     // For comparison, no target: the largest body both limits let through
     // (about 32,000 values in 64 KiB) is parsed, as it must be.
-    let server = Server::start(&binary);
-    let session = open_session(server.addr);
-    settle();
-    let before = server.rss();
-    let status = post_raw(server.addr, Some(&session), big_arguments(64 << 10).as_bytes(), false);
-    settle();
-    let grown = server.rss().saturating_sub(before);
+    let (status, grown) = post_in_a_session(&binary, 64 << 10);
     println!("64 KiB POST (32,000 values, within both limits), in a session: HTTP {status}, RSS +{:.1} MB", grown as f64 / MB);
-    drop(server);
 
     // 2. Many sessions from one client, then a new client.
     let server = Server::start(&binary);
@@ -130,6 +115,18 @@ fn main() {
 
 /// The body of a `tools/call` whose arguments hold `[0],[0],...` to about
 /// `bytes` bytes: cheap to send, costly to parse.
+/// On a fresh server, one POST of `bytes` of arguments in a session: its
+/// HTTP status and how much the server grew.
+fn post_in_a_session(binary: &PathBuf, bytes: usize) -> (u16, u64) {
+    let server = Server::start(binary);
+    let session = open_session(server.addr);
+    settle();
+    let before = server.rss();
+    let status = post_raw(server.addr, Some(&session), big_arguments(bytes).as_bytes(), false);
+    settle();
+    (status, server.rss().saturating_sub(before))
+}
+
 fn big_arguments(bytes: usize) -> String {
     let mut body = String::with_capacity(bytes + 200);
     body.push_str(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"lookup_order","arguments":{"order_id":["#);
