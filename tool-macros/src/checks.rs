@@ -9,15 +9,6 @@ use crate::attrs::{EndsRunAttr, ToolAttrs};
 use crate::diag::{error_at, with_help, Errors};
 use crate::signature::ToolFn;
 
-/// The nearest known key, when one is close enough to be a typo.
-pub fn nearest<'k>(key: &str, keys: &[&'k str]) -> Option<&'k str> {
-    keys.iter()
-        .map(|candidate| (strsim::jaro_winkler(key, candidate), *candidate))
-        .filter(|(score, _)| *score >= 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, candidate)| candidate)
-}
-
 /// `^[a-z][a-z0-9_]{0,63}$`: the names every provider accepts.
 pub fn valid_name(name: &str) -> bool {
     let bytes = name.as_bytes();
@@ -230,13 +221,5 @@ mod tests {
         assert_eq!(suggest_name("_x1").as_deref(), Some("x1"));
         assert_eq!(suggest_name("--"), None);
         assert_eq!(suggest_name(&"a".repeat(65)), None);
-    }
-
-    #[test]
-    fn typos_suggest_the_nearest_key() {
-        let keys = crate::attrs::TOOL_KEYS;
-        assert_eq!(nearest("timout", keys), Some("timeout"));
-        assert_eq!(nearest("readonly", keys), Some("read_only"));
-        assert_eq!(nearest("zzz", keys), None);
     }
 }
