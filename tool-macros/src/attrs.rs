@@ -1,41 +1,51 @@
 //! Parse phase, part one: the keys of `#[tool(...)]`, on the function and
 //! on its parameters, into an owned model that keeps every span.
+//!
+//! The keys are declared once, as the fields of [`ToolKeys`] and
+//! [`ParamKeys`]: darling matches them and suggests the nearest key for a
+//! typo. Each field keeps the `Meta` the user wrote, so that every value is
+//! then read here with its own message, spanned on its own tokens.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 
 use darling::ast::NestedMeta;
-use crate::diag::Errors;
 use darling::FromMeta;
 use proc_macro2::{Span, TokenStream};
 use syn::spanned::Spanned;
 use syn::{Expr, Lit, LitInt, LitStr, Meta, Path};
 
 use crate::checks;
-use crate::diag::{error_at, with_help};
+use crate::diag::{error_at, with_help, Diag, Errors};
 
-/// Every key of `#[tool(...)]`, in the order the README lists them.
-pub const TOOL_KEYS: &[&str] = &[
-    "name",
-    "description",
-    "title",
-    "tags",
-    "read_only",
-    "destructive",
-    "idempotent",
-    "open_world",
-    "policy",
-    "visible_when",
-    "requires",
-    "ends_run",
-    "timeout",
-    "max_output_chars",
-    "parallel_safe",
-    "strict",
-    "crate",
-];
+/// The keys of `#[tool(...)]` on the function, in the order the README
+/// lists them, each as the user wrote it.
+#[derive(Default, FromMeta)]
+struct ToolKeys {
+    name: Option<Meta>,
+    description: Option<Meta>,
+    title: Option<Meta>,
+    tags: Option<Meta>,
+    read_only: Option<Meta>,
+    destructive: Option<Meta>,
+    idempotent: Option<Meta>,
+    open_world: Option<Meta>,
+    policy: Option<Meta>,
+    visible_when: Option<Meta>,
+    requires: Option<Meta>,
+    ends_run: Option<Meta>,
+    timeout: Option<Meta>,
+    max_output_chars: Option<Meta>,
+    parallel_safe: Option<Meta>,
+    strict: Option<Meta>,
+    #[darling(rename = "crate")]
+    krate: Option<Meta>,
+}
 
 /// The keys of `#[tool(...)]` on a parameter.
-pub const PARAM_KEYS: &[&str] = &["default"];
+#[derive(Default, FromMeta)]
+struct ParamKeys {
+    default: Option<Meta>,
+}
 
 /// A `bool` key, with the span of what the user wrote.
 #[derive(Clone, Copy)]
@@ -96,131 +106,126 @@ pub enum ParamDefault {
 impl ToolAttrs {
     /// Parses the attribute's arguments, collecting every error.
     pub fn parse(args: TokenStream, errors: &mut Errors) -> ToolAttrs {
-        let mut attrs = ToolAttrs::default();
         let Some(items) = errors.handle(NestedMeta::parse_meta_list(args)) else {
-            return attrs;
+            return ToolAttrs::default();
         };
-        let mut seen: HashMap<String, Span> = HashMap::new();
-        for item in items {
-            let Some((key, meta)) = key_of(&item, TOOL_KEYS, "`#[tool(...)]`", errors) else {
-                continue;
-            };
-            if seen.insert(key.clone(), meta.path().span()).is_some() {
-                errors.push(with_help(
-                    error_at(meta.path(), format!("duplicate key `{key}` in `#[tool(...)]`")),
-                    "each key may appear once; remove one of them",
-                ));
-                continue;
-            }
-            attrs.set(&key, &meta, errors);
-        }
-        attrs
-    }
-
-    fn set(&mut self, key: &str, meta: &Meta, errors: &mut Errors) {
-        match key {
-            "name" => self.name = errors.handle(LitStr::from_meta(meta)),
-            "description" => self.description = errors.handle(LitStr::from_meta(meta)),
-            "title" => self.title = errors.handle(LitStr::from_meta(meta)),
-            "tags" => self.tags = string_list(meta, "tags", errors),
-            "requires" => self.requires = string_list(meta, "requires", errors),
-            "read_only" => self.read_only = flag(meta, errors),
-            "destructive" => self.destructive = flag(meta, errors),
-            "idempotent" => self.idempotent = flag(meta, errors),
-            "open_world" => self.open_world = flag(meta, errors),
-            "parallel_safe" => self.parallel_safe = flag(meta, errors),
-            "strict" => self.strict = flag(meta, errors),
-            "policy" => self.policy = policy(meta, errors).map(|policy| (policy, meta.span())),
-            "visible_when" => self.visible_when = predicate_path(meta, "visible_when", errors),
-            "ends_run" => self.ends_run = ends_run(meta, errors),
-            "timeout" => self.timeout = timeout(meta, errors),
-            "max_output_chars" => self.max_output_chars = max_output_chars(meta, errors),
-            "crate" => self.krate = errors.handle(Path::from_meta(meta)),
-            _ => unreachable!("key_of only returns known keys"),
+        let keys: ToolKeys = read_keys(
+            items,
+            "`#[tool(...)]`",
+            "the keys are listed in the documentation of `#[tool]`, such as `name`, `read_only` or `timeout`",
+            errors,
+        );
+        ToolAttrs {
+            name: keys.name.and_then(|meta| errors.handle(LitStr::from_meta(&meta))),
+            description: keys.description.and_then(|meta| errors.handle(LitStr::from_meta(&meta))),
+            title: keys.title.and_then(|meta| errors.handle(LitStr::from_meta(&meta))),
+            tags: keys.tags.map(|meta| string_list(&meta, "tags", errors)).unwrap_or_default(),
+            read_only: keys.read_only.and_then(|meta| flag(&meta, errors)),
+            destructive: keys.destructive.and_then(|meta| flag(&meta, errors)),
+            idempotent: keys.idempotent.and_then(|meta| flag(&meta, errors)),
+            open_world: keys.open_world.and_then(|meta| flag(&meta, errors)),
+            policy: keys.policy.and_then(|meta| policy(&meta, errors).map(|policy| (policy, meta.span()))),
+            visible_when: keys.visible_when.and_then(|meta| predicate_path(&meta, "visible_when", errors)),
+            requires: keys.requires.map(|meta| string_list(&meta, "requires", errors)).unwrap_or_default(),
+            ends_run: keys.ends_run.and_then(|meta| ends_run(&meta, errors)),
+            timeout: keys.timeout.and_then(|meta| timeout(&meta, errors)),
+            max_output_chars: keys.max_output_chars.and_then(|meta| max_output_chars(&meta, errors)),
+            parallel_safe: keys.parallel_safe.and_then(|meta| flag(&meta, errors)),
+            strict: keys.strict.and_then(|meta| flag(&meta, errors)),
+            krate: keys.krate.and_then(|meta| errors.handle(Path::from_meta(&meta))),
         }
     }
 }
 
 /// Parses `#[tool(...)]` on a parameter.
 pub fn parse_param(attr_meta: &Meta, errors: &mut Errors) -> ParamDefault {
+    let help = "write `#[tool(default)]` or `#[tool(default = expr)]`";
     let tokens = match attr_meta {
         Meta::List(list) => list.tokens.clone(),
         other => {
-            errors.push(with_help(
-                error_at(other, "`#[tool]` on a parameter needs a key"),
-                "write `#[tool(default)]` or `#[tool(default = expr)]`",
-            ));
+            errors.push(with_help(error_at(other, "`#[tool]` on a parameter needs a key"), help));
             return ParamDefault::None;
         }
     };
     let Some(items) = errors.handle(NestedMeta::parse_meta_list(tokens)) else {
         return ParamDefault::None;
     };
-    let mut result = ParamDefault::None;
+    let keys: ParamKeys = read_keys(items, "`#[tool(...)]` on a parameter", help, errors);
+    match keys.default {
+        None => ParamDefault::None,
+        Some(Meta::Path(path)) => ParamDefault::Trait(path.span()),
+        Some(Meta::NameValue(nv)) => ParamDefault::Expr(nv.value),
+        Some(Meta::List(list)) => {
+            errors.push(with_help(error_at(&list, "`default` takes no list"), help));
+            ParamDefault::None
+        }
+    }
+}
+
+/// Reads the items of one `#[tool(...)]` into `K`, whose fields are the
+/// keys. A literal, an unknown key or a repeated key is reported (on the
+/// token the user wrote) and left out, so that the other keys are still read
+/// and checked.
+fn read_keys<K: FromMeta + Default>(items: Vec<NestedMeta>, context: &str, keys_help: &str, errors: &mut Errors) -> K {
+    let mut seen = HashSet::new();
+    let mut known = Vec::new();
     for item in items {
-        let Some((_, meta)) = key_of(&item, PARAM_KEYS, "`#[tool(...)]` on a parameter", errors) else {
-            continue;
+        let meta = match item {
+            NestedMeta::Meta(meta) => meta,
+            NestedMeta::Lit(lit) => {
+                errors.push(with_help(error_at(&lit, format!("expected a key in {context}, found a literal")), keys_help));
+                continue;
+            }
+            NestedMeta::NameValueInvalidExpr(invalid) => {
+                errors.push(with_help(
+                    error_at(&invalid.value, format!("the value of `{}` is not a valid expression", path_text(&invalid.path))),
+                    "write a string literal, a number, `true`/`false` or a path",
+                ));
+                continue;
+            }
         };
-        if !matches!(result, ParamDefault::None) {
+        let key = path_text(meta.path());
+        let item = NestedMeta::Meta(meta);
+        // Every field takes any `Meta`: alone, an item fails only when its key is unknown.
+        if let Err(error) = K::from_list(std::slice::from_ref(&item)) {
+            let NestedMeta::Meta(meta) = &item else { unreachable!("built as a `Meta` above") };
+            errors.push(unknown_key(meta.path(), &key, context, &error, keys_help));
+            continue;
+        }
+        if !seen.insert(key.clone()) {
+            let NestedMeta::Meta(meta) = &item else { unreachable!("built as a `Meta` above") };
             errors.push(with_help(
-                error_at(meta.path(), "duplicate key `default` in `#[tool(...)]`"),
+                error_at(meta.path(), format!("duplicate key `{key}` in {context}")),
                 "each key may appear once; remove one of them",
             ));
             continue;
         }
-        result = match &meta {
-            Meta::Path(path) => ParamDefault::Trait(path.span()),
-            Meta::NameValue(nv) => ParamDefault::Expr(nv.value.clone()),
-            Meta::List(list) => {
-                errors.push(with_help(
-                    error_at(list, "`default` takes no list"),
-                    "write `#[tool(default)]` or `#[tool(default = expr)]`",
-                ));
-                ParamDefault::None
-            }
-        };
+        known.push(item);
     }
-    result
+    errors.handle(K::from_list(&known)).unwrap_or_default()
 }
 
-/// The key of one item, when it is a known key; otherwise an error that
-/// suggests the nearest known key.
-fn key_of(item: &NestedMeta, keys: &[&str], context: &str, errors: &mut Errors) -> Option<(String, Meta)> {
-    let meta = match item {
-        NestedMeta::Meta(meta) => meta.clone(),
-        NestedMeta::Lit(lit) => {
-            errors.push(with_help(
-                error_at(lit, format!("expected a key in {context}, found a literal")),
-                format!("valid keys are {}", list(keys)),
-            ));
-            return None;
-        }
-        NestedMeta::NameValueInvalidExpr(invalid) => {
-            errors.push(with_help(
-                error_at(&invalid.value, format!("the value of `{}` is not a valid expression", path_text(&invalid.path))),
-                "write a string literal, a number, `true`/`false` or a path",
-            ));
-            return None;
-        }
+/// darling's unknown-key error, worded as the crate's other errors and
+/// spanned on the key: its suggestion (`Did you mean `x`?`) or its list of
+/// keys when it has one, else `keys_help`.
+fn unknown_key(path: &Path, key: &str, context: &str, error: &darling::Error, keys_help: &str) -> Diag {
+    let text = error.to_string();
+    let quoted = |marker: &str| {
+        let rest = &text[text.find(marker)? + marker.len()..];
+        Some(rest.trim_end_matches(['.', '?']).to_owned())
     };
-    let key = path_text(meta.path());
-    if keys.contains(&key.as_str()) {
-        return Some((key, meta));
-    }
-    let help = match checks::nearest(&key, keys) {
-        Some(near) => format!("did you mean `{near}`?"),
-        None => format!("valid keys are {}", list(keys)),
+    let help = if let Some(near) = quoted("Did you mean ") {
+        format!("did you mean {near}?")
+    } else if let Some(keys) = quoted("Available values: ") {
+        format!("valid keys are {keys}")
+    } else {
+        keys_help.to_owned()
     };
-    errors.push(with_help(error_at(meta.path(), format!("unknown key `{key}` in {context}")), help));
-    None
+    with_help(error_at(path, format!("unknown key `{key}` in {context}")), help)
 }
 
 fn path_text(path: &Path) -> String {
     path.segments.iter().map(|segment| segment.ident.to_string()).collect::<Vec<_>>().join("::")
-}
-
-fn list(keys: &[&str]) -> String {
-    keys.iter().map(|key| format!("`{key}`")).collect::<Vec<_>>().join(", ")
 }
 
 fn flag(meta: &Meta, errors: &mut Errors) -> Option<Flag> {
@@ -349,5 +354,75 @@ fn max_output_chars(meta: &Meta, errors: &mut Errors) -> Option<usize> {
             errors.push(with_help(error_at(&lit, format!("invalid `max_output_chars`: {err}")), help));
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::quote;
+
+    fn messages(args: TokenStream) -> Vec<String> {
+        let mut errors = Errors::default();
+        ToolAttrs::parse(args, &mut errors);
+        errors.messages()
+    }
+
+    #[test]
+    fn typos_suggest_the_nearest_key() {
+        assert_eq!(messages(quote!(timout = "5s")), ["unknown key `timout` in `#[tool(...)]`\nhelp: did you mean `timeout`?"]);
+        assert!(messages(quote!(readonly))[0].ends_with("did you mean `read_only`?"));
+        assert!(messages(quote!(krate = x))[0].ends_with("did you mean `crate`?"));
+        let far = messages(quote!(zzz));
+        assert!(far[0].starts_with("unknown key `zzz`") && far[0].contains("documentation of `#[tool]`"), "{far:?}");
+    }
+
+    #[test]
+    fn an_unknown_or_repeated_key_leaves_the_others_read() {
+        let mut errors = Errors::default();
+        let attrs = ToolAttrs::parse(quote!(cache, read_only, timeout = "5s", timeout = "1s", tags("a")), &mut errors);
+        let messages = errors.messages();
+        assert_eq!(messages.len(), 2, "{messages:?}");
+        assert!(messages[0].starts_with("unknown key `cache`"), "{messages:?}");
+        assert!(messages[1].starts_with("duplicate key `timeout`"), "{messages:?}");
+        assert!(attrs.read_only.is_some_and(|flag| flag.value));
+        assert_eq!(attrs.timeout.map(|timeout| timeout.millis), Some(5_000));
+        assert_eq!(attrs.tags.len(), 1);
+    }
+
+    #[test]
+    fn the_attribute_syntax_is_kept() {
+        let mut errors = Errors::default();
+        let attrs = ToolAttrs::parse(
+            quote!(
+                name = "n", description = "d", title = "t", tags("a", "b"), read_only = false, destructive,
+                idempotent = true, open_world, policy = needs_approval, visible_when = a::b, requires("x"),
+                ends_run = c::d, timeout = "2m", max_output_chars = 10, parallel_safe, strict = false, crate = ::x
+            ),
+            &mut errors,
+        );
+        assert!(errors.is_empty(), "{:?}", errors.messages());
+        assert_eq!(attrs.name.map(|lit| lit.value()).as_deref(), Some("n"));
+        assert_eq!(attrs.tags.len(), 2);
+        assert!(attrs.read_only.is_some_and(|flag| !flag.value));
+        assert!(matches!(attrs.policy, Some((PolicyAttr::NeedsApproval, _))));
+        assert!(matches!(attrs.ends_run, Some(EndsRunAttr::Predicate(_))));
+        assert_eq!(attrs.timeout.map(|timeout| timeout.millis), Some(120_000));
+        assert_eq!(attrs.max_output_chars, Some(10));
+        assert!(attrs.strict.is_some_and(|flag| !flag.value));
+        assert!(attrs.krate.is_some());
+    }
+
+    #[test]
+    fn a_parameter_key_is_read_or_suggested() {
+        let mut errors = Errors::default();
+        let meta: Meta = syn::parse_quote!(tool(defualt = 10));
+        assert!(matches!(parse_param(&meta, &mut errors), ParamDefault::None));
+        assert_eq!(errors.messages(), ["unknown key `defualt` in `#[tool(...)]` on a parameter\nhelp: did you mean `default`?"]);
+        let meta: Meta = syn::parse_quote!(tool(default = 10));
+        assert!(matches!(parse_param(&meta, &mut errors), ParamDefault::Expr(_)));
+        let meta: Meta = syn::parse_quote!(tool(default, default));
+        assert!(matches!(parse_param(&meta, &mut errors), ParamDefault::Trait(_)));
+        assert!(errors.messages()[1].starts_with("duplicate key `default`"));
     }
 }

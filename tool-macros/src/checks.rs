@@ -1,17 +1,13 @@
-//! Validate phase: the rules on single values (names, durations) and the
-//! rules across several keys.
+//! Validate phase: every rule on the parsed model (the name, the
+//! description, durations, and the rules across several keys). Parsing
+//! only reads; expansion only writes.
+
+use proc_macro2::TokenStream;
+use syn::LitStr;
 
 use crate::attrs::{EndsRunAttr, ToolAttrs};
 use crate::diag::{error_at, with_help, Errors};
-
-/// The nearest known key, when one is close enough to be a typo.
-pub fn nearest<'k>(key: &str, keys: &[&'k str]) -> Option<&'k str> {
-    keys.iter()
-        .map(|candidate| (strsim::jaro_winkler(key, candidate), *candidate))
-        .filter(|(score, _)| *score >= 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, candidate)| candidate)
-}
+use crate::signature::ToolFn;
 
 /// `^[a-z][a-z0-9_]{0,63}$`: the names every provider accepts.
 pub fn valid_name(name: &str) -> bool {
@@ -66,8 +62,85 @@ pub fn parse_duration(text: &str) -> Result<u64, String> {
     Ok(millis)
 }
 
+/// Every rule on the parsed attribute and function; returns the tool's name
+/// (checked or not, so that expansion can still name it).
+pub fn validate(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) -> String {
+    let name = tool_name(attrs, tool_fn, errors);
+    check_description(attrs, tool_fn, errors);
+    check_keys(attrs, &name, errors);
+    name
+}
+
+fn tool_name(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) -> String {
+    let rule = "a tool name has 1 to 64 lowercase letters, digits and `_`, and starts with a letter";
+    match &attrs.name {
+        Some(lit) => {
+            let name = lit.value();
+            if !valid_name(&name) {
+                let help = match suggest_name(&name) {
+                    Some(suggestion) => format!("{rule}: write `name = \"{suggestion}\"`"),
+                    None => rule.to_owned(),
+                };
+                errors.push(with_help(error_at(lit, format!("invalid tool name \"{name}\"")), help));
+            }
+            name
+        }
+        None => {
+            let name = tool_fn.ident.to_string().trim_start_matches("r#").to_owned();
+            if !valid_name(&name) {
+                let help = match suggest_name(&name) {
+                    Some(suggestion) => format!(
+                        "{rule}: rename the function to `{suggestion}`, or keep it and write `#[tool(name = \"{suggestion}\")]`"
+                    ),
+                    None => format!("{rule}: rename the function, or write `#[tool(name = \"...\")]`"),
+                };
+                errors.push(with_help(error_at(&tool_fn.ident, format!("`{name}` is not a valid tool name")), help));
+            }
+            name
+        }
+    }
+}
+
+fn check_description(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) {
+    match &attrs.description {
+        Some(lit) if lit.value().trim().is_empty() => errors.push(with_help(
+            error_at(lit, "`description` is empty"),
+            "say what the tool does and when the model should call it",
+        )),
+        Some(_) => {}
+        None if !tool_fn.has_docs() => errors.push(with_help(
+            error_at(&tool_fn.ident, format!("tool `{}` has no description", tool_fn.ident)),
+            "add a doc comment (`/// What the tool does and when to call it.`) or `#[tool(description = \"...\")]`",
+        )),
+        None if starts_with_heading(&tool_fn.docs) => errors.push(with_help(
+            error_at(&tool_fn.ident, format!("the doc comment of tool `{}` starts with a heading, so its description is empty", tool_fn.ident)),
+            "the description is the text before the first heading: write a sentence saying what the tool does first",
+        )),
+        None => {}
+    }
+}
+
+/// Whether the first line of text in literal docs is a rustdoc heading.
+/// Docs that are not all literals (`include_str!`) are not checked.
+fn starts_with_heading(docs: &[TokenStream]) -> bool {
+    let mut text = String::new();
+    for doc in docs {
+        match syn::parse2::<LitStr>(doc.clone()) {
+            Ok(lit) => {
+                text.push_str(&lit.value());
+                text.push('\n');
+            }
+            Err(_) => return false,
+        }
+    }
+    text.lines().map(str::trim).find(|line| !line.is_empty()).is_some_and(|line| {
+        let hashes = line.bytes().take_while(|&b| b == b'#').count();
+        (1..=6).contains(&hashes) && line[hashes..].starts_with(' ')
+    })
+}
+
 /// The rules across keys.
-pub fn validate(attrs: &ToolAttrs, tool_name: &str, errors: &mut Errors) {
+fn check_keys(attrs: &ToolAttrs, tool_name: &str, errors: &mut Errors) {
     let is = |flag: Option<crate::attrs::Flag>| flag.is_some_and(|flag| flag.value);
     if is(attrs.read_only) && is(attrs.destructive) {
         let destructive = attrs.destructive.unwrap();
@@ -148,13 +221,5 @@ mod tests {
         assert_eq!(suggest_name("_x1").as_deref(), Some("x1"));
         assert_eq!(suggest_name("--"), None);
         assert_eq!(suggest_name(&"a".repeat(65)), None);
-    }
-
-    #[test]
-    fn typos_suggest_the_nearest_key() {
-        let keys = crate::attrs::TOOL_KEYS;
-        assert_eq!(nearest("timout", keys), Some("timeout"));
-        assert_eq!(nearest("readonly", keys), Some("read_only"));
-        assert_eq!(nearest("zzz", keys), None);
     }
 }

@@ -13,7 +13,8 @@ use crate::diag::{error_at, with_help, Errors};
 use crate::signature::{InputKind, Param, ToolFn};
 
 /// The whole attribute: parse, validate, expand. On any error the user's
-/// function is still emitted, with every error beside it.
+/// function is still emitted, with every error beside it and a stub of the
+/// tool's type, so that `tools![...]` naming it reports nothing more.
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     let item_fn: ItemFn = match syn::parse2::<Item>(item.clone()) {
         Ok(Item::Fn(item_fn)) => item_fn,
@@ -29,14 +30,14 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
     let attrs = ToolAttrs::parse(args, &mut errors);
     let tool_fn = ToolFn::parse(item_fn, &mut errors);
-    let name = tool_name(&attrs, &tool_fn, &mut errors);
-    check_description(&attrs, &tool_fn, &mut errors);
-    checks::validate(&attrs, &name, &mut errors);
+    let name = checks::validate(&attrs, &tool_fn, &mut errors);
     let item = &tool_fn.item;
     let ctx_probe = tool_fn.ctx_without_app.as_ref().map(|ty| ctx_app_probe(ty, &attrs));
     if !errors.is_empty() || ctx_probe.is_some() {
         let compile_errors = errors.to_compile_errors();
-        return quote!(#item #compile_errors #ctx_probe);
+        // A method with `self` sits in an impl, where no type can be declared.
+        let stub = tool_fn.item.sig.receiver().is_none().then(|| stub(&attrs, &tool_fn, &name));
+        return quote!(#item #compile_errors #ctx_probe #stub);
     }
     let generated = expand(&attrs, &tool_fn, &name);
     quote!(#item #generated)
@@ -104,72 +105,69 @@ fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
         .collect()
 }
 
-fn tool_name(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) -> String {
-    let rule = "a tool name has 1 to 64 lowercase letters, digits and `_`, and starts with a letter";
-    match &attrs.name {
-        Some(lit) => {
-            let name = lit.value();
-            if !checks::valid_name(&name) {
-                let help = match checks::suggest_name(&name) {
-                    Some(suggestion) => format!("{rule}: write `name = \"{suggestion}\"`"),
-                    None => rule.to_owned(),
-                };
-                errors.push(with_help(error_at(lit, format!("invalid tool name \"{name}\"")), help));
+/// The tool's type for an item with errors: it registers with any app and
+/// is never called (the crate does not compile), so that other code naming
+/// it compiles and the item's own errors are the only ones reported.
+fn stub(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
+    let p = private_path(attrs);
+    let (ident, vis) = (&tool_fn.ident, &tool_fn.vis);
+    let meta = meta(attrs, name, &quote!(""), &p);
+    let struct_doc = struct_doc(name);
+    quote! {
+        #[doc = #struct_doc]
+        #[allow(non_camel_case_types)]
+        #vis struct #ident {}
+
+        const _: () = {
+            impl #p::Named for #ident {
+                const NAME: &'static str = #name;
             }
-            name
-        }
-        None => {
-            let name = tool_fn.ident.to_string().trim_start_matches("r#").to_owned();
-            if !checks::valid_name(&name) {
-                let help = match checks::suggest_name(&name) {
-                    Some(suggestion) => format!(
-                        "{rule}: rename the function to `{suggestion}`, or keep it and write `#[tool(name = \"{suggestion}\")]`"
-                    ),
-                    None => format!("{rule}: rename the function, or write `#[tool(name = \"...\")]`"),
-                };
-                errors.push(with_help(error_at(&tool_fn.ident, format!("`{name}` is not a valid tool name")), help));
+
+            impl<__AnyApp: ::core::marker::Send + ::core::marker::Sync + 'static> #p::Tool<__AnyApp> for #ident {
+                type Input = ();
+                const META: #p::ToolMeta = #meta;
+
+                fn input_schema(_: &mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema {
+                    ::core::unreachable!()
+                }
+
+                fn output_schema(_: &mut #p::schemars::SchemaGenerator) -> ::core::option::Option<#p::schemars::Schema> {
+                    ::core::unreachable!()
+                }
+
+                fn parse(
+                    _: &#p::serde_json::Map<::std::string::String, #p::serde_json::Value>,
+                ) -> ::core::result::Result<(), #p::serde_json::Error> {
+                    ::core::unreachable!()
+                }
+
+                fn parse_text(_: &str, _: ::core::option::Option<&[::std::boxed::Box<str>]>) -> ::core::option::Option<()> {
+                    ::core::unreachable!()
+                }
+
+                fn call(_: (), _: &mut #p::CallState<'_, __AnyApp>, _: &#p::ParsedFrom<'_>) -> #p::CallFuture {
+                    ::core::unreachable!()
+                }
             }
-            name
-        }
+        };
     }
 }
 
-fn check_description(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) {
-    match &attrs.description {
-        Some(lit) if lit.value().trim().is_empty() => errors.push(with_help(
-            error_at(lit, "`description` is empty"),
-            "say what the tool does and when the model should call it",
-        )),
-        Some(_) => {}
-        None if !tool_fn.has_docs() => errors.push(with_help(
-            error_at(&tool_fn.ident, format!("tool `{}` has no description", tool_fn.ident)),
-            "add a doc comment (`/// What the tool does and when to call it.`) or `#[tool(description = \"...\")]`",
-        )),
-        None if starts_with_heading(&tool_fn.docs) => errors.push(with_help(
-            error_at(&tool_fn.ident, format!("the doc comment of tool `{}` starts with a heading, so its description is empty", tool_fn.ident)),
-            "the description is the text before the first heading: write a sentence saying what the tool does first",
-        )),
-        None => {}
-    }
+/// `::tool_runtime::__private`, or under the path of `crate = path`.
+fn private_path(attrs: &ToolAttrs) -> TokenStream {
+    let krate = match &attrs.krate {
+        Some(path) => path.to_token_stream(),
+        None => quote!(::tool_runtime),
+    };
+    quote!(#krate::__private)
 }
 
-/// Whether the first line of text in literal docs is a rustdoc heading.
-/// Docs that are not all literals (`include_str!`) are not checked.
-fn starts_with_heading(docs: &[TokenStream]) -> bool {
-    let mut text = String::new();
-    for doc in docs {
-        match syn::parse2::<LitStr>(doc.clone()) {
-            Ok(lit) => {
-                text.push_str(&lit.value());
-                text.push('\n');
-            }
-            Err(_) => return false,
-        }
-    }
-    text.lines().map(str::trim).find(|line| !line.is_empty()).is_some_and(|line| {
-        let hashes = line.bytes().take_while(|&b| b == b'#').count();
-        (1..=6).contains(&hashes) && line[hashes..].starts_with(' ')
-    })
+/// The doc comment of the generated type.
+fn struct_doc(name: &str) -> String {
+    format!(
+        "The input of the tool `{name}`, generated by `#[tool]` beside the function of the same name; \
+         list it in `tools![...]` to register the tool."
+    )
 }
 
 /// The generated items for a valid tool.
@@ -197,15 +195,14 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
     });
     // The runtime lends the call's state: only a tool that takes a context
     // has one made, and holds a handle of its own.
-    let unused_ctx = match &tool_fn.ctx {
-        Some(_) => quote!(let ctx = ::core::clone::Clone::clone(__call.ctx());),
-        None => quote!(let _ = __call;),
+    let (call_state, take_ctx) = match &tool_fn.ctx {
+        Some(_) => (quote!(__call), quote!(let ctx = ::core::clone::Clone::clone(__call.ctx());)),
+        None => (quote!(_), quote!()),
     };
-    let struct_doc = format!(
-        "The input of the tool `{name}`, generated by `#[tool]` beside the function of the same name; \
-         list it in `tools![...]` to register the tool."
-    );
+    let struct_doc = struct_doc(name);
 
+    // Unused arguments of the trait's methods are bound to `_`.
+    let (mut args_of_parse, mut properties) = (quote!(args), quote!(properties));
     let (input_struct, input_ty, input_schema, parse, parse_text, call) = match &tool_fn.input {
         InputKind::Whole { ty } => {
             // Reported on `T` of `Input<T>`.
@@ -252,9 +249,20 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
                     let (field, ty) = (&param.ident, &param.ty);
                     quote!(#field_vis #field: #ty)
                 });
+                let defaults = default_fns(params, ident, &p);
                 let schema_params = params.iter().map(|param| schema_param(param, &p));
                 let takes = params.iter().map(|param| take_param(param, &p));
-                let unused = params.is_empty().then(|| quote!(let _ = args;));
+                let parse = if params.is_empty() {
+                    args_of_parse = quote!(_);
+                    quote!(::core::result::Result::Ok(Self {}))
+                } else {
+                    quote! {
+                        let mut args = #p::Args::new(args);
+                        ::core::result::Result::Ok(Self { #(#takes,)* })
+                    }
+                };
+                // The parameters' names are the schema's properties.
+                properties = quote!(_);
                 let values: Vec<_> = (0..params.len()).map(|i| format_ident!("__value{i}")).collect();
                 let reads = params.iter().zip(&values).map(|(param, value)| read_param(param, value, &p));
                 let fields_from_values = params.iter().zip(&values).map(|(param, value)| field_from_value(param, value, &p));
@@ -263,6 +271,7 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
                         #[doc = #struct_doc]
                         #[allow(non_camel_case_types)]
                         #vis struct #ident { #(#fields,)* }
+                        #defaults
                     },
                     quote!(Self),
                     quote! {
@@ -270,15 +279,8 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
                         #(#schema_params)*
                         schema.finish()
                     },
+                    parse,
                     quote! {
-                        #unused
-                        #[allow(unused_mut)]
-                        let mut args = #p::Args::new(args);
-                        ::core::result::Result::Ok(Self { #(#takes,)* })
-                    },
-                    quote! {
-                        // The parameters' names are the schema's properties.
-                        let _ = properties;
                         let mut fields = #p::Fields::open(text)?;
                         #(let mut #values = ::core::option::Option::None;)*
                         while let ::core::option::Option::Some(key) = fields.next_key().ok()? {
@@ -325,17 +327,18 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
             }
         }
     });
-    let (again, ends_run) = match &attrs.ends_run {
+    let (args_of_call, again, ends_run) = match &attrs.ends_run {
         Some(EndsRunAttr::Predicate(path)) => {
             let probe = respan(&p, path.span());
             let invoke = quote_spanned!(path.span()=> #probe::EndsRunWhen::ends_run(&#path, again, &output));
             (
+                quote!(args),
                 quote!(let again = <Self as #p::Tool<#app>>::parse_again(args);),
                 quote!(match &again { ::core::option::Option::Some(again) => #invoke, ::core::option::Option::None => false }),
             )
         }
-        Some(EndsRunAttr::Flag(Flag { value: true, .. })) => (quote!(let _ = args;), quote!(true)),
-        _ => (quote!(let _ = args;), quote!(false)),
+        Some(EndsRunAttr::Flag(Flag { value: true, .. })) => (quote!(_), quote!(), quote!(true)),
+        _ => (quote!(_), quote!(), quote!(false)),
     };
     let output_ty = &tool_fn.output;
     let error_span = error_type(output_ty).span();
@@ -373,14 +376,14 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
                 }
 
                 fn parse(
-                    args: &#p::serde_json::Map<::std::string::String, #p::serde_json::Value>,
+                    #args_of_parse: &#p::serde_json::Map<::std::string::String, #p::serde_json::Value>,
                 ) -> ::core::result::Result<Self::Input, #p::serde_json::Error> {
                     #parse
                 }
 
                 fn parse_text(
                     text: &str,
-                    properties: ::core::option::Option<&[::std::boxed::Box<str>]>,
+                    #properties: ::core::option::Option<&[::std::boxed::Box<str>]>,
                 ) -> ::core::option::Option<Self::Input> {
                     #parse_text
                 }
@@ -390,10 +393,10 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
 
                 fn call(
                     input: Self::Input,
-                    __call: &mut #p::CallState<'_, #app>,
-                    args: &#p::ParsedFrom<'_>,
+                    #call_state: &mut #p::CallState<'_, #app>,
+                    #args_of_call: &#p::ParsedFrom<'_>,
                 ) -> #p::CallFuture {
-                    #unused_ctx
+                    #take_ctx
                     #again
                     ::std::boxed::Box::pin(async move {
                         #[allow(unused_imports)]
@@ -521,12 +524,37 @@ fn concat_docs(docs: &[TokenStream]) -> TokenStream {
     }
 }
 
-/// `<T as DefaultParam>::default_param`, pointing at `default` in
-/// `#[tool(default)]`: a type without `Default` is reported there.
-fn default_param(ty: &syn::Type, span: Span, p: &TokenStream) -> TokenStream {
-    let ty = respan(&ty.to_token_stream(), span);
-    let p = respan(p, span);
-    quote_spanned!(span=> || <#ty as #p::DefaultParam>::default_param())
+/// The name of the function that makes a parameter's default.
+fn default_fn(param: &Param) -> syn::Ident {
+    format_ident!("__tool_default_{}", param.name)
+}
+
+/// One function per parameter with a default, on the tool's type, so that
+/// the schema, both parsers and serde all call the expression the user
+/// wrote from one place (and the compiler checks it once). `#[tool(default)]`
+/// calls `<T as DefaultParam>::default_param`, spanned on `default`: a type
+/// without `Default` is reported there.
+fn default_fns(params: &[Param], ident: &syn::Ident, p: &TokenStream) -> TokenStream {
+    let fns: Vec<TokenStream> = params
+        .iter()
+        .filter_map(|param| {
+            let ty = &param.ty;
+            let body = match &param.default {
+                ParamDefault::None => return None,
+                ParamDefault::Trait(span) => {
+                    let (ty, p) = (respan(&ty.to_token_stream(), *span), respan(p, *span));
+                    quote_spanned!(*span=> <#ty as #p::DefaultParam>::default_param())
+                }
+                ParamDefault::Expr(expr) => expr.to_token_stream(),
+            };
+            let function = default_fn(param);
+            Some(quote!(#[doc(hidden)] fn #function() -> #ty { #body }))
+        })
+        .collect();
+    if fns.is_empty() {
+        return TokenStream::new();
+    }
+    quote!(impl #ident { #(#fns)* })
 }
 
 /// One parameter's part of the fast path's `input_schema`. Through
@@ -538,20 +566,14 @@ fn schema_param(param: &Param, p: &TokenStream) -> TokenStream {
     let doc = concat_docs(&param.docs);
     let default = match &param.default {
         ParamDefault::None => quote!(::core::option::Option::None),
-        ParamDefault::Trait(span) => {
-            let value = default_param(ty, *span, p);
+        ParamDefault::Trait(_) | ParamDefault::Expr(_) => {
+            let function = default_fn(param);
             quote!(::core::option::Option::Some({
                 #[allow(unused_imports)]
                 use #p::NotJson as _;
-                #p::MaybeJson(&(#value)()).to_json()
+                #p::MaybeJson(&Self::#function()).to_json()
             }))
         }
-        ParamDefault::Expr(expr) => quote!(::core::option::Option::Some({
-            #[allow(unused_imports)]
-            use #p::NotJson as _;
-            let value: #ty = #expr;
-            #p::MaybeJson(&value).to_json()
-        })),
     };
     let p = respan(p, ty.span());
     quote_spanned!(ty.span()=> <#ty as #p::ToolParam>::add_to(&mut schema, generator, #name, #doc, #default);)
@@ -563,12 +585,9 @@ fn take_param(param: &Param, p: &TokenStream) -> TokenStream {
     let probe = respan(p, ty.span());
     let take = match &param.default {
         ParamDefault::None => quote_spanned!(ty.span()=> <#ty as #probe::ToolParam>::take_from(&mut args, #name)?),
-        ParamDefault::Trait(span) => {
-            let default = default_param(ty, *span, p);
-            quote_spanned!(ty.span()=> <#ty as #probe::ToolParam>::take_or_else_from(&mut args, #name, #default)?)
-        }
-        ParamDefault::Expr(expr) => {
-            quote_spanned!(ty.span()=> <#ty as #probe::ToolParam>::take_or_else_from(&mut args, #name, || #expr)?)
+        ParamDefault::Trait(_) | ParamDefault::Expr(_) => {
+            let function = default_fn(param);
+            quote_spanned!(ty.span()=> <#ty as #probe::ToolParam>::take_or_else_from(&mut args, #name, Self::#function)?)
         }
     };
     quote!(#field: #take)
@@ -595,11 +614,10 @@ fn field_from_value(param: &Param, value: &syn::Ident, p: &TokenStream) -> Token
             ::core::option::Option::Some(value) => value,
             ::core::option::Option::None => <#ty as #probe::ToolParam>::missing()?,
         }),
-        ParamDefault::Trait(span) => {
-            let default = default_param(ty, *span, p);
-            quote_spanned!(ty.span()=> #value.unwrap_or_else(#default))
+        ParamDefault::Trait(_) | ParamDefault::Expr(_) => {
+            let function = default_fn(param);
+            quote_spanned!(ty.span()=> #value.unwrap_or_else(Self::#function))
         }
-        ParamDefault::Expr(expr) => quote_spanned!(ty.span()=> #value.unwrap_or_else(|| #expr)),
     };
     quote!(#field: #read)
 }
@@ -619,7 +637,6 @@ fn derived_struct(
 ) -> (TokenStream, TokenStream) {
     let serde_crate = LitStr::new(&format!("{krate}::__private::serde").replace(' ', ""), Span::call_site());
     let schemars_crate = LitStr::new(&format!("{krate}::__private::schemars").replace(' ', ""), Span::call_site());
-    let mut default_fns = Vec::new();
     let fields = params.iter().map(|param| {
         let (field, ty, name, carried) = (&param.ident, &param.ty, &param.name, &param.carried);
         let param_doc = concat_docs(&param.docs);
@@ -627,22 +644,10 @@ fn derived_struct(
         let description = (!has_description).then(|| {
             quote!(#[schemars(description = #p::param_description(#doc, #name, #param_doc))])
         });
-        let default = match &param.default {
-            ParamDefault::None => None,
-            ParamDefault::Trait(span) => {
-                let function = format_ident!("__tool_default_{}", name);
-                let path = LitStr::new(&format!("{ident}::{function}"), Span::call_site());
-                let value = default_param(ty, *span, p);
-                default_fns.push(quote!(fn #function() -> #ty { (#value)() }));
-                Some(quote!(#[serde(default = #path)]))
-            }
-            ParamDefault::Expr(expr) => {
-                let function = format_ident!("__tool_default_{}", name);
-                let path = LitStr::new(&format!("{ident}::{function}"), Span::call_site());
-                default_fns.push(quote!(fn #function() -> #ty { #expr }));
-                Some(quote!(#[serde(default = #path)]))
-            }
-        };
+        let default = (!matches!(param.default, ParamDefault::None)).then(|| {
+            let path = LitStr::new(&format!("{ident}::{}", default_fn(param)), Span::call_site());
+            quote!(#[serde(default = #path)])
+        });
         let checked = quote_spanned!(ty.span()=> #ty);
         quote!(#(#carried)* #description #default #field_vis #field: #checked)
     });
@@ -655,14 +660,8 @@ fn derived_struct(
         #[schemars(crate = #schemars_crate)]
         #vis struct #ident { #(#fields,)* }
     };
-    let defaults = (!default_fns.is_empty()).then(|| {
-        quote! {
-            impl #ident {
-                #(#[doc(hidden)] #default_fns)*
-            }
-        }
-    });
-    (definition, defaults.unwrap_or_default())
+    let defaults = default_fns(params, ident, p);
+    (definition, defaults)
 }
 
 /// Whether a carried attribute is `#[schemars(description = ...)]`, which
@@ -684,9 +683,7 @@ mod tests {
         let mut errors = Errors::default();
         let attrs = ToolAttrs::parse(args, &mut errors);
         let tool_fn = ToolFn::parse(item, &mut errors);
-        let name = tool_name(&attrs, &tool_fn, &mut errors);
-        check_description(&attrs, &tool_fn, &mut errors);
-        checks::validate(&attrs, &name, &mut errors);
+        checks::validate(&attrs, &tool_fn, &mut errors);
         errors.messages()
     }
 
@@ -784,14 +781,46 @@ mod tests {
         .to_string();
         assert!(!tokens.contains("compile_error"), "{tokens}");
         assert!(tokens.contains("CtxAppWritten"), "{tokens}");
-        assert!(!tokens.contains("impl"), "nothing else is generated: {tokens}");
+        assert!(tokens.contains("unreachable"), "only the stub is generated: {tokens}");
+        assert!(!tokens.contains("InputSchema"), "only the stub is generated: {tokens}");
     }
 
     #[test]
-    fn the_function_is_emitted_even_with_errors() {
+    fn the_function_and_a_stub_type_are_emitted_even_with_errors() {
         let tokens = tool(quote!(bogus), quote!(async fn look() {})).to_string();
         assert!(tokens.contains("async fn look"), "{tokens}");
         assert!(tokens.contains("compile_error"), "{tokens}");
+        assert!(tokens.contains("struct look"), "{tokens}");
+        assert!(tokens.contains("Named for look"), "{tokens}");
+        assert!(tokens.contains("Tool < __AnyApp > for look"), "{tokens}");
+    }
+
+    #[test]
+    fn generated_code_binds_no_filler() {
+        let tokens = tool(
+            quote!(),
+            quote! {
+                /// Docs.
+                async fn look(id: String, #[tool(default = 3)] limit: u32) -> String { id }
+            },
+        )
+        .to_string();
+        assert!(!tokens.contains("let _"), "{tokens}");
+        assert!(!tokens.contains("unused_mut"), "{tokens}");
+    }
+
+    #[test]
+    fn each_default_expression_is_written_once() {
+        let tokens = tool(
+            quote!(),
+            quote! {
+                /// Docs.
+                async fn look(#[tool(default = 40 + 2)] limit: u32, #[tool(default)] all: bool) -> u32 { limit }
+            },
+        )
+        .to_string();
+        assert_eq!(tokens.matches("40 + 2").count(), 1, "{tokens}");
+        assert_eq!(tokens.matches("default_param").count(), 1, "{tokens}");
     }
 
     #[test]
@@ -805,4 +834,21 @@ mod tests {
         );
         assert!(errors.iter().any(|e| e.contains("only input")), "{errors:?}");
     }
+}
+
+/// Prints the expansion of a three-parameter tool, to measure how much code
+/// one tool costs the compiler: `cargo test -p tool-macros --lib
+/// print_three_parameter_expansion -- --ignored --nocapture | rustfmt`.
+#[cfg(test)]
+#[test]
+#[ignore = "prints the expansion; run by hand to measure it"]
+fn print_three_parameter_expansion() {
+    let tokens = tool(
+        quote!(),
+        quote! {
+            /// Docs.
+            async fn look(ctx: Ctx<Shop>, id: String, #[tool(default = 3)] limit: u32, #[tool(default)] all: bool) -> String { id }
+        },
+    );
+    println!("{tokens}");
 }
