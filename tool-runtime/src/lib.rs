@@ -67,7 +67,6 @@ mod validation;
 mod definition;
 
 #[doc(hidden)]
-#[path = "private.rs"]
 pub mod __private;
 
 pub use context::{Ctx, Progress, ProgressSink, StepView, UserContext};

@@ -1,0 +1,40 @@
+//! What the code `#[tool]` and `tools!` generate names: re-exports only, of
+//! the files below, each named for what it holds. Not a public API: paths
+//! here may change in any release, with the macro crate.
+//!
+//! - `names`: the duplicate-name check of `tools!`;
+//! - `probes`: the traits generated code goes through so that a mistake
+//!   fails on the user's token with a message that says what to do;
+//! - `readers`: the arguments into a tool's input, from text or a parsed object;
+//! - `schemas`: the input and output schemas from parameters and types;
+//! - `returns`: a tool's return value into its output or failure.
+
+mod names;
+mod probes;
+mod readers;
+mod returns;
+mod schemas;
+
+pub use schemars;
+pub use serde;
+pub use serde_json;
+
+pub use core::time::Duration;
+
+pub use crate::context::{CallState, Ctx, StepView};
+pub use crate::definition::{
+    Annotations, BoxError, CallFuture, EndsRun, Failure, ParsedFrom, PolicyFuture, Tool, ToolMeta, ToolOutput,
+};
+pub use crate::policy::{PolicyKind, Verdict};
+
+pub use names::{assert_unique_names, Named};
+pub use probes::{
+    CtxAppWritten, CtxParam, DefaultParam, EndsRunWhen, InputParam, IntoVerdict, NoApp, PolicyProbe, SyncPolicy,
+    ToolInput, ToolParam, VisibleWhen,
+};
+pub use readers::{parse_struct, parse_struct_text, Args, Fields};
+pub use returns::{output, PlainReturn, Returned, ToolErrorType, ToolReturn};
+pub use schemas::{
+    param_description, struct_schema, InputSchema, MaybeJson, NoOutputSchema, NotJson, OutputSchema,
+    PlainOutputSchema,
+};

@@ -1,0 +1,261 @@
+//! The diagnostic probes: traits generated code goes through, spanned on
+//! the user's tokens, so that a wrong parameter, context, input, default or
+//! predicate fails there with a message that says what to do.
+
+use std::future::Future;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use super::readers::{parse_struct, parse_struct_text, Args, Fields, MissingField};
+use super::schemas::{struct_schema, InputSchema};
+use crate::context::{Ctx, StepView};
+use crate::definition::{BoxError, PolicyFuture};
+use crate::policy::Verdict;
+
+/// A type usable as a tool parameter. Generated code goes through its
+/// functions, spanned on the parameter's type, so a type that is not
+/// `Deserialize + JsonSchema` fails once, there, with this message.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool parameter",
+    label = "not `Deserialize + JsonSchema`",
+    note = "a tool parameter must implement `serde::Deserialize` and `schemars::JsonSchema`: add `#[derive(Deserialize, JsonSchema)]` to the type"
+)]
+pub trait ToolParam: Sized {
+    /// Adds the parameter to the input schema.
+    fn add_to(
+        schema: &mut InputSchema,
+        generator: &mut SchemaGenerator,
+        name: &'static str,
+        doc: &'static str,
+        default: Option<Option<Value>>,
+    );
+
+    /// Reads the parameter from the arguments.
+    fn take_from(args: &mut Args<'_>, name: &'static str) -> Result<Self, serde_json::Error>;
+
+    /// Reads the parameter from the arguments, or its default.
+    fn take_or_else_from(
+        args: &mut Args<'_>,
+        name: &'static str,
+        default: impl FnOnce() -> Self,
+    ) -> Result<Self, serde_json::Error>;
+
+    /// Reads the parameter's value at the cursor; `None` when it does not
+    /// parse.
+    fn read(fields: &mut Fields<'_>) -> Option<Self>;
+
+    /// The parameter when the text leaves it out: `None` unless it is an
+    /// `Option`, as serde reads struct fields.
+    fn missing() -> Option<Self>;
+}
+// No supertraits: each would be reported on its own, without this message.
+#[diagnostic::do_not_recommend]
+impl<T: DeserializeOwned + JsonSchema> ToolParam for T {
+    fn add_to(
+        schema: &mut InputSchema,
+        generator: &mut SchemaGenerator,
+        name: &'static str,
+        doc: &'static str,
+        default: Option<Option<Value>>,
+    ) {
+        schema.param::<T>(generator, name, doc, default);
+    }
+
+    fn take_from(args: &mut Args<'_>, name: &'static str) -> Result<T, serde_json::Error> {
+        args.take::<T>(name)
+    }
+
+    fn take_or_else_from(
+        args: &mut Args<'_>,
+        name: &'static str,
+        default: impl FnOnce() -> T,
+    ) -> Result<T, serde_json::Error> {
+        args.take_or_else::<T>(name, default)
+    }
+
+    fn read(fields: &mut Fields<'_>) -> Option<T> {
+        fields.value::<T>()
+    }
+
+    fn missing() -> Option<T> {
+        T::deserialize(MissingField("")).ok()
+    }
+}
+
+/// `#[tool(default)]` on a parameter: its type's `Default`.
+#[diagnostic::on_unimplemented(
+    message = "`#[tool(default)]` needs a default value, but `{Self}` does not implement `Default`",
+    label = "`{Self}` has no `Default`",
+    note = "derive or implement `Default` for `{Self}`, or give the value: `#[tool(default = expr)]`"
+)]
+pub trait DefaultParam: Sized {
+    fn default_param() -> Self;
+}
+#[diagnostic::do_not_recommend]
+impl<T: Default> DefaultParam for T {
+    fn default_param() -> Self {
+        T::default()
+    }
+}
+
+/// The struct of an `Input<T>` tool.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's input",
+    label = "not `Deserialize + JsonSchema`",
+    note = "the struct in `Input<T>` must implement `serde::Deserialize` and `schemars::JsonSchema`: add `#[derive(Deserialize, JsonSchema)]` to it"
+)]
+pub trait ToolInput: Sized {
+    fn schema(generator: &mut SchemaGenerator) -> Schema;
+    fn parse(args: &Map<String, Value>) -> Result<Self, serde_json::Error>;
+    fn parse_text(text: &str, properties: Option<&[Box<str>]>) -> Option<Self>;
+}
+#[diagnostic::do_not_recommend]
+impl<T: DeserializeOwned + JsonSchema> ToolInput for T {
+    fn schema(generator: &mut SchemaGenerator) -> Schema {
+        struct_schema::<T>(generator)
+    }
+
+    fn parse(args: &Map<String, Value>) -> Result<T, serde_json::Error> {
+        parse_struct::<T>(args)
+    }
+
+    fn parse_text(text: &str, properties: Option<&[Box<str>]>) -> Option<T> {
+        parse_struct_text::<T>(text, properties)
+    }
+}
+
+/// The first parameter, read as the context.
+#[diagnostic::on_unimplemented(
+    message = "the first parameter is read as the tool's context, but `{Self}` is not `tool_runtime::Ctx<{App}>`",
+    label = "not the runtime's `Ctx`",
+    note = "write the context as `Ctx<App>` with `tool_runtime::Ctx`; a tool's inputs come after it"
+)]
+pub trait CtxParam<App>: Sized {
+    fn from_ctx(ctx: Ctx<App>) -> Self;
+}
+impl<App> CtxParam<App> for Ctx<App> {
+    fn from_ctx(ctx: Ctx<App>) -> Self {
+        ctx
+    }
+}
+
+/// A first parameter written `Ctx` without its app type, which only
+/// compiles when `Ctx` is an alias: the macro needs the app type written.
+#[diagnostic::on_unimplemented(
+    message = "`#[tool]` reads the app type from the context's type as written: write `{Self}` here, not an alias",
+    label = "write `{Self}`",
+    note = "a tool whose first parameter is `Ctx<App>` implements the tool for `Registry<App>`, with `App` as written"
+)]
+pub trait CtxAppWritten {
+    const CHECKED: () = ();
+}
+/// Nothing implements `CtxAppWritten` (this impl only keeps rustc from
+/// calling the trait unimplementable).
+pub enum NoApp {}
+#[diagnostic::do_not_recommend]
+impl CtxAppWritten for NoApp {}
+
+/// A parameter written as `Input<T>`, taking the whole input as one struct.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is read as the whole input, but it is not `tool_runtime::Input<T>`",
+    label = "not the runtime's `Input`",
+    note = "take a whole input struct as `Input<T>` from `tool_runtime`, with `T: Deserialize + JsonSchema`"
+)]
+pub trait InputParam: Sized {
+    type Inner;
+    fn wrap(inner: Self::Inner) -> Self;
+}
+impl<T> InputParam for crate::Input<T> {
+    type Inner = T;
+    fn wrap(inner: T) -> Self {
+        crate::Input(inner)
+    }
+}
+
+/// What a policy predicate may return: a verdict, or a result of one.
+#[diagnostic::on_unimplemented(
+    message = "a policy predicate must return `Verdict` or `Result<Verdict, E>`, sync or async, not `{Self}`",
+    label = "returns `{Self}`",
+    note = "write it as `fn(&Input, &Ctx<App>) -> Verdict` (or `async fn`)"
+)]
+pub trait IntoVerdict {
+    fn into_verdict(self) -> Result<Verdict, BoxError>;
+}
+impl IntoVerdict for Verdict {
+    fn into_verdict(self) -> Result<Verdict, BoxError> {
+        Ok(self)
+    }
+}
+impl<E: Into<BoxError>> IntoVerdict for Result<Verdict, E> {
+    fn into_verdict(self) -> Result<Verdict, BoxError> {
+        self.map_err(Into::into)
+    }
+}
+
+/// `PolicyProbe(predicate(input, ctx)).into_policy()`: boxes the result of
+/// a sync or an async predicate.
+pub struct PolicyProbe<T>(pub T);
+
+impl<F> PolicyProbe<F>
+where
+    F: Future + Send,
+    F::Output: IntoVerdict,
+{
+    pub fn into_policy<'a>(self) -> PolicyFuture<'a>
+    where
+        F: 'a,
+    {
+        Box::pin(async move { self.0.await.into_verdict() })
+    }
+}
+
+/// The sync case, and the fallback for any other return type, so that a
+/// wrong one is reported as `IntoVerdict`, with its message.
+pub trait SyncPolicy {
+    type Returned;
+    fn into_policy<'a>(self) -> PolicyFuture<'a>
+    where
+        Self::Returned: IntoVerdict;
+}
+impl<T> SyncPolicy for PolicyProbe<T> {
+    type Returned = T;
+    fn into_policy<'a>(self) -> PolicyFuture<'a>
+    where
+        T: IntoVerdict,
+    {
+        Box::pin(std::future::ready(self.0.into_verdict()))
+    }
+}
+
+/// A `visible_when` predicate.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a `visible_when` predicate for a tool of app `{App}`",
+    label = "expected `fn(&StepView<'_, {App}>) -> bool`",
+    note = "a tool without a `Ctx<App>` parameter works in any registry, so its predicates must be generic \
+            (`fn p<App>(view: &StepView<'_, App>) -> bool`); or give the tool a first parameter `ctx: Ctx<YourApp>`"
+)]
+pub trait VisibleWhen<App> {
+    fn visible(&self, view: &StepView<'_, App>) -> bool;
+}
+impl<App, F: Fn(&StepView<'_, App>) -> bool> VisibleWhen<App> for F {
+    fn visible(&self, view: &StepView<'_, App>) -> bool {
+        self(view)
+    }
+}
+
+/// An `ends_run` predicate.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an `ends_run` predicate for input `{Input}` and output `{Output}`",
+    label = "expected `fn(&{Input}, &{Output}) -> bool`",
+    note = "the predicate sees the tool's parsed input (the type named like the tool) and its successful output"
+)]
+pub trait EndsRunWhen<Input, Output> {
+    fn ends_run(&self, input: &Input, output: &Output) -> bool;
+}
+impl<Input, Output, F: Fn(&Input, &Output) -> bool> EndsRunWhen<Input, Output> for F {
+    fn ends_run(&self, input: &Input, output: &Output) -> bool {
+        self(input, output)
+    }
+}

@@ -1,0 +1,412 @@
+//! Reading the argument text directly, without a parsed value: a tool's
+//! parameters a key at a time (`Fields`, `Scalar`), or a whole input struct
+//! (`parse_struct_text`).
+
+use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, Visitor};
+
+/// The fast path of a `#[tool]`'s parse: the argument object's text read
+/// in one pass, a key at a time, each value straight into its parameter's
+/// type (`ToolParam::read`). Nothing is allocated but what the values hold.
+///
+/// The registry takes it only for tools whose schema makes it exact
+/// (`validation::text_exact`): the parameters' types then refuse whatever
+/// the full path would read otherwise (a `null` it would drop, a `5.0` it
+/// would read as an integer, nesting past the depth limit). Conservative:
+/// a key with an escape, a repeated or unknown key and anything malformed
+/// stop it, and the registry takes the full path, which words the error.
+///
+/// Generic code stays per parameter type, not per tool: a tool's own
+/// generated code is one `match` on the keys.
+pub struct Fields<'a> {
+    text: &'a str,
+    pos: usize,
+    first: bool,
+}
+
+impl<'a> Fields<'a> {
+    /// At the start of an object.
+    pub fn open(text: &'a str) -> Option<Self> {
+        let pos = skip_whitespace(text.as_bytes(), 0);
+        (text.as_bytes().get(pos) == Some(&b'{')).then_some(Fields { text, pos: pos + 1, first: true })
+    }
+
+    /// The next key, or `None` past the object's end (with nothing after
+    /// it). `Err` when the text is not as expected.
+    #[allow(clippy::result_unit_err)]
+    pub fn next_key(&mut self) -> Result<Option<&'a str>, ()> {
+        let bytes = self.text.as_bytes();
+        let mut pos = skip_whitespace(bytes, self.pos);
+        let first = std::mem::take(&mut self.first);
+        match bytes.get(pos) {
+            Some(b'}') => {
+                pos = skip_whitespace(bytes, pos + 1);
+                self.pos = pos;
+                return if pos == bytes.len() { Ok(None) } else { Err(()) };
+            }
+            Some(b',') if !first => pos = skip_whitespace(bytes, pos + 1),
+            Some(b'"') if first => {}
+            _ => return Err(()),
+        }
+        let (start, end) = plain_string(bytes, pos).ok_or(())?;
+        pos = skip_whitespace(bytes, end + 1);
+        if bytes.get(pos) != Some(&b':') {
+            return Err(());
+        }
+        self.pos = pos + 1;
+        // Between two ASCII quotes, so on character boundaries.
+        self.text.get(start..end).map(Some).ok_or(())
+    }
+
+    /// The value after the last key, read as a `T`: a plain scalar (a
+    /// string without escapes, `true`/`false`, a non-negative integer,
+    /// `null` for an `Option`) by [`Scalar`], anything else by serde_json.
+    pub fn value<T: DeserializeOwned>(&mut self) -> Option<T> {
+        let mut scalar = Scalar { text: self.text, pos: skip_whitespace(self.text.as_bytes(), self.pos) };
+        if let Ok(value) = T::deserialize(&mut scalar) {
+            self.pos = scalar.pos;
+            return Some(value);
+        }
+        let mut values = serde_json::Deserializer::from_str(&self.text[self.pos..]).into_iter::<T>();
+        let value = values.next()?.ok()?;
+        self.pos += values.byte_offset();
+        Some(value)
+    }
+}
+
+/// Reads the plainest JSON scalars at a position, for [`Fields::value`]:
+/// a string without escapes or control characters, `true` and `false`, a
+/// non-negative integer in `u64` written without fraction or exponent, and
+/// `null` for an `Option`. It refuses everything else (a `Fallback`), and
+/// the value is read by serde_json. What it reads it reads as serde_json
+/// would, calling the same visitor methods (`tests/agreement.rs` and the
+/// fuzz target compare the two paths); what follows the value is checked
+/// by the cursor, as for serde_json's.
+struct Scalar<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+/// Not a scalar [`Scalar`] reads: serde_json reads it.
+#[derive(Debug)]
+struct Fallback;
+
+impl std::fmt::Display for Fallback {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("left to serde_json")
+    }
+}
+
+impl std::error::Error for Fallback {}
+
+impl de::Error for Fallback {
+    fn custom<T: std::fmt::Display>(_: T) -> Self {
+        Fallback
+    }
+}
+
+impl<'a> Scalar<'a> {
+    /// Consumes `word` when the text goes on with it.
+    fn eat(&mut self, word: &str) -> bool {
+        let found = self.text.as_bytes()[self.pos..].starts_with(word.as_bytes());
+        if found {
+            self.pos += word.len();
+        }
+        found
+    }
+
+    /// A non-negative integer: digits without a leading zero, not followed
+    /// by a fraction or an exponent, within `u64`.
+    fn unsigned(&mut self) -> Result<u64, Fallback> {
+        let bytes = &self.text.as_bytes()[self.pos..];
+        let digits = bytes.iter().position(|b| !b.is_ascii_digit()).unwrap_or(bytes.len());
+        if digits == 0 || (digits > 1 && bytes[0] == b'0') || matches!(bytes.get(digits), Some(b'.' | b'e' | b'E')) {
+            return Err(Fallback);
+        }
+        let mut value: u64 = 0;
+        for &digit in &bytes[..digits] {
+            value = value.checked_mul(10).and_then(|v| v.checked_add(u64::from(digit - b'0'))).ok_or(Fallback)?;
+        }
+        self.pos += digits;
+        Ok(value)
+    }
+
+    /// A string's contents, when it has no escape or control character.
+    fn plain_str(&mut self) -> Result<&'a str, Fallback> {
+        let (start, end) = plain_string(self.text.as_bytes(), self.pos).ok_or(Fallback)?;
+        self.pos = end + 1;
+        // Between two ASCII quotes, so on character boundaries.
+        self.text.get(start..end).ok_or(Fallback)
+    }
+}
+
+/// `Scalar`'s integer methods, one per integer type.
+macro_rules! scalar_integers {
+    ($($method:ident)*) => {
+        $(
+            fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Fallback> {
+                visitor.visit_u64(self.unsigned()?)
+            }
+        )*
+    };
+}
+
+impl<'de> Deserializer<'de> for &mut Scalar<'de> {
+    type Error = Fallback;
+
+    fn deserialize_any<V: Visitor<'de>>(self, _visitor: V) -> Result<V::Value, Fallback> {
+        Err(Fallback)
+    }
+
+    fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Fallback> {
+        if self.eat("true") {
+            visitor.visit_bool(true)
+        } else if self.eat("false") {
+            visitor.visit_bool(false)
+        } else {
+            Err(Fallback)
+        }
+    }
+
+    // Every integer type: serde_json, too, gives a non-negative integer
+    // to any of them as `visit_u64`, and the visitor checks the range.
+    scalar_integers! {
+        deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64
+        deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64
+    }
+
+    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Fallback> {
+        visitor.visit_borrowed_str(self.plain_str()?)
+    }
+
+    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Fallback> {
+        visitor.visit_borrowed_str(self.plain_str()?)
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Fallback> {
+        if self.eat("null") {
+            visitor.visit_none()
+        } else {
+            visitor.visit_some(self)
+        }
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(self, _name: &'static str, visitor: V) -> Result<V::Value, Fallback> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    serde::forward_to_deserialize_any! {
+        i128 u128 f32 f64 char bytes byte_buf unit unit_struct seq tuple
+        tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+/// The string starting with the quote at `pos`, when it holds no escape
+/// and no control character (those are left to serde_json, or to the full
+/// path): the positions of its first byte and of its closing quote.
+fn plain_string(bytes: &[u8], pos: usize) -> Option<(usize, usize)> {
+    if bytes.get(pos) != Some(&b'"') {
+        return None;
+    }
+    let start = pos + 1;
+    let mut end = start;
+    while let Some(&byte) = bytes.get(end) {
+        if ENDS_KEY[usize::from(byte)] {
+            break;
+        }
+        end += 1;
+    }
+    (bytes.get(end) == Some(&b'"')).then_some((start, end))
+}
+
+/// The bytes that end a key or string the cursor reads: a quote, and what it leaves
+/// to the full path (a backslash, a control character).
+const ENDS_KEY: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 0x20 {
+        table[byte] = true;
+        byte += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
+
+/// The position of the first byte at or after `pos` that is not JSON
+/// whitespace.
+fn skip_whitespace(bytes: &[u8], mut pos: usize) -> usize {
+    while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(pos) {
+        pos += 1;
+    }
+    pos
+}
+
+/// Deserialises a whole input struct straight from the argument text;
+/// `None` when it does not parse or has a key not among `properties` (the
+/// schema's closed root: a derived struct may ignore unknown fields). The
+/// registry then takes the path that words the error. `properties` is
+/// `None` for text that passed before.
+pub fn parse_struct_text<T: DeserializeOwned>(text: &str, properties: Option<&[Box<str>]>) -> Option<T> {
+    if let Some(properties) = properties {
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        deserializer.deserialize_map(KnownKeys(properties)).ok()?;
+    }
+    serde_json::from_str(text).ok()
+}
+
+/// Visits an object's keys, failing at the first that is not known.
+struct KnownKeys<'n>(&'n [Box<str>]);
+
+impl<'de> Visitor<'de> for KnownKeys<'_> {
+    type Value = ();
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("an object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(index) = map.next_key_seed(FieldIndex(self.0))? {
+            if index.is_none() {
+                return Err(de::Error::custom("unknown field"));
+            }
+            map.next_value::<de::IgnoredAny>()?;
+        }
+        Ok(())
+    }
+}
+
+/// A key, as its index among the names (`None` when it is none of them).
+struct FieldIndex<'n>(&'n [Box<str>]);
+
+impl<'de> DeserializeSeed<'de> for FieldIndex<'_> {
+    type Value = Option<usize>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for FieldIndex<'_> {
+    type Value = Option<usize>;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("a field name")
+    }
+
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<Self::Value, E> {
+        Ok(self.0.iter().position(|name| &**name == key))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize;
+
+    use super::*;
+    use crate::__private::ToolParam;
+
+    /// The fast path's reading of `text` as `(a: u32, b: Option<String>)`,
+    /// as a tool's generated parse does it.
+    fn read_text(text: &str) -> Option<(u32, Option<String>)> {
+        let mut fields = Fields::open(text)?;
+        let (mut a, mut b) = (None, None);
+        while let Some(key) = fields.next_key().ok()? {
+            match key {
+                "a" if a.is_none() => a = Some(<u32 as ToolParam>::read(&mut fields)?),
+                "b" if b.is_none() => b = Some(<Option<String> as ToolParam>::read(&mut fields)?),
+                _ => return None,
+            }
+        }
+        Some((a.or_else(<u32 as ToolParam>::missing)?, b.or_else(<Option<String> as ToolParam>::missing)?))
+    }
+
+    #[test]
+    fn the_fast_path_reads_objects_in_any_spacing() {
+        assert_eq!(read_text(r#"{"a":1,"b":"x"}"#), Some((1, Some("x".into()))));
+        assert_eq!(read_text(" {\n \"b\" :\t\"x\" ,\r\n \"a\" : 7 } \n"), Some((7, Some("x".into()))));
+        assert_eq!(read_text(r#"{"a":1}"#), Some((1, None)), "a missing option is None");
+        assert_eq!(read_text(r#"{"a":1,"b":"\u00e9\n"}"#), Some((1, Some("é\n".into()))), "escapes in values");
+        assert_eq!(read_text(r#"{"a":1,"b":null}"#), Some((1, None)));
+    }
+
+    #[test]
+    fn the_fast_path_leaves_everything_else_to_the_full_path() {
+        for text in [
+            r#"{"b":"x"}"#,
+            r#"{"a":1,"a":2}"#,
+            r#"{"a":1,"c":2}"#,
+            r#"{"\u0061":1}"#,
+            r#"{"a" 1}"#,
+            r#"{"a":1 "b":"x"}"#,
+            r#"{"a":1,}"#,
+            r#"{"a":1} {}"#,
+            r#"{"a":1"#,
+            r#"{"a":"1"}"#,
+            r#"{"a":5.0}"#,
+            r#"{"a":1e1}"#,
+            r#"{"a":-1}"#,
+            r#"{"a":null}"#,
+            "{\"a\":1,\"b\":\"x\ny\"}",
+            "{\"a\n\":1}",
+            "\u{feff}{\"a\":1}",
+            "[1]",
+            "",
+            "null",
+        ] {
+            assert_eq!(read_text(text), None, "{text:?}");
+        }
+    }
+
+    /// What `Scalar` makes of `text` as a `T`, beside serde_json's reading
+    /// of the same value: equal whenever `Scalar` reads it, with the same
+    /// bytes consumed. Returns whether `Scalar` read it.
+    fn scalar_agrees<T: DeserializeOwned + PartialEq + std::fmt::Debug>(text: &str) -> bool {
+        let mut scalar = Scalar { text, pos: 0 };
+        let Ok(fast) = T::deserialize(&mut scalar) else { return false };
+        let mut values = serde_json::Deserializer::from_str(text).into_iter::<T>();
+        let full = values.next().and_then(Result::ok);
+        assert_eq!(Some(&fast), full.as_ref(), "{text:?} as {}", std::any::type_name::<T>());
+        assert_eq!(scalar.pos, values.byte_offset(), "{text:?} as {}", std::any::type_name::<T>());
+        true
+    }
+
+    #[test]
+    fn the_scalar_reader_reads_plain_scalars_as_serde_json_does() {
+        #[derive(Debug, Deserialize, PartialEq)]
+        struct Id(u32);
+        assert!(scalar_agrees::<String>(r#""héllo wörld""#));
+        assert!(scalar_agrees::<String>(r#""""#));
+        assert!(scalar_agrees::<bool>("true,"));
+        assert!(scalar_agrees::<bool>("false}"));
+        assert!(scalar_agrees::<u32>("0"));
+        assert!(scalar_agrees::<u32>("4294967295 "));
+        assert!(scalar_agrees::<i64>("9223372036854775807}"));
+        assert!(scalar_agrees::<u64>("18446744073709551615"));
+        assert!(scalar_agrees::<Option<u32>>("null"));
+        assert!(scalar_agrees::<Option<String>>(r#""x""#));
+        assert!(scalar_agrees::<Id>("7"));
+        // Left to serde_json: escapes, control characters, signs, fractions,
+        // exponents, leading zeros, out-of-range values, other types.
+        for text in [r#""a\nb""#, "\"a\tb\"", r#""\u00e9""#, r#""open"#, "-1", "-0", "+1", "1.0", "1e2", "1E2", "01", "18446744073709551616", "tru", "nul", "[1]", "{}"] {
+            assert!(!scalar_agrees::<String>(text), "{text:?}");
+            assert!(!scalar_agrees::<u64>(text) && !scalar_agrees::<i32>(text) && !scalar_agrees::<bool>(text), "{text:?}");
+        }
+        assert!(!scalar_agrees::<u8>("256"), "out of range for the type");
+        assert!(!scalar_agrees::<f64>("1"), "floats are serde_json's");
+        assert!(!scalar_agrees::<char>(r#""c""#));
+        assert!(!scalar_agrees::<Vec<u32>>("[1]"));
+    }
+
+    #[test]
+    fn a_derived_input_read_from_text_refuses_unknown_keys() {
+        #[derive(Debug, Deserialize, PartialEq)]
+        struct Input {
+            a: u32,
+        }
+        let properties: Box<[Box<str>]> = Box::new(["a".into()]);
+        assert_eq!(parse_struct_text::<Input>(r#"{"a":1}"#, Some(&properties)), Some(Input { a: 1 }));
+        assert_eq!(parse_struct_text::<Input>(r#"{"a":1,"b":2}"#, Some(&properties)), None, "serde would ignore `b`");
+        assert_eq!(parse_struct_text::<Input>(r#"{"a":1.0}"#, Some(&properties)), None);
+        assert_eq!(parse_struct_text::<Input>(r#"{"a":1,"b":2}"#, None), Some(Input { a: 1 }), "checked before");
+    }
+}
