@@ -7,7 +7,7 @@
 /// up to the first rustdoc heading (`# Errors`, `# Arguments`, ...), the lines
 /// of one paragraph joined with a space, paragraphs separated by a blank line,
 /// code blocks kept line by line.
-pub fn description(raw: &str) -> String {
+pub(crate) fn description(raw: &str) -> String {
     let lines = unindent(raw);
     let mut paragraphs: Vec<String> = Vec::new();
     let mut current = String::new();
@@ -55,7 +55,7 @@ pub fn description(raw: &str) -> String {
 
 /// The text for parameter `name` in the doc comment's `# Arguments` section
 /// (rustdoc's convention: ``* `name` - text``, continuation lines indented).
-pub fn argument(raw: &str, name: &str) -> Option<String> {
+pub(crate) fn argument(raw: &str, name: &str) -> Option<String> {
     let lines = unindent(raw);
     let mut in_section = false;
     let mut found: Option<String> = None;

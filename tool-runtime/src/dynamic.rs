@@ -10,12 +10,12 @@ use serde_json::{Map, Value};
 
 use crate::context::{CallState, Ctx, StepView};
 use crate::policy::{PolicyKind, Verdict};
-use crate::definition::{
+use crate::tool::{
     Annotations, BoxError, BoxedTool, CallFuture, EndsRun, ErasedTool, Failure, ParsedFrom, PolicyFuture, ToolDefinition,
     ToolOutput,
 };
 
-type Handler<App> = Arc<dyn Fn(Value, Ctx<App>) -> crate::definition::BoxFuture<'static, Result<Value, BoxError>> + Send + Sync>;
+type Handler<App> = Arc<dyn Fn(Value, Ctx<App>) -> crate::tool::BoxFuture<'static, Result<Value, BoxError>> + Send + Sync>;
 type PolicyFn<App> = Arc<dyn for<'a> Fn(&'a Value, &'a Ctx<App>) -> PolicyFuture<'a> + Send + Sync>;
 type VisibleFn<App> = Arc<dyn Fn(&StepView<'_, App>) -> bool + Send + Sync>;
 

@@ -46,25 +46,25 @@
 #![forbid(unsafe_code)]
 
 mod context;
-pub mod docs;
+mod docs;
 mod dynamic;
 mod error;
+mod error_report;
 mod guard;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
-mod nulls;
+mod normalize;
 mod output;
 mod pipeline;
 mod policy;
 pub mod providers;
 mod registry;
-mod report;
 mod result;
 mod run;
-pub mod schema;
+mod schema;
+mod tool;
 mod validation;
-mod definition;
 
 #[doc(hidden)]
 pub mod __private;
@@ -72,14 +72,15 @@ pub mod __private;
 pub use context::{Ctx, Progress, ProgressSink, StepView, UserContext};
 pub use dynamic::DynamicTool;
 pub use error::{ToolError, INTERNAL_ERROR_CODE};
+pub use error_report::{ErrorKind, ErrorReport};
 pub use guard::{ArgumentLimits, MAX_ARGUMENT_DEPTH};
 pub use pipeline::{Arguments, Call, CallOutcome, PendingCall};
 pub use policy::{ApprovalFloor, PolicyKind, Verdict};
 pub use registry::{BuildError, BuildProblem, Registry, RegistryBuilder, DEFAULT_APPROVAL_TTL};
-pub use report::{ErrorKind, ErrorReport};
 pub use result::{CallResult, ResultKind};
 pub use run::{Run, RunError, RunState, StepResults, ToolCall};
-pub use definition::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, Tool, ToolDefinition};
+pub use schema::SCHEMA_DIALECT;
+pub use tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, Tool, ToolDefinition};
 
 pub use serde_json;
 /// The string type of [`CallResult::tool`] and [`CallResult::call_id`].

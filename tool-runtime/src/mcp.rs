@@ -139,7 +139,7 @@ use std::time::Duration;
 use axum::http::HeaderMap;
 
 use crate::context::{Progress, ProgressSink, StepView, UserContext};
-use crate::definition::ToolDefinition;
+use crate::tool::ToolDefinition;
 use crate::error::ToolError;
 use crate::pipeline::{CallOutcome, PendingCall};
 use crate::registry::Registry;

@@ -24,9 +24,9 @@ use crate::error::ToolError;
 use crate::guard::{self, GuardError};
 use crate::policy::{PolicyKind, Verdict};
 use crate::registry::{Entry, Registry};
-use crate::report::{panic_message, ErrorKind, ErrorReport};
+use crate::error_report::{panic_message, ErrorKind, ErrorReport};
 use crate::result::{lines, CallResult, ResultKind};
-use crate::definition::{BoxError, CallFuture, Failure, ParsedFrom, ToolOutput};
+use crate::tool::{BoxError, CallFuture, Failure, ParsedFrom, ToolOutput};
 
 /// The arguments of a call, as text (provider payloads) or already parsed
 /// (MCP). Text may be borrowed: a call with a `&str` copies it only if it
@@ -602,15 +602,15 @@ impl<App: Send + Sync + 'static> Registry<App> {
             Value::Null if !entry.has_parameters() => Value::Object(Map::new()),
             other => other,
         };
-        let found = crate::validation::scan(&value);
+        let found = crate::normalize::scan(&value);
         // A null for an optional property means "use the default" (OpenAI
         // strict mode sends one for every optional property left out).
         if found.nulls {
-            crate::nulls::drop_defaulted_nulls(&mut value, &entry.def.input_schema);
+            crate::normalize::drop_defaulted_nulls(&mut value, &entry.def.input_schema);
         }
         // `5.0` is an integer to the schema, so it is one to the parser too.
         if found.integral_floats && entry.tool.parses_types() {
-            crate::validation::integers_from_integral_floats(&mut value);
+            crate::normalize::integers_from_integral_floats(&mut value);
         }
         // Where parsing checks all the schema says, a successful parse is
         // the validation; otherwise (and to word any error) the validator.

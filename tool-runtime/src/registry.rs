@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::guard::ArgumentLimits;
-use crate::report::{ErrorHook, ErrorReport};
-use crate::definition::{BoxedTool, ErasedTool, ToolDefinition};
+use crate::error_report::{ErrorHook, ErrorReport};
+use crate::tool::{BoxedTool, ErasedTool, ToolDefinition};
 
 /// The tools an app offers the model, in declaration order, with the
 /// limits and hooks every call goes through.

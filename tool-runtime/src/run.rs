@@ -9,10 +9,10 @@ use futures_util::future::join_all;
 use tokio_util::sync::CancellationToken;
 
 use crate::context::{CallInfo, ProgressSink, StepView, UserContext};
-use crate::definition::ToolDefinition;
+use crate::tool::ToolDefinition;
 use crate::pipeline::{fresh_call_id, Arguments, CallOutcome, PendingCall};
 use crate::registry::Registry;
-use crate::report::{panic_message, ErrorKind, ErrorReport};
+use crate::error_report::{panic_message, ErrorKind, ErrorReport};
 use crate::result::{lines, CallResult, ResultKind};
 
 /// One tool call the model emitted.

@@ -17,8 +17,9 @@ pub(crate) fn is_null_schema(schema: &Value) -> bool {
     schema.get("type").and_then(Value::as_str) == Some("null")
 }
 
-/// The dialect every canonical schema declares.
-pub const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
+/// The JSON Schema dialect (2020-12) that every canonical schema declares in
+/// its `$schema`: the input and output schemas of a [`ToolDefinition`](crate::ToolDefinition).
+pub const SCHEMA_DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
 
 /// A generator for one tool's schema, so each schema carries its own `$defs`.
 pub(crate) fn generator() -> SchemaGenerator {
@@ -51,7 +52,7 @@ pub(crate) fn normalize_input(schema: Schema, generator: &mut SchemaGenerator) -
     root.remove("title");
     root.remove("$schema");
     let mut out = Map::new();
-    out.insert("$schema".into(), DIALECT.into());
+    out.insert("$schema".into(), SCHEMA_DIALECT.into());
     out.insert("type".into(), "object".into());
     root.remove("type");
     // The tool's description says what the input is for; a struct's own
@@ -123,7 +124,7 @@ fn tighten(map: &mut Map<String, Value>, key: &str, ours: i128, keep: fn(Orderin
 /// An output schema as a root schema with its `$defs`.
 pub(crate) fn with_definitions(schema: Schema, generator: &mut SchemaGenerator) -> Value {
     let mut out = Map::new();
-    out.insert("$schema".into(), DIALECT.into());
+    out.insert("$schema".into(), SCHEMA_DIALECT.into());
     match schema.to_value() {
         Value::Object(map) => out.extend(map.into_iter().filter(|(key, _)| key != "$schema")),
         Value::Bool(true) => {}
@@ -162,7 +163,7 @@ mod tests {
         let schema = normalized(json!({"type": "object", "properties": {}})).unwrap();
         assert_eq!(
             schema,
-            json!({"$schema": DIALECT, "type": "object", "properties": {}, "required": [], "additionalProperties": false})
+            json!({"$schema": SCHEMA_DIALECT, "type": "object", "properties": {}, "required": [], "additionalProperties": false})
         );
     }
 

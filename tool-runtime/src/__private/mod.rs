@@ -22,7 +22,7 @@ pub use serde_json;
 pub use core::time::Duration;
 
 pub use crate::context::{CallState, Ctx, StepView};
-pub use crate::definition::{
+pub use crate::tool::{
     Annotations, BoxError, CallFuture, EndsRun, Failure, ParsedFrom, PolicyFuture, Tool, ToolMeta, ToolOutput,
 };
 pub use crate::policy::{PolicyKind, Verdict};

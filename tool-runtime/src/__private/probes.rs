@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::readers::{parse_struct, parse_struct_text, Args, Fields, MissingField};
 use super::schemas::{struct_schema, InputSchema};
 use crate::context::{Ctx, StepView};
-use crate::definition::{BoxError, PolicyFuture};
+use crate::tool::{BoxError, PolicyFuture};
 use crate::policy::Verdict;
 
 /// A type usable as a tool parameter. Generated code goes through its

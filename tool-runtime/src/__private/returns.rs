@@ -3,7 +3,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::definition::{BoxError, Failure, ToolOutput};
+use crate::tool::{BoxError, Failure, ToolOutput};
 
 /// What a tool returns on success.
 #[diagnostic::on_unimplemented(

@@ -29,7 +29,7 @@ use super::{
     check_name, discriminated, failed, pointer, rename, resolve, show, show_all, DialectError, Export, ExportOptions, Losses, Moved,
     PayloadError, Reader,
 };
-use crate::definition::ToolDefinition;
+use crate::tool::ToolDefinition;
 use crate::pipeline::{fresh_call_id, Arguments};
 use crate::result::CallResult;
 use crate::run::ToolCall;

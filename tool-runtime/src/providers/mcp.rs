@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::definition::ToolDefinition;
+use crate::tool::ToolDefinition;
 
 /// One entry of an MCP `tools/list` result.
 ///
@@ -95,7 +95,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::definition::Annotations;
+    use crate::tool::Annotations;
 
     fn definition() -> ToolDefinition {
         ToolDefinition::new(

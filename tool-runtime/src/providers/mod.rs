@@ -56,7 +56,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::definition::ToolDefinition;
+use crate::tool::ToolDefinition;
 
 use crate::result::{CallResult, ResultKind};
 
@@ -685,7 +685,7 @@ mod tests {
     fn defs() -> Vec<ToolDefinition> {
         let schema = |constraint: Value| {
             json!({
-                "$schema": crate::schema::DIALECT,
+                "$schema": crate::schema::SCHEMA_DIALECT,
                 "type": "object",
                 "properties": {"text": {"type": "string", "description": "What to say.", "maxLength": constraint}},
                 "required": ["text"],

@@ -16,7 +16,7 @@
 use serde_json::{json, Map, Value};
 
 use super::{check_name, discriminated, pointer, rename, resolve, show, show_all, DialectError, ExportOptions, Losses, Moved};
-use crate::definition::ToolDefinition;
+use crate::tool::ToolDefinition;
 
 const PROVIDER: &str = "openai";
 
@@ -369,7 +369,7 @@ pub mod chat {
 
     use super::super::{pointer, Export, ExportOptions, PayloadError, Reader};
     use super::function;
-    use crate::definition::ToolDefinition;
+    use crate::tool::ToolDefinition;
     use crate::pipeline::Arguments;
     use crate::result::CallResult;
     use crate::run::ToolCall;
@@ -505,7 +505,7 @@ pub mod responses {
 
     use super::super::{pointer, Export, ExportOptions, PayloadError, Reader};
     use super::function;
-    use crate::definition::ToolDefinition;
+    use crate::tool::ToolDefinition;
     use crate::result::CallResult;
     use crate::run::ToolCall;
 

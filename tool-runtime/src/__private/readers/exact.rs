@@ -6,13 +6,13 @@ use serde_json::{Map, Value};
 
 /// A parsed argument value, read as serde_json reads a `&Value` except
 /// where an integer is expected: there an integral float is read as the
-/// integer it is (`validation::integer_of`), `-0.0` as `0` included, and
+/// integer it is (`normalize::integer_of`), `-0.0` as `0` included, and
 /// one at or beyond the edges of 64 bits is refused as out of range. Where
 /// a float is expected, or any value, the number is read as it is, so
 /// `-0.0` keeps its sign.
 ///
 /// The registry rewrites integral floats in the arguments beforehand
-/// (`validation::integers_from_integral_floats`), for types that read any
+/// (`normalize::integers_from_integral_floats`), for types that read any
 /// value, but not `-0.0`: only the type says whether it wants an integer
 /// or a float there. Nested values are read through serde_json's own
 /// `SeqAccess` and `MapAccess` (so keys, lengths and errors are its own),
@@ -30,7 +30,7 @@ macro_rules! exact_integers {
         $(
             fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, serde_json::Error> {
                 match self.0 {
-                    Value::Number(number) if number.is_f64() => match crate::validation::integer_of(number) {
+                    Value::Number(number) if number.is_f64() => match crate::normalize::integer_of(number) {
                         Some(integer) => Value::Number(integer).$method(visitor),
                         None if number.as_f64().is_some_and(|float| float.fract() == 0.0) => {
                             Err(de::Error::invalid_value(BEYOND_64_BITS, &visitor))

@@ -1,15 +1,22 @@
-//! A `null` from the model for an optional property means "use the default".
+//! The arguments brought to what the tool's input means, before validation:
+//! two rewrites of the parsed value, each applied only when one pass over it
+//! ([`scan`]) found something to rewrite.
 //!
-//! OpenAI's strict mode makes every property required and the optional ones
+//! **A `null` for an optional property means "use the default".** OpenAI's
+//! strict mode makes every property required and the optional ones
 //! nullable, so a model in strict mode sends `"with_items": null` where it
-//! would otherwise leave the property out. Before validation, such nulls are
-//! dropped, so the tool's default applies exactly as if the property were
-//! absent. Only properties that are not required and whose own schema does
-//! not accept `null` are touched: for an `Option<T>` the null stays and means
-//! `None`, and a null for a required property is still a validation error.
+//! would otherwise leave the property out. Such nulls are dropped, so the
+//! tool's default applies exactly as if the property were absent. Only
+//! properties that are not required and whose own schema does not accept
+//! `null` are touched: for an `Option<T>` the null stays and means `None`,
+//! and a null for a required property is still a validation error.
+//!
+//! **An integral float is an integer.** JSON Schema counts `5.0` as an
+//! integer; serde reads it into no integer type. For a `#[tool]`'s input,
+//! such numbers are rewritten as the integers they are
+//! ([`integers_from_integral_floats`]).
 
 use serde_json::{Map, Value};
-
 
 /// Drops the `null` values of optional, non-nullable properties from `args`,
 /// at the top level and in nested objects reached through `properties`,
@@ -168,6 +175,89 @@ fn follow<'s>(schema: &'s Value, root: &'s Value) -> &'s Value {
     }
 }
 
+/// What one pass over the arguments found.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Scan {
+    /// A `null` somewhere: only then can the null rule of
+    /// [`drop_defaulted_nulls`] change the arguments.
+    pub(crate) nulls: bool,
+    /// A number written with a fraction that is an integer (`5.0`).
+    pub(crate) integral_floats: bool,
+}
+
+pub(crate) fn scan(value: &Value) -> Scan {
+    let mut found = Scan::default();
+    scan_into(value, &mut found);
+    found
+}
+
+fn scan_into(value: &Value, found: &mut Scan) {
+    match value {
+        Value::Null => found.nulls = true,
+        Value::Number(number) => found.integral_floats |= integer_of(number).is_some(),
+        Value::Array(items) => items.iter().for_each(|item| scan_into(item, found)),
+        Value::Object(map) => map.values().for_each(|item| scan_into(item, found)),
+        _ => {}
+    }
+}
+
+/// Rewrites every integral float (`5.0`, `1e3`) as the integer it is,
+/// except `-0.0`.
+///
+/// JSON Schema counts `5.0` as an integer, so the schema of a `u32`
+/// accepts it; serde reads a float into no integer type. A `#[tool]`'s
+/// input is therefore read with such numbers as integers, and the parser
+/// accepts what the schema does (found by tests/agreement.rs). Only for
+/// typed tools: a dynamic tool receives the arguments exactly as sent.
+///
+/// `-0.0` stays a float: as an integer it would lose its sign, which a
+/// float parameter keeps. Where an integer is expected, the input's reader
+/// (`__private`'s `Exact`) reads it, and every other integral float, through
+/// [`integer_of`], so that a `-0` sent to an integer parameter is `0`.
+pub(crate) fn integers_from_integral_floats(value: &mut Value) {
+    match value {
+        Value::Number(number) => {
+            if let Some(integer) = integer_of(number).filter(|_| !is_negative_zero(number)) {
+                *number = integer;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integers_from_integral_floats),
+        Value::Object(map) => map.values_mut().for_each(integers_from_integral_floats),
+        _ => {}
+    }
+}
+
+/// Whether a number is the float `-0.0` (which `-0` parses to as well).
+fn is_negative_zero(number: &serde_json::Number) -> bool {
+    number.is_f64() && number.as_f64().is_some_and(|float| float == 0.0 && float.is_sign_negative())
+}
+
+/// The integer a float stands for, when it has no fraction and it is
+/// strictly between -2^63 and 2^64.
+///
+/// A parsed value holds an integer written without a fraction exactly when
+/// it fits an `i64` or a `u64`; beyond, serde_json keeps the nearest float,
+/// which stands for many integers. So the two floats at the edges are
+/// refused: 2^64 (`18446744073709551616`, above `u64::MAX`) and -2^63,
+/// which `-9223372036854775809` rounds to as well (an `i64::MIN` written as
+/// an integer is read as one, and never gets here). Every integer parameter
+/// refuses what lies beyond, on every path.
+pub(crate) fn integer_of(number: &serde_json::Number) -> Option<serde_json::Number> {
+    if !number.is_f64() {
+        return None;
+    }
+    let float = number.as_f64()?;
+    if float.fract() != 0.0 || !float.is_finite() {
+        return None;
+    }
+    // `as` saturates; -2^63 and 2^64 are exact as floats.
+    if float < 0.0 {
+        (float > -9_223_372_036_854_775_808.0).then(|| (float as i64).into())
+    } else {
+        (float < 18_446_744_073_709_551_616.0).then(|| (float as u64).into())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -280,5 +370,35 @@ mod tests {
         assert_eq!(args, json!({"tree": {"child": {"child": null}}}));
         let cyclic = json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}}, "$defs": {"A": {"$ref": "#/$defs/A"}}});
         assert_eq!(cleaned(cyclic, json!({"a": null})), json!({"a": null}));
+    }
+
+    #[test]
+    fn nulls_and_integral_floats_are_found_at_any_depth() {
+        assert_eq!(scan(&json!({"a": [1, {"b": "c", "d": 1.5}]})), Scan::default());
+        assert!(scan(&json!({"a": [1, {"b": null}]})).nulls);
+        assert!(scan(&json!({"a": [1, {"b": 2.0}]})).integral_floats);
+    }
+
+    #[test]
+    fn integral_floats_become_integers() {
+        let mut value = json!({"a": 5.0, "b": [-3.0, 1.5, 1e3], "c": -0.0, "d": 1e20, "e": 7});
+        integers_from_integral_floats(&mut value);
+        assert_eq!(value, json!({"a": 5, "b": [-3, 1.5, 1000], "c": -0.0, "d": 1e20, "e": 7}));
+        assert!(value["a"].is_u64() && value["b"][0].is_i64() && value["d"].is_f64());
+        assert!(value["c"].as_f64().unwrap().is_sign_negative(), "-0.0 keeps its sign: {}", value["c"]);
+    }
+
+    #[test]
+    fn floats_at_the_edges_of_64_bits_stand_for_no_integer() {
+        let integer = |text: &str| integer_of(&serde_json::from_str(text).unwrap());
+        assert_eq!(integer("-0.0"), Some(0u64.into()), "where an integer is expected, -0 is 0");
+        assert_eq!(integer("-9223372036854774784.0"), Some((-9_223_372_036_854_774_784i64).into()));
+        assert_eq!(integer("18446744073709549568.0"), Some(18_446_744_073_709_549_568u64.into()));
+        // Both are floats after parsing: -2^63 and 2^64.
+        assert_eq!(integer("-9223372036854775809"), None, "below i64::MIN, not clamped to it");
+        assert_eq!(integer("-9223372036854775808.0"), None);
+        assert_eq!(integer("18446744073709551616"), None);
+        assert_eq!(integer("1.5"), None);
+        assert_eq!(integer("7"), None, "already an integer");
     }
 }
