@@ -1,0 +1,91 @@
+//! OpenAI Responses: `tools`, `function_call` items and
+//! `function_call_output` items.
+
+use serde_json::{json, Value};
+
+use super::super::{pointer, Export, ExportOptions, PayloadError, Reader};
+use super::function;
+use crate::tool::ToolDefinition;
+use crate::result::CallResult;
+use crate::run::ToolCall;
+
+const READER: Reader = Reader { provider: "openai responses" };
+
+/// The request's `tools`: one `{"type": "function", "name", ...}` per
+/// tool, with `strict` decided per tool (see the [module](super) docs).
+///
+/// ```
+/// use serde_json::json;
+/// use tool_runtime::providers::{openai, ExportOptions};
+/// use tool_runtime::ToolDefinition;
+///
+/// let def = ToolDefinition::new("echo", "Echo the text.", json!({
+///     "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]
+/// }));
+/// let export = openai::responses::tools([&def], &ExportOptions::new().strict(false)).unwrap();
+/// assert_eq!(export.tools[0]["name"], "echo");
+/// assert_eq!(export.tools[0]["strict"], false);
+/// ```
+pub fn tools<'a>(defs: impl IntoIterator<Item = &'a ToolDefinition>, options: &ExportOptions) -> Result<Export, super::DialectError> {
+    let mut losses = Vec::new();
+    let mut tools = Vec::new();
+    for def in defs {
+        let function = function(def, options, &mut losses)?;
+        tools.push(json!({
+            "type": "function",
+            "name": def.name,
+            "description": def.description,
+            "parameters": function.parameters,
+            "strict": function.strict,
+        }));
+    }
+    Ok(Export { tools, losses })
+}
+
+/// The `function_call` items of a response's `output` (or of the output
+/// array itself); other items (messages, reasoning) are skipped. The
+/// call's id is its `call_id`.
+///
+/// ```
+/// use serde_json::json;
+/// use tool_runtime::providers::openai;
+///
+/// let response = json!({"output": [
+///     {"type": "reasoning", "id": "rs_1", "summary": []},
+///     {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "echo", "arguments": "{\"text\":\"hi\"}"}
+/// ]});
+/// let calls = openai::responses::parse_calls(&response).unwrap();
+/// assert_eq!(calls[0].id, "call_1");
+/// ```
+pub fn parse_calls(payload: &Value) -> Result<Vec<ToolCall>, PayloadError> {
+    let (items, at) = match payload {
+        Value::Array(items) => (items.as_slice(), String::new()),
+        other => {
+            let root = READER.object(other, "")?;
+            let output = READER.field(root, "output", "")?;
+            (READER.array(output, "/output")?, "/output".to_owned())
+        }
+    };
+    let mut calls = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let at = pointer(&at, &i.to_string());
+        let item = READER.object(item, &at)?;
+        if item.get("type").and_then(Value::as_str) != Some("function_call") {
+            continue;
+        }
+        let call_id = READER.string(item, "call_id", &at)?;
+        let name = READER.string(item, "name", &at)?;
+        let arguments = super::chat::arguments(item, &at).map_err(|err| READER.error(&err.pointer, err.problem))?;
+        calls.push(ToolCall::new(call_id, name, arguments));
+    }
+    Ok(calls)
+}
+
+/// One `{"type": "function_call_output", "call_id", "output"}` item per
+/// result.
+pub fn results(results: &[CallResult]) -> Vec<Value> {
+    results
+        .iter()
+        .map(|result| json!({"type": "function_call_output", "call_id": result.call_id, "output": result.text}))
+        .collect()
+}
