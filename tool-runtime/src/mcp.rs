@@ -139,12 +139,12 @@ use std::time::Duration;
 use axum::http::HeaderMap;
 
 use crate::context::{Progress, ProgressSink, StepView, UserContext};
-use crate::tool::ToolDefinition;
 use crate::error::ToolError;
 use crate::pipeline::{CallOutcome, PendingCall};
 use crate::registry::Registry;
 use crate::result::{lines, CallResult, ResultKind};
 use crate::run::offered_in;
+use crate::tool::ToolDefinition;
 
 /// The `rmcp` crate this module is built on, for naming its types (for
 /// example to mount [`McpServer::http_service`] or to serve a

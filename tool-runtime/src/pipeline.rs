@@ -21,10 +21,10 @@ use smol_str::SmolStr;
 
 use crate::context::{CallInfo, CallState, Ctx, ProgressSink, UserContext};
 use crate::error::ToolError;
+use crate::error_report::{panic_message, ErrorKind, ErrorReport};
 use crate::guard::{self, GuardError};
 use crate::policy::{PolicyKind, Verdict};
 use crate::registry::{Entry, Registry};
-use crate::error_report::{panic_message, ErrorKind, ErrorReport};
 use crate::result::{lines, CallResult, ResultKind};
 use crate::tool::{BoxError, CallFuture, Failure, ParsedFrom, ToolOutput};
 

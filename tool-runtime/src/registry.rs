@@ -5,8 +5,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::guard::ArgumentLimits;
 use crate::error_report::{ErrorHook, ErrorReport};
+use crate::guard::ArgumentLimits;
 use crate::tool::{BoxedTool, ErasedTool, ToolDefinition};
 
 /// The tools an app offers the model, in declaration order, with the

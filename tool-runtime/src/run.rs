@@ -9,11 +9,11 @@ use futures_util::future::join_all;
 use tokio_util::sync::CancellationToken;
 
 use crate::context::{CallInfo, ProgressSink, StepView, UserContext};
-use crate::tool::ToolDefinition;
+use crate::error_report::{panic_message, ErrorKind, ErrorReport};
 use crate::pipeline::{fresh_call_id, Arguments, CallOutcome, PendingCall};
 use crate::registry::Registry;
-use crate::error_report::{panic_message, ErrorKind, ErrorReport};
 use crate::result::{lines, CallResult, ResultKind};
+use crate::tool::ToolDefinition;
 
 /// One tool call the model emitted.
 #[derive(Clone, Debug, PartialEq)]

@@ -11,8 +11,8 @@ use serde_json::{Map, Value};
 use super::readers::{parse_struct, parse_struct_text, Args, Fields, MissingField};
 use super::schemas::{struct_schema, InputSchema};
 use crate::context::{Ctx, StepView};
-use crate::tool::{BoxError, PolicyFuture};
 use crate::policy::Verdict;
+use crate::tool::{BoxError, PolicyFuture};
 
 /// A type usable as a tool parameter. Generated code goes through its
 /// functions, spanned on the parameter's type, so a type that is not

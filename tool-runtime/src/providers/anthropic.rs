@@ -10,10 +10,10 @@
 use serde_json::{json, Map, Value};
 
 use super::{check_name, failed, pointer, DialectError, Export, ExportOptions, PayloadError, Reader};
-use crate::tool::ToolDefinition;
 use crate::pipeline::Arguments;
 use crate::result::CallResult;
 use crate::run::ToolCall;
+use crate::tool::ToolDefinition;
 
 const PROVIDER: &str = "anthropic";
 const READER: Reader = Reader { provider: PROVIDER };

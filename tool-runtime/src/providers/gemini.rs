@@ -29,10 +29,10 @@ use super::{
     check_name, discriminated, failed, pointer, rename, resolve, show, show_all, DialectError, Export, ExportOptions, Losses, Moved,
     PayloadError, Reader,
 };
-use crate::tool::ToolDefinition;
 use crate::pipeline::{fresh_call_id, Arguments};
 use crate::result::CallResult;
 use crate::run::ToolCall;
+use crate::tool::ToolDefinition;
 
 const PROVIDER: &str = "gemini";
 const READER: Reader = Reader { provider: PROVIDER };

@@ -4,10 +4,10 @@ use serde_json::{json, Map, Value};
 
 use super::super::{pointer, Export, ExportOptions, PayloadError, Reader};
 use super::function;
-use crate::tool::ToolDefinition;
 use crate::pipeline::Arguments;
 use crate::result::CallResult;
 use crate::run::ToolCall;
+use crate::tool::ToolDefinition;
 
 const READER: Reader = Reader { provider: "openai chat" };
 

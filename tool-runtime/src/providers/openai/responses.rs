@@ -5,9 +5,9 @@ use serde_json::{json, Value};
 
 use super::super::{pointer, Export, ExportOptions, PayloadError, Reader};
 use super::function;
-use crate::tool::ToolDefinition;
 use crate::result::CallResult;
 use crate::run::ToolCall;
+use crate::tool::ToolDefinition;
 
 const READER: Reader = Reader { provider: "openai responses" };
 
