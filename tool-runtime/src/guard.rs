@@ -104,6 +104,19 @@ pub(crate) fn check_text(raw: &str, limits: &ArgumentLimits) -> Result<(), Guard
     Ok(())
 }
 
+/// Whether the guard would pass `raw`, for a tool whose text is read
+/// exactly (`validation::text_exact`), as far as a successful read of it
+/// can tell: the size is checked; the depth needs no scan, since text that
+/// reads into such a tool's input nests no deeper than its types, which are
+/// within the limit; and the values are counted only where the text is long
+/// enough to hold too many (`n` values take at least `2n - 1` bytes), so
+/// the arguments of an ordinary call are not scanned twice. What this
+/// passes and the reader refuses goes through [`check_text`] on the full
+/// path.
+pub(crate) fn admits_exact_text(raw: &str, limits: &ArgumentLimits) -> bool {
+    raw.len() <= limits.max_bytes && (raw.len() < limits.max_values.saturating_mul(2) || check_text(raw, limits).is_ok())
+}
+
 /// At least the length of `value` serialised compactly (escapes can only
 /// add to it), counted until it passes `max`.
 fn serialized_at_least(value: &Value, max: usize) -> usize {
@@ -218,6 +231,22 @@ mod tests {
         // The smallest limit that accepts the text is its count.
         let value_limits = |max_values| ArgumentLimits { max_bytes: usize::MAX, max_depth: 64, max_values };
         (0..).find(|&max| check_text(text, &value_limits(max)).is_ok()).unwrap()
+    }
+
+    #[test]
+    fn exact_text_is_scanned_only_where_it_could_hold_too_many_values() {
+        let value_limits = |max_values| ArgumentLimits { max_bytes: 100, max_depth: 2, max_values };
+        // Short text: no scan, so not even its depth is looked at (a read of
+        // it into a tool's input bounds that).
+        assert!(admits_exact_text("[[[[1]]]]", &value_limits(8)));
+        assert!(!admits_exact_text(&"1".repeat(101), &value_limits(8)));
+        // Long enough to hold too many values: counted.
+        assert!(!admits_exact_text("[1,2,3,4,5,6,7,8,9]", &value_limits(8)));
+        assert!(admits_exact_text("[\"a long string here\"]", &value_limits(8)));
+        // The bound the shortcut relies on: `n` values take `2n - 1` bytes.
+        for text in ["0", "[0]", "[0,0,0]", "{}", r#"{"a":0}"#, "[[],[]]"] {
+            assert!(counted(text) * 2 - 1 <= text.len(), "{text}");
+        }
     }
 
     #[test]

@@ -453,7 +453,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
             && entry.text_exact
             && !call.info().is_cancelled()
             && let Arguments::Text(text) = &args
-            && guard::check_text(text, limits).is_ok()
+            && guard::admits_exact_text(text, limits)
         {
             let Arguments::Text(text) = args else { unreachable!("matched above") };
             let parsed = ParsedFrom::Text(text);
