@@ -200,6 +200,25 @@ fn a_large_invalid_argument_is_worded_in_under_8x_its_size() {
     }
 }
 
+/// The value limit holds on the fast path as on the full one.
+#[test]
+fn the_value_limit_is_the_same_on_the_fast_path_and_the_full_path() {
+    let _serial = serial();
+    let fast = Registry::<()>::builder().tools(tools![sum_ids]).build().unwrap();
+    let full = Registry::<()>::builder().tools(tools![sum_ids]).validate_every_call(true).build().unwrap();
+    let app = Arc::new(());
+    let runtime = runtime();
+    let ids = |n: usize| format!(r#"{{"ids":[{}]}}"#, vec!["1"; n].join(","));
+    // The object and its list are two values besides the items.
+    for (items, code) in [(32_766, None), (32_767, Some("ARGUMENTS_TOO_MANY_VALUES"))] {
+        let text = ids(items);
+        for registry in [&fast, &full] {
+            let result = runtime.block_on(registry.invoke(&app, "sum_ids", text.as_str()));
+            assert_eq!(result.error_code.as_deref(), code, "{items} items: {}", result.text);
+        }
+    }
+}
+
 // ------------------------------------------------- 8: pending approvals
 
 #[test]
