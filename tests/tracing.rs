@@ -84,19 +84,24 @@ async fn guarded() -> Result<String, std::io::Error> {
     Err(std::io::Error::other("disk full on /var/secret"))
 }
 
-#[test]
-fn each_call_is_a_span_with_tool_call_id_verdict_outcome_and_duration() {
+/// Runs `calls` on a current-thread runtime with a fresh [`Recorder`] as the
+/// subscriber; the recorder, with what it saw.
+fn recording<F: std::future::Future<Output = ()>>(calls: impl FnOnce() -> F) -> Recorder {
     let recorder = Recorder::default();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    tracing::subscriber::with_default(recorder.clone(), || {
-        runtime.block_on(async {
-            let registry = Registry::<()>::builder().tools(tools![echo, guarded]).build().unwrap();
-            let app = Arc::new(());
-            registry.call(&app, "echo", r#"{"text": "hi"}"#).call_id("c-1").await;
-            let pending = registry.call(&app, "guarded", "{}").call_id("c-2").await;
-            let tool_runtime::CallOutcome::NeedsApproval(pending) = pending else { panic!("expected approval") };
-            registry.approve(pending).await;
-        });
+    tracing::subscriber::with_default(recorder.clone(), || runtime.block_on(calls()));
+    recorder
+}
+
+#[test]
+fn each_call_is_a_span_with_tool_call_id_verdict_outcome_and_duration() {
+    let recorder = recording(|| async {
+        let registry = Registry::<()>::builder().tools(tools![echo, guarded]).build().unwrap();
+        let app = Arc::new(());
+        registry.call(&app, "echo", r#"{"text": "hi"}"#).call_id("c-1").await;
+        let pending = registry.call(&app, "guarded", "{}").call_id("c-2").await;
+        let tool_runtime::CallOutcome::NeedsApproval(pending) = pending else { panic!("expected approval") };
+        registry.approve(pending).await;
     });
     let spans = recorder.spans.lock().unwrap();
     let calls: Vec<&HashMap<String, String>> = spans.values().filter(|s| s["name"] == "tool_call").collect();
@@ -118,15 +123,11 @@ fn each_call_is_a_span_with_tool_call_id_verdict_outcome_and_duration() {
 
 #[test]
 fn text_the_model_chose_cannot_forge_a_log_line() {
-    let recorder = Recorder::default();
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    tracing::subscriber::with_default(recorder.clone(), || {
-        runtime.block_on(async {
-            let registry = Registry::<()>::builder().tools(tools![echo, guarded]).build().unwrap();
-            let app = Arc::new(());
-            let forged = "echo\n2026-12-01T00:00:00Z INFO admin logged in\r\u{1b}[2K";
-            registry.call(&app, forged, "{}").call_id("c-1\nforged").await;
-        });
+    let recorder = recording(|| async {
+        let registry = Registry::<()>::builder().tools(tools![echo, guarded]).build().unwrap();
+        let app = Arc::new(());
+        let forged = "echo\n2026-12-01T00:00:00Z INFO admin logged in\r\u{1b}[2K";
+        registry.call(&app, forged, "{}").call_id("c-1\nforged").await;
     });
     let spans = recorder.spans.lock().unwrap();
     let call = spans.values().find(|s| s["name"] == "tool_call").expect("a span for the call");

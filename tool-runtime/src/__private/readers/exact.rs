@@ -44,6 +44,17 @@ macro_rules! exact_integers {
     };
 }
 
+/// `Exact`'s methods that read the value as serde_json does.
+macro_rules! exact_as_is {
+    ($($method:ident)*) => {
+        $(
+            fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, serde_json::Error> {
+                self.0.$method(visitor)
+            }
+        )*
+    };
+}
+
 impl<'de> Deserializer<'de> for Exact<'de> {
     type Error = serde_json::Error;
 
@@ -106,6 +117,13 @@ impl<'de> Deserializer<'de> for Exact<'de> {
         self.0.deserialize_enum(name, variants, Nested::new(self.0, visitor))
     }
 
+    // Scalars other than integers, read as serde_json reads them; bytes
+    // through `Nested`, since serde_json reads them from a list too.
+    exact_as_is! {
+        deserialize_bool deserialize_f32 deserialize_f64 deserialize_char deserialize_str deserialize_string
+        deserialize_unit deserialize_identifier deserialize_ignored_any
+    }
+
     fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, serde_json::Error> {
         self.0.deserialize_bytes(Nested::new(self.0, visitor))
     }
@@ -114,46 +132,10 @@ impl<'de> Deserializer<'de> for Exact<'de> {
         self.0.deserialize_byte_buf(Nested::new(self.0, visitor))
     }
 
-    // Scalars other than integers, read as serde_json reads them.
-    fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, serde_json::Error> {
-        self.0.deserialize_bool(visitor)
-    }
-
-    fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, serde_json::Error> {
-        self.0.deserialize_f32(visitor)
-    }
-
-    fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, serde_json::Error> {
-        self.0.deserialize_f64(visitor)
-    }
-
-    fn deserialize_char<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, serde_json::Error> {
-        self.0.deserialize_char(visitor)
-    }
-
-    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, serde_json::Error> {
-        self.0.deserialize_str(visitor)
-    }
-
-    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, serde_json::Error> {
-        self.0.deserialize_string(visitor)
-    }
-
-    fn deserialize_unit<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, serde_json::Error> {
-        self.0.deserialize_unit(visitor)
-    }
-
     fn deserialize_unit_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> Result<V::Value, serde_json::Error> {
         self.0.deserialize_unit_struct(name, visitor)
     }
 
-    fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, serde_json::Error> {
-        self.0.deserialize_identifier(visitor)
-    }
-
-    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, serde_json::Error> {
-        self.0.deserialize_ignored_any(visitor)
-    }
 }
 
 /// The root object of the arguments, read as an [`Exact`] object (as
