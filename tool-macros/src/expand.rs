@@ -9,6 +9,7 @@ use syn::{Item, ItemFn, LitStr};
 
 use crate::attrs::{EndsRunAttr, Flag, ParamDefault, PolicyAttr, ToolAttrs};
 use crate::checks;
+use crate::fallback;
 use crate::diag::{error_at, with_help, Errors};
 use crate::signature::{InputKind, Param, ToolFn};
 
@@ -20,66 +21,27 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
         Ok(Item::Fn(item_fn)) => item_fn,
         Ok(other) => {
             let error = with_help(
-                error_at(&item_kind_token(&other), "`#[tool]` goes on an `async fn`"),
+                error_at(&fallback::item_kind_token(&other), "`#[tool]` goes on an `async fn`"),
                 "write the tool as a free `async fn`; its parameters become the tool's input",
             );
-            return with_errors(item, syn::Error::from(error).to_compile_error());
+            return fallback::with_errors(item, syn::Error::from(error).to_compile_error());
         }
-        Err(error) => return with_errors(item, error.to_compile_error()),
+        Err(error) => return fallback::with_errors(item, error.to_compile_error()),
     };
     let mut errors = Errors::default();
     let attrs = ToolAttrs::parse(args, &mut errors);
     let tool_fn = ToolFn::parse(item_fn, &mut errors);
     let name = checks::validate(&attrs, &tool_fn, &mut errors);
     let item = &tool_fn.item;
-    let ctx_probe = tool_fn.ctx_without_app.as_ref().map(|ty| ctx_app_probe(ty, &attrs));
+    let ctx_probe = tool_fn.ctx_without_app.as_ref().map(|ty| fallback::ctx_app_probe(ty, &attrs));
     if !errors.is_empty() || ctx_probe.is_some() {
         let compile_errors = errors.to_compile_errors();
         // A method with `self` sits in an impl, where no type can be declared.
-        let stub = tool_fn.item.sig.receiver().is_none().then(|| stub(&attrs, &tool_fn, &name));
+        let stub = tool_fn.item.sig.receiver().is_none().then(|| fallback::stub(&attrs, &tool_fn, &name));
         return quote!(#item #compile_errors #ctx_probe #stub);
     }
     let generated = expand(&attrs, &tool_fn, &name);
     quote!(#item #generated)
-}
-
-fn with_errors(item: TokenStream, errors: TokenStream) -> TokenStream {
-    quote!(#item #errors)
-}
-
-/// The tokens to point at for an item that is not a function: its keyword
-/// and name (`struct Hello`), past its attributes and doc comment.
-fn item_kind_token(item: &Item) -> TokenStream {
-    match item {
-        Item::Struct(item) => keyword_and_name(&item.struct_token, &item.ident),
-        Item::Enum(item) => keyword_and_name(&item.enum_token, &item.ident),
-        Item::Union(item) => keyword_and_name(&item.union_token, &item.ident),
-        Item::Trait(item) => keyword_and_name(&item.trait_token, &item.ident),
-        Item::Type(item) => keyword_and_name(&item.type_token, &item.ident),
-        Item::Const(item) => keyword_and_name(&item.const_token, &item.ident),
-        Item::Static(item) => keyword_and_name(&item.static_token, &item.ident),
-        Item::Mod(item) => keyword_and_name(&item.mod_token, &item.ident),
-        Item::Impl(item) => keyword_and_name(&item.impl_token, &item.self_ty),
-        other => other.to_token_stream().into_iter().take(2).collect(),
-    }
-}
-
-fn keyword_and_name(keyword: &impl ToTokens, name: &impl ToTokens) -> TokenStream {
-    quote!(#keyword #name)
-}
-
-/// A bare `Ctx` as the first parameter: rustc reports it (missing generics)
-/// and this probe then resolves to an error type and stays silent; `Ctx` as
-/// an alias of `Ctx<App>` compiles, and the probe fails with the type to write.
-fn ctx_app_probe(ty: &syn::Type, attrs: &ToolAttrs) -> TokenStream {
-    let krate = match &attrs.krate {
-        Some(path) => path.to_token_stream(),
-        None => quote!(::tool_runtime),
-    };
-    let p = respan(&quote!(#krate::__private), ty.span());
-    quote_spanned! {ty.span()=>
-        const _: () = <#ty as #p::CtxAppWritten>::CHECKED;
-    }
 }
 
 /// `tokens` with every span set to `span`, so that rustc points at the
@@ -88,7 +50,7 @@ fn ctx_app_probe(ty: &syn::Type, attrs: &ToolAttrs) -> TokenStream {
 /// from two expansion contexts is reported at the macro's call site.) The
 /// generated tokens are absolute paths and names local to the expansion,
 /// which resolve the same from the user's span.
-fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
+pub(crate) fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
     tokens
         .clone()
         .into_iter()
@@ -105,56 +67,8 @@ fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
         .collect()
 }
 
-/// The tool's type for an item with errors: it registers with any app and
-/// is never called (the crate does not compile), so that other code naming
-/// it compiles and the item's own errors are the only ones reported.
-fn stub(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
-    let p = private_path(attrs);
-    let (ident, vis) = (&tool_fn.ident, &tool_fn.vis);
-    let meta = meta(attrs, name, &quote!(""), &p);
-    let struct_doc = struct_doc(name);
-    quote! {
-        #[doc = #struct_doc]
-        #[allow(non_camel_case_types)]
-        #vis struct #ident {}
-
-        const _: () = {
-            impl #p::Named for #ident {
-                const NAME: &'static str = #name;
-            }
-
-            impl<__AnyApp: ::core::marker::Send + ::core::marker::Sync + 'static> #p::Tool<__AnyApp> for #ident {
-                type Input = ();
-                const META: #p::ToolMeta = #meta;
-
-                fn input_schema(_: &mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema {
-                    ::core::unreachable!()
-                }
-
-                fn output_schema(_: &mut #p::schemars::SchemaGenerator) -> ::core::option::Option<#p::schemars::Schema> {
-                    ::core::unreachable!()
-                }
-
-                fn parse(
-                    _: &#p::serde_json::Map<::std::string::String, #p::serde_json::Value>,
-                ) -> ::core::result::Result<(), #p::serde_json::Error> {
-                    ::core::unreachable!()
-                }
-
-                fn parse_text(_: &str, _: ::core::option::Option<&[::std::boxed::Box<str>]>) -> ::core::option::Option<()> {
-                    ::core::unreachable!()
-                }
-
-                fn call(_: (), _: &mut #p::CallState<'_, __AnyApp>, _: &#p::ParsedFrom<'_>) -> #p::CallFuture {
-                    ::core::unreachable!()
-                }
-            }
-        };
-    }
-}
-
 /// `::tool_runtime::__private`, or under the path of `crate = path`.
-fn private_path(attrs: &ToolAttrs) -> TokenStream {
+pub(crate) fn private_path(attrs: &ToolAttrs) -> TokenStream {
     let krate = match &attrs.krate {
         Some(path) => path.to_token_stream(),
         None => quote!(::tool_runtime),
@@ -163,7 +77,7 @@ fn private_path(attrs: &ToolAttrs) -> TokenStream {
 }
 
 /// The doc comment of the generated type.
-fn struct_doc(name: &str) -> String {
+pub(crate) fn struct_doc(name: &str) -> String {
     format!(
         "The input of the tool `{name}`, generated by `#[tool]` beside the function of the same name; \
          list it in `tools![...]` to register the tool."
@@ -436,7 +350,7 @@ fn result_argument(ty: &syn::Type, index: usize) -> Option<&syn::Type> {
 }
 
 /// The `ToolMeta` literal.
-fn meta(attrs: &ToolAttrs, name: &str, doc: &TokenStream, p: &TokenStream) -> TokenStream {
+pub(crate) fn meta(attrs: &ToolAttrs, name: &str, doc: &TokenStream, p: &TokenStream) -> TokenStream {
     let opt_str = |lit: &Option<LitStr>| match lit {
         Some(lit) => quote!(::core::option::Option::Some(#lit)),
         None => quote!(::core::option::Option::None),
@@ -675,180 +589,4 @@ fn sets_description(attr: &syn::Attribute) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use syn::parse_quote;
-
-    fn errors_of(args: TokenStream, item: ItemFn) -> Vec<String> {
-        let mut errors = Errors::default();
-        let attrs = ToolAttrs::parse(args, &mut errors);
-        let tool_fn = ToolFn::parse(item, &mut errors);
-        checks::validate(&attrs, &tool_fn, &mut errors);
-        errors.messages()
-    }
-
-    #[test]
-    fn a_valid_tool_has_no_errors() {
-        let errors = errors_of(
-            quote!(read_only, tags("a"), timeout = "5s", policy = needs_approval),
-            parse_quote! {
-                /// Docs.
-                async fn look(ctx: Ctx<Shop>, id: String, #[tool(default)] all: bool) -> u8 { 1 }
-            },
-        );
-        assert!(errors.is_empty(), "{errors:?}");
-    }
-
-    #[test]
-    fn every_mistake_is_collected() {
-        let errors = errors_of(
-            quote!(timout = "5s", read_only, destructive),
-            parse_quote! {
-                fn Bad(x: &str) {}
-            },
-        );
-        let joined = errors.join("\n");
-        for expected in [
-            "unknown key `timout`",
-            "needs an `async fn`",
-            "cannot be borrowed",
-            "`Bad` is not a valid tool name",
-            "has no description",
-            "contradict each other",
-        ] {
-            assert!(joined.contains(expected), "missing {expected:?} in {joined}");
-        }
-    }
-
-    #[test]
-    fn docs_that_start_with_a_heading_give_no_description() {
-        let errors = errors_of(
-            quote!(),
-            parse_quote! {
-                /// # Errors
-                /// Sometimes.
-                async fn look() {}
-            },
-        );
-        assert!(errors.iter().any(|e| e.contains("starts with a heading")), "{errors:?}");
-    }
-
-    #[test]
-    fn only_a_description_key_counts_as_an_explicit_description() {
-        let regex: syn::Attribute = parse_quote!(#[schemars(regex(pattern = "no description here"))]);
-        let explicit: syn::Attribute = parse_quote!(#[schemars(description = "x")]);
-        assert!(!sets_description(&regex));
-        assert!(sets_description(&explicit));
-    }
-
-    #[test]
-    fn the_fast_path_emits_no_derive() {
-        let tokens = tool(
-            quote!(),
-            quote! {
-                /// Docs.
-                async fn look(id: String) -> String { id }
-            },
-        )
-        .to_string();
-        assert!(!tokens.contains("derive"), "{tokens}");
-        assert!(tokens.contains("InputSchema"), "{tokens}");
-    }
-
-    #[test]
-    fn serde_attributes_switch_to_a_derived_struct() {
-        let tokens = tool(
-            quote!(),
-            quote! {
-                /// Docs.
-                async fn look(#[serde(rename = "ID")] id: String) -> String { id }
-            },
-        )
-        .to_string();
-        assert!(tokens.contains("derive"), "{tokens}");
-        assert!(tokens.contains("rename"), "{tokens}");
-    }
-
-    #[test]
-    fn a_context_without_its_app_type_is_left_to_rustc_and_probed() {
-        let tokens = tool(
-            quote!(),
-            quote! {
-                /// Docs.
-                async fn look(ctx: Ctx, id: String) -> String { id }
-            },
-        )
-        .to_string();
-        assert!(!tokens.contains("compile_error"), "{tokens}");
-        assert!(tokens.contains("CtxAppWritten"), "{tokens}");
-        assert!(tokens.contains("unreachable"), "only the stub is generated: {tokens}");
-        assert!(!tokens.contains("InputSchema"), "only the stub is generated: {tokens}");
-    }
-
-    #[test]
-    fn the_function_and_a_stub_type_are_emitted_even_with_errors() {
-        let tokens = tool(quote!(bogus), quote!(async fn look() {})).to_string();
-        assert!(tokens.contains("async fn look"), "{tokens}");
-        assert!(tokens.contains("compile_error"), "{tokens}");
-        assert!(tokens.contains("struct look"), "{tokens}");
-        assert!(tokens.contains("Named for look"), "{tokens}");
-        assert!(tokens.contains("Tool < __AnyApp > for look"), "{tokens}");
-    }
-
-    #[test]
-    fn generated_code_binds_no_filler() {
-        let tokens = tool(
-            quote!(),
-            quote! {
-                /// Docs.
-                async fn look(id: String, #[tool(default = 3)] limit: u32) -> String { id }
-            },
-        )
-        .to_string();
-        assert!(!tokens.contains("let _"), "{tokens}");
-        assert!(!tokens.contains("unused_mut"), "{tokens}");
-    }
-
-    #[test]
-    fn each_default_expression_is_written_once() {
-        let tokens = tool(
-            quote!(),
-            quote! {
-                /// Docs.
-                async fn look(#[tool(default = 40 + 2)] limit: u32, #[tool(default)] all: bool) -> u32 { limit }
-            },
-        )
-        .to_string();
-        assert_eq!(tokens.matches("40 + 2").count(), 1, "{tokens}");
-        assert_eq!(tokens.matches("default_param").count(), 1, "{tokens}");
-    }
-
-    #[test]
-    fn input_must_be_alone() {
-        let errors = errors_of(
-            quote!(),
-            parse_quote! {
-                /// Docs.
-                async fn look(input: Input<Query>, extra: u8) {}
-            },
-        );
-        assert!(errors.iter().any(|e| e.contains("only input")), "{errors:?}");
-    }
-}
-
-/// Prints the expansion of a three-parameter tool, to measure how much code
-/// one tool costs the compiler: `cargo test -p tool-macros --lib
-/// print_three_parameter_expansion -- --ignored --nocapture | rustfmt`.
-#[cfg(test)]
-#[test]
-#[ignore = "prints the expansion; run by hand to measure it"]
-fn print_three_parameter_expansion() {
-    let tokens = tool(
-        quote!(),
-        quote! {
-            /// Docs.
-            async fn look(ctx: Ctx<Shop>, id: String, #[tool(default = 3)] limit: u32, #[tool(default)] all: bool) -> String { id }
-        },
-    );
-    println!("{tokens}");
-}
+mod tests;

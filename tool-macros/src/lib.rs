@@ -3,8 +3,9 @@
 //!
 //! Phases, one module each: [`attrs`] and [`signature`] parse the attribute
 //! and the function into a model that keeps spans, [`checks`] validates
-//! across keys, [`expand`] writes tokens. Errors are collected in
-//! [`diag::Errors`] so that one compile shows every mistake in an item.
+//! across keys, [`expand`] writes tokens, and [`fallback`] what stands
+//! beside an item with errors. Errors are collected in [`diag::Errors`] so
+//! that one compile shows every mistake in an item.
 
 #![forbid(unsafe_code)]
 
@@ -12,6 +13,7 @@ mod attrs;
 mod checks;
 mod diag;
 mod expand;
+mod fallback;
 mod signature;
 
 use proc_macro::TokenStream;

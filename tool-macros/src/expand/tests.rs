@@ -1,0 +1,176 @@
+//! Unit tests of the expansion, on functions parsed with `parse_quote!`.
+
+use super::*;
+use syn::parse_quote;
+
+fn errors_of(args: TokenStream, item: ItemFn) -> Vec<String> {
+    let mut errors = Errors::default();
+    let attrs = ToolAttrs::parse(args, &mut errors);
+    let tool_fn = ToolFn::parse(item, &mut errors);
+    checks::validate(&attrs, &tool_fn, &mut errors);
+    errors.messages()
+}
+
+#[test]
+fn a_valid_tool_has_no_errors() {
+    let errors = errors_of(
+        quote!(read_only, tags("a"), timeout = "5s", policy = needs_approval),
+        parse_quote! {
+            /// Docs.
+            async fn look(ctx: Ctx<Shop>, id: String, #[tool(default)] all: bool) -> u8 { 1 }
+        },
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
+#[test]
+fn every_mistake_is_collected() {
+    let errors = errors_of(
+        quote!(timout = "5s", read_only, destructive),
+        parse_quote! {
+            fn Bad(x: &str) {}
+        },
+    );
+    let joined = errors.join("\n");
+    for expected in [
+        "unknown key `timout`",
+        "needs an `async fn`",
+        "cannot be borrowed",
+        "`Bad` is not a valid tool name",
+        "has no description",
+        "contradict each other",
+    ] {
+        assert!(joined.contains(expected), "missing {expected:?} in {joined}");
+    }
+}
+
+#[test]
+fn docs_that_start_with_a_heading_give_no_description() {
+    let errors = errors_of(
+        quote!(),
+        parse_quote! {
+            /// # Errors
+            /// Sometimes.
+            async fn look() {}
+        },
+    );
+    assert!(errors.iter().any(|e| e.contains("starts with a heading")), "{errors:?}");
+}
+
+#[test]
+fn only_a_description_key_counts_as_an_explicit_description() {
+    let regex: syn::Attribute = parse_quote!(#[schemars(regex(pattern = "no description here"))]);
+    let explicit: syn::Attribute = parse_quote!(#[schemars(description = "x")]);
+    assert!(!sets_description(&regex));
+    assert!(sets_description(&explicit));
+}
+
+#[test]
+fn the_fast_path_emits_no_derive() {
+    let tokens = tool(
+        quote!(),
+        quote! {
+            /// Docs.
+            async fn look(id: String) -> String { id }
+        },
+    )
+    .to_string();
+    assert!(!tokens.contains("derive"), "{tokens}");
+    assert!(tokens.contains("InputSchema"), "{tokens}");
+}
+
+#[test]
+fn serde_attributes_switch_to_a_derived_struct() {
+    let tokens = tool(
+        quote!(),
+        quote! {
+            /// Docs.
+            async fn look(#[serde(rename = "ID")] id: String) -> String { id }
+        },
+    )
+    .to_string();
+    assert!(tokens.contains("derive"), "{tokens}");
+    assert!(tokens.contains("rename"), "{tokens}");
+}
+
+#[test]
+fn a_context_without_its_app_type_is_left_to_rustc_and_probed() {
+    let tokens = tool(
+        quote!(),
+        quote! {
+            /// Docs.
+            async fn look(ctx: Ctx, id: String) -> String { id }
+        },
+    )
+    .to_string();
+    assert!(!tokens.contains("compile_error"), "{tokens}");
+    assert!(tokens.contains("CtxAppWritten"), "{tokens}");
+    assert!(tokens.contains("unreachable"), "only the stub is generated: {tokens}");
+    assert!(!tokens.contains("InputSchema"), "only the stub is generated: {tokens}");
+}
+
+#[test]
+fn the_function_and_a_stub_type_are_emitted_even_with_errors() {
+    let tokens = tool(quote!(bogus), quote!(async fn look() {})).to_string();
+    assert!(tokens.contains("async fn look"), "{tokens}");
+    assert!(tokens.contains("compile_error"), "{tokens}");
+    assert!(tokens.contains("struct look"), "{tokens}");
+    assert!(tokens.contains("Named for look"), "{tokens}");
+    assert!(tokens.contains("Tool < __AnyApp > for look"), "{tokens}");
+}
+
+#[test]
+fn generated_code_binds_no_filler() {
+    let tokens = tool(
+        quote!(),
+        quote! {
+            /// Docs.
+            async fn look(id: String, #[tool(default = 3)] limit: u32) -> String { id }
+        },
+    )
+    .to_string();
+    assert!(!tokens.contains("let _"), "{tokens}");
+    assert!(!tokens.contains("unused_mut"), "{tokens}");
+}
+
+#[test]
+fn each_default_expression_is_written_once() {
+    let tokens = tool(
+        quote!(),
+        quote! {
+            /// Docs.
+            async fn look(#[tool(default = 40 + 2)] limit: u32, #[tool(default)] all: bool) -> u32 { limit }
+        },
+    )
+    .to_string();
+    assert_eq!(tokens.matches("40 + 2").count(), 1, "{tokens}");
+    assert_eq!(tokens.matches("default_param").count(), 1, "{tokens}");
+}
+
+#[test]
+fn input_must_be_alone() {
+    let errors = errors_of(
+        quote!(),
+        parse_quote! {
+            /// Docs.
+            async fn look(input: Input<Query>, extra: u8) {}
+        },
+    );
+    assert!(errors.iter().any(|e| e.contains("only input")), "{errors:?}");
+}
+
+/// Prints the expansion of a three-parameter tool, to measure how much code
+/// one tool costs the compiler: `cargo test -p tool-macros --lib
+/// print_three_parameter_expansion -- --ignored --nocapture | rustfmt`.
+#[test]
+#[ignore = "prints the expansion; run by hand to measure it"]
+fn print_three_parameter_expansion() {
+    let tokens = tool(
+        quote!(),
+        quote! {
+            /// Docs.
+            async fn look(ctx: Ctx<Shop>, id: String, #[tool(default = 3)] limit: u32, #[tool(default)] all: bool) -> String { id }
+        },
+    );
+    println!("{tokens}");
+}
