@@ -147,23 +147,26 @@ impl<App> Ctx<App> {
 /// when a tool or a predicate takes one: a tool without a context costs no
 /// shared allocation and no reference count.
 #[doc(hidden)]
-pub struct CallState<'a, App>(State<'a, App>);
-
-enum State<'a, App> {
-    Parts { app: &'a Arc<App>, info: CallInfo },
-    Shared(Ctx<App>),
+pub struct CallState<'a, App> {
+    app: &'a Arc<App>,
+    /// The call's information, moved into the context when one is made.
+    info: CallInfo,
+    ctx: Option<Ctx<App>>,
 }
 
 impl<'a, App> CallState<'a, App> {
     pub(crate) fn new(app: &'a Arc<App>, info: CallInfo) -> Self {
-        CallState(State::Parts { app, info })
+        CallState { app, info, ctx: None }
+    }
+
+    /// The state of a call whose context exists already (a call that
+    /// waited for approval): every context the call hands out is `ctx`.
+    pub(crate) fn shared(ctx: &'a Ctx<App>) -> Self {
+        CallState { app: &ctx.app, info: CallInfo::default(), ctx: Some(ctx.clone()) }
     }
 
     pub(crate) fn info(&self) -> &CallInfo {
-        match &self.0 {
-            State::Parts { info, .. } => info,
-            State::Shared(ctx) => ctx.info(),
-        }
+        self.ctx.as_ref().map_or(&self.info, Ctx::info)
     }
 
     pub(crate) fn call_id(&self) -> &SmolStr {
@@ -173,28 +176,15 @@ impl<'a, App> CallState<'a, App> {
     /// The call's context, made on first use; every later one shares it
     /// (and its cancellation token).
     pub fn ctx(&mut self) -> &Ctx<App> {
-        if let State::Parts { app, info } = &mut self.0 {
-            let ctx = Ctx { app: app.clone(), call: Arc::new(std::mem::take(info)) };
-            self.0 = State::Shared(ctx);
-        }
-        match &self.0 {
-            State::Shared(ctx) => ctx,
-            State::Parts { .. } => unreachable!("made shared above"),
-        }
+        let CallState { app, info, ctx } = self;
+        ctx.get_or_insert_with(|| Ctx { app: Arc::clone(app), call: Arc::new(std::mem::take(info)) })
     }
 
-    pub(crate) fn into_ctx(mut self) -> Ctx<App> {
-        self.ctx();
-        match self.0 {
-            State::Shared(ctx) => ctx,
-            State::Parts { .. } => unreachable!("made shared above"),
+    pub(crate) fn into_ctx(self) -> Ctx<App> {
+        match self.ctx {
+            Some(ctx) => ctx,
+            None => Ctx { app: Arc::clone(self.app), call: Arc::new(self.info) },
         }
-    }
-}
-
-impl<App> From<Ctx<App>> for CallState<'_, App> {
-    fn from(ctx: Ctx<App>) -> Self {
-        CallState(State::Shared(ctx))
     }
 }
 

@@ -162,10 +162,6 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
         None
     }
 
-    fn call_text(&self, _args: &ParsedFrom<'_>, _properties: &[Box<str>], _call: &mut CallState<'_, App>) -> Option<CallFuture> {
-        None
-    }
-
     fn parses_types(&self) -> bool {
         false
     }

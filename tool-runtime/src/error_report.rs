@@ -90,3 +90,51 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         "panic with a non-text payload".to_owned()
     }
 }
+
+/// An error and its sources, for the developer.
+pub(crate) fn describe(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// Text the model chose (a tool name, a call id, an error that may quote
+/// its input), written into a log field with its control characters
+/// escaped: a newline in a tool name must not forge a log line.
+pub(crate) struct Escaped<'a>(pub(crate) &'a str);
+
+impl std::fmt::Display for Escaped<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for c in self.0.chars() {
+            if c.is_control() {
+                write!(f, "{}", c.escape_default())?;
+            } else {
+                std::fmt::Write::write_char(f, c)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<App> crate::registry::Registry<App> {
+    /// Full detail to `tracing` and the hook; never to the model.
+    pub(crate) fn report(&self, report: ErrorReport) {
+        tracing::error!(
+            tool = %report.tool,
+            call_id = %Escaped(&report.call_id),
+            kind = report.kind.as_str(),
+            code = %report.code,
+            error = %Escaped(&report.error),
+            message = report.message.as_deref(),
+            "tool call failed"
+        );
+        if let Some(hook) = &self.inner.config.on_tool_error {
+            hook(&report);
+        }
+    }
+}

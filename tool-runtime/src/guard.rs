@@ -46,9 +46,16 @@ pub(crate) enum GuardError {
 /// is not a key (every string, less one for each `:`), and each run of the
 /// characters of numbers and literals. Exact for valid JSON; for text that
 /// is not, it is refused when parsed anyway.
+///
+/// Text too short to break the depth and value limits is not scanned:
+/// nesting `d` levels takes at least `d` bytes, and `n` values at least
+/// `2n - 1`. (The arguments of most calls are that short.)
 pub(crate) fn check_text(raw: &str, limits: &ArgumentLimits) -> Result<(), GuardError> {
     if raw.len() > limits.max_bytes {
         return Err(GuardError::TooLarge { bytes: Some(raw.len()), max: limits.max_bytes });
+    }
+    if raw.len() <= limits.max_depth && raw.len() < limits.max_values.saturating_mul(2) {
+        return Ok(());
     }
     let mut depth = 0usize;
     let mut values = 0usize;
@@ -102,19 +109,6 @@ pub(crate) fn check_text(raw: &str, limits: &ArgumentLimits) -> Result<(), Guard
         return Err(GuardError::TooManyValues { max: limits.max_values });
     }
     Ok(())
-}
-
-/// Whether the guard would pass `raw`, for a tool whose text is read
-/// exactly (`validation::text_exact`), as far as a successful read of it
-/// can tell: the size is checked; the depth needs no scan, since text that
-/// reads into such a tool's input nests no deeper than its types, which are
-/// within the limit; and the values are counted only where the text is long
-/// enough to hold too many (`n` values take at least `2n - 1` bytes), so
-/// the arguments of an ordinary call are not scanned twice. What this
-/// passes and the reader refuses goes through [`check_text`] on the full
-/// path.
-pub(crate) fn admits_exact_text(raw: &str, limits: &ArgumentLimits) -> bool {
-    raw.len() <= limits.max_bytes && (raw.len() < limits.max_values.saturating_mul(2) || check_text(raw, limits).is_ok())
 }
 
 /// At least the length of `value` serialised compactly (escapes can only
@@ -234,15 +228,14 @@ mod tests {
     }
 
     #[test]
-    fn exact_text_is_scanned_only_where_it_could_hold_too_many_values() {
-        let value_limits = |max_values| ArgumentLimits { max_bytes: 100, max_depth: 2, max_values };
-        // Short text: no scan, so not even its depth is looked at (a read of
-        // it into a tool's input bounds that).
-        assert!(admits_exact_text("[[[[1]]]]", &value_limits(8)));
-        assert!(!admits_exact_text(&"1".repeat(101), &value_limits(8)));
-        // Long enough to hold too many values: counted.
-        assert!(!admits_exact_text("[1,2,3,4,5,6,7,8,9]", &value_limits(8)));
-        assert!(admits_exact_text("[\"a long string here\"]", &value_limits(8)));
+    fn text_too_short_to_break_a_limit_passes_and_longer_text_is_scanned() {
+        let value_limits = |max_values| ArgumentLimits { max_bytes: 100, max_depth: 4, max_values };
+        // Four bytes cannot nest five deep, nor hold five values.
+        assert_eq!(check_text("[[[[", &value_limits(5)), Ok(()));
+        // Five bytes can: scanned.
+        assert_eq!(check_text("[[[[[", &value_limits(5)), Err(GuardError::TooDeep { max: 4 }));
+        assert_eq!(check_text("1,2,3", &value_limits(2)), Err(GuardError::TooManyValues { max: 2 }));
+        assert_eq!(check_text(&"1".repeat(101), &value_limits(8)), Err(GuardError::TooLarge { bytes: Some(101), max: 100 }));
         // The bound the shortcut relies on: `n` values take `2n - 1` bytes.
         for text in ["0", "[0]", "[0,0,0]", "{}", r#"{"a":0}"#, "[[],[]]"] {
             assert!(counted(text) * 2 - 1 <= text.len(), "{text}");

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::context::{CallInfo, ProgressSink, StepView, UserContext};
 use crate::error_report::{panic_message, ErrorKind, ErrorReport};
-use crate::pipeline::{fresh_call_id, Arguments, CallOutcome, PendingCall};
+use crate::call::{fresh_call_id, Arguments, CallOutcome, PendingCall};
 use crate::registry::Registry;
 use crate::result::{lines, CallResult, ResultKind};
 use crate::tool::ToolDefinition;
@@ -121,10 +121,74 @@ pub struct Run<App> {
     thread_id: Option<Arc<str>>,
     progress: Option<ProgressSink>,
     cancel: CancellationToken,
-    step: usize,
-    executed: Vec<String>,
+    steps: Steps,
     pending: Vec<PendingCall<App>>,
-    state: RunState,
+}
+
+/// What a run remembers of its steps: the step index, the tools executed
+/// and where it stands. Kept by a [`Run`], and by each MCP session (where
+/// every `tools/call` is a step).
+#[derive(Debug)]
+pub(crate) struct Steps {
+    pub(crate) step: usize,
+    pub(crate) executed: Vec<String>,
+    pub(crate) state: RunState,
+}
+
+impl Default for Steps {
+    fn default() -> Self {
+        Steps { step: 0, executed: Vec::new(), state: RunState::Active }
+    }
+}
+
+impl Steps {
+    /// Records a settled call: a success counts as executed, and may end
+    /// the run.
+    pub(crate) fn record(&mut self, result: &CallResult) {
+        if result.kind != ResultKind::Success {
+            return;
+        }
+        self.executed.push(result.tool.to_string());
+        if result.ends_run && self.state == RunState::Active {
+            self.state = RunState::Ending { by: result.tool.to_string() };
+        }
+    }
+
+    /// The tools of `registry` offered now to `user`: none once the run
+    /// ended, else those whose `requires` ran and whose `visible_when`
+    /// passes, in declaration order. A visibility predicate that panics
+    /// hides its tool and is reported.
+    pub(crate) fn offered<'r, App: Send + Sync + 'static>(
+        &self,
+        registry: &'r Registry<App>,
+        app: &App,
+        user: &UserContext,
+    ) -> Vec<&'r ToolDefinition> {
+        if self.state != RunState::Active {
+            return Vec::new();
+        }
+        let view = StepView::new(self.step, &self.executed, app, user);
+        registry
+            .inner
+            .entries
+            .iter()
+            .filter(|entry| entry.def.requires.iter().all(|name| view.has_executed(name)))
+            .filter(|entry| {
+                if !entry.def.has_visibility_predicate {
+                    return true;
+                }
+                match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.visible(&view))) {
+                    Ok(visible) => visible,
+                    Err(payload) => {
+                        let error = format!("panic: {}", panic_message(payload.as_ref()));
+                        registry.report(ErrorReport::new(&entry.def.name, "", ErrorKind::Visibility, "TOOL_HIDDEN", error));
+                        false
+                    }
+                }
+            })
+            .map(|entry| &entry.def)
+            .collect()
+    }
 }
 
 impl<App: Send + Sync + 'static> Registry<App> {
@@ -137,10 +201,8 @@ impl<App: Send + Sync + 'static> Registry<App> {
             thread_id: None,
             progress: None,
             cancel: CancellationToken::new(),
-            step: 0,
-            executed: Vec::new(),
+            steps: Steps::default(),
             pending: Vec::new(),
-            state: RunState::Active,
         }
     }
 }
@@ -166,22 +228,22 @@ impl<App: Send + Sync + 'static> Run<App> {
 
     /// The index of the next model call (0 for the first).
     pub fn step(&self) -> usize {
-        self.step
+        self.steps.step
     }
 
     /// The tools executed successfully so far, in order.
     pub fn executed(&self) -> &[String] {
-        &self.executed
+        &self.steps.executed
     }
 
     /// Where the run stands.
     pub fn state(&self) -> &RunState {
-        &self.state
+        &self.steps.state
     }
 
     /// The tool whose call ended the run, if one did.
     pub fn ended_by(&self) -> Option<&str> {
-        match &self.state {
+        match &self.steps.state {
             RunState::Active => None,
             RunState::Ending { by } => Some(by),
             RunState::Finished { by } => by.as_deref(),
@@ -204,11 +266,7 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// Empty once a call ended the run. A visibility predicate that panics
     /// hides its tool and is reported.
     pub fn offered(&self) -> Vec<&ToolDefinition> {
-        if self.state != RunState::Active {
-            return Vec::new();
-        }
-        let view = StepView::new(self.step, &self.executed, self.app.as_ref(), &self.user);
-        offered_in(&self.registry, &view)
+        self.steps.offered(&self.registry, self.app.as_ref(), &self.user)
     }
 
     /// The names of [`offered`](Self::offered).
@@ -229,7 +287,7 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// [`max_pending_approvals`](crate::RegistryBuilder::max_pending_approvals)
     /// calls already wait is refused (code `TOO_MANY_PENDING`).
     pub async fn execute(&mut self, calls: Vec<ToolCall>) -> StepResults {
-        let step = self.step;
+        let step = self.steps.step;
         let offered = self.offered_names();
         let refusals = self.duplicate_ids(&calls);
         let parallel = calls.len() > 1
@@ -243,7 +301,7 @@ impl<App: Send + Sync + 'static> Run<App> {
                 async move {
                     match refusal {
                         Some(refused) => CallOutcome::Done(refused),
-                        None => registry.process(app, &call.name, call.arguments, move || info, Some(offered)).await,
+                        None => registry.process(app, &call.name, call.arguments, info, Some(offered)).await,
                     }
                 }
             });
@@ -253,7 +311,7 @@ impl<App: Send + Sync + 'static> Run<App> {
             for (info, call, refusal) in calls {
                 outcomes.push(match refusal {
                     Some(refused) => CallOutcome::Done(refused),
-                    None => self.registry.process(&self.app, &call.name, call.arguments, move || info, Some(&offered)).await,
+                    None => self.registry.process(&self.app, &call.name, call.arguments, info, Some(&offered)).await,
                 });
             }
             outcomes
@@ -262,7 +320,7 @@ impl<App: Send + Sync + 'static> Run<App> {
         for outcome in outcomes {
             match outcome {
                 CallOutcome::Done(result) => {
-                    self.record(&result);
+                    self.steps.record(&result);
                     results.push(result);
                 }
                 CallOutcome::NeedsApproval(pending) if self.pending.len() >= self.registry.inner.config.max_pending => {
@@ -277,7 +335,7 @@ impl<App: Send + Sync + 'static> Run<App> {
                 }
             }
         }
-        self.step += 1;
+        self.steps.step += 1;
         StepResults { step, results }
     }
 
@@ -285,7 +343,7 @@ impl<App: Send + Sync + 'static> Run<App> {
     pub async fn approve(&mut self, id: &str) -> Result<CallResult, RunError> {
         let pending = self.take_pending(id)?;
         let result = self.registry.approve(pending).await;
-        self.record(&result);
+        self.steps.record(&result);
         Ok(result)
     }
 
@@ -294,7 +352,7 @@ impl<App: Send + Sync + 'static> Run<App> {
     pub async fn approve_with(&mut self, id: &str, edited: impl Into<Arguments<'_>>) -> Result<CallResult, RunError> {
         let pending = self.take_pending(id)?;
         let result = self.registry.approve_with(pending, edited).await;
-        self.record(&result);
+        self.steps.record(&result);
         Ok(result)
     }
 
@@ -310,7 +368,7 @@ impl<App: Send + Sync + 'static> Run<App> {
     pub fn finish(&mut self) {
         let by = self.ended_by().map(str::to_owned);
         self.pending.clear();
-        self.state = RunState::Finished { by };
+        self.steps.state = RunState::Finished { by };
     }
 
     /// Cancels every running call of this run.
@@ -346,16 +404,6 @@ impl<App: Send + Sync + 'static> Run<App> {
         }
     }
 
-    fn record(&mut self, result: &CallResult) {
-        if result.kind != ResultKind::Success {
-            return;
-        }
-        self.executed.push(result.tool.to_string());
-        if result.ends_run && self.state == RunState::Active {
-            self.state = RunState::Ending { by: result.tool.to_string() };
-        }
-    }
-
     fn call_info(&self, id: &str) -> CallInfo {
         CallInfo {
             user: Some(self.user.clone()),
@@ -367,43 +415,13 @@ impl<App: Send + Sync + 'static> Run<App> {
     }
 }
 
-/// The tools of `registry` offered in the step `view` describes, in
-/// declaration order: those whose `requires` ran and whose `visible_when`
-/// passes. A visibility predicate that panics hides its tool and is
-/// reported. Shared by [`Run::offered`] and the MCP server's sessions.
-pub(crate) fn offered_in<'r, App: Send + Sync + 'static>(
-    registry: &'r Registry<App>,
-    view: &StepView<'_, App>,
-) -> Vec<&'r ToolDefinition> {
-    registry
-        .inner
-        .entries
-        .iter()
-        .filter(|entry| entry.def.requires.iter().all(|name| view.has_executed(name)))
-        .filter(|entry| {
-            if !entry.def.has_visibility_predicate {
-                return true;
-            }
-            match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.visible(view))) {
-                Ok(visible) => visible,
-                Err(payload) => {
-                    let error = format!("panic: {}", panic_message(payload.as_ref()));
-                    registry.report(ErrorReport::new(&entry.def.name, "", ErrorKind::Visibility, "TOOL_HIDDEN", error));
-                    false
-                }
-            }
-        })
-        .map(|entry| &entry.def)
-        .collect()
-}
-
 impl<App> fmt::Debug for Run<App> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Run")
-            .field("step", &self.step)
-            .field("executed", &self.executed)
+            .field("step", &self.steps.step)
+            .field("executed", &self.steps.executed)
             .field("pending", &self.pending.iter().map(|p| p.id()).collect::<Vec<_>>())
-            .field("state", &self.state)
+            .field("state", &self.steps.state)
             .finish_non_exhaustive()
     }
 }

@@ -244,7 +244,10 @@ pub trait Tool<App>: 'static {
     fn parse_again(args: &ParsedFrom<'_>) -> Option<Self::Input> {
         match args {
             ParsedFrom::Text(text) => Self::parse_text(text, None),
-            ParsedFrom::Map(map) => Self::parse(map).ok(),
+            ParsedFrom::Value(value) => match &**value {
+                Value::Object(map) => Self::parse(map).ok(),
+                _ => None,
+            },
         }
     }
 
@@ -277,8 +280,8 @@ pub trait Tool<App>: 'static {
 pub enum ParsedFrom<'a> {
     /// The model's text, read straight into the input.
     Text(Cow<'a, str>),
-    /// The arguments as a JSON object, after validation.
-    Map(Map<String, Value>),
+    /// The arguments as a JSON value (an object), after validation.
+    Value(Box<Value>),
 }
 
 impl ParsedFrom<'_> {
@@ -286,7 +289,7 @@ impl ParsedFrom<'_> {
     pub(crate) fn into_owned(self) -> ParsedFrom<'static> {
         match self {
             ParsedFrom::Text(text) => ParsedFrom::Text(Cow::Owned(text.into_owned())),
-            ParsedFrom::Map(map) => ParsedFrom::Map(map),
+            ParsedFrom::Value(value) => ParsedFrom::Value(value),
         }
     }
 
@@ -295,7 +298,7 @@ impl ParsedFrom<'_> {
         match self {
             // It parsed into the input, so it is an object.
             ParsedFrom::Text(text) => serde_json::from_str(text).unwrap_or_default(),
-            ParsedFrom::Map(map) => Value::Object(map.clone()),
+            ParsedFrom::Value(value) => Value::clone(value),
         }
     }
 }
@@ -307,10 +310,6 @@ pub(crate) trait ErasedTool<App>: Send + Sync {
     /// The fast path of parsing: the text straight into the input; `None`
     /// sends the call down the full path.
     fn parse_text(&self, text: &str, properties: &[Box<str>]) -> Option<Box<dyn Any + Send + Sync>>;
-    /// The fast lane of an allowed call: `args` (text) read straight into
-    /// the input and the tool called with it, with no boxed input between;
-    /// `None`, having called nothing, when the text does not parse.
-    fn call_text(&self, args: &ParsedFrom<'_>, properties: &[Box<str>], call: &mut CallState<'_, App>) -> Option<CallFuture>;
     /// Whether `parse` itself checks the types the schema states (true for
     /// `#[tool]`s, whose input is a Rust type; false for dynamic tools,
     /// whose input is any JSON value and whose schema is the only check).
@@ -338,12 +337,6 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
 
     fn parse_text(&self, text: &str, properties: &[Box<str>]) -> Option<Box<dyn Any + Send + Sync>> {
         T::parse_text(text, Some(properties)).map(|input| Box::new(input) as Box<dyn Any + Send + Sync>)
-    }
-
-    fn call_text(&self, args: &ParsedFrom<'_>, properties: &[Box<str>], call: &mut CallState<'_, App>) -> Option<CallFuture> {
-        let ParsedFrom::Text(text) = args else { return None };
-        let input = T::parse_text(text, Some(properties))?;
-        Some(T::call(input, call, args))
     }
 
     fn parses_types(&self) -> bool {

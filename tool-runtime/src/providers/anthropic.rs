@@ -10,7 +10,7 @@
 use serde_json::{json, Map, Value};
 
 use super::{check_name, failed, pointer, DialectError, Export, ExportOptions, PayloadError, Reader};
-use crate::pipeline::Arguments;
+use crate::call::Arguments;
 use crate::result::CallResult;
 use crate::run::ToolCall;
 use crate::tool::ToolDefinition;

@@ -29,7 +29,7 @@ use super::{
     check_name, discriminated, failed, pointer, rename, resolve, show, show_all, DialectError, Export, ExportOptions, Losses, Moved,
     PayloadError, Reader,
 };
-use crate::pipeline::{fresh_call_id, Arguments};
+use crate::call::{fresh_call_id, Arguments};
 use crate::result::CallResult;
 use crate::run::ToolCall;
 use crate::tool::ToolDefinition;

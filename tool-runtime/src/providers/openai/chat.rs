@@ -4,7 +4,7 @@ use serde_json::{json, Map, Value};
 
 use super::super::{pointer, Export, ExportOptions, PayloadError, Reader};
 use super::function;
-use crate::pipeline::Arguments;
+use crate::call::Arguments;
 use crate::result::CallResult;
 use crate::run::ToolCall;
 use crate::tool::ToolDefinition;

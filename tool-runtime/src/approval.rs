@@ -1,0 +1,97 @@
+//! Stage 5 of a call, the host's side: a parked [`PendingCall`] is run as
+//! it is, run with an input a human edited (which goes through stages 1 to
+//! 4 again), or rejected. The call's own side (parking it) is in
+//! `pipeline`.
+
+use smol_str::SmolStr;
+use tracing::Instrument;
+
+use crate::call::{Arguments, Pending, PendingCall};
+use crate::context::{CallState, Ctx};
+use crate::pipeline::{call_span, denied, record_outcome, Input};
+use crate::policy::Verdict;
+use crate::registry::{Entry, Registry};
+use crate::result::{lines, CallResult, ResultKind};
+
+impl<App: Send + Sync + 'static> Registry<App> {
+    /// Runs a pending call as it is, since a
+    /// human approved it.
+    ///
+    /// A call that waited longer than [`approval_ttl`](Self::approval_ttl)
+    /// is not run: the result is [`Rejected`](ResultKind::Rejected) with
+    /// the code `APPROVAL_EXPIRED`.
+    pub async fn approve(&self, pending: PendingCall<App>) -> CallResult {
+        let Pending { id, tool, input, args, ctx, parked, .. } = *pending.0;
+        let span = call_span(&tool, &id);
+        let result = match (self.expired(&tool, &id, parked), self.entry(&tool)) {
+            (Some(expired), _) => expired,
+            (None, None) => self.unknown(&tool, &id, Some(&[][..])),
+            (None, Some(entry)) => {
+                span.record("verdict", "approved");
+                let input = Input { value: input, from: args };
+                self.execute(entry, input, &mut CallState::shared(&ctx), &span).instrument(span.clone()).await
+            }
+        };
+        record_outcome(&span, result.kind);
+        result
+    }
+
+    /// Runs a pending call with the input a human
+    /// edited. The edited input goes through stages 1 to 4 again: a `Deny`
+    /// refuses it; `NeedsApproval` runs it, since a human approved exactly
+    /// that input.
+    ///
+    /// A call that waited longer than [`approval_ttl`](Self::approval_ttl)
+    /// is not run, as by [`approve`](Self::approve).
+    pub async fn approve_with(&self, pending: PendingCall<App>, edited: impl Into<Arguments<'_>>) -> CallResult {
+        let Pending { id, tool, ctx, parked, .. } = *pending.0;
+        let span = call_span(&tool, &id);
+        let result = match (self.expired(&tool, &id, parked), self.entry(&tool)) {
+            (Some(expired), _) => expired,
+            (None, None) => self.unknown(&tool, &id, Some(&[][..])),
+            (None, Some(entry)) => self.run_edited(entry, &id, edited.into(), ctx, &span).instrument(span.clone()).await,
+        };
+        record_outcome(&span, result.kind);
+        result
+    }
+
+    async fn run_edited(&self, entry: &Entry<App>, id: &SmolStr, edited: Arguments<'_>, ctx: Ctx<App>, span: &tracing::Span) -> CallResult {
+        let input = match self.read_input(entry, id, edited) {
+            Ok(input) => input,
+            Err(result) => return result,
+        };
+        let mut call = CallState::shared(&ctx);
+        match self.decide(entry, input.value.as_ref(), &mut call).await {
+            Err(why) => self.undecided(entry, id, why),
+            Ok(Verdict::Deny { reason }) => {
+                span.record("verdict", "deny");
+                denied(entry, id, reason.as_deref())
+            }
+            Ok(_) => {
+                span.record("verdict", "approved");
+                self.execute(entry, input, &mut call, span).await
+            }
+        }
+    }
+
+    /// The result of a pending call whose approval came after the TTL.
+    fn expired(&self, tool: &SmolStr, id: &SmolStr, parked: tokio::time::Instant) -> Option<CallResult> {
+        let ttl = self.approval_ttl();
+        if parked.elapsed() < ttl {
+            return None;
+        }
+        call_span(tool, id).record("verdict", "expired");
+        Some(CallResult::failure(tool.clone(), id.clone(), ResultKind::Rejected, &lines::approval_expired(ttl)))
+    }
+
+    /// Ends a pending call without running it;
+    /// the model reads `text`, or the tool's rejection text, or a generic
+    /// rejection.
+    pub fn reject(&self, pending: PendingCall<App>, text: Option<&str>) -> CallResult {
+        let Pending { id, tool, rejection_text, .. } = *pending.0;
+        let span = call_span(&tool, &id);
+        span.record("verdict", "rejected");
+        record_outcome(&span, ResultKind::Rejected);
+        CallResult::failure(tool, id, ResultKind::Rejected, &lines::rejected(text.or(rejection_text.as_deref())))
+    }
+}

@@ -1,0 +1,326 @@
+//! One MCP session: its run, its `tools/list` and `tools/call`, and the
+//! approvals it asks the client's user for.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::future::{Future, IntoFuture};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams, ElicitationAction,
+    ElicitationSchema, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{ElicitationMode, RequestContext};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::{http, McpServer};
+use crate::call::{CallOutcome, PendingCall};
+use crate::context::{Progress, ProgressSink, UserContext};
+use crate::error::ToolError;
+use crate::result::{lines, CallResult, ResultKind};
+use crate::run::Steps;
+use crate::tool::ToolDefinition;
+
+/// One MCP session: one run over the registry (step index, tools executed,
+/// whether a call ended it). Implements rmcp's [`ServerHandler`]; made by
+/// [`McpServer::session`].
+pub struct McpSession<App> {
+    server: McpServer<App>,
+    run: Arc<Mutex<SessionRun>>,
+}
+
+/// What a session remembers between calls: the state a [`Run`](crate::Run)
+/// keeps, with each `tools/call` as one step.
+#[derive(Debug, Default)]
+struct SessionRun {
+    steps: Steps,
+    /// Calls of this session waiting for a human now.
+    waiting: usize,
+}
+
+impl<App: Send + Sync + 'static> McpSession<App> {
+    pub(super) fn new(server: McpServer<App>) -> Self {
+        McpSession { server, run: Arc::new(Mutex::new(SessionRun::default())) }
+    }
+
+    /// The names of the tools offered now to `user`.
+    fn offered_names(&self, run: &SessionRun, user: &UserContext) -> Vec<String> {
+        self.offered(run, user, |def| def.name.clone())
+    }
+
+    fn offered<T>(&self, run: &SessionRun, user: &UserContext, map: impl Fn(&ToolDefinition) -> T) -> Vec<T> {
+        let server = &self.server;
+        run.steps.offered(&server.registry, server.app.as_ref(), user).into_iter().map(map).collect()
+    }
+
+    /// Who makes this request: the user the authentication hook gave for
+    /// it (rmcp hands the handler the HTTP request's `Parts`, which carry
+    /// it), else the server's user.
+    fn caller(&self, extensions: &rmcp::model::Extensions) -> Arc<UserContext> {
+        extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<http::Caller>())
+            .map_or_else(|| self.server.user.clone(), |caller| caller.0.clone())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, SessionRun> {
+        // The guarded code calls only visibility predicates, whose panics
+        // are caught, so a poisoned lock still holds a consistent state.
+        self.run.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Records a settled call as the end of a step; whether what is offered
+    /// changed.
+    fn record(&self, result: &CallResult, user: &UserContext) -> bool {
+        let mut run = self.lock();
+        let before = self.offered_names(&run, user);
+        run.steps.step += 1;
+        run.steps.record(result);
+        self.offered_names(&run, user) != before
+    }
+
+    /// The whole call: the pipeline, then a human's decision when the call
+    /// needs one.
+    async fn settle(
+        &self,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+        progress: Option<ProgressSink>,
+        user: &Arc<UserContext>,
+    ) -> CallResult {
+        let server = &self.server;
+        let offered = self.offered_names(&self.lock(), user);
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let mut call = server
+            .registry
+            .call(&server.app, &request.name, arguments)
+            .user(user.clone())
+            .cancellation(&context.ct)
+            .offered(offered);
+        if let Some(sink) = progress {
+            call = call.progress(sink);
+        }
+        match call.await {
+            CallOutcome::Done(result) => result,
+            CallOutcome::NeedsApproval(pending) => self.ask_human(pending, context).await,
+        }
+    }
+
+    /// Asks the client's user to accept or decline a pending call.
+    async fn ask_human(&self, pending: PendingCall<App>, context: &RequestContext<RoleServer>) -> CallResult {
+        let registry = &self.server.registry;
+        if !context.peer.supported_elicitation_modes().contains(&ElicitationMode::Form) {
+            tracing::info!(tool = %pending.tool(), call_id = %pending.id(), "needs approval; the client cannot elicit");
+            return CallResult::failure(pending.tool().clone(), pending.id().clone(), ResultKind::Rejected, &approval_unavailable());
+        }
+        // At most `max_pending_approvals` calls of a session wait at once,
+        // as in a run.
+        let max = registry.inner.config.max_pending;
+        let Some(_waiting) = Waiting::enter(self, max) else {
+            tracing::warn!(tool = %pending.tool(), max, "too many calls wait for approval in this session; refused");
+            return CallResult::failure(pending.tool().clone(), pending.id().clone(), ResultKind::Denied, &lines::too_many_pending(max));
+        };
+        let ask = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: approval_message(&pending, registry.definition(pending.tool())),
+            // Nothing to fill in: accepting or declining is the answer.
+            requested_schema: ElicitationSchema::new(BTreeMap::new()),
+        };
+        // The wait ends at the approval's time to live: a client that went
+        // away must not hold the call forever, nor run it when it comes back.
+        let answer = tokio::select! {
+            answer = tokio::time::timeout(registry.approval_ttl(), context.peer.create_elicitation(ask)) => answer,
+            () = context.ct.cancelled() => {
+                return CallResult::failure(pending.tool().clone(), pending.id().clone(), ResultKind::Cancelled, &lines::cancelled());
+            }
+        };
+        let Ok(answer) = answer else {
+            tracing::info!(tool = %pending.tool(), call_id = %pending.id(), "no answer to the approval request in time");
+            // Past the TTL, approving refuses the call as expired.
+            return registry.approve(pending).await;
+        };
+        match answer {
+            Ok(answer) if answer.action == ElicitationAction::Accept => registry.approve(pending).await,
+            Ok(_) => registry.reject(pending, None),
+            Err(error) => {
+                tracing::warn!(tool = %pending.tool(), call_id = %pending.id(), %error, "the approval request failed");
+                registry.reject(
+                    pending,
+                    Some(
+                        "No human could be asked to approve this call, so it was not run. \
+                         Tell the user it was not done.",
+                    ),
+                )
+            }
+        }
+    }
+}
+
+/// One call of a session waiting for a human, counted while it lives.
+struct Waiting<'s, App>(&'s McpSession<App>);
+
+impl<'s, App: Send + Sync + 'static> Waiting<'s, App> {
+    /// Counts one more waiting call, unless `max` already wait.
+    fn enter(session: &'s McpSession<App>, max: usize) -> Option<Self> {
+        let mut run = session.lock();
+        if run.waiting >= max {
+            return None;
+        }
+        run.waiting += 1;
+        Some(Waiting(session))
+    }
+}
+
+impl<App> Drop for Waiting<'_, App> {
+    fn drop(&mut self) {
+        let mut run = self.0.run.lock().unwrap_or_else(PoisonError::into_inner);
+        run.waiting -= 1;
+    }
+}
+
+impl<App: Send + Sync + 'static> ServerHandler for McpSession<App> {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+        let config = ServerConfig::new(capabilities)
+            .with_server_info(self.server.info.clone())
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
+        match &self.server.instructions {
+            Some(instructions) => config.with_instructions(instructions.clone()),
+            None => config,
+        }
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::LATEST_WITH_INITIALIZE))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let user = self.caller(&context.extensions);
+        let tools = self.offered(&self.lock(), &user, mcp_tool);
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.server.registry.definition(name).map(mcp_tool)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let user = self.caller(&context.extensions);
+        // Boxed: rmcp moves the handler's future into a task per request, so
+        // a small future here saves a large copy on every call.
+        let result = Box::pin(async {
+            match context.meta.get_progress_token() {
+                Some(token) => {
+                    let (sender, reports) = mpsc::unbounded_channel();
+                    let sink = ProgressSink::new(move |progress| {
+                        let _ = sender.send(progress);
+                    });
+                    let settling = self.settle(request, &context, Some(sink), &user);
+                    forwarding_progress(settling, reports, token, &context.peer).await
+                }
+                None => self.settle(request, &context, None, &user).await,
+            }
+        })
+        .await;
+        if self.record(&result, &user)
+            && let Err(error) = context.peer.notify_tool_list_changed().await
+        {
+            tracing::debug!(%error, "could not notify the client that the tool list changed");
+        }
+        let declares_output = self.server.registry.definition(&result.tool).is_some_and(declares_output_schema);
+        Ok(CallToolResponse::from(call_tool_result(result, declares_output)))
+    }
+}
+
+/// Runs `call`, sending each progress report to the client as it comes, and
+/// every report made before the call settled ahead of its result.
+async fn forwarding_progress<T>(
+    call: impl Future<Output = T>,
+    mut reports: mpsc::UnboundedReceiver<Progress>,
+    token: ProgressToken,
+    peer: &Peer<RoleServer>,
+) -> T {
+    let send = async |progress: Progress| {
+        let mut param = ProgressNotificationParam::new(token.clone(), progress.progress);
+        param.total = progress.total;
+        param.message = progress.message;
+        if let Err(error) = peer.notify_progress(param).await {
+            tracing::debug!(%error, "could not send a progress notification");
+        }
+    };
+    let mut call = std::pin::pin!(call.into_future());
+    let output = loop {
+        tokio::select! {
+            output = &mut call => break output,
+            Some(progress) = reports.recv() => send(progress).await,
+        }
+    };
+    while let Ok(progress) = reports.try_recv() {
+        send(progress).await;
+    }
+    output
+}
+
+/// A result as MCP carries it: the model's line as text; on success the
+/// structured output too, when it is an object (MCP's `structuredContent`
+/// must be one) and the text was not cut. A cut output is never sent whole
+/// as structured content; a tool that declares an `outputSchema` must send
+/// structured content with every success (clients such as the Python SDK
+/// reject a success without it), so its cut output is flagged `isError`.
+fn call_tool_result(result: CallResult, declares_output: bool) -> CallToolResult {
+    let content = vec![ContentBlock::text(result.text)];
+    if result.kind != ResultKind::Success || (result.truncated && declares_output) {
+        return CallToolResult::error(content);
+    }
+    let mut success = CallToolResult::success(content);
+    if !result.truncated {
+        success.structured_content = result.structured.map(|value| *value).filter(Value::is_object);
+    }
+    success
+}
+
+/// Whether `tools/list` gives the tool an `outputSchema`.
+fn declares_output_schema(def: &ToolDefinition) -> bool {
+    def.output_schema.as_deref().is_some_and(crate::providers::mcp::is_object_schema)
+}
+
+/// One `tools/list` entry, as [`providers::mcp::tool`](crate::providers::mcp::tool) writes it.
+fn mcp_tool(def: &ToolDefinition) -> Tool {
+    serde_json::from_value(crate::providers::mcp::tool(def)).expect("providers::mcp writes valid MCP tools")
+}
+
+/// What the human reads when asked to approve a call.
+fn approval_message<App>(pending: &PendingCall<App>, def: Option<&ToolDefinition>) -> String {
+    let tool = match def.and_then(|def| def.title.as_deref()) {
+        Some(title) => format!("{title} (`{}`)", pending.tool()),
+        None => format!("`{}`", pending.tool()),
+    };
+    let arguments = pending.arguments();
+    let arguments = serde_json::to_string_pretty(&arguments).unwrap_or_else(|_| arguments.to_string());
+    format!(
+        "The assistant wants to call {tool} with these arguments:\n\n{arguments}\n\n\
+         This call needs your approval. Accept to run it; decline to refuse it."
+    )
+}
+
+/// The line the model reads when a call needs approval and the client
+/// cannot ask a human.
+fn approval_unavailable() -> ToolError {
+    ToolError::forbidden(
+        "APPROVAL_UNAVAILABLE",
+        "This call needs a human's approval, which this MCP client cannot give (it does not support \
+         elicitation), so it was not run. Tell the user it needs approval and cannot be done here.",
+    )
+    .no_retry()
+}
