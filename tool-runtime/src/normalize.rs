@@ -77,7 +77,7 @@ fn applicable<'s>(schema: &'s Value, value: &Value, root: &'s Value, depth: usiz
         return;
     };
     out.push(map);
-    if let Some(target) = map.get("$ref").and_then(Value::as_str).and_then(|reference| resolve(root, reference)) {
+    if let Some(target) = crate::schema::ref_target(map, root) {
         applicable(target, value, root, depth + 1, out);
     }
     if let Some(Value::Array(members)) = map.get("allOf") {
@@ -147,7 +147,7 @@ fn accepts_null(schema: &Value, root: &Value, depth: usize) -> bool {
         _ => true,
     };
     let const_ok = map.get("const").is_none_or(Value::is_null);
-    let ref_ok = match map.get("$ref").and_then(Value::as_str).and_then(|reference| resolve(root, reference)) {
+    let ref_ok = match crate::schema::ref_target(map, root) {
         Some(target) => accepts_null(target, root, depth + 1),
         None => true,
     };
@@ -162,14 +162,9 @@ fn accepts_null(schema: &Value, root: &Value, depth: usize) -> bool {
     type_ok && enum_ok && const_ok && ref_ok && any("anyOf") && any("oneOf") && all_ok
 }
 
-/// A local `$ref` (`#/$defs/Name` or any JSON pointer into the schema).
-fn resolve<'s>(root: &'s Value, reference: &str) -> Option<&'s Value> {
-    reference.strip_prefix('#').and_then(|pointer| root.pointer(pointer))
-}
-
 /// The schema a pure `$ref` points to, or the schema itself.
 fn follow<'s>(schema: &'s Value, root: &'s Value) -> &'s Value {
-    match schema.get("$ref").and_then(Value::as_str).and_then(|reference| resolve(root, reference)) {
+    match schema.as_object().and_then(|map| crate::schema::ref_target(map, root)) {
         Some(target) => target,
         None => schema,
     }

@@ -21,6 +21,23 @@ pub(crate) fn is_null_schema(schema: &Value) -> bool {
 /// its `$schema`: the input and output schemas of a [`ToolDefinition`](crate::ToolDefinition).
 pub const SCHEMA_DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
 
+/// What a local `$ref` points to (`#/$defs/Name`, or any JSON pointer
+/// into `root`), with the name of its last segment. A reference outside the
+/// document resolves to nothing.
+pub(crate) fn resolve<'s>(root: &'s Value, reference: &str) -> Option<(&'s Value, String)> {
+    let pointer = reference.strip_prefix('#')?;
+    let target = root.pointer(pointer)?;
+    let name = pointer.rsplit('/').next().unwrap_or_default().replace("~1", "/").replace("~0", "~");
+    Some((target, name))
+}
+
+/// What the `$ref` of a schema object points to, when it has one that
+/// resolves.
+pub(crate) fn ref_target<'s>(schema: &Map<String, Value>, root: &'s Value) -> Option<&'s Value> {
+    let reference = schema.get("$ref")?.as_str()?;
+    resolve(root, reference).map(|(target, _)| target)
+}
+
 /// A generator for one tool's schema, so each schema carries its own `$defs`.
 pub(crate) fn generator() -> SchemaGenerator {
     SchemaSettings::draft2020_12().for_deserialize().into_generator()
@@ -208,5 +225,16 @@ mod tests {
         let err = normalized(json!({"type": "string"})).unwrap_err();
         assert!(err.contains("must be an object"), "{err}");
         assert!(normalized(json!({"oneOf": [{"type": "object"}]})).is_err());
+    }
+
+    #[test]
+    fn references_resolve_with_their_name() {
+        let root = json!({"$defs": {"a/b": {"type": "string"}}});
+        let (target, name) = resolve(&root, "#/$defs/a~1b").unwrap();
+        assert_eq!(target, &json!({"type": "string"}));
+        assert_eq!(name, "a/b");
+        assert!(resolve(&root, "https://example.com/schema").is_none());
+        let object = json!({"$ref": "#/$defs/a~1b"});
+        assert_eq!(ref_target(object.as_object().unwrap(), &root), Some(&json!({"type": "string"})));
     }
 }

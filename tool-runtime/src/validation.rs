@@ -163,9 +163,8 @@ fn typed_depth(schema: &Value, root: &Value, depth: usize) -> Option<usize> {
         return None;
     }
     let map = schema.as_object()?;
-    if let Some(reference) = map.get("$ref") {
-        let target = reference.as_str()?.strip_prefix('#').and_then(|pointer| root.pointer(pointer))?;
-        return typed_depth(target, root, depth + 1);
+    if map.contains_key("$ref") {
+        return typed_depth(crate::schema::ref_target(map, root)?, root, depth + 1);
     }
     let types: Vec<&str> = match map.get("type")? {
         Value::String(kind) => vec![kind.as_str()],

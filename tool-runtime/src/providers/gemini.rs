@@ -25,8 +25,9 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::schema::resolve;
 use super::{
-    check_name, discriminated, failed, pointer, rename, resolve, show, show_all, DialectError, Export, ExportOptions, Losses, Moved,
+    check_name, discriminated, failed, pointer, rename, show, show_all, DialectError, Export, ExportOptions, Losses, Moved,
     PayloadError, Reader,
 };
 use crate::call::{fresh_call_id, Arguments};

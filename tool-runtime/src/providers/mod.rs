@@ -320,14 +320,6 @@ pub(crate) fn pointer(base: &str, token: &str) -> String {
     format!("{base}/{}", token.replace('~', "~0").replace('/', "~1"))
 }
 
-/// What a local `$ref` points to, and the name of its last segment.
-pub(crate) fn resolve<'s>(root: &'s Value, reference: &str) -> Option<(&'s Value, String)> {
-    let pointer = reference.strip_prefix('#')?;
-    let target = root.pointer(pointer)?;
-    let name = pointer.rsplit('/').next().unwrap_or_default().replace("~1", "/").replace("~0", "~");
-    Some((target, name))
-}
-
 /// Whether the alternatives of a `oneOf` exclude each other by a tag: each
 /// is an object whose same required property has a different constant
 /// value (what serde's tagged enums make). Then `anyOf` means the same.
@@ -335,11 +327,11 @@ pub(crate) fn discriminated(alternatives: &[Value], root: &Value) -> bool {
     let objects: Vec<&Map<String, Value>> = alternatives
         .iter()
         .filter_map(|alt| {
-            let alt = match alt.get("$ref").and_then(Value::as_str).and_then(|r| resolve(root, r)) {
-                Some((target, _)) => target,
-                None => alt,
-            };
-            alt.as_object()
+            let alt = alt.as_object()?;
+            match crate::schema::ref_target(alt, root) {
+                Some(target) => target.as_object(),
+                None => Some(alt),
+            }
         })
         .collect();
     if objects.len() != alternatives.len() || objects.len() < 2 {
@@ -462,14 +454,5 @@ mod tests {
         assert!(!discriminated(&same_tag, &root));
         let untagged = [json!({"type": "string"}), json!({"type": "integer"})];
         assert!(!discriminated(&untagged, &root));
-    }
-
-    #[test]
-    fn references_resolve_with_their_name() {
-        let root = json!({"$defs": {"a/b": {"type": "string"}}});
-        let (target, name) = resolve(&root, "#/$defs/a~1b").unwrap();
-        assert_eq!(target, &json!({"type": "string"}));
-        assert_eq!(name, "a/b");
-        assert!(resolve(&root, "https://example.com/schema").is_none());
     }
 }

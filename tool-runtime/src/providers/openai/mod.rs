@@ -15,7 +15,8 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{check_name, discriminated, pointer, rename, resolve, show, show_all, DialectError, ExportOptions, Losses, Moved};
+use crate::schema::resolve;
+use super::{check_name, discriminated, pointer, rename, show, show_all, DialectError, ExportOptions, Losses, Moved};
 use crate::tool::ToolDefinition;
 
 const PROVIDER: &str = "openai";
