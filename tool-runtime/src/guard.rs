@@ -221,6 +221,11 @@ mod tests {
         ArgumentLimits { max_bytes, max_depth, max_values: usize::MAX }
     }
 
+    /// Arrays in arrays, `levels` deep.
+    fn nested(levels: usize) -> Value {
+        (0..levels).fold(Value::Array(Vec::new()), |inner, _| Value::Array(vec![inner]))
+    }
+
     fn counted(text: &str) -> usize {
         // The smallest limit that accepts the text is its count.
         let value_limits = |max_values| ArgumentLimits { max_bytes: usize::MAX, max_depth: 64, max_values };
@@ -275,10 +280,7 @@ mod tests {
 
     #[test]
     fn a_value_nested_100_000_deep_is_dropped_without_overflowing_the_stack() {
-        let mut value = Value::Array(Vec::new());
-        for _ in 0..100_000 {
-            value = Value::Array(vec![value]);
-        }
+        let value = nested(100_000);
         assert_eq!(check_value(&value, &limits(usize::MAX, 64)), Err(GuardError::TooDeep { max: 64 }));
         dismantle(value);
     }
@@ -296,10 +298,7 @@ mod tests {
 
     #[test]
     fn a_deep_value_is_measured_without_recursion_whatever_the_limit() {
-        let mut value = Value::Array(Vec::new());
-        for _ in 0..200_000 {
-            value = Value::Array(vec![value]);
-        }
+        let value = nested(200_000);
         // Limits as deep as the value: it is walked to the bottom.
         assert_eq!(check_value(&value, &limits(usize::MAX, 200_000)), Err(GuardError::TooDeep { max: 200_000 }));
         assert_eq!(check_value(&value, &limits(usize::MAX, 199_999)), Err(GuardError::TooDeep { max: 199_999 }));

@@ -55,11 +55,29 @@ macro_rules! exact_as_is {
     };
 }
 
+/// `Exact`'s methods that hand `visitor` on wrapped in `Nested`, one per
+/// method, with the method's arguments before the visitor.
+macro_rules! exact_nested {
+    ($($method:ident($($arg:ident: $ty:ty),*))*) => {
+        $(
+            fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, serde_json::Error> {
+                self.0.$method($($arg,)* Nested::new(self.0, visitor))
+            }
+        )*
+    };
+}
+
 impl<'de> Deserializer<'de> for Exact<'de> {
     type Error = serde_json::Error;
 
-    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, serde_json::Error> {
-        self.0.deserialize_any(Nested::new(self.0, visitor))
+    // Containers, any value, and bytes (which serde_json reads from a list
+    // too): serde_json's own, with each element read as an `Exact`.
+    exact_nested! {
+        deserialize_any() deserialize_seq() deserialize_tuple(len: usize)
+        deserialize_tuple_struct(name: &'static str, len: usize) deserialize_map()
+        deserialize_struct(name: &'static str, fields: &'static [&'static str])
+        deserialize_enum(name: &'static str, variants: &'static [&'static str])
+        deserialize_bytes() deserialize_byte_buf()
     }
 
     exact_integers! {
@@ -78,64 +96,15 @@ impl<'de> Deserializer<'de> for Exact<'de> {
         visitor.visit_newtype_struct(self)
     }
 
-    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, serde_json::Error> {
-        self.0.deserialize_seq(Nested::new(self.0, visitor))
-    }
-
-    fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, serde_json::Error> {
-        self.0.deserialize_tuple(len, Nested::new(self.0, visitor))
-    }
-
-    fn deserialize_tuple_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        len: usize,
-        visitor: V,
-    ) -> Result<V::Value, serde_json::Error> {
-        self.0.deserialize_tuple_struct(name, len, Nested::new(self.0, visitor))
-    }
-
-    fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, serde_json::Error> {
-        self.0.deserialize_map(Nested::new(self.0, visitor))
-    }
-
-    fn deserialize_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        fields: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, serde_json::Error> {
-        self.0.deserialize_struct(name, fields, Nested::new(self.0, visitor))
-    }
-
-    fn deserialize_enum<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        variants: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, serde_json::Error> {
-        self.0.deserialize_enum(name, variants, Nested::new(self.0, visitor))
-    }
-
-    // Scalars other than integers, read as serde_json reads them; bytes
-    // through `Nested`, since serde_json reads them from a list too.
+    // Scalars other than integers, read as serde_json reads them.
     exact_as_is! {
         deserialize_bool deserialize_f32 deserialize_f64 deserialize_char deserialize_str deserialize_string
         deserialize_unit deserialize_identifier deserialize_ignored_any
     }
 
-    fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, serde_json::Error> {
-        self.0.deserialize_bytes(Nested::new(self.0, visitor))
-    }
-
-    fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, serde_json::Error> {
-        self.0.deserialize_byte_buf(Nested::new(self.0, visitor))
-    }
-
     fn deserialize_unit_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> Result<V::Value, serde_json::Error> {
         self.0.deserialize_unit_struct(name, visitor)
     }
-
 }
 
 /// The root object of the arguments, read as an [`Exact`] object (as
