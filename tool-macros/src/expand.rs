@@ -116,8 +116,8 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
     let struct_doc = struct_doc(name);
 
     // Unused arguments of the trait's methods are bound to `_`.
-    let (mut args_of_parse, mut properties) = (quote!(args), quote!(properties));
-    let (input_struct, input_ty, input_schema, parse, parse_text, call) = match &tool_fn.input {
+    let mut args_of_parse = quote!(args);
+    let (input_struct, input_ty, input_schema, parse, call) = match &tool_fn.input {
         InputKind::Whole { ty } => {
             // Reported on `T` of `Input<T>`.
             let span = crate::signature::generic_argument(ty).map_or_else(|| ty.span(), |inner| inner.span());
@@ -133,7 +133,6 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
                 inner.clone(),
                 quote_spanned!(span=> <#inner as #probe::ToolInput>::schema(generator)),
                 quote_spanned!(span=> <#inner as #probe::ToolInput>::parse(args)),
-                quote_spanned!(span=> <#inner as #probe::ToolInput>::parse_text(text, properties)),
                 quote!(#ident(#ctx_arg <#ty as #p::InputParam>::wrap(input))),
             )
         }
@@ -154,8 +153,7 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
                     quote!(#definition #defaults),
                     quote!(Self),
                     quote!(#p::struct_schema::<Self>(generator)),
-                    quote!(#p::parse_struct::<Self>(args)),
-                    quote!(#p::parse_struct_text::<Self>(text, properties)),
+                    quote!(args.parse_struct::<Self>()),
                     call,
                 )
             } else {
@@ -166,20 +164,9 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
                 let defaults = default_fns(params, ident, &p);
                 let schema_params = params.iter().map(|param| schema_param(param, &p));
                 let takes = params.iter().map(|param| take_param(param, &p));
-                let parse = if params.is_empty() {
+                if params.is_empty() {
                     args_of_parse = quote!(_);
-                    quote!(::core::result::Result::Ok(Self {}))
-                } else {
-                    quote! {
-                        let mut args = #p::Args::new(args);
-                        ::core::result::Result::Ok(Self { #(#takes,)* })
-                    }
-                };
-                // The parameters' names are the schema's properties.
-                properties = quote!(_);
-                let values: Vec<_> = (0..params.len()).map(|i| format_ident!("__value{i}")).collect();
-                let reads = params.iter().zip(&values).map(|(param, value)| read_param(param, value, &p));
-                let fields_from_values = params.iter().zip(&values).map(|(param, value)| field_from_value(param, value, &p));
+                }
                 (
                     quote! {
                         #[doc = #struct_doc]
@@ -193,18 +180,7 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
                         #(#schema_params)*
                         schema.finish()
                     },
-                    parse,
-                    quote! {
-                        let mut fields = #p::Fields::open(text)?;
-                        #(let mut #values = ::core::option::Option::None;)*
-                        while let ::core::option::Option::Some(key) = fields.next_key().ok()? {
-                            match key {
-                                #(#reads)*
-                                _ => return ::core::option::Option::None,
-                            }
-                        }
-                        ::core::option::Option::Some(Self { #(#fields_from_values,)* })
-                    },
+                    quote!(::core::result::Result::Ok(Self { #(#takes,)* })),
                     call,
                 )
             }
@@ -289,17 +265,8 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
                     (&#p::OutputSchema::<#output_ty>::new()).get(generator)
                 }
 
-                fn parse(
-                    #args_of_parse: &#p::serde_json::Map<::std::string::String, #p::serde_json::Value>,
-                ) -> ::core::result::Result<Self::Input, #p::serde_json::Error> {
+                fn parse(#args_of_parse: &mut #p::Args<'_>) -> ::core::result::Result<Self::Input, #p::serde_json::Error> {
                     #parse
-                }
-
-                fn parse_text(
-                    text: &str,
-                    #properties: ::core::option::Option<&[::std::boxed::Box<str>]>,
-                ) -> ::core::option::Option<Self::Input> {
-                    #parse_text
                 }
 
                 #decide
@@ -471,7 +438,7 @@ fn default_fns(params: &[Param], ident: &syn::Ident, p: &TokenStream) -> TokenSt
     quote!(impl #ident { #(#fns)* })
 }
 
-/// One parameter's part of the fast path's `input_schema`. Through
+/// One parameter's part of `input_schema` (plain parameters). Through
 /// `ToolParam`, spanned on the type: a type that is not
 /// `Deserialize + JsonSchema` is reported once, on the parameter.
 fn schema_param(param: &Param, p: &TokenStream) -> TokenStream {
@@ -493,47 +460,18 @@ fn schema_param(param: &Param, p: &TokenStream) -> TokenStream {
     quote_spanned!(ty.span()=> <#ty as #p::ToolParam>::add_to(&mut schema, generator, #name, #doc, #default);)
 }
 
-/// One field of the fast path's `parse`.
+/// One field of `parse` (plain parameters): taken from `Args` by name.
 fn take_param(param: &Param, p: &TokenStream) -> TokenStream {
     let (field, ty, name) = (&param.ident, &param.ty, &param.name);
     let probe = respan(p, ty.span());
     let take = match &param.default {
-        ParamDefault::None => quote_spanned!(ty.span()=> <#ty as #probe::ToolParam>::take_from(&mut args, #name)?),
+        ParamDefault::None => quote_spanned!(ty.span()=> <#ty as #probe::ToolParam>::take_from(args, #name)?),
         ParamDefault::Trait(_) | ParamDefault::Expr(_) => {
             let function = default_fn(param);
-            quote_spanned!(ty.span()=> <#ty as #probe::ToolParam>::take_or_else_from(&mut args, #name, Self::#function)?)
+            quote_spanned!(ty.span()=> <#ty as #probe::ToolParam>::take_or_else_from(args, #name, Self::#function)?)
         }
     };
     quote!(#field: #take)
-}
-
-/// The match arm of the fast path's parse that reads one parameter (each
-/// once: a repeated key stops the fast path).
-fn read_param(param: &Param, value: &syn::Ident, p: &TokenStream) -> TokenStream {
-    let (ty, name) = (&param.ty, &param.name);
-    let probe = respan(p, ty.span());
-    let read = quote_spanned!(ty.span()=> <#ty as #probe::ToolParam>::read(&mut fields)?);
-    quote! {
-        #name if #value.is_none() => #value = ::core::option::Option::Some(#read),
-    }
-}
-
-/// One field of the fast path's input, from the value read for it, or its
-/// default when the text left it out.
-fn field_from_value(param: &Param, value: &syn::Ident, p: &TokenStream) -> TokenStream {
-    let (field, ty) = (&param.ident, &param.ty);
-    let probe = respan(p, ty.span());
-    let read = match &param.default {
-        ParamDefault::None => quote_spanned!(ty.span()=> match #value {
-            ::core::option::Option::Some(value) => value,
-            ::core::option::Option::None => <#ty as #probe::ToolParam>::missing()?,
-        }),
-        ParamDefault::Trait(_) | ParamDefault::Expr(_) => {
-            let function = default_fn(param);
-            quote_spanned!(ty.span()=> #value.unwrap_or_else(Self::#function))
-        }
-    };
-    quote!(#field: #read)
 }
 
 /// The input struct when a parameter carries `#[serde]` or `#[schemars]`:

@@ -78,13 +78,7 @@ pub(crate) fn stub(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStre
                     ::core::unreachable!()
                 }
 
-                fn parse(
-                    _: &#p::serde_json::Map<::std::string::String, #p::serde_json::Value>,
-                ) -> ::core::result::Result<(), #p::serde_json::Error> {
-                    ::core::unreachable!()
-                }
-
-                fn parse_text(_: &str, _: ::core::option::Option<&[::std::boxed::Box<str>]>) -> ::core::option::Option<()> {
+                fn parse(_: &mut #p::Args<'_>) -> ::core::result::Result<(), #p::serde_json::Error> {
                     ::core::unreachable!()
                 }
 

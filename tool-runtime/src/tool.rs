@@ -14,6 +14,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::context::{CallState, Ctx, StepView};
+use crate::__private::Args;
 use crate::error::ToolError;
 use crate::policy::{PolicyKind, Verdict};
 
@@ -226,26 +227,19 @@ pub trait Tool<App>: 'static {
     #[doc(hidden)]
     fn output_schema(generator: &mut SchemaGenerator) -> Option<Schema>;
 
-    /// Deserialises the arguments (borrowed: the registry keeps them).
+    /// Reads the input from the arguments, text or a validated object
+    /// (borrowed: the registry keeps them).
     #[doc(hidden)]
-    fn parse(args: &Map<String, Value>) -> Result<Self::Input, serde_json::Error>;
-
-    /// Deserialises the argument text straight into the input, with no
-    /// `Value` on the way; `None` when it does not parse or has a key not
-    /// among `properties` (the registry then takes the path of
-    /// [`parse`](Self::parse), which words the error). `properties` is
-    /// `None` for text that passed before.
-    #[doc(hidden)]
-    fn parse_text(text: &str, properties: Option<&[Box<str>]>) -> Option<Self::Input>;
+    fn parse(args: &mut Args<'_>) -> Result<Self::Input, serde_json::Error>;
 
     /// Parses again what a call's input was parsed from (for an `ends_run`
     /// predicate, which sees the input after the call consumed it).
     #[doc(hidden)]
     fn parse_again(args: &ParsedFrom<'_>) -> Option<Self::Input> {
         match args {
-            ParsedFrom::Text(text) => Self::parse_text(text, None),
+            ParsedFrom::Text(text) => Args::text(text, None)?.read_whole(Self::parse),
             ParsedFrom::Value(value) => match &**value {
-                Value::Object(map) => Self::parse(map).ok(),
+                Value::Object(map) => Self::parse(&mut Args::new(map)).ok(),
                 _ => None,
             },
         }
@@ -307,8 +301,8 @@ impl ParsedFrom<'_> {
 pub(crate) trait ErasedTool<App>: Send + Sync {
     fn definition(&self) -> Result<ToolDefinition, String>;
     fn parse(&self, args: &Map<String, Value>) -> Result<Box<dyn Any + Send + Sync>, serde_json::Error>;
-    /// The fast path of parsing: the text straight into the input; `None`
-    /// sends the call down the full path.
+    /// The text read straight into the input, where the schema makes it
+    /// exact; `None` sends the call down the value path.
     fn parse_text(&self, text: &str, properties: &[Box<str>]) -> Option<Box<dyn Any + Send + Sync>>;
     /// Whether `parse` itself checks the types the schema states (true for
     /// `#[tool]`s, whose input is a Rust type; false for dynamic tools,
@@ -332,11 +326,12 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
     }
 
     fn parse(&self, args: &Map<String, Value>) -> Result<Box<dyn Any + Send + Sync>, serde_json::Error> {
-        T::parse(args).map(|input| Box::new(input) as Box<dyn Any + Send + Sync>)
+        T::parse(&mut Args::new(args)).map(|input| Box::new(input) as Box<dyn Any + Send + Sync>)
     }
 
     fn parse_text(&self, text: &str, properties: &[Box<str>]) -> Option<Box<dyn Any + Send + Sync>> {
-        T::parse_text(text, Some(properties)).map(|input| Box::new(input) as Box<dyn Any + Send + Sync>)
+        let input = Args::text(text, Some(properties))?.read_whole(T::parse)?;
+        Some(Box::new(input))
     }
 
     fn parses_types(&self) -> bool {

@@ -128,7 +128,7 @@ fn natural_bound(map: &Map<String, Value>, key: &str, value: &Value) -> bool {
 }
 
 /// Whether a tool's text arguments may be read straight into its input, with
-/// no `Value` on the way (the fast path of `Registry::prepare`): where
+/// no `Value` on the way (stage 2 of the call path, in `pipeline`): where
 /// parsing checks all the schema says ([`parser_enforces`]), and besides
 /// every value the schema admits has a JSON type stated (no "any JSON"
 /// property, whose value the full path would hand over with its nulls and

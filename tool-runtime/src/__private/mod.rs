@@ -32,7 +32,7 @@ pub use probes::{
     CtxAppWritten, CtxParam, DefaultParam, EndsRunWhen, InputParam, IntoVerdict, NoApp, PolicyProbe, SyncPolicy,
     ToolInput, ToolParam, VisibleWhen,
 };
-pub use readers::{parse_struct, parse_struct_text, Args, Fields};
+pub use readers::Args;
 pub use returns::{output, PlainReturn, Returned, ToolErrorType, ToolReturn};
 pub use schemas::{
     param_description, struct_schema, InputSchema, MaybeJson, NoOutputSchema, NotJson, OutputSchema,

@@ -6,9 +6,9 @@ use std::future::Future;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::readers::{parse_struct, parse_struct_text, Args, Fields, MissingField};
+use super::readers::Args;
 use super::schemas::{struct_schema, InputSchema};
 use crate::context::{Ctx, StepView};
 use crate::policy::Verdict;
@@ -36,19 +36,7 @@ pub trait ToolParam: Sized {
     fn take_from(args: &mut Args<'_>, name: &'static str) -> Result<Self, serde_json::Error>;
 
     /// Reads the parameter from the arguments, or its default.
-    fn take_or_else_from(
-        args: &mut Args<'_>,
-        name: &'static str,
-        default: impl FnOnce() -> Self,
-    ) -> Result<Self, serde_json::Error>;
-
-    /// Reads the parameter's value at the cursor; `None` when it does not
-    /// parse.
-    fn read(fields: &mut Fields<'_>) -> Option<Self>;
-
-    /// The parameter when the text leaves it out: `None` unless it is an
-    /// `Option`, as serde reads struct fields.
-    fn missing() -> Option<Self>;
+    fn take_or_else_from(args: &mut Args<'_>, name: &'static str, default: impl FnOnce() -> Self) -> Result<Self, serde_json::Error>;
 }
 // No supertraits: each would be reported on its own, without this message.
 #[diagnostic::do_not_recommend]
@@ -67,20 +55,8 @@ impl<T: DeserializeOwned + JsonSchema> ToolParam for T {
         args.take::<T>(name)
     }
 
-    fn take_or_else_from(
-        args: &mut Args<'_>,
-        name: &'static str,
-        default: impl FnOnce() -> T,
-    ) -> Result<T, serde_json::Error> {
+    fn take_or_else_from(args: &mut Args<'_>, name: &'static str, default: impl FnOnce() -> T) -> Result<T, serde_json::Error> {
         args.take_or_else::<T>(name, default)
-    }
-
-    fn read(fields: &mut Fields<'_>) -> Option<T> {
-        fields.value::<T>()
-    }
-
-    fn missing() -> Option<T> {
-        T::deserialize(MissingField("")).ok()
     }
 }
 
@@ -108,8 +84,7 @@ impl<T: Default> DefaultParam for T {
 )]
 pub trait ToolInput: Sized {
     fn schema(generator: &mut SchemaGenerator) -> Schema;
-    fn parse(args: &Map<String, Value>) -> Result<Self, serde_json::Error>;
-    fn parse_text(text: &str, properties: Option<&[Box<str>]>) -> Option<Self>;
+    fn parse(args: &mut Args<'_>) -> Result<Self, serde_json::Error>;
 }
 #[diagnostic::do_not_recommend]
 impl<T: DeserializeOwned + JsonSchema> ToolInput for T {
@@ -117,12 +92,8 @@ impl<T: DeserializeOwned + JsonSchema> ToolInput for T {
         struct_schema::<T>(generator)
     }
 
-    fn parse(args: &Map<String, Value>) -> Result<T, serde_json::Error> {
-        parse_struct::<T>(args)
-    }
-
-    fn parse_text(text: &str, properties: Option<&[Box<str>]>) -> Option<T> {
-        parse_struct_text::<T>(text, properties)
+    fn parse(args: &mut Args<'_>) -> Result<T, serde_json::Error> {
+        args.parse_struct::<T>()
     }
 }
 

@@ -1,53 +1,163 @@
-//! Reading a parsed argument object: one parameter at a time (`Args`), or
-//! a whole input struct (`parse_struct`).
+//! A tool's input, read one parameter at a time from either source of
+//! arguments (`Args`), or as a whole input struct.
 
 use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
 use serde_json::{Map, Value};
 
 use super::exact::{Exact, ExactObject};
+use super::fields::{parse_struct_text, read_raw, Cursor, TextFields};
 
-/// The arguments of a call, read one parameter at a time. Borrowed: the
-/// registry keeps the map (for an `ends_run` predicate and approvals)
-/// without copying it.
-pub struct Args<'a>(&'a Map<String, Value>);
+/// The arguments of a call, read one parameter at a time: the one reader
+/// of a `#[tool]`'s input, over either source. Borrowed: the registry keeps
+/// what they came from (for an `ends_run` predicate and approvals).
+///
+/// - The model's text ([`Args::text`]), for tools whose schema makes text
+///   exact: read a key at a time while the keys come in the parameters'
+///   order, else split into its fields and looked up. A value that does not
+///   read gives an error the registry does not show: it reads the arguments
+///   again as a parsed value, which words the error.
+/// - The validated object ([`Args::new`]): numbers read exactly (integral
+///   floats as integers), errors naming the parameter.
+pub struct Args<'a>(Source<'a>);
+
+enum Source<'a> {
+    Object(&'a Map<String, Value>),
+    Text(Text<'a>),
+}
+
+/// Text arguments, as far as they were read.
+struct Text<'a> {
+    text: &'a str,
+    properties: Option<&'a [Box<str>]>,
+    /// Reading in order: where the next key is. `None` once a key came out
+    /// of order, and the fields were split.
+    cursor: Option<Cursor<'a>>,
+    fields: Option<TextFields<'a>>,
+    /// How many keys the parameters found.
+    read: usize,
+    /// Read whole, as one input struct.
+    whole: bool,
+}
 
 impl<'a> Args<'a> {
+    /// The arguments as a validated object.
     pub fn new(args: &'a Map<String, Value>) -> Self {
-        Args(args)
+        Args(Source::Object(args))
+    }
+
+    /// The arguments as text; `None` when it is not an object. Read it with
+    /// [`read_whole`](Self::read_whole).
+    pub(crate) fn text(text: &'a str, properties: Option<&'a [Box<str>]>) -> Option<Self> {
+        let cursor = Cursor::open(text)?;
+        Some(Args(Source::Text(Text { text, properties, cursor: Some(cursor), fields: None, read: 0, whole: false })))
+    }
+
+    /// `parse` applied to these arguments, when it read every key of the
+    /// text: a key twice, or a key that is no parameter, is left unread, and
+    /// the input to the value path (which words the error).
+    pub(crate) fn read_whole<T>(mut self, parse: impl FnOnce(&mut Self) -> Result<T, serde_json::Error>) -> Option<T> {
+        let input = parse(&mut self).ok()?;
+        match &mut self.0 {
+            Source::Object(_) => Some(input),
+            Source::Text(text) => text.all_read().then_some(input),
+        }
     }
 
     /// A parameter without a default: `Option` reads a missing one as
     /// `None`, as serde does for struct fields.
     pub fn take<T: DeserializeOwned>(&mut self, name: &'static str) -> Result<T, serde_json::Error> {
-        match self.get(name) {
-            Some(value) => T::deserialize(Exact(value)).map_err(|err| at_field(name, err)),
-            None => T::deserialize(MissingField(name)),
+        match &mut self.0 {
+            Source::Object(map) => match get(map, name) {
+                Some(value) => T::deserialize(Exact(value)).map_err(|err| at_field(name, err)),
+                None => T::deserialize(MissingField(name)),
+            },
+            Source::Text(text) => match text.take(name)? {
+                Some(value) => Ok(value),
+                None => T::deserialize(MissingField(name)),
+            },
         }
     }
 
     /// A parameter with a default.
-    pub fn take_or_else<T: DeserializeOwned>(
-        &mut self,
-        name: &'static str,
-        default: impl FnOnce() -> T,
-    ) -> Result<T, serde_json::Error> {
-        match self.get(name) {
-            Some(value) => T::deserialize(Exact(value)).map_err(|err| at_field(name, err)),
-            None => Ok(default()),
+    pub fn take_or_else<T: DeserializeOwned>(&mut self, name: &'static str, default: impl FnOnce() -> T) -> Result<T, serde_json::Error> {
+        match &mut self.0 {
+            Source::Object(map) => match get(map, name) {
+                Some(value) => T::deserialize(Exact(value)).map_err(|err| at_field(name, err)),
+                None => Ok(default()),
+            },
+            Source::Text(text) => Ok(text.take(name)?.unwrap_or_else(default)),
+        }
+    }
+
+    /// The whole input struct (a derived one, or `Input<T>`'s `T`).
+    pub fn parse_struct<T: DeserializeOwned>(&mut self) -> Result<T, serde_json::Error> {
+        match &mut self.0 {
+            Source::Object(map) => parse_struct(map),
+            Source::Text(text) => {
+                // Checked whole, against the properties.
+                text.whole = true;
+                parse_struct_text(text.text, text.properties).ok_or_else(unread)
+            }
         }
     }
 }
 
-impl Args<'_> {
-    /// A tool's few arguments are found faster by comparing names than by
-    /// hashing them (the map's hasher is SipHash).
-    fn get(&self, name: &str) -> Option<&Value> {
-        if self.0.len() <= 8 {
-            self.0.iter().rev().find_map(|(key, value)| (key == name).then_some(value))
-        } else {
-            self.0.get(name)
+impl<'a> Text<'a> {
+    /// The value of `name`, `None` when the text has no such key.
+    fn take<T: DeserializeOwned>(&mut self, name: &str) -> Result<Option<T>, serde_json::Error> {
+        if let Some(cursor) = &mut self.cursor {
+            let mut next = *cursor;
+            match next.next_key() {
+                Ok(Some(key)) if key == name => {
+                    let value = next.value::<T>().ok_or_else(unread)?;
+                    (*cursor, self.read) = (next, self.read + 1);
+                    return Ok(Some(value));
+                }
+                // Past the last key: the parameter is missing.
+                Ok(None) => return Ok(None),
+                Ok(Some(_)) => {}
+                Err(()) => return Err(unread()),
+            }
+        }
+        // A key out of order: the rest is looked up in the split fields.
+        self.cursor = None;
+        let fields = match &mut self.fields {
+            Some(fields) => fields,
+            empty => empty.insert(TextFields::split(self.text).ok_or_else(unread)?),
+        };
+        match fields.get(name) {
+            Some(raw) => {
+                self.read += 1;
+                read_raw(raw).map(Some).ok_or_else(unread)
+            }
+            None => Ok(None),
         }
     }
+
+    /// Whether the parameters read every key.
+    fn all_read(&mut self) -> bool {
+        match (&mut self.cursor, &self.fields) {
+            _ if self.whole => true,
+            (Some(cursor), _) => matches!(cursor.next_key(), Ok(None)),
+            (None, Some(fields)) => self.read == fields.len(),
+            (None, None) => false,
+        }
+    }
+}
+
+/// A tool's few arguments are found faster by comparing names than by
+/// hashing them (the map's hasher is SipHash).
+fn get<'m>(map: &'m Map<String, Value>, name: &str) -> Option<&'m Value> {
+    if map.len() <= 8 {
+        map.iter().rev().find_map(|(key, value)| (key == name).then_some(value))
+    } else {
+        map.get(name)
+    }
+}
+
+/// Text the reader leaves to the value path (never shown to the model).
+fn unread() -> serde_json::Error {
+    de::Error::custom("left to the value path")
 }
 
 fn at_field(name: &str, err: serde_json::Error) -> serde_json::Error {
@@ -55,7 +165,7 @@ fn at_field(name: &str, err: serde_json::Error) -> serde_json::Error {
 }
 
 /// Deserialises a missing field: `None` for options, an error otherwise.
-pub(crate) struct MissingField(pub(crate) &'static str);
+struct MissingField(&'static str);
 
 impl<'de> Deserializer<'de> for MissingField {
     type Error = serde_json::Error;
@@ -75,8 +185,8 @@ impl<'de> Deserializer<'de> for MissingField {
     }
 }
 
-/// Deserialises a whole input struct.
-pub fn parse_struct<T: DeserializeOwned>(args: &Map<String, Value>) -> Result<T, serde_json::Error> {
+/// Deserialises a whole input struct from a validated object.
+pub(crate) fn parse_struct<T: DeserializeOwned>(args: &Map<String, Value>) -> Result<T, serde_json::Error> {
     T::deserialize(ExactObject(args)).map_err(|err| {
         // Parsed again, tracking the path, only to say where it failed: the
         // model reads `amount: invalid value...` as for a parameter.
@@ -126,6 +236,8 @@ mod tests {
         let empty = Map::new();
         let mut args = Args::new(&empty);
         assert_eq!(args.take_or_else("n", || 7u32).unwrap(), 7);
+        let text = Args::text("{}", None).unwrap();
+        assert_eq!(text.read_whole(|args| args.take_or_else("n", || 7u32)), Some(7));
     }
 
     #[test]

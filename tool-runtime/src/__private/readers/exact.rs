@@ -352,7 +352,8 @@ mod tests {
     use serde::Deserialize;
 
     use super::*;
-    use crate::__private::{parse_struct, Args};
+    use crate::__private::readers::args::parse_struct;
+    use crate::__private::Args;
 
     /// What `T` reads from `value` on the full path, and what serde_json
     /// reads from it, as results with the error's text.

@@ -1,39 +1,33 @@
-//! Reading the argument text directly, without a parsed value: a tool's
-//! parameters a key at a time (`Fields`, `Scalar`), or a whole input struct
-//! (`parse_struct_text`).
+//! Reading the argument text directly, without a parsed value: a key at a
+//! time in the text's order (`Cursor`), or the object split into its keys
+//! and the raw text of each value (`TextFields`, `read_raw`); plain scalars
+//! by `Scalar`; or a whole input struct (`parse_struct_text`).
 
 use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, Visitor};
 
-/// The fast path of a `#[tool]`'s parse: the argument object's text read
-/// in one pass, a key at a time, each value straight into its parameter's
-/// type (`ToolParam::read`). Nothing is allocated but what the values hold.
-///
-/// The registry takes it only for tools whose schema makes it exact
-/// (`validation::text_exact`): the parameters' types then refuse whatever
-/// the full path would read otherwise (a `null` it would drop, a `5.0` it
-/// would read as an integer, nesting past the depth limit). Conservative:
-/// a key with an escape, a repeated or unknown key and anything malformed
-/// stop it, and the registry takes the full path, which words the error.
-///
-/// Generic code stays per parameter type, not per tool: a tool's own
-/// generated code is one `match` on the keys.
-pub struct Fields<'a> {
+/// A cursor over the argument object's text, reading it a key at a time
+/// and each value straight into its parameter's type: the way
+/// [`Args`](super::Args) reads text whose keys come in the parameters'
+/// order (as models send them). Nothing is allocated but what the values
+/// hold.
+#[derive(Clone, Copy)]
+pub(crate) struct Cursor<'a> {
     text: &'a str,
     pos: usize,
     first: bool,
 }
 
-impl<'a> Fields<'a> {
+impl<'a> Cursor<'a> {
     /// At the start of an object.
-    pub fn open(text: &'a str) -> Option<Self> {
+    pub(crate) fn open(text: &'a str) -> Option<Self> {
         let pos = skip_whitespace(text.as_bytes(), 0);
-        (text.as_bytes().get(pos) == Some(&b'{')).then_some(Fields { text, pos: pos + 1, first: true })
+        (text.as_bytes().get(pos) == Some(&b'{')).then_some(Cursor { text, pos: pos + 1, first: true })
     }
 
     /// The next key, or `None` past the object's end (with nothing after
     /// it). `Err` when the text is not as expected.
     #[allow(clippy::result_unit_err)]
-    pub fn next_key(&mut self) -> Result<Option<&'a str>, ()> {
+    pub(crate) fn next_key(&mut self) -> Result<Option<&'a str>, ()> {
         let bytes = self.text.as_bytes();
         let mut pos = skip_whitespace(bytes, self.pos);
         let first = std::mem::take(&mut self.first);
@@ -60,7 +54,7 @@ impl<'a> Fields<'a> {
     /// The value after the last key, read as a `T`: a plain scalar (a
     /// string without escapes, `true`/`false`, a non-negative integer,
     /// `null` for an `Option`) by [`Scalar`], anything else by serde_json.
-    pub fn value<T: DeserializeOwned>(&mut self) -> Option<T> {
+    pub(crate) fn value<T: DeserializeOwned>(&mut self) -> Option<T> {
         let mut scalar = Scalar { text: self.text, pos: skip_whitespace(self.text.as_bytes(), self.pos) };
         if let Ok(value) = T::deserialize(&mut scalar) {
             self.pos = scalar.pos;
@@ -73,14 +67,160 @@ impl<'a> Fields<'a> {
     }
 }
 
-/// Reads the plainest JSON scalars at a position, for [`Fields::value`]:
+/// The argument object's text, split in one pass into its keys and the
+/// raw text of each value, for [`Args`](super::Args) to read a parameter
+/// at a time when the keys do not come in the parameters' order. Up to
+/// eight fields are held inline, with no allocation.
+///
+/// The registry reads text this way only for tools whose schema makes it
+/// exact (`validation::text_exact`): the parameters' types then refuse
+/// whatever the value path would read otherwise (a `null` it would drop, a
+/// `5.0` it would read as an integer, nesting past the depth limit).
+/// Conservative: a key with an escape and anything malformed stop it here;
+/// a repeated key or one that is not a parameter stops it once the
+/// parameters are read (`Args` counts the fields it read). The registry
+/// then takes the value path, which words the error.
+pub(crate) struct TextFields<'a> {
+    text: &'a str,
+    inline: [Field; INLINE],
+    len: usize,
+    /// The fields past the first eight.
+    more: Vec<Field>,
+}
+
+/// Where a field's key and value are in the text: `[key start, key end,
+/// value start, value end]` (the text is at most 4 GiB: the guard's byte
+/// limit is far below).
+type Field = [u32; 4];
+
+const INLINE: usize = 8;
+
+impl<'a> TextFields<'a> {
+    /// Splits `text`, an object; `None` when it is not one as expected.
+    pub(crate) fn split(text: &'a str) -> Option<Self> {
+        let bytes = text.as_bytes();
+        let mut fields = TextFields { text, inline: [[0; 4]; INLINE], len: 0, more: Vec::new() };
+        if u32::try_from(bytes.len()).is_err() {
+            return None;
+        }
+        let mut pos = skip_whitespace(bytes, 0);
+        if bytes.get(pos) != Some(&b'{') {
+            return None;
+        }
+        pos = skip_whitespace(bytes, pos + 1);
+        if bytes.get(pos) == Some(&b'}') {
+            return (skip_whitespace(bytes, pos + 1) == bytes.len()).then_some(fields);
+        }
+        loop {
+            let (key_start, key_end) = plain_string(bytes, pos)?;
+            pos = skip_whitespace(bytes, key_end + 1);
+            if bytes.get(pos) != Some(&b':') {
+                return None;
+            }
+            let start = skip_whitespace(bytes, pos + 1);
+            let end = value_end(bytes, start)?;
+            // Positions within the text, which fits `u32`.
+            fields.push([key_start, key_end, start, end].map(|at| at as u32));
+            pos = skip_whitespace(bytes, end);
+            match bytes.get(pos) {
+                Some(b',') => pos = skip_whitespace(bytes, pos + 1),
+                Some(b'}') => return (skip_whitespace(bytes, pos + 1) == bytes.len()).then_some(fields),
+                _ => return None,
+            }
+        }
+    }
+
+    fn push(&mut self, field: Field) {
+        match self.inline.get_mut(self.len) {
+            Some(slot) => *slot = field,
+            None => self.more.push(field),
+        }
+        self.len += 1;
+    }
+
+    /// How many fields the object has.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The raw text of the first value of `name`, if the object has that key.
+    pub(crate) fn get(&self, name: &str) -> Option<&'a str> {
+        let inline = &self.inline[..self.len.min(INLINE)];
+        let at = |start: u32, end: u32| self.text.get(start as usize..end as usize);
+        // Keys and values start and end at ASCII bytes: on character boundaries.
+        inline.iter().chain(&self.more).find_map(|&[key_start, key_end, start, end]| {
+            (at(key_start, key_end)? == name).then(|| at(start, end)).flatten()
+        })
+    }
+}
+
+/// Where the value starting at `pos` ends, found without reading it: a
+/// string after its closing quote, an array or an object after its
+/// matching bracket (outside strings), anything else before the next `,`,
+/// `}`, `]` or whitespace. The value is then read, and checked, whole by its
+/// parameter's type ([`read_raw`]), so malformed text fails there.
+fn value_end(bytes: &[u8], pos: usize) -> Option<usize> {
+    match *bytes.get(pos)? {
+        b'"' => return Some(string_end(bytes, pos)? + 1),
+        b'[' | b'{' => {}
+        _ => {
+            let end = bytes[pos..].iter().position(|b| matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))?;
+            return (end > 0).then_some(pos + end);
+        }
+    }
+    let mut depth = 0usize;
+    let mut at = pos;
+    loop {
+        match *bytes.get(at)? {
+            b'"' => at = string_end(bytes, at)?,
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(at + 1);
+                }
+            }
+            _ => {}
+        }
+        at += 1;
+    }
+}
+
+/// The position of the closing quote of the string whose opening quote is
+/// at `pos`.
+fn string_end(bytes: &[u8], pos: usize) -> Option<usize> {
+    let mut at = pos + 1;
+    loop {
+        at += memchr::memchr2(b'"', b'\\', bytes.get(at..)?)?;
+        if bytes[at] == b'"' {
+            return Some(at);
+        }
+        at += 2;
+    }
+}
+
+/// A value's raw text read as a `T`: a plain scalar (a string without
+/// escapes, `true`/`false`, a non-negative integer, `null` for an
+/// `Option`) by [`Scalar`], anything else by serde_json. `None` when it
+/// does not read, or does not read whole.
+pub(crate) fn read_raw<T: DeserializeOwned>(raw: &str) -> Option<T> {
+    let mut scalar = Scalar { text: raw, pos: 0 };
+    if let Ok(value) = T::deserialize(&mut scalar)
+        && scalar.pos == raw.len()
+    {
+        return Some(value);
+    }
+    serde_json::from_str(raw).ok()
+}
+
+/// Reads the plainest JSON scalars at a position, for [`Cursor::value`] and [`read_raw`]:
 /// a string without escapes or control characters, `true` and `false`, a
 /// non-negative integer in `u64` written without fraction or exponent, and
 /// `null` for an `Option`. It refuses everything else (a `Fallback`), and
 /// the value is read by serde_json. What it reads it reads as serde_json
 /// would, calling the same visitor methods (`tests/agreement.rs` and the
 /// fuzz target compare the two paths); what follows the value is checked
-/// by the cursor, as for serde_json's.
+/// by the cursor, or by [`read_raw`] (as serde_json's `from_str` checks it).
 struct Scalar<'a> {
     text: &'a str,
     pos: usize,
@@ -303,21 +443,32 @@ mod tests {
     use serde::Deserialize;
 
     use super::*;
-    use crate::__private::ToolParam;
+    use crate::__private::Args;
 
-    /// The fast path's reading of `text` as `(a: u32, b: Option<String>)`,
-    /// as a tool's generated parse does it.
+    /// The reading of `text` as `(a: u32, b: Option<String>)`, as a tool's
+    /// generated parse does it.
     fn read_text(text: &str) -> Option<(u32, Option<String>)> {
-        let mut fields = Fields::open(text)?;
-        let (mut a, mut b) = (None, None);
-        while let Some(key) = fields.next_key().ok()? {
-            match key {
-                "a" if a.is_none() => a = Some(<u32 as ToolParam>::read(&mut fields)?),
-                "b" if b.is_none() => b = Some(<Option<String> as ToolParam>::read(&mut fields)?),
-                _ => return None,
-            }
+        let properties: Box<[Box<str>]> = Box::new(["a".into(), "b".into()]);
+        Args::text(text, Some(&properties))?.read_whole(|args| Ok((args.take::<u32>("a")?, args.take::<Option<String>>("b")?)))
+    }
+
+    #[test]
+    fn nested_and_escaped_values_are_split_whole() {
+        let text = r#"{"list": ["a,b", "c\"]d", [1, {"x": "}"}]], "obj": {"k": [true]}, "s": "q\"}", "n": -1.5e3}"#;
+        let fields = TextFields::split(text).unwrap();
+        assert_eq!(fields.get("list"), Some(r#"["a,b", "c\"]d", [1, {"x": "}"}]]"#));
+        assert_eq!(fields.get("obj"), Some(r#"{"k": [true]}"#));
+        assert_eq!(fields.get("s"), Some(r#""q\"}""#));
+        assert_eq!(fields.get("n"), Some("-1.5e3"));
+        assert_eq!(read_raw::<String>(fields.get("s").unwrap()), Some("q\"}".to_owned()));
+        assert_eq!(read_raw::<f64>(fields.get("n").unwrap()), Some(-1500.0));
+        // Malformed values split, and then fail to read.
+        let fields = TextFields::split(r#"{"a": [1}, "b": tru}"#).unwrap();
+        assert_eq!(read_raw::<Vec<u32>>(fields.get("a").unwrap()), None);
+        assert_eq!(read_raw::<bool>(fields.get("b").unwrap()), None);
+        for text in [r#"{"a": "open}"#, r#"{"a": [1, 2}"#, r#"{"a": }"#, r#"{"a": 1"#] {
+            assert!(TextFields::split(text).is_none(), "{text}");
         }
-        Some((a.or_else(<u32 as ToolParam>::missing)?, b.or_else(<Option<String> as ToolParam>::missing)?))
     }
 
     #[test]
@@ -334,6 +485,9 @@ mod tests {
         for text in [
             r#"{"b":"x"}"#,
             r#"{"a":1,"a":2}"#,
+            r#"{"a":1,"b":"x","a":2}"#,
+            r#"{"b":"x","a":1,"b":"y"}"#,
+            r#"{"b":"x","c":1,"a":1}"#,
             r#"{"a":1,"c":2}"#,
             r#"{"\u0061":1}"#,
             r#"{"a" 1}"#,

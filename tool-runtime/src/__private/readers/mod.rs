@@ -1,11 +1,9 @@
-//! The readers of a call's arguments into a tool's input: from the text
-//! (`fields`), from a parsed object (`args`), and the value reader both
-//! fall back on (`exact`).
+//! The one reader of a call's arguments into a tool's input (`args`), over
+//! its two sources: the text split into fields (`fields`), and the
+//! validated object, whose values are read exactly (`exact`).
 
 mod args;
 mod exact;
 mod fields;
 
-pub use args::{parse_struct, Args};
-pub(crate) use args::MissingField;
-pub use fields::{parse_struct_text, Fields};
+pub use args::Args;
