@@ -32,7 +32,8 @@ struct Text<'a> {
     /// Reading in order: where the next key is. `None` once a key came out
     /// of order, and the fields were split.
     cursor: Option<Cursor<'a>>,
-    fields: Option<TextFields<'a>>,
+    /// Boxed: made only for keys out of order, and it keeps `Args` small.
+    fields: Option<Box<TextFields<'a>>>,
     /// How many keys the parameters found.
     read: usize,
     /// Read whole, as one input struct.
@@ -123,7 +124,7 @@ impl<'a> Text<'a> {
         self.cursor = None;
         let fields = match &mut self.fields {
             Some(fields) => fields,
-            empty => empty.insert(TextFields::split(self.text).ok_or_else(unread)?),
+            empty => empty.insert(Box::new(TextFields::split(self.text).ok_or_else(unread)?)),
         };
         match fields.get(name) {
             Some(raw) => {
