@@ -376,20 +376,15 @@ impl<App: Send + Sync + 'static> Registry<App> {
             // Only a span records the duration of a tool that does not
             // wait: no clock read otherwise.
             let started = (!span.is_disabled()).then(Instant::now);
-            let first = std::future::poll_fn(|cx| Poll::Ready(first_poll(&mut future, cx))).await;
-            match first {
-                Some(ended) => {
-                    // Dropped before concluding: the tool's context goes with it.
-                    drop(future);
-                    self.conclude(entry, call, ended, started, span)
-                }
-                None => {
-                    let started = started.unwrap_or_else(Instant::now);
-                    match Box::pin(self.wait(entry, future, call.info(), started, span)).await {
-                        Ok(ended) => self.conclude(entry, call, ended, Some(started), span),
-                        Err(result) => result,
-                    }
-                }
+            if let Some(ended) = std::future::poll_fn(|cx| Poll::Ready(first_poll(&mut future, cx))).await {
+                // Dropped before concluding: the tool's context goes with it.
+                drop(future);
+                return self.conclude(entry, call, ended, started, span);
+            }
+            let started = started.unwrap_or_else(Instant::now);
+            match Box::pin(self.wait(entry, future, call.info(), started, span)).await {
+                Ok(ended) => self.conclude(entry, call, ended, Some(started), span),
+                Err(result) => result,
             }
         }
     }
