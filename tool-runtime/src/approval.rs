@@ -14,8 +14,7 @@ use crate::registry::{Entry, Registry};
 use crate::result::{lines, CallResult, ResultKind};
 
 impl<App: Send + Sync + 'static> Registry<App> {
-    /// Runs a pending call as it is, since a
-    /// human approved it.
+    /// Runs a pending call as it is, since a human approved it.
     ///
     /// A call that waited longer than [`approval_ttl`](Self::approval_ttl)
     /// is not run: the result is [`Rejected`](ResultKind::Rejected) with
@@ -23,7 +22,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
     pub async fn approve(&self, pending: PendingCall<App>) -> CallResult {
         let Pending { id, tool, input, args, ctx, parked, .. } = *pending.0;
         let span = call_span(&tool, &id);
-        let result = match (self.expired(&tool, &id, parked), self.entry(&tool)) {
+        let result = match (self.expired(&tool, &id, parked, &span), self.entry(&tool)) {
             (Some(expired), _) => expired,
             (None, None) => self.unknown(&tool, &id, Some(&[][..])),
             (None, Some(entry)) => {
@@ -36,17 +35,16 @@ impl<App: Send + Sync + 'static> Registry<App> {
         result
     }
 
-    /// Runs a pending call with the input a human
-    /// edited. The edited input goes through stages 1 to 4 again: a `Deny`
-    /// refuses it; `NeedsApproval` runs it, since a human approved exactly
-    /// that input.
+    /// Runs a pending call with the input a human edited. The edited input
+    /// goes through stages 1 to 4 again: a `Deny` refuses it;
+    /// `NeedsApproval` runs it, since a human approved exactly that input.
     ///
     /// A call that waited longer than [`approval_ttl`](Self::approval_ttl)
     /// is not run, as by [`approve`](Self::approve).
     pub async fn approve_with(&self, pending: PendingCall<App>, edited: impl Into<Arguments<'_>>) -> CallResult {
         let Pending { id, tool, ctx, parked, .. } = *pending.0;
         let span = call_span(&tool, &id);
-        let result = match (self.expired(&tool, &id, parked), self.entry(&tool)) {
+        let result = match (self.expired(&tool, &id, parked, &span), self.entry(&tool)) {
             (Some(expired), _) => expired,
             (None, None) => self.unknown(&tool, &id, Some(&[][..])),
             (None, Some(entry)) => self.run_edited(entry, &id, edited.into(), ctx, &span).instrument(span.clone()).await,
@@ -75,18 +73,17 @@ impl<App: Send + Sync + 'static> Registry<App> {
     }
 
     /// The result of a pending call whose approval came after the TTL.
-    fn expired(&self, tool: &SmolStr, id: &SmolStr, parked: tokio::time::Instant) -> Option<CallResult> {
+    fn expired(&self, tool: &SmolStr, id: &SmolStr, parked: tokio::time::Instant, span: &tracing::Span) -> Option<CallResult> {
         let ttl = self.approval_ttl();
         if parked.elapsed() < ttl {
             return None;
         }
-        call_span(tool, id).record("verdict", "expired");
+        span.record("verdict", "expired");
         Some(CallResult::failure(tool.clone(), id.clone(), ResultKind::Rejected, &lines::approval_expired(ttl)))
     }
 
-    /// Ends a pending call without running it;
-    /// the model reads `text`, or the tool's rejection text, or a generic
-    /// rejection.
+    /// Ends a pending call without running it; the model reads `text`, or
+    /// the tool's rejection text, or a generic rejection.
     pub fn reject(&self, pending: PendingCall<App>, text: Option<&str>) -> CallResult {
         let Pending { id, tool, rejection_text, .. } = *pending.0;
         let span = call_span(&tool, &id);
