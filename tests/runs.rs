@@ -189,6 +189,45 @@ async fn calls_of_a_step_run_in_order_when_one_is_not_parallel_safe() {
     assert_eq!(step.results.iter().map(|r| r.call_id.as_str()).collect::<Vec<_>>(), ["1", "2"]);
 }
 
+/// Put one item back in stock; parallel-safe, and slow.
+#[tool(parallel_safe)]
+async fn restock(ctx: Ctx<Desk>) -> String {
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let left = ctx.app().stock.fetch_add(1, Ordering::SeqCst) + 1;
+    format!("left: {left}")
+}
+
+/// Take one item while the stock lasts; parallel-safe.
+#[tool(parallel_safe, policy = while_in_stock_parallel)]
+async fn take_parallel(ctx: Ctx<Desk>) -> String {
+    let left = ctx.app().stock.fetch_sub(1, Ordering::SeqCst) - 1;
+    format!("left: {left}")
+}
+
+fn while_in_stock_parallel(_input: &take_parallel, ctx: &Ctx<Desk>) -> Verdict {
+    if ctx.app().stock.load(Ordering::SeqCst) > 0 { Verdict::Allow } else { Verdict::deny("Out of stock.") }
+}
+
+#[tokio::test]
+async fn in_a_concurrent_step_a_predicate_is_decided_after_the_earlier_calls_finished() {
+    let desk = desk(0);
+    let registry = Registry::<Desk>::builder().tools(tools![restock, check, take_parallel]).build().unwrap();
+    let mut run = registry.run(desk.clone());
+    let started = Instant::now();
+    let step = run
+        .execute(vec![
+            call("1", "restock", json!({})),
+            call("2", "check", json!({"sku": "S"})),
+            call("3", "take_parallel", json!({})),
+        ])
+        .await;
+    // The predicate read the stock the restock put back.
+    assert_eq!(step.results[2].kind, ResultKind::Success, "{}", step.results[2].text);
+    assert_eq!(step.results[2].text, "left: 0");
+    // The calls before it still ran side by side (100 ms and 150 ms).
+    assert!(started.elapsed() < Duration::from_millis(240), "took {:?}", started.elapsed());
+}
+
 #[tokio::test]
 async fn a_sequential_predicate_sees_what_earlier_calls_of_the_step_changed() {
     let desk = desk(1);

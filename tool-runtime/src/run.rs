@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::context::{CallInfo, ProgressSink, StepView, UserContext};
 use crate::error_report::{panic_message, ErrorKind, ErrorReport};
 use crate::call::{fresh_call_id, Arguments, CallOutcome, PendingCall};
+use crate::policy::PolicyKind;
 use crate::registry::Registry;
 use crate::result::{lines, CallResult, ResultKind};
 use crate::tool::ToolDefinition;
@@ -277,8 +278,10 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// Executes the calls the model emitted in the current step, then moves
     /// to the next step. A call to a tool not offered in this step is
     /// refused as unknown. The calls run concurrently when every called tool
-    /// is `parallel_safe`; otherwise one after the other, in the model's
-    /// order, each decided by its policy after the earlier ones ran.
+    /// is `parallel_safe`, except that a call whose policy is a predicate is
+    /// decided after the earlier calls of the step finished (the predicate
+    /// may read what they change); otherwise one after the other, in the
+    /// model's order, each decided by its policy after the earlier ones ran.
     ///
     /// A call whose id an earlier call of the step, or a call still waiting
     /// for approval, already has is not run: the model reads that the id is
@@ -294,18 +297,28 @@ impl<App: Send + Sync + 'static> Run<App> {
             && calls.iter().all(|call| self.registry.definition(&call.name).is_some_and(|def| def.parallel_safe));
         let calls = calls.into_iter().zip(refusals).map(|(call, refusal)| (self.call_info(&call.id), call, refusal));
         let outcomes = if parallel {
-            let futures = calls.map(|(info, call, refusal)| {
-                let app = &self.app;
-                let registry = &self.registry;
-                let offered = &offered;
-                async move {
+            // A call whose policy is a predicate is decided after the
+            // earlier calls of the step finished, since the predicate may
+            // read what they change: the step runs in groups that each
+            // start at such a call, one group after the other.
+            let mut outcomes = Vec::with_capacity(calls.len());
+            let mut group = Vec::new();
+            for (info, call, refusal) in calls {
+                let decided_by_predicate =
+                    self.registry.definition(&call.name).is_some_and(|def| def.policy == PolicyKind::Predicate);
+                if decided_by_predicate && !group.is_empty() {
+                    outcomes.extend(join_all(std::mem::take(&mut group)).await);
+                }
+                let (app, registry, offered) = (&self.app, &self.registry, &offered);
+                group.push(async move {
                     match refusal {
                         Some(refused) => CallOutcome::Done(refused),
                         None => registry.process(app, &call.name, call.arguments, info, Some(offered)).await,
                     }
-                }
-            });
-            join_all(futures).await
+                });
+            }
+            outcomes.extend(join_all(group).await);
+            outcomes
         } else {
             let mut outcomes = Vec::with_capacity(calls.len());
             for (info, call, refusal) in calls {
