@@ -319,3 +319,64 @@ async fn each_call_gets_the_runs_user_and_thread_and_its_own_call_id() {
     assert_eq!(step.results[1].text, "u-1:t-9:b");
     assert_eq!(run.step(), 1);
 }
+
+/// Think for a minute; counts its starts (100 each) and how often it was
+/// dropped before it finished (1 each).
+#[tool(parallel_safe)]
+async fn ponder(ctx: Ctx<Desk>) -> String {
+    struct Dropped(Ctx<Desk>);
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            self.0.app().stock.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    ctx.app().stock.fetch_add(100, Ordering::SeqCst);
+    let dropped = Dropped(ctx.clone());
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    std::mem::forget(dropped);
+    "done".into()
+}
+
+/// Answer at once.
+#[tool(parallel_safe)]
+async fn quick() -> String {
+    "quick".into()
+}
+
+fn deadline_registry() -> Registry<Desk> {
+    Registry::<Desk>::builder().tools(tools![ponder, quick]).build().unwrap()
+}
+
+#[tokio::test]
+async fn at_the_runs_deadline_calls_in_flight_are_cancelled_and_read_why() {
+    let desk = desk(0);
+    let mut run = deadline_registry().run(desk.clone()).with_deadline(Duration::from_millis(100));
+    let started = Instant::now();
+    let step = run.execute(vec![call("1", "quick", json!({})), call("2", "ponder", json!({}))]).await;
+    assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
+    assert_eq!(step.results[0].text, "quick", "a call that finished in time keeps its result");
+    let stopped = &step.results[1];
+    assert_eq!(stopped.kind, ResultKind::TimedOut);
+    assert_eq!(stopped.error_code.as_deref(), Some("RUN_DEADLINE"));
+    assert!(stopped.text.contains("the run's time limit ran out") && stopped.text.ends_with("Do not retry this call."), "{}", stopped.text);
+    // The tool was stopped: started once, dropped before it finished.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(desk.stock.load(Ordering::SeqCst), 101);
+
+    // A later step of a run past its deadline runs nothing.
+    let step = run.execute(vec![call("3", "ponder", json!({}))]).await;
+    assert_eq!(step.results[0].error_code.as_deref(), Some("RUN_DEADLINE"));
+    assert_eq!(desk.stock.load(Ordering::SeqCst), 101, "the call was not started");
+}
+
+#[tokio::test]
+async fn a_step_timeout_stops_that_step_only() {
+    let desk = desk(0);
+    let mut run = deadline_registry().run(desk.clone()).with_step_timeout(Duration::from_millis(100));
+    let step = run.execute(vec![call("1", "ponder", json!({}))]).await;
+    assert_eq!(step.results[0].kind, ResultKind::TimedOut);
+    assert_eq!(step.results[0].error_code.as_deref(), Some("STEP_DEADLINE"));
+    assert!(step.results[0].text.contains("this step's time limit ran out"), "{}", step.results[0].text);
+    let next = run.execute(vec![call("2", "quick", json!({}))]).await;
+    assert_eq!(next.results[0].text, "quick", "the next step has a time limit of its own");
+}

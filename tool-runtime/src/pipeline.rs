@@ -569,7 +569,7 @@ pub(crate) fn record_outcome(span: &tracing::Span, kind: ResultKind) {
 
 /// A Tokio timer until `deadline`, or `None` when this thread is in no
 /// Tokio runtime, or in one without timers (where making one panics).
-fn runtime_timer(deadline: tokio::time::Instant) -> Option<tokio::time::Sleep> {
+pub(crate) fn runtime_timer(deadline: tokio::time::Instant) -> Option<tokio::time::Sleep> {
     tokio::runtime::Handle::try_current().ok()?;
     std::panic::catch_unwind(|| tokio::time::sleep_until(deadline)).ok()
 }

@@ -271,6 +271,15 @@ pub(crate) mod lines {
         )
     }
 
+    pub(crate) fn deadline(which: crate::run::Deadline) -> ToolError {
+        let (code, what) = match which {
+            crate::run::Deadline::Run => ("RUN_DEADLINE", "the run's"),
+            crate::run::Deadline::Step => ("STEP_DEADLINE", "this step's"),
+        };
+        let message = format!("The call was stopped: {what} time limit ran out before it finished. Tell the user it was not done.");
+        ToolError::new(504, code, message).no_retry()
+    }
+
     pub(crate) fn cancelled() -> ToolError {
         ToolError::new(499, "CALL_CANCELLED", "The call was cancelled before it finished.").no_retry()
     }

@@ -4,6 +4,7 @@
 use std::fmt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures_util::future::join_all;
 use tokio_util::sync::CancellationToken;
@@ -124,6 +125,17 @@ pub struct Run<App> {
     cancel: CancellationToken,
     steps: Steps,
     pending: Vec<PendingCall<App>>,
+    /// When the run must be over (`with_deadline`).
+    deadline: Option<tokio::time::Instant>,
+    /// How long one step may take (`with_step_timeout`).
+    step_timeout: Option<Duration>,
+}
+
+/// Which time limit stopped a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Deadline {
+    Run,
+    Step,
 }
 
 /// What a run remembers of its steps: the step index, the tools executed
@@ -204,6 +216,8 @@ impl<App: Send + Sync + 'static> Registry<App> {
             cancel: CancellationToken::new(),
             steps: Steps::default(),
             pending: Vec::new(),
+            deadline: None,
+            step_timeout: None,
         }
     }
 }
@@ -224,6 +238,44 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// Where the tools' progress reports go.
     pub fn with_progress(mut self, sink: ProgressSink) -> Self {
         self.progress = Some(sink);
+        self
+    }
+
+    /// Limits the whole run to `limit` from now. A step still running at
+    /// the deadline is stopped: each call in flight is cancelled, and every
+    /// call not finished reads that the run's time ran out (code
+    /// `RUN_DEADLINE`, not to be retried in this run); calls of later steps
+    /// are not run and read the same.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use std::time::Duration;
+    /// # use tool_runtime::prelude::*;
+    /// # use tool_runtime::{ResultKind, ToolCall};
+    /// /// Think for a long time.
+    /// #[tool]
+    /// async fn ponder() -> String {
+    ///     tokio::time::sleep(Duration::from_secs(60)).await;
+    ///     "42".into()
+    /// }
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let registry = Registry::<()>::builder().tools(tools![ponder]).build().unwrap();
+    /// let mut run = registry.run(Arc::new(())).with_deadline(Duration::from_millis(50));
+    /// let step = run.execute(vec![ToolCall::new("c1", "ponder", "{}")]).await;
+    /// assert_eq!(step.results[0].kind, ResultKind::TimedOut);
+    /// assert_eq!(step.results[0].error_code.as_deref(), Some("RUN_DEADLINE"));
+    /// # }
+    /// ```
+    pub fn with_deadline(mut self, limit: Duration) -> Self {
+        self.deadline = Some(tokio::time::Instant::now() + limit);
+        self
+    }
+
+    /// Limits each step ([`execute`](Self::execute)) to `limit`: at the
+    /// limit, each call in flight is cancelled and every call not finished
+    /// reads that the step's time ran out (code `STEP_DEADLINE`).
+    pub fn with_step_timeout(mut self, limit: Duration) -> Self {
+        self.step_timeout = Some(limit);
         self
     }
 
@@ -295,40 +347,33 @@ impl<App: Send + Sync + 'static> Run<App> {
         let refusals = self.duplicate_ids(&calls);
         let parallel = calls.len() > 1
             && calls.iter().all(|call| self.registry.definition(&call.name).is_some_and(|def| def.parallel_safe));
-        let calls = calls.into_iter().zip(refusals).map(|(call, refusal)| (self.call_info(&call.id), call, refusal));
-        let outcomes = if parallel {
-            // A call whose policy is a predicate is decided after the
-            // earlier calls of the step finished, since the predicate may
-            // read what they change: the step runs in groups that each
-            // start at such a call, one group after the other.
-            let mut outcomes = Vec::with_capacity(calls.len());
-            let mut group = Vec::new();
-            for (info, call, refusal) in calls {
-                let decided_by_predicate =
-                    self.registry.definition(&call.name).is_some_and(|def| def.policy == PolicyKind::Predicate);
-                if decided_by_predicate && !group.is_empty() {
-                    outcomes.extend(join_all(std::mem::take(&mut group)).await);
-                }
-                let (app, registry, offered) = (&self.app, &self.registry, &offered);
-                group.push(async move {
-                    match refusal {
-                        Some(refused) => CallOutcome::Done(refused),
-                        None => registry.process(app, &call.name, call.arguments, info, Some(offered)).await,
+        // The step's calls are cancelled together at its deadline.
+        let step_token = self.cancel.child_token();
+        let calls = calls.into_iter().zip(refusals).map(|(call, refusal)| (self.call_info(&call.id, &step_token), call, refusal));
+        let limit = self.step_limit();
+        let running = self.run_calls(calls, parallel, &offered);
+        let (outcomes, ran_out) = match limit.and_then(|(deadline, which)| Some((crate::pipeline::runtime_timer(deadline)?, which))) {
+            None => (running.await, None),
+            Some((timer, which)) => {
+                let mut running = std::pin::pin!(running);
+                tokio::select! {
+                    // Biased: a step that starts past its deadline runs nothing.
+                    biased;
+                    () = timer => {
+                        step_token.cancel();
+                        (running.await, Some(which))
                     }
-                });
+                    outcomes = &mut running => (outcomes, None),
+                }
             }
-            outcomes.extend(join_all(group).await);
-            outcomes
-        } else {
-            let mut outcomes = Vec::with_capacity(calls.len());
-            for (info, call, refusal) in calls {
-                outcomes.push(match refusal {
-                    Some(refused) => CallOutcome::Done(refused),
-                    None => self.registry.process(&self.app, &call.name, call.arguments, info, Some(&offered)).await,
-                });
-            }
-            outcomes
         };
+        // What a call stopped by the deadline reads.
+        let outcomes = outcomes.into_iter().map(|outcome| match (outcome, ran_out) {
+            (CallOutcome::Done(result), Some(which)) if result.kind == ResultKind::Cancelled => {
+                CallOutcome::Done(CallResult::failure(result.tool, result.call_id, ResultKind::TimedOut, &lines::deadline(which)))
+            }
+            (outcome, _) => outcome,
+        });
         let mut results = Vec::with_capacity(outcomes.len());
         for outcome in outcomes {
             match outcome {
@@ -384,6 +429,56 @@ impl<App: Send + Sync + 'static> Run<App> {
         self.steps.state = RunState::Finished { by };
     }
 
+    /// The outcomes of a step's calls, concurrently or in order (see
+    /// [`execute`](Self::execute)).
+    async fn run_calls(
+        &self,
+        calls: impl ExactSizeIterator<Item = (CallInfo, ToolCall, Option<CallResult>)>,
+        parallel: bool,
+        offered: &[String],
+    ) -> Vec<CallOutcome<App>> {
+        if parallel {
+            // A call whose policy is a predicate is decided after the
+            // earlier calls of the step finished, since the predicate may
+            // read what they change: the step runs in groups that each
+            // start at such a call, one group after the other.
+            let mut outcomes = Vec::with_capacity(calls.len());
+            let mut group = Vec::new();
+            for (info, call, refusal) in calls {
+                let decided_by_predicate =
+                    self.registry.definition(&call.name).is_some_and(|def| def.policy == PolicyKind::Predicate);
+                if decided_by_predicate && !group.is_empty() {
+                    outcomes.extend(join_all(std::mem::take(&mut group)).await);
+                }
+                let (app, registry) = (&self.app, &self.registry);
+                group.push(async move {
+                    match refusal {
+                        Some(refused) => CallOutcome::Done(refused),
+                        None => registry.process(app, &call.name, call.arguments, info, Some(offered)).await,
+                    }
+                });
+            }
+            outcomes.extend(join_all(group).await);
+            outcomes
+        } else {
+            let mut outcomes = Vec::with_capacity(calls.len());
+            for (info, call, refusal) in calls {
+                outcomes.push(match refusal {
+                    Some(refused) => CallOutcome::Done(refused),
+                    None => self.registry.process(&self.app, &call.name, call.arguments, info, Some(offered)).await,
+                });
+            }
+            outcomes
+        }
+    }
+
+    /// When the current step must end, and which limit that is.
+    fn step_limit(&self) -> Option<(tokio::time::Instant, Deadline)> {
+        let step = self.step_timeout.map(|limit| (tokio::time::Instant::now() + limit, Deadline::Step));
+        let run = self.deadline.map(|deadline| (deadline, Deadline::Run));
+        [step, run].into_iter().flatten().min_by_key(|(at, _)| *at)
+    }
+
     /// Cancels every running call of this run.
     pub fn cancel(&self) {
         self.cancel.cancel();
@@ -417,12 +512,12 @@ impl<App: Send + Sync + 'static> Run<App> {
         }
     }
 
-    fn call_info(&self, id: &str) -> CallInfo {
+    fn call_info(&self, id: &str, step: &CancellationToken) -> CallInfo {
         CallInfo {
             user: Some(self.user.clone()),
             thread_id: self.thread_id.clone(),
             call_id: if id.is_empty() { fresh_call_id() } else { id.into() },
-            cancel: self.cancel.child_token().into(),
+            cancel: step.child_token().into(),
             progress: self.progress.clone(),
         }
     }
