@@ -380,3 +380,36 @@ async fn a_step_timeout_stops_that_step_only() {
     let next = run.execute(vec![call("2", "quick", json!({}))]).await;
     assert_eq!(next.results[0].text, "quick", "the next step has a time limit of its own");
 }
+
+/// Gift wrap an order; only after `lookup` ran.
+#[tool(requires("lookup"))]
+async fn wrap_gift(order_id: String) -> String {
+    format!("wrapped {order_id}")
+}
+
+/// Needs a tool nobody registered.
+#[tool(requires("nowhere"))]
+async fn orphan() -> String {
+    "x".into()
+}
+
+#[tokio::test]
+async fn a_run_can_be_given_tools_of_its_own_checked_like_the_registrys() {
+    let desk = desk(5);
+    let registry = registry(&desk);
+    let mut run = registry.run(desk.clone()).with_tools(tools![wrap_gift]).unwrap();
+    assert!(!run.offered_names().contains(&"wrap_gift".to_owned()), "its `requires` holds in the run");
+    run.execute(vec![call("1", "lookup", json!({"order_id": "A"}))]).await;
+    assert!(run.offered_names().contains(&"wrap_gift".to_owned()));
+    let step = run.execute(vec![call("2", "wrap_gift", json!({"order_id": "A"}))]).await;
+    assert_eq!(step.results[0].text, "wrapped A");
+    // Other runs, and the registry, do not see it.
+    assert!(registry.definition("wrap_gift").is_none());
+    assert!(!registry.run(desk.clone()).offered_names().contains(&"wrap_gift".to_owned()));
+
+    // The registry's checks apply.
+    let twice = registry.run(desk.clone()).with_tools(tools![lookup]).unwrap_err();
+    assert_eq!(twice.problems, [tool_runtime::BuildProblem::DuplicateName { tool: "lookup".into() }]);
+    let unknown = registry.run(desk.clone()).with_tools(tools![orphan]).unwrap_err();
+    assert_eq!(unknown.problems, [tool_runtime::BuildProblem::UnknownRequires { tool: "orphan".into(), requires: "nowhere".into() }]);
+}

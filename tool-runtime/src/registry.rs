@@ -165,8 +165,8 @@ impl<App> fmt::Debug for Registry<App> {
 
 /// Collects tools and settings; [`build`](Self::build) checks them.
 pub struct RegistryBuilder<App> {
-    tools: Vec<BoxedTool<App>>,
-    config: Config,
+    pub(crate) tools: Vec<BoxedTool<App>>,
+    pub(crate) config: Config,
 }
 
 impl<App: Send + Sync + 'static> RegistryBuilder<App> {

@@ -13,7 +13,8 @@ use crate::context::{CallInfo, ProgressSink, StepView, UserContext};
 use crate::error_report::{panic_message, ErrorKind, ErrorReport};
 use crate::call::{fresh_call_id, Arguments, CallOutcome, PendingCall};
 use crate::policy::PolicyKind;
-use crate::registry::Registry;
+use crate::registry::{BuildError, Registry, RegistryBuilder};
+use crate::tool::BoxedTool;
 use crate::result::{lines, CallResult, ResultKind};
 use crate::tool::ToolDefinition;
 
@@ -205,6 +206,24 @@ impl Steps {
 }
 
 impl<App: Send + Sync + 'static> Registry<App> {
+    /// This registry's tools and settings, plus `tools` (typed or dynamic),
+    /// checked as [`build`](crate::RegistryBuilder::build) checks them: a
+    /// name twice, a `requires` naming no tool, an unusable schema. This
+    /// registry is unchanged. For tools of one run, see
+    /// [`Run::with_tools`].
+    ///
+    /// Every tool's schema is compiled again: it costs what building the
+    /// registry costs, so do it once per run, not per call.
+    ///
+    /// # Errors
+    ///
+    /// Every problem found, as [`build`](crate::RegistryBuilder::build)
+    /// reports them.
+    pub fn with_tools(&self, tools: impl IntoIterator<Item = BoxedTool<App>>) -> Result<Registry<App>, BuildError> {
+        let own = self.inner.entries.iter().map(|entry| BoxedTool::dynamic(entry.tool.clone()));
+        RegistryBuilder { tools: own.chain(tools).collect(), config: self.inner.config.clone() }.build()
+    }
+
     /// Starts a run over this registry's tools for `app`.
     pub fn run(&self, app: Arc<App>) -> Run<App> {
         Run {
@@ -277,6 +296,40 @@ impl<App: Send + Sync + 'static> Run<App> {
     pub fn with_step_timeout(mut self, limit: Duration) -> Self {
         self.step_timeout = Some(limit);
         self
+    }
+
+    /// Gives this run tools of its own (typed or dynamic) besides the
+    /// registry's, checked as the registry's are (a name twice, a
+    /// `requires` naming no tool...). Other runs of the registry do not see
+    /// them. Call it before the first step.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use serde_json::json;
+    /// # use tool_runtime::prelude::*;
+    /// # use tool_runtime::ToolCall;
+    /// /// Echo.
+    /// #[tool]
+    /// async fn echo(text: String) -> String { text }
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let registry = Registry::<()>::builder().tools(tools![echo]).build().unwrap();
+    /// let today = DynamicTool::new("today", "Today's date.", json!({"type": "object"}), |_args, _ctx: Ctx<()>| async {
+    ///     Ok::<_, ToolError>(json!("2026-12-01"))
+    /// });
+    /// let mut run = registry.run(Arc::new(())).with_tools([today.into()]).unwrap();
+    /// assert_eq!(run.offered_names(), ["echo", "today"]);
+    /// let step = run.execute(vec![ToolCall::new("c1", "today", "{}")]).await;
+    /// assert_eq!(step.results[0].text, "2026-12-01");
+    /// assert_eq!(registry.names().collect::<Vec<_>>(), ["echo"], "the registry is unchanged");
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// Every problem found, as [`RegistryBuilder::build`] reports them.
+    pub fn with_tools(mut self, tools: impl IntoIterator<Item = BoxedTool<App>>) -> Result<Self, BuildError> {
+        self.registry = self.registry.with_tools(tools)?;
+        Ok(self)
     }
 
     /// The index of the next model call (0 for the first).
