@@ -634,3 +634,60 @@ async fn a_tool_stays_an_ordinary_function_tests_can_call() {
     let identity = whoami(Ctx::new(app).with_user(UserContext::new("u-1"))).await;
     assert_eq!(identity, r#"Some("u-1")/None/"#);
 }
+
+/// A reading whose `Serialize` writes what its schema does not admit.
+#[derive(JsonSchema)]
+struct Reading {
+    /// At most 10.
+    #[schemars(range(max = 10))]
+    level: u32,
+}
+
+impl Serialize for Reading {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        // A bug: the level is written as text.
+        json!({ "level": self.level.to_string() }).serialize(serializer)
+    }
+}
+
+/// Read the level.
+#[tool]
+async fn read_level(level: u32) -> Reading {
+    Reading { level }
+}
+
+#[tokio::test]
+async fn an_output_that_does_not_match_its_schema_is_never_passed_on() {
+    let reports = Arc::new(Mutex::new(Vec::<ErrorReport>::new()));
+    let sink = reports.clone();
+    let registry = Registry::<()>::builder()
+        .tools(tools![read_level])
+        .validate_outputs(true)
+        .on_tool_error(move |report| sink.lock().unwrap().push(report.clone()))
+        .build()
+        .unwrap();
+    let result = registry.invoke(&Arc::new(()), "read_level", r#"{"level": 3}"#).await;
+    assert_eq!(result.kind, ResultKind::Internal);
+    assert!(result.structured.is_none() && !result.text.contains('3'), "{}", result.text);
+    let reports = reports.lock().unwrap();
+    assert_eq!(reports.len(), 1);
+    assert_eq!(reports[0].kind, ErrorKind::Output);
+    assert!(reports[0].error.contains("/level"), "{}", reports[0].error);
+
+    // Off: the output goes through as the tool wrote it.
+    let unchecked = Registry::<()>::builder().tools(tools![read_level]).validate_outputs(false).build().unwrap();
+    let result = unchecked.invoke(&Arc::new(()), "read_level", r#"{"level": 3}"#).await;
+    assert_eq!(result.kind, ResultKind::Success);
+    assert_eq!(result.structured(), Some(&json!({"level": "3"})));
+}
+
+#[test]
+fn outputs_are_checked_by_default_in_debug_builds_only() {
+    // Built in debug here, so on by default: the check above needs no option.
+    let registry = Registry::<()>::builder().tools(tools![read_level]).build().unwrap();
+    let result = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(registry.invoke(&Arc::new(()), "read_level", r#"{"level": 3}"#));
+    assert_eq!(result.kind == ResultKind::Internal, cfg!(debug_assertions));
+}

@@ -64,6 +64,9 @@ pub enum ErrorKind {
     Policy,
     /// A visibility predicate panicked; the tool was hidden.
     Visibility,
+    /// The tool's output did not match its output schema
+    /// ([`RegistryBuilder::validate_outputs`](crate::RegistryBuilder::validate_outputs)).
+    Output,
 }
 
 impl ErrorKind {
@@ -76,6 +79,7 @@ impl ErrorKind {
             ErrorKind::Timeout => "timeout",
             ErrorKind::Policy => "policy",
             ErrorKind::Visibility => "visibility",
+            ErrorKind::Output => "output",
         }
     }
 }

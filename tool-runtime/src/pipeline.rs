@@ -443,6 +443,9 @@ impl<App: Send + Sync + 'static> Registry<App> {
             span.record("duration_ms", started.elapsed().as_millis() as u64);
         }
         match ended {
+            Ended::Returned(Ok(output)) if let Some(wrong) = wrong_output(entry, &output.value) => {
+                self.internal(tool, call_id, ErrorKind::Output, wrong)
+            }
             Ended::Returned(Ok(output)) => {
                 let limit = entry.def.max_output_chars.unwrap_or(self.inner.config.default_max_output_chars);
                 let (text, structured, truncated) = crate::output::render(output.value, limit);
@@ -529,6 +532,14 @@ fn validate<App>(entry: &Entry<App>, value: Value) -> Result<Input<'static>, Too
         Ok(input) => Ok(Input { value: input, from: ParsedFrom::Value(Box::new(value)) }),
         Err(err) => Err(lines::parse(tool, &err)),
     }
+}
+
+/// What is wrong with a tool's output, where outputs are checked against
+/// the output schema (`RegistryBuilder::validate_outputs`).
+fn wrong_output<App>(entry: &Entry<App>, output: &Value) -> Option<String> {
+    let validator = entry.output_validator.as_ref()?;
+    let problems = crate::validation::problems(validator, output);
+    (!problems.is_empty()).then(|| format!("the output does not match the output schema: {}", problems.join("; ")))
 }
 
 /// Stage 5: a call that needs approval, parked for the host.

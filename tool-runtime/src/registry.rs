@@ -55,6 +55,8 @@ pub(crate) struct Entry<App> {
     pub(crate) text_exact: bool,
     /// The root schema's property names.
     pub(crate) properties: Box<[Box<str>]>,
+    /// The output schema's validator, where outputs are checked.
+    pub(crate) output_validator: Option<jsonschema::Validator>,
 }
 
 impl<App> Entry<App> {
@@ -73,6 +75,7 @@ pub(crate) struct Config {
     pub(crate) default_max_output_chars: usize,
     pub(crate) on_tool_error: Option<ErrorHook>,
     pub(crate) validate_every_call: bool,
+    pub(crate) validate_outputs: bool,
     pub(crate) policy_timeout: Duration,
     pub(crate) max_pending: usize,
     pub(crate) approval_ttl: Duration,
@@ -86,6 +89,7 @@ impl Default for Config {
             default_max_output_chars: 20_000,
             on_tool_error: None,
             validate_every_call: false,
+            validate_outputs: cfg!(debug_assertions),
             policy_timeout: Duration::from_secs(10),
             max_pending: 16,
             approval_ttl: DEFAULT_APPROVAL_TTL,
@@ -253,6 +257,17 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
         self
     }
 
+    /// Checks each successful output against the tool's output schema (on
+    /// by default in debug builds, off in release builds). An output that
+    /// does not match is never passed on: the model reads the generic 500
+    /// line, and the report (kind [`ErrorKind::Output`](crate::ErrorKind::Output))
+    /// says which part of the output is wrong. It catches a `Serialize` that
+    /// writes what the type's `JsonSchema` does not admit.
+    pub fn validate_outputs(mut self, validate: bool) -> Self {
+        self.config.validate_outputs = validate;
+        self
+    }
+
     /// How long a policy predicate may take (default 10 s). One that takes
     /// longer denies the call (fail closed, code `POLICY_TIMEOUT`) and is
     /// reported; a predicate whose call is cancelled meanwhile is dropped
@@ -314,7 +329,18 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
             let text_exact = typed && crate::validation::text_exact(&def.input_schema, self.config.limits.max_depth);
             index.insert(def.name.clone(), entries.len());
             let properties = crate::validation::property_names(&def.input_schema);
-            entries.push(Entry { name: smol_str::SmolStr::new(&def.name), def, tool: boxed.inner, validator, parser_enforces, text_exact, properties });
+            let output_validator = match def.output_schema.as_deref().filter(|_| self.config.validate_outputs) {
+                None => None,
+                Some(schema) => match jsonschema::draft202012::new(schema) {
+                    Ok(validator) => Some(validator),
+                    Err(err) => {
+                        problems.push(BuildProblem::InvalidSchema { tool: def.name.clone(), reason: format!("output schema: {err}") });
+                        continue;
+                    }
+                },
+            };
+            let name = smol_str::SmolStr::new(&def.name);
+            entries.push(Entry { name, def, tool: boxed.inner, validator, parser_enforces, text_exact, properties, output_validator });
         }
         for entry in &entries {
             for required in &entry.def.requires {
