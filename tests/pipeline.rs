@@ -691,3 +691,52 @@ fn outputs_are_checked_by_default_in_debug_builds_only() {
         .block_on(registry.invoke(&Arc::new(()), "read_level", r#"{"level": 3}"#));
     assert_eq!(result.kind == ResultKind::Internal, cfg!(debug_assertions));
 }
+
+#[tokio::test]
+async fn a_dynamic_tool_has_an_output_schema_async_policies_and_an_ends_run_predicate() {
+    let reports = Arc::new(Mutex::new(Vec::<ErrorReport>::new()));
+    let sink = reports.clone();
+    let level = DynamicTool::new("level", "Read a level.", json!({"type": "object"}), |args: Value, _ctx: Ctx<()>| async move {
+        Ok::<_, ToolError>(json!({ "level": args["level"].clone() }))
+    })
+    .output_schema(json!({"type": "object", "properties": {"level": {"type": "integer", "maximum": 10}}, "required": ["level"]}))
+    .policy_async(|args: Value, _ctx| async move {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        match args["level"].as_i64() {
+            Some(level) if level >= 0 => Ok(Verdict::Allow),
+            Some(_) => Ok(Verdict::deny("Negative levels are not read.")),
+            None => Err(std::io::Error::other("the predicate could not read the level")),
+        }
+    })
+    .ends_run_fn(|args, output| args["final"] == json!(true) && output["level"] == json!(0));
+    let registry = Registry::<()>::builder()
+        .tool(level)
+        .validate_outputs(true)
+        .on_tool_error(move |report| sink.lock().unwrap().push(report.clone()))
+        .build()
+        .unwrap();
+    let def = registry.definition("level").unwrap();
+    assert_eq!(def.output_schema.as_deref().unwrap()["required"], json!(["level"]));
+    let app = Arc::new(());
+
+    // The async predicate allows, denies, and fails closed.
+    assert_eq!(registry.invoke(&app, "level", r#"{"level": 3}"#).await.structured(), Some(&json!({"level": 3})));
+    let denied = registry.invoke(&app, "level", r#"{"level": -1}"#).await;
+    assert_eq!(denied.kind, ResultKind::Denied);
+    assert!(denied.text.contains("Negative levels are not read."));
+    assert_eq!(registry.invoke(&app, "level", r#"{"level": "x"}"#).await.kind, ResultKind::Denied);
+    assert!(reports.lock().unwrap().iter().any(|r| r.kind == ErrorKind::Policy && r.error.contains("could not read the level")));
+
+    // The output is checked against the output schema.
+    let wrong = registry.invoke(&app, "level", r#"{"level": 50}"#).await;
+    assert_eq!(wrong.kind, ResultKind::Internal);
+    assert!(reports.lock().unwrap().iter().any(|r| r.kind == ErrorKind::Output));
+
+    // The ends_run predicate sees the arguments and the output.
+    let mut run = registry.run(app.clone());
+    let step = run.execute(vec![tool_runtime::ToolCall::new("1", "level", r#"{"level": 0}"#)]).await;
+    assert!(!step.results[0].ends_run);
+    let step = run.execute(vec![tool_runtime::ToolCall::new("2", "level", r#"{"level": 0, "final": true}"#)]).await;
+    assert!(step.results[0].ends_run);
+    assert_eq!(run.ended_by(), Some("level"));
+}

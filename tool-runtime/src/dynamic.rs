@@ -18,6 +18,7 @@ use crate::tool::{
 type Handler<App> = Arc<dyn Fn(Value, Ctx<App>) -> crate::tool::BoxFuture<'static, Result<Value, BoxError>> + Send + Sync>;
 type PolicyFn<App> = Arc<dyn for<'a> Fn(&'a Value, &'a Ctx<App>) -> PolicyFuture<'a> + Send + Sync>;
 type VisibleFn<App> = Arc<dyn Fn(&StepView<'_, App>) -> bool + Send + Sync>;
+type EndsRunFn = Arc<dyn Fn(&Value, &Value) -> bool + Send + Sync>;
 
 /// A tool whose schema is known only at run time. Its arguments go through
 /// the same pipeline as a `#[tool]`'s: guard, validation against the given
@@ -47,6 +48,7 @@ pub struct DynamicTool<App> {
     handler: Handler<App>,
     policy: Option<PolicyFn<App>>,
     visible: Option<VisibleFn<App>>,
+    ends_run: Option<EndsRunFn>,
 }
 
 impl<App: Send + Sync + 'static> DynamicTool<App> {
@@ -62,7 +64,7 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
             let future = handler(args, ctx);
             Box::pin(async move { future.await.map_err(Into::into) })
         });
-        DynamicTool { definition: ToolDefinition::new(name, description, input_schema), handler, policy: None, visible: None }
+        DynamicTool { definition: ToolDefinition::new(name, description, input_schema), handler, policy: None, visible: None, ends_run: None }
     }
 
     /// A human-readable title.
@@ -100,6 +102,60 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
         self
     }
 
+    /// An async policy predicate: it gets a copy of the validated arguments
+    /// and the call's context, and may await (a lookup, a service). It runs
+    /// under the registry's policy timeout; an error or a panic denies the
+    /// call (fail closed) and is reported.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use serde_json::{json, Value};
+    /// # use tool_runtime::prelude::*;
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let pay = DynamicTool::new("pay", "Pay an amount.", json!({"type": "object"}), |_args, _ctx: Ctx<()>| async {
+    ///     Ok::<_, ToolError>(json!("paid"))
+    /// })
+    /// .policy_async(|args: Value, _ctx| async move {
+    ///     let small = args["amount"].as_u64().is_some_and(|amount| amount <= 100);
+    ///     Ok::<_, std::io::Error>(if small { Verdict::Allow } else { Verdict::deny("Too much.") })
+    /// });
+    /// let registry = Registry::builder().tool(pay).build().unwrap();
+    /// let app = Arc::new(());
+    /// assert_eq!(registry.invoke(&app, "pay", r#"{"amount": 20}"#).await.text, "paid");
+    /// assert!(registry.invoke(&app, "pay", r#"{"amount": 900}"#).await.text.contains("Too much."));
+    /// # }
+    /// ```
+    pub fn policy_async<F, Fut, E>(mut self, predicate: F) -> Self
+    where
+        F: Fn(Value, Ctx<App>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Verdict, E>> + Send + 'static,
+        E: Into<BoxError>,
+    {
+        self.definition.policy = PolicyKind::Predicate;
+        self.policy = Some(Arc::new(move |args, ctx| {
+            let decided = predicate(args.clone(), ctx.clone());
+            Box::pin(async move { decided.await.map_err(Into::into) })
+        }));
+        self
+    }
+
+    /// The JSON Schema of the tool's output, for providers and MCP clients
+    /// (`outputSchema`); outputs are checked against it where the registry
+    /// checks outputs
+    /// ([`validate_outputs`](crate::RegistryBuilder::validate_outputs)).
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        self.definition.output_schema = Some(Arc::new(schema));
+        self
+    }
+
+    /// A successful call ends the run when `predicate` says so, on the
+    /// validated arguments and the output.
+    pub fn ends_run_fn(mut self, predicate: impl Fn(&Value, &Value) -> bool + Send + Sync + 'static) -> Self {
+        self.definition.ends_run = EndsRun::Predicate;
+        self.ends_run = Some(Arc::new(predicate));
+        self
+    }
+
     /// A visibility predicate on the step view.
     pub fn visible_when(mut self, predicate: impl Fn(&StepView<'_, App>) -> bool + Send + Sync + 'static) -> Self {
         self.definition.has_visibility_predicate = true;
@@ -116,6 +172,7 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
     /// Every successful call ends the run.
     pub fn ends_run(mut self, ends: bool) -> Self {
         self.definition.ends_run = if ends { EndsRun::Always } else { EndsRun::Never };
+        self.ends_run = None;
         self
     }
 
@@ -179,11 +236,16 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
 
     fn call(&self, input: Box<dyn Any + Send + Sync>, call: &mut CallState<'_, App>, _args: &ParsedFrom<'_>) -> CallFuture {
         let args = input.downcast::<Value>().map(|args| *args).unwrap_or_default();
+        // The predicate sees the arguments after the handler took them.
+        let ends_run = self.ends_run.clone().map(|predicate| (predicate, args.clone()));
+        let always = self.definition.ends_run == EndsRun::Always;
         let future = (self.handler)(args, call.ctx().clone());
-        let ends_run = self.definition.ends_run == EndsRun::Always;
         Box::pin(async move {
             match future.await {
-                Ok(value) => Ok(ToolOutput { value, ends_run }),
+                Ok(value) => {
+                    let ends_run = always || ends_run.is_some_and(|(predicate, args)| predicate(&args, &value));
+                    Ok(ToolOutput { value, ends_run })
+                }
                 Err(error) => Err(Failure::from_error(error)),
             }
         })
