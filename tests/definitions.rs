@@ -1057,3 +1057,28 @@ fn every_schema_is_valid_json_schema_2020_12() {
         assert_eq!(input["additionalProperties"], false, "{name}");
     }
 }
+
+// ---------------------------------------------------------------- frozen
+
+#[tokio::test]
+async fn a_built_registrys_definitions_cannot_be_widened_afterwards() {
+    let registry = registry(tools![search_catalogue]);
+    let before = registry.definition("search_catalogue").unwrap().clone();
+    let too_big = r#"{"query": "kettle", "limit": 1, "level": 300}"#;
+    let app = std::sync::Arc::new(Shop);
+    assert_eq!(registry.invoke(&app, "search_catalogue", too_big).await.kind, tool_runtime::ResultKind::InvalidArguments);
+
+    // What the registry hands out is a shared, read-only view: a copy may be
+    // changed to accept anything, and the registry does not see it.
+    let mut widened = before.clone();
+    widened.input_schema = std::sync::Arc::new(json!({"type": "object"}));
+    std::sync::Arc::make_mut(&mut widened.input_schema)["additionalProperties"] = json!(true);
+    assert_eq!(registry.definition("search_catalogue").unwrap(), &before);
+    assert_eq!(registry.invoke(&app, "search_catalogue", too_big).await.kind, tool_runtime::ResultKind::InvalidArguments);
+
+    // Adding tools makes another registry; this one keeps its tools as built.
+    let more = registry.with_tools(tools![no_params]).unwrap();
+    assert!(more.definition("no_params").is_some());
+    assert_eq!(registry.names().collect::<Vec<_>>(), ["search_catalogue"]);
+    assert_eq!(registry.definition("search_catalogue").unwrap(), &before);
+}
