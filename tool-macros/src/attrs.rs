@@ -184,18 +184,16 @@ fn read_keys<K: FromMeta + Default>(items: Vec<NestedMeta>, context: &str, keys_
                 continue;
             }
         };
-        let key = path_text(meta.path());
+        let (key, path) = (path_text(meta.path()), meta.path().clone());
         let item = NestedMeta::Meta(meta);
         // Every field takes any `Meta`: alone, an item fails only when its key is unknown.
         if let Err(error) = K::from_list(std::slice::from_ref(&item)) {
-            let NestedMeta::Meta(meta) = &item else { unreachable!("built as a `Meta` above") };
-            errors.push(unknown_key(meta.path(), &key, context, &error, keys_help));
+            errors.push(unknown_key(&path, &key, context, &error, keys_help));
             continue;
         }
         if !seen.insert(key.clone()) {
-            let NestedMeta::Meta(meta) = &item else { unreachable!("built as a `Meta` above") };
             errors.push(with_help(
-                error_at(meta.path(), format!("duplicate key `{key}` in {context}")),
+                error_at(&path, format!("duplicate key `{key}` in {context}")),
                 "each key may appear once; remove one of them",
             ));
             continue;
