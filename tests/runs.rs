@@ -413,3 +413,40 @@ async fn a_run_can_be_given_tools_of_its_own_checked_like_the_registrys() {
     let unknown = registry.run(desk.clone()).with_tools(tools![orphan]).unwrap_err();
     assert_eq!(unknown.problems, [tool_runtime::BuildProblem::UnknownRequires { tool: "orphan".into(), requires: "nowhere".into() }]);
 }
+
+/// Charge a card; gives up on a declined card.
+#[tool(max_retries = 2)]
+async fn charge(amount: u32) -> Result<String, ToolError> {
+    if amount > 100 { Err(ToolError::bad_request("DECLINED", "The card was declined.")) } else { Ok(format!("charged {amount}")) }
+}
+
+#[tokio::test]
+async fn after_max_retries_failed_calls_a_tool_is_no_longer_offered_in_that_run() {
+    let desk = desk(0);
+    let registry = Registry::<Desk>::builder().tools(tools![charge, quick]).build().unwrap();
+    assert_eq!(registry.definition("charge").unwrap().max_retries, Some(2));
+    let mut run = registry.run(desk.clone());
+    // A success does not count; a tool error and invalid arguments do.
+    run.execute(vec![call("1", "charge", json!({"amount": 5}))]).await;
+    run.execute(vec![call("2", "charge", json!({"amount": 500}))]).await;
+    assert!(run.offered_names().contains(&"charge".to_owned()), "one failure of two");
+    run.execute(vec![call("3", "charge", json!({"amount": "lots"}))]).await;
+    assert_eq!(run.offered_names(), ["quick"]);
+    let step = run.execute(vec![call("4", "charge", json!({"amount": 5})), call("5", "quick", json!({}))]).await;
+    let refused = &step.results[0];
+    assert_eq!(refused.error_code.as_deref(), Some("TOOL_EXHAUSTED"));
+    assert!(refused.text.contains("failed 2 times in this run") && refused.text.ends_with("Do not retry this call."), "{}", refused.text);
+    assert_eq!(step.results[1].text, "quick");
+    // Another run starts afresh.
+    assert!(registry.run(desk.clone()).offered_names().contains(&"charge".to_owned()));
+
+    // A dynamic tool has the same option.
+    let flaky = DynamicTool::new("flaky_lookup", "Look up, badly.", json!({"type": "object"}), |_args, _ctx: Ctx<Desk>| async {
+        Err::<serde_json::Value, _>(ToolError::not_found("NOT_FOUND", "Nothing there."))
+    })
+    .max_retries(1);
+    let registry = Registry::<Desk>::builder().tool(flaky).build().unwrap();
+    let mut run = registry.run(desk);
+    run.execute(vec![call("1", "flaky_lookup", json!({}))]).await;
+    assert!(run.offered_names().is_empty());
+}

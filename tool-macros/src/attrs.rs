@@ -35,6 +35,7 @@ struct ToolKeys {
     ends_run: Option<Meta>,
     timeout: Option<Meta>,
     max_output_chars: Option<Meta>,
+    max_retries: Option<Meta>,
     parallel_safe: Option<Meta>,
     strict: Option<Meta>,
     #[darling(rename = "crate")]
@@ -87,6 +88,7 @@ pub struct ToolAttrs {
     pub ends_run: Option<EndsRunAttr>,
     pub timeout: Option<Timeout>,
     pub max_output_chars: Option<usize>,
+    pub max_retries: Option<u32>,
     pub parallel_safe: Option<Flag>,
     pub strict: Option<Flag>,
     pub krate: Option<Path>,
@@ -129,7 +131,8 @@ impl ToolAttrs {
             requires: keys.requires.map(|meta| string_list(&meta, "requires", errors)).unwrap_or_default(),
             ends_run: keys.ends_run.and_then(|meta| ends_run(&meta, errors)),
             timeout: keys.timeout.and_then(|meta| timeout(&meta, errors)),
-            max_output_chars: keys.max_output_chars.and_then(|meta| max_output_chars(&meta, errors)),
+            max_output_chars: keys.max_output_chars.and_then(|meta| positive(&meta, "max_output_chars", "4000", errors)),
+            max_retries: keys.max_retries.and_then(|meta| positive(&meta, "max_retries", "3", errors)),
             parallel_safe: keys.parallel_safe.and_then(|meta| flag(&meta, errors)),
             strict: keys.strict.and_then(|meta| flag(&meta, errors)),
             krate: keys.krate.and_then(|meta| errors.handle(Path::from_meta(&meta))),
@@ -333,23 +336,33 @@ fn timeout(meta: &Meta, errors: &mut Errors) -> Option<Timeout> {
     }
 }
 
-fn max_output_chars(meta: &Meta, errors: &mut Errors) -> Option<usize> {
-    let help = "write a positive whole number, such as `max_output_chars = 4000`";
+/// A key whose value is a whole number of at least 1 (`max_output_chars`,
+/// `max_retries`); `example` is a good value for the help line.
+fn positive<N: std::str::FromStr + PartialEq + From<u8>>(meta: &Meta, key: &str, example: &str, errors: &mut Errors) -> Option<N>
+where
+    N::Err: std::fmt::Display,
+{
+    let help = format!("write a positive whole number, such as `{key} = {example}`");
     let lit = match LitInt::from_meta(meta) {
         Ok(lit) => lit,
         Err(_) => {
-            errors.push(with_help(error_at(meta, "`max_output_chars` takes a whole number"), help));
+            let message = format!("`{key}` takes a whole number");
+            let error = match meta {
+                Meta::NameValue(written) => error_at(&written.value, message),
+                other => error_at(other, message),
+            };
+            errors.push(with_help(error, help));
             return None;
         }
     };
-    match lit.base10_parse::<usize>() {
-        Ok(0) => {
-            errors.push(with_help(error_at(&lit, "`max_output_chars` must be at least 1"), help));
+    match lit.base10_parse::<N>() {
+        Ok(value) if value == N::from(0) => {
+            errors.push(with_help(error_at(&lit, format!("`{key}` must be at least 1")), help));
             None
         }
         Ok(value) => Some(value),
         Err(err) => {
-            errors.push(with_help(error_at(&lit, format!("invalid `max_output_chars`: {err}")), help));
+            errors.push(with_help(error_at(&lit, format!("invalid `{key}`: {err}")), help));
             None
         }
     }

@@ -359,6 +359,10 @@ pub(crate) fn meta(attrs: &ToolAttrs, name: &str, doc: &TokenStream, p: &TokenSt
         Some(chars) => quote!(::core::option::Option::Some(#chars)),
         None => quote!(::core::option::Option::None),
     };
+    let max_retries = match attrs.max_retries {
+        Some(retries) => quote!(::core::option::Option::Some(#retries)),
+        None => quote!(::core::option::Option::None),
+    };
     let read_only_flag = attrs.read_only.is_some_and(|flag| flag.value);
     let parallel_safe = attrs.parallel_safe.map_or(read_only_flag, |flag| flag.value);
     let strict = opt_bool(attrs.strict);
@@ -381,6 +385,7 @@ pub(crate) fn meta(attrs: &ToolAttrs, name: &str, doc: &TokenStream, p: &TokenSt
             ends_run: #p::EndsRun::#ends_run,
             timeout: #timeout,
             max_output_chars: #max_output_chars,
+            max_retries: #max_retries,
             parallel_safe: #parallel_safe,
             strict: #strict,
         }

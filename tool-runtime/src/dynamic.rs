@@ -188,6 +188,13 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
         self
     }
 
+    /// After `retries` failed calls in one run (invalid arguments or tool
+    /// errors), the tool is no longer offered in that run.
+    pub fn max_retries(mut self, retries: u32) -> Self {
+        self.definition.max_retries = Some(retries);
+        self
+    }
+
     /// May run concurrently with other calls of the same step.
     pub fn parallel_safe(mut self, safe: bool) -> Self {
         self.definition.parallel_safe = safe;

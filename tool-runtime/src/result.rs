@@ -271,6 +271,15 @@ pub(crate) mod lines {
         )
     }
 
+    pub(crate) fn exhausted(tool: &str, failed: u32) -> ToolError {
+        let tool = shorten(tool, 64);
+        let message = format!(
+            "The tool `{tool}` failed {failed} times in this run and is no longer offered. Do not call it again; \
+             tell the user what could not be done."
+        );
+        ToolError::new(429, "TOOL_EXHAUSTED", message).no_retry()
+    }
+
     pub(crate) fn deadline(which: crate::run::Deadline) -> ToolError {
         let (code, what) = match which {
             crate::run::Deadline::Run => ("RUN_DEADLINE", "the run's"),

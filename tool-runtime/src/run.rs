@@ -147,11 +147,14 @@ pub(crate) struct Steps {
     pub(crate) step: usize,
     pub(crate) executed: Vec<String>,
     pub(crate) state: RunState,
+    /// Failed calls (invalid arguments or tool errors) per tool, for
+    /// `max_retries`.
+    failures: Vec<(String, u32)>,
 }
 
 impl Default for Steps {
     fn default() -> Self {
-        Steps { step: 0, executed: Vec::new(), state: RunState::Active }
+        Steps { step: 0, executed: Vec::new(), state: RunState::Active, failures: Vec::new() }
     }
 }
 
@@ -159,6 +162,12 @@ impl Steps {
     /// Records a settled call: a success counts as executed, and may end
     /// the run.
     pub(crate) fn record(&mut self, result: &CallResult) {
+        if matches!(result.kind, ResultKind::InvalidArguments | ResultKind::ToolError) {
+            match self.failures.iter_mut().find(|(tool, _)| *tool == result.tool) {
+                Some((_, failed)) => *failed += 1,
+                None => self.failures.push((result.tool.to_string(), 1)),
+            }
+        }
         if result.kind != ResultKind::Success {
             return;
         }
@@ -166,6 +175,14 @@ impl Steps {
         if result.ends_run && self.state == RunState::Active {
             self.state = RunState::Ending { by: result.tool.to_string() };
         }
+    }
+
+    /// What a call of `def` reads once the tool failed `max_retries` times
+    /// in this run, which no longer offers it; `None` while it may be called.
+    pub(crate) fn exhausted(&self, def: &ToolDefinition) -> Option<crate::error::ToolError> {
+        let max = def.max_retries?;
+        let failed = self.failures.iter().find(|(tool, _)| *tool == def.name).map_or(0, |(_, failed)| *failed);
+        (failed >= max).then(|| lines::exhausted(&def.name, failed))
     }
 
     /// The tools of `registry` offered now to `user`: none once the run
@@ -186,6 +203,7 @@ impl Steps {
             .inner
             .entries
             .iter()
+            .filter(|entry| self.exhausted(&entry.def).is_none())
             .filter(|entry| entry.def.requires.iter().all(|name| view.has_executed(name)))
             .filter(|entry| {
                 if !entry.def.has_visibility_predicate {
@@ -397,7 +415,7 @@ impl<App: Send + Sync + 'static> Run<App> {
     pub async fn execute(&mut self, calls: Vec<ToolCall>) -> StepResults {
         let step = self.steps.step;
         let offered = self.offered_names();
-        let refusals = self.duplicate_ids(&calls);
+        let refusals = self.refusals(&calls);
         let parallel = calls.len() > 1
             && calls.iter().all(|call| self.registry.definition(&call.name).is_some_and(|def| def.parallel_safe));
         // The step's calls are cancelled together at its deadline.
@@ -537,23 +555,25 @@ impl<App: Send + Sync + 'static> Run<App> {
         self.cancel.cancel();
     }
 
-    /// For each call, its refusal when its id is taken: by an earlier call
-    /// of the step or by a call waiting for approval. (An empty id gets a
-    /// fresh one, which is never taken.)
-    fn duplicate_ids(&self, calls: &[ToolCall]) -> Vec<Option<CallResult>> {
+    /// For each call, its refusal: when its id is taken, by an earlier call
+    /// of the step or by a call waiting for approval (an empty id gets a
+    /// fresh one, which is never taken); or when its tool failed
+    /// `max_retries` times in this run.
+    fn refusals(&self, calls: &[ToolCall]) -> Vec<Option<CallResult>> {
         let mut taken: Vec<&str> = self.pending.iter().map(|pending| pending.id().as_str()).collect();
         calls
             .iter()
             .map(|call| {
-                if call.id.is_empty() {
-                    return None;
+                if !call.id.is_empty() {
+                    if taken.contains(&call.id.as_str()) {
+                        let error = lines::duplicate_call_id(&call.id);
+                        return Some(CallResult::failure(call.name.as_str().into(), call.id.as_str().into(), ResultKind::InvalidArguments, &error));
+                    }
+                    taken.push(&call.id);
                 }
-                if taken.contains(&call.id.as_str()) {
-                    let error = lines::duplicate_call_id(&call.id);
-                    return Some(CallResult::failure(call.name.as_str().into(), call.id.as_str().into(), ResultKind::InvalidArguments, &error));
-                }
-                taken.push(&call.id);
-                None
+                let error = self.steps.exhausted(self.registry.definition(&call.name)?)?;
+                let id = if call.id.is_empty() { fresh_call_id() } else { call.id.as_str().into() };
+                Some(CallResult::failure(call.name.as_str().into(), id, ResultKind::Denied, &error))
             })
             .collect()
     }

@@ -109,6 +109,7 @@ pub struct ToolMeta {
     pub ends_run: EndsRun,
     pub timeout: Option<Duration>,
     pub max_output_chars: Option<usize>,
+    pub max_retries: Option<u32>,
     pub parallel_safe: bool,
     pub strict: Option<bool>,
 }
@@ -144,6 +145,9 @@ pub struct ToolDefinition {
     pub timeout: Option<Duration>,
     /// The per-tool output limit, overriding the registry default.
     pub max_output_chars: Option<usize>,
+    /// After this many failed calls in one run (invalid arguments or tool
+    /// errors), the tool is no longer offered in that run.
+    pub max_retries: Option<u32>,
     /// May run concurrently with other calls of the same step.
     pub parallel_safe: bool,
     /// Per-tool override of provider strict mode.
@@ -168,6 +172,7 @@ impl ToolDefinition {
             ends_run: EndsRun::Never,
             timeout: None,
             max_output_chars: None,
+            max_retries: None,
             parallel_safe: false,
             strict: None,
         }
@@ -191,6 +196,7 @@ impl ToolDefinition {
             ends_run: meta.ends_run,
             timeout: meta.timeout,
             max_output_chars: meta.max_output_chars,
+            max_retries: meta.max_retries,
             parallel_safe: meta.parallel_safe || meta.annotations.read_only == Some(true),
             strict: meta.strict,
         }

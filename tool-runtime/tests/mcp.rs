@@ -560,3 +560,22 @@ async fn cancelling_a_call_stops_its_policy_predicate() {
     let items = wire.call("list_items", json!({})).await;
     assert_eq!(text(&items), "[1,2,3]");
 }
+
+/// Fetch a page; after one failure it is not offered again in the session.
+#[tool(max_retries = 1)]
+async fn fetch_page(page: u32) -> Result<String, ToolError> {
+    if page == 0 { Err(ToolError::not_found("NO_PAGE", "There is no page 0.")) } else { Ok(format!("page {page}")) }
+}
+
+#[tokio::test]
+async fn a_tool_that_failed_max_retries_times_in_a_session_is_no_longer_offered() {
+    let registry = Registry::<Store>::builder().tools(tools![fetch_page, list_items]).build().unwrap();
+    let server = McpServer::new(registry, Arc::new(Store::default()));
+    let mut wire = Wire::connect(&server, no_capabilities(), Human::Accept).await;
+    let failed = wire.call("fetch_page", json!({"page": 0})).await;
+    assert_eq!(failed["isError"], true);
+    assert_eq!(wire.names().await, ["list_items"]);
+    let refused = wire.call("fetch_page", json!({"page": 1})).await;
+    assert_eq!(refused["isError"], true);
+    assert!(text(&refused).starts_with("code: TOOL_EXHAUSTED"), "{refused}");
+}

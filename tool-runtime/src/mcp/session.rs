@@ -92,7 +92,15 @@ impl<App: Send + Sync + 'static> McpSession<App> {
         user: &Arc<UserContext>,
     ) -> CallResult {
         let server = &self.server;
-        let offered = self.offered_names(&self.lock(), user);
+        let offered = {
+            let run = self.lock();
+            // A tool that failed `max_retries` times in this session reads why.
+            if let Some(error) = server.registry.definition(&request.name).and_then(|def| run.steps.exhausted(def)) {
+                let id = crate::call::fresh_call_id();
+                return CallResult::failure(request.name.as_ref().into(), id, ResultKind::Denied, &error);
+            }
+            self.offered_names(&run, user)
+        };
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let mut call = server
             .registry
