@@ -7,7 +7,7 @@ use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{Item, ItemFn, LitStr};
 
-use crate::attrs::{EndsRunAttr, Flag, ParamDefault, PolicyAttr, ToolAttrs};
+use crate::attrs::{EndsRunAttr, Flag, MetaLit, ParamDefault, PolicyAttr, ToolAttrs};
 use crate::checks;
 use crate::fallback;
 use crate::diag::{error_at, with_help, Errors};
@@ -362,6 +362,7 @@ pub(crate) fn meta(attrs: &ToolAttrs, name: &str, doc: &TokenStream, p: &TokenSt
     let read_only_flag = attrs.read_only.is_some_and(|flag| flag.value);
     let parallel_safe = attrs.parallel_safe.map_or(read_only_flag, |flag| flag.value);
     let strict = opt_bool(attrs.strict);
+    let metadata = metadata(attrs, p);
     quote! {
         #p::ToolMeta {
             name: #name,
@@ -383,8 +384,54 @@ pub(crate) fn meta(attrs: &ToolAttrs, name: &str, doc: &TokenStream, p: &TokenSt
             max_output_chars: #max_output_chars,
             parallel_safe: #parallel_safe,
             strict: #strict,
+            metadata: #metadata,
         }
     }
+}
+
+/// The `Metadata` literal: only the keys written, the rest from
+/// `Metadata::EMPTY`, so a tool without them emits one path.
+fn metadata(attrs: &ToolAttrs, p: &TokenStream) -> TokenStream {
+    let mut fields = Vec::new();
+    let some = |lit: &LitStr| quote!(::core::option::Option::Some(#lit));
+    if let Some(kind) = &attrs.kind {
+        let kind = some(kind);
+        fields.push(quote!(kind: #kind));
+    }
+    for (field, list) in [("examples", &attrs.examples), ("example_prompts", &attrs.example_prompts), ("related", &attrs.related)] {
+        if !list.is_empty() {
+            let field = format_ident!("{field}");
+            fields.push(quote!(#field: &[#(#list),*]));
+        }
+    }
+    if attrs.always_active.is_some_and(|flag| flag.value) {
+        fields.push(quote!(always_active: true));
+    }
+    if let Some(text) = &attrs.classification {
+        let text = some(text);
+        fields.push(quote!(classification: #text));
+    }
+    if let Some(text) = &attrs.scope_prompt {
+        let text = some(text);
+        fields.push(quote!(scope_prompt: #text));
+    }
+    if !attrs.meta.is_empty() {
+        let entries = attrs.meta.iter().map(|entry| {
+            let key = entry.key.to_string();
+            let value = match &entry.value {
+                MetaLit::Str(lit) => quote!(Str(#lit)),
+                MetaLit::Int(number) => quote!(Int(#number)),
+                MetaLit::Float(number) => quote!(Float(#number)),
+                MetaLit::Bool(flag) => quote!(Bool(#flag)),
+            };
+            quote!((#key, #p::MetaValue::#value))
+        });
+        fields.push(quote!(meta: &[#(#entries),*]));
+    }
+    if fields.is_empty() {
+        return quote!(#p::Metadata::EMPTY);
+    }
+    quote!(#p::Metadata { #(#fields,)* ..#p::Metadata::EMPTY })
 }
 
 /// Every doc line joined with `\n`, as one `&'static str` expression.
