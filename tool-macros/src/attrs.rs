@@ -403,7 +403,13 @@ fn meta_value(expr: &Expr, key: &syn::Ident, help: &str, errors: &mut Errors) ->
             Ok(number) if number.is_finite() => Ok(MetaLit::Float(number)),
             _ => Err(format!("`meta({key})` is not a finite number")),
         },
-        _ => Err(format!("the value of `meta({key})` must be a string, number or bool literal")),
+        _ => {
+            let message = format!("the value of `meta({key})` must be a string, number or bool literal");
+            let help = "the macro reads literals only, not constants or expressions: write the value itself, \
+                        such as `meta(owner = \"billing\", cost = 3, beta = true)`";
+            errors.push(with_help(error_at(expr, message), help));
+            return None;
+        }
     };
     match value {
         Ok(value) => Some(value),
