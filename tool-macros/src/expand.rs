@@ -102,6 +102,7 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
         ),
     };
     let meta = meta(attrs, name, &doc, &p);
+    let metadata = metadata(attrs, &p);
     let ctx_arg = tool_fn.ctx.as_ref().map(|ctx| {
         let ty = &ctx.ty;
         let app = &ctx.app;
@@ -252,6 +253,7 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
                 type Input = #input_ty;
 
                 const META: #p::ToolMeta = #meta;
+                #metadata
 
                 fn input_schema(generator: &mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema {
                     #input_schema
@@ -362,7 +364,6 @@ pub(crate) fn meta(attrs: &ToolAttrs, name: &str, doc: &TokenStream, p: &TokenSt
     let read_only_flag = attrs.read_only.is_some_and(|flag| flag.value);
     let parallel_safe = attrs.parallel_safe.map_or(read_only_flag, |flag| flag.value);
     let strict = opt_bool(attrs.strict);
-    let metadata = metadata(attrs, p);
     quote! {
         #p::ToolMeta {
             name: #name,
@@ -384,13 +385,13 @@ pub(crate) fn meta(attrs: &ToolAttrs, name: &str, doc: &TokenStream, p: &TokenSt
             max_output_chars: #max_output_chars,
             parallel_safe: #parallel_safe,
             strict: #strict,
-            metadata: #metadata,
         }
     }
 }
 
-/// The `Metadata` literal: only the keys written, the rest from
-/// `Metadata::EMPTY`, so a tool without them emits one path.
+/// `const METADATA` of the `Tool` impl, with only the keys written (the
+/// rest from `Metadata::EMPTY`); nothing for a tool without them, which
+/// keeps the trait's default.
 fn metadata(attrs: &ToolAttrs, p: &TokenStream) -> TokenStream {
     let mut fields = Vec::new();
     let some = |lit: &LitStr| quote!(::core::option::Option::Some(#lit));
@@ -429,9 +430,9 @@ fn metadata(attrs: &ToolAttrs, p: &TokenStream) -> TokenStream {
         fields.push(quote!(meta: &[#(#entries),*]));
     }
     if fields.is_empty() {
-        return quote!(#p::Metadata::EMPTY);
+        return TokenStream::new();
     }
-    quote!(#p::Metadata { #(#fields,)* ..#p::Metadata::EMPTY })
+    quote!(const METADATA: #p::Metadata = #p::Metadata { #(#fields,)* ..#p::Metadata::EMPTY };)
 }
 
 /// Every doc line joined with `\n`, as one `&'static str` expression.

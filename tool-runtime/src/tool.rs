@@ -111,13 +111,12 @@ pub struct ToolMeta {
     pub max_output_chars: Option<usize>,
     pub parallel_safe: bool,
     pub strict: Option<bool>,
-    /// The metadata keys; [`Metadata::EMPTY`] when none is written.
-    pub metadata: Metadata,
 }
 
 /// The metadata keys of `#[tool]` (`kind`, `examples`, `example_prompts`,
 /// `related`, `always_active`, `classification`, `scope_prompt`, `meta`),
-/// grouped so that a tool using none of them emits one constant.
+/// grouped in `Tool::METADATA`, whose default is [`Metadata::EMPTY`], so
+/// that a tool using none of them emits nothing for them.
 #[doc(hidden)]
 #[derive(Debug)]
 pub struct Metadata {
@@ -256,7 +255,7 @@ impl ToolDefinition {
         }
     }
 
-    pub(crate) fn from_meta(meta: &ToolMeta, input_schema: Value, output_schema: Option<Value>) -> Self {
+    pub(crate) fn from_meta(meta: &ToolMeta, metadata: &Metadata, input_schema: Value, output_schema: Option<Value>) -> Self {
         ToolDefinition {
             name: meta.name.to_owned(),
             description: match meta.description {
@@ -276,14 +275,14 @@ impl ToolDefinition {
             max_output_chars: meta.max_output_chars,
             parallel_safe: meta.parallel_safe || meta.annotations.read_only == Some(true),
             strict: meta.strict,
-            kind: meta.metadata.kind.map(str::to_owned),
-            examples: strings(meta.metadata.examples),
-            example_prompts: strings(meta.metadata.example_prompts),
-            related: strings(meta.metadata.related),
-            always_active: meta.metadata.always_active,
-            classification: meta.metadata.classification.map(str::to_owned),
-            scope_prompt: meta.metadata.scope_prompt.map(str::to_owned),
-            meta: meta.metadata.meta.iter().map(|(key, value)| ((*key).to_owned(), value.to_json())).collect(),
+            kind: metadata.kind.map(str::to_owned),
+            examples: strings(metadata.examples),
+            example_prompts: strings(metadata.example_prompts),
+            related: strings(metadata.related),
+            always_active: metadata.always_active,
+            classification: metadata.classification.map(str::to_owned),
+            scope_prompt: metadata.scope_prompt.map(str::to_owned),
+            meta: metadata.meta.iter().map(|(key, value)| ((*key).to_owned(), value.to_json())).collect(),
         }
     }
 }
@@ -313,6 +312,10 @@ pub trait Tool<App>: 'static {
     /// The macro's static description of the tool.
     #[doc(hidden)]
     const META: ToolMeta;
+
+    /// The metadata keys written on the tool; none by default.
+    #[doc(hidden)]
+    const METADATA: Metadata = Metadata::EMPTY;
 
     /// The input schema, before the registry normalises it.
     #[doc(hidden)]
@@ -417,7 +420,7 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
         let mut generator = crate::schema::output_generator();
         let output = T::output_schema(&mut generator)
             .map(|schema| crate::schema::with_definitions(schema, &mut generator));
-        Ok(ToolDefinition::from_meta(&T::META, input, output))
+        Ok(ToolDefinition::from_meta(&T::META, &T::METADATA, input, output))
     }
 
     fn parse(&self, args: &Map<String, Value>) -> Result<Box<dyn Any + Send + Sync>, serde_json::Error> {
