@@ -757,6 +757,81 @@ fn every_attribute_is_carried_into_the_definition() {
     assert_eq!(registry.definition("wipe").unwrap(), &want);
 }
 
+/// Geocode a place.
+#[tool(
+    kind = "read",
+    examples("geocode(place: \"Amsterdam\")", "geocode(place: \"Louvre\")"),
+    example_prompts("Where is the Louvre?"),
+    related("login", "order_history"),
+    always_active,
+    classification = "turns a place name into coordinates",
+    scope_prompt = "scope to one country when the user names one",
+    meta(owner = "maps", cost = 3, below = -1, ratio = 0.25, beta = true)
+)]
+async fn geocode(place: String) -> String {
+    place
+}
+
+/// Log out.
+#[tool(kind = "write", always_active = false)]
+async fn logout() -> String {
+    String::new()
+}
+
+#[test]
+fn every_metadata_key_is_carried_into_the_definition() {
+    let registry = registry(tools![login, order_history, geocode, logout]);
+    let mut want = expected(
+        "geocode",
+        "Geocode a place.",
+        json!({
+            "$schema": DIALECT,
+            "type": "object",
+            "properties": {"place": {"type": "string"}},
+            "required": ["place"],
+            "additionalProperties": false
+        }),
+    );
+    want.output_schema = Some(json!({"$schema": DIALECT, "type": "string"}).into());
+    want.kind = Some("read".into());
+    want.examples = vec![r#"geocode(place: "Amsterdam")"#.into(), r#"geocode(place: "Louvre")"#.into()];
+    want.example_prompts = vec!["Where is the Louvre?".into()];
+    want.related = vec!["login".into(), "order_history".into()];
+    want.always_active = true;
+    want.classification = Some("turns a place name into coordinates".into());
+    want.scope_prompt = Some("scope to one country when the user names one".into());
+    let Value::Object(meta) = json!({"owner": "maps", "cost": 3, "below": -1, "ratio": 0.25, "beta": true}) else {
+        unreachable!()
+    };
+    want.meta = meta;
+    let got = registry.definition("geocode").unwrap();
+    assert_eq!(got, &want);
+    assert_eq!(serde_json::to_string(&got.meta).unwrap(), r#"{"owner":"maps","cost":3,"below":-1,"ratio":0.25,"beta":true}"#);
+
+    let logout = registry.definition("logout").unwrap();
+    assert_eq!(logout.kind.as_deref(), Some("write"));
+    assert!(!logout.always_active);
+}
+
+#[test]
+fn definitions_are_filtered_by_kind_in_declaration_order() {
+    let registry = registry(tools![login, order_history, geocode, logout]);
+    let of = |kind: &str| registry.definitions_of_kind(kind).map(|def| def.name.clone()).collect::<Vec<_>>();
+    assert_eq!(of("read"), ["geocode"]);
+    assert_eq!(of("write"), ["logout"]);
+    assert!(of("admin").is_empty());
+}
+
+#[test]
+fn an_unknown_related_tool_fails_the_build() {
+    let err = Registry::<Shop>::builder().tools(tools![login, geocode]).build().unwrap_err();
+    assert_eq!(
+        err.problems,
+        [tool_runtime::BuildProblem::UnknownRelated { tool: "geocode".into(), related: "order_history".into() }]
+    );
+    assert!(err.to_string().contains("tool `geocode` lists `order_history` as related, but it is not in the registry"), "{err}");
+}
+
 #[test]
 fn annotations_serialise_as_mcp_hints() {
     let annotations =

@@ -614,6 +614,41 @@ async fn a_duplicate_or_unknown_requires_among_dynamic_tools_fails_the_build() {
     assert!(err.to_string().contains("tool `blank` has an empty description"), "{err}");
 }
 
+#[test]
+fn a_dynamic_tool_takes_every_metadata_key() {
+    let make = |name: &str| {
+        DynamicTool::new(name, "d", json!({"type": "object"}), |_: Value, _: Ctx<App>| async { Ok::<_, ToolError>(Value::Null) })
+    };
+    let tool = make("geocode")
+        .kind("read")
+        .examples([r#"geocode(place: "Amsterdam")"#])
+        .example_prompts(["Where is the Louvre?"])
+        .related(["ping"])
+        .always_active(true)
+        .classification("turns a place name into coordinates")
+        .scope_prompt("scope to one country")
+        .meta("owner", "maps")
+        .meta("cost", 3);
+    let registry = Registry::builder().tools(tools![ping]).tool(tool).build().unwrap();
+    let def = registry.definition("geocode").unwrap();
+    assert_eq!(def.kind.as_deref(), Some("read"));
+    assert_eq!(def.examples, [r#"geocode(place: "Amsterdam")"#]);
+    assert_eq!(def.example_prompts, ["Where is the Louvre?"]);
+    assert_eq!(def.related, ["ping"]);
+    assert!(def.always_active);
+    assert_eq!(def.classification.as_deref(), Some("turns a place name into coordinates"));
+    assert_eq!(def.scope_prompt.as_deref(), Some("scope to one country"));
+    assert_eq!(Value::Object(def.meta.clone()), json!({"owner": "maps", "cost": 3}));
+    assert_eq!(registry.definitions_of_kind("read").map(|def| def.name.as_str()).collect::<Vec<_>>(), ["geocode"]);
+
+    let err = Registry::builder().tool(make("a").related(["ghost"])).build().unwrap_err();
+    assert!(err.to_string().contains("tool `a` lists `ghost` as related, but it is not in the registry"), "{err}");
+    let err = Registry::builder().tool(make("a").kind("read").meta("kind", "write")).build().unwrap_err();
+    assert!(err.to_string().contains("tool `a` sets both `kind` and a `meta` entry named `kind`"), "{err}");
+    // Either alone is fine.
+    Registry::builder().tool(make("a").meta("kind", "write")).tool(make("b").kind("read")).build().unwrap();
+}
+
 #[tokio::test]
 async fn an_enormous_output_reaches_the_model_cut_to_the_limit() {
     let registry = registry();

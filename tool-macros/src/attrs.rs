@@ -38,6 +38,14 @@ struct ToolKeys {
     max_retries: Option<Meta>,
     parallel_safe: Option<Meta>,
     strict: Option<Meta>,
+    kind: Option<Meta>,
+    examples: Option<Meta>,
+    example_prompts: Option<Meta>,
+    related: Option<Meta>,
+    always_active: Option<Meta>,
+    classification: Option<Meta>,
+    scope_prompt: Option<Meta>,
+    meta: Option<Meta>,
     #[darling(rename = "crate")]
     krate: Option<Meta>,
 }
@@ -71,6 +79,20 @@ pub struct Timeout {
     pub millis: u64,
 }
 
+/// One entry of `meta(key = value, ...)`.
+pub struct MetaEntry {
+    pub key: syn::Ident,
+    pub value: MetaLit,
+}
+
+/// The literal value of a `meta` entry.
+pub enum MetaLit {
+    Str(LitStr),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+}
+
 /// The parsed `#[tool(...)]` of the function.
 #[derive(Default)]
 pub struct ToolAttrs {
@@ -91,6 +113,14 @@ pub struct ToolAttrs {
     pub max_retries: Option<u32>,
     pub parallel_safe: Option<Flag>,
     pub strict: Option<Flag>,
+    pub kind: Option<LitStr>,
+    pub examples: Vec<LitStr>,
+    pub example_prompts: Vec<LitStr>,
+    pub related: Vec<LitStr>,
+    pub always_active: Option<Flag>,
+    pub classification: Option<LitStr>,
+    pub scope_prompt: Option<LitStr>,
+    pub meta: Vec<MetaEntry>,
     pub krate: Option<Path>,
 }
 
@@ -135,6 +165,21 @@ impl ToolAttrs {
             max_retries: keys.max_retries.and_then(|meta| positive(&meta, "max_retries", "3", errors)),
             parallel_safe: keys.parallel_safe.and_then(|meta| flag(&meta, errors)),
             strict: keys.strict.and_then(|meta| flag(&meta, errors)),
+            kind: keys.kind.and_then(|meta| text(&meta, "kind", "read", errors)),
+            examples: keys.examples.map(|meta| string_list(&meta, "examples", errors)).unwrap_or_default(),
+            example_prompts: keys
+                .example_prompts
+                .map(|meta| string_list(&meta, "example_prompts", errors))
+                .unwrap_or_default(),
+            related: keys.related.map(|meta| string_list(&meta, "related", errors)).unwrap_or_default(),
+            always_active: keys.always_active.and_then(|meta| flag(&meta, errors)),
+            classification: keys
+                .classification
+                .and_then(|meta| text(&meta, "classification", "Look up one order by its number", errors)),
+            scope_prompt: keys
+                .scope_prompt
+                .and_then(|meta| text(&meta, "scope_prompt", "Scope to one customer when the user names one", errors)),
+            meta: keys.meta.map(|meta| meta_entries(&meta, errors)).unwrap_or_default(),
             krate: keys.krate.and_then(|meta| errors.handle(Path::from_meta(&meta))),
         }
     }
@@ -271,6 +316,109 @@ fn string_list(meta: &Meta, key: &str, errors: &mut Errors) -> Vec<LitStr> {
         }
     }
     out
+}
+
+/// A key that takes one non-empty string, such as `kind = "read"`.
+fn text(meta: &Meta, key: &str, example: &str, errors: &mut Errors) -> Option<LitStr> {
+    let help = format!("write `{key} = \"{example}\"`");
+    let lit = match meta {
+        Meta::NameValue(nv) => match &nv.value {
+            Expr::Lit(syn::ExprLit { lit: Lit::Str(lit), .. }) => lit.clone(),
+            other => {
+                errors.push(with_help(error_at(other, format!("`{key}` takes a string")), help));
+                return None;
+            }
+        },
+        Meta::List(list) => {
+            errors.push(with_help(error_at(list, format!("`{key}` takes one string, not a list")), help));
+            return None;
+        }
+        Meta::Path(path) => {
+            errors.push(with_help(error_at(path, format!("`{key}` needs a value")), help));
+            return None;
+        }
+    };
+    if lit.value().trim().is_empty() {
+        errors.push(with_help(error_at(&lit, format!("`{key}` is empty")), help));
+        return None;
+    }
+    Some(lit)
+}
+
+/// `meta(key = value, ...)`: identifiers set to literals, each key once.
+fn meta_entries(meta: &Meta, errors: &mut Errors) -> Vec<MetaEntry> {
+    let help = "write `meta(key = \"text\", n = 3, flag = true)`: each value a string, number or bool literal";
+    let Meta::List(list) = meta else {
+        errors.push(with_help(error_at(meta, "`meta` takes a list of `key = value` entries"), help));
+        return Vec::new();
+    };
+    let Some(items) = errors.handle(NestedMeta::parse_meta_list(list.tokens.clone())) else {
+        return Vec::new();
+    };
+    let mut out: Vec<MetaEntry> = Vec::new();
+    for item in items {
+        let nv = match item {
+            NestedMeta::Meta(Meta::NameValue(nv)) => nv,
+            NestedMeta::NameValueInvalidExpr(invalid) => {
+                let key = path_text(&invalid.path);
+                errors.push(with_help(error_at(&invalid.value, format!("the value of `meta({key})` must be a literal")), help));
+                continue;
+            }
+            other => {
+                errors.push(with_help(error_at(&other, "`meta` takes `key = value` entries"), help));
+                continue;
+            }
+        };
+        let Some(key) = nv.path.get_ident().cloned() else {
+            errors.push(with_help(error_at(&nv.path, "a `meta` key is one identifier"), help));
+            continue;
+        };
+        let Some(value) = meta_value(&nv.value, &key, help, errors) else { continue };
+        if out.iter().any(|entry| entry.key == key) {
+            errors.push(with_help(error_at(&key, format!("`meta` sets `{key}` twice")), "remove the repeated entry"));
+            continue;
+        }
+        out.push(MetaEntry { key, value });
+    }
+    out
+}
+
+fn meta_value(expr: &Expr, key: &syn::Ident, help: &str, errors: &mut Errors) -> Option<MetaLit> {
+    let (negative, lit) = match expr {
+        Expr::Lit(lit) => (false, Some(&lit.lit)),
+        Expr::Unary(syn::ExprUnary { op: syn::UnOp::Neg(_), expr: inner, .. }) => match &**inner {
+            Expr::Lit(lit) if matches!(lit.lit, Lit::Int(_) | Lit::Float(_)) => (true, Some(&lit.lit)),
+            _ => (false, None),
+        },
+        _ => (false, None),
+    };
+    let sign = if negative { "-" } else { "" };
+    let value = match lit {
+        Some(Lit::Str(lit)) => Ok(MetaLit::Str(lit.clone())),
+        Some(Lit::Bool(lit)) => Ok(MetaLit::Bool(lit.value)),
+        Some(Lit::Int(lit)) => format!("{sign}{}", lit.base10_digits())
+            .parse::<i64>()
+            .map(MetaLit::Int)
+            .map_err(|_| format!("`meta({key})` is out of range for a 64-bit integer")),
+        Some(Lit::Float(lit)) => match format!("{sign}{}", lit.base10_digits()).parse::<f64>() {
+            Ok(number) if number.is_finite() => Ok(MetaLit::Float(number)),
+            _ => Err(format!("`meta({key})` is not a finite number")),
+        },
+        _ => {
+            let message = format!("the value of `meta({key})` must be a string, number or bool literal");
+            let help = "the macro reads literals only, not constants or expressions: write the value itself, \
+                        such as `meta(owner = \"billing\", cost = 3, beta = true)`";
+            errors.push(with_help(error_at(expr, message), help));
+            return None;
+        }
+    };
+    match value {
+        Ok(value) => Some(value),
+        Err(message) => {
+            errors.push(with_help(error_at(expr, message), help));
+            None
+        }
+    }
 }
 
 fn policy(meta: &Meta, errors: &mut Errors) -> Option<PolicyAttr> {
@@ -422,6 +570,46 @@ mod tests {
         assert_eq!(attrs.max_output_chars, Some(10));
         assert!(attrs.strict.is_some_and(|flag| !flag.value));
         assert!(attrs.krate.is_some());
+    }
+
+    #[test]
+    fn the_metadata_keys_are_read() {
+        let mut errors = Errors::default();
+        let attrs = ToolAttrs::parse(
+            quote!(
+                kind = "read", examples("look(1)"), example_prompts("where is it?", "find it"), related("other"),
+                always_active, classification = "finds things", scope_prompt = "scope to one",
+                meta(owner = "ops", cost = 3, neg = -2, ratio = 0.5, beta = true)
+            ),
+            &mut errors,
+        );
+        assert!(errors.is_empty(), "{:?}", errors.messages());
+        assert_eq!(attrs.kind.map(|lit| lit.value()).as_deref(), Some("read"));
+        assert_eq!(attrs.examples.len(), 1);
+        assert_eq!(attrs.example_prompts.len(), 2);
+        assert_eq!(attrs.related[0].value(), "other");
+        assert!(attrs.always_active.is_some_and(|flag| flag.value));
+        assert!(attrs.classification.is_some() && attrs.scope_prompt.is_some());
+        let keys: Vec<String> = attrs.meta.iter().map(|entry| entry.key.to_string()).collect();
+        assert_eq!(keys, ["owner", "cost", "neg", "ratio", "beta"]);
+        assert!(matches!(attrs.meta[1].value, MetaLit::Int(3)));
+        assert!(matches!(attrs.meta[2].value, MetaLit::Int(-2)));
+        assert!(matches!(attrs.meta[3].value, MetaLit::Float(value) if value == 0.5));
+        assert!(matches!(attrs.meta[4].value, MetaLit::Bool(true)));
+    }
+
+    #[test]
+    fn metadata_misuse_is_reported_per_value() {
+        let found = messages(quote!(
+            kind("read"), classification = 3, scope_prompt = "", meta(a = some::path, b = 1, b = 2, c = 99999999999999999999)
+        ));
+        assert!(found[0].starts_with("`kind` takes one string, not a list"), "{found:?}");
+        assert!(found[1].starts_with("`classification` takes a string"), "{found:?}");
+        assert!(found[2].starts_with("`scope_prompt` is empty"), "{found:?}");
+        assert!(found[3].starts_with("the value of `meta(a)` must be a string, number or bool literal"), "{found:?}");
+        assert!(found[4].starts_with("`meta` sets `b` twice"), "{found:?}");
+        assert!(found[5].starts_with("`meta(c)` is out of range"), "{found:?}");
+        assert_eq!(found.len(), 6, "{found:?}");
     }
 
     #[test]

@@ -176,7 +176,33 @@ fn check_keys(attrs: &ToolAttrs, tool_name: &str, errors: &mut Errors) {
             ));
         }
     }
+    for related in &attrs.related {
+        if related.value() == tool_name {
+            errors.push(with_help(
+                error_at(related, format!("tool `{tool_name}` cannot be related to itself")),
+                "`related` names other tools often used together with this one",
+            ));
+        } else if !valid_name(&related.value()) {
+            let help = match suggest_name(&related.value()) {
+                Some(suggestion) => format!("tool names match ^[a-z][a-z0-9_]{{0,63}}$: write \"{suggestion}\""),
+                None => "tool names match ^[a-z][a-z0-9_]{0,63}$".to_owned(),
+            };
+            errors.push(with_help(
+                error_at(related, format!("`related` names \"{}\", which is not a valid tool name", related.value())),
+                help,
+            ));
+        }
+    }
+    if let Some(kind) = &attrs.kind {
+        if let Some(entry) = attrs.meta.iter().find(|entry| entry.key == "kind") {
+            errors.push(with_help(
+                error_at(&entry.key, format!("`meta(kind = ...)` collides with `kind = \"{}\"`", kind.value())),
+                "MCP `_meta` exports `kind` under that key; rename the `meta` entry or remove one of them",
+            ));
+        }
+    }
 }
+
 
 /// A token stream carrying only `span`, to point an error at it.
 fn quote_span(span: proc_macro2::Span) -> proc_macro2::TokenStream {

@@ -7,7 +7,7 @@ use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{Item, ItemFn, LitStr};
 
-use crate::attrs::{EndsRunAttr, Flag, ParamDefault, PolicyAttr, ToolAttrs};
+use crate::attrs::{EndsRunAttr, Flag, MetaLit, ParamDefault, PolicyAttr, ToolAttrs};
 use crate::checks;
 use crate::fallback;
 use crate::diag::{error_at, with_help, Errors};
@@ -102,6 +102,7 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
         ),
     };
     let meta = meta(attrs, name, &doc, &p);
+    let metadata = metadata(attrs, &p);
     let ctx_arg = tool_fn.ctx.as_ref().map(|ctx| {
         let ty = &ctx.ty;
         let app = &ctx.app;
@@ -252,6 +253,7 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
                 type Input = #input_ty;
 
                 const META: #p::ToolMeta = #meta;
+                #metadata
 
                 fn input_schema(generator: &mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema {
                     #input_schema
@@ -390,6 +392,52 @@ pub(crate) fn meta(attrs: &ToolAttrs, name: &str, doc: &TokenStream, p: &TokenSt
             strict: #strict,
         }
     }
+}
+
+/// `const METADATA` of the `Tool` impl, with only the keys written (the
+/// rest from `Metadata::EMPTY`); nothing for a tool without them, which
+/// keeps the trait's default.
+fn metadata(attrs: &ToolAttrs, p: &TokenStream) -> TokenStream {
+    let mut fields = Vec::new();
+    let some = |lit: &LitStr| quote!(::core::option::Option::Some(#lit));
+    if let Some(kind) = &attrs.kind {
+        let kind = some(kind);
+        fields.push(quote!(kind: #kind));
+    }
+    for (field, list) in [("examples", &attrs.examples), ("example_prompts", &attrs.example_prompts), ("related", &attrs.related)] {
+        if !list.is_empty() {
+            let field = format_ident!("{field}");
+            fields.push(quote!(#field: &[#(#list),*]));
+        }
+    }
+    if attrs.always_active.is_some_and(|flag| flag.value) {
+        fields.push(quote!(always_active: true));
+    }
+    if let Some(text) = &attrs.classification {
+        let text = some(text);
+        fields.push(quote!(classification: #text));
+    }
+    if let Some(text) = &attrs.scope_prompt {
+        let text = some(text);
+        fields.push(quote!(scope_prompt: #text));
+    }
+    if !attrs.meta.is_empty() {
+        let entries = attrs.meta.iter().map(|entry| {
+            let key = entry.key.to_string();
+            let value = match &entry.value {
+                MetaLit::Str(lit) => quote!(Str(#lit)),
+                MetaLit::Int(number) => quote!(Int(#number)),
+                MetaLit::Float(number) => quote!(Float(#number)),
+                MetaLit::Bool(flag) => quote!(Bool(#flag)),
+            };
+            quote!((#key, #p::MetaValue::#value))
+        });
+        fields.push(quote!(meta: &[#(#entries),*]));
+    }
+    if fields.is_empty() {
+        return TokenStream::new();
+    }
+    quote!(const METADATA: #p::Metadata = #p::Metadata { #(#fields,)* ..#p::Metadata::EMPTY };)
 }
 
 /// Every doc line joined with `\n`, as one `&'static str` expression.

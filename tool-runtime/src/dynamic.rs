@@ -206,6 +206,71 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
         self.definition.strict = Some(strict);
         self
     }
+
+    /// A declared grouping, filterable with
+    /// [`Registry::definitions_of_kind`](crate::Registry::definitions_of_kind);
+    /// not an authorisation boundary.
+    pub fn kind(mut self, kind: impl Into<String>) -> Self {
+        self.definition.kind = Some(kind.into());
+        self
+    }
+
+    /// Usage examples, such as `geocode("Amsterdam")`.
+    pub fn examples<S: Into<String>>(mut self, examples: impl IntoIterator<Item = S>) -> Self {
+        self.definition.examples = examples.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Prompts a user might write that call for this tool.
+    pub fn example_prompts<S: Into<String>>(mut self, prompts: impl IntoIterator<Item = S>) -> Self {
+        self.definition.example_prompts = prompts.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Tools often used together with this one; each must be in the
+    /// registry, or [`build`](crate::RegistryBuilder::build) fails.
+    pub fn related<S: Into<String>>(mut self, tools: impl IntoIterator<Item = S>) -> Self {
+        self.definition.related = tools.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Offered in every turn whatever an intent classifier selects.
+    pub fn always_active(mut self, always: bool) -> Self {
+        self.definition.always_active = always;
+        self
+    }
+
+    /// A compact one-liner describing the tool to an intent classifier.
+    pub fn classification(mut self, text: impl Into<String>) -> Self {
+        self.definition.classification = Some(text.into());
+        self
+    }
+
+    /// A one-line hint for an intent classifier on when and how to scope the tool.
+    pub fn scope_prompt(mut self, text: impl Into<String>) -> Self {
+        self.definition.scope_prompt = Some(text.into());
+        self
+    }
+
+    /// Adds one free-form metadata entry, exported in MCP `_meta` (a
+    /// later entry with the same key replaces the earlier one). The key
+    /// `kind` is taken by [`kind`](Self::kind): using both fails the build.
+    ///
+    /// ```
+    /// # use serde_json::{json, Value};
+    /// # use tool_runtime::prelude::*;
+    /// let tool = DynamicTool::new("ping", "Ping.", json!({"type": "object"}), |_: Value, _: Ctx<()>| async {
+    ///     Ok::<_, ToolError>(Value::Null)
+    /// })
+    /// .meta("owner", "network")
+    /// .meta("cost", 2);
+    /// let registry = Registry::builder().tool(tool).build().unwrap();
+    /// assert_eq!(registry.definition("ping").unwrap().meta["cost"], 2);
+    /// ```
+    pub fn meta(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.definition.meta.insert(key.into(), value.into());
+        self
+    }
 }
 
 impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {

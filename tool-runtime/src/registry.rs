@@ -114,6 +114,32 @@ impl<App: Send + Sync + 'static> Registry<App> {
         self.inner.entries.iter().map(|entry| &entry.def)
     }
 
+    /// The definitions of the tools declared with this `kind`, in
+    /// declaration order.
+    ///
+    /// A kind is a declared grouping for registries and documentation, not
+    /// an authorisation boundary: the author of a tool chooses it, and no
+    /// call is allowed or refused by it. Decide access with `policy`.
+    ///
+    /// ```
+    /// use tool_runtime::prelude::*;
+    ///
+    /// /// Read the status.
+    /// #[tool(kind = "read")]
+    /// async fn status() -> String { "ok".into() }
+    ///
+    /// /// Restart the service.
+    /// #[tool(kind = "write")]
+    /// async fn restart() -> String { "restarted".into() }
+    ///
+    /// let registry = Registry::<()>::builder().tools(tools![status, restart]).build().unwrap();
+    /// let reads: Vec<&str> = registry.definitions_of_kind("read").map(|def| def.name.as_str()).collect();
+    /// assert_eq!(reads, ["status"]);
+    /// ```
+    pub fn definitions_of_kind<'a>(&'a self, kind: &'a str) -> impl Iterator<Item = &'a ToolDefinition> + 'a {
+        self.definitions().filter(move |def| def.kind.as_deref() == Some(kind))
+    }
+
     /// The definition of one tool.
     pub fn definition(&self, name: &str) -> Option<&ToolDefinition> {
         self.inner.index.get(name).map(|&i| &self.inner.entries[i].def)
@@ -287,8 +313,8 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
     }
 
     /// Builds every schema, compiles every validator and checks the tools
-    /// together: unique names, names the providers accept, `requires`
-    /// naming registered tools. Every problem is reported at once.
+    /// together: unique names, names the providers accept, `requires` and
+    /// `related` naming registered tools. Every problem is reported at once.
     pub fn build(self) -> Result<Registry<App>, BuildError> {
         let mut problems = Vec::new();
         if self.config.limits.max_depth > crate::guard::MAX_ARGUMENT_DEPTH {
@@ -351,6 +377,14 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
                     });
                 }
             }
+            for related in &entry.def.related {
+                if !index.contains_key(related) {
+                    problems.push(BuildProblem::UnknownRelated { tool: entry.def.name.clone(), related: related.clone() });
+                }
+            }
+            if entry.def.kind.is_some() && entry.def.meta.contains_key("kind") {
+                problems.push(BuildProblem::KindInMeta { tool: entry.def.name.clone() });
+            }
         }
         if !problems.is_empty() {
             return Err(BuildError { problems });
@@ -393,6 +427,21 @@ pub enum BuildProblem {
         tool: String,
         /// The missing name.
         requires: String,
+    },
+    /// `related` names a tool that is not registered.
+    #[error("tool `{tool}` lists `{related}` as related, but it is not in the registry; add it or fix the name")]
+    UnknownRelated {
+        /// The tool with the `related` list.
+        tool: String,
+        /// The missing name.
+        related: String,
+    },
+    /// Both `kind` and a `meta` entry named `kind`: they would be exported
+    /// under the same MCP `_meta` key.
+    #[error("tool `{tool}` sets both `kind` and a `meta` entry named `kind`, which MCP `_meta` exports under the same key; rename the `meta` entry")]
+    KindInMeta {
+        /// The tool.
+        tool: String,
     },
     /// A name providers would reject.
     #[error("tool name `{tool}` must match ^[a-z][a-z0-9_]{{0,63}}$")]

@@ -114,6 +114,59 @@ pub struct ToolMeta {
     pub strict: Option<bool>,
 }
 
+/// The metadata keys of `#[tool]` (`kind`, `examples`, `example_prompts`,
+/// `related`, `always_active`, `classification`, `scope_prompt`, `meta`),
+/// grouped in `Tool::METADATA`, whose default is [`Metadata::EMPTY`], so
+/// that a tool using none of them emits nothing for them.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct Metadata {
+    pub kind: Option<&'static str>,
+    pub examples: &'static [&'static str],
+    pub example_prompts: &'static [&'static str],
+    pub related: &'static [&'static str],
+    pub always_active: bool,
+    pub classification: Option<&'static str>,
+    pub scope_prompt: Option<&'static str>,
+    pub meta: &'static [(&'static str, MetaValue)],
+}
+
+impl Metadata {
+    /// No metadata key written.
+    pub const EMPTY: Metadata = Metadata {
+        kind: None,
+        examples: &[],
+        example_prompts: &[],
+        related: &[],
+        always_active: false,
+        classification: None,
+        scope_prompt: None,
+        meta: &[],
+    };
+}
+
+/// One value of `meta(key = value, ...)`: the literals the macro accepts.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub enum MetaValue {
+    Str(&'static str),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+}
+
+impl MetaValue {
+    fn to_json(self) -> Value {
+        match self {
+            MetaValue::Str(text) => Value::from(text),
+            MetaValue::Int(number) => Value::from(number),
+            // The macro only writes finite floats; a non-finite one would be `null`.
+            MetaValue::Float(number) => Value::from(number),
+            MetaValue::Bool(flag) => Value::from(flag),
+        }
+    }
+}
+
 /// A tool as the registry holds it: what the model is told, and the rules
 /// the runtime applies to its calls.
 #[derive(Clone, Debug, PartialEq)]
@@ -152,6 +205,27 @@ pub struct ToolDefinition {
     pub parallel_safe: bool,
     /// Per-tool override of provider strict mode.
     pub strict: Option<bool>,
+    /// A declared grouping (`kind = "read"`), for registries and
+    /// documentation ([`Registry::definitions_of_kind`](crate::Registry::definitions_of_kind))
+    /// and exported as `kind` in MCP `_meta`. It is not an authorisation
+    /// boundary: nothing in the runtime allows or refuses a call by its kind.
+    pub kind: Option<String>,
+    /// Usage examples, such as `geocode("Amsterdam")`.
+    pub examples: Vec<String>,
+    /// Natural-language prompts a user might write that call for this tool.
+    pub example_prompts: Vec<String>,
+    /// Tools often used together with this one; each must be in the
+    /// registry (checked at build, as `requires` is).
+    pub related: Vec<String>,
+    /// Offered in every turn whatever an intent classifier selects (its
+    /// visibility and `requires` still apply).
+    pub always_active: bool,
+    /// A compact one-liner describing the tool to an intent classifier.
+    pub classification: Option<String>,
+    /// A one-line hint for an intent classifier on when and how to scope the tool.
+    pub scope_prompt: Option<String>,
+    /// Free-form metadata (`meta(key = value, ...)`), exported as MCP `_meta`.
+    pub meta: Map<String, Value>,
 }
 
 impl ToolDefinition {
@@ -175,10 +249,18 @@ impl ToolDefinition {
             max_retries: None,
             parallel_safe: false,
             strict: None,
+            kind: None,
+            examples: Vec::new(),
+            example_prompts: Vec::new(),
+            related: Vec::new(),
+            always_active: false,
+            classification: None,
+            scope_prompt: None,
+            meta: Map::new(),
         }
     }
 
-    pub(crate) fn from_meta(meta: &ToolMeta, input_schema: Value, output_schema: Option<Value>) -> Self {
+    pub(crate) fn from_meta(meta: &ToolMeta, metadata: &Metadata, input_schema: Value, output_schema: Option<Value>) -> Self {
         ToolDefinition {
             name: meta.name.to_owned(),
             description: match meta.description {
@@ -192,15 +274,27 @@ impl ToolDefinition {
             output_schema: output_schema.map(Arc::new),
             policy: meta.policy,
             has_visibility_predicate: meta.visible_when,
-            requires: meta.requires.iter().map(|name| (*name).to_owned()).collect(),
+            requires: strings(meta.requires),
             ends_run: meta.ends_run,
             timeout: meta.timeout,
             max_output_chars: meta.max_output_chars,
             max_retries: meta.max_retries,
             parallel_safe: meta.parallel_safe || meta.annotations.read_only == Some(true),
             strict: meta.strict,
+            kind: metadata.kind.map(str::to_owned),
+            examples: strings(metadata.examples),
+            example_prompts: strings(metadata.example_prompts),
+            related: strings(metadata.related),
+            always_active: metadata.always_active,
+            classification: metadata.classification.map(str::to_owned),
+            scope_prompt: metadata.scope_prompt.map(str::to_owned),
+            meta: metadata.meta.iter().map(|(key, value)| ((*key).to_owned(), value.to_json())).collect(),
         }
     }
+}
+
+fn strings(list: &[&str]) -> Vec<String> {
+    list.iter().map(|text| (*text).to_owned()).collect()
 }
 
 /// A tool usable in a `Registry<App>`. Implemented by `#[tool]` on the type
@@ -224,6 +318,10 @@ pub trait Tool<App>: 'static {
     /// The macro's static description of the tool.
     #[doc(hidden)]
     const META: ToolMeta;
+
+    /// The metadata keys written on the tool; none by default.
+    #[doc(hidden)]
+    const METADATA: Metadata = Metadata::EMPTY;
 
     /// The input schema, before the registry normalises it.
     #[doc(hidden)]
@@ -328,7 +426,7 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
         let mut generator = crate::schema::output_generator();
         let output = T::output_schema(&mut generator)
             .map(|schema| crate::schema::with_definitions(schema, &mut generator));
-        Ok(ToolDefinition::from_meta(&T::META, input, output))
+        Ok(ToolDefinition::from_meta(&T::META, &T::METADATA, input, output))
     }
 
     fn parse(&self, args: &Map<String, Value>) -> Result<Box<dyn Any + Send + Sync>, serde_json::Error> {

@@ -31,7 +31,7 @@ struct Item {
 }
 
 /// List the item ids.
-#[tool(read_only)]
+#[tool(read_only, kind = "read", meta(owner = "store", cost = 1))]
 async fn list_items() -> Vec<u32> {
     vec![1, 2, 3]
 }
@@ -277,6 +277,16 @@ async fn tools_list_is_what_the_run_offers_and_changes_are_notified() {
 
     wire.call("list_items", json!({})).await;
     assert_eq!(wire.list_changes(), 0, "nothing changed");
+}
+
+#[tokio::test]
+async fn a_tools_meta_and_kind_reach_the_client_as_meta() {
+    let (server, _) = server();
+    let mut wire = Wire::connect(&server, no_capabilities(), Human::Accept).await;
+    let tools = wire.request("tools/list", json!({})).await;
+    let tool = |name: &str| tools["tools"].as_array().unwrap().iter().find(|tool| tool["name"] == name).unwrap().clone();
+    assert_eq!(tool("list_items")["_meta"], json!({"owner": "store", "cost": 1, "kind": "read"}));
+    assert!(tool("get_item").get("_meta").is_none(), "a tool without metadata has no `_meta`");
 }
 
 #[tokio::test]

@@ -34,6 +34,14 @@ fn done(_input: &place_order, output: &String) -> bool {
     max_output_chars = 4000,
     parallel_safe = false,
     strict = true,
+    kind = "write",
+    examples("place_order(product: \"pen\", quantity: 2)"),
+    example_prompts("Order two pens"),
+    related("login"),
+    always_active,
+    classification = "places orders",
+    scope_prompt = "scope to one product",
+    meta(owner = "shop", cost = -2, ratio = 1.5, beta = true),
     crate = ::tool_runtime,
 )]
 async fn place_order(_ctx: Ctx<Shop>, product: String, quantity: u32) -> String {
@@ -58,6 +66,10 @@ async fn main() {
     assert_eq!(definition.strict, Some(true));
     assert!(!definition.parallel_safe);
     assert!(definition.has_visibility_predicate);
+    assert_eq!(definition.kind.as_deref(), Some("write"));
+    assert_eq!(definition.related, ["login"]);
+    assert!(definition.always_active);
+    assert_eq!(definition.meta["cost"], -2);
     let result = registry.invoke(&Arc::new(Shop), "place_order", r#"{"product": "pen", "quantity": 2}"#).await;
     assert!(result.ends_run, "{}", result.text);
 }

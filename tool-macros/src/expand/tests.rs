@@ -174,3 +174,34 @@ fn print_three_parameter_expansion() {
     );
     println!("{tokens}");
 }
+
+#[test]
+fn a_tool_without_metadata_keys_emits_nothing_for_them() {
+    let tokens = tool(quote!(read_only), quote! { /// Docs.
+        async fn look() -> String { String::new() } })
+    .to_string();
+    assert!(!tokens.contains("METADATA") && !tokens.contains("Metadata"), "{tokens}");
+    let tokens = tool(quote!(kind = "read", meta(cost = 2)), quote! { /// Docs.
+        async fn look() -> String { String::new() } })
+    .to_string();
+    assert!(tokens.contains("const METADATA : :: tool_runtime :: __private :: Metadata = :: tool_runtime :: __private :: Metadata {"), "{tokens}");
+    assert!(tokens.contains("kind : :: core :: option :: Option :: Some (\"read\")"), "{tokens}");
+    assert!(tokens.contains("(\"cost\" , :: tool_runtime :: __private :: MetaValue :: Int (2i64))"), "{tokens}");
+    assert!(tokens.contains(".. :: tool_runtime :: __private :: Metadata :: EMPTY"), "{tokens}");
+    assert!(!tokens.contains("examples"), "only the keys written are emitted: {tokens}");
+}
+
+#[test]
+fn related_and_meta_are_checked_against_the_tool() {
+    let errors = errors_of(
+        quote!(related("look", "Other-Tool"), kind = "read", meta(kind = "write")),
+        parse_quote! {
+            /// Docs.
+            async fn look() {}
+        },
+    );
+    assert_eq!(errors.len(), 3, "{errors:?}");
+    assert!(errors[0].starts_with("tool `look` cannot be related to itself"), "{errors:?}");
+    assert!(errors[1].contains("\"Other-Tool\", which is not a valid tool name") && errors[1].ends_with("write \"other_tool\""), "{errors:?}");
+    assert!(errors[2].starts_with("`meta(kind = ...)` collides with `kind = \"read\"`"), "{errors:?}");
+}

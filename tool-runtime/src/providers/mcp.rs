@@ -2,7 +2,8 @@
 //!
 //! The shape of a `Tool` follows the MCP specification as rmcp models it
 //! (`rmcp::model::Tool`): `name`, `title`, `description`, `inputSchema`,
-//! `outputSchema`, `annotations`, in that order, absent fields left out.
+//! `outputSchema`, `annotations`, `_meta`, in that order, absent fields left
+//! out.
 //! The input schema is the canonical one, `$schema` included: MCP clients
 //! read JSON Schema 2020-12 and accept the keyword.
 
@@ -16,7 +17,8 @@ use crate::tool::ToolDefinition;
 /// (`"type": "object"` at its root), since MCP clients require that of it;
 /// a tool returning a string or a list has none. `annotations` carries the
 /// title and the effect hints the tool declared, and is left out when there
-/// are none.
+/// are none. `_meta` carries the tool's `meta(...)` entries and its `kind`
+/// (under the key `kind`), and is left out when it has neither.
 ///
 /// ```
 /// use serde_json::json;
@@ -48,6 +50,13 @@ pub fn tool(def: &ToolDefinition) -> Value {
     let annotations = annotations(def);
     if !annotations.is_empty() {
         entry.insert("annotations".into(), Value::Object(annotations));
+    }
+    if !def.meta.is_empty() || def.kind.is_some() {
+        let mut meta = def.meta.clone();
+        if let Some(kind) = &def.kind {
+            meta.insert("kind".into(), kind.clone().into());
+        }
+        entry.insert("_meta".into(), Value::Object(meta));
     }
     Value::Object(entry)
 }
@@ -135,6 +144,22 @@ mod tests {
             }))
             .unwrap()
         );
+    }
+
+    #[test]
+    fn meta_and_kind_are_exported_as_meta() {
+        let mut def = definition();
+        def.meta.insert("owner".into(), json!("billing"));
+        def.meta.insert("cost".into(), json!(2));
+        let entry = tool(&def);
+        assert_eq!(entry["_meta"], json!({"owner": "billing", "cost": 2}));
+        def.kind = Some("read".into());
+        let entry = tool(&def);
+        assert_eq!(entry["_meta"], json!({"owner": "billing", "cost": 2, "kind": "read"}));
+        let keys: Vec<&str> = entry.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys.last(), Some(&"_meta"));
+        def.meta.clear();
+        assert_eq!(tool(&def)["_meta"], json!({"kind": "read"}));
     }
 
     #[test]
