@@ -64,6 +64,7 @@ pub mod providers;
 mod registry;
 mod result;
 mod run;
+mod steps;
 mod schema;
 mod tool;
 mod validation;

@@ -21,7 +21,7 @@ use crate::call::{CallOutcome, PendingCall};
 use crate::context::{Progress, ProgressSink, UserContext};
 use crate::error::ToolError;
 use crate::result::{lines, CallResult, ResultKind};
-use crate::run::Steps;
+use crate::steps::Steps;
 use crate::tool::ToolDefinition;
 
 /// One MCP session: one run over the registry (step index, tools executed,

@@ -1,0 +1,97 @@
+//! What a run remembers of its steps, shared by a [`Run`](crate::Run) and
+//! each MCP session: the step index, the tools executed, failures per tool,
+//! how the run ends, and what is offered.
+
+use std::panic::AssertUnwindSafe;
+
+use crate::context::{StepView, UserContext};
+use crate::error::ToolError;
+use crate::error_report::{panic_message, ErrorKind, ErrorReport};
+use crate::registry::Registry;
+use crate::result::{lines, CallResult, ResultKind};
+use crate::run::RunState;
+use crate::tool::ToolDefinition;
+
+/// What a run remembers of its steps: the step index, the tools executed
+/// and where it stands. Kept by a [`Run`](crate::Run), and by each MCP session (where
+/// every `tools/call` is a step).
+#[derive(Debug)]
+pub(crate) struct Steps {
+    pub(crate) step: usize,
+    pub(crate) executed: Vec<String>,
+    pub(crate) state: RunState,
+    /// Failed calls (invalid arguments or tool errors) per tool, for
+    /// `max_retries`.
+    failures: Vec<(String, u32)>,
+}
+
+impl Default for Steps {
+    fn default() -> Self {
+        Steps { step: 0, executed: Vec::new(), state: RunState::Active, failures: Vec::new() }
+    }
+}
+
+impl Steps {
+    /// Records a settled call: a success counts as executed, and may end
+    /// the run.
+    pub(crate) fn record(&mut self, result: &CallResult) {
+        if matches!(result.kind, ResultKind::InvalidArguments | ResultKind::ToolError) {
+            match self.failures.iter_mut().find(|(tool, _)| *tool == result.tool) {
+                Some((_, failed)) => *failed += 1,
+                None => self.failures.push((result.tool.to_string(), 1)),
+            }
+        }
+        if result.kind != ResultKind::Success {
+            return;
+        }
+        self.executed.push(result.tool.to_string());
+        if result.ends_run && self.state == RunState::Active {
+            self.state = RunState::Ending { by: result.tool.to_string() };
+        }
+    }
+
+    /// What a call of `def` reads once the tool failed `max_retries` times
+    /// in this run, which no longer offers it; `None` while it may be called.
+    pub(crate) fn exhausted(&self, def: &ToolDefinition) -> Option<ToolError> {
+        let max = def.max_retries?;
+        let failed = self.failures.iter().find(|(tool, _)| *tool == def.name).map_or(0, |(_, failed)| *failed);
+        (failed >= max).then(|| lines::exhausted(&def.name, failed))
+    }
+
+    /// The tools of `registry` offered now to `user`: none once the run
+    /// ended, else those whose `requires` ran and whose `visible_when`
+    /// passes, in declaration order. A visibility predicate that panics
+    /// hides its tool and is reported.
+    pub(crate) fn offered<'r, App: Send + Sync + 'static>(
+        &self,
+        registry: &'r Registry<App>,
+        app: &App,
+        user: &UserContext,
+    ) -> Vec<&'r ToolDefinition> {
+        if self.state != RunState::Active {
+            return Vec::new();
+        }
+        let view = StepView::new(self.step, &self.executed, app, user);
+        registry
+            .inner
+            .entries
+            .iter()
+            .filter(|entry| self.exhausted(&entry.def).is_none())
+            .filter(|entry| entry.def.requires.iter().all(|name| view.has_executed(name)))
+            .filter(|entry| {
+                if !entry.def.has_visibility_predicate {
+                    return true;
+                }
+                match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.visible(&view))) {
+                    Ok(visible) => visible,
+                    Err(payload) => {
+                        let error = format!("panic: {}", panic_message(payload.as_ref()));
+                        registry.report(ErrorReport::new(&entry.def.name, "", ErrorKind::Visibility, "TOOL_HIDDEN", error));
+                        false
+                    }
+                }
+            })
+            .map(|entry| &entry.def)
+            .collect()
+    }
+}
