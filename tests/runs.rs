@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tool_runtime::prelude::*;
-use tool_runtime::{ErrorKind, ProgressSink, ResultKind, RunState};
+use tool_runtime::{ErrorKind, ProgressSink, ResultKind, Run, RunState};
 
 #[derive(Default)]
 struct Desk {
@@ -449,4 +449,54 @@ async fn after_max_retries_failed_calls_a_tool_is_no_longer_offered_in_that_run(
     let mut run = registry.run(desk);
     run.execute(vec![call("1", "flaky_lookup", json!({}))]).await;
     assert!(run.offered_names().is_empty());
+}
+
+/// Fetch `n` records; small fetches may run side by side.
+#[tool(parallel_safe = small_fetch)]
+async fn fetch(n: u32) -> String {
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    format!("{n} records")
+}
+
+fn small_fetch(args: &serde_json::Value) -> Result<bool, String> {
+    match args["n"].as_u64() {
+        Some(13) => panic!("unlucky"),
+        Some(20) => Err("twenty is not decided".into()),
+        Some(n) => Ok(n < 10),
+        None => Err("no n".into()),
+    }
+}
+
+#[tokio::test]
+async fn a_parallel_safe_predicate_decides_per_call_on_the_raw_arguments() {
+    let desk = desk(0);
+    let registry = Registry::<Desk>::builder().tools(tools![fetch]).build().unwrap();
+    assert!(!registry.definition("fetch").unwrap().parallel_safe, "decided per call");
+    let mut run = registry.run(desk.clone());
+    let step_time = async |run: &mut Run<Desk>, a: serde_json::Value, b: serde_json::Value| {
+        let started = Instant::now();
+        run.execute(vec![call("1", "fetch", a), call("2", "fetch", b)]).await;
+        started.elapsed()
+    };
+    let small = step_time(&mut run, json!({"n": 1}), json!({"n": 2})).await;
+    assert!(small < Duration::from_millis(290), "two small fetches ran side by side: {small:?}");
+    for (a, b) in [(json!({"n": 1}), json!({"n": 50})), (json!({"n": 1}), json!({"n": 20})), (json!({"n": 1}), json!({"n": 13}))] {
+        let elapsed = step_time(&mut run, a.clone(), b.clone()).await;
+        assert!(elapsed >= Duration::from_millis(300), "false, an error or a panic means in order ({a} {b}): {elapsed:?}");
+    }
+
+    // A dynamic tool has the same option.
+    let slow = DynamicTool::new("slow", "Wait a little.", json!({"type": "object"}), |args: serde_json::Value, _ctx: Ctx<Desk>| async move {
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        Ok::<_, ToolError>(args)
+    })
+    .parallel_safe_fn(|args| args["shared"] == json!(false));
+    let registry = Registry::<Desk>::builder().tool(slow).build().unwrap();
+    let mut run = registry.run(desk);
+    let started = Instant::now();
+    run.execute(vec![call("1", "slow", json!({"shared": false})), call("2", "slow", json!({"shared": false}))]).await;
+    assert!(started.elapsed() < Duration::from_millis(290));
+    let started = Instant::now();
+    run.execute(vec![call("3", "slow", json!({"shared": true})), call("4", "slow", json!({"shared": false}))]).await;
+    assert!(started.elapsed() >= Duration::from_millis(300));
 }

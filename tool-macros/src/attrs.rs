@@ -75,6 +75,12 @@ pub enum EndsRunAttr {
     Predicate(Path),
 }
 
+/// `parallel_safe`, `parallel_safe = bool` or `parallel_safe = path`.
+pub enum ParallelSafeAttr {
+    Flag(Flag),
+    Predicate(Path),
+}
+
 pub struct Timeout {
     pub millis: u64,
 }
@@ -111,7 +117,7 @@ pub struct ToolAttrs {
     pub timeout: Option<Timeout>,
     pub max_output_chars: Option<usize>,
     pub max_retries: Option<u32>,
-    pub parallel_safe: Option<Flag>,
+    pub parallel_safe: Option<ParallelSafeAttr>,
     pub strict: Option<Flag>,
     pub kind: Option<LitStr>,
     pub examples: Vec<LitStr>,
@@ -163,7 +169,7 @@ impl ToolAttrs {
             timeout: keys.timeout.and_then(|meta| timeout(&meta, errors)),
             max_output_chars: keys.max_output_chars.and_then(|meta| positive(&meta, "max_output_chars", "4000", errors)),
             max_retries: keys.max_retries.and_then(|meta| positive(&meta, "max_retries", "3", errors)),
-            parallel_safe: keys.parallel_safe.and_then(|meta| flag(&meta, errors)),
+            parallel_safe: keys.parallel_safe.and_then(|meta| parallel_safe(&meta, errors)),
             strict: keys.strict.and_then(|meta| flag(&meta, errors)),
             kind: keys.kind.and_then(|meta| text(&meta, "kind", "read", errors)),
             examples: keys.examples.map(|meta| string_list(&meta, "examples", errors)).unwrap_or_default(),
@@ -463,6 +469,15 @@ fn ends_run(meta: &Meta, errors: &mut Errors) -> Option<EndsRunAttr> {
             predicate_path(meta, "ends_run", errors).map(EndsRunAttr::Predicate)
         }
         _ => flag(meta, errors).map(EndsRunAttr::Flag),
+    }
+}
+
+fn parallel_safe(meta: &Meta, errors: &mut Errors) -> Option<ParallelSafeAttr> {
+    match meta {
+        Meta::NameValue(nv) if matches!(&nv.value, Expr::Path(_)) => {
+            predicate_path(meta, "parallel_safe", errors).map(ParallelSafeAttr::Predicate)
+        }
+        _ => flag(meta, errors).map(ParallelSafeAttr::Flag),
     }
 }
 

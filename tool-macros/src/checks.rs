@@ -5,7 +5,7 @@
 use proc_macro2::TokenStream;
 use syn::LitStr;
 
-use crate::attrs::{EndsRunAttr, ToolAttrs};
+use crate::attrs::{EndsRunAttr, ParallelSafeAttr, ToolAttrs};
 use crate::diag::{error_at, with_help, Errors};
 use crate::signature::ToolFn;
 
@@ -149,11 +149,16 @@ fn check_keys(attrs: &ToolAttrs, tool_name: &str, errors: &mut Errors) {
             "a tool that changes nothing cannot destroy anything; remove one of them",
         ));
     }
-    if is(attrs.read_only) && attrs.parallel_safe.is_some_and(|flag| !flag.value) {
-        errors.push(with_help(
-            error_at(&quote_span(attrs.parallel_safe.unwrap().span), "`parallel_safe = false` contradicts `read_only`"),
+    match &attrs.parallel_safe {
+        Some(ParallelSafeAttr::Flag(flag)) if is(attrs.read_only) && !flag.value => errors.push(with_help(
+            error_at(&quote_span(flag.span), "`parallel_safe = false` contradicts `read_only`"),
             "a read-only tool is always parallel-safe; remove `parallel_safe = false`",
-        ));
+        )),
+        Some(ParallelSafeAttr::Predicate(path)) if is(attrs.read_only) => errors.push(with_help(
+            error_at(path, "`parallel_safe = predicate` contradicts `read_only`"),
+            "a read-only tool is always parallel-safe; remove the predicate or `read_only`",
+        )),
+        _ => {}
     }
     if let Some(EndsRunAttr::Flag(flag)) = &attrs.ends_run {
         if !flag.value {

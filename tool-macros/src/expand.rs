@@ -7,7 +7,7 @@ use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{Item, ItemFn, LitStr};
 
-use crate::attrs::{EndsRunAttr, Flag, MetaLit, ParamDefault, PolicyAttr, ToolAttrs};
+use crate::attrs::{EndsRunAttr, Flag, MetaLit, ParallelSafeAttr, ParamDefault, PolicyAttr, ToolAttrs};
 use crate::checks;
 use crate::fallback;
 use crate::diag::{error_at, with_help, Errors};
@@ -218,6 +218,18 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
             }
         }
     });
+    let parallel_when = match &attrs.parallel_safe {
+        Some(ParallelSafeAttr::Predicate(path)) => {
+            let probe = respan(&p, path.span());
+            let invoke = quote_spanned!(path.span()=> #probe::ParallelSafeWhen::parallel_safe(&#path, args));
+            Some(quote! {
+                fn parallel_safe(args: &#p::serde_json::Value) -> ::core::option::Option<bool> {
+                    ::core::option::Option::Some(#invoke)
+                }
+            })
+        }
+        _ => None,
+    };
     let (args_of_call, again, ends_run) = match &attrs.ends_run {
         Some(EndsRunAttr::Predicate(path)) => {
             let probe = respan(&p, path.span());
@@ -273,6 +285,7 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
 
                 #decide
                 #visible
+                #parallel_when
 
                 fn call(
                     input: Self::Input,
@@ -366,7 +379,12 @@ pub(crate) fn meta(attrs: &ToolAttrs, name: &str, doc: &TokenStream, p: &TokenSt
         None => quote!(::core::option::Option::None),
     };
     let read_only_flag = attrs.read_only.is_some_and(|flag| flag.value);
-    let parallel_safe = attrs.parallel_safe.map_or(read_only_flag, |flag| flag.value);
+    let parallel_safe = match &attrs.parallel_safe {
+        Some(ParallelSafeAttr::Flag(flag)) => flag.value,
+        // Decided per call, on its arguments.
+        Some(ParallelSafeAttr::Predicate(_)) => false,
+        None => read_only_flag,
+    };
     let strict = opt_bool(attrs.strict);
     quote! {
         #p::ToolMeta {

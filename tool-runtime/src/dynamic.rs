@@ -19,6 +19,7 @@ type Handler<App> = Arc<dyn Fn(Value, Ctx<App>) -> crate::tool::BoxFuture<'stati
 type PolicyFn<App> = Arc<dyn for<'a> Fn(&'a Value, &'a Ctx<App>) -> PolicyFuture<'a> + Send + Sync>;
 type VisibleFn<App> = Arc<dyn Fn(&StepView<'_, App>) -> bool + Send + Sync>;
 type EndsRunFn = Arc<dyn Fn(&Value, &Value) -> bool + Send + Sync>;
+type ParallelFn = Arc<dyn Fn(&Value) -> bool + Send + Sync>;
 
 /// A tool whose schema is known only at run time. Its arguments go through
 /// the same pipeline as a `#[tool]`'s: guard, validation against the given
@@ -49,6 +50,7 @@ pub struct DynamicTool<App> {
     policy: Option<PolicyFn<App>>,
     visible: Option<VisibleFn<App>>,
     ends_run: Option<EndsRunFn>,
+    parallel: Option<ParallelFn>,
 }
 
 impl<App: Send + Sync + 'static> DynamicTool<App> {
@@ -64,7 +66,7 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
             let future = handler(args, ctx);
             Box::pin(async move { future.await.map_err(Into::into) })
         });
-        DynamicTool { definition: ToolDefinition::new(name, description, input_schema), handler, policy: None, visible: None, ends_run: None }
+        DynamicTool { definition: ToolDefinition::new(name, description, input_schema), handler, policy: None, visible: None, ends_run: None, parallel: None }
     }
 
     /// A human-readable title.
@@ -198,6 +200,16 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
     /// May run concurrently with other calls of the same step.
     pub fn parallel_safe(mut self, safe: bool) -> Self {
         self.definition.parallel_safe = safe;
+        self.parallel = None;
+        self
+    }
+
+    /// Decides per call whether it may run concurrently with the other
+    /// calls of its step, on the raw (unvalidated) arguments; a panic means
+    /// not.
+    pub fn parallel_safe_fn(mut self, predicate: impl Fn(&Value) -> bool + Send + Sync + 'static) -> Self {
+        self.definition.parallel_safe = false;
+        self.parallel = Some(Arc::new(predicate));
         self
     }
 
@@ -304,6 +316,10 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
 
     fn visible(&self, view: &StepView<'_, App>) -> bool {
         self.visible.as_ref().is_none_or(|visible| visible(view))
+    }
+
+    fn parallel_safe(&self, args: &Value) -> Option<bool> {
+        self.parallel.as_ref().map(|parallel| parallel(args))
     }
 
     fn call(&self, input: Box<dyn Any + Send + Sync>, call: &mut CallState<'_, App>, _args: &ParsedFrom<'_>) -> CallFuture {

@@ -331,8 +331,7 @@ impl<App: Send + Sync + 'static> Run<App> {
         let step = self.steps.step;
         let offered = self.offered_names();
         let refusals = self.refusals(&calls);
-        let parallel = calls.len() > 1
-            && calls.iter().all(|call| self.registry.definition(&call.name).is_some_and(|def| def.parallel_safe));
+        let parallel = calls.len() > 1 && calls.iter().all(|call| self.parallel_safe(call));
         // The step's calls are cancelled together at its deadline.
         let step_token = self.cancel.child_token();
         let calls = calls.into_iter().zip(refusals).map(|(call, refusal)| (self.call_info(&call.id, &step_token), call, refusal));
@@ -456,6 +455,31 @@ impl<App: Send + Sync + 'static> Run<App> {
             }
             outcomes
         }
+    }
+
+    /// Whether `call` may run beside the other calls of its step: its tool
+    /// is `parallel_safe`, or its `parallel_safe` predicate says so on the
+    /// raw arguments (guarded as any arguments are; text that does not
+    /// pass, or a predicate that panics, means not).
+    fn parallel_safe(&self, call: &ToolCall) -> bool {
+        let Some(entry) = self.registry.entry(&call.name) else { return false };
+        if entry.def.parallel_safe {
+            return true;
+        }
+        let limits = &self.registry.inner.config.limits;
+        let parsed;
+        let args = match &call.arguments {
+            Arguments::Value(value) if crate::guard::check_value(value, limits).is_ok() => value,
+            Arguments::Text(text) if crate::guard::check_text(text, limits).is_ok() => match serde_json::from_str(text) {
+                Ok(value) => {
+                    parsed = value;
+                    &parsed
+                }
+                Err(_) => return false,
+            },
+            _ => return false,
+        };
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| entry.tool.parallel_safe(args))).ok().flatten().unwrap_or(false)
     }
 
     /// When the current step must end, and which limit that is.

@@ -356,6 +356,15 @@ pub trait Tool<App>: 'static {
         Box::pin(std::future::ready(Ok(Verdict::Allow)))
     }
 
+    /// Whether this call may run beside the other calls of its step, by
+    /// the `parallel_safe` predicate on the raw arguments; `None` when the
+    /// tool has no predicate (`META.parallel_safe` decides).
+    #[doc(hidden)]
+    fn parallel_safe(args: &Value) -> Option<bool> {
+        let _ = args;
+        None
+    }
+
     /// The visibility predicate; only called when `META.visible_when` is set.
     #[doc(hidden)]
     fn visible(view: &StepView<'_, App>) -> bool {
@@ -414,6 +423,8 @@ pub(crate) trait ErasedTool<App>: Send + Sync {
     fn parses_types(&self) -> bool;
     fn decide<'a>(&'a self, input: &'a (dyn Any + Send + Sync), ctx: &'a Ctx<App>) -> PolicyFuture<'a>;
     fn visible(&self, view: &StepView<'_, App>) -> bool;
+    /// The `parallel_safe` predicate on the raw arguments, if the tool has one.
+    fn parallel_safe(&self, args: &Value) -> Option<bool>;
     fn call(&self, input: Box<dyn Any + Send + Sync>, call: &mut CallState<'_, App>, args: &ParsedFrom<'_>) -> CallFuture;
 }
 
@@ -451,6 +462,10 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
 
     fn visible(&self, view: &StepView<'_, App>) -> bool {
         T::visible(view)
+    }
+
+    fn parallel_safe(&self, args: &Value) -> Option<bool> {
+        T::parallel_safe(args)
     }
 
     fn call(&self, input: Box<dyn Any + Send + Sync>, call: &mut CallState<'_, App>, args: &ParsedFrom<'_>) -> CallFuture {

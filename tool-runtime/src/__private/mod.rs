@@ -29,8 +29,8 @@ pub use crate::policy::{PolicyKind, Verdict};
 
 pub use names::{assert_unique_names, Named};
 pub use probes::{
-    CtxAppWritten, CtxParam, DefaultParam, EndsRunWhen, InputParam, IntoVerdict, NoApp, PolicyProbe, SyncPolicy,
-    ToolInput, ToolParam, VisibleWhen,
+    CtxAppWritten, CtxParam, DefaultParam, EndsRunWhen, InputParam, IntoVerdict, NoApp, ParallelSafeWhen, ParallelVerdict,
+    PolicyProbe, SyncPolicy, ToolInput, ToolParam, VisibleWhen,
 };
 pub use readers::Args;
 pub use returns::{output, PlainReturn, Returned, ToolErrorType, ToolReturn};

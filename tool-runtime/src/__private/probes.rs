@@ -216,6 +216,38 @@ impl<App, F: Fn(&StepView<'_, App>) -> bool> VisibleWhen<App> for F {
     }
 }
 
+/// A `parallel_safe` predicate, on the raw arguments.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a `parallel_safe` predicate",
+    label = "expected `fn(&serde_json::Value) -> bool`",
+    note = "the predicate sees the call's raw arguments, before validation, and returns `bool` or `Result<bool, E>`; \
+            false, an error or a panic means the call is not parallel-safe"
+)]
+pub trait ParallelSafeWhen {
+    fn parallel_safe(&self, args: &Value) -> bool;
+}
+impl<F: Fn(&Value) -> R, R: ParallelVerdict> ParallelSafeWhen for F {
+    fn parallel_safe(&self, args: &Value) -> bool {
+        self(args).is_parallel_safe()
+    }
+}
+
+/// What a `parallel_safe` predicate returns: `bool`, or `Result<bool, E>`
+/// (an error means not parallel-safe).
+pub trait ParallelVerdict {
+    fn is_parallel_safe(self) -> bool;
+}
+impl ParallelVerdict for bool {
+    fn is_parallel_safe(self) -> bool {
+        self
+    }
+}
+impl<E> ParallelVerdict for Result<bool, E> {
+    fn is_parallel_safe(self) -> bool {
+        self.unwrap_or(false)
+    }
+}
+
 /// An `ends_run` predicate.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an `ends_run` predicate for input `{Input}` and output `{Output}`",
