@@ -500,3 +500,33 @@ async fn a_parallel_safe_predicate_decides_per_call_on_the_raw_arguments() {
     run.execute(vec![call("3", "slow", json!({"shared": true})), call("4", "slow", json!({"shared": false}))]).await;
     assert!(started.elapsed() >= Duration::from_millis(300));
 }
+
+/// Transfer the chat to a person; the run halts at once.
+#[tool(ends_turn)]
+async fn transfer_to_agent() -> String {
+    "Transferred.".into()
+}
+
+#[tokio::test]
+async fn an_ends_turn_call_halts_the_run_on_the_same_step() {
+    let desk = desk(0);
+    let registry = Registry::<Desk>::builder().tools(tools![transfer_to_agent, quick]).build().unwrap();
+    assert!(registry.definition("transfer_to_agent").unwrap().ends_turn);
+    let mut run = registry.run(desk.clone());
+    let step = run.execute(vec![call("1", "transfer_to_agent", json!({})), call("2", "quick", json!({}))]).await;
+    assert_eq!(step.results[1].text, "quick", "the rest of the step still runs");
+    assert_eq!(run.state(), &RunState::Finished { by: Some("transfer_to_agent".into()) });
+    assert!(run.offered().is_empty(), "no trailing step");
+
+    // A failed call does not halt it; a dynamic tool has the same option.
+    let halt = DynamicTool::new("halt", "Stop here.", json!({"type": "object", "properties": {"ok": {"type": "boolean"}}}), |args: serde_json::Value, _ctx: Ctx<Desk>| async move {
+        if args["ok"] == json!(true) { Ok(json!("halted")) } else { Err(ToolError::bad_request("NOT_NOW", "Not now.")) }
+    })
+    .ends_turn(true);
+    let registry = Registry::<Desk>::builder().tool(halt).build().unwrap();
+    let mut run = registry.run(desk);
+    run.execute(vec![call("1", "halt", json!({"ok": false}))]).await;
+    assert_eq!(run.state(), &RunState::Active);
+    run.execute(vec![call("2", "halt", json!({"ok": true}))]).await;
+    assert_eq!(run.state(), &RunState::Finished { by: Some("halt".into()) });
+}

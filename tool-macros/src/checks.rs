@@ -168,6 +168,17 @@ fn check_keys(attrs: &ToolAttrs, tool_name: &str, errors: &mut Errors) {
             ));
         }
     }
+    match attrs.ends_turn {
+        Some(flag) if !flag.value => errors.push(with_help(
+            error_at(&quote_span(flag.span), "`ends_turn = false` is the default"),
+            "remove it, or write `ends_turn`",
+        )),
+        Some(flag) if attrs.ends_run.is_some() => errors.push(with_help(
+            error_at(&quote_span(flag.span), "`ends_turn` and `ends_run` cannot both be set"),
+            "`ends_turn` halts the run at once; `ends_run` gives the model one more step to answer: keep one",
+        )),
+        _ => {}
+    }
     for required in &attrs.requires {
         if required.value() == tool_name {
             errors.push(with_help(

@@ -374,6 +374,7 @@ pub(crate) fn meta(attrs: &ToolAttrs, name: &str, doc: &TokenStream, p: &TokenSt
         Some(chars) => quote!(::core::option::Option::Some(#chars)),
         None => quote!(::core::option::Option::None),
     };
+    let ends_turn = attrs.ends_turn.is_some_and(|flag| flag.value);
     let max_retries = match attrs.max_retries {
         Some(retries) => quote!(::core::option::Option::Some(#retries)),
         None => quote!(::core::option::Option::None),
@@ -406,6 +407,7 @@ pub(crate) fn meta(attrs: &ToolAttrs, name: &str, doc: &TokenStream, p: &TokenSt
             timeout: #timeout,
             max_output_chars: #max_output_chars,
             max_retries: #max_retries,
+            ends_turn: #ends_turn,
             parallel_safe: #parallel_safe,
             strict: #strict,
         }

@@ -178,6 +178,13 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
         self
     }
 
+    /// A successful call halts the run on the same step, with no trailing
+    /// step (unlike [`ends_run`](Self::ends_run)).
+    pub fn ends_turn(mut self, ends: bool) -> Self {
+        self.definition.ends_turn = ends;
+        self
+    }
+
     /// Overrides the registry's default timeout.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.definition.timeout = Some(timeout);

@@ -46,7 +46,8 @@ pub enum RunState {
         /// The tool whose call ended the run.
         by: String,
     },
-    /// The host finished the run.
+    /// The run is over: the host finished it, or an `ends_turn` call
+    /// halted it (with no last step).
     Finished {
         /// The tool whose call ended the run, if one did.
         by: Option<String>,
@@ -363,7 +364,7 @@ impl<App: Send + Sync + 'static> Run<App> {
         for outcome in outcomes {
             match outcome {
                 CallOutcome::Done(result) => {
-                    self.steps.record(&result);
+                    self.steps.record(&result, self.ends_turn(&result));
                     results.push(result);
                 }
                 CallOutcome::NeedsApproval(pending) if self.pending.len() >= self.registry.inner.config.max_pending => {
@@ -386,7 +387,7 @@ impl<App: Send + Sync + 'static> Run<App> {
     pub async fn approve(&mut self, id: &str) -> Result<CallResult, RunError> {
         let pending = self.take_pending(id)?;
         let result = self.registry.approve(pending).await;
-        self.steps.record(&result);
+        self.steps.record(&result, self.ends_turn(&result));
         Ok(result)
     }
 
@@ -395,7 +396,7 @@ impl<App: Send + Sync + 'static> Run<App> {
     pub async fn approve_with(&mut self, id: &str, edited: impl Into<Arguments<'_>>) -> Result<CallResult, RunError> {
         let pending = self.take_pending(id)?;
         let result = self.registry.approve_with(pending, edited).await;
-        self.steps.record(&result);
+        self.steps.record(&result, self.ends_turn(&result));
         Ok(result)
     }
 
@@ -480,6 +481,11 @@ impl<App: Send + Sync + 'static> Run<App> {
             _ => return false,
         };
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| entry.tool.parallel_safe(args))).ok().flatten().unwrap_or(false)
+    }
+
+    /// Whether the tool of `result` halts the run when it succeeds.
+    fn ends_turn(&self, result: &CallResult) -> bool {
+        self.registry.definition(&result.tool).is_some_and(|def| def.ends_turn)
     }
 
     /// When the current step must end, and which limit that is.

@@ -34,7 +34,8 @@ impl Default for Steps {
 impl Steps {
     /// Records a settled call: a success counts as executed, and may end
     /// the run.
-    pub(crate) fn record(&mut self, result: &CallResult) {
+    /// `ends_turn` is the tool's key: its success halts the run at once.
+    pub(crate) fn record(&mut self, result: &CallResult, ends_turn: bool) {
         if matches!(result.kind, ResultKind::InvalidArguments | ResultKind::ToolError) {
             match self.failures.iter_mut().find(|(tool, _)| *tool == result.tool) {
                 Some((_, failed)) => *failed += 1,
@@ -45,7 +46,9 @@ impl Steps {
             return;
         }
         self.executed.push(result.tool.to_string());
-        if result.ends_run && self.state == RunState::Active {
+        if ends_turn && self.state == RunState::Active {
+            self.state = RunState::Finished { by: Some(result.tool.to_string()) };
+        } else if result.ends_run && self.state == RunState::Active {
             self.state = RunState::Ending { by: result.tool.to_string() };
         }
     }

@@ -110,6 +110,7 @@ pub struct ToolMeta {
     pub timeout: Option<Duration>,
     pub max_output_chars: Option<usize>,
     pub max_retries: Option<u32>,
+    pub ends_turn: bool,
     pub parallel_safe: bool,
     pub strict: Option<bool>,
 }
@@ -201,6 +202,9 @@ pub struct ToolDefinition {
     /// After this many failed calls in one run (invalid arguments or tool
     /// errors), the tool is no longer offered in that run.
     pub max_retries: Option<u32>,
+    /// A successful call halts the run on the same step, with no trailing
+    /// step (unlike `ends_run`).
+    pub ends_turn: bool,
     /// May run concurrently with other calls of the same step.
     pub parallel_safe: bool,
     /// Per-tool override of provider strict mode.
@@ -247,6 +251,7 @@ impl ToolDefinition {
             timeout: None,
             max_output_chars: None,
             max_retries: None,
+            ends_turn: false,
             parallel_safe: false,
             strict: None,
             kind: None,
@@ -279,6 +284,7 @@ impl ToolDefinition {
             timeout: meta.timeout,
             max_output_chars: meta.max_output_chars,
             max_retries: meta.max_retries,
+            ends_turn: meta.ends_turn,
             parallel_safe: meta.parallel_safe || meta.annotations.read_only == Some(true),
             strict: meta.strict,
             kind: metadata.kind.map(str::to_owned),

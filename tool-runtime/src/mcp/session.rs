@@ -78,7 +78,8 @@ impl<App: Send + Sync + 'static> McpSession<App> {
         let mut run = self.lock();
         let before = self.offered_names(&run, user);
         run.steps.step += 1;
-        run.steps.record(result);
+        let ends_turn = self.server.registry.definition(&result.tool).is_some_and(|def| def.ends_turn);
+        run.steps.record(result, ends_turn);
         self.offered_names(&run, user) != before
     }
 
