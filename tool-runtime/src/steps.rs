@@ -32,9 +32,9 @@ impl Default for Steps {
 }
 
 impl Steps {
-    /// Records a settled call: a success counts as executed, and may end
-    /// the run.
-    /// `ends_turn` is the tool's key: its success halts the run at once.
+    /// Records a settled call: a failure counts toward `max_retries`; a
+    /// success counts as executed, and may end the run (`ends_run`) or halt
+    /// it at once (`ends_turn`, the tool's key).
     pub(crate) fn record(&mut self, result: &CallResult, ends_turn: bool) {
         if matches!(result.kind, ResultKind::InvalidArguments | ResultKind::ToolError) {
             match self.failures.iter_mut().find(|(tool, _)| *tool == result.tool) {
