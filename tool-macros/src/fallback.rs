@@ -10,7 +10,8 @@ use syn::spanned::Spanned;
 use syn::Item;
 
 use crate::attrs::ToolAttrs;
-use crate::expand::{meta, private_path, respan, struct_doc};
+use crate::expand::meta::meta;
+use crate::expand::{private_path, respan, struct_doc};
 use crate::signature::ToolFn;
 
 pub(crate) fn with_errors(item: TokenStream, errors: TokenStream) -> TokenStream {
