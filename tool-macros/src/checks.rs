@@ -179,34 +179,24 @@ fn check_keys(attrs: &ToolAttrs, tool_name: &str, errors: &mut Errors) {
         )),
         _ => {}
     }
-    for required in &attrs.requires {
-        if required.value() == tool_name {
-            errors.push(with_help(
-                error_at(required, format!("tool `{tool_name}` cannot require itself")),
-                "`requires` names tools that must run before this one",
-            ));
-        } else if !valid_name(&required.value()) {
-            errors.push(with_help(
-                error_at(required, format!("`requires` names \"{}\", which is not a valid tool name", required.value())),
-                "tool names match ^[a-z][a-z0-9_]{0,63}$",
-            ));
-        }
-    }
-    for related in &attrs.related {
-        if related.value() == tool_name {
-            errors.push(with_help(
-                error_at(related, format!("tool `{tool_name}` cannot be related to itself")),
-                "`related` names other tools often used together with this one",
-            ));
-        } else if !valid_name(&related.value()) {
-            let help = match suggest_name(&related.value()) {
-                Some(suggestion) => format!("tool names match ^[a-z][a-z0-9_]{{0,63}}$: write \"{suggestion}\""),
-                None => "tool names match ^[a-z][a-z0-9_]{0,63}$".to_owned(),
-            };
-            errors.push(with_help(
-                error_at(related, format!("`related` names \"{}\", which is not a valid tool name", related.value())),
-                help,
-            ));
+    let lists = [
+        (&attrs.requires, "requires", "cannot require itself", "`requires` names tools that must run before this one"),
+        (&attrs.related, "related", "cannot be related to itself", "`related` names other tools often used together with this one"),
+    ];
+    for (names, key, itself, itself_help) in lists {
+        for name in names {
+            if name.value() == tool_name {
+                errors.push(with_help(error_at(name, format!("tool `{tool_name}` {itself}")), itself_help));
+            } else if !valid_name(&name.value()) {
+                let help = match suggest_name(&name.value()) {
+                    Some(suggestion) => format!("tool names match ^[a-z][a-z0-9_]{{0,63}}$: write \"{suggestion}\""),
+                    None => "tool names match ^[a-z][a-z0-9_]{0,63}$".to_owned(),
+                };
+                errors.push(with_help(
+                    error_at(name, format!("`{key}` names \"{}\", which is not a valid tool name", name.value())),
+                    help,
+                ));
+            }
         }
     }
     if let Some(kind) = &attrs.kind {
@@ -218,7 +208,6 @@ fn check_keys(attrs: &ToolAttrs, tool_name: &str, errors: &mut Errors) {
         }
     }
 }
-
 
 /// A token stream carrying only `span`, to point an error at it.
 fn quote_span(span: proc_macro2::Span) -> proc_macro2::TokenStream {
