@@ -179,6 +179,17 @@ fn accepted(input: &hand_over, output: &String) -> bool {
     input.accept && output == "accepted"
 }
 
+/// Hands over to a queue; ends the run once the queue confirms.
+#[tool(ends_run = queue_confirms)]
+async fn hand_over_to(queue: String) -> String {
+    queue
+}
+
+async fn queue_confirms(input: &hand_over_to, output: &String) -> bool {
+    tokio::task::yield_now().await;
+    input.queue == "humans" && output == "humans"
+}
+
 /// Returns the call's identity.
 #[tool]
 async fn whoami(ctx: Ctx<App>) -> String {
@@ -189,7 +200,7 @@ fn registry() -> Registry<App> {
     Registry::builder()
         .tools(tools![
             transfer, ping, kill_switch, refund, fragile, shaky, slow, stubborn, boom, outage, missing, summary, long,
-            hand_over, whoami, flood
+            hand_over, hand_over_to, whoami, flood
         ])
         .build()
         .unwrap()
@@ -535,6 +546,26 @@ async fn ends_run_is_decided_after_success_only_on_input_and_output() {
     let failed = registry.invoke(&app(), "hand_over", json!({"accept": false})).await;
     assert!(failed.is_error());
     assert!(!failed.ends_run);
+}
+
+#[tokio::test]
+async fn an_async_ends_run_predicate_is_awaited_on_input_and_output() {
+    let registry = registry();
+    assert!(registry.invoke(&app(), "hand_over_to", json!({"queue": "humans"})).await.ends_run);
+    assert!(!registry.invoke(&app(), "hand_over_to", json!({"queue": "bots"})).await.ends_run);
+
+    let close = DynamicTool::new("close", "Close a ticket.", json!({"type": "object"}), |args: Value, _ctx: Ctx<()>| async move {
+        Ok::<_, ToolError>(args["state"].clone())
+    })
+    .ends_run_async(|args, output| async move {
+        tokio::task::yield_now().await;
+        args["final"] == json!(true) && output == json!("closed")
+    });
+    let registry = Registry::<()>::builder().tool(close).build().unwrap();
+    let app = Arc::new(());
+    assert!(registry.invoke(&app, "close", json!({"state": "closed", "final": true})).await.ends_run);
+    assert!(!registry.invoke(&app, "close", json!({"state": "open", "final": true})).await.ends_run);
+    assert!(!registry.invoke(&app, "close", json!({"state": "closed"})).await.ends_run);
 }
 
 #[tokio::test]

@@ -530,3 +530,77 @@ async fn an_ends_turn_call_halts_the_run_on_the_same_step() {
     run.execute(vec![call("2", "halt", json!({"ok": true}))]).await;
     assert_eq!(run.state(), &RunState::Finished { by: Some("halt".into()) });
 }
+
+/// Books a slot with a partner; once started it must finish.
+#[tool(interruptible = false, timeout = "2s")]
+async fn book(ctx: Ctx<Desk>) -> String {
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    ctx.app().stock.fetch_add(1, Ordering::SeqCst);
+    format!("booked; token cancelled: {}", ctx.cancellation().is_cancelled())
+}
+
+/// Waits on its token; not interruptible, so only its timeout stops it.
+#[tool(interruptible = false, timeout = "80ms")]
+async fn hold(ctx: Ctx<Desk>) -> String {
+    ctx.cancellation().cancelled().await;
+    "released".into()
+}
+
+fn uninterruptible() -> Registry<Desk> {
+    let book_dynamic = DynamicTool::new("book_dynamic", "Book, dynamically.", json!({"type": "object"}), |_args, ctx: Ctx<Desk>| async move {
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        Ok::<_, ToolError>(json!(format!("booked; token cancelled: {}", ctx.cancellation().is_cancelled())))
+    })
+    .interruptible(false);
+    Registry::builder().tools(tools![book, hold, wait]).tool(book_dynamic).build().unwrap()
+}
+
+#[tokio::test]
+async fn a_tool_that_is_not_interruptible_finishes_when_its_run_is_cancelled_meanwhile() {
+    let desk = desk(0);
+    let registry = uninterruptible();
+    assert!(!registry.definition("book").unwrap().interruptible);
+    assert!(registry.definition("wait").unwrap().interruptible);
+    for tool in ["book", "book_dynamic"] {
+        let mut run = registry.run(desk.clone());
+        let token = run.cancellation().clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(15)).await;
+            token.cancel();
+        });
+        let step = run.execute(vec![call("c1", tool, json!({}))]).await;
+        assert_eq!(step.results[0].kind, ResultKind::Success, "{tool}: {}", step.results[0].text);
+        assert_eq!(step.results[0].text, "booked; token cancelled: false", "{tool}");
+    }
+    // The same cancellation stops an interruptible tool.
+    let mut run = registry.run(desk.clone());
+    run.cancel();
+    assert_eq!(run.execute(vec![call("c2", "wait", json!({}))]).await.results[0].kind, ResultKind::Cancelled);
+}
+
+#[tokio::test]
+async fn a_tool_that_is_not_interruptible_is_still_stopped_by_its_timeout() {
+    let desk = desk(0);
+    let registry = uninterruptible();
+    let token = tool_runtime::CancellationToken::new();
+    let cancel = token.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        cancel.cancel();
+    });
+    let started = Instant::now();
+    let result = registry.call(&desk, "hold", "{}").cancellation(&token).await.into_result().unwrap();
+    assert_eq!(result.kind, ResultKind::TimedOut, "{}", result.text);
+    assert!(started.elapsed() >= Duration::from_millis(80));
+}
+
+#[tokio::test]
+async fn a_dropped_call_of_a_tool_that_is_not_interruptible_runs_on_to_its_end() {
+    let desk = desk(0);
+    let registry = uninterruptible();
+    let call = registry.invoke(&desk, "book", "{}");
+    // Dropped while the tool sleeps.
+    assert!(tokio::time::timeout(Duration::from_millis(15), call).await.is_err());
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    assert_eq!(desk.stock.load(Ordering::SeqCst), 1, "the booking went through");
+}

@@ -68,6 +68,7 @@ pub fn validate(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) -> Str
     let name = tool_name(attrs, tool_fn, errors);
     check_description(attrs, tool_fn, errors);
     check_keys(attrs, &name, errors);
+    check_recovery(attrs, tool_fn, errors);
     name
 }
 
@@ -98,6 +99,18 @@ fn tool_name(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) -> String
             }
             name
         }
+    }
+}
+
+/// `on_error` needs a tool that can fail.
+fn check_recovery(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) {
+    if let Some(path) = &attrs.on_error
+        && !returns_result(&tool_fn.output)
+    {
+        errors.push(with_help(
+            error_at(path, "`on_error` recovers from the tool's error, but the tool does not return a `Result`"),
+            "return `Result<T, E>` from the tool, or remove `on_error`",
+        ));
     }
 }
 
@@ -179,6 +192,14 @@ fn check_keys(attrs: &ToolAttrs, tool_name: &str, errors: &mut Errors) {
         )),
         _ => {}
     }
+    if let Some(flag) = attrs.interruptible
+        && flag.value
+    {
+        errors.push(with_help(
+            error_at(&quote_span(flag.span), "`interruptible = true` is the default"),
+            "remove it, or write `interruptible = false` to keep the tool running when its caller cancels",
+        ));
+    }
     let lists = [
         (&attrs.requires, "requires", "cannot require itself", "`requires` names tools that must run before this one"),
         (&attrs.related, "related", "cannot be related to itself", "`related` names other tools often used together with this one"),
@@ -253,4 +274,10 @@ mod tests {
         assert_eq!(suggest_name("--"), None);
         assert_eq!(suggest_name(&"a".repeat(65)), None);
     }
+}
+
+/// Whether a return type is written as a `Result` (`Result<T, E>`,
+/// `io::Result<T>`, `anyhow::Result<T>`).
+fn returns_result(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(path) if path.path.segments.last().is_some_and(|last| last.ident == "Result"))
 }

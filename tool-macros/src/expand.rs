@@ -103,6 +103,7 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
     };
     let meta = meta::meta(attrs, name, &doc, &p);
     let metadata = meta::metadata(attrs, &p);
+    let execution = meta::execution(attrs, &p);
     let ctx_arg = tool_fn.ctx.as_ref().map(|ctx| {
         let ty = &ctx.ty;
         let app = &ctx.app;
@@ -233,16 +234,57 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
     let (args_of_call, again, ends_run) = match &attrs.ends_run {
         Some(EndsRunAttr::Predicate(path)) => {
             let probe = respan(&p, path.span());
-            let invoke = quote_spanned!(path.span()=> #probe::EndsRunWhen::ends_run(&#path, again, &output));
+            let invoke = quote_spanned!(path.span()=> #probe::ends_run_call(#path, again, &output).decide().await);
             (
                 quote!(args),
                 quote!(let again = <Self as #p::Tool<#app>>::parse_again(args);),
-                quote!(match &again { ::core::option::Option::Some(again) => #invoke, ::core::option::Option::None => false }),
+                quote!(match &again {
+                    ::core::option::Option::Some(again) => {
+                        #[allow(unused_imports)]
+                        use #p::SyncEndsRun as _;
+                        #invoke
+                    }
+                    ::core::option::Option::None => false,
+                }),
             )
         }
         Some(EndsRunAttr::Flag(Flag { value: true, .. })) => (quote!(_), quote!(), quote!(true)),
         _ => (quote!(_), quote!(), quote!(false)),
     };
+    // `on_error`: the recovery sees the input again, parsed from the
+    // arguments, kept for it (the call consumed the input).
+    let (keep_args, recover) = match &attrs.on_error {
+        Some(path) => {
+            let probe = respan(&p, path.span());
+            let invoke = quote_spanned!(path.span()=> #probe::recovery_call(#path, input, &error));
+            (
+                quote!(let recovery_args = #p::ParsedFrom::into_owned(::core::clone::Clone::clone(args));),
+                quote! {
+                    let returned = match returned {
+                        ::core::result::Result::Err(error) => {
+                            #[allow(unused_imports)]
+                            use #p::SyncRecovery as _;
+                            let input = <Self as #p::Tool<#app>>::parse_again(&recovery_args);
+                            let recovered = match &input {
+                                ::core::option::Option::Some(input) => match #invoke {
+                                    ::core::option::Option::Some(probe) => probe.decide().await,
+                                    ::core::option::Option::None => ::core::option::Option::None,
+                                },
+                                ::core::option::Option::None => ::core::option::Option::None,
+                            };
+                            match recovered {
+                                ::core::option::Option::Some(output) => ::core::result::Result::Ok(output),
+                                ::core::option::Option::None => ::core::result::Result::Err(error),
+                            }
+                        }
+                        returned => returned,
+                    };
+                },
+            )
+        }
+        None => (quote!(), quote!()),
+    };
+    let args_of_call = if attrs.on_error.is_some() { quote!(args) } else { args_of_call };
     let output_ty = &tool_fn.output;
     let error_span = error_type(output_ty).span();
     let returned = {
@@ -266,6 +308,7 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
 
                 const META: #p::ToolMeta = #meta;
                 #metadata
+                #execution
 
                 fn input_schema(generator: &mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema {
                     #input_schema
@@ -294,10 +337,12 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
                 ) -> #p::CallFuture {
                     #take_ctx
                     #again
+                    #keep_args
                     ::std::boxed::Box::pin(async move {
                         #[allow(unused_imports)]
                         use #p::PlainReturn as _;
                         let returned = #call.await;
+                        #recover
                         let output = #returned?;
                         let ends_run = #ends_run;
                         #serialize

@@ -180,6 +180,19 @@ impl<'a, App> CallState<'a, App> {
         ctx.get_or_insert_with(|| Ctx { app: Arc::clone(app), call: Arc::new(std::mem::take(info)) })
     }
 
+    /// Cuts the call off from its caller's cancellation, for a tool that
+    /// is not interruptible: from now on the call has a token of its own,
+    /// which only its timeout cancels.
+    pub(crate) fn detach(&mut self) {
+        match &mut self.ctx {
+            None => self.info.cancel = OnceLock::new(),
+            Some(ctx) => {
+                let info = CallInfo { cancel: OnceLock::new(), ..CallInfo::clone(&ctx.call) };
+                ctx.call = Arc::new(info);
+            }
+        }
+    }
+
     pub(crate) fn into_ctx(self) -> Ctx<App> {
         match self.ctx {
             Some(ctx) => ctx,

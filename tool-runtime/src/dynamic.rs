@@ -3,23 +3,39 @@
 
 use std::any::Any;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::FutureExt;
 use serde_json::{Map, Value};
 
 use crate::context::{CallState, Ctx, StepView};
+use crate::error::ToolError;
 use crate::policy::{PolicyKind, Verdict};
 use crate::tool::{
-    Annotations, BoxError, BoxedTool, CallFuture, EndsRun, ErasedTool, Failure, ParsedFrom, PolicyFuture, ToolDefinition,
+    Annotations, BoxError, BoxFuture, BoxedTool, CallFuture, EndsRun, ErasedTool, Failure, ParsedFrom, PolicyFuture, ToolDefinition,
     ToolOutput,
 };
 
 type Handler<App> = Arc<dyn Fn(Value, Ctx<App>) -> crate::tool::BoxFuture<'static, Result<Value, BoxError>> + Send + Sync>;
 type PolicyFn<App> = Arc<dyn for<'a> Fn(&'a Value, &'a Ctx<App>) -> PolicyFuture<'a> + Send + Sync>;
 type VisibleFn<App> = Arc<dyn Fn(&StepView<'_, App>) -> bool + Send + Sync>;
-type EndsRunFn = Arc<dyn Fn(&Value, &Value) -> bool + Send + Sync>;
+/// An `ends_run` predicate, on the validated arguments and the output.
+#[derive(Clone)]
+enum EndsRunFn {
+    Sync(Arc<dyn Fn(&Value, &Value) -> bool + Send + Sync>),
+    Async(Arc<dyn Fn(Value, Value) -> BoxFuture<'static, bool> + Send + Sync>),
+}
 type ParallelFn = Arc<dyn Fn(&Value) -> bool + Send + Sync>;
+
+/// An `on_error` recovery, on the validated arguments and the handler's
+/// error; `None` declines.
+#[derive(Clone)]
+enum RecoverFn {
+    Sync(Arc<dyn Fn(&Value, &BoxError) -> Option<Value> + Send + Sync>),
+    Async(Arc<dyn Fn(Value, Arc<BoxError>) -> BoxFuture<'static, Option<Value>> + Send + Sync>),
+}
 
 /// A tool whose schema is known only at run time. Its arguments go through
 /// the same pipeline as a `#[tool]`'s: guard, validation against the given
@@ -51,6 +67,7 @@ pub struct DynamicTool<App> {
     visible: Option<VisibleFn<App>>,
     ends_run: Option<EndsRunFn>,
     parallel: Option<ParallelFn>,
+    recover: Option<RecoverFn>,
 }
 
 impl<App: Send + Sync + 'static> DynamicTool<App> {
@@ -66,7 +83,7 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
             let future = handler(args, ctx);
             Box::pin(async move { future.await.map_err(Into::into) })
         });
-        DynamicTool { definition: ToolDefinition::new(name, description, input_schema), handler, policy: None, visible: None, ends_run: None, parallel: None }
+        DynamicTool { definition: ToolDefinition::new(name, description, input_schema), handler, policy: None, visible: None, ends_run: None, parallel: None, recover: None }
     }
 
     /// A human-readable title.
@@ -154,7 +171,70 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
     /// validated arguments and the output.
     pub fn ends_run_fn(mut self, predicate: impl Fn(&Value, &Value) -> bool + Send + Sync + 'static) -> Self {
         self.definition.ends_run = EndsRun::Predicate;
-        self.ends_run = Some(Arc::new(predicate));
+        self.ends_run = Some(EndsRunFn::Sync(Arc::new(predicate)));
+        self
+    }
+
+    /// A successful call ends the run when the async `predicate` says so.
+    /// It gets a copy of the validated arguments and of the output, and may
+    /// await (a lookup, a service); it runs inside the call, under the
+    /// tool's timeout.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use serde_json::{json, Value};
+    /// # use tool_runtime::prelude::*;
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let close = DynamicTool::new("close", "Close the ticket.", json!({"type": "object"}), |_args, _ctx: Ctx<()>| async {
+    ///     Ok::<_, ToolError>(json!("closed"))
+    /// })
+    /// .ends_run_async(|_args: Value, output: Value| async move { output == json!("closed") });
+    /// let registry = Registry::builder().tool(close).build().unwrap();
+    /// assert!(registry.invoke(&Arc::new(()), "close", "{}").await.ends_run);
+    /// # }
+    /// ```
+    pub fn ends_run_async<F, Fut>(mut self, predicate: F) -> Self
+    where
+        F: Fn(Value, Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = bool> + Send + 'static,
+    {
+        self.definition.ends_run = EndsRun::Predicate;
+        self.ends_run = Some(EndsRunFn::Async(Arc::new(move |args, output| Box::pin(predicate(args, output)))));
+        self
+    }
+
+    /// Recovers from the handler's own error: `recovery` sees the validated
+    /// arguments and the error, and returns the output the model reads, or
+    /// `None` to let the error through. It is never called for timeouts,
+    /// cancellation, invalid arguments or policy refusals; a panic in it
+    /// gives the original error.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use serde_json::{json, Value};
+    /// # use tool_runtime::prelude::*;
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let quote = DynamicTool::new("quote", "Quote a price.", json!({"type": "object"}), |_args, _ctx: Ctx<()>| async {
+    ///     Err::<Value, _>(ToolError::unavailable("FEED_DOWN", "The feed is down."))
+    /// })
+    /// .on_error(|_args, _error| Some(json!("9.99 (cached)")));
+    /// let registry = Registry::builder().tool(quote).build().unwrap();
+    /// assert_eq!(registry.invoke(&Arc::new(()), "quote", "{}").await.text, "9.99 (cached)");
+    /// # }
+    /// ```
+    pub fn on_error(mut self, recovery: impl Fn(&Value, &BoxError) -> Option<Value> + Send + Sync + 'static) -> Self {
+        self.recover = Some(RecoverFn::Sync(Arc::new(recovery)));
+        self
+    }
+
+    /// Like [`on_error`](Self::on_error), for a recovery that awaits: it
+    /// gets a copy of the arguments and a shared handle on the error.
+    pub fn on_error_async<F, Fut>(mut self, recovery: F) -> Self
+    where
+        F: Fn(Value, Arc<BoxError>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Option<Value>> + Send + 'static,
+    {
+        self.recover = Some(RecoverFn::Async(Arc::new(move |args, error| Box::pin(recovery(args, error)))));
         self
     }
 
@@ -182,6 +262,14 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
     /// step (unlike [`ends_run`](Self::ends_run)).
     pub fn ends_turn(mut self, ends: bool) -> Self {
         self.definition.ends_turn = ends;
+        self
+    }
+
+    /// `false`: the caller's cancellation does not reach the tool; only its
+    /// timeout cancels its token (see
+    /// [`ToolDefinition::interruptible`]).
+    pub fn interruptible(mut self, interruptible: bool) -> Self {
+        self.definition.interruptible = interruptible;
         self
     }
 
@@ -333,12 +421,22 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
         let args = input.downcast::<Value>().map(|args| *args).unwrap_or_default();
         // The predicate sees the arguments after the handler took them.
         let ends_run = self.ends_run.clone().map(|predicate| (predicate, args.clone()));
+        let recover = self.recover.clone().map(|recovery| (recovery, args.clone()));
         let always = self.definition.ends_run == EndsRun::Always;
         let future = (self.handler)(args, call.ctx().clone());
         Box::pin(async move {
-            match future.await {
+            let returned = match (future.await, recover) {
+                (Err(error), Some((recovery, args))) => recovered(recovery, args, error).await,
+                (returned, _) => returned,
+            };
+            match returned {
                 Ok(value) => {
-                    let ends_run = always || ends_run.is_some_and(|(predicate, args)| predicate(&args, &value));
+                    let ends_run = always
+                        || match ends_run {
+                            Some((EndsRunFn::Sync(predicate), args)) => predicate(&args, &value),
+                            Some((EndsRunFn::Async(predicate), args)) => predicate(args, value.clone()).await,
+                            None => false,
+                        };
                     Ok(ToolOutput { value, ends_run })
                 }
                 Err(error) => Err(Failure::from_error(error)),
@@ -346,6 +444,45 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
         })
     }
 }
+
+/// The recovery's output, or the handler's error when it declines or
+/// panics.
+async fn recovered(recovery: RecoverFn, args: Value, error: BoxError) -> Result<Value, BoxError> {
+    match recovery {
+        RecoverFn::Sync(recovery) => match std::panic::catch_unwind(AssertUnwindSafe(|| recovery(&args, &error))) {
+            Ok(Some(value)) => Ok(value),
+            _ => Err(error),
+        },
+        RecoverFn::Async(recovery) => {
+            let shared = Arc::new(error);
+            let recovered = match std::panic::catch_unwind(AssertUnwindSafe(|| recovery(args, shared.clone()))) {
+                Ok(future) => AssertUnwindSafe(future).catch_unwind().await.ok().flatten(),
+                Err(_) => None,
+            };
+            match recovered {
+                Some(value) => Ok(value),
+                None => Err(Arc::try_unwrap(shared).unwrap_or_else(|kept| match kept.downcast_ref::<ToolError>() {
+                    // The recovery kept a handle on the error: the model
+                    // still reads the tool's line.
+                    Some(tool_error) => Box::new(tool_error.clone()),
+                    None => Box::new(KeptError(kept)),
+                })),
+            }
+        }
+    }
+}
+
+/// A handler's error that its recovery kept a handle on.
+#[derive(Debug)]
+struct KeptError(Arc<BoxError>);
+
+impl std::fmt::Display for KeptError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for KeptError {}
 
 impl<App: Send + Sync + 'static> From<DynamicTool<App>> for BoxedTool<App> {
     fn from(tool: DynamicTool<App>) -> Self {

@@ -107,7 +107,7 @@ pub use tokio_util::sync::CancellationToken;
 /// | `policy = allow \| deny \| needs_approval \| path` | a static verdict, or a predicate `fn(&Input, &Ctx<App>) -> Verdict`, sync or async, optionally returning `Result<Verdict, E>` |
 /// | `visible_when = path` | `fn(&StepView<'_, App>) -> bool`, decided before each model call |
 /// | `requires("a", "b")` | offered only after each named tool ran successfully in the run |
-/// | `ends_run` / `ends_run = path` | a successful call ends the run; the predicate is `fn(&Input, &Output) -> bool` |
+/// | `ends_run` / `ends_run = path` | a successful call ends the run; the predicate is `fn(&Input, &Output) -> bool`, sync or async |
 /// | `timeout = "500ms" \| "5s" \| "2m"` | overrides the registry default |
 /// | `max_output_chars = N` | overrides the registry default |
 /// | `parallel_safe` / `parallel_safe = bool` | may run concurrently with other calls of the same step; implied by `read_only` |

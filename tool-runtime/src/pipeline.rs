@@ -362,6 +362,9 @@ impl<App: Send + Sync + 'static> Registry<App> {
         let started = if call.info().is_cancelled() {
             Err(None)
         } else {
+            if !entry.def.interruptible {
+                call.detach();
+            }
             let Input { value, from } = input;
             std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.call(value, call, &from))).map_err(Some)
         };
@@ -402,7 +405,9 @@ impl<App: Send + Sync + 'static> Registry<App> {
         let cancel = call.cancellation();
         // A caller that drops the call mid-way cancels it: the token fires
         // and the task is dropped, as at the timeout.
-        let mut task = Abandoned { task: tokio::spawn(future.instrument(span.clone())), cancel };
+        // One that is not interruptible runs on to its end, or its timeout.
+        let detached_until = (!entry.def.interruptible).then(|| (started + timeout).into());
+        let mut task = Abandoned { task: tokio::spawn(future.instrument(span.clone())), cancel, detached_until };
         let task = &mut task.task;
         tokio::select! {
             // Biased: a cancelled call reads as cancelled even when the
@@ -498,14 +503,29 @@ fn first_poll(future: &mut CallFuture, cx: &mut std::task::Context<'_>) -> Optio
 struct Abandoned<'a> {
     task: tokio::task::JoinHandle<Result<ToolOutput, Failure>>,
     cancel: &'a tokio_util::sync::CancellationToken,
+    /// For a tool that is not interruptible: its timeout, until which the
+    /// task runs on.
+    detached_until: Option<tokio::time::Instant>,
 }
 
 impl Drop for Abandoned<'_> {
     fn drop(&mut self) {
-        if !self.task.is_finished() {
-            self.cancel.cancel();
-            self.task.abort();
+        if self.task.is_finished() {
+            return;
         }
+        if let Some(deadline) = self.detached_until
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            let (cancel, task) = (self.cancel.clone(), self.task.abort_handle());
+            runtime.spawn(async move {
+                tokio::time::sleep_until(deadline).await;
+                cancel.cancel();
+                task.abort();
+            });
+            return;
+        }
+        self.cancel.cancel();
+        self.task.abort();
     }
 }
 

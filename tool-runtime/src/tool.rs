@@ -146,6 +146,21 @@ impl Metadata {
     };
 }
 
+/// The keys of `#[tool]` on how a call executes, beyond its limits
+/// (`interruptible`), grouped in `Tool::EXECUTION`, whose default is
+/// [`Execution::DEFAULT`], so that a tool using none of them emits nothing
+/// for them.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct Execution {
+    pub interruptible: bool,
+}
+
+impl Execution {
+    /// No execution key written.
+    pub const DEFAULT: Execution = Execution { interruptible: true };
+}
+
 /// One value of `meta(key = value, ...)`: the literals the macro accepts.
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
@@ -209,6 +224,11 @@ pub struct ToolDefinition {
     pub parallel_safe: bool,
     /// Per-tool override of provider strict mode.
     pub strict: Option<bool>,
+    /// Whether the caller's cancellation reaches the tool (the default).
+    /// When false (`interruptible = false`), the tool's token fires only at
+    /// its timeout: a call cancelled, or dropped, while it runs still runs
+    /// to its end, and a run cancelled meanwhile still gets the result.
+    pub interruptible: bool,
     /// A declared grouping (`kind = "read"`), for registries and
     /// documentation ([`Registry::definitions_of_kind`](crate::Registry::definitions_of_kind))
     /// and exported as `kind` in MCP `_meta`. It is not an authorisation
@@ -254,6 +274,7 @@ impl ToolDefinition {
             ends_turn: false,
             parallel_safe: false,
             strict: None,
+            interruptible: true,
             kind: None,
             examples: Vec::new(),
             example_prompts: Vec::new(),
@@ -265,7 +286,13 @@ impl ToolDefinition {
         }
     }
 
-    pub(crate) fn from_meta(meta: &ToolMeta, metadata: &Metadata, input_schema: Value, output_schema: Option<Value>) -> Self {
+    pub(crate) fn from_meta(
+        meta: &ToolMeta,
+        metadata: &Metadata,
+        execution: &Execution,
+        input_schema: Value,
+        output_schema: Option<Value>,
+    ) -> Self {
         ToolDefinition {
             name: meta.name.to_owned(),
             description: match meta.description {
@@ -287,6 +314,7 @@ impl ToolDefinition {
             ends_turn: meta.ends_turn,
             parallel_safe: meta.parallel_safe || meta.annotations.read_only == Some(true),
             strict: meta.strict,
+            interruptible: execution.interruptible,
             kind: metadata.kind.map(str::to_owned),
             examples: strings(metadata.examples),
             example_prompts: strings(metadata.example_prompts),
@@ -328,6 +356,10 @@ pub trait Tool<App>: 'static {
     /// The metadata keys written on the tool; none by default.
     #[doc(hidden)]
     const METADATA: Metadata = Metadata::EMPTY;
+
+    /// The execution keys written on the tool; the defaults otherwise.
+    #[doc(hidden)]
+    const EXECUTION: Execution = Execution::DEFAULT;
 
     /// The input schema, before the registry normalises it.
     #[doc(hidden)]
@@ -399,7 +431,7 @@ pub enum ParsedFrom<'a> {
 
 impl ParsedFrom<'_> {
     /// The same, owning its text (to keep it while a call waits).
-    pub(crate) fn into_owned(self) -> ParsedFrom<'static> {
+    pub fn into_owned(self) -> ParsedFrom<'static> {
         match self {
             ParsedFrom::Text(text) => ParsedFrom::Text(Cow::Owned(text.into_owned())),
             ParsedFrom::Value(value) => ParsedFrom::Value(value),
@@ -443,7 +475,7 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
         let mut generator = crate::schema::output_generator();
         let output = T::output_schema(&mut generator)
             .map(|schema| crate::schema::with_definitions(schema, &mut generator));
-        Ok(ToolDefinition::from_meta(&T::META, &T::METADATA, input, output))
+        Ok(ToolDefinition::from_meta(&T::META, &T::METADATA, &T::EXECUTION, input, output))
     }
 
     fn parse(&self, args: &Map<String, Value>) -> Result<Box<dyn Any + Send + Sync>, serde_json::Error> {

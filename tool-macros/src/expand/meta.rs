@@ -1,6 +1,7 @@
 //! The tool's static description in generated code: the `ToolMeta`
 //! literal (name, docs, annotations, policy, limits) and, for a tool that
-//! writes any metadata key, its `Metadata` constant.
+//! writes any metadata or execution key, its `Metadata` or `Execution`
+//! constant.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -137,3 +138,16 @@ pub(super) fn metadata(attrs: &ToolAttrs, p: &TokenStream) -> TokenStream {
     quote!(const METADATA: #p::Metadata = #p::Metadata { #(#fields,)* ..#p::Metadata::EMPTY };)
 }
 
+
+/// `const EXECUTION` of the `Tool` impl, with only the keys written;
+/// nothing for a tool without them, which keeps the trait's default.
+pub(super) fn execution(attrs: &ToolAttrs, p: &TokenStream) -> TokenStream {
+    let mut fields = Vec::new();
+    if attrs.interruptible.is_some_and(|flag| !flag.value) {
+        fields.push(quote!(interruptible: false));
+    }
+    if fields.is_empty() {
+        return TokenStream::new();
+    }
+    quote!(const EXECUTION: #p::Execution = #p::Execution { #(#fields,)* ..#p::Execution::DEFAULT };)
+}

@@ -12,6 +12,7 @@
 mod names;
 mod probes;
 mod readers;
+mod recovery;
 mod returns;
 mod schemas;
 
@@ -23,16 +24,17 @@ pub use core::time::Duration;
 
 pub use crate::context::{CallState, Ctx, StepView};
 pub use crate::tool::{
-    Annotations, BoxError, CallFuture, EndsRun, Failure, Metadata, MetaValue, ParsedFrom, PolicyFuture, Tool, ToolMeta, ToolOutput,
+    Annotations, BoxError, CallFuture, EndsRun, Execution, Failure, Metadata, MetaValue, ParsedFrom, PolicyFuture, Tool, ToolMeta, ToolOutput,
 };
 pub use crate::policy::{PolicyKind, Verdict};
 
 pub use names::{assert_unique_names, Named};
 pub use probes::{
-    CtxAppWritten, CtxParam, DefaultParam, EndsRunWhen, InputParam, IntoVerdict, NoApp, ParallelSafeWhen, ParallelVerdict,
-    PolicyProbe, SyncPolicy, ToolInput, ToolParam, VisibleWhen,
+    CtxAppWritten, CtxParam, DefaultParam, ends_run_call, EndsRunProbe, EndsRunVerdict, InputParam, IntoVerdict, NoApp, ParallelSafeWhen, ParallelVerdict,
+    PolicyProbe, SyncEndsRun, SyncPolicy, ToolInput, ToolParam, VisibleWhen,
 };
 pub use readers::Args;
+pub use recovery::{recovery_call, Recovered, RecoveryProbe, SyncRecovery};
 pub use returns::{output, PlainReturn, Returned, ToolErrorType, ToolReturn};
 pub use schemas::{
     param_description, struct_schema, InputSchema, MaybeJson, NoOutputSchema, NotJson, OutputSchema,

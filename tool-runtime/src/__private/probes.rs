@@ -248,17 +248,52 @@ impl<E> ParallelVerdict for Result<bool, E> {
     }
 }
 
-/// An `ends_run` predicate.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not an `ends_run` predicate for input `{Input}` and output `{Output}`",
-    label = "expected `fn(&{Input}, &{Output}) -> bool`",
-    note = "the predicate sees the tool's parsed input (the type named like the tool) and its successful output"
-)]
-pub trait EndsRunWhen<Input, Output> {
-    fn ends_run(&self, input: &Input, output: &Output) -> bool;
+/// `ends_run_call(predicate, input, output).decide().await`: calls an
+/// `ends_run` predicate, sync or async. Coercing the path to a function
+/// pointer reports a wrong signature on it, once.
+pub fn ends_run_call<'a, I, O, R>(predicate: fn(&'a I, &'a O) -> R, input: &'a I, output: &'a O) -> EndsRunProbe<R> {
+    EndsRunProbe(predicate(input, output))
 }
-impl<Input, Output, F: Fn(&Input, &Output) -> bool> EndsRunWhen<Input, Output> for F {
-    fn ends_run(&self, input: &Input, output: &Output) -> bool {
-        self(input, output)
+
+/// What an `ends_run` predicate returned, to be settled by `decide`.
+pub struct EndsRunProbe<R>(pub R);
+
+impl<F: Future<Output = bool>> EndsRunProbe<F> {
+    /// An async predicate: its future.
+    pub fn decide(self) -> F {
+        self.0
+    }
+}
+
+/// The sync case, and the fallback for any other return type, so that a
+/// wrong one is reported as `EndsRunVerdict`, with its message.
+pub trait SyncEndsRun {
+    type Returned;
+    fn decide(self) -> std::future::Ready<bool>
+    where
+        Self::Returned: EndsRunVerdict;
+}
+impl<R> SyncEndsRun for EndsRunProbe<R> {
+    type Returned = R;
+    fn decide(self) -> std::future::Ready<bool>
+    where
+        R: EndsRunVerdict,
+    {
+        std::future::ready(self.0.ends_run())
+    }
+}
+
+/// What an `ends_run` predicate may return.
+#[diagnostic::on_unimplemented(
+    message = "an `ends_run` predicate must return `bool`, sync or async, not `{Self}`",
+    label = "returns `{Self}`",
+    note = "write it as `fn(&Input, &Output) -> bool` or `async fn(&Input, &Output) -> bool`, where `Input` is the type named like the tool"
+)]
+pub trait EndsRunVerdict {
+    fn ends_run(self) -> bool;
+}
+impl EndsRunVerdict for bool {
+    fn ends_run(self) -> bool {
+        self
     }
 }
