@@ -456,7 +456,8 @@ fn policy(meta: &Meta, errors: &mut Errors) -> Option<PolicyAttr> {
 }
 
 fn predicate_path(meta: &Meta, key: &str, errors: &mut Errors) -> Option<Path> {
-    let help = format!("write `{key} = path::to::predicate`");
+    let function = if key == "on_error" { "recovery" } else { "predicate" };
+    let help = format!("write `{key} = path::to::{function}`");
     match meta {
         Meta::NameValue(nv) => match &nv.value {
             Expr::Path(expr) => Some(expr.path.clone()),

@@ -256,21 +256,25 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
     let (keep_args, recover) = match &attrs.on_error {
         Some(path) => {
             let probe = respan(&p, path.span());
-            let invoke = quote_spanned!(path.span()=> #probe::recovery_call(#path, input, &error));
+            let none = quote!(::core::option::Option::None);
+            let invoke = quote_spanned! {path.span()=>
+                match #probe::recovery_call(#path, input, &error, output_type) {
+                    ::core::option::Option::Some(probe) => probe.decide().await,
+                    ::core::option::Option::None => #none,
+                }
+            };
             (
                 quote!(let recovery_args = #p::ParsedFrom::into_owned(::core::clone::Clone::clone(args));),
                 quote! {
+                    let output_type = #p::output_of(&returned);
                     let returned = match returned {
                         ::core::result::Result::Err(error) => {
                             #[allow(unused_imports)]
                             use #p::SyncRecovery as _;
                             let input = <Self as #p::Tool<#app>>::parse_again(&recovery_args);
                             let recovered = match &input {
-                                ::core::option::Option::Some(input) => match #invoke {
-                                    ::core::option::Option::Some(probe) => probe.decide().await,
-                                    ::core::option::Option::None => ::core::option::Option::None,
-                                },
-                                ::core::option::Option::None => ::core::option::Option::None,
+                                ::core::option::Option::Some(input) => #invoke,
+                                ::core::option::Option::None => #none,
                             };
                             match recovered {
                                 ::core::option::Option::Some(output) => ::core::result::Result::Ok(output),

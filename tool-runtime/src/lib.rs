@@ -108,10 +108,17 @@ pub use tokio_util::sync::CancellationToken;
 /// | `visible_when = path` | `fn(&StepView<'_, App>) -> bool`, decided before each model call |
 /// | `requires("a", "b")` | offered only after each named tool ran successfully in the run |
 /// | `ends_run` / `ends_run = path` | a successful call ends the run; the predicate is `fn(&Input, &Output) -> bool`, sync or async |
+/// | `ends_turn` | a successful call halts the run on the same step, with no last step for the model; not with `ends_run` |
+/// | `on_error = path` | recovers from the tool's own error: `fn(&Input, &Error) -> Output` (or `Option<Output>`, `Result<Output, E>`), sync or async; never for timeouts, cancellation, invalid arguments or refusals; declining or panicking gives the original error |
+/// | `interruptible = false` | the caller's cancellation does not cancel the tool's token, only its timeout does |
 /// | `timeout = "500ms" \| "5s" \| "2m"` | overrides the registry default |
 /// | `max_output_chars = N` | overrides the registry default |
-/// | `parallel_safe` / `parallel_safe = bool` | may run concurrently with other calls of the same step; implied by `read_only` |
+/// | `max_retries = N` | after N failed calls in one run, the tool is no longer offered in that run |
+/// | `parallel_safe` / `parallel_safe = bool` / `parallel_safe = path` | may run concurrently with other calls of the same step; implied by `read_only`; a predicate `fn(&serde_json::Value) -> bool` decides on the raw arguments |
 /// | `strict = bool` | per-tool override of provider strict mode |
+/// | `kind = "..."` | a declared grouping, filterable with [`Registry::definitions_of_kind`]; not an authorisation boundary |
+/// | `examples("...")`, `example_prompts("...")`, `related("tool")`, `always_active`, `classification = "..."`, `scope_prompt = "..."` | kept in the definition, for documentation and intent classifiers; `related` names are checked like `requires` |
+/// | `meta(key = value, ...)` | free-form literal metadata, in the definition and as MCP `_meta` |
 /// | `crate = path` | where this crate is, for crates that re-export it |
 ///
 /// On a parameter: `///` docs become the property's description (or the

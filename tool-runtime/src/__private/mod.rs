@@ -34,7 +34,7 @@ pub use probes::{
     PolicyProbe, SyncEndsRun, SyncPolicy, ToolInput, ToolParam, VisibleWhen,
 };
 pub use readers::Args;
-pub use recovery::{recovery_call, Recovered, RecoveryProbe, SyncRecovery};
+pub use recovery::{output_of, recovery_call, OutputOf, Recovered, RecoveryProbe, SyncRecovery};
 pub use returns::{output, PlainReturn, Returned, ToolErrorType, ToolReturn};
 pub use schemas::{
     param_description, struct_schema, InputSchema, MaybeJson, NoOutputSchema, NotJson, OutputSchema,

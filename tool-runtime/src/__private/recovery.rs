@@ -10,12 +10,18 @@ use futures_util::FutureExt;
 
 use crate::error_report::panic_message;
 
-/// `recovery_call(recovery, &input, &error)?.decide().await`: calls the
-/// recovery; `None` when it panicked. Coercing the path to a function
-/// pointer reports a wrong signature on it, once.
-pub fn recovery_call<'a, I, E, R>(recovery: fn(&'a I, &'a E) -> R, input: &'a I, error: &'a E) -> Option<RecoveryProbe<R>> {
+/// `recovery_call(recovery, &input, &error, output_of(&returned))?.decide().await`:
+/// calls the recovery of a tool whose output is `T`; `None` when it
+/// panicked. Coercing the path to a function pointer reports a wrong
+/// signature on it, once.
+pub fn recovery_call<'a, I, E, R, T>(
+    recovery: fn(&'a I, &'a E) -> R,
+    input: &'a I,
+    error: &'a E,
+    _output: OutputOf<T>,
+) -> Option<RecoveryProbe<R, T>> {
     match std::panic::catch_unwind(AssertUnwindSafe(|| recovery(input, error))) {
-        Ok(returned) => Some(RecoveryProbe(returned)),
+        Ok(returned) => Some(RecoveryProbe(returned, std::marker::PhantomData)),
         Err(payload) => {
             recovery_panicked(panic_message(payload.as_ref()));
             None
@@ -27,13 +33,23 @@ fn recovery_panicked(message: String) {
     tracing::warn!(panic = %message, "the tool's on_error recovery panicked; the model reads the tool's own error");
 }
 
-/// What a recovery returned, to be settled by `decide`.
-pub struct RecoveryProbe<R>(pub R);
+/// The output type of a tool's `Result`, named before the recovery is
+/// called, so that a recovery returning another type is reported as such.
+pub struct OutputOf<T>(std::marker::PhantomData<fn() -> T>);
 
-impl<F: Future> RecoveryProbe<F> {
+/// `output_of(&returned)`: the output type of `returned`.
+pub fn output_of<T, E>(_returned: &Result<T, E>) -> OutputOf<T> {
+    OutputOf(std::marker::PhantomData)
+}
+
+/// What a recovery of a tool whose output is `T` returned, to be settled
+/// by `decide`.
+pub struct RecoveryProbe<R, T>(pub R, std::marker::PhantomData<fn() -> T>);
+
+impl<F: Future, T> RecoveryProbe<F, T> {
     /// An async recovery: its output, or `None` when it declined or
     /// panicked.
-    pub async fn decide<T>(self) -> Option<T>
+    pub async fn decide(self) -> Option<T>
     where
         F::Output: Recovered<T>,
     {
@@ -51,13 +67,15 @@ impl<F: Future> RecoveryProbe<F> {
 /// wrong one is reported as `Recovered`, with its message.
 pub trait SyncRecovery {
     type Returned;
-    fn decide<T>(self) -> std::future::Ready<Option<T>>
+    type Output;
+    fn decide(self) -> std::future::Ready<Option<Self::Output>>
     where
-        Self::Returned: Recovered<T>;
+        Self::Returned: Recovered<Self::Output>;
 }
-impl<R> SyncRecovery for RecoveryProbe<R> {
+impl<R, T> SyncRecovery for RecoveryProbe<R, T> {
     type Returned = R;
-    fn decide<T>(self) -> std::future::Ready<Option<T>>
+    type Output = T;
+    fn decide(self) -> std::future::Ready<Option<T>>
     where
         R: Recovered<T>,
     {
