@@ -685,7 +685,7 @@ async fn hand_off() -> String {
 }
 
 /// Delete everything.
-#[tool(policy = deny, destructive = true, read_only = false, parallel_safe = false)]
+#[tool(policy = deny, destructive = true, read_only = false, parallel_safe = false, interruptible = false)]
 async fn wipe() -> String {
     String::new()
 }
@@ -754,6 +754,7 @@ fn every_attribute_is_carried_into_the_definition() {
     want.annotations = Annotations { read_only: Some(false), destructive: Some(true), ..Annotations::default() };
     want.output_schema = Some(json!({"$schema": DIALECT, "type": "string"}).into());
     want.policy = PolicyKind::Deny;
+    want.interruptible = false;
     assert_eq!(registry.definition("wipe").unwrap(), &want);
 }
 
