@@ -83,8 +83,29 @@ fn count_recovery(_input: &guarded, _error: &ToolError) -> Option<String> {
 
 static RECOVERIES: AtomicUsize = AtomicUsize::new(0);
 
+/// Close a ticket; a recovered close still ends the run.
+#[tool(on_error = close_anyway, ends_run = closed)]
+async fn close(ticket: String) -> Result<String, ToolError> {
+    Err(ToolError::conflict("LOCKED", format!("Ticket {ticket} is locked; try later.")))
+}
+
+fn close_anyway(input: &close, _error: &ToolError) -> String {
+    format!("closed {}", input.ticket)
+}
+
+fn closed(input: &close, output: &String) -> bool {
+    *output == format!("closed {}", input.ticket)
+}
+
 fn registry() -> Registry<App> {
-    Registry::builder().tools(tools![price, convert, flaky, flaky_later, guarded]).build().unwrap()
+    Registry::builder().tools(tools![price, convert, flaky, flaky_later, guarded, close]).build().unwrap()
+}
+
+#[tokio::test]
+async fn a_recovered_output_is_a_success_that_ends_run_sees() {
+    let result = registry().invoke(&Arc::new(App), "close", json!({"ticket": "T-7"})).await;
+    assert_eq!(result.text, "closed T-7");
+    assert!(result.ends_run);
 }
 
 #[tokio::test]
