@@ -89,7 +89,7 @@ fn typed_failure<E: Serialize + Into<ToolError>>(failure: E) -> Failure {
     message = "`{Self}` cannot be a tool's error type",
     label = "not `std::error::Error + Send + Sync + 'static`, nor a typed failure",
     note = "return `ToolError` for errors the model should read, or any type that implements `std::error::Error + Send + Sync + 'static` for failures the model reads as a generic internal error",
-    note = "for a typed failure (its value reaches the host and MCP `structuredContent`, its schema is advertised), derive `Serialize` and `JsonSchema` on `{Self}` and add `impl From<{Self}> for ToolError`"
+    note = "for a typed failure (its value reaches the host and MCP `structuredContent`, its schema is advertised), derive `Serialize` and `JsonSchema` on `{Self}` and add `impl From<{Self}> for ToolError`, with the return type written `Result<T, {Self}>` (an alias hides it)"
 )]
 pub trait ToolErrorType {
     fn into_failure(self) -> Failure;
