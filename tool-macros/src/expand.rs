@@ -291,9 +291,30 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
     let args_of_call = if attrs.on_error.is_some() { quote!(args) } else { args_of_call };
     let output_ty = &tool_fn.output;
     let error_span = error_type(output_ty).span();
+    let typed = typed_failure(output_ty);
     let returned = {
         let probe = respan(&p, error_span);
-        quote_spanned!(error_span=> #probe::Returned(returned).into_result())
+        match typed {
+            Some(_) => quote_spanned!(error_span=> #probe::FailureProbe(returned).into_result()),
+            None => quote_spanned!(error_span=> #probe::Returned(returned).into_result()),
+        }
+    };
+    // Only for a tool written `Result<T, E>`: every other tool emits what it
+    // did before typed failures existed.
+    let (failure_schema, untyped) = match typed {
+        Some(error_ty) => (
+            Some(quote! {
+                fn failure_schema(
+                    generator: &mut #p::schemars::SchemaGenerator,
+                ) -> ::core::option::Option<#p::schemars::Schema> {
+                    #[allow(unused_imports)]
+                    use #p::NoFailureSchema as _;
+                    (&#p::FailureSchema::<#error_ty>::new()).get(generator)
+                }
+            }),
+            Some(quote!(#[allow(unused_imports)] use #p::UntypedFailure as _;)),
+        ),
+        None => (None, None),
     };
     let success_span = success_type(output_ty).span();
     let probe = respan(&p, success_span);
@@ -326,6 +347,8 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
                     (&#p::OutputSchema::<#output_ty>::new()).get(generator)
                 }
 
+                #failure_schema
+
                 fn parse(#args_of_parse: &mut #p::Args<'_>) -> ::core::result::Result<Self::Input, #p::serde_json::Error> {
                     #parse
                 }
@@ -345,6 +368,7 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
                     ::std::boxed::Box::pin(async move {
                         #[allow(unused_imports)]
                         use #p::PlainReturn as _;
+                        #untyped
                         let returned = #call.await;
                         #recover
                         let output = #returned?;
@@ -367,6 +391,18 @@ fn success_type(ty: &syn::Type) -> &syn::Type {
 /// itself; where an error type that is not an error points.
 fn error_type(ty: &syn::Type) -> &syn::Type {
     result_argument(ty, 1).unwrap_or(ty)
+}
+
+/// The error type `E` of a return type written `Result<T, E>` with an `E`
+/// not written `ToolError`: the tools whose error may be a typed failure
+/// (decided by the runtime's `FailureProbe`). A `Result` alias or
+/// `io::Result<T>` hides its error type, and `ToolError` is never one.
+fn typed_failure(ty: &syn::Type) -> Option<&syn::Type> {
+    let error = result_argument(ty, 1)?;
+    match error {
+        syn::Type::Path(path) if path.qself.is_none() && path.path.segments.last().is_some_and(|last| last.ident == "ToolError") => None,
+        other => Some(other),
+    }
 }
 
 /// The type argument at `index` of a type written `...Result<...>`.

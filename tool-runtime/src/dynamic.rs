@@ -167,6 +167,34 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
         self
     }
 
+    /// The JSON Schema of the structured value of the tool's failures: the
+    /// handler returns `Err(ToolError::...with_structured(value))`, and the
+    /// value reaches [`CallResult::structured`](crate::CallResult::structured)
+    /// and MCP `structuredContent`, as a `#[tool]`'s typed failure does. MCP
+    /// clients read the schema in the tool's `_meta` (`failureSchema`); where
+    /// the registry checks outputs, failure values are checked against it.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use serde_json::{json, Value};
+    /// # use tool_runtime::prelude::*;
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let reserve = DynamicTool::new("reserve", "Reserve a seat.", json!({"type": "object"}), |_args, _ctx: Ctx<()>| async {
+    ///     Err::<Value, _>(ToolError::conflict("FULL", "The flight is full; offer another one.")
+    ///         .with_structured(json!({"kind": "full", "next_free": "LH 402"})))
+    /// })
+    /// .failure_schema(json!({"type": "object", "properties": {"kind": {"const": "full"}, "next_free": {"type": "string"}}}));
+    /// let registry = Registry::builder().tool(reserve).build().unwrap();
+    /// let result = registry.invoke(&Arc::new(()), "reserve", "{}").await;
+    /// assert_eq!(result.text, "code: FULL, status: 409, userMessage: The flight is full; offer another one.");
+    /// assert_eq!(result.structured().unwrap()["next_free"], "LH 402");
+    /// # }
+    /// ```
+    pub fn failure_schema(mut self, schema: Value) -> Self {
+        self.definition.failure_schema = Some(Arc::new(schema));
+        self
+    }
+
     /// A successful call ends the run when `predicate` says so, on the
     /// validated arguments and the output.
     pub fn ends_run_fn(mut self, predicate: impl Fn(&Value, &Value) -> bool + Send + Sync + 'static) -> Self {

@@ -18,7 +18,10 @@ use serde_json::Value;
 /// followed by `Do not retry this call.` when [`can_retry`](Self::can_retry)
 /// is false. [`message`](Self::message) and [`data`](Self::data) are for the
 /// developer only: they go to `tracing` and to the registry's
-/// `on_tool_error` hook, never to the model.
+/// `on_tool_error` hook, never to the model. A
+/// [`structured`](Self::structured) value, by contrast, is for the host: it
+/// reaches [`CallResult::structured`](crate::CallResult::structured) and MCP's
+/// `structuredContent`.
 ///
 /// Any error that is *not* a `ToolError` (an `io::Error`, an HTTP client's
 /// error, a panic) is treated as a bug or an outage: the model reads a
@@ -42,6 +45,7 @@ pub struct ToolError {
     can_retry: bool,
     message: Option<String>,
     data: Option<Value>,
+    structured: Option<Box<Value>>,
 }
 
 /// The code stamped on results that failed for a reason the model did not cause.
@@ -63,6 +67,7 @@ impl ToolError {
             can_retry: true,
             message: None,
             data: None,
+            structured: None,
         }
     }
 
@@ -121,6 +126,33 @@ impl ToolError {
         self
     }
 
+    /// A structured value of the failure for the host: it reaches
+    /// [`CallResult::structured`](crate::CallResult::structured) and, over
+    /// MCP, the result's `structuredContent` (beside `isError: true`; MCP
+    /// sends it only when it is a JSON object). Unlike [`data`](Self::data)
+    /// it is not developer-only: an MCP client may show it to the model, so
+    /// put nothing in it the user may not see. The model's own text stays
+    /// the one line of [`model_line`](Self::model_line).
+    ///
+    /// A tool written `-> Result<T, E>` whose `E` is `Serialize + JsonSchema`
+    /// and converts into `ToolError` sets it itself, to the serialised `E`
+    /// (a typed failure), and advertises `E`'s schema as its
+    /// [`failure_schema`](crate::ToolDefinition::failure_schema).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tool_runtime::ToolError;
+    ///
+    /// let err = ToolError::conflict("OUT_OF_STOCK", "Only 2 left; ask for at most 2.")
+    ///     .with_structured(json!({"kind": "out_of_stock", "available": 2}));
+    /// assert_eq!(err.structured(), Some(&json!({"kind": "out_of_stock", "available": 2})));
+    /// assert!(!err.model_line().contains("available"));
+    /// ```
+    pub fn with_structured(mut self, value: Value) -> Self {
+        self.structured = Some(Box::new(value));
+        self
+    }
+
     /// The HTTP-like class of the failure.
     pub fn status(&self) -> u16 {
         self.status
@@ -149,6 +181,12 @@ impl ToolError {
     /// The developer-only data, if any.
     pub fn data(&self) -> Option<&Value> {
         self.data.as_ref()
+    }
+
+    /// The structured value for the host, if any (see
+    /// [`with_structured`](Self::with_structured)).
+    pub fn structured(&self) -> Option<&Value> {
+        self.structured.as_deref()
     }
 
     /// The one line the model reads for this error.
@@ -218,6 +256,7 @@ impl fmt::Debug for ToolError {
             .field("can_retry", &self.can_retry)
             .field("message", &self.message)
             .field("data", &self.data)
+            .field("structured", &self.structured)
             .finish()
     }
 }
@@ -259,5 +298,14 @@ mod tests {
         let shown = format!("{err} {}", err.model_line());
         assert!(!shown.contains("secret_table"));
         assert!(!shown.contains("db-internal-7"));
+    }
+
+    #[test]
+    fn a_structured_value_stays_out_of_the_model_line() {
+        let err = ToolError::conflict("OUT_OF_STOCK", "Only 2 left.").with_structured(serde_json::json!({"available": 2}));
+        assert_eq!(err.model_line(), "code: OUT_OF_STOCK, status: 409, userMessage: Only 2 left.");
+        assert_eq!(err.to_string(), err.model_line());
+        assert_eq!(err.structured(), Some(&serde_json::json!({"available": 2})));
+        assert_eq!(ToolError::internal().structured(), None);
     }
 }

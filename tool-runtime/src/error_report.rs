@@ -64,7 +64,8 @@ pub enum ErrorKind {
     Policy,
     /// A visibility predicate panicked; the tool was hidden.
     Visibility,
-    /// The tool's output did not match its output schema
+    /// The tool's output did not match its output schema, or a typed
+    /// failure's value its failure schema
     /// ([`RegistryBuilder::validate_outputs`](crate::RegistryBuilder::validate_outputs)).
     Output,
 }

@@ -38,7 +38,10 @@
 //!   input, a refusal, a tool error, a timeout, a bug) comes back as a result
 //!   with `isError: true` and the line the model reads as its text, never as
 //!   a protocol error. A success carries the text, and `structuredContent`
-//!   when the output is a JSON object.
+//!   when the output is a JSON object; so does a tool error whose
+//!   [`ToolError::structured`](crate::ToolError::structured) value (a typed
+//!   failure) is one. A tool's failure schema goes in its `tools/list`
+//!   entry's `_meta`, as `failureSchema`.
 //! - **Approvals go to the human through elicitation.** A call that needs
 //!   approval asks the client's user (MCP `elicitation/create`, showing the
 //!   tool and its arguments): accepting runs it, declining or dismissing

@@ -456,6 +456,9 @@ impl<App: Send + Sync + 'static> Registry<App> {
                 let (text, structured, truncated) = crate::output::render(output.value, limit);
                 CallResult::success(tool, call_id.clone(), text, structured, truncated, output.ends_run)
             }
+            Ended::Returned(Err(Failure::Tool(error))) if let Some(wrong) = wrong_failure(entry, &error) => {
+                self.internal(tool, call_id, ErrorKind::Output, wrong)
+            }
             Ended::Returned(Err(Failure::Tool(error))) => {
                 self.report(ErrorReport {
                     message: error.message().map(str::to_owned),
@@ -560,6 +563,14 @@ fn wrong_output<App>(entry: &Entry<App>, output: &Value) -> Option<String> {
     let validator = entry.output_validator.as_ref()?;
     let problems = crate::validation::problems(validator, output);
     (!problems.is_empty()).then(|| format!("the output does not match the output schema: {}", problems.join("; ")))
+}
+
+/// What is wrong with a tool error's structured value, where outputs are
+/// checked: a typed failure is checked against the failure schema too.
+fn wrong_failure<App>(entry: &Entry<App>, error: &ToolError) -> Option<String> {
+    let (validator, value) = (entry.failure_validator.as_ref()?, error.structured()?);
+    let problems = crate::validation::problems(validator, value);
+    (!problems.is_empty()).then(|| format!("the failure `{}` does not match the failure schema: {}", error.code(), problems.join("; ")))
 }
 
 /// Stage 5: a call that needs approval, parked for the host.

@@ -57,6 +57,8 @@ pub(crate) struct Entry<App> {
     pub(crate) properties: Box<[Box<str>]>,
     /// The output schema's validator, where outputs are checked.
     pub(crate) output_validator: Option<jsonschema::Validator>,
+    /// The failure schema's validator, where outputs are checked.
+    pub(crate) failure_validator: Option<jsonschema::Validator>,
 }
 
 impl<App> Entry<App> {
@@ -288,7 +290,9 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
     /// does not match is never passed on: the model reads the generic 500
     /// line, and the report (kind [`ErrorKind::Output`](crate::ErrorKind::Output))
     /// says which part of the output is wrong. It catches a `Serialize` that
-    /// writes what the type's `JsonSchema` does not admit.
+    /// writes what the type's `JsonSchema` does not admit. A tool error's
+    /// structured value (a typed failure) is checked the same way against
+    /// the tool's [`failure_schema`](crate::ToolDefinition::failure_schema).
     pub fn validate_outputs(mut self, validate: bool) -> Self {
         self.config.validate_outputs = validate;
         self
@@ -355,18 +359,22 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
             let text_exact = typed && crate::validation::text_exact(&def.input_schema, self.config.limits.max_depth);
             index.insert(def.name.clone(), entries.len());
             let properties = crate::validation::property_names(&def.input_schema);
-            let output_validator = match def.output_schema.as_deref().filter(|_| self.config.validate_outputs) {
-                None => None,
-                Some(schema) => match jsonschema::draft202012::new(schema) {
-                    Ok(validator) => Some(validator),
-                    Err(err) => {
-                        problems.push(BuildProblem::InvalidSchema { tool: def.name.clone(), reason: format!("output schema: {err}") });
-                        continue;
-                    }
-                },
+            let checked = |schema: &Option<Arc<serde_json::Value>>, which: &str| match schema.as_deref().filter(|_| self.config.validate_outputs) {
+                None => Ok(None),
+                Some(schema) => jsonschema::draft202012::new(schema)
+                    .map(Some)
+                    .map_err(|err| BuildProblem::InvalidSchema { tool: def.name.clone(), reason: format!("{which} schema: {err}") }),
+            };
+            let (output_validator, failure_validator) = match (checked(&def.output_schema, "output"), checked(&def.failure_schema, "failure")) {
+                (Ok(output), Ok(failure)) => (output, failure),
+                (output, failure) => {
+                    problems.extend(output.err().into_iter().chain(failure.err()));
+                    continue;
+                }
             };
             let name = smol_str::SmolStr::new(&def.name);
-            entries.push(Entry { name, def, tool: boxed.inner, validator, parser_enforces, text_exact, properties, output_validator });
+            let tool = boxed.inner;
+            entries.push(Entry { name, def, tool, validator, parser_enforces, text_exact, properties, output_validator, failure_validator });
         }
         for entry in &entries {
             for required in &entry.def.requires {
@@ -384,6 +392,9 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
             }
             if entry.def.kind.is_some() && entry.def.meta.contains_key("kind") {
                 problems.push(BuildProblem::KindInMeta { tool: entry.def.name.clone() });
+            }
+            if entry.def.failure_schema.is_some() && entry.def.meta.contains_key("failureSchema") {
+                problems.push(BuildProblem::FailureSchemaInMeta { tool: entry.def.name.clone() });
             }
         }
         if !problems.is_empty() {
@@ -440,6 +451,13 @@ pub enum BuildProblem {
     /// under the same MCP `_meta` key.
     #[error("tool `{tool}` sets both `kind` and a `meta` entry named `kind`, which MCP `_meta` exports under the same key; rename the `meta` entry")]
     KindInMeta {
+        /// The tool.
+        tool: String,
+    },
+    /// A failure schema and a `meta` entry named `failureSchema`: they would
+    /// be exported under the same MCP `_meta` key.
+    #[error("tool `{tool}` has a failure schema and a `meta` entry named `failureSchema`, which MCP `_meta` exports under the same key; rename the `meta` entry")]
+    FailureSchemaInMeta {
         /// The tool.
         tool: String,
     },

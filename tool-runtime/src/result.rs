@@ -71,6 +71,11 @@ pub struct CallResult {
     /// The whole output of a success as JSON (for MCP `structuredContent`),
     /// kept whole even when `text` was cut. `None` for a string the model
     /// read whole: then `text` is the output.
+    ///
+    /// On a tool error ([`ResultKind::ToolError`]), the error's structured
+    /// value ([`ToolError::with_structured`], set by a typed failure), which
+    /// the model does not read: `text` is still the error's one line. `None`
+    /// for every other failure.
     pub structured: Option<Box<Value>>,
     /// The error code stamped on a failed call.
     pub error_code: Option<String>,
@@ -88,7 +93,8 @@ impl CallResult {
         self.kind != ResultKind::Success
     }
 
-    /// The structured output, when there is one.
+    /// The structured output of a success, or the structured value of a
+    /// tool error, when there is one.
     pub fn structured(&self) -> Option<&Value> {
         self.structured.as_deref()
     }
@@ -120,7 +126,7 @@ impl CallResult {
             call_id,
             kind,
             text: error.model_line(),
-            structured: None,
+            structured: error.structured().cloned().map(Box::new),
             error_code: Some(error.code().to_owned()),
             status: Some(error.status()),
             truncated: false,

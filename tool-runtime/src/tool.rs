@@ -202,6 +202,12 @@ pub struct ToolDefinition {
     pub input_schema: Arc<Value>,
     /// The JSON Schema of the output, when the output type has one.
     pub output_schema: Option<Arc<Value>>,
+    /// The JSON Schema of a typed failure's structured value
+    /// ([`ToolError::structured`]): `E`'s, for a `#[tool]` written
+    /// `-> Result<T, E>` whose `E` is `Serialize + JsonSchema` and converts
+    /// into `ToolError`. MCP has no field for it: `tools/list` sends it as
+    /// `failureSchema` in the tool's `_meta`.
+    pub failure_schema: Option<Arc<Value>>,
     /// How calls are decided.
     pub policy: PolicyKind,
     /// Whether a `visible_when` predicate decides per step.
@@ -264,6 +270,7 @@ impl ToolDefinition {
             annotations: Annotations::default(),
             input_schema: Arc::new(input_schema),
             output_schema: None,
+            failure_schema: None,
             policy: PolicyKind::Allow,
             has_visibility_predicate: false,
             requires: Vec::new(),
@@ -291,8 +298,9 @@ impl ToolDefinition {
         metadata: &Metadata,
         execution: &Execution,
         input_schema: Value,
-        output_schema: Option<Value>,
+        schemas: [Option<Value>; 2],
     ) -> Self {
+        let [output_schema, failure_schema] = schemas;
         ToolDefinition {
             name: meta.name.to_owned(),
             description: match meta.description {
@@ -304,6 +312,7 @@ impl ToolDefinition {
             annotations: meta.annotations,
             input_schema: Arc::new(input_schema),
             output_schema: output_schema.map(Arc::new),
+            failure_schema: failure_schema.map(Arc::new),
             policy: meta.policy,
             has_visibility_predicate: meta.visible_when,
             requires: strings(meta.requires),
@@ -368,6 +377,14 @@ pub trait Tool<App>: 'static {
     /// The output schema, when the output type has one.
     #[doc(hidden)]
     fn output_schema(generator: &mut SchemaGenerator) -> Option<Schema>;
+
+    /// The schema of a typed failure's structured value; `None` unless the
+    /// tool is written `-> Result<T, E>` with a typed failure `E`.
+    #[doc(hidden)]
+    fn failure_schema(generator: &mut SchemaGenerator) -> Option<Schema> {
+        let _ = generator;
+        None
+    }
 
     /// Reads the input from the arguments, text or a validated object
     /// (borrowed: the registry keeps them).
@@ -475,7 +492,10 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
         let mut generator = crate::schema::output_generator();
         let output = T::output_schema(&mut generator)
             .map(|schema| crate::schema::with_definitions(schema, &mut generator));
-        Ok(ToolDefinition::from_meta(&T::META, &T::METADATA, &T::EXECUTION, input, output))
+        let mut generator = crate::schema::output_generator();
+        let failure = T::failure_schema(&mut generator)
+            .map(|schema| crate::schema::with_definitions(schema, &mut generator));
+        Ok(ToolDefinition::from_meta(&T::META, &T::METADATA, &T::EXECUTION, input, [output, failure]))
     }
 
     fn parse(&self, args: &Map<String, Value>) -> Result<Box<dyn Any + Send + Sync>, serde_json::Error> {

@@ -589,3 +589,80 @@ async fn a_tool_that_failed_max_retries_times_in_a_session_is_no_longer_offered(
     assert_eq!(refused["isError"], true);
     assert!(text(&refused).starts_with("code: TOOL_EXHAUSTED"), "{refused}");
 }
+
+/// Why an item cannot be reserved: a typed failure.
+#[derive(Serialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum ReserveFailure {
+    Sold { buyer: String },
+    Withdrawn,
+}
+
+impl From<ReserveFailure> for ToolError {
+    fn from(failure: ReserveFailure) -> Self {
+        match failure {
+            ReserveFailure::Sold { .. } => ToolError::conflict("ITEM_SOLD", "The item is sold; offer another one."),
+            ReserveFailure::Withdrawn => ToolError::not_found("ITEM_WITHDRAWN", "The item was withdrawn.").no_retry(),
+        }
+    }
+}
+
+/// Reserve an item.
+#[tool]
+async fn reserve_item(id: u32) -> Result<Item, ReserveFailure> {
+    match id {
+        1 => Err(ReserveFailure::Sold { buyer: "ana".into() }),
+        2 => Ok(Item { id, name: "free".into() }),
+        _ => Err(ReserveFailure::Withdrawn),
+    }
+}
+
+/// A typed failure that serialises as a string, which MCP
+/// `structuredContent` (an object) cannot carry.
+#[derive(Serialize, JsonSchema)]
+struct Reason(String);
+
+impl From<Reason> for ToolError {
+    fn from(Reason(why): Reason) -> Self {
+        ToolError::conflict("ITEM_HELD", why)
+    }
+}
+
+/// Hold an item.
+#[tool]
+async fn hold_item() -> Result<String, Reason> {
+    Err(Reason("Someone else holds it.".into()))
+}
+
+#[tokio::test]
+async fn a_typed_failure_reaches_the_client_as_structured_content_of_an_error_and_its_schema_in_meta() {
+    let (server, _) = server_of(tools![reserve_item, fetch_page, hold_item], None);
+    let mut wire = Wire::connect(&server, no_capabilities(), Human::Accept).await;
+    let tools = wire.request("tools/list", json!({})).await;
+    let reserve = &tools["tools"][0];
+    assert_eq!(reserve["outputSchema"]["type"], "object");
+    let failure = &reserve["_meta"]["failureSchema"];
+    assert_eq!(failure["oneOf"][0]["properties"]["kind"]["const"], "sold", "{reserve}");
+    assert!(tools["tools"][1].get("_meta").is_none(), "a plain ToolError has no failure schema: {tools}");
+
+    let sold = wire.call("reserve_item", json!({"id": 1})).await;
+    assert_eq!(sold["isError"], true);
+    assert_eq!(text(&sold), "code: ITEM_SOLD, status: 409, userMessage: The item is sold; offer another one.");
+    assert_eq!(sold["structuredContent"], json!({"kind": "sold", "buyer": "ana"}));
+
+    let withdrawn = wire.call("reserve_item", json!({"id": 3})).await;
+    assert_eq!((&withdrawn["isError"], &withdrawn["structuredContent"]), (&json!(true), &json!({"kind": "withdrawn"})));
+    assert!(text(&withdrawn).ends_with("Do not retry this call."), "{withdrawn}");
+
+    let held = wire.call("hold_item", json!({})).await;
+    assert_eq!(held["isError"], true);
+    assert!(held.get("structuredContent").is_none(), "MCP structured content is an object: {held}");
+    assert_eq!(tools["tools"][2]["_meta"]["failureSchema"]["type"], "string");
+
+    let plain = wire.call("fetch_page", json!({"page": 0})).await;
+    assert_eq!(plain["isError"], true);
+    assert!(plain.get("structuredContent").is_none(), "{plain}");
+
+    let ok = wire.call("reserve_item", json!({"id": 2})).await;
+    assert_eq!(ok["structuredContent"], json!({"id": 2, "name": "free"}));
+}

@@ -205,3 +205,28 @@ fn related_and_meta_are_checked_against_the_tool() {
     assert!(errors[1].contains("\"Other-Tool\", which is not a valid tool name") && errors[1].ends_with("write \"other_tool\""), "{errors:?}");
     assert!(errors[2].starts_with("`meta(kind = ...)` collides with `kind = \"read\"`"), "{errors:?}");
 }
+
+#[test]
+fn only_a_tool_written_result_with_its_own_error_type_probes_for_a_typed_failure() {
+    let expand = |output: TokenStream| {
+        tool(quote!(), quote! { /// Docs.
+            async fn look() -> #output { todo!() } })
+        .to_string()
+    };
+    let typed = expand(quote!(Result<String, OrderFailure>));
+    assert!(typed.contains("fn failure_schema"), "{typed}");
+    assert!(typed.contains("FailureSchema :: < OrderFailure >"), "{typed}");
+    assert!(typed.contains("FailureProbe (returned) . into_result ()"), "{typed}");
+    assert!(typed.contains("UntypedFailure as _"), "{typed}");
+    for untyped in [
+        quote!(Result<String, ToolError>),
+        quote!(Result<String, tool_runtime::ToolError>),
+        quote!(std::io::Result<String>),
+        quote!(LookResult),
+        quote!(String),
+    ] {
+        let tokens = expand(untyped.clone());
+        assert!(!tokens.contains("Failure"), "{untyped} emits what it did before typed failures: {tokens}");
+        assert!(tokens.contains("Returned (returned) . into_result ()"), "{tokens}");
+    }
+}

@@ -6,8 +6,9 @@
 //! - `probes`: the traits generated code goes through so that a mistake
 //!   fails on the user's token with a message that says what to do;
 //! - `readers`: the arguments into a tool's input, from text or a parsed object;
-//! - `schemas`: the input and output schemas from parameters and types;
-//! - `returns`: a tool's return value into its output or failure.
+//! - `schemas`: the input, output and failure schemas from parameters and types;
+//! - `returns`: a tool's return value into its output or failure (a typed
+//!   failure keeps its value).
 
 mod names;
 mod probes;
@@ -35,8 +36,8 @@ pub use probes::{
 };
 pub use readers::Args;
 pub use recovery::{output_of, recovery_call, OutputOf, Recovered, RecoveryProbe, SyncRecovery};
-pub use returns::{output, PlainReturn, Returned, ToolErrorType, ToolReturn};
+pub use returns::{output, FailureProbe, PlainReturn, Returned, ToolErrorType, ToolReturn, UntypedFailure};
 pub use schemas::{
-    param_description, struct_schema, InputSchema, MaybeJson, NoOutputSchema, NotJson, OutputSchema,
-    PlainOutputSchema,
+    param_description, struct_schema, FailureSchema, InputSchema, MaybeJson, NoFailureSchema, NoOutputSchema, NotJson,
+    OutputSchema, PlainOutputSchema,
 };

@@ -1,8 +1,10 @@
 //! What a tool returns: its success value serialised, its error kept.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::error::ToolError;
 use crate::tool::{BoxError, Failure, ToolOutput};
 
 /// What a tool returns on success.
@@ -35,11 +37,59 @@ impl<T, E> Returned<Result<T, E>> {
     }
 }
 
+/// `FailureProbe(returned).into_result()`, for a tool written `Result<T, E>` with
+/// an `E` not written `ToolError`: an `E` that is `Serialize + JsonSchema`
+/// and converts into `ToolError` is a typed failure (the inherent method);
+/// any other goes through `ToolErrorType` (the `UntypedFailure` fallback).
+pub struct FailureProbe<R>(pub R);
+
+impl<T, E> FailureProbe<Result<T, E>>
+where
+    E: Serialize + JsonSchema + Into<ToolError>,
+{
+    pub fn into_result(self) -> Result<T, Failure> {
+        self.0.map_err(typed_failure)
+    }
+}
+
+pub trait UntypedFailure {
+    type Ok;
+    type Err;
+    fn into_result(self) -> Result<Self::Ok, Failure>
+    where
+        Self::Err: ToolErrorType;
+}
+impl<T, E> UntypedFailure for FailureProbe<Result<T, E>> {
+    type Ok = T;
+    type Err = E;
+    fn into_result(self) -> Result<T, Failure>
+    where
+        E: ToolErrorType,
+    {
+        self.0.map_err(ToolErrorType::into_failure)
+    }
+}
+
+/// A typed failure: its `ToolError`, carrying the failure serialised. A
+/// failure that cannot be serialised (a map with keys that are not
+/// strings, a `Serialize` that fails) is a bug: the generic 500.
+fn typed_failure<E: Serialize + Into<ToolError>>(failure: E) -> Failure {
+    match serde_json::to_value(&failure) {
+        Ok(value) => Failure::Tool(failure.into().with_structured(value)),
+        Err(err) => {
+            let error = failure.into();
+            let detail = format!("the typed failure `{}` could not be serialised: {err}", error.code());
+            Failure::Internal(detail.into())
+        }
+    }
+}
+
 /// The error type of a tool that returns `Result<T, E>`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool's error type",
-    label = "not `std::error::Error + Send + Sync + 'static`",
-    note = "return `ToolError` for errors the model should read, or any type that implements `std::error::Error + Send + Sync + 'static` for failures the model reads as a generic internal error"
+    label = "not `std::error::Error + Send + Sync + 'static`, nor a typed failure",
+    note = "return `ToolError` for errors the model should read, or any type that implements `std::error::Error + Send + Sync + 'static` for failures the model reads as a generic internal error",
+    note = "for a typed failure (its value reaches the host and MCP `structuredContent`, its schema is advertised), derive `Serialize` and `JsonSchema` on `{Self}` and add `impl From<{Self}> for ToolError`, with the return type written `Result<T, {Self}>` (an alias hides it)"
 )]
 pub trait ToolErrorType {
     fn into_failure(self) -> Failure;
@@ -87,5 +137,54 @@ mod tests {
         assert!(matches!(err, Err(Failure::Tool(e)) if e.code() == "X"));
         let plain = Returned("text").into_result();
         assert_eq!(plain.unwrap(), "text");
+    }
+
+    #[derive(Serialize, JsonSchema)]
+    #[serde(tag = "kind", rename_all = "snake_case")]
+    enum Stock {
+        OutOfStock { available: u32 },
+    }
+
+    impl From<Stock> for ToolError {
+        fn from(stock: Stock) -> Self {
+            match stock {
+                Stock::OutOfStock { available } => ToolError::conflict("OUT_OF_STOCK", format!("Only {available} left.")),
+            }
+        }
+    }
+
+    #[test]
+    fn typed_probe_keeps_a_typed_failures_value_and_sorts_other_errors_as_before() {
+        #[allow(unused_imports)]
+        use super::UntypedFailure as _;
+        let typed = FailureProbe(Err::<u8, _>(Stock::OutOfStock { available: 2 })).into_result();
+        let Err(Failure::Tool(error)) = typed else { panic!("a typed failure is a tool error: {typed:?}") };
+        assert_eq!(error.code(), "OUT_OF_STOCK");
+        assert_eq!(error.structured(), Some(&serde_json::json!({"kind": "out_of_stock", "available": 2})));
+
+        let io = FailureProbe(Err::<u8, _>(std::io::Error::other("disk"))).into_result();
+        assert!(matches!(io, Err(Failure::Internal(_))));
+        let boxed: Result<u8, BoxError> = Err(Box::new(ToolError::not_found("X", "none")));
+        let Err(Failure::Tool(error)) = FailureProbe(boxed).into_result() else { panic!("a boxed ToolError is a tool error") };
+        assert_eq!((error.code(), error.structured()), ("X", None));
+        assert_eq!(FailureProbe(Ok::<u8, Stock>(1)).into_result().unwrap(), 1);
+    }
+
+    #[test]
+    fn a_typed_failure_that_cannot_be_serialised_is_internal() {
+        #[derive(JsonSchema)]
+        struct Broken;
+        impl Serialize for Broken {
+            fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+                Err(serde::ser::Error::custom("no"))
+            }
+        }
+        impl From<Broken> for ToolError {
+            fn from(_: Broken) -> Self {
+                ToolError::conflict("BROKEN", "Broken.")
+            }
+        }
+        let Err(Failure::Internal(error)) = FailureProbe(Err::<u8, _>(Broken)).into_result() else { panic!("not internal") };
+        assert!(error.to_string().contains("`BROKEN` could not be serialised"), "{error}");
     }
 }

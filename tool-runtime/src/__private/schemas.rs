@@ -1,5 +1,6 @@
 //! The schemas generated code builds: a tool's input from its parameters,
-//! a whole input struct's, and the output's from the return type.
+//! a whole input struct's, the output's from the return type, and a typed
+//! failure's from the error type.
 
 use std::marker::PhantomData;
 
@@ -114,6 +115,33 @@ pub trait NoOutputSchema {
 }
 impl<T> NoOutputSchema for &OutputSchema<T> {}
 
+/// `(&FailureSchema::<E>::new()).get(generator)`: the schema of the error
+/// type `E` of a tool written `Result<T, E>`, when `E` is a typed failure
+/// (the bounds of `FailureProbe`'s inherent method, so that a tool
+/// advertises a schema exactly when its failures carry a value).
+pub struct FailureSchema<E>(PhantomData<fn() -> E>);
+
+impl<E> FailureSchema<E> {
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        FailureSchema(PhantomData)
+    }
+}
+
+impl<E: JsonSchema + Serialize + Into<crate::ToolError>> FailureSchema<E> {
+    pub fn get(&self, generator: &mut SchemaGenerator) -> Option<Schema> {
+        Some(E::json_schema(generator))
+    }
+}
+
+pub trait NoFailureSchema {
+    fn get(&self, generator: &mut SchemaGenerator) -> Option<Schema> {
+        let _ = generator;
+        None
+    }
+}
+impl<E> NoFailureSchema for &FailureSchema<E> {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,6 +156,28 @@ mod tests {
         assert!((&OutputSchema::<Result<NoSchema, String>>::new()).get(&mut generator).is_none());
         assert!((&OutputSchema::<u8>::new()).get(&mut generator).is_some());
     }
+    #[test]
+    fn failure_schema_probe_only_for_typed_failures() {
+        #[derive(Serialize, JsonSchema)]
+        #[allow(dead_code)]
+        enum Typed {
+            Gone,
+        }
+        impl From<Typed> for crate::ToolError {
+            fn from(_: Typed) -> Self {
+                crate::ToolError::not_found("GONE", "Gone.")
+            }
+        }
+        #[derive(Serialize, JsonSchema)]
+        struct NotToolError;
+        let mut generator = SchemaGenerator::default();
+        let schema = (&FailureSchema::<Typed>::new()).get(&mut generator).unwrap();
+        assert_eq!(schema.as_value()["enum"], serde_json::json!(["Gone"]));
+        assert!((&FailureSchema::<NotToolError>::new()).get(&mut generator).is_none());
+        assert!((&FailureSchema::<std::io::Error>::new()).get(&mut generator).is_none());
+        assert!((&FailureSchema::<crate::ToolError>::new()).get(&mut generator).is_none());
+    }
+
     #[test]
     fn maybe_json_only_for_serialize() {
         struct Opaque;

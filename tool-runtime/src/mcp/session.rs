@@ -287,8 +287,16 @@ async fn forwarding_progress<T>(
 /// as structured content; a tool that declares an `outputSchema` must send
 /// structured content with every success (clients such as the Python SDK
 /// reject a success without it), so its cut output is flagged `isError`.
+/// A tool error's structured value (a typed failure) goes with its
+/// `isError` result, under the same object rule; clients check
+/// `structuredContent` against the `outputSchema` on success only.
 fn call_tool_result(result: CallResult, declares_output: bool) -> CallToolResult {
     let content = vec![ContentBlock::text(result.text)];
+    if result.kind == ResultKind::ToolError {
+        let mut failure = CallToolResult::error(content);
+        failure.structured_content = result.structured.map(|value| *value).filter(Value::is_object);
+        return failure;
+    }
     if result.kind != ResultKind::Success || (result.truncated && declares_output) {
         return CallToolResult::error(content);
     }

@@ -17,8 +17,10 @@ use crate::tool::ToolDefinition;
 /// (`"type": "object"` at its root), since MCP clients require that of it;
 /// a tool returning a string or a list has none. `annotations` carries the
 /// title and the effect hints the tool declared, and is left out when there
-/// are none. `_meta` carries the tool's `meta(...)` entries and its `kind`
-/// (under the key `kind`), and is left out when it has neither.
+/// are none. `_meta` carries the tool's `meta(...)` entries, its `kind`
+/// (under the key `kind`) and its failure schema (under `failureSchema`:
+/// MCP has no field for the schema of a failure's `structuredContent`), and
+/// is left out when it has none of them.
 ///
 /// ```
 /// use serde_json::json;
@@ -51,10 +53,13 @@ pub fn tool(def: &ToolDefinition) -> Value {
     if !annotations.is_empty() {
         entry.insert("annotations".into(), Value::Object(annotations));
     }
-    if !def.meta.is_empty() || def.kind.is_some() {
+    if !def.meta.is_empty() || def.kind.is_some() || def.failure_schema.is_some() {
         let mut meta = def.meta.clone();
         if let Some(kind) = &def.kind {
             meta.insert("kind".into(), kind.clone().into());
+        }
+        if let Some(failure) = &def.failure_schema {
+            meta.insert("failureSchema".into(), (**failure).clone());
         }
         entry.insert("_meta".into(), Value::Object(meta));
     }
@@ -160,6 +165,18 @@ mod tests {
         assert_eq!(keys.last(), Some(&"_meta"));
         def.meta.clear();
         assert_eq!(tool(&def)["_meta"], json!({"kind": "read"}));
+    }
+
+    #[test]
+    fn a_failure_schema_is_exported_in_meta_after_kind() {
+        let mut def = definition();
+        def.failure_schema = Some(Arc::new(json!({"type": "object", "properties": {"kind": {"const": "gone"}}})));
+        assert_eq!(tool(&def)["_meta"], json!({"failureSchema": *def.failure_schema.clone().unwrap()}));
+        def.kind = Some("read".into());
+        let entry = tool(&def);
+        let keys: Vec<&str> = entry["_meta"].as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["kind", "failureSchema"]);
+        assert!(entry.get("outputSchema").is_none(), "a failure schema is not an output schema");
     }
 
     #[test]
