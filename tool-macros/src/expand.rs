@@ -103,6 +103,7 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
     };
     let meta = meta::meta(attrs, name, &doc, &p);
     let metadata = meta::metadata(attrs, &p);
+    let execution = meta::execution(attrs, &p);
     let ctx_arg = tool_fn.ctx.as_ref().map(|ctx| {
         let ty = &ctx.ty;
         let app = &ctx.app;
@@ -266,6 +267,7 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
 
                 const META: #p::ToolMeta = #meta;
                 #metadata
+                #execution
 
                 fn input_schema(generator: &mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema {
                     #input_schema
