@@ -35,7 +35,11 @@ impl<App: Send + Sync + 'static> Registry<App> {
     ) -> Result<Ended, CallResult> {
         let tool = || entry.name.clone();
         let timeout = entry.def.timeout.unwrap_or(self.inner.config.default_timeout);
-        let Some(timer) = super::runtime_timer((started + timeout).into()) else {
+        // The timers count on Tokio's clock, which a paused runtime (tests)
+        // moves apart from the system's: `started` is carried over to it.
+        let now = tokio::time::Instant::now();
+        let started = now.checked_sub(started.elapsed()).unwrap_or(now);
+        let Some(timer) = super::runtime_timer(started + timeout) else {
             self.report_no_runtime(entry, &call.call_id);
             return Err(CallResult::failure(tool(), call.call_id.clone(), ResultKind::Internal, &ToolError::internal()));
         };
@@ -75,10 +79,10 @@ impl<App: Send + Sync + 'static> Registry<App> {
 /// Sends the interim text once, at its delay from `started`, to the call's
 /// progress sink and as an event on the call's span; then waits forever.
 /// Without an interim text, only waits.
-async fn interim(interim: Option<&Interim>, call: &CallInfo, started: Instant, span: &tracing::Span) -> Infallible {
+async fn interim(interim: Option<&Interim>, call: &CallInfo, started: tokio::time::Instant, span: &tracing::Span) -> Infallible {
     if let Some(interim) = interim {
         // `wait` made a timer already, so the runtime has timers.
-        tokio::time::sleep_until((started + interim.after).into()).await;
+        tokio::time::sleep_until(started + interim.after).await;
         tracing::info!(parent: span, interim = %interim.text, "the call is still running after {:?}", interim.after);
         call.interim(&interim.text);
     }
