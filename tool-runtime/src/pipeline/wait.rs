@@ -9,6 +9,8 @@
 //! on its first poll never gets here, and so never has a timer for it.
 
 use std::convert::Infallible;
+use std::future::Future;
+use std::task::Poll;
 use std::time::Instant;
 
 use tracing::Instrument;
@@ -48,6 +50,13 @@ impl<App: Send + Sync + 'static> Registry<App> {
         // and the task is dropped, as at the timeout.
         let mut task = Abandoned { task: tokio::spawn(future.instrument(span.clone())), cancel };
         let task = &mut task.task;
+        // Boxed, and made only for a tool with an interim text: the others
+        // keep a null pointer in their call's future, and no timer.
+        let mut interim = entry.def.interim.as_ref().map(|interim| Box::pin(send_interim(interim, call, started, span)));
+        let interim = std::future::poll_fn(|cx| match &mut interim {
+            Some(sending) => sending.as_mut().poll(cx),
+            None => Poll::Pending,
+        });
         tokio::select! {
             // Biased: a cancelled call reads as cancelled even when the
             // tool returned in reaction to its token in the same instant;
@@ -71,21 +80,18 @@ impl<App: Send + Sync + 'static> Registry<App> {
                 self.report(ErrorReport::new(&entry.def.name, call.call_id.as_str(), ErrorKind::Timeout, error.code(), detail));
                 Err(CallResult::failure(tool(), call.call_id.clone(), ResultKind::TimedOut, &error))
             }
-            never = interim(entry.def.interim.as_ref(), call, started, span) => match never {},
+            never = interim => match never {},
         }
     }
 }
 
 /// Sends the interim text once, at its delay from `started`, to the call's
 /// progress sink and as an event on the call's span; then waits forever.
-/// Without an interim text, only waits.
-async fn interim(interim: Option<&Interim>, call: &CallInfo, started: tokio::time::Instant, span: &tracing::Span) -> Infallible {
-    if let Some(interim) = interim {
-        // `wait` made a timer already, so the runtime has timers.
-        tokio::time::sleep_until(started + interim.after).await;
-        tracing::info!(parent: span, interim = %interim.text, "the call is still running after {:?}", interim.after);
-        call.interim(&interim.text);
-    }
+async fn send_interim(interim: &Interim, call: &CallInfo, started: tokio::time::Instant, span: &tracing::Span) -> Infallible {
+    // `wait` made a timer already, so the runtime has timers.
+    tokio::time::sleep_until(started + interim.after).await;
+    tracing::info!(parent: span, interim = %interim.text, "the call is still running after {:?}", interim.after);
+    call.interim(&interim.text);
     std::future::pending().await
 }
 
