@@ -6,7 +6,8 @@
 //! ```
 //!
 //! Each step prints what was offered, each call with its verdict and result,
-//! the approvals a human gave, and how the run ended.
+//! the approvals a human gave, a slow call's interim text (`hand_over` takes
+//! a moment to find a colleague), and how the run ended.
 //!
 //! With `--openai`, a real OpenAI-compatible chat-completions endpoint plays
 //! the model instead (`OPENAI_BASE_URL`, default `https://api.openai.com/v1`;
@@ -20,9 +21,10 @@
 mod shop;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::json;
-use tool_runtime::{ResultKind, Run, SmolStr, StepResults, ToolCall, ToolDefinition, UserContext};
+use tool_runtime::{ProgressSink, ResultKind, Run, SmolStr, StepResults, ToolCall, ToolDefinition, UserContext};
 
 use shop::Shop;
 
@@ -180,8 +182,17 @@ fn supervisor(tool: &str) -> Option<&'static str> {
 #[tokio::main]
 async fn main() {
     let registry = shop::registry();
-    let app = Arc::new(Shop::demo());
-    let mut run: Run<Shop> = registry.run(app).with_user(UserContext::new("c-17")).with_thread_id("thread-1");
+    let mut shop = Shop::demo();
+    shop.hand_over_wait = Duration::from_millis(700);
+    let app = Arc::new(shop);
+    // What the customer sees while a slow call runs: its interim text.
+    let interim = ProgressSink::new(|progress| {
+        if let (true, Some(text)) = (progress.interim, &progress.message) {
+            println!("    {} [still running] -> customer sees: {text}", progress.call_id);
+        }
+    });
+    let mut run: Run<Shop> =
+        registry.run(app).with_user(UserContext::new("c-17")).with_thread_id("thread-1").with_progress(interim);
     let mut model = model_from_args();
     let mut last: Option<StepResults> = None;
 

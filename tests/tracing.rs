@@ -56,6 +56,12 @@ impl Subscriber for Recorder {
     fn event(&self, event: &Event<'_>) {
         let mut fields = HashMap::new();
         event.record(&mut Fields(&mut fields));
+        // The call id of the span the event belongs to, if it has one.
+        let parent = event.parent().map(Id::into_u64).or_else(|| STACK.with(|stack| stack.borrow().last().copied()));
+        let call_id = parent.and_then(|id| self.spans.lock().unwrap().get(&id).and_then(|span| span.get("call_id").cloned()));
+        if let Some(call_id) = call_id {
+            fields.insert("span.call_id".to_owned(), call_id);
+        }
         self.events.lock().unwrap().push(fields);
     }
     fn enter(&self, span: &Id) {
@@ -82,6 +88,13 @@ async fn echo(text: String) -> String {
 #[tool(policy = needs_approval)]
 async fn guarded() -> Result<String, std::io::Error> {
     Err(std::io::Error::other("disk full on /var/secret"))
+}
+
+/// Waits a little, with an interim text.
+#[tool(interim = "Still waiting...", interim_after = "10ms")]
+async fn patient() -> String {
+    tokio::time::sleep(std::time::Duration::from_millis(60)).await;
+    "done".into()
 }
 
 /// Runs `calls` on a current-thread runtime with a fresh [`Recorder`] as the
@@ -135,4 +148,19 @@ fn text_the_model_chose_cannot_forge_a_log_line() {
         assert!(!call[field].chars().any(char::is_control), "{field}: {:?}", call[field]);
     }
     assert!(call["tool"].starts_with("echo\\n2026"), "escaped, not dropped: {:?}", call["tool"]);
+}
+
+#[test]
+fn an_interim_text_is_an_event_on_the_calls_span() {
+    let recorder = recording(|| async {
+        let registry = Registry::<()>::builder().tools(tools![patient, echo]).build().unwrap();
+        let app = Arc::new(());
+        registry.call(&app, "patient", "{}").call_id("c-1").await;
+        registry.call(&app, "echo", r#"{"text": "hi"}"#).call_id("c-2").await;
+    });
+    let events = recorder.events.lock().unwrap();
+    let interims: Vec<_> = events.iter().filter(|e| e.contains_key("interim")).collect();
+    assert_eq!(interims.len(), 1, "{events:?}");
+    assert_eq!(interims[0]["interim"], "Still waiting...");
+    assert_eq!(interims[0].get("span.call_id").map(String::as_str), Some("c-1"), "{:?}", interims[0]);
 }

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
+use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -12,6 +13,9 @@ use tool_runtime::prelude::*;
 pub struct Shop {
     orders: Mutex<BTreeMap<String, Order>>,
     vouchers: Mutex<Vec<Voucher>>,
+    /// How long `hand_over` takes to find a colleague (zero in the demo
+    /// shop; the support desk sets it to show the tool's interim text).
+    pub hand_over_wait: Duration,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -68,6 +72,7 @@ impl Shop {
         Shop {
             orders: Mutex::new(orders.into_iter().map(|order| (order.id.clone(), order)).collect()),
             vouchers: Mutex::new(Vec::new()),
+            hand_over_wait: Duration::ZERO,
         }
     }
 
@@ -215,12 +220,20 @@ pub async fn issue_voucher(
 
 /// Hand the conversation to a human agent, with a summary so the customer
 /// does not have to repeat themselves. Ends the run.
-#[tool(ends_run, title = "Hand over to a human")]
+///
+/// Finding a free colleague can take a moment: the customer is told so
+/// while it runs.
+#[tool(ends_run, title = "Hand over to a human", interim = "Finding a colleague to take over the case...", interim_after = "300ms")]
 pub async fn hand_over(
+    ctx: Ctx<Shop>,
     /// Two or three sentences: what the customer wants and what was done.
     #[schemars(length(min = 10, max = 600))]
     summary: String,
 ) -> String {
+    let wait = ctx.app().hand_over_wait;
+    if !wait.is_zero() {
+        tokio::time::sleep(wait).await;
+    }
     format!("A human agent has the case (summary: {} characters) and will reply within the hour.", summary.len())
 }
 

@@ -37,6 +37,8 @@ struct ToolKeys {
     on_error: Option<Meta>,
     interruptible: Option<Meta>,
     timeout: Option<Meta>,
+    interim: Option<Meta>,
+    interim_after: Option<Meta>,
     max_output_chars: Option<Meta>,
     max_retries: Option<Meta>,
     parallel_safe: Option<Meta>,
@@ -84,8 +86,10 @@ pub enum ParallelSafeAttr {
     Predicate(Path),
 }
 
-pub struct Timeout {
+/// A duration key (`timeout`, `interim_after`), with the span of its value.
+pub struct Millis {
     pub millis: u64,
+    pub span: Span,
 }
 
 /// One entry of `meta(key = value, ...)`.
@@ -120,7 +124,9 @@ pub struct ToolAttrs {
     pub ends_turn: Option<Flag>,
     pub on_error: Option<Path>,
     pub interruptible: Option<Flag>,
-    pub timeout: Option<Timeout>,
+    pub timeout: Option<Millis>,
+    pub interim: Option<LitStr>,
+    pub interim_after: Option<Millis>,
     pub max_output_chars: Option<usize>,
     pub max_retries: Option<u32>,
     pub parallel_safe: Option<ParallelSafeAttr>,
@@ -175,7 +181,11 @@ impl ToolAttrs {
             ends_turn: keys.ends_turn.and_then(|meta| flag(&meta, errors)),
             on_error: keys.on_error.and_then(|meta| predicate_path(&meta, "on_error", errors)),
             interruptible: keys.interruptible.and_then(|meta| flag(&meta, errors)),
-            timeout: keys.timeout.and_then(|meta| timeout(&meta, errors)),
+            timeout: keys.timeout.and_then(|meta| duration(&meta, "timeout", "a timeout of zero would fail every call", errors)),
+            interim: keys.interim.and_then(|meta| text(&meta, "interim", "Still searching the archive...", errors)),
+            interim_after: keys.interim_after.and_then(|meta| {
+                duration(&meta, "interim_after", "a delay of zero would send the interim text on every call that waits", errors)
+            }),
             max_output_chars: keys.max_output_chars.and_then(|meta| positive(&meta, "max_output_chars", "4000", errors)),
             max_retries: keys.max_retries.and_then(|meta| positive(&meta, "max_retries", "3", errors)),
             parallel_safe: keys.parallel_safe.and_then(|meta| parallel_safe(&meta, errors)),
@@ -491,19 +501,26 @@ fn parallel_safe(meta: &Meta, errors: &mut Errors) -> Option<ParallelSafeAttr> {
     }
 }
 
-fn timeout(meta: &Meta, errors: &mut Errors) -> Option<Timeout> {
-    let help = "write a duration such as `timeout = \"500ms\"`, `\"5s\"` or `\"2m\"`";
+/// A key that takes a duration string (`"500ms"`, `"5s"`, `"2m"`);
+/// `zero` says why zero is refused.
+fn duration(meta: &Meta, key: &str, zero: &str, errors: &mut Errors) -> Option<Millis> {
+    let help = format!("write a duration such as `{key} = \"500ms\"`, `\"5s\"` or `\"2m\"`");
     let lit = match LitStr::from_meta(meta) {
         Ok(lit) => lit,
         Err(_) => {
-            errors.push(with_help(error_at(meta, "`timeout` takes a string"), help));
+            let message = format!("`{key}` takes a string");
+            let error = match meta {
+                Meta::NameValue(written) => error_at(&written.value, message),
+                other => error_at(other, message),
+            };
+            errors.push(with_help(error, help));
             return None;
         }
     };
-    match checks::parse_duration(&lit.value()) {
-        Ok(millis) => Some(Timeout { millis }),
+    match checks::parse_duration(&lit.value(), zero) {
+        Ok(millis) => Some(Millis { millis, span: lit.span() }),
         Err(reason) => {
-            errors.push(with_help(error_at(&lit, format!("invalid `timeout` \"{}\": {reason}", lit.value())), help));
+            errors.push(with_help(error_at(&lit, format!("invalid `{key}` \"{}\": {reason}", lit.value())), help));
             None
         }
     }

@@ -40,8 +40,9 @@ pub fn suggest_name(name: &str) -> Option<String> {
     (valid_name(trimmed) && trimmed != name).then(|| trimmed.to_owned())
 }
 
-/// `"500ms"`, `"5s"`, `"2m"` into milliseconds.
-pub fn parse_duration(text: &str) -> Result<u64, String> {
+/// `"500ms"`, `"5s"`, `"2m"` into milliseconds; zero is refused, `zero`
+/// saying why.
+pub fn parse_duration(text: &str, zero: &str) -> Result<u64, String> {
     let digits = text.bytes().take_while(u8::is_ascii_digit).count();
     let (number, unit) = text.split_at(digits);
     if number.is_empty() {
@@ -57,7 +58,7 @@ pub fn parse_duration(text: &str) -> Result<u64, String> {
     };
     let millis = value.checked_mul(factor).ok_or_else(|| "the duration is too large".to_owned())?;
     if millis == 0 {
-        return Err("a timeout of zero would fail every call".into());
+        return Err(zero.to_owned());
     }
     Ok(millis)
 }
@@ -220,6 +221,7 @@ fn check_keys(attrs: &ToolAttrs, tool_name: &str, errors: &mut Errors) {
             }
         }
     }
+    check_interim(attrs, errors);
     if let Some(kind) = &attrs.kind {
         if let Some(entry) = attrs.meta.iter().find(|entry| entry.key == "kind") {
             errors.push(with_help(
@@ -227,6 +229,38 @@ fn check_keys(attrs: &ToolAttrs, tool_name: &str, errors: &mut Errors) {
                 "MCP `_meta` exports `kind` under that key; rename the `meta` entry or remove one of them",
             ));
         }
+    }
+}
+
+/// The delay of `interim` when `interim_after` is not written, in
+/// milliseconds (the runtime's `Interim::DEFAULT_AFTER`).
+const DEFAULT_INTERIM_AFTER: u64 = 2_000;
+
+/// `interim_after` needs `interim`, and the delay must be shorter than the
+/// tool's own timeout, or the text would never be sent.
+fn check_interim(attrs: &ToolAttrs, errors: &mut Errors) {
+    match (&attrs.interim, &attrs.interim_after) {
+        (None, Some(after)) => errors.push(with_help(
+            error_at(&quote_span(after.span), "`interim_after` without `interim`"),
+            "`interim_after` is when the interim text is sent: add the text, such as \
+             `interim = \"Still searching the archive...\"`, or remove `interim_after`",
+        )),
+        (Some(text), after) => {
+            let Some(timeout) = &attrs.timeout else { return };
+            let millis = after.as_ref().map_or(DEFAULT_INTERIM_AFTER, |after| after.millis);
+            if millis < timeout.millis {
+                return;
+            }
+            let (span, written) = match after {
+                Some(after) => (after.span, "`interim_after`".to_owned()),
+                None => (text.span(), format!("`interim` (sent after {DEFAULT_INTERIM_AFTER}ms by default)")),
+            };
+            errors.push(with_help(
+                error_at(&quote_span(span), format!("{written} is not shorter than `timeout`, so the text would never be sent")),
+                format!("the call ends at its timeout of {}ms: write an `interim_after` shorter than that, or a longer `timeout`", timeout.millis),
+            ));
+        }
+        (None, None) => {}
     }
 }
 
@@ -239,21 +273,25 @@ fn quote_span(span: proc_macro2::Span) -> proc_macro2::TokenStream {
 mod tests {
     use super::*;
 
+    fn millis(text: &str) -> Result<u64, String> {
+        parse_duration(text, "zero")
+    }
+
     #[test]
     fn durations_in_each_unit() {
-        assert_eq!(parse_duration("500ms"), Ok(500));
-        assert_eq!(parse_duration("5s"), Ok(5_000));
-        assert_eq!(parse_duration("2m"), Ok(120_000));
+        assert_eq!(millis("500ms"), Ok(500));
+        assert_eq!(millis("5s"), Ok(5_000));
+        assert_eq!(millis("2m"), Ok(120_000));
     }
 
     #[test]
     fn bad_durations_say_why() {
-        assert!(parse_duration("5").unwrap_err().contains("needs a unit"));
-        assert!(parse_duration("5h").unwrap_err().contains("unknown unit `h`"));
-        assert!(parse_duration("s").unwrap_err().contains("whole number"));
-        assert!(parse_duration("0s").unwrap_err().contains("zero"));
-        assert!(parse_duration("1.5s").unwrap_err().contains("unknown unit `.5s`"));
-        assert!(parse_duration("99999999999999999999s").is_err());
+        assert!(millis("5").unwrap_err().contains("needs a unit"));
+        assert!(millis("5h").unwrap_err().contains("unknown unit `h`"));
+        assert!(millis("s").unwrap_err().contains("whole number"));
+        assert!(millis("0s").unwrap_err().contains("zero"));
+        assert!(millis("1.5s").unwrap_err().contains("unknown unit `.5s`"));
+        assert!(millis("99999999999999999999s").is_err());
     }
 
     #[test]

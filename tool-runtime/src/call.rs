@@ -195,7 +195,8 @@ impl<'r, App: Send + Sync + 'static> Call<'r, App> {
         self
     }
 
-    /// Where the tool's progress reports go.
+    /// Where the tool's progress reports go, and its interim text (a
+    /// [`Progress`](crate::Progress) with `interim: true`).
     pub fn progress(mut self, sink: ProgressSink) -> Self {
         self.info.progress = Some(sink);
         self

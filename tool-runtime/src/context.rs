@@ -65,6 +65,19 @@ impl CallInfo {
         self.cancel.get_or_init(CancellationToken::new)
     }
 
+    /// Sends the tool's interim text to the progress sink, if there is one.
+    pub(crate) fn interim(&self, text: &str) {
+        if let Some(sink) = &self.progress {
+            (sink.0)(Progress {
+                call_id: self.call_id.to_string(),
+                progress: 0.0,
+                total: None,
+                message: Some(text.to_owned()),
+                interim: true,
+            });
+        }
+    }
+
     /// Whether the call was cancelled (never, if it has no token yet).
     pub(crate) fn is_cancelled(&self) -> bool {
         self.cancel.get().is_some_and(CancellationToken::is_cancelled)
@@ -130,6 +143,7 @@ impl<App> Ctx<App> {
                 progress,
                 total,
                 message: message.map(str::to_owned),
+                interim: false,
             });
         }
     }
@@ -211,7 +225,12 @@ impl<App> fmt::Debug for Ctx<App> {
     }
 }
 
-/// One progress report of a running tool.
+/// One progress report of a running call: one the tool made
+/// ([`Ctx::progress`]), or its interim text (`interim: true`).
+///
+/// The interim text (`#[tool(interim = "...")]`) is sent by the runtime,
+/// once, when the call is still running after its delay: `message` is the
+/// text, `progress` is 0 and `total` is `None`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Progress {
     /// The call reporting.
@@ -222,6 +241,9 @@ pub struct Progress {
     pub total: Option<f64>,
     /// A short human-readable message.
     pub message: Option<String>,
+    /// Whether this is the tool's interim text, sent by the runtime, rather
+    /// than a report the tool made.
+    pub interim: bool,
 }
 
 /// Where a call's progress reports go.

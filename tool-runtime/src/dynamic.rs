@@ -14,8 +14,8 @@ use crate::context::{CallState, Ctx, StepView};
 use crate::error::ToolError;
 use crate::policy::{PolicyKind, Verdict};
 use crate::tool::{
-    Annotations, BoxError, BoxFuture, BoxedTool, CallFuture, EndsRun, ErasedTool, Failure, ParsedFrom, PolicyFuture, ToolDefinition,
-    ToolOutput,
+    Annotations, BoxError, BoxFuture, BoxedTool, CallFuture, EndsRun, ErasedTool, Failure, Interim, ParsedFrom, PolicyFuture,
+    ToolDefinition, ToolOutput,
 };
 
 type Handler<App> = Arc<dyn Fn(Value, Ctx<App>) -> crate::tool::BoxFuture<'static, Result<Value, BoxError>> + Send + Sync>;
@@ -304,6 +304,29 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
     /// Overrides the registry's default timeout.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.definition.timeout = Some(timeout);
+        self
+    }
+
+    /// Emits `text` once when a call is still running after `after`: a
+    /// [`Progress`](crate::Progress) report with `interim: true` to the
+    /// call's progress sink (MCP `notifications/progress` for a client that
+    /// asked for progress). A call that ends first emits nothing. An empty
+    /// text or a zero delay fails the registry's build
+    /// ([`BuildProblem::InvalidInterim`](crate::BuildProblem::InvalidInterim)).
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # use serde_json::{json, Value};
+    /// # use tool_runtime::prelude::*;
+    /// let search = DynamicTool::new("search", "Search the archive.", json!({"type": "object"}), |_: Value, _: Ctx<()>| async {
+    ///     Ok::<_, ToolError>(Value::Null)
+    /// })
+    /// .interim("Still searching the archive...", Duration::from_secs(2));
+    /// let registry = Registry::builder().tool(search).build().unwrap();
+    /// assert_eq!(registry.definition("search").unwrap().interim.as_ref().unwrap().after, Duration::from_secs(2));
+    /// ```
+    pub fn interim(mut self, text: impl Into<String>, after: Duration) -> Self {
+        self.definition.interim = Some(Interim { text: text.into(), after });
         self
     }
 

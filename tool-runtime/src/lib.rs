@@ -83,7 +83,7 @@ pub use registry::{BuildError, BuildProblem, Registry, RegistryBuilder, DEFAULT_
 pub use result::{CallResult, ResultKind};
 pub use run::{Run, RunError, RunState, StepResults, ToolCall};
 pub use schema::SCHEMA_DIALECT;
-pub use tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, Tool, ToolDefinition};
+pub use tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, Interim, Tool, ToolDefinition};
 
 pub use serde_json;
 /// The string type of [`CallResult::tool`] and [`CallResult::call_id`].

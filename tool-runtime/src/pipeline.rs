@@ -20,7 +20,9 @@
 //!    [`PendingCall`]; the host later approves it (as it is, or with an
 //!    edited input, which goes through stages 1 to 4 again) or rejects it.
 //! 6. **Execute**: the tool runs under its timeout and cancellation. It is
-//!    polled once in place; a tool that waits gets a task and a timer.
+//!    polled once in place; a tool that waits gets a task and a timer,
+//!    and sends its interim text once if it is still running after the
+//!    delay (`wait`).
 //! 7. **Conclude**: the output becomes the model's text, cut at the output
 //!    limit; a failure becomes its one line, and anything the model must
 //!    not read (an internal error, a panic) is reported to the developer.
@@ -40,6 +42,8 @@ use futures_util::FutureExt;
 use serde_json::{Map, Value};
 use smol_str::SmolStr;
 use tracing::Instrument;
+
+mod wait;
 
 use crate::call::{fresh_call_id, Arguments, Call, CallOutcome, Pending, PendingCall};
 use crate::context::{CallInfo, CallState, Ctx};
@@ -392,47 +396,6 @@ impl<App: Send + Sync + 'static> Registry<App> {
         }
     }
 
-    /// A tool that waits gets a task of its own: a panic stays in it, and a
-    /// tool that ignores its token is dropped at the timeout. The future
-    /// moves boxed, so it is not moved in memory after its first poll.
-    async fn wait(&self, entry: &Entry<App>, future: CallFuture, call: &CallInfo, started: Instant, span: &tracing::Span) -> Result<Ended, CallResult> {
-        let tool = || entry.name.clone();
-        let timeout = entry.def.timeout.unwrap_or(self.inner.config.default_timeout);
-        let Some(timer) = runtime_timer((started + timeout).into()) else {
-            self.report_no_runtime(entry, &call.call_id);
-            return Err(CallResult::failure(tool(), call.call_id.clone(), ResultKind::Internal, &ToolError::internal()));
-        };
-        let cancel = call.cancellation();
-        // A caller that drops the call mid-way cancels it: the token fires
-        // and the task is dropped, as at the timeout.
-        // One that is not interruptible runs on to its end, or its timeout.
-        let detached_until = (!entry.def.interruptible).then(|| (started + timeout).into());
-        let mut task = Abandoned { task: tokio::spawn(future.instrument(span.clone())), cancel, detached_until };
-        let task = &mut task.task;
-        tokio::select! {
-            // Biased: a cancelled call reads as cancelled even when the
-            // tool returned in reaction to its token in the same instant.
-            biased;
-            () = cancel.cancelled() => {
-                task.abort();
-                Err(CallResult::failure(tool(), call.call_id.clone(), ResultKind::Cancelled, &lines::cancelled()))
-            }
-            joined = &mut *task => Ok(match joined {
-                Ok(returned) => Ended::Returned(returned),
-                Err(join) if join.is_panic() => Ended::Panicked(join.into_panic()),
-                Err(join) => Ended::Lost(join.to_string()),
-            }),
-            () = timer => {
-                cancel.cancel();
-                task.abort();
-                let error = lines::timed_out(timeout);
-                let detail = format!("no result after {timeout:?}");
-                self.report(ErrorReport::new(&entry.def.name, call.call_id.as_str(), ErrorKind::Timeout, error.code(), detail));
-                Err(CallResult::failure(tool(), call.call_id.clone(), ResultKind::TimedOut, &error))
-            }
-        }
-    }
-
     /// Stage 7: the result of an execution that ended. `started` is when
     /// the tool was first polled, taken only where it is needed (the tool
     /// waited, or the span records the duration).
@@ -498,37 +461,6 @@ fn first_poll(future: &mut CallFuture, cx: &mut std::task::Context<'_>) -> Optio
         Ok(Poll::Ready(returned)) => Some(Ended::Returned(returned)),
         Ok(Poll::Pending) => None,
         Err(payload) => Some(Ended::Panicked(payload)),
-    }
-}
-
-/// The task of a tool that waits, with its token: dropped before the task
-/// ends (the caller dropped the call), it cancels the token and the task.
-struct Abandoned<'a> {
-    task: tokio::task::JoinHandle<Result<ToolOutput, Failure>>,
-    cancel: &'a tokio_util::sync::CancellationToken,
-    /// For a tool that is not interruptible: its timeout, until which the
-    /// task runs on.
-    detached_until: Option<tokio::time::Instant>,
-}
-
-impl Drop for Abandoned<'_> {
-    fn drop(&mut self) {
-        if self.task.is_finished() {
-            return;
-        }
-        if let Some(deadline) = self.detached_until
-            && let Ok(runtime) = tokio::runtime::Handle::try_current()
-        {
-            let (cancel, task) = (self.cancel.clone(), self.task.abort_handle());
-            runtime.spawn(async move {
-                tokio::time::sleep_until(deadline).await;
-                cancel.cancel();
-                task.abort();
-            });
-            return;
-        }
-        self.cancel.cancel();
-        self.task.abort();
     }
 }
 

@@ -396,6 +396,12 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
             if entry.def.failure_schema.is_some() && entry.def.meta.contains_key("failureSchema") {
                 problems.push(BuildProblem::FailureSchemaInMeta { tool: entry.def.name.clone() });
             }
+            if let Some(interim) = &entry.def.interim {
+                let timeout = entry.def.timeout.unwrap_or(self.config.default_timeout);
+                if let Some(reason) = interim_problem(interim, timeout) {
+                    problems.push(BuildProblem::InvalidInterim { tool: entry.def.name.clone(), reason });
+                }
+            }
         }
         if !problems.is_empty() {
             return Err(BuildError { problems });
@@ -411,6 +417,25 @@ pub(crate) fn valid_name(name: &str) -> bool {
         && bytes.len() <= 64
         && bytes[0].is_ascii_lowercase()
         && bytes.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'_')
+}
+
+/// What is wrong with a tool's interim text, if anything: it must say
+/// something, and come after a delay that is not zero and is shorter than
+/// the tool's timeout (else it would never be sent).
+fn interim_problem(interim: &crate::Interim, timeout: Duration) -> Option<String> {
+    if interim.text.trim().is_empty() {
+        Some("its interim text is empty; write what the user reads while the call runs".to_owned())
+    } else if interim.after.is_zero() {
+        Some("its interim delay is zero, so every call that waits would show it; give a delay such as 2s".to_owned())
+    } else if interim.after >= timeout {
+        Some(format!(
+            "its interim delay ({:?}) is not shorter than its timeout ({timeout:?}), so the text would never be sent; \
+             shorten the delay or lengthen the timeout",
+            interim.after
+        ))
+    } else {
+        None
+    }
 }
 
 /// Why a registry could not be built: every problem found.
@@ -476,6 +501,15 @@ pub enum BuildProblem {
     /// The input schema is not an object schema, or not a valid JSON Schema.
     #[error("tool `{tool}` has an unusable input schema: {reason}")]
     InvalidSchema {
+        /// The tool.
+        tool: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// An interim text that is empty, or whose delay is zero or not
+    /// shorter than the tool's timeout.
+    #[error("tool `{tool}`: {reason}")]
+    InvalidInterim {
         /// The tool.
         tool: String,
         /// What is wrong.

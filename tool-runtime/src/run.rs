@@ -188,7 +188,9 @@ impl<App: Send + Sync + 'static> Run<App> {
         self
     }
 
-    /// Where the tools' progress reports go.
+    /// Where the tools' progress reports go, and their interim texts (a
+    /// [`Progress`](crate::Progress) with `interim: true`, sent once when a
+    /// call of a tool with `interim` is still running after its delay).
     pub fn with_progress(mut self, sink: ProgressSink) -> Self {
         self.progress = Some(sink);
         self

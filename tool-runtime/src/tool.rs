@@ -146,19 +146,43 @@ impl Metadata {
     };
 }
 
-/// The keys of `#[tool]` on how a call executes, beyond its limits
-/// (`interruptible`), grouped in `Tool::EXECUTION`, whose default is
-/// [`Execution::DEFAULT`], so that a tool using none of them emits nothing
-/// for them.
+/// How calls of the tool run, beyond the timeout (`interim`,
+/// `interruptible`), grouped in `Tool::EXECUTION`, whose default is
+/// [`Execution::DEFAULT`], so that a tool using none of these keys emits
+/// nothing for them.
 #[doc(hidden)]
 #[derive(Debug)]
 pub struct Execution {
+    /// `interim = "..."` and its delay (`interim_after`, else
+    /// [`Interim::DEFAULT_AFTER`]).
+    pub interim: Option<(&'static str, Duration)>,
+    /// `interruptible = false` makes it false.
     pub interruptible: bool,
 }
 
 impl Execution {
     /// No execution key written.
-    pub const DEFAULT: Execution = Execution { interruptible: true };
+    pub const DEFAULT: Execution = Execution { interim: None, interruptible: true };
+}
+
+/// The text a call shows while it is still running: emitted once, as a
+/// [`Progress`](crate::Progress) report with `interim: true`, when the call
+/// has not ended after `after` (`#[tool(interim = "...", interim_after =
+/// "2s")]`, [`DynamicTool::interim`](crate::DynamicTool::interim)).
+///
+/// A call that ends first, is cancelled or times out emits nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Interim {
+    /// What the user reads meanwhile, such as `"Still searching the archive..."`.
+    pub text: String,
+    /// How long the call runs before the text is emitted, counted from
+    /// the tool's first poll.
+    pub after: Duration,
+}
+
+impl Interim {
+    /// The delay when `interim` is written without `interim_after`.
+    pub const DEFAULT_AFTER: Duration = Duration::from_secs(2);
 }
 
 /// One value of `meta(key = value, ...)`: the literals the macro accepts.
@@ -220,6 +244,8 @@ pub struct ToolDefinition {
     pub timeout: Option<Duration>,
     /// The per-tool output limit, overriding the registry default.
     pub max_output_chars: Option<usize>,
+    /// The text emitted once when a call is still running after a delay.
+    pub interim: Option<Interim>,
     /// After this many failed calls in one run (invalid arguments or tool
     /// errors), the tool is no longer offered in that run.
     pub max_retries: Option<u32>,
@@ -277,6 +303,7 @@ impl ToolDefinition {
             ends_run: EndsRun::Never,
             timeout: None,
             max_output_chars: None,
+            interim: None,
             max_retries: None,
             ends_turn: false,
             parallel_safe: false,
@@ -319,6 +346,7 @@ impl ToolDefinition {
             ends_run: meta.ends_run,
             timeout: meta.timeout,
             max_output_chars: meta.max_output_chars,
+            interim: execution.interim.map(|(text, after)| Interim { text: text.to_owned(), after }),
             max_retries: meta.max_retries,
             ends_turn: meta.ends_turn,
             parallel_safe: meta.parallel_safe || meta.annotations.read_only == Some(true),
@@ -366,7 +394,7 @@ pub trait Tool<App>: 'static {
     #[doc(hidden)]
     const METADATA: Metadata = Metadata::EMPTY;
 
-    /// The execution keys written on the tool; the defaults otherwise.
+    /// The execution keys written on the tool; none by default.
     #[doc(hidden)]
     const EXECUTION: Execution = Execution::DEFAULT;
 

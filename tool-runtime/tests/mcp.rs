@@ -414,6 +414,35 @@ async fn progress_reaches_the_client_before_the_result_when_it_asked() {
     assert!(!wire.seen.iter().any(|m| m["method"] == "notifications/progress"), "no token, no progress");
 }
 
+/// Search the archive: opens it at once, finds after 150 ms.
+#[tool(interim = "Still searching the archive...", interim_after = "50ms")]
+async fn archive(ctx: Ctx<Store>) -> String {
+    ctx.progress(1.0, None, Some("opened the archive"));
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    "found".into()
+}
+
+#[tokio::test]
+async fn the_interim_text_reaches_a_client_that_asked_for_progress() {
+    let registry = Registry::<Store>::builder().tools(tools![archive]).build().unwrap();
+    let server = McpServer::new(registry, Arc::new(Store::default()));
+    let mut wire = Wire::connect(&server, no_capabilities(), Human::Accept).await;
+    let id = wire.start("tools/call", json!({"name": "archive", "arguments": {}, "_meta": {"progressToken": 7}})).await;
+    assert_eq!(text(&wire.response(id).await), "found");
+    let progress: Vec<&Value> = wire.seen.iter().filter(|m| m["method"] == "notifications/progress").collect();
+    assert_eq!(progress.len(), 2, "{:?}", wire.seen);
+    assert_eq!(progress[0]["params"], json!({"progressToken": 7, "progress": 1.0, "message": "opened the archive"}));
+    // Its message is the text; its progress repeats the last one sent, as
+    // MCP progress never goes back.
+    assert_eq!(progress[1]["params"], json!({"progressToken": 7, "progress": 1.0, "message": "Still searching the archive..."}));
+    let response = wire.seen.iter().position(|m| m["response"] == json!(id)).unwrap();
+    assert!(wire.seen.iter().rposition(|m| m["method"] == "notifications/progress").unwrap() < response, "{:?}", wire.seen);
+
+    wire.seen.clear();
+    wire.call("archive", json!({})).await;
+    assert!(!wire.seen.iter().any(|m| m["method"] == "notifications/progress"), "no token, no interim notification");
+}
+
 /// Waits until `done` holds (at most 5 s).
 async fn eventually(done: impl Fn() -> bool) -> bool {
     for _ in 0..100 {

@@ -31,6 +31,8 @@ fn done(_input: &place_order, output: &String) -> bool {
     requires("login"),
     ends_run = done,
     timeout = "2m",
+    interim = "Still placing the order...",
+    interim_after = "3s",
     max_output_chars = 4000,
     parallel_safe = false,
     strict = true,
@@ -63,6 +65,8 @@ async fn main() {
     assert_eq!(definition.requires, ["login"]);
     assert_eq!(definition.timeout, Some(std::time::Duration::from_secs(120)));
     assert_eq!(definition.max_output_chars, Some(4000));
+    let interim = definition.interim.as_ref().unwrap();
+    assert_eq!((interim.text.as_str(), interim.after), ("Still placing the order...", std::time::Duration::from_secs(3)));
     assert_eq!(definition.strict, Some(true));
     assert!(!definition.parallel_safe);
     assert!(definition.has_visibility_predicate);

@@ -1,6 +1,7 @@
 //! The tool's static description in generated code: the `ToolMeta`
 //! literal (name, docs, annotations, policy, limits) and, for a tool that
-//! writes any metadata or execution key, its `Metadata` or `Execution`
+//! writes any metadata key, its `Metadata` constant, and for one that
+//! writes an execution key (`interim`, `interruptible`), its `Execution`
 //! constant.
 
 use proc_macro2::TokenStream;
@@ -139,10 +140,21 @@ pub(super) fn metadata(attrs: &ToolAttrs, p: &TokenStream) -> TokenStream {
 }
 
 
-/// `const EXECUTION` of the `Tool` impl, with only the keys written;
-/// nothing for a tool without them, which keeps the trait's default.
+/// `const EXECUTION` of the `Tool` impl, with only the keys written (the
+/// rest from `Execution::DEFAULT`); nothing for a tool without them, which
+/// keeps the trait's default.
 pub(super) fn execution(attrs: &ToolAttrs, p: &TokenStream) -> TokenStream {
     let mut fields = Vec::new();
+    if let Some(text) = &attrs.interim {
+        let after = match &attrs.interim_after {
+            Some(after) => {
+                let millis = after.millis;
+                quote!(#p::Duration::from_millis(#millis))
+            }
+            None => quote!(#p::Interim::DEFAULT_AFTER),
+        };
+        fields.push(quote!(interim: ::core::option::Option::Some((#text, #after))));
+    }
     if attrs.interruptible.is_some_and(|flag| !flag.value) {
         fields.push(quote!(interruptible: false));
     }

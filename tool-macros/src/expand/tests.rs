@@ -230,3 +230,54 @@ fn only_a_tool_written_result_with_its_own_error_type_probes_for_a_typed_failure
         assert!(tokens.contains("Returned (returned) . into_result ()"), "{tokens}");
     }
 }
+
+#[test]
+fn only_a_tool_with_interim_emits_an_execution_constant() {
+    let tokens = tool(quote!(read_only, timeout = "5s"), quote! { /// Docs.
+        async fn look() -> String { String::new() } })
+    .to_string();
+    assert!(!tokens.contains("EXECUTION") && !tokens.contains("Execution"), "{tokens}");
+    let tokens = tool(quote!(interim = "Still looking...", interim_after = "1500ms"), quote! { /// Docs.
+        async fn look() -> String { String::new() } })
+    .to_string();
+    assert!(tokens.contains("const EXECUTION : :: tool_runtime :: __private :: Execution = :: tool_runtime :: __private :: Execution {"), "{tokens}");
+    assert!(
+        tokens.contains("interim : :: core :: option :: Option :: Some ((\"Still looking...\" , :: tool_runtime :: __private :: Duration :: from_millis (1500u64)))"),
+        "{tokens}"
+    );
+    assert!(tokens.contains(".. :: tool_runtime :: __private :: Execution :: DEFAULT"), "{tokens}");
+    let tokens = tool(quote!(interim = "Still looking..."), quote! { /// Docs.
+        async fn look() -> String { String::new() } })
+    .to_string();
+    assert!(tokens.contains(":: tool_runtime :: __private :: Interim :: DEFAULT_AFTER"), "the runtime's default delay: {tokens}");
+}
+
+#[test]
+fn interim_mistakes_are_reported_on_their_keys() {
+    let cases: [(TokenStream, &str); 6] = [
+        (quote!(interim_after = "2s"), "`interim_after` without `interim`"),
+        (quote!(interim = ""), "`interim` is empty"),
+        (quote!(interim = 3), "`interim` takes a string"),
+        (quote!(interim = "Wait.", interim_after = "0s"), "invalid `interim_after` \"0s\": a delay of zero"),
+        (quote!(interim = "Wait.", interim_after = "2"), "invalid `interim_after` \"2\": it needs a unit"),
+        (quote!(interim = "Wait.", interim_after = "5s", timeout = "5s"), "`interim_after` is not shorter than `timeout`"),
+    ];
+    for (args, expected) in cases {
+        let errors = errors_of(args.clone(), parse_quote! {
+            /// Docs.
+            async fn look() {}
+        });
+        assert_eq!(errors.len(), 1, "{args}: {errors:?}");
+        assert!(errors[0].starts_with(expected), "{args}: {errors:?}");
+    }
+    let errors = errors_of(quote!(interim = "Wait.", timeout = "2s"), parse_quote! {
+        /// Docs.
+        async fn look() {}
+    });
+    assert!(errors.len() == 1 && errors[0].starts_with("`interim` (sent after 2000ms by default) is not shorter"), "{errors:?}");
+    let errors = errors_of(quote!(interim = "Wait.", interim_after = "1s", timeout = "2s"), parse_quote! {
+        /// Docs.
+        async fn look() {}
+    });
+    assert!(errors.is_empty(), "{errors:?}");
+}

@@ -253,17 +253,25 @@ impl<App: Send + Sync + 'static> ServerHandler for McpSession<App> {
 }
 
 /// Runs `call`, sending each progress report to the client as it comes, and
-/// every report made before the call settled ahead of its result.
+/// every report made before the call settled ahead of its result. The
+/// tool's interim text is a notification whose `message` is the text; its
+/// progress repeats the last value sent (MCP progress never goes back).
 async fn forwarding_progress<T>(
     call: impl Future<Output = T>,
     mut reports: mpsc::UnboundedReceiver<Progress>,
     token: ProgressToken,
     peer: &Peer<RoleServer>,
 ) -> T {
-    let send = async |progress: Progress| {
-        let mut param = ProgressNotificationParam::new(token.clone(), progress.progress);
+    let mut last = 0.0;
+    let mut notification = move |progress: Progress| {
+        let value = if progress.interim { last } else { progress.progress };
+        last = value;
+        let mut param = ProgressNotificationParam::new(token.clone(), value);
         param.total = progress.total;
         param.message = progress.message;
+        param
+    };
+    let send = async |param: ProgressNotificationParam| {
         if let Err(error) = peer.notify_progress(param).await {
             tracing::debug!(%error, "could not send a progress notification");
         }
@@ -272,11 +280,11 @@ async fn forwarding_progress<T>(
     let output = loop {
         tokio::select! {
             output = &mut call => break output,
-            Some(progress) = reports.recv() => send(progress).await,
+            Some(progress) = reports.recv() => send(notification(progress)).await,
         }
     };
     while let Ok(progress) = reports.try_recv() {
-        send(progress).await;
+        send(notification(progress)).await;
     }
     output
 }
