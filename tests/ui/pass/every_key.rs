@@ -12,8 +12,12 @@ fn visible(view: &StepView<'_, Shop>) -> bool {
     view.step < 10
 }
 
-fn done(_input: &place_order, output: &String) -> bool {
+async fn done(_input: &place_order, output: &String) -> bool {
     output.starts_with("placed")
+}
+
+async fn retry_later(input: &place_order, error: &ToolError) -> Result<String, ToolError> {
+    if error.code() == "BUSY" { Ok(format!("queued {} x {}", input.quantity, input.product)) } else { Err(error.clone()) }
 }
 
 /// Ignored: `description` wins.
@@ -34,6 +38,9 @@ fn done(_input: &place_order, output: &String) -> bool {
     interim = "Still placing the order...",
     interim_after = "3s",
     max_output_chars = 4000,
+    max_retries = 3,
+    on_error = retry_later,
+    interruptible = false,
     parallel_safe = false,
     strict = true,
     kind = "write",
@@ -46,8 +53,11 @@ fn done(_input: &place_order, output: &String) -> bool {
     meta(owner = "shop", cost = -2, ratio = 1.5, beta = true),
     crate = ::tool_runtime,
 )]
-async fn place_order(_ctx: Ctx<Shop>, product: String, quantity: u32) -> String {
-    format!("placed {quantity} x {product}")
+async fn place_order(_ctx: Ctx<Shop>, product: String, quantity: u32) -> Result<String, ToolError> {
+    if quantity > 50 {
+        return Err(ToolError::conflict("BUSY", "The warehouse is busy; try later."));
+    }
+    Ok(format!("placed {quantity} x {product}"))
 }
 
 /// Log in.
@@ -68,6 +78,8 @@ async fn main() {
     let interim = definition.interim.as_ref().unwrap();
     assert_eq!((interim.text.as_str(), interim.after), ("Still placing the order...", std::time::Duration::from_secs(3)));
     assert_eq!(definition.strict, Some(true));
+    assert_eq!(definition.max_retries, Some(3));
+    assert!(!definition.interruptible);
     assert!(!definition.parallel_safe);
     assert!(definition.has_visibility_predicate);
     assert_eq!(definition.kind.as_deref(), Some("write"));
@@ -76,4 +88,6 @@ async fn main() {
     assert_eq!(definition.meta["cost"], -2);
     let result = registry.invoke(&Arc::new(Shop), "place_order", r#"{"product": "pen", "quantity": 2}"#).await;
     assert!(result.ends_run, "{}", result.text);
+    let queued = registry.invoke(&Arc::new(Shop), "place_order", r#"{"product": "pen", "quantity": 60}"#).await;
+    assert_eq!(queued.text, "queued 60 x pen");
 }
