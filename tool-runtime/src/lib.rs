@@ -46,6 +46,7 @@
 #![forbid(unsafe_code)]
 
 mod context;
+mod definition;
 mod docs;
 mod dynamic;
 mod error;

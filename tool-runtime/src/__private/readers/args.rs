@@ -11,7 +11,7 @@ use super::fields::{parse_struct_text, read_raw, Cursor, TextFields};
 /// of a `#[tool]`'s input, over either source. Borrowed: the registry keeps
 /// what they came from (for an `ends_run` predicate and approvals).
 ///
-/// - The model's text ([`Args::text`]), for tools whose schema makes text
+/// - The model's text (`Args::text`), for tools whose schema makes text
 ///   exact: read a key at a time while the keys come in the parameters'
 ///   order, else split into its fields and looked up. A value that does not
 ///   read gives an error the registry does not show: it reads the arguments

@@ -1,0 +1,300 @@
+//! What describes a tool: the constants `#[tool]` writes (`ToolMeta`,
+//! `Metadata`, `Execution`) and the [`ToolDefinition`] a registry builds
+//! from them, or a `DynamicTool` is given.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::policy::PolicyKind;
+use crate::tool::Annotations;
+
+/// When a successful call ends the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndsRun {
+    /// Never (the default).
+    Never,
+    /// Every successful call.
+    Always,
+    /// A predicate decides on the input and the output.
+    Predicate,
+}
+
+/// The static description of a tool, as the `#[tool]` macro writes it.
+/// Built by generated code; read it through [`ToolDefinition`].
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct ToolMeta {
+    pub name: &'static str,
+    /// Every `#[doc]` value of the function, joined with `\n`.
+    pub doc: &'static str,
+    /// `description = "..."`, which wins over the doc comment.
+    pub description: Option<&'static str>,
+    pub title: Option<&'static str>,
+    pub tags: &'static [&'static str],
+    pub annotations: Annotations,
+    pub policy: PolicyKind,
+    pub visible_when: bool,
+    pub requires: &'static [&'static str],
+    pub ends_run: EndsRun,
+    pub timeout: Option<Duration>,
+    pub max_output_chars: Option<usize>,
+    pub max_retries: Option<u32>,
+    pub ends_turn: bool,
+    pub parallel_safe: bool,
+    pub strict: Option<bool>,
+}
+
+/// The metadata keys of `#[tool]` (`kind`, `examples`, `example_prompts`,
+/// `related`, `always_active`, `classification`, `scope_prompt`, `meta`),
+/// grouped in `Tool::METADATA`, whose default is [`Metadata::EMPTY`], so
+/// that a tool using none of them emits nothing for them.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct Metadata {
+    pub kind: Option<&'static str>,
+    pub examples: &'static [&'static str],
+    pub example_prompts: &'static [&'static str],
+    pub related: &'static [&'static str],
+    pub always_active: bool,
+    pub classification: Option<&'static str>,
+    pub scope_prompt: Option<&'static str>,
+    pub meta: &'static [(&'static str, MetaValue)],
+}
+
+impl Metadata {
+    /// No metadata key written.
+    pub const EMPTY: Metadata = Metadata {
+        kind: None,
+        examples: &[],
+        example_prompts: &[],
+        related: &[],
+        always_active: false,
+        classification: None,
+        scope_prompt: None,
+        meta: &[],
+    };
+}
+
+/// How calls of the tool run, beyond the timeout (`interim`,
+/// `interruptible`), grouped in `Tool::EXECUTION`, whose default is
+/// [`Execution::DEFAULT`], so that a tool using none of these keys emits
+/// nothing for them.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct Execution {
+    /// `interim = "..."` and its delay (`interim_after`, else
+    /// [`Interim::DEFAULT_AFTER`]).
+    pub interim: Option<(&'static str, Duration)>,
+    /// `interruptible = false` makes it false.
+    pub interruptible: bool,
+}
+
+impl Execution {
+    /// No execution key written.
+    pub const DEFAULT: Execution = Execution { interim: None, interruptible: true };
+}
+
+/// The text a call shows while it is still running: emitted once, as a
+/// [`Progress`](crate::Progress) report with `interim: true`, when the call
+/// has not ended after `after` (`#[tool(interim = "...", interim_after =
+/// "2s")]`, [`DynamicTool::interim`](crate::DynamicTool::interim)).
+///
+/// A call that ends first, is cancelled or times out emits nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Interim {
+    /// What the user reads meanwhile, such as `"Still searching the archive..."`.
+    pub text: String,
+    /// How long the call runs before the text is emitted, counted from
+    /// the tool's first poll.
+    pub after: Duration,
+}
+
+impl Interim {
+    /// The delay when `interim` is written without `interim_after`.
+    pub const DEFAULT_AFTER: Duration = Duration::from_secs(2);
+}
+
+/// One value of `meta(key = value, ...)`: the literals the macro accepts.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub enum MetaValue {
+    Str(&'static str),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+}
+
+impl MetaValue {
+    fn to_json(self) -> Value {
+        match self {
+            MetaValue::Str(text) => Value::from(text),
+            MetaValue::Int(number) => Value::from(number),
+            // The macro only writes finite floats; a non-finite one would be `null`.
+            MetaValue::Float(number) => Value::from(number),
+            MetaValue::Bool(flag) => Value::from(flag),
+        }
+    }
+}
+
+/// A tool as the registry holds it: what the model is told, and the rules
+/// the runtime applies to its calls.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ToolDefinition {
+    /// The name the model calls.
+    pub name: String,
+    /// What the model reads to decide when to call the tool.
+    pub description: String,
+    /// A human-readable title (MCP).
+    pub title: Option<String>,
+    /// Free tags for filtering and policy.
+    pub tags: Vec<String>,
+    /// Effect hints.
+    pub annotations: Annotations,
+    /// The JSON Schema (2020-12) of the input: an object at the root.
+    pub input_schema: Arc<Value>,
+    /// The JSON Schema of the output, when the output type has one.
+    pub output_schema: Option<Arc<Value>>,
+    /// The JSON Schema of a typed failure's structured value
+    /// ([`ToolError::structured`](crate::ToolError::structured)): `E`'s, for a `#[tool]` written
+    /// `-> Result<T, E>` whose `E` is `Serialize + JsonSchema` and converts
+    /// into `ToolError`. MCP has no field for it: `tools/list` sends it as
+    /// `failureSchema` in the tool's `_meta`.
+    pub failure_schema: Option<Arc<Value>>,
+    /// How calls are decided.
+    pub policy: PolicyKind,
+    /// Whether a `visible_when` predicate decides per step.
+    pub has_visibility_predicate: bool,
+    /// Tools that must have run successfully in the run before this one is offered.
+    pub requires: Vec<String>,
+    /// When a successful call ends the run.
+    pub ends_run: EndsRun,
+    /// The per-tool timeout, overriding the registry default.
+    pub timeout: Option<Duration>,
+    /// The per-tool output limit, overriding the registry default.
+    pub max_output_chars: Option<usize>,
+    /// The text emitted once when a call is still running after a delay.
+    pub interim: Option<Interim>,
+    /// After this many failed calls in one run (invalid arguments or tool
+    /// errors), the tool is no longer offered in that run.
+    pub max_retries: Option<u32>,
+    /// A successful call halts the run on the same step, with no trailing
+    /// step (unlike `ends_run`).
+    pub ends_turn: bool,
+    /// May run concurrently with other calls of the same step.
+    pub parallel_safe: bool,
+    /// Per-tool override of provider strict mode.
+    pub strict: Option<bool>,
+    /// Whether the caller's cancellation reaches the tool (the default).
+    /// When false (`interruptible = false`), the tool's token fires only at
+    /// its timeout: a call cancelled, or dropped, while it runs still runs
+    /// to its end, and a run cancelled meanwhile still gets the result.
+    pub interruptible: bool,
+    /// A declared grouping (`kind = "read"`), for registries and
+    /// documentation ([`Registry::definitions_of_kind`](crate::Registry::definitions_of_kind))
+    /// and exported as `kind` in MCP `_meta`. It is not an authorisation
+    /// boundary: nothing in the runtime allows or refuses a call by its kind.
+    pub kind: Option<String>,
+    /// Usage examples, such as `geocode("Amsterdam")`.
+    pub examples: Vec<String>,
+    /// Natural-language prompts a user might write that call for this tool.
+    pub example_prompts: Vec<String>,
+    /// Tools often used together with this one; each must be in the
+    /// registry (checked at build, as `requires` is).
+    pub related: Vec<String>,
+    /// Offered in every turn whatever an intent classifier selects (its
+    /// visibility and `requires` still apply).
+    pub always_active: bool,
+    /// A compact one-liner describing the tool to an intent classifier.
+    pub classification: Option<String>,
+    /// A one-line hint for an intent classifier on when and how to scope the tool.
+    pub scope_prompt: Option<String>,
+    /// Free-form metadata (`meta(key = value, ...)`), exported as MCP `_meta`.
+    pub meta: Map<String, Value>,
+}
+
+impl ToolDefinition {
+    /// A definition with only a name, description and input schema; the
+    /// builder methods set the rest. Used for dynamic tools.
+    pub fn new(name: impl Into<String>, description: impl Into<String>, input_schema: Value) -> Self {
+        ToolDefinition {
+            name: name.into(),
+            description: description.into(),
+            title: None,
+            tags: Vec::new(),
+            annotations: Annotations::default(),
+            input_schema: Arc::new(input_schema),
+            output_schema: None,
+            failure_schema: None,
+            policy: PolicyKind::Allow,
+            has_visibility_predicate: false,
+            requires: Vec::new(),
+            ends_run: EndsRun::Never,
+            timeout: None,
+            max_output_chars: None,
+            interim: None,
+            max_retries: None,
+            ends_turn: false,
+            parallel_safe: false,
+            strict: None,
+            interruptible: true,
+            kind: None,
+            examples: Vec::new(),
+            example_prompts: Vec::new(),
+            related: Vec::new(),
+            always_active: false,
+            classification: None,
+            scope_prompt: None,
+            meta: Map::new(),
+        }
+    }
+
+    pub(crate) fn from_meta(
+        meta: &ToolMeta,
+        metadata: &Metadata,
+        execution: &Execution,
+        input_schema: Value,
+        schemas: [Option<Value>; 2],
+    ) -> Self {
+        let [output_schema, failure_schema] = schemas;
+        ToolDefinition {
+            name: meta.name.to_owned(),
+            description: match meta.description {
+                Some(explicit) => explicit.to_owned(),
+                None => crate::docs::description(meta.doc),
+            },
+            title: meta.title.map(str::to_owned),
+            tags: meta.tags.iter().map(|tag| (*tag).to_owned()).collect(),
+            annotations: meta.annotations,
+            input_schema: Arc::new(input_schema),
+            output_schema: output_schema.map(Arc::new),
+            failure_schema: failure_schema.map(Arc::new),
+            policy: meta.policy,
+            has_visibility_predicate: meta.visible_when,
+            requires: strings(meta.requires),
+            ends_run: meta.ends_run,
+            timeout: meta.timeout,
+            max_output_chars: meta.max_output_chars,
+            interim: execution.interim.map(|(text, after)| Interim { text: text.to_owned(), after }),
+            max_retries: meta.max_retries,
+            ends_turn: meta.ends_turn,
+            parallel_safe: meta.parallel_safe || meta.annotations.read_only == Some(true),
+            strict: meta.strict,
+            interruptible: execution.interruptible,
+            kind: metadata.kind.map(str::to_owned),
+            examples: strings(metadata.examples),
+            example_prompts: strings(metadata.example_prompts),
+            related: strings(metadata.related),
+            always_active: metadata.always_active,
+            classification: metadata.classification.map(str::to_owned),
+            scope_prompt: metadata.scope_prompt.map(str::to_owned),
+            meta: metadata.meta.iter().map(|(key, value)| ((*key).to_owned(), value.to_json())).collect(),
+        }
+    }
+}
+
+fn strings(list: &[&str]) -> Vec<String> {
+    list.iter().map(|text| (*text).to_owned()).collect()
+}
