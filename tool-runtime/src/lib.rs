@@ -112,6 +112,7 @@ pub use tokio_util::sync::CancellationToken;
 /// | `ends_turn` | a successful call halts the run on the same step, with no last step for the model; not with `ends_run` |
 /// | `on_error = path` | recovers from the tool's own error: `fn(&Input, &Error) -> Output` (or `Option<Output>`, `Result<Output, E>`), sync or async; never for timeouts, cancellation, invalid arguments or refusals; declining or panicking gives the original error |
 /// | `interruptible = false` | the caller's cancellation does not cancel the tool's token, only its timeout does |
+/// | `interim = "..."`, `interim_after = "2s"` | a call still running after the delay (default 2 s) sends the text once, as a [`Progress`] report with `interim: true` |
 /// | `timeout = "500ms" \| "5s" \| "2m"` | overrides the registry default |
 /// | `max_output_chars = N` | overrides the registry default |
 /// | `max_retries = N` | after N failed calls in one run, the tool is no longer offered in that run |
@@ -131,6 +132,12 @@ pub use tokio_util::sync::CancellationToken;
 ///
 /// A tool without a context works in a registry of any app, so its
 /// predicates are generic over the app.
+///
+/// A tool written `-> Result<T, E>` whose `E` is `Serialize + JsonSchema`
+/// and converts into [`ToolError`] has a typed failure: `E`'s schema is its
+/// [`failure_schema`](ToolDefinition::failure_schema), and a failure's
+/// value reaches [`CallResult::structured`] and MCP's `structuredContent`
+/// beside the model's one line.
 ///
 /// ```
 /// use std::time::Duration;
