@@ -26,7 +26,7 @@ impl Db {
     pub async fn postgres(test: &str) -> Option<Db> {
         use sqlx::{AssertSqlSafe, Connection};
 
-        let Ok(base) = std::env::var("TOOL_RUNTIME_TEST_POSTGRES_URL") else {
+        let Some(base) = std::env::var("TOOL_RUNTIME_TEST_POSTGRES_URL").ok().filter(|url| !url.is_empty()) else {
             if std::env::var("CI").is_ok_and(|ci| ci == "true") {
                 panic!("TOOL_RUNTIME_TEST_POSTGRES_URL is not set under CI; .ci/run starts a server with .ci/postgres.sh");
             }
