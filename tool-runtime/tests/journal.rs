@@ -374,6 +374,14 @@ mod sqlite_file {
     }
 
     #[tokio::test]
+    async fn an_unknown_scheme_is_refused() {
+        let error = Journal::open("mysql://app:s3cret@db/journal").await.unwrap_err();
+        assert!(matches!(error, JournalError::Url { .. }), "{error:?}");
+        let message = error.to_string();
+        assert!(message.contains("unknown scheme") && !message.contains("s3cret"), "{message}");
+    }
+
+    #[tokio::test]
     async fn an_in_memory_database_is_refused() {
         let error = Journal::open("sqlite::memory:").await.unwrap_err();
         assert!(matches!(error, JournalError::Url { .. }), "{error:?}");

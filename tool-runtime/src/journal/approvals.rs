@@ -112,7 +112,9 @@ impl Journal {
             Err(match (approval.decided, approval.call.expires_at) {
                 (Some(Decided { by, at, .. }), _) => JournalError::AlreadyDecided { call_id: call_id.to_owned(), by, at },
                 (None, Some(expires_at)) => JournalError::ApprovalExpired { call_id: call_id.to_owned(), expires_at },
-                (None, None) => unreachable!("an undecided call without expiry is always decided by the update"),
+                // The update applies to every undecided call without an
+                // expiry, so such a row means the table changed under us.
+                (None, None) => JournalError::corrupt("journal_approvals", call_id, "undecided and without expiry, yet the decision did not apply"),
             })
         })
     }

@@ -168,6 +168,12 @@ async fn connect(url: &str) -> Result<Backend, JournalError> {
             why: "this build has no Postgres support; enable tool-runtime's feature `postgres`".into(),
         });
     }
+    if url.contains("://") && !url.starts_with("sqlite:") {
+        return Err(JournalError::Url {
+            url: shown(url),
+            why: "unknown scheme; give sqlite:path, a file path, or postgres://user@host/database".into(),
+        });
+    }
     #[cfg(feature = "sqlite")]
     {
         use std::str::FromStr;
