@@ -48,6 +48,25 @@ impl ResultKind {
             ResultKind::Internal => "internal_error",
         }
     }
+
+    /// The kind named by [`as_str`](Self::as_str), for what reads it back
+    /// (the journal).
+    #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+    pub(crate) fn parse(name: &str) -> Option<Self> {
+        const ALL: [ResultKind; 10] = [
+            ResultKind::Success,
+            ResultKind::ToolError,
+            ResultKind::InvalidArguments,
+            ResultKind::UnknownTool,
+            ResultKind::Denied,
+            ResultKind::Rejected,
+            ResultKind::PendingApproval,
+            ResultKind::TimedOut,
+            ResultKind::Cancelled,
+            ResultKind::Internal,
+        ];
+        ALL.into_iter().find(|kind| kind.as_str() == name)
+    }
 }
 
 /// The result of one call: the text the model reads, and what the host

@@ -1,0 +1,172 @@
+//! Pending approvals by call id: parked, listed, decided once, expired.
+//! A decision is a conditional update (`WHERE decision IS NULL`), so of two
+//! deciders exactly one changes the row; the other reads who did.
+
+use std::time::SystemTime;
+
+use sqlx::{ColumnIndex, Decode, Row, Type};
+
+use super::records::{encode_decision, millis, RowReader};
+use super::{on_pool, Approval, Decided, Decision, Journal, JournalError, ParkedCall, EXPIRED_BY};
+
+const PARK: &str = "INSERT INTO journal_approvals (call_id, run_id, tool, input, user_id, parked_at, expires_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (call_id) DO NOTHING";
+const BY_RUN: &str = "SELECT call_id, run_id, tool, input, user_id, parked_at, expires_at, decision, edited_input, reject_text, decided_by, decided_at \
+     FROM journal_approvals WHERE run_id = $1 AND decision IS NULL ORDER BY parked_at, call_id";
+const BY_USER: &str = "SELECT call_id, run_id, tool, input, user_id, parked_at, expires_at, decision, edited_input, reject_text, decided_by, decided_at \
+     FROM journal_approvals WHERE user_id = $1 AND decision IS NULL ORDER BY parked_at, call_id";
+const ONE: &str = "SELECT call_id, run_id, tool, input, user_id, parked_at, expires_at, decision, edited_input, reject_text, decided_by, decided_at \
+     FROM journal_approvals WHERE call_id = $1";
+const DECIDE: &str = "UPDATE journal_approvals SET decision = $2, edited_input = $3, reject_text = $4, decided_by = $5, decided_at = $6 \
+     WHERE call_id = $1 AND decision IS NULL AND (expires_at IS NULL OR expires_at > $6) \
+     RETURNING call_id, run_id, tool, input, user_id, parked_at, expires_at, decision, edited_input, reject_text, decided_by, decided_at";
+const EXPIRE: &str = "UPDATE journal_approvals SET decision = 'reject', reject_text = $2, decided_by = $3, decided_at = $1 \
+     WHERE decision IS NULL AND expires_at <= $1 \
+     RETURNING call_id, run_id, tool, input, user_id, parked_at, expires_at, decision, edited_input, reject_text, decided_by, decided_at";
+
+impl Journal {
+    /// Parks a call until a human decides it.
+    ///
+    /// # Errors
+    ///
+    /// [`JournalError::AlreadyParked`] when a call of that id is already
+    /// parked (decided or not): decisions name only the call id.
+    pub async fn park(&self, call: &ParkedCall) -> Result<(), JournalError> {
+        let input = call.input.to_string();
+        on_pool!(self, pool => {
+            let inserted = sqlx::query(PARK)
+                .bind(&call.call_id)
+                .bind(&call.run_id)
+                .bind(&call.tool)
+                .bind(&input)
+                .bind(call.user_id.as_deref())
+                .bind(millis(call.parked_at))
+                .bind(call.expires_at.map(millis))
+                .execute(pool)
+                .await
+                .map_err(JournalError::database("park"))?;
+            match inserted.rows_affected() {
+                1 => Ok(()),
+                _ => Err(JournalError::AlreadyParked { call_id: call.call_id.clone() }),
+            }
+        })
+    }
+
+    /// The calls of a run still waiting for a decision, oldest first.
+    pub async fn pending_for_run(&self, run_id: &str) -> Result<Vec<ParkedCall>, JournalError> {
+        self.pending(BY_RUN, run_id, "pending_for_run").await
+    }
+
+    /// The calls made for a user still waiting for a decision, oldest first.
+    pub async fn pending_for_user(&self, user_id: &str) -> Result<Vec<ParkedCall>, JournalError> {
+        self.pending(BY_USER, user_id, "pending_for_user").await
+    }
+
+    async fn pending(&self, sql: &'static str, id: &str, operation: &'static str) -> Result<Vec<ParkedCall>, JournalError> {
+        on_pool!(self, pool => {
+            let rows = sqlx::query(sql).bind(id).fetch_all(pool).await.map_err(JournalError::database(operation))?;
+            rows.iter().map(|row| decode_approval(row).map(|approval| approval.call)).collect()
+        })
+    }
+
+    /// A parked call and its decision, if any; `None` when no call of that
+    /// id was parked.
+    pub async fn approval(&self, call_id: &str) -> Result<Option<Approval>, JournalError> {
+        on_pool!(self, pool => {
+            let row = sqlx::query(ONE).bind(call_id).fetch_optional(pool).await.map_err(JournalError::database("approval"))?;
+            row.as_ref().map(decode_approval).transpose()
+        })
+    }
+
+    /// Decides a parked call, recording who (`by`) and when (now). Exactly
+    /// one decision is ever recorded per call.
+    ///
+    /// # Errors
+    ///
+    /// [`JournalError::AlreadyDecided`] (naming who decided and when) when
+    /// another decider or [`expire`](Self::expire) came first,
+    /// [`JournalError::ApprovalExpired`] when it expired undecided,
+    /// [`JournalError::UnknownApproval`] when no call of that id was parked.
+    pub async fn decide(&self, call_id: &str, decision: Decision, by: &str) -> Result<Approval, JournalError> {
+        let (name, edited, text) = encode_decision(&decision);
+        let now = SystemTime::now();
+        on_pool!(self, pool => {
+            let decided = sqlx::query(DECIDE)
+                .bind(call_id)
+                .bind(name)
+                .bind(edited.as_deref())
+                .bind(text)
+                .bind(by)
+                .bind(millis(now))
+                .fetch_optional(pool)
+                .await
+                .map_err(JournalError::database("decide"))?;
+            if let Some(row) = decided {
+                return decode_approval(&row);
+            }
+            let row = sqlx::query(ONE).bind(call_id).fetch_optional(pool).await.map_err(JournalError::database("decide"))?;
+            let Some(row) = row else {
+                return Err(JournalError::UnknownApproval { call_id: call_id.to_owned() });
+            };
+            let approval = decode_approval(&row)?;
+            Err(match (approval.decided, approval.call.expires_at) {
+                (Some(Decided { by, at, .. }), _) => JournalError::AlreadyDecided { call_id: call_id.to_owned(), by, at },
+                (None, Some(expires_at)) => JournalError::ApprovalExpired { call_id: call_id.to_owned(), expires_at },
+                // The update applies to every undecided call without an
+                // expiry, so such a row means the table changed under us.
+                (None, None) => JournalError::corrupt("journal_approvals", call_id, "undecided and without expiry, yet the decision did not apply"),
+            })
+        })
+    }
+
+    /// Rejects every call still waiting whose expiry is at or before `now`,
+    /// with `text` for the model, decided by [`EXPIRED_BY`]; returns them.
+    pub async fn expire(&self, now: SystemTime, text: &str) -> Result<Vec<Approval>, JournalError> {
+        on_pool!(self, pool => {
+            let rows = sqlx::query(EXPIRE)
+                .bind(millis(now))
+                .bind(text)
+                .bind(EXPIRED_BY)
+                .fetch_all(pool)
+                .await
+                .map_err(JournalError::database("expire"))?;
+            let mut expired = rows.iter().map(decode_approval).collect::<Result<Vec<_>, _>>()?;
+            expired.sort_by(|a, b| (a.call.parked_at, &a.call.call_id).cmp(&(b.call.parked_at, &b.call.call_id)));
+            Ok(expired)
+        })
+    }
+}
+
+fn decode_approval<'r, R: Row>(row: &'r R) -> Result<Approval, JournalError>
+where
+    &'static str: ColumnIndex<R>,
+    String: Decode<'r, R::Database> + Type<R::Database>,
+    Option<String>: Decode<'r, R::Database> + Type<R::Database>,
+    i64: Decode<'r, R::Database> + Type<R::Database>,
+    Option<i64>: Decode<'r, R::Database> + Type<R::Database>,
+{
+    let row = RowReader::new(row, "journal_approvals", "call_id")?;
+    let decision: Option<String> = row.get("decision")?;
+    let decided = match decision {
+        None => None,
+        Some(decision) => {
+            let decision = row.decision(&decision, row.optional_json("edited_input")?, row.get("reject_text")?)?;
+            let by: Option<String> = row.get("decided_by")?;
+            let at = row.optional_time("decided_at")?;
+            match (by, at) {
+                (Some(by), Some(at)) => Some(Decided { decision, by, at }),
+                _ => return Err(row.corrupt("a decision without decided_by and decided_at")),
+            }
+        }
+    };
+    let call = ParkedCall {
+        run_id: row.get("run_id")?,
+        tool: row.get("tool")?,
+        input: row.json("input")?,
+        user_id: row.get("user_id")?,
+        parked_at: row.time("parked_at")?,
+        expires_at: row.optional_time("expires_at")?,
+        call_id: row.key,
+    };
+    Ok(Approval { call, decided })
+}

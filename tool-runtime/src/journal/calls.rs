@@ -1,0 +1,125 @@
+//! The effect journal: a call recorded as started before its tool runs
+//! and as finished, with its result, after. The effect key is the primary
+//! key, so "started" is decided by the database: of two processes
+//! inserting one key, exactly one inserts it.
+
+use std::time::SystemTime;
+
+use serde_json::Value;
+use sqlx::{ColumnIndex, Decode, Row, Type};
+
+use super::records::{millis, RowReader};
+use super::{on_pool, CallStart, Journal, JournalError, JournaledResult};
+
+const START: &str = "INSERT INTO journal_calls (effect_key, run_id, call_id, tool, input, started_at) VALUES ($1, $2, $3, $4, $5, $6) \
+     ON CONFLICT (effect_key) DO NOTHING";
+const KNOWN: &str = "SELECT effect_key, call_id, started_at, finished_at, kind, text, structured, error_code, status, truncated, ends_run \
+     FROM journal_calls WHERE effect_key = $1";
+const FINISH: &str = "UPDATE journal_calls SET finished_at = $2, kind = $3, text = $4, structured = $5, error_code = $6, status = $7, \
+     truncated = $8, ends_run = $9 WHERE effect_key = $1 AND finished_at IS NULL";
+
+impl Journal {
+    /// Records a call as started, before its tool runs, unless its effect
+    /// key is already known; says which.
+    ///
+    /// - [`CallStart::Started`]: the key was new; run the tool, then
+    ///   [`finish_call`](Self::finish_call).
+    /// - [`CallStart::Finished`]: the effect already happened; return its
+    ///   result without running the tool.
+    /// - [`CallStart::UnknownOutcome`]: a call was started with this key and
+    ///   never finished (its process died, or it is still running
+    ///   elsewhere): whether the effect happened is unknown.
+    ///
+    /// Atomic: of several processes starting one key at once, exactly one
+    /// gets `Started`.
+    ///
+    /// # Errors
+    ///
+    /// [`JournalError::Corrupt`] when the stored row of the key does not decode.
+    pub async fn start_call(&self, run_id: &str, call_id: &str, tool: &str, input: &Value, effect_key: &str) -> Result<CallStart, JournalError> {
+        let input = input.to_string();
+        on_pool!(self, pool => {
+            let inserted = sqlx::query(START)
+                .bind(effect_key)
+                .bind(run_id)
+                .bind(call_id)
+                .bind(tool)
+                .bind(&input)
+                .bind(millis(SystemTime::now()))
+                .execute(pool)
+                .await
+                .map_err(JournalError::database("start_call"))?;
+            if inserted.rows_affected() == 1 {
+                return Ok(CallStart::Started);
+            }
+            // Calls are never deleted, so the row that won is there.
+            let row = sqlx::query(KNOWN).bind(effect_key).fetch_one(pool).await.map_err(JournalError::database("start_call"))?;
+            decode_known(&row)
+        })
+    }
+
+    /// Stores the result of a started call.
+    ///
+    /// # Errors
+    ///
+    /// [`JournalError::CallNotStarted`] for a key never started,
+    /// [`JournalError::CallAlreadyFinished`] for one whose result is
+    /// already stored (a stored effect is never rewritten).
+    pub async fn finish_call(&self, effect_key: &str, result: &JournaledResult) -> Result<(), JournalError> {
+        let structured = result.structured.as_ref().map(Value::to_string);
+        on_pool!(self, pool => {
+            let updated = sqlx::query(FINISH)
+                .bind(effect_key)
+                .bind(millis(SystemTime::now()))
+                .bind(result.kind.as_str())
+                .bind(&result.text)
+                .bind(structured.as_deref())
+                .bind(result.error_code.as_deref())
+                .bind(result.status.map(i64::from))
+                .bind(result.truncated)
+                .bind(result.ends_run)
+                .execute(pool)
+                .await
+                .map_err(JournalError::database("finish_call"))?;
+            if updated.rows_affected() == 1 {
+                return Ok(());
+            }
+            let known = sqlx::query(KNOWN).bind(effect_key).fetch_optional(pool).await.map_err(JournalError::database("finish_call"))?;
+            Err(match known {
+                None => JournalError::CallNotStarted { effect_key: effect_key.to_owned() },
+                Some(_) => JournalError::CallAlreadyFinished { effect_key: effect_key.to_owned() },
+            })
+        })
+    }
+}
+
+fn decode_known<'r, R: Row>(row: &'r R) -> Result<CallStart, JournalError>
+where
+    &'static str: ColumnIndex<R>,
+    String: Decode<'r, R::Database> + Type<R::Database>,
+    Option<String>: Decode<'r, R::Database> + Type<R::Database>,
+    i64: Decode<'r, R::Database> + Type<R::Database>,
+    Option<i64>: Decode<'r, R::Database> + Type<R::Database>,
+    Option<bool>: Decode<'r, R::Database> + Type<R::Database>,
+{
+    let row = RowReader::new(row, "journal_calls", "effect_key")?;
+    if row.optional_time("finished_at")?.is_none() {
+        return Ok(CallStart::UnknownOutcome { call_id: row.get("call_id")?, started_at: row.time("started_at")? });
+    }
+    let required = |column: &'static str| row.corrupt(format!("column {column} is NULL in a finished call"));
+    let kind: Option<String> = row.get("kind")?;
+    let kind = row.kind(&kind.ok_or_else(|| required("kind"))?)?;
+    let status = match row.get::<Option<i64>>("status")? {
+        None => None,
+        Some(status) => Some(u16::try_from(status).map_err(|_| row.corrupt(format!("column status holds {status}, not a status")))?),
+    };
+    Ok(CallStart::Finished(JournaledResult {
+        kind,
+        text: row.get::<Option<String>>("text")?.ok_or_else(|| required("text"))?,
+        structured: row.optional_json("structured")?,
+        error_code: row.get("error_code")?,
+        status,
+        truncated: row.get::<Option<bool>>("truncated")?.ok_or_else(|| required("truncated"))?,
+        ends_run: row.get::<Option<bool>>("ends_run")?.ok_or_else(|| required("ends_run"))?,
+    }))
+}

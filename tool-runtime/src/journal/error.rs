@@ -1,0 +1,114 @@
+//! What can go wrong with the journal, each case worded for the developer
+//! or operator who reads it.
+
+use std::time::SystemTime;
+
+use super::records::millis;
+
+/// An error of the [`Journal`](super::Journal).
+///
+/// None of these are for the model: they name tables, keys and versions
+/// for whoever runs the host.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum JournalError {
+    /// The URL names no backend this build supports.
+    #[error("cannot open journal {url:?}: {why}")]
+    Url {
+        /// The URL as given, without its password.
+        url: String,
+        /// What to do instead.
+        why: String,
+    },
+    /// The database could not be reached or opened.
+    #[error("cannot open journal {url:?}: {source}; check that the database exists and is reachable")]
+    Open {
+        /// The URL as given, without its password.
+        url: String,
+        /// The driver's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The database holds a newer schema than this code knows.
+    #[error(
+        "the journal's schema is at version {found}, newer than version {known} that this tool-runtime knows; \
+         upgrade tool-runtime (a newer release wrote this database)"
+    )]
+    SchemaTooNew {
+        /// The version found in the database.
+        found: i64,
+        /// The newest version this code knows.
+        known: i64,
+    },
+    /// A row that does not decode: never skipped, never guessed.
+    #[error("corrupt journal row in table {table}, key {key:?}: {problem}; repair or delete that row")]
+    Corrupt {
+        /// The table.
+        table: &'static str,
+        /// The row's key (run id, effect key or call id).
+        key: String,
+        /// What was wrong with it.
+        problem: String,
+    },
+    /// A query failed.
+    #[error("journal {operation} failed: {source}")]
+    Database {
+        /// What the journal was doing (`"save_run"`, `"start_call"`, ...).
+        operation: &'static str,
+        /// The driver's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// `finish_call` of an effect key that was never started.
+    #[error("cannot finish call with effect key {effect_key:?}: it was never started; call start_call first")]
+    CallNotStarted {
+        /// The effect key.
+        effect_key: String,
+    },
+    /// `finish_call` of an effect key whose result is already stored.
+    #[error("cannot finish call with effect key {effect_key:?}: its result is already stored; a finished effect is never rewritten")]
+    CallAlreadyFinished {
+        /// The effect key.
+        effect_key: String,
+    },
+    /// `park` of a call id that is already parked.
+    #[error("call {call_id:?} is already parked for approval; call ids must be unique across runs")]
+    AlreadyParked {
+        /// The call id.
+        call_id: String,
+    },
+    /// `decide` of a call id that was never parked.
+    #[error("no call {call_id:?} waits for approval; list the pending calls to find its id")]
+    UnknownApproval {
+        /// The call id.
+        call_id: String,
+    },
+    /// `decide` of a call that another decider (or expiry) decided first.
+    #[error("call {call_id:?} was already decided by {by:?} at {} ms after the Unix epoch; its decision stands", millis(*at))]
+    AlreadyDecided {
+        /// The call id.
+        call_id: String,
+        /// Who decided it ([`EXPIRED_BY`](super::EXPIRED_BY) when it expired).
+        by: String,
+        /// When.
+        at: SystemTime,
+    },
+    /// `decide` of a call whose approval expired before anyone decided it.
+    #[error("the approval of call {call_id:?} expired at {} ms after the Unix epoch; it can no longer be decided, only rejected by expire", millis(*expires_at))]
+    ApprovalExpired {
+        /// The call id.
+        call_id: String,
+        /// When it expired.
+        expires_at: SystemTime,
+    },
+}
+
+impl JournalError {
+    pub(crate) fn database(operation: &'static str) -> impl FnOnce(sqlx::Error) -> JournalError {
+        move |source| JournalError::Database { operation, source: Box::new(source) }
+    }
+
+    pub(crate) fn corrupt(table: &'static str, key: &str, problem: impl Into<String>) -> JournalError {
+        JournalError::Corrupt { table, key: key.to_owned(), problem: problem.into() }
+    }
+}

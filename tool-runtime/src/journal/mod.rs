@@ -1,0 +1,220 @@
+//! The journal: what durable runs store, so that a run, its calls' effects
+//! and its pending approvals outlive the process that started them.
+//!
+//! A [`Journal`] is one async API over two backends, chosen by the URL
+//! given to [`Journal::open`]:
+//!
+//! - SQLite (feature `sqlite`, on by default): a file, created when
+//!   missing, in WAL mode with a busy timeout, so that several processes on
+//!   one machine can share it. `sqlite:path` or a plain file path.
+//! - Postgres (feature `postgres`): `postgres://...`, for several
+//!   instances sharing one database.
+//!
+//! It stores three things:
+//!
+//! - **runs** by the host's id: step index, tools executed, how the run
+//!   ended ([`RunRecord`]; [`save_run`](Journal::save_run),
+//!   [`load_run`](Journal::load_run));
+//! - **calls**, the effect journal, by effect key: a call is recorded as
+//!   started before its tool runs and as finished with its result after
+//!   ([`start_call`](Journal::start_call), [`finish_call`](Journal::finish_call)).
+//!   Starting a key that is already known says what is known instead
+//!   ([`CallStart`]): the stored result, or that the outcome is unknown;
+//!   of two processes starting one key, exactly one gets
+//!   [`CallStart::Started`];
+//! - **pending approvals** by call id: parked, listed by run and by user,
+//!   decided once ([`decide`](Journal::decide): of two deciders exactly one
+//!   wins, the other gets [`JournalError::AlreadyDecided`] naming who won),
+//!   expired into rejections ([`expire`](Journal::expire)).
+//!
+//! The schema is created and migrated when a journal is opened; a database
+//! whose schema is newer than this code is refused
+//! ([`JournalError::SchemaTooNew`]), and a row that does not decode is an
+//! error naming its table and key ([`JournalError::Corrupt`]), never
+//! skipped.
+//!
+//! This is the storage layer only: a [`Run`](crate::Run), the call
+//! pipeline and the MCP server do not use it yet; wiring it into runs comes
+//! with durable runs.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use serde_json::json;
+//! use tool_runtime::journal::{CallStart, Journal, JournaledResult};
+//! use tool_runtime::ResultKind;
+//!
+//! let dir = std::env::temp_dir().join(format!("journal-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir)?;
+//! let journal = Journal::open(dir.join("journal.db").to_str().unwrap()).await?;
+//!
+//! let key = "refund:A-1";
+//! assert_eq!(journal.start_call("thread-1", "c1", "refund", &json!({"order": "A-1"}), key).await?, CallStart::Started);
+//! // ... the tool runs ...
+//! let result = JournaledResult {
+//!     kind: ResultKind::Success, text: "refunded".into(), structured: None,
+//!     error_code: None, status: None, truncated: false, ends_run: false,
+//! };
+//! journal.finish_call(key, &result).await?;
+//! // The same effect again (a step re-sent after a crash): its result, not a second refund.
+//! assert_eq!(journal.start_call("thread-1", "c1", "refund", &json!({"order": "A-1"}), key).await?, CallStart::Finished(result));
+//! # journal.close().await; std::fs::remove_dir_all(&dir)?; Ok(()) }
+//! ```
+
+mod approvals;
+mod calls;
+mod error;
+mod records;
+mod runs;
+mod schema;
+
+pub use error::JournalError;
+pub use records::{Approval, CallStart, Decided, Decision, JournaledResult, ParkedCall, RunRecord};
+
+/// The `by` of a decision made by [`Journal::expire`] rather than a person.
+pub const EXPIRED_BY: &str = "tool-runtime:expiry";
+
+/// The journal of durable runs, over SQLite or Postgres. Cheap to clone:
+/// clones share one connection pool.
+///
+/// See the [module docs](self) for what it stores.
+#[derive(Clone, Debug)]
+pub struct Journal {
+    backend: Backend,
+}
+
+#[derive(Clone, Debug)]
+enum Backend {
+    #[cfg(feature = "sqlite")]
+    Sqlite(sqlx::SqlitePool),
+    #[cfg(feature = "postgres")]
+    Postgres(sqlx::PgPool),
+}
+
+/// Runs `$body` with `$pool` bound to the backend's pool: the queries are
+/// the same text on both backends (both take `$1` parameters), only the
+/// driver's types differ.
+macro_rules! on_pool {
+    ($journal:expr, $pool:ident => $body:expr) => {
+        match &$journal.backend {
+            #[cfg(feature = "sqlite")]
+            $crate::journal::Backend::Sqlite($pool) => $body,
+            #[cfg(feature = "postgres")]
+            $crate::journal::Backend::Postgres($pool) => $body,
+        }
+    };
+}
+use on_pool;
+
+impl Journal {
+    /// Opens the journal at `url`, creating and migrating its schema.
+    ///
+    /// - `sqlite:path/to/file.db` or a plain path: a SQLite file (feature
+    ///   `sqlite`), created when missing, in WAL mode, with a 5 s busy
+    ///   timeout.
+    /// - `postgres://user:password@host:port/database`: Postgres (feature
+    ///   `postgres`). The database must exist; the journal's tables are
+    ///   created in it (all named `journal_*`).
+    ///
+    /// # Errors
+    ///
+    /// [`JournalError::Url`] for a URL this build cannot open (an in-memory
+    /// SQLite database, which would not outlive the process, or a backend
+    /// whose feature is off), [`JournalError::Open`] when the database
+    /// cannot be reached, [`JournalError::SchemaTooNew`] when a newer
+    /// tool-runtime wrote it.
+    pub async fn open(url: &str) -> Result<Journal, JournalError> {
+        let journal = Journal { backend: connect(url).await? };
+        schema::migrate(&journal).await?;
+        Ok(journal)
+    }
+
+    /// The schema version this code writes and reads.
+    pub const SCHEMA_VERSION: i64 = schema::LATEST;
+
+    /// Closes the connections; clones of this journal can no longer be used.
+    pub async fn close(&self) {
+        on_pool!(self, pool => pool.close().await)
+    }
+}
+
+fn is_postgres(url: &str) -> bool {
+    url.starts_with("postgres://") || url.starts_with("postgresql://")
+}
+
+/// The URL without its password, for error messages.
+fn shown(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let user_info = &url[scheme + 3..at];
+            let user = user_info.split(':').next().unwrap_or_default();
+            format!("{}{user}:***{}", &url[..scheme + 3], &url[at..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
+async fn connect(url: &str) -> Result<Backend, JournalError> {
+    let open_failed = |source: sqlx::Error| JournalError::Open { url: shown(url), source: Box::new(source) };
+    if is_postgres(url) {
+        #[cfg(feature = "postgres")]
+        {
+            let options: sqlx::postgres::PgConnectOptions = url.parse().map_err(open_failed)?;
+            let pool = sqlx::postgres::PgPoolOptions::new().connect_with(options).await.map_err(open_failed)?;
+            return Ok(Backend::Postgres(pool));
+        }
+        #[cfg(not(feature = "postgres"))]
+        return Err(JournalError::Url {
+            url: shown(url),
+            why: "this build has no Postgres support; enable tool-runtime's feature `postgres`".into(),
+        });
+    }
+    if url.contains("://") && !url.starts_with("sqlite:") {
+        return Err(JournalError::Url {
+            url: shown(url),
+            why: "unknown scheme; give sqlite:path, a file path, or postgres://user@host/database".into(),
+        });
+    }
+    #[cfg(feature = "sqlite")]
+    {
+        use std::str::FromStr;
+        use std::time::Duration;
+
+        use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+
+        if url.contains(":memory:") || url.contains("mode=memory") {
+            return Err(JournalError::Url {
+                url: url.to_owned(),
+                why: "an in-memory SQLite journal would not outlive the process; give a file path".into(),
+            });
+        }
+        let options = match url.strip_prefix("sqlite:") {
+            Some(_) => SqliteConnectOptions::from_str(url).map_err(open_failed)?,
+            None => SqliteConnectOptions::new().filename(url),
+        }
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        // Every commit reaches the disk: a journaled effect survives a
+        // power loss, not only a crash of the process.
+        .synchronous(SqliteSynchronous::Full)
+        .busy_timeout(Duration::from_secs(5));
+        let pool = SqlitePoolOptions::new().connect_with(options).await.map_err(open_failed)?;
+        Ok(Backend::Sqlite(pool))
+    }
+    #[cfg(not(feature = "sqlite"))]
+    Err(JournalError::Url {
+        url: url.to_owned(),
+        why: "this build has no SQLite support; enable tool-runtime's feature `sqlite` or give a postgres:// URL".into(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown;
+
+    #[test]
+    fn a_shown_url_has_no_password() {
+        assert_eq!(shown("postgres://app:s3cret@db:5432/journal"), "postgres://app:***@db:5432/journal");
+        assert_eq!(shown("postgres://db/journal"), "postgres://db/journal");
+        assert_eq!(shown("sqlite:runs.db"), "sqlite:runs.db");
+    }
+}

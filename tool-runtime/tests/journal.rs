@@ -1,0 +1,390 @@
+//! The journal against real databases: a SQLite file, and a Postgres
+//! server (`TOOL_RUNTIME_TEST_POSTGRES_URL`; under `CI=true` its tests fail
+//! without it, locally they say they skip). Every case runs on both
+//! backends from one body.
+#![cfg(any(feature = "sqlite", feature = "postgres"))]
+
+#[path = "journal/db.rs"]
+mod db;
+
+use std::time::{Duration, SystemTime};
+
+use serde_json::json;
+use tool_runtime::journal::{
+    Approval, CallStart, Decided, Decision, Journal, JournalError, JournaledResult, ParkedCall, RunRecord, EXPIRED_BY,
+};
+use tool_runtime::{ResultKind, RunState};
+
+use db::Db;
+
+/// One test per backend for each case: `sqlite::NAME` and `postgres::NAME`.
+macro_rules! on_both_backends {
+    ($($case:ident),* $(,)?) => {
+        #[cfg(feature = "sqlite")]
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    super::$case(super::Db::sqlite(stringify!($case))).await;
+                }
+            )*
+        }
+        #[cfg(feature = "postgres")]
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    if let Some(db) = super::Db::postgres(stringify!($case)).await {
+                        super::$case(db).await;
+                    }
+                }
+            )*
+        }
+    };
+}
+
+on_both_backends!(
+    opening_twice_migrates_once,
+    a_newer_schema_is_refused,
+    a_corrupt_run_row_is_an_error,
+    a_corrupt_call_row_is_an_error,
+    a_corrupt_approval_row_is_an_error,
+    runs_are_saved_and_loaded,
+    a_finished_call_is_replayed,
+    a_started_call_has_an_unknown_outcome,
+    racing_starts_of_one_key_start_it_once,
+    racing_decisions_record_one,
+    pending_calls_are_listed_by_run_and_user,
+    expiry_rejects_what_waited_too_long,
+);
+
+fn result(text: &str) -> JournaledResult {
+    JournaledResult {
+        kind: ResultKind::Success,
+        text: text.into(),
+        structured: Some(json!({"refund": 25, "currency": "EUR"})),
+        error_code: None,
+        status: None,
+        truncated: true,
+        ends_run: true,
+    }
+}
+
+fn parked(run_id: &str, call_id: &str, user: Option<&str>, parked_at: SystemTime, expires_at: Option<SystemTime>) -> ParkedCall {
+    ParkedCall {
+        run_id: run_id.into(),
+        call_id: call_id.into(),
+        tool: "refund".into(),
+        input: json!({"order_id": "A-1", "amount": 25}),
+        user_id: user.map(Into::into),
+        parked_at,
+        expires_at,
+    }
+}
+
+/// Whole milliseconds, as the journal stores times.
+fn at(seconds: u64) -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000 + seconds)
+}
+
+async fn opening_twice_migrates_once(db: Db) {
+    // Three processes opening a new database at once, then one more.
+    let (a, b, c) = tokio::join!(Journal::open(db.url()), Journal::open(db.url()), Journal::open(db.url()));
+    for journal in [a, b, c] {
+        journal.expect("concurrent opens all succeed");
+    }
+    let journal = db.open().await;
+    assert_eq!(db.text("SELECT CAST(COUNT(*) AS TEXT) FROM journal_schema".into()).await, "1");
+    let version = db.text("SELECT CAST(MAX(version) AS TEXT) FROM journal_schema".into()).await;
+    assert_eq!(version, Journal::SCHEMA_VERSION.to_string());
+    // The tables work after the second open.
+    journal.save_run(&RunRecord::new("t-1")).await.unwrap();
+    assert!(journal.load_run("t-1").await.unwrap().is_some());
+}
+
+async fn a_newer_schema_is_refused(db: Db) {
+    db.open().await.close().await;
+    let newer = Journal::SCHEMA_VERSION + 1;
+    db.exec(format!("INSERT INTO journal_schema (version, applied_at) VALUES ({newer}, 0)")).await;
+    let error = Journal::open(db.url()).await.expect_err("a newer schema is refused");
+    assert!(matches!(error, JournalError::SchemaTooNew { found, known } if found == newer && known == Journal::SCHEMA_VERSION), "{error:?}");
+    let message = error.to_string();
+    assert!(message.contains(&format!("version {newer}")) && message.contains("upgrade tool-runtime"), "{message}");
+}
+
+fn assert_corrupt(error: JournalError, table: &str, key: &str, problem: &str) {
+    match &error {
+        JournalError::Corrupt { table: t, key: k, problem: p } => {
+            assert_eq!((*t, k.as_str()), (table, key), "{error}");
+            assert!(p.contains(problem), "{p:?} should mention {problem:?}");
+            assert!(error.to_string().contains(key), "{error}");
+        }
+        other => panic!("expected a corrupt-row error, got {other:?}"),
+    }
+}
+
+async fn a_corrupt_run_row_is_an_error(db: Db) {
+    let journal = db.open().await;
+    journal.save_run(&RunRecord::new("t-json")).await.unwrap();
+    journal.save_run(&RunRecord::new("t-state")).await.unwrap();
+    db.exec("UPDATE journal_runs SET executed = '[\"lookup\", ' WHERE run_id = 't-json'".into()).await;
+    db.exec("UPDATE journal_runs SET state = 'paused' WHERE run_id = 't-state'".into()).await;
+    assert_corrupt(journal.load_run("t-json").await.unwrap_err(), "journal_runs", "t-json", "executed is not valid JSON");
+    assert_corrupt(journal.load_run("t-state").await.unwrap_err(), "journal_runs", "t-state", "unknown state \"paused\"");
+}
+
+async fn a_corrupt_call_row_is_an_error(db: Db) {
+    let journal = db.open().await;
+    let input = json!({});
+    for key in ["k-kind", "k-json"] {
+        journal.start_call("t-1", key, "refund", &input, key).await.unwrap();
+        journal.finish_call(key, &result("done")).await.unwrap();
+    }
+    db.exec("UPDATE journal_calls SET kind = 'exploded' WHERE effect_key = 'k-kind'".into()).await;
+    db.exec("UPDATE journal_calls SET structured = '{\"refund\": ' WHERE effect_key = 'k-json'".into()).await;
+    let error = journal.start_call("t-1", "c2", "refund", &input, "k-kind").await.unwrap_err();
+    assert_corrupt(error, "journal_calls", "k-kind", "unknown result kind \"exploded\"");
+    let error = journal.start_call("t-1", "c2", "refund", &input, "k-json").await.unwrap_err();
+    assert_corrupt(error, "journal_calls", "k-json", "structured is not valid JSON");
+}
+
+async fn a_corrupt_approval_row_is_an_error(db: Db) {
+    let journal = db.open().await;
+    journal.park(&parked("t-1", "c-good", Some("u-1"), at(1), None)).await.unwrap();
+    journal.park(&parked("t-1", "c-bad", Some("u-1"), at(2), None)).await.unwrap();
+    db.exec("UPDATE journal_approvals SET input = 'not json' WHERE call_id = 'c-bad'".into()).await;
+    // The bad row fails the whole listing: it is not silently left out.
+    assert_corrupt(journal.pending_for_run("t-1").await.unwrap_err(), "journal_approvals", "c-bad", "input is not valid JSON");
+    assert_corrupt(journal.pending_for_user("u-1").await.unwrap_err(), "journal_approvals", "c-bad", "input is not valid JSON");
+    db.exec("UPDATE journal_approvals SET input = '{}', decision = 'maybe' WHERE call_id = 'c-bad'".into()).await;
+    assert_corrupt(journal.approval("c-bad").await.unwrap_err(), "journal_approvals", "c-bad", "unknown decision \"maybe\"");
+}
+
+async fn runs_are_saved_and_loaded(db: Db) {
+    let journal = db.open().await;
+    assert_eq!(journal.load_run("t-unknown").await.unwrap(), None);
+    let before = SystemTime::now() - Duration::from_secs(1);
+    let mut run = RunRecord::new("t-1");
+    run.step = 2;
+    run.executed = vec!["lookup_order".into(), "refund".into()];
+    run.state = RunState::Ending { by: "refund".into() };
+    journal.save_run(&run).await.unwrap();
+
+    // Another process reads it back.
+    let other = db.open().await;
+    let loaded = other.load_run("t-1").await.unwrap().expect("saved");
+    assert!(loaded.updated_at >= before, "updated_at is the save's time");
+    assert_eq!(RunRecord { updated_at: run.updated_at, ..loaded }, run);
+
+    // Saving again replaces it.
+    run.step = 3;
+    run.state = RunState::Finished { by: Some("refund".into()) };
+    other.save_run(&run).await.unwrap();
+    let loaded = journal.load_run("t-1").await.unwrap().unwrap();
+    assert_eq!((loaded.step, loaded.state), (3, RunState::Finished { by: Some("refund".into()) }));
+    run.state = RunState::Finished { by: None };
+    journal.save_run(&run).await.unwrap();
+    assert_eq!(journal.load_run("t-1").await.unwrap().unwrap().state, RunState::Finished { by: None });
+}
+
+async fn a_finished_call_is_replayed(db: Db) {
+    let journal = db.open().await;
+    let input = json!({"order_id": "A-1"});
+    assert_eq!(journal.start_call("t-1", "c1", "refund", &input, "refund:A-1").await.unwrap(), CallStart::Started);
+    let stored = result("Refunded 25 EUR.");
+    journal.finish_call("refund:A-1", &stored).await.unwrap();
+
+    // After a restart, the same effect (here under a new call id) is answered from the journal.
+    let restarted = db.open().await;
+    let replay = restarted.start_call("t-1", "c7", "refund", &input, "refund:A-1").await.unwrap();
+    assert_eq!(replay, CallStart::Finished(stored.clone()));
+    let CallStart::Finished(replayed) = replay else { unreachable!() };
+    let call = replayed.to_call_result("refund", "c7");
+    assert_eq!((call.call_id.as_str(), call.kind, call.text.as_str()), ("c7", ResultKind::Success, "Refunded 25 EUR."));
+    assert_eq!(call.structured(), Some(&json!({"refund": 25, "currency": "EUR"})));
+    assert!(call.ends_run && call.truncated);
+
+    // A failure keeps its code and status.
+    let failed = JournaledResult {
+        kind: ResultKind::ToolError,
+        text: "code: OUT_OF_STOCK, status: 409, userMessage: Sold out.".into(),
+        structured: None,
+        error_code: Some("OUT_OF_STOCK".into()),
+        status: Some(409),
+        truncated: false,
+        ends_run: false,
+    };
+    journal.start_call("t-1", "c2", "reserve", &input, "c2").await.unwrap();
+    journal.finish_call("c2", &failed).await.unwrap();
+    assert_eq!(journal.start_call("t-1", "c2", "reserve", &input, "c2").await.unwrap(), CallStart::Finished(failed));
+
+    // A stored effect is never rewritten; an unknown key cannot be finished.
+    let error = journal.finish_call("refund:A-1", &result("again")).await.unwrap_err();
+    assert!(matches!(&error, JournalError::CallAlreadyFinished { effect_key } if effect_key == "refund:A-1"), "{error:?}");
+    let error = journal.finish_call("never-started", &result("x")).await.unwrap_err();
+    assert!(matches!(&error, JournalError::CallNotStarted { effect_key } if effect_key == "never-started"), "{error:?}");
+}
+
+async fn a_started_call_has_an_unknown_outcome(db: Db) {
+    let before = SystemTime::now() - Duration::from_secs(1);
+    let crashed = db.open().await;
+    let input = json!({"order_id": "A-2"});
+    assert_eq!(crashed.start_call("t-1", "c1", "refund", &input, "refund:A-2").await.unwrap(), CallStart::Started);
+    crashed.close().await; // the process dies before finish_call
+
+    let restarted = db.open().await;
+    match restarted.start_call("t-1", "c1", "refund", &input, "refund:A-2").await.unwrap() {
+        CallStart::UnknownOutcome { call_id, started_at } => {
+            assert_eq!(call_id, "c1");
+            assert!(started_at >= before && started_at <= SystemTime::now());
+        }
+        other => panic!("expected an unknown outcome, got {other:?}"),
+    }
+}
+
+async fn racing_starts_of_one_key_start_it_once(db: Db) {
+    let (a, b) = (db.open().await, db.open().await);
+    let input = json!({"order_id": "A-3"});
+    for round in 0..20 {
+        let key = format!("refund:{round}");
+        let (x, y) = tokio::join!(
+            tokio::spawn({
+                let (a, key, input) = (a.clone(), key.clone(), input.clone());
+                async move { a.start_call("t-1", "c-a", "refund", &input, &key).await }
+            }),
+            tokio::spawn({
+                let (b, key, input) = (b.clone(), key.clone(), input.clone());
+                async move { b.start_call("t-1", "c-b", "refund", &input, &key).await }
+            }),
+        );
+        let outcomes = [x.unwrap().unwrap(), y.unwrap().unwrap()];
+        let started = outcomes.iter().filter(|o| **o == CallStart::Started).count();
+        assert_eq!(started, 1, "round {round}: {outcomes:?}");
+        assert!(outcomes.iter().any(|o| matches!(o, CallStart::UnknownOutcome { .. })), "round {round}: {outcomes:?}");
+    }
+}
+
+async fn racing_decisions_record_one(db: Db) {
+    let (a, b) = (db.open().await, db.open().await);
+    for round in 0..20 {
+        let call_id = format!("c-{round}");
+        a.park(&parked("t-1", &call_id, Some("u-1"), SystemTime::now(), None)).await.unwrap();
+        let (x, y) = tokio::join!(
+            tokio::spawn({
+                let (a, id) = (a.clone(), call_id.clone());
+                async move { a.decide(&id, Decision::Approve, "alice").await }
+            }),
+            tokio::spawn({
+                let (b, id) = (b.clone(), call_id.clone());
+                async move { b.decide(&id, Decision::Reject("Not this one.".into()), "bob").await }
+            }),
+        );
+        let (won, lost) = match (x.unwrap(), y.unwrap()) {
+            (Ok(won), Err(lost)) | (Err(lost), Ok(won)) => (won, lost),
+            other => panic!("round {round}: exactly one decision must win, got {other:?}"),
+        };
+        let Decided { by: winner, at: when, .. } = won.decided.clone().expect("the winner's decision");
+        match lost {
+            JournalError::AlreadyDecided { call_id: id, by, at } => {
+                assert_eq!((id.as_str(), by.as_str(), at), (call_id.as_str(), winner.as_str(), when), "round {round}");
+            }
+            other => panic!("round {round}: expected AlreadyDecided, got {other:?}"),
+        }
+        // What is stored is the winner's decision.
+        assert_eq!(a.approval(&call_id).await.unwrap(), Some(won));
+    }
+}
+
+async fn pending_calls_are_listed_by_run_and_user(db: Db) {
+    let journal = db.open().await;
+    journal.park(&parked("t-1", "c1", Some("ann"), at(1), None)).await.unwrap();
+    journal.park(&parked("t-2", "c2", Some("ann"), at(2), None)).await.unwrap();
+    journal.park(&parked("t-1", "c3", Some("bo"), at(3), None)).await.unwrap();
+    journal.park(&parked("t-1", "c4", None, at(4), Some(at(1_000)))).await.unwrap();
+
+    let ids = |calls: Vec<ParkedCall>| calls.into_iter().map(|c| c.call_id).collect::<Vec<_>>();
+    let other = db.open().await;
+    assert_eq!(ids(other.pending_for_run("t-1").await.unwrap()), ["c1", "c3", "c4"]);
+    assert_eq!(ids(other.pending_for_user("ann").await.unwrap()), ["c1", "c2"]);
+    assert_eq!(other.pending_for_run("t-1").await.unwrap()[2], parked("t-1", "c4", None, at(4), Some(at(1_000))));
+
+    // A decided call is no longer pending; its decision is kept with who and when.
+    let edited = json!({"order_id": "A-1", "amount": 20});
+    let decided = other.decide("c1", Decision::ApproveEdited(edited.clone()), "admin@shop").await.unwrap();
+    assert_eq!(ids(journal.pending_for_run("t-1").await.unwrap()), ["c3", "c4"]);
+    assert_eq!(ids(journal.pending_for_user("ann").await.unwrap()), ["c2"]);
+    let stored = journal.approval("c1").await.unwrap().unwrap();
+    assert_eq!(stored, decided);
+    let Decided { decision, by, at: when } = stored.decided.unwrap();
+    assert_eq!((decision, by.as_str()), (Decision::ApproveEdited(edited), "admin@shop"));
+    assert!(when <= SystemTime::now());
+
+    // Parking a call id twice, deciding an unknown one: errors that say so.
+    let error = journal.park(&parked("t-9", "c2", None, at(5), None)).await.unwrap_err();
+    assert!(matches!(&error, JournalError::AlreadyParked { call_id } if call_id == "c2"), "{error:?}");
+    let error = journal.decide("c-none", Decision::Approve, "admin").await.unwrap_err();
+    assert!(matches!(&error, JournalError::UnknownApproval { call_id } if call_id == "c-none"), "{error:?}");
+    assert_eq!(journal.approval("c-none").await.unwrap(), None);
+}
+
+async fn expiry_rejects_what_waited_too_long(db: Db) {
+    let journal = db.open().await;
+    let now = SystemTime::now();
+    let past = now - Duration::from_secs(60);
+    let soon = now + Duration::from_secs(3_600);
+    journal.park(&parked("t-1", "c-old", Some("ann"), at(1), Some(past))).await.unwrap();
+    journal.park(&parked("t-1", "c-older", Some("ann"), at(0), Some(past))).await.unwrap();
+    journal.park(&parked("t-1", "c-fresh", Some("ann"), at(2), Some(soon))).await.unwrap();
+    journal.park(&parked("t-1", "c-forever", Some("ann"), at(3), None)).await.unwrap();
+
+    // Past its expiry but not yet expired by `expire`: no one can approve it any more.
+    let error = journal.decide("c-old", Decision::Approve, "ann").await.unwrap_err();
+    assert!(matches!(&error, JournalError::ApprovalExpired { call_id, .. } if call_id == "c-old"), "{error:?}");
+
+    let text = "The approval expired; ask the user again.";
+    let expired = journal.expire(now, text).await.unwrap();
+    let ids: Vec<_> = expired.iter().map(|a| a.call.call_id.as_str()).collect();
+    assert_eq!(ids, ["c-older", "c-old"]);
+    for Approval { decided, .. } in &expired {
+        let decided = decided.as_ref().unwrap();
+        assert_eq!((&decided.decision, decided.by.as_str()), (&Decision::Reject(text.into()), EXPIRED_BY));
+    }
+    assert!(journal.expire(now, text).await.unwrap().is_empty(), "expiring twice expires nothing more");
+    let pending: Vec<_> = journal.pending_for_user("ann").await.unwrap().into_iter().map(|c| c.call_id).collect();
+    assert_eq!(pending, ["c-fresh", "c-forever"]);
+
+    // Deciding an expired call names the expiry as the decider.
+    let error = journal.decide("c-old", Decision::Approve, "ann").await.unwrap_err();
+    assert!(matches!(&error, JournalError::AlreadyDecided { by, .. } if by == EXPIRED_BY), "{error:?}");
+    journal.decide("c-fresh", Decision::Approve, "ann").await.expect("not expired yet");
+}
+
+#[cfg(feature = "sqlite")]
+mod sqlite_file {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_plain_path_opens_a_file_in_wal_mode() {
+        let db = Db::sqlite("plain_path");
+        let path = db.url().strip_prefix("sqlite:").unwrap().to_owned();
+        let journal = Journal::open(&path).await.unwrap();
+        journal.save_run(&RunRecord::new("t-1")).await.unwrap();
+        assert!(std::path::Path::new(&path).is_file(), "the file was created");
+        assert_eq!(db.text("PRAGMA journal_mode".into()).await, "wal");
+    }
+
+    #[tokio::test]
+    async fn an_unknown_scheme_is_refused() {
+        let error = Journal::open("mysql://app:s3cret@db/journal").await.unwrap_err();
+        assert!(matches!(error, JournalError::Url { .. }), "{error:?}");
+        let message = error.to_string();
+        assert!(message.contains("unknown scheme") && !message.contains("s3cret"), "{message}");
+    }
+
+    #[tokio::test]
+    async fn an_in_memory_database_is_refused() {
+        let error = Journal::open("sqlite::memory:").await.unwrap_err();
+        assert!(matches!(error, JournalError::Url { .. }), "{error:?}");
+        assert!(error.to_string().contains("give a file path"), "{error}");
+    }
+}

@@ -1,0 +1,106 @@
+//! A fresh database per test: a SQLite file in its own temp directory, or
+//! its own database on the Postgres server named by
+//! `TOOL_RUNTIME_TEST_POSTGRES_URL` (`.ci/postgres.sh` starts one).
+
+use tool_runtime::journal::Journal;
+
+pub enum Db {
+    #[cfg(feature = "sqlite")]
+    Sqlite { dir: std::path::PathBuf, url: String },
+    #[cfg(feature = "postgres")]
+    Postgres { url: String },
+}
+
+impl Db {
+    #[cfg(feature = "sqlite")]
+    pub fn sqlite(test: &str) -> Db {
+        let dir = std::env::temp_dir().join(format!("tool-runtime-journal-{}-{test}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let url = format!("sqlite:{}", dir.join("journal.db").display());
+        Db::Sqlite { dir, url }
+    }
+
+    /// `None` (after saying so) when no server is configured, outside CI.
+    #[cfg(feature = "postgres")]
+    pub async fn postgres(test: &str) -> Option<Db> {
+        use sqlx::{AssertSqlSafe, Connection};
+
+        let Some(base) = std::env::var("TOOL_RUNTIME_TEST_POSTGRES_URL").ok().filter(|url| !url.is_empty()) else {
+            if std::env::var("CI").is_ok_and(|ci| ci == "true") {
+                panic!("TOOL_RUNTIME_TEST_POSTGRES_URL is not set under CI; .ci/run starts a server with .ci/postgres.sh");
+            }
+            eprintln!("skipping the Postgres journal test {test}: set TOOL_RUNTIME_TEST_POSTGRES_URL (source .ci/postgres.sh; postgres_start)");
+            return None;
+        };
+        let name = format!("journal_{test}");
+        let mut admin = sqlx::PgConnection::connect(&base).await.expect("connect to TOOL_RUNTIME_TEST_POSTGRES_URL");
+        sqlx::raw_sql(AssertSqlSafe(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))).execute(&mut admin).await.unwrap();
+        sqlx::raw_sql(AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&mut admin).await.unwrap();
+        admin.close().await.unwrap();
+        let (server, _) = base.rsplit_once('/').expect("a URL ending in /database");
+        Some(Db::Postgres { url: format!("{server}/{name}") })
+    }
+
+    pub fn url(&self) -> &str {
+        match self {
+            #[cfg(feature = "sqlite")]
+            Db::Sqlite { url, .. } => url,
+            #[cfg(feature = "postgres")]
+            Db::Postgres { url } => url,
+        }
+    }
+
+    /// A journal on this database, as another process would open it (its
+    /// own connections).
+    pub async fn open(&self) -> Journal {
+        Journal::open(self.url()).await.unwrap_or_else(|e| panic!("open {}: {e}", self.url()))
+    }
+
+    /// Runs SQL behind the journal's back, on a connection of its own.
+    pub async fn exec(&self, sql: String) {
+        use sqlx::{AssertSqlSafe, Connection};
+        match self {
+            #[cfg(feature = "sqlite")]
+            Db::Sqlite { url, .. } => {
+                let mut conn = sqlx::SqliteConnection::connect(url).await.unwrap();
+                sqlx::raw_sql(AssertSqlSafe(sql)).execute(&mut conn).await.unwrap();
+                conn.close().await.unwrap();
+            }
+            #[cfg(feature = "postgres")]
+            Db::Postgres { url } => {
+                let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+                sqlx::raw_sql(AssertSqlSafe(sql)).execute(&mut conn).await.unwrap();
+                conn.close().await.unwrap();
+            }
+        }
+    }
+
+    /// The first column of the first row of `sql`, as text.
+    pub async fn text(&self, sql: String) -> String {
+        use sqlx::{AssertSqlSafe, Connection};
+        match self {
+            #[cfg(feature = "sqlite")]
+            Db::Sqlite { url, .. } => {
+                let mut conn = sqlx::SqliteConnection::connect(url).await.unwrap();
+                let (text,): (String,) = sqlx::query_as(AssertSqlSafe(sql)).fetch_one(&mut conn).await.unwrap();
+                text
+            }
+            #[cfg(feature = "postgres")]
+            Db::Postgres { url } => {
+                let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+                let (text,): (String,) = sqlx::query_as(AssertSqlSafe(sql)).fetch_one(&mut conn).await.unwrap();
+                text
+            }
+        }
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        #[cfg(feature = "sqlite")]
+        if let Db::Sqlite { dir, .. } = self {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
