@@ -98,7 +98,9 @@ impl Db {
 
 impl Drop for Db {
     fn drop(&mut self) {
+        // Irrefutable when only the `sqlite` feature is on.
         #[cfg(feature = "sqlite")]
+        #[allow(irrefutable_let_patterns)]
         if let Db::Sqlite { dir, .. } = self {
             let _ = std::fs::remove_dir_all(dir);
         }
