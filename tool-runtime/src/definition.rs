@@ -89,11 +89,15 @@ pub struct Execution {
     pub interim: Option<(&'static str, Duration)>,
     /// `interruptible = false` makes it false.
     pub interruptible: bool,
+    /// `idempotency_key = path` sets it (the key comes from `Tool::effect_key`).
+    pub idempotency_key: bool,
+    /// `replay = false` makes it false.
+    pub replay: bool,
 }
 
 impl Execution {
     /// No execution key written.
-    pub const DEFAULT: Execution = Execution { interim: None, interruptible: true };
+    pub const DEFAULT: Execution = Execution { interim: None, interruptible: true, idempotency_key: false, replay: true };
 }
 
 /// The text a call shows while it is still running: emitted once, as a
@@ -192,6 +196,16 @@ pub struct ToolDefinition {
     /// its timeout: a call cancelled, or dropped, while it runs still runs
     /// to its end, and a run cancelled meanwhile still gets the result.
     pub interruptible: bool,
+    /// In a durable run, the effect of a call is identified by a key the
+    /// tool derives from its input (`idempotency_key = path`, for inputs
+    /// whose identity is not the call id, such as an order id), rather
+    /// than by the run and the call id.
+    pub idempotency_key: bool,
+    /// In a durable run, whether a call whose effect the journal already
+    /// holds returns the journaled result instead of running again (the
+    /// default). `replay = false` always runs the tool again (observation
+    /// tools, whose answer changes).
+    pub replay: bool,
     /// A declared grouping (`kind = "read"`), for registries and
     /// documentation ([`Registry::definitions_of_kind`](crate::Registry::definitions_of_kind))
     /// and exported as `kind` in MCP `_meta`. It is not an authorisation
@@ -240,6 +254,8 @@ impl ToolDefinition {
             parallel_safe: false,
             strict: None,
             interruptible: true,
+            idempotency_key: false,
+            replay: true,
             kind: None,
             examples: Vec::new(),
             example_prompts: Vec::new(),
@@ -283,6 +299,8 @@ impl ToolDefinition {
             parallel_safe: meta.parallel_safe || meta.annotations.read_only == Some(true),
             strict: meta.strict,
             interruptible: execution.interruptible,
+            idempotency_key: execution.idempotency_key,
+            replay: execution.replay,
             kind: metadata.kind.map(str::to_owned),
             examples: strings(metadata.examples),
             example_prompts: strings(metadata.example_prompts),

@@ -28,6 +28,7 @@ enum EndsRunFn {
     Async(Arc<dyn Fn(Value, Value) -> BoxFuture<'static, bool> + Send + Sync>),
 }
 type ParallelFn = Arc<dyn Fn(&Value) -> bool + Send + Sync>;
+type EffectKeyFn = Arc<dyn Fn(&Value) -> String + Send + Sync>;
 
 /// An `on_error` recovery, on the validated arguments and the handler's
 /// error; `None` declines.
@@ -68,6 +69,7 @@ pub struct DynamicTool<App> {
     ends_run: Option<EndsRunFn>,
     parallel: Option<ParallelFn>,
     recover: Option<RecoverFn>,
+    effect_key: Option<EffectKeyFn>,
 }
 
 impl<App: Send + Sync + 'static> DynamicTool<App> {
@@ -83,7 +85,7 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
             let future = handler(args, ctx);
             Box::pin(async move { future.await.map_err(Into::into) })
         });
-        DynamicTool { definition: ToolDefinition::new(name, description, input_schema), handler, policy: None, visible: None, ends_run: None, parallel: None, recover: None }
+        DynamicTool { definition: ToolDefinition::new(name, description, input_schema), handler, policy: None, visible: None, ends_run: None, parallel: None, recover: None, effect_key: None }
     }
 
     /// A human-readable title.
@@ -301,6 +303,23 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
         self
     }
 
+    /// In a durable run, identifies a call's effect by `key` of the
+    /// validated arguments (an order id, say) instead of by the run and
+    /// the call id: a second call with the same key, in any run, gets the
+    /// first one's journaled result.
+    pub fn idempotency_key(mut self, key: impl Fn(&Value) -> String + Send + Sync + 'static) -> Self {
+        self.definition.idempotency_key = true;
+        self.effect_key = Some(Arc::new(key));
+        self
+    }
+
+    /// `false`: in a durable run, the tool runs again even when the journal
+    /// holds its effect (observation tools, whose answer changes).
+    pub fn replay(mut self, replay: bool) -> Self {
+        self.definition.replay = replay;
+        self
+    }
+
     /// Overrides the registry's default timeout.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.definition.timeout = Some(timeout);
@@ -466,6 +485,10 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
 
     fn parallel_safe(&self, args: &Value) -> Option<bool> {
         self.parallel.as_ref().map(|parallel| parallel(args))
+    }
+
+    fn effect_key(&self, input: &(dyn Any + Send + Sync)) -> Option<String> {
+        Some((self.effect_key.as_ref()?)(input.downcast_ref::<Value>()?))
     }
 
     fn call(&self, input: Box<dyn Any + Send + Sync>, call: &mut CallState<'_, App>, _args: &ParsedFrom<'_>) -> CallFuture {

@@ -161,6 +161,15 @@ pub trait Tool<App>: 'static {
         None
     }
 
+    /// The identity of the call's effect in a durable run's journal, from
+    /// the input (`idempotency_key = path`); `None` (the default) keys it
+    /// by the run and the call id.
+    #[doc(hidden)]
+    fn effect_key(input: &Self::Input) -> Option<String> {
+        let _ = input;
+        None
+    }
+
     /// The visibility predicate; only called when `META.visible_when` is set.
     #[doc(hidden)]
     fn visible(view: &StepView<'_, App>) -> bool {
@@ -221,6 +230,8 @@ pub(crate) trait ErasedTool<App>: Send + Sync {
     fn visible(&self, view: &StepView<'_, App>) -> bool;
     /// The `parallel_safe` predicate on the raw arguments, if the tool has one.
     fn parallel_safe(&self, args: &Value) -> Option<bool>;
+    /// The effect key the tool derives from a call's input, if it does.
+    fn effect_key(&self, input: &(dyn Any + Send + Sync)) -> Option<String>;
     fn call(&self, input: Box<dyn Any + Send + Sync>, call: &mut CallState<'_, App>, args: &ParsedFrom<'_>) -> CallFuture;
 }
 
@@ -265,6 +276,10 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
 
     fn parallel_safe(&self, args: &Value) -> Option<bool> {
         T::parallel_safe(args)
+    }
+
+    fn effect_key(&self, input: &(dyn Any + Send + Sync)) -> Option<String> {
+        T::effect_key(input.downcast_ref::<T::Input>()?)
     }
 
     fn call(&self, input: Box<dyn Any + Send + Sync>, call: &mut CallState<'_, App>, args: &ParsedFrom<'_>) -> CallFuture {
