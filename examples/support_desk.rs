@@ -223,7 +223,7 @@ async fn main() {
                 }
                 Some(text) => {
                     println!("  human rejects {id} ({tool}): {text}");
-                    run.reject(&id, Some(text))
+                    run.reject(&id, Some(text)).await
                 }
             };
             step.settle(settled.expect("the id came from the run's pending list"));

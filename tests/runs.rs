@@ -266,7 +266,7 @@ async fn approvals_inside_a_run_settle_pending_calls() {
     let approved = run.approve_with("w1", json!({"amount": 15})).await.unwrap();
     assert_eq!(approved.text, "wired 15");
     step.settle(approved);
-    let rejected = run.reject("w2", Some("Too much today.")).unwrap();
+    let rejected = run.reject("w2", Some("Too much today.")).await.unwrap();
     step.settle(rejected);
     assert!(!step.has_pending());
     assert_eq!(step.results[1].kind, ResultKind::Rejected);

@@ -28,7 +28,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
             (None, Some(entry)) => {
                 span.record("verdict", "approved");
                 let input = Input { value: input, from: args };
-                self.execute(entry, input, &mut CallState::shared(&ctx), &span).instrument(span.clone()).await
+                self.run_tool(entry, input, &mut CallState::shared(&ctx), &span).instrument(span.clone()).await
             }
         };
         record_outcome(&span, result.kind);
@@ -67,7 +67,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
             }
             Ok(_) => {
                 span.record("verdict", "approved");
-                self.execute(entry, input, &mut call, span).await
+                self.run_tool(entry, input, &mut call, span).await
             }
         }
     }

@@ -41,6 +41,10 @@ pub(crate) struct CallInfo {
     /// token, and a tool that finishes without waiting) needs none.
     pub(crate) cancel: OnceLock<CancellationToken>,
     pub(crate) progress: Option<ProgressSink>,
+    /// The durable run the call belongs to, whose journal records its
+    /// effect.
+    #[cfg(feature = "journal")]
+    pub(crate) durable: Option<Arc<crate::durable::Durable>>,
 }
 
 impl CallInfo {
@@ -52,6 +56,8 @@ impl CallInfo {
             call_id,
             cancel: OnceLock::new(),
             progress: None,
+            #[cfg(feature = "journal")]
+            durable: None,
         }
     }
 

@@ -66,8 +66,16 @@ pub enum ErrorKind {
     Visibility,
     /// The tool's output did not match its output schema, or a typed
     /// failure's value its failure schema
-    /// ([`RegistryBuilder::validate_outputs`](crate::RegistryBuilder::validate_outputs)).
+    /// ([`RegistryBuilder::validate_outputs`](crate::RegistryBuilder::validate_outputs)),
+    /// or a journaled result replayed in a durable run did not.
     Output,
+    /// In a durable run, the journal could not be read or written: a call
+    /// that could not be recorded as started was not run.
+    Journal,
+    /// In a durable run, a call of a tool that is not idempotent was found
+    /// started but never finished (its process died mid-call): it was not
+    /// run again, since its effect may have happened. Check, then decide.
+    OutcomeUnknown,
 }
 
 impl ErrorKind {
@@ -81,6 +89,8 @@ impl ErrorKind {
             ErrorKind::Policy => "policy",
             ErrorKind::Visibility => "visibility",
             ErrorKind::Output => "output",
+            ErrorKind::Journal => "journal",
+            ErrorKind::OutcomeUnknown => "outcome_unknown",
         }
     }
 }

@@ -47,12 +47,14 @@
 
 mod context;
 mod definition;
+#[cfg(feature = "journal")]
+mod durable;
 mod docs;
 mod dynamic;
 mod error;
 mod error_report;
 mod guard;
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg(feature = "journal")]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
 pub mod journal;
 #[cfg(feature = "mcp")]

@@ -177,6 +177,13 @@ impl<App: Send + Sync + 'static> Registry<App> {
         span: tracing::Span,
     ) -> impl Future<Output = CallOutcome<App>> + Send + 's {
         async move {
+            // A durable run's journal may hold this call's effect already.
+            #[cfg(feature = "journal")]
+            if let Some(durable) = crate::durable::durable_of(entry, call.info())
+                && let Some(result) = Box::pin(self.journaled(durable, entry, input.value.as_ref(), call.call_id())).await
+            {
+                return self.outcome(&span, CallOutcome::Done(result));
+            }
             // 4. Decide.
             let verdict = match self.decide(entry, input.value.as_ref(), &mut call).await {
                 Ok(verdict) => verdict,
@@ -192,9 +199,18 @@ impl<App: Send + Sync + 'static> Registry<App> {
                 }
             }
             // 6 and 7. Execute, conclude.
-            let result = self.execute(entry, input, &mut call, &span).await;
+            let result = self.run_tool(entry, input, &mut call, &span).await;
             self.outcome(&span, CallOutcome::Done(result))
         }
+    }
+
+    /// Stages 6 and 7, journaled where the call belongs to a durable run.
+    pub(crate) async fn run_tool(&self, entry: &Entry<App>, input: Input<'_>, call: &mut CallState<'_, App>, span: &tracing::Span) -> CallResult {
+        #[cfg(feature = "journal")]
+        if let Some(durable) = crate::durable::durable_of(entry, call.info()).cloned() {
+            return Box::pin(self.execute_journaled(&durable, entry, input, call, span)).await;
+        }
+        self.execute(entry, input, call, span).await
     }
 
     /// Records how the call ended on its span.
@@ -506,7 +522,7 @@ fn wrong_failure<App>(entry: &Entry<App>, error: &ToolError) -> Option<String> {
 }
 
 /// Stage 5: a call that needs approval, parked for the host.
-fn park<App>(entry: &Entry<App>, input: Input<'_>, call: CallState<'_, App>, rejection_text: Option<String>) -> PendingCall<App> {
+pub(crate) fn park<App>(entry: &Entry<App>, input: Input<'_>, call: CallState<'_, App>, rejection_text: Option<String>) -> PendingCall<App> {
     let ctx = call.into_ctx();
     PendingCall(Box::new(Pending {
         id: ctx.info().call_id.clone(),

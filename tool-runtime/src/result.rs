@@ -314,6 +314,17 @@ pub(crate) mod lines {
         ToolError::new(504, code, message).no_retry()
     }
 
+    #[cfg_attr(not(feature = "journal"), allow(dead_code))]
+    pub(crate) fn outcome_unknown() -> ToolError {
+        ToolError::new(
+            409,
+            "OUTCOME_UNKNOWN",
+            "This call was started before a restart and never finished, so whether it took effect is unknown. \
+             Check its effect first (for example, look the record up); do not repeat it blindly.",
+        )
+        .no_retry()
+    }
+
     pub(crate) fn cancelled() -> ToolError {
         ToolError::new(499, "CALL_CANCELLED", "The call was cancelled before it finished.").no_retry()
     }

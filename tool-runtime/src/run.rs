@@ -86,6 +86,29 @@ pub enum RunError {
     /// No pending approval has this id.
     #[error("no call with id `{0}` waits for approval in this run")]
     UnknownApproval(String),
+    /// In a durable run, another process decided this call first; settle
+    /// it with [`Run::settle_decided`].
+    #[error("call `{call_id}` was already decided by {by}; settle it with settle_decided")]
+    AlreadyDecided {
+        /// The call.
+        call_id: String,
+        /// Who decided it.
+        by: String,
+    },
+    /// In a durable run, the journal could not record the decision; the
+    /// call still waits.
+    #[error("the journal could not record the decision: {0}")]
+    Journal(String),
+}
+
+#[cfg(feature = "journal")]
+impl From<crate::journal::JournalError> for RunError {
+    fn from(error: crate::journal::JournalError) -> Self {
+        match error {
+            crate::journal::JournalError::AlreadyDecided { call_id, by, .. } => RunError::AlreadyDecided { call_id, by },
+            other => RunError::Journal(other.to_string()),
+        }
+    }
 }
 
 /// A run: the host's loop of offering tools, calling the model and executing
@@ -118,18 +141,21 @@ pub enum RunError {
 /// # }
 /// ```
 pub struct Run<App> {
-    registry: Registry<App>,
-    app: Arc<App>,
-    user: Arc<UserContext>,
+    pub(crate) registry: Registry<App>,
+    pub(crate) app: Arc<App>,
+    pub(crate) user: Arc<UserContext>,
     thread_id: Option<Arc<str>>,
     progress: Option<ProgressSink>,
-    cancel: CancellationToken,
-    steps: Steps,
-    pending: Vec<PendingCall<App>>,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) steps: Steps,
+    pub(crate) pending: Vec<PendingCall<App>>,
     /// When the run must be over (`with_deadline`).
     deadline: Option<tokio::time::Instant>,
     /// How long one step may take (`with_step_timeout`).
     step_timeout: Option<Duration>,
+    /// The journal and id of a durable run ([`Run::durable`]).
+    #[cfg(feature = "journal")]
+    pub(crate) durable: Option<Arc<crate::durable::Durable>>,
 }
 
 /// Which time limit stopped a step.
@@ -171,6 +197,8 @@ impl<App: Send + Sync + 'static> Registry<App> {
             pending: Vec::new(),
             deadline: None,
             step_timeout: None,
+            #[cfg(feature = "journal")]
+            durable: None,
         }
     }
 }
@@ -332,6 +360,8 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// calls already wait is refused (code `TOO_MANY_PENDING`).
     pub async fn execute(&mut self, calls: Vec<ToolCall>) -> StepResults {
         let step = self.steps.step;
+        #[cfg(feature = "journal")]
+        let parked_before = self.pending.len();
         let offered = self.offered_names();
         let refusals = self.refusals(&calls);
         let parallel = calls.len() > 1 && calls.iter().all(|call| self.parallel_safe(call));
@@ -382,31 +412,76 @@ impl<App: Send + Sync + 'static> Run<App> {
             }
         }
         self.steps.step += 1;
+        #[cfg(feature = "journal")]
+        self.journal_step(parked_before).await;
         StepResults { step, results }
     }
 
-    /// Runs a pending call as the model sent it: a human approved it.
+    /// Runs a pending call as the model sent it: a human approved it. In a
+    /// durable run the decision is journaled first (who: the run's user).
+    ///
+    /// # Errors
+    ///
+    /// [`RunError::UnknownApproval`] when no call with this id waits; in a
+    /// durable run, [`RunError::AlreadyDecided`] when another process
+    /// decided it first, [`RunError::Journal`] when the journal failed.
     pub async fn approve(&mut self, id: &str) -> Result<CallResult, RunError> {
-        let pending = self.take_pending(id)?;
+        let pending = self.decide(id, || Decided::Approve).await?;
         let result = self.registry.approve(pending).await;
-        self.steps.record(&result, self.ends_turn(&result));
+        self.settled(&result).await;
         Ok(result)
     }
 
     /// Runs a pending call with the input a human edited; the edited input
     /// is validated and decided again (a `Deny` refuses it).
+    ///
+    /// # Errors
+    ///
+    /// As [`approve`](Self::approve).
     pub async fn approve_with(&mut self, id: &str, edited: impl Into<Arguments<'_>>) -> Result<CallResult, RunError> {
-        let pending = self.take_pending(id)?;
+        let edited = edited.into();
+        let pending = self.decide(id, || Decided::Edited(&edited)).await?;
         let result = self.registry.approve_with(pending, edited).await;
-        self.steps.record(&result, self.ends_turn(&result));
+        self.settled(&result).await;
         Ok(result)
     }
 
     /// Rejects a pending call; the model reads `text` (or the tool's
     /// rejection text, or a generic one).
-    pub fn reject(&mut self, id: &str, text: Option<&str>) -> Result<CallResult, RunError> {
-        let pending = self.take_pending(id)?;
-        Ok(self.registry.reject(pending, text))
+    ///
+    /// # Errors
+    ///
+    /// As [`approve`](Self::approve).
+    pub async fn reject(&mut self, id: &str, text: Option<&str>) -> Result<CallResult, RunError> {
+        let pending = self.decide(id, || Decided::Rejected(text)).await?;
+        let result = self.registry.reject(pending, text);
+        self.settled(&result).await;
+        Ok(result)
+    }
+
+    /// Takes the pending call `id` that the host decided; in a durable run
+    /// the decision is journaled first, and the call stays pending when
+    /// that fails.
+    async fn decide<'d>(&mut self, id: &str, decision: impl FnOnce() -> Decided<'d>) -> Result<PendingCall<App>, RunError> {
+        let Some(index) = self.pending.iter().position(|pending| pending.id() == id) else {
+            return Err(RunError::UnknownApproval(id.to_owned()));
+        };
+        #[cfg(feature = "journal")]
+        self.record_decision(id, decision().into_journal()).await?;
+        #[cfg(not(feature = "journal"))]
+        let _ = decision;
+        Ok(self.pending.remove(index))
+    }
+
+    /// Records the result of a decided call in the run's bookkeeping (and
+    /// journal).
+    async fn settled(&mut self, result: &CallResult) {
+        self.steps.record(result, self.ends_turn(result));
+        #[cfg(feature = "journal")]
+        {
+            self.settle_or_report(&result.call_id).await;
+            self.save_or_report().await;
+        }
     }
 
     /// Marks the run finished: call it after the model's last answer.
@@ -486,7 +561,7 @@ impl<App: Send + Sync + 'static> Run<App> {
     }
 
     /// Whether the tool of `result` halts the run when it succeeds.
-    fn ends_turn(&self, result: &CallResult) -> bool {
+    pub(crate) fn ends_turn(&self, result: &CallResult) -> bool {
         self.registry.definition(&result.tool).is_some_and(|def| def.ends_turn)
     }
 
@@ -525,20 +600,15 @@ impl<App: Send + Sync + 'static> Run<App> {
             .collect()
     }
 
-    fn take_pending(&mut self, id: &str) -> Result<PendingCall<App>, RunError> {
-        match self.pending.iter().position(|pending| pending.id() == id) {
-            Some(index) => Ok(self.pending.remove(index)),
-            None => Err(RunError::UnknownApproval(id.to_owned())),
-        }
-    }
-
-    fn call_info(&self, id: &str, step: &CancellationToken) -> CallInfo {
+    pub(crate) fn call_info(&self, id: &str, step: &CancellationToken) -> CallInfo {
         CallInfo {
             user: Some(self.user.clone()),
             thread_id: self.thread_id.clone(),
             call_id: if id.is_empty() { fresh_call_id() } else { id.into() },
             cancel: step.child_token().into(),
             progress: self.progress.clone(),
+            #[cfg(feature = "journal")]
+            durable: self.durable.clone(),
         }
     }
 }
@@ -551,5 +621,28 @@ impl<App> fmt::Debug for Run<App> {
             .field("pending", &self.pending.iter().map(|p| p.id()).collect::<Vec<_>>())
             .field("state", &self.steps.state)
             .finish_non_exhaustive()
+    }
+}
+
+/// A host's decision on a pending call, as [`Run::decide`] journals it.
+#[cfg_attr(not(feature = "journal"), allow(dead_code))]
+enum Decided<'a> {
+    Approve,
+    Edited(&'a Arguments<'a>),
+    Rejected(Option<&'a str>),
+}
+
+#[cfg(feature = "journal")]
+impl Decided<'_> {
+    fn into_journal(self) -> crate::journal::Decision {
+        use crate::journal::Decision;
+        match self {
+            Decided::Approve => Decision::Approve,
+            Decided::Edited(Arguments::Value(value)) => Decision::ApproveEdited(value.clone()),
+            Decided::Edited(Arguments::Text(text)) => {
+                Decision::ApproveEdited(serde_json::from_str(text).unwrap_or_else(|_| serde_json::Value::String(text.to_string())))
+            }
+            Decided::Rejected(text) => Decision::Reject(text.unwrap_or_default().to_owned()),
+        }
     }
 }

@@ -231,6 +231,7 @@ pub(crate) trait ErasedTool<App>: Send + Sync {
     /// The `parallel_safe` predicate on the raw arguments, if the tool has one.
     fn parallel_safe(&self, args: &Value) -> Option<bool>;
     /// The effect key the tool derives from a call's input, if it does.
+    #[cfg_attr(not(feature = "journal"), allow(dead_code))]
     fn effect_key(&self, input: &(dyn Any + Send + Sync)) -> Option<String>;
     fn call(&self, input: Box<dyn Any + Send + Sync>, call: &mut CallState<'_, App>, args: &ParsedFrom<'_>) -> CallFuture;
 }

@@ -15,6 +15,9 @@ const BY_RUN: &str = "SELECT call_id, run_id, tool, input, user_id, parked_at, e
      FROM journal_approvals WHERE run_id = $1 AND decision IS NULL ORDER BY parked_at, call_id";
 const BY_USER: &str = "SELECT call_id, run_id, tool, input, user_id, parked_at, expires_at, decision, edited_input, reject_text, decided_by, decided_at \
      FROM journal_approvals WHERE user_id = $1 AND decision IS NULL ORDER BY parked_at, call_id";
+const UNSETTLED: &str = "SELECT call_id, run_id, tool, input, user_id, parked_at, expires_at, decision, edited_input, reject_text, decided_by, decided_at \
+     FROM journal_approvals WHERE run_id = $1 AND settled_at IS NULL ORDER BY parked_at, call_id";
+const SETTLE: &str = "UPDATE journal_approvals SET settled_at = $2 WHERE call_id = $1 AND settled_at IS NULL";
 const ONE: &str = "SELECT call_id, run_id, tool, input, user_id, parked_at, expires_at, decision, edited_input, reject_text, decided_by, decided_at \
      FROM journal_approvals WHERE call_id = $1";
 const DECIDE: &str = "UPDATE journal_approvals SET decision = $2, edited_input = $3, reject_text = $4, decided_by = $5, decided_at = $6 \
@@ -66,6 +69,29 @@ impl Journal {
         on_pool!(self, pool => {
             let rows = sqlx::query(sql).bind(id).fetch_all(pool).await.map_err(JournalError::database(operation))?;
             rows.iter().map(|row| decode_approval(row).map(|approval| approval.call)).collect()
+        })
+    }
+
+    /// The calls of a run that its run has not settled yet, decided or not,
+    /// oldest first: what a resumed run still holds.
+    pub async fn unsettled_for_run(&self, run_id: &str) -> Result<Vec<Approval>, JournalError> {
+        on_pool!(self, pool => {
+            let rows = sqlx::query(UNSETTLED).bind(run_id).fetch_all(pool).await.map_err(JournalError::database("unsettled_for_run"))?;
+            rows.iter().map(decode_approval).collect()
+        })
+    }
+
+    /// Marks a call settled: its run read its decision and gave the model
+    /// the result. Settling twice changes nothing.
+    pub async fn settle(&self, call_id: &str) -> Result<(), JournalError> {
+        on_pool!(self, pool => {
+            sqlx::query(SETTLE)
+                .bind(call_id)
+                .bind(millis(SystemTime::now()))
+                .execute(pool)
+                .await
+                .map_err(JournalError::database("settle"))?;
+            Ok(())
         })
     }
 

@@ -58,6 +58,20 @@ impl Journal {
         })
     }
 
+    /// What the journal knows of an effect key, without recording anything:
+    /// `None` for a key never started, else [`CallStart::Finished`] or
+    /// [`CallStart::UnknownOutcome`].
+    ///
+    /// # Errors
+    ///
+    /// [`JournalError::Corrupt`] when the stored row of the key does not decode.
+    pub async fn known_call(&self, effect_key: &str) -> Result<Option<CallStart>, JournalError> {
+        on_pool!(self, pool => {
+            let row = sqlx::query(KNOWN).bind(effect_key).fetch_optional(pool).await.map_err(JournalError::database("known_call"))?;
+            row.as_ref().map(decode_known).transpose()
+        })
+    }
+
     /// Stores the result of a started call.
     ///
     /// # Errors

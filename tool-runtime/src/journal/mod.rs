@@ -69,6 +69,7 @@ mod schema;
 
 pub use error::JournalError;
 pub use records::{Approval, CallStart, Decided, Decision, JournaledResult, ParkedCall, RunRecord};
+pub use crate::durable::DurableError;
 
 /// The `by` of a decision made by [`Journal::expire`] rather than a person.
 pub const EXPIRED_BY: &str = "tool-runtime:expiry";

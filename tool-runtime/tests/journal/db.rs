@@ -2,6 +2,9 @@
 //! its own database on the Postgres server named by
 //! `TOOL_RUNTIME_TEST_POSTGRES_URL` (`.ci/postgres.sh` starts one).
 
+// Shared by the journal and durable-run tests; each uses a part.
+#![allow(dead_code)]
+
 use tool_runtime::journal::Journal;
 
 pub enum Db {

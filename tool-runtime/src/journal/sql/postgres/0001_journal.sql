@@ -42,9 +42,11 @@ CREATE TABLE journal_approvals (
     edited_input TEXT,               -- JSON
     reject_text TEXT,
     decided_by TEXT,
-    decided_at BIGINT
+    decided_at BIGINT,
+    settled_at BIGINT                -- NULL: its run has not settled it yet
 );
 
 CREATE INDEX journal_approvals_run ON journal_approvals (run_id) WHERE decision IS NULL;
 CREATE INDEX journal_approvals_user ON journal_approvals (user_id) WHERE decision IS NULL;
 CREATE INDEX journal_approvals_expiry ON journal_approvals (expires_at) WHERE decision IS NULL;
+CREATE INDEX journal_approvals_unsettled ON journal_approvals (run_id) WHERE settled_at IS NULL;

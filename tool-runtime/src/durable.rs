@@ -1,0 +1,374 @@
+//! Durable runs: a [`Run`] whose state, pending approvals and the effect of
+//! each call live in a [`Journal`], so that the run can be resumed by its id
+//! in any process that has the same registry, and no effect happens twice.
+//!
+//! Around each call (stages 4 to 6 of the pipeline):
+//!
+//! - Before its policy is decided, the journal is asked about the call's
+//!   effect key: a finished effect is replayed (its result, checked
+//!   against the output schema, without running the tool or asking a
+//!   human again); a started one that never finished is refused with
+//!   `OUTCOME_UNKNOWN` unless the tool is `idempotent`.
+//! - Right before the tool runs, the call is recorded as started
+//!   ([`Journal::start_call`], atomic: of two processes, one runs it); after
+//!   it, as finished with its result. A call that timed out or was
+//!   cancelled stays started: whether it took effect is unknown.
+//!
+//! The effect key is the run id and the call id, or, for a tool with
+//! `idempotency_key = path`, the tool's name and the key it derives from
+//! the input (an order id), in every run. A tool with `replay = false` is
+//! not journaled: it runs every time.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use serde_json::Value;
+use smol_str::SmolStr;
+
+use crate::call::{Arguments, PendingCall};
+use crate::context::{CallInfo, CallState};
+use crate::error::ToolError;
+use crate::error_report::{ErrorKind, ErrorReport};
+use crate::journal::{CallStart, Decision, Journal, JournalError, JournaledResult, ParkedCall, RunRecord};
+use crate::pipeline::Input;
+use crate::registry::{Entry, Registry};
+use crate::result::{lines, CallResult, ResultKind};
+use crate::run::Run;
+
+/// What a call of a durable run carries: the journal and the run's id.
+#[derive(Debug)]
+pub(crate) struct Durable {
+    pub(crate) journal: Journal,
+    pub(crate) run_id: Arc<str>,
+}
+
+/// Why a durable run could not be started, resumed or kept.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DurableError {
+    /// The journal could not be read or written.
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    /// The run's journal holds a call this registry cannot take any more:
+    /// its tool is gone or renamed, or its input schema no longer accepts
+    /// the journaled input. Resume it with a registry compatible with the
+    /// one that started it.
+    #[error("the journaled call `{call_id}` of run `{run_id}` cannot be resumed with this registry: tool `{tool}` {reason}")]
+    Incompatible {
+        /// The run.
+        run_id: String,
+        /// The journaled call.
+        call_id: String,
+        /// Its tool.
+        tool: String,
+        /// What changed.
+        reason: String,
+    },
+}
+
+/// The journal's key for the effect of a call.
+pub(crate) fn effect_key<App>(durable: &Durable, entry: &Entry<App>, input: &(dyn std::any::Any + Send + Sync), call_id: &str) -> String {
+    match entry.def.idempotency_key.then(|| entry.tool.effect_key(input)).flatten() {
+        // JSON arrays: no run id, call id or key can make two of them equal.
+        Some(key) => serde_json::json!(["tool", entry.def.name, key]).to_string(),
+        None => serde_json::json!(["call", &*durable.run_id, call_id]).to_string(),
+    }
+}
+
+/// The durable run of a call, where its tool is journaled.
+pub(crate) fn durable_of<'c, App>(entry: &Entry<App>, info: &'c CallInfo) -> Option<&'c Arc<Durable>> {
+    info.durable.as_ref().filter(|_| entry.def.replay)
+}
+
+impl<App: Send + Sync + 'static> Registry<App> {
+    /// Before a call is decided: the result of its effect where the journal
+    /// holds one (replayed, or refused as of unknown outcome), else `None`.
+    pub(crate) async fn journaled(&self, durable: &Durable, entry: &Entry<App>, input: &(dyn std::any::Any + Send + Sync), call_id: &SmolStr) -> Option<CallResult> {
+        let key = effect_key(durable, entry, input, call_id);
+        match durable.journal.known_call(&key).await {
+            Ok(None) => None,
+            Ok(Some(known)) => self.known(entry, call_id, &key, known),
+            Err(error) => Some(self.journal_failed(entry, call_id, &error)),
+        }
+    }
+
+    /// Stage 6 in a durable run: the call is recorded as started, run, and
+    /// recorded as finished; an effect the journal already holds is not
+    /// run again.
+    pub(crate) async fn execute_journaled(
+        &self,
+        durable: &Durable,
+        entry: &Entry<App>,
+        input: Input<'_>,
+        call: &mut CallState<'_, App>,
+        span: &tracing::Span,
+    ) -> CallResult {
+        let call_id = call.call_id().clone();
+        let key = effect_key(durable, entry, input.value.as_ref(), &call_id);
+        let arguments = input.from.to_value();
+        match durable.journal.start_call(&durable.run_id, &call_id, &entry.def.name, &arguments, &key).await {
+            Err(error) => return self.journal_failed(entry, &call_id, &error),
+            Ok(CallStart::Started) => {}
+            Ok(known) => {
+                if let Some(result) = self.known(entry, &call_id, &key, known) {
+                    return result;
+                }
+            }
+        }
+        let result = self.execute(entry, input, call, span).await;
+        // A call stopped midway may or may not have had its effect.
+        if !matches!(result.kind, ResultKind::Cancelled | ResultKind::TimedOut)
+            && let Err(error) = durable.journal.finish_call(&key, &JournaledResult::from(&result)).await
+        {
+            // The effect happened and the model reads its result; only
+            // its record is missing: a replay will read the outcome as
+            // unknown.
+            self.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Journal, "JOURNAL", error.to_string()));
+        }
+        result
+    }
+
+    /// The result of a call whose effect key the journal knows; `None`
+    /// when it runs anyway (an idempotent tool whose call never finished).
+    fn known(&self, entry: &Entry<App>, call_id: &SmolStr, key: &str, known: CallStart) -> Option<CallResult> {
+        match known {
+            CallStart::Started => None,
+            CallStart::Finished(journaled) => Some(self.replayed(entry, call_id, journaled)),
+            CallStart::UnknownOutcome { .. } if entry.def.annotations.idempotent == Some(true) => None,
+            CallStart::UnknownOutcome { call_id: started_by, started_at } => {
+                let error = lines::outcome_unknown();
+                let since = started_at.elapsed().unwrap_or_default();
+                let detail = format!("effect {key} was started by call `{started_by}` {since:?} ago and never finished; not run again");
+                self.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::OutcomeUnknown, error.code(), detail));
+                Some(CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::ToolError, &error))
+            }
+        }
+    }
+
+    /// A journaled result, returned under this call's id once its output
+    /// is checked against the tool's output schema.
+    fn replayed(&self, entry: &Entry<App>, call_id: &SmolStr, journaled: JournaledResult) -> CallResult {
+        if journaled.kind == ResultKind::Success
+            && let Some(schema) = &entry.def.output_schema
+        {
+            let output = journaled.structured.clone().unwrap_or_else(|| Value::String(journaled.text.clone()));
+            let problems = match jsonschema::draft202012::new(schema) {
+                Ok(validator) => crate::validation::problems(&validator, &output),
+                Err(error) => vec![error.to_string()],
+            };
+            if !problems.is_empty() {
+                let public = ToolError::internal();
+                let detail = format!("the journaled result does not match the output schema: {}", problems.join("; "));
+                self.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Output, public.code(), detail));
+                return CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::Internal, &public);
+            }
+        }
+        tracing::info!(tool = %entry.def.name, call_id = %call_id, "replayed from the journal");
+        journaled.to_call_result(&entry.def.name, call_id)
+    }
+
+    /// A call the journal could not record: not run (the generic 500).
+    fn journal_failed(&self, entry: &Entry<App>, call_id: &SmolStr, error: &JournalError) -> CallResult {
+        let public = ToolError::internal();
+        self.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Journal, public.code(), error.to_string()));
+        CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::Internal, &public)
+    }
+}
+
+impl<App: Send + Sync + 'static> Run<App> {
+    /// Makes this run durable under `run_id` in `journal`: a run the
+    /// journal knows is resumed (its step, tools executed, how it ended and
+    /// its pending approvals), a new one is recorded. From then on each
+    /// step, each call's effect and each approval are journaled (see the
+    /// [module docs](crate::journal)). Set the run's user and thread first:
+    /// resumed pending calls run as that user.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use tool_runtime::prelude::*;
+    /// # use tool_runtime::{journal::Journal, ToolCall};
+    /// /// Refund an order.
+    /// #[tool(policy = needs_approval)]
+    /// async fn refund(order_id: String) -> String { format!("refunded {order_id}") }
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let dir = std::env::temp_dir().join(format!("durable-doc-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// let journal = Journal::open(dir.join("runs.db").to_str().unwrap()).await?;
+    /// let registry = Registry::<()>::builder().tools(tools![refund]).build()?;
+    ///
+    /// // One process parks the refund...
+    /// let mut run = registry.run(Arc::new(())).durable(&journal, "thread-7").await?;
+    /// run.execute(vec![ToolCall::new("c1", "refund", r#"{"order_id": "A-1"}"#)]).await;
+    ///
+    /// // ...a human approves it from another (an admin page)...
+    /// journal.decide("c1", tool_runtime::journal::Decision::Approve, "alice").await?;
+    ///
+    /// // ...and the run, resumed anywhere, runs it.
+    /// let mut run = registry.run(Arc::new(())).durable(&journal, "thread-7").await?;
+    /// let settled = run.settle_decided().await?;
+    /// assert_eq!(settled[0].text, "refunded A-1");
+    /// # journal.close().await; std::fs::remove_dir_all(&dir)?; Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`DurableError::Journal`] when the journal cannot be read or
+    /// written; [`DurableError::Incompatible`] when a pending call's tool is
+    /// gone or no longer accepts its journaled input.
+    pub async fn durable(mut self, journal: &Journal, run_id: &str) -> Result<Self, DurableError> {
+        let durable = Arc::new(Durable { journal: journal.clone(), run_id: run_id.into() });
+        self.durable = Some(durable.clone());
+        match journal.load_run(run_id).await? {
+            Some(record) => {
+                self.steps.step = record.step;
+                self.steps.executed = record.executed;
+                self.steps.state = record.state;
+            }
+            None => journal.save_run(&self.record(&durable)).await?,
+        }
+        // Decided or not: a decision made elsewhere is settled by
+        // `settle_decided`.
+        for approval in journal.unsettled_for_run(run_id).await? {
+            let pending = self.unpark(&approval.call)?;
+            self.pending.push(pending);
+        }
+        Ok(self)
+    }
+
+    /// The run's id in its journal, for a durable run.
+    pub fn run_id(&self) -> Option<&str> {
+        self.durable.as_deref().map(|durable| &*durable.run_id)
+    }
+
+    /// Settles the pending calls that were decided out of band (by any
+    /// process, with [`Journal::decide`]) or that expired: an approved call
+    /// runs (with its edited input, validated and decided again), a
+    /// rejected or expired one reads its rejection. Returns their results,
+    /// in the order they were parked; calls still waiting stay pending.
+    /// A run that is not durable has nothing to settle.
+    ///
+    /// # Errors
+    ///
+    /// [`DurableError::Journal`] when the journal cannot be read or written.
+    pub async fn settle_decided(&mut self) -> Result<Vec<CallResult>, DurableError> {
+        let Some(durable) = self.durable.clone() else { return Ok(Vec::new()) };
+        let expired = lines::approval_expired(self.registry.approval_ttl());
+        durable.journal.expire(SystemTime::now(), expired.model_line().as_str()).await?;
+        let mut results = Vec::new();
+        let mut index = 0;
+        while index < self.pending.len() {
+            let id = self.pending[index].id().clone();
+            let Some(decided) = durable.journal.approval(&id).await?.and_then(|approval| approval.decided) else {
+                index += 1;
+                continue;
+            };
+            let pending = self.pending.remove(index);
+            let result = match decided.decision {
+                Decision::Approve => self.registry.approve(pending).await,
+                Decision::ApproveEdited(input) => self.registry.approve_with(pending, Arguments::Value(input)).await,
+                Decision::Reject(text) => self.registry.reject(pending, Some(text.as_str()).filter(|text| !text.is_empty())),
+            };
+            self.steps.record(&result, self.ends_turn(&result));
+            durable.journal.settle(&id).await?;
+            results.push(result);
+        }
+        self.save().await?;
+        Ok(results)
+    }
+
+    /// After a step: the calls it parked and how the run stands go to the
+    /// journal. A failure is reported: the step's results stand, but a
+    /// call not journaled cannot be decided out of band.
+    pub(crate) async fn journal_step(&mut self, parked_before: usize) {
+        if self.durable.is_none() {
+            return;
+        }
+        for pending in &self.pending[parked_before..] {
+            if let Err(error) = self.park(pending).await {
+                let detail = format!("the pending call could not be journaled, so it can only be decided in this process: {error}");
+                self.registry.report(ErrorReport::new(pending.tool().as_str(), pending.id().as_str(), ErrorKind::Journal, "JOURNAL", detail));
+            }
+        }
+        self.save_or_report().await;
+    }
+
+    /// [`save`](Self::save), a failure logged.
+    pub(crate) async fn save_or_report(&self) {
+        if let Err(error) = self.save().await {
+            tracing::error!(run_id = self.run_id().unwrap_or_default(), %error, "the run's state could not be journaled");
+        }
+    }
+
+    /// Journals that a call decided in this process was settled.
+    pub(crate) async fn settle_or_report(&self, call_id: &str) {
+        if let Some(durable) = &self.durable
+            && let Err(error) = durable.journal.settle(call_id).await
+        {
+            tracing::error!(run_id = &*durable.run_id, call_id, %error, "a settled call could not be journaled as settled");
+        }
+    }
+
+    /// Records how the run stands, after a step or an approval.
+    pub(crate) async fn save(&self) -> Result<(), JournalError> {
+        match &self.durable {
+            Some(durable) => durable.journal.save_run(&self.record(durable)).await,
+            None => Ok(()),
+        }
+    }
+
+    /// Journals a call that now waits for approval.
+    pub(crate) async fn park(&self, pending: &PendingCall<App>) -> Result<(), JournalError> {
+        let Some(durable) = &self.durable else { return Ok(()) };
+        let now = SystemTime::now();
+        let ttl: Duration = self.registry.approval_ttl();
+        durable
+            .journal
+            .park(&ParkedCall {
+                run_id: durable.run_id.to_string(),
+                call_id: pending.id().to_string(),
+                tool: pending.tool().to_string(),
+                input: pending.arguments(),
+                user_id: self.user.id.clone(),
+                parked_at: now,
+                expires_at: now.checked_add(ttl),
+            })
+            .await
+    }
+
+    /// Journals the host's decision on a pending call, made in this
+    /// process; `AlreadyDecided` when another process decided it first.
+    pub(crate) async fn record_decision(&self, id: &str, decision: Decision) -> Result<(), JournalError> {
+        let Some(durable) = &self.durable else { return Ok(()) };
+        let by = self.user.id.as_deref().unwrap_or("host");
+        durable.journal.decide(id, decision, by).await.map(drop)
+    }
+
+    fn record(&self, durable: &Durable) -> RunRecord {
+        RunRecord {
+            step: self.steps.step,
+            executed: self.steps.executed.clone(),
+            state: self.steps.state.clone(),
+            ..RunRecord::new(&*durable.run_id)
+        }
+    }
+
+    /// A journaled pending call, read back into this registry's tool.
+    fn unpark(&self, parked: &ParkedCall) -> Result<PendingCall<App>, DurableError> {
+        let incompatible = |reason: String| DurableError::Incompatible {
+            run_id: parked.run_id.clone(),
+            call_id: parked.call_id.clone(),
+            tool: parked.tool.clone(),
+            reason,
+        };
+        let Some(entry) = self.registry.entry(&parked.tool) else {
+            return Err(incompatible("is not in this registry (removed or renamed)".to_owned()));
+        };
+        let call_id = SmolStr::new(&parked.call_id);
+        let input = self
+            .registry
+            .read_input(entry, &call_id, Arguments::Value(parked.input.clone()))
+            .map_err(|refused| incompatible(format!("no longer accepts the journaled input: {}", refused.text)))?;
+        let info = self.call_info(&parked.call_id, &self.cancel);
+        Ok(crate::pipeline::park(entry, input, CallState::new(&self.app, info), None))
+    }
+}

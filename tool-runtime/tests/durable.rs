@@ -1,0 +1,354 @@
+//! Durable runs against real databases (a SQLite file, and the Postgres
+//! server of `TOOL_RUNTIME_TEST_POSTGRES_URL`, as in `journal.rs`): resume
+//! by id, effects never repeated, approvals decided out of band, expiry,
+//! an incompatible registry, a journaled result that no longer fits.
+//! Every case runs on both backends from one body; each "process" is a
+//! journal of its own on the same database.
+#![cfg(any(feature = "sqlite", feature = "postgres"))]
+
+#[path = "journal/db.rs"]
+mod db;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{json, Value};
+use tool_runtime::journal::{Decision, DurableError, Journal};
+use tool_runtime::prelude::*;
+use tool_runtime::{ErrorKind, ErrorReport, ResultKind, Run, RunError, RunState, ToolCall};
+
+use db::Db;
+
+/// One test per backend for each case: `sqlite::NAME` and `postgres::NAME`.
+macro_rules! on_both_backends {
+    ($($case:ident),* $(,)?) => {
+        #[cfg(feature = "sqlite")]
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    super::$case(super::Db::sqlite(concat!("durable_", stringify!($case)))).await;
+                }
+            )*
+        }
+        #[cfg(feature = "postgres")]
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    if let Some(db) = super::Db::postgres(concat!("durable_", stringify!($case))).await {
+                        super::$case(db).await;
+                    }
+                }
+            )*
+        }
+    };
+}
+
+on_both_backends!(
+    a_resumed_run_has_its_step_executed_tools_and_pending_calls,
+    a_re_sent_call_returns_its_journaled_result_without_running_again,
+    a_call_cut_off_midway_is_not_run_again_unless_idempotent,
+    an_idempotency_key_replays_the_effect_across_runs,
+    a_tool_with_replay_false_runs_every_time,
+    approvals_decided_out_of_band_settle_when_the_run_resumes,
+    a_call_decided_elsewhere_cannot_be_decided_again,
+    a_pending_call_expires_with_a_rejection_the_model_reads,
+    resuming_with_an_incompatible_registry_names_the_tool,
+    a_journaled_result_that_no_longer_fits_the_output_schema_is_not_passed_on,
+);
+
+/// The world the tools change, counted outside the journal.
+#[derive(Default)]
+struct Shop {
+    charges: AtomicUsize,
+    refunds: AtomicUsize,
+    flags: AtomicUsize,
+    reads: AtomicUsize,
+}
+
+/// Charge a card.
+#[tool]
+async fn charge(ctx: Ctx<Shop>, cents: u32) -> String {
+    ctx.app().charges.fetch_add(1, Ordering::SeqCst);
+    format!("charged {cents}")
+}
+
+/// Charge a card slowly: the effect happens, then the call takes its time.
+#[tool]
+async fn charge_slowly(ctx: Ctx<Shop>, cents: u32) -> String {
+    ctx.app().charges.fetch_add(1, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    format!("charged {cents}")
+}
+
+/// Set a flag: doing it twice changes nothing more.
+#[tool(idempotent)]
+async fn set_flag(ctx: Ctx<Shop>, flag: String) -> String {
+    ctx.app().flags.fetch_add(1, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    format!("set {flag}")
+}
+
+/// Refund an order; a human approves each refund.
+#[tool(policy = needs_approval)]
+async fn refund(ctx: Ctx<Shop>, order_id: String) -> String {
+    ctx.app().refunds.fetch_add(1, Ordering::SeqCst);
+    format!("refunded {order_id}")
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Balance {
+    cents: u32,
+}
+
+/// Read the balance.
+#[tool]
+async fn balance(_ctx: Ctx<Shop>) -> Balance {
+    Balance { cents: 1200 }
+}
+
+/// A refund keyed by its order, in any run; and a read that is never replayed.
+fn dynamic_tools() -> Vec<tool_runtime::BoxedTool<Shop>> {
+    let refund_order = DynamicTool::new(
+        "refund_order",
+        "Refund an order, once per order.",
+        json!({"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}),
+        |args: Value, ctx: Ctx<Shop>| async move {
+            ctx.app().refunds.fetch_add(1, Ordering::SeqCst);
+            Ok::<_, ToolError>(json!(format!("refunded {}", args["order_id"].as_str().unwrap_or_default())))
+        },
+    )
+    .idempotency_key(|args| args["order_id"].as_str().unwrap_or_default().to_owned());
+    let stock = DynamicTool::new("stock", "Read the stock.", json!({"type": "object"}), |_args, ctx: Ctx<Shop>| async move {
+        let reads = ctx.app().reads.fetch_add(1, Ordering::SeqCst) + 1;
+        Ok::<_, ToolError>(json!(format!("read {reads}")))
+    })
+    .replay(false);
+    vec![refund_order.into(), stock.into()]
+}
+
+struct Desk {
+    registry: Registry<Shop>,
+    reports: Arc<Mutex<Vec<ErrorReport>>>,
+}
+
+fn desk(ttl: Duration) -> Desk {
+    let reports = Arc::new(Mutex::new(Vec::new()));
+    let sink = reports.clone();
+    let registry = Registry::builder()
+        .tools(tools![charge, charge_slowly, set_flag, refund, balance])
+        .tools(dynamic_tools())
+        .approval_ttl(ttl)
+        .on_tool_error(move |report| sink.lock().unwrap().push(report.clone()))
+        .build()
+        .unwrap();
+    Desk { registry, reports }
+}
+
+fn call(id: &str, name: &str, args: Value) -> ToolCall {
+    ToolCall::new(id, name, args)
+}
+
+/// A run of `desk`'s registry, durable under `id` in a journal of its own
+/// (as another process would open it).
+async fn resume(db: &Db, desk: &Desk, shop: &Arc<Shop>, id: &str) -> (Run<Shop>, Journal) {
+    let journal = db.open().await;
+    let run = desk.registry.run(shop.clone()).with_user(UserContext::new("u-1")).durable(&journal, id).await.unwrap();
+    (run, journal)
+}
+
+async fn a_resumed_run_has_its_step_executed_tools_and_pending_calls(db: Db) {
+    let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
+    let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    assert_eq!(run.run_id(), Some("t-1"));
+    run.execute(vec![call("c1", "charge", json!({"cents": 5}))]).await;
+    let step = run.execute(vec![call("c2", "refund", json!({"order_id": "A-1"}))]).await;
+    assert_eq!(step.results[0].kind, ResultKind::PendingApproval);
+    drop(run);
+
+    let (run, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    assert_eq!(run.step(), 2);
+    assert_eq!(run.executed(), ["charge"]);
+    assert_eq!(run.state(), &RunState::Active);
+    let pending: Vec<_> = run.pending().iter().map(|p| (p.id().to_string(), p.arguments())).collect();
+    assert_eq!(pending, [("c2".to_owned(), json!({"order_id": "A-1"}))]);
+    // Another id is another run.
+    let (other, _journal) = resume(&db, &desk, &shop, "t-2").await;
+    assert_eq!((other.step(), other.pending().len()), (0, 0));
+}
+
+async fn a_re_sent_call_returns_its_journaled_result_without_running_again(db: Db) {
+    let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
+    let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    let first = run.execute(vec![call("c1", "charge", json!({"cents": 5}))]).await;
+    drop(run);
+    // The host re-sends the step after a crash: same run, same call id.
+    let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    let again = run.execute(vec![call("c1", "charge", json!({"cents": 5}))]).await;
+    assert_eq!(again.results, first.results);
+    assert_eq!(shop.charges.load(Ordering::SeqCst), 1, "charged once");
+    // A new call is a new effect.
+    run.execute(vec![call("c2", "charge", json!({"cents": 5}))]).await;
+    assert_eq!(shop.charges.load(Ordering::SeqCst), 2);
+}
+
+async fn a_call_cut_off_midway_is_not_run_again_unless_idempotent(db: Db) {
+    let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
+    let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    // The process goes away mid-call: the step's future is dropped after
+    // the effect, before the call finished.
+    let step = run.execute(vec![call("c1", "charge_slowly", json!({"cents": 5}))]);
+    assert!(tokio::time::timeout(Duration::from_millis(300), step).await.is_err());
+    let step = run.execute(vec![call("c2", "set_flag", json!({"flag": "vip"}))]);
+    assert!(tokio::time::timeout(Duration::from_millis(300), step).await.is_err());
+    drop(run);
+    assert_eq!((shop.charges.load(Ordering::SeqCst), shop.flags.load(Ordering::SeqCst)), (1, 1));
+
+    let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    let charge = run.execute(vec![call("c1", "charge_slowly", json!({"cents": 5}))]).await;
+    assert_eq!(charge.results[0].kind, ResultKind::ToolError);
+    assert_eq!(charge.results[0].error_code.as_deref(), Some("OUTCOME_UNKNOWN"), "{}", charge.results[0].text);
+    assert!(charge.results[0].text.contains("Check its effect first"), "{}", charge.results[0].text);
+    assert_eq!(shop.charges.load(Ordering::SeqCst), 1, "never charged a second time");
+    let reports = desk.reports.lock().unwrap().clone();
+    assert!(reports.iter().any(|r| r.kind == ErrorKind::OutcomeUnknown && r.call_id == "c1"), "the host is told: {reports:?}");
+
+    // An idempotent tool runs again (it is cut off again here: the flag is set twice, which is its point).
+    let flag = run.execute(vec![call("c2", "set_flag", json!({"flag": "vip"}))]);
+    assert!(tokio::time::timeout(Duration::from_millis(300), flag).await.is_err());
+    assert_eq!(shop.flags.load(Ordering::SeqCst), 2);
+}
+
+async fn an_idempotency_key_replays_the_effect_across_runs(db: Db) {
+    let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
+    let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    let first = run.execute(vec![call("c1", "refund_order", json!({"order_id": "A-1"}))]).await;
+    assert_eq!(first.results[0].text, "refunded A-1");
+    let (mut other, _journal) = resume(&db, &desk, &shop, "t-2").await;
+    let again = other.execute(vec![call("x9", "refund_order", json!({"order_id": "A-1"}))]).await;
+    assert_eq!(again.results[0].text, "refunded A-1");
+    assert_eq!(again.results[0].call_id, "x9", "replayed under the new call's id");
+    assert_eq!(shop.refunds.load(Ordering::SeqCst), 1, "one refund per order");
+    other.execute(vec![call("x10", "refund_order", json!({"order_id": "A-2"}))]).await;
+    assert_eq!(shop.refunds.load(Ordering::SeqCst), 2);
+}
+
+async fn a_tool_with_replay_false_runs_every_time(db: Db) {
+    let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
+    let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    assert_eq!(run.execute(vec![call("c1", "stock", json!({}))]).await.results[0].text, "read 1");
+    let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    assert_eq!(run.execute(vec![call("c1", "stock", json!({}))]).await.results[0].text, "read 2");
+}
+
+async fn approvals_decided_out_of_band_settle_when_the_run_resumes(db: Db) {
+    let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
+    let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    run.execute(vec![
+        call("c1", "refund", json!({"order_id": "A-1"})),
+        call("c2", "refund", json!({"order_id": "A-2"})),
+        call("c3", "refund", json!({"order_id": "A-3"})),
+        call("c4", "refund", json!({"order_id": "A-4"})),
+    ])
+    .await;
+    drop(run);
+
+    // An admin page in another process decides three of them.
+    let admin = db.open().await;
+    let listed: Vec<_> = admin.pending_for_user("u-1").await.unwrap().into_iter().map(|p| p.call_id).collect();
+    assert_eq!(listed, ["c1", "c2", "c3", "c4"]);
+    admin.decide("c1", Decision::Approve, "alice").await.unwrap();
+    admin.decide("c2", Decision::ApproveEdited(json!({"order_id": "A-9"})), "alice").await.unwrap();
+    admin.decide("c3", Decision::Reject("Refunds of A-3 go through the bank.".into()), "bob").await.unwrap();
+
+    let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    let settled = run.settle_decided().await.unwrap();
+    let seen: Vec<_> = settled.iter().map(|r| (r.call_id.as_str(), r.kind, r.text.as_str())).collect();
+    assert_eq!(seen[0], ("c1", ResultKind::Success, "refunded A-1"));
+    assert_eq!(seen[1], ("c2", ResultKind::Success, "refunded A-9"));
+    assert_eq!((seen[2].0, seen[2].1), ("c3", ResultKind::Rejected));
+    assert!(seen[2].2.contains("Refunds of A-3 go through the bank."), "{}", seen[2].2);
+    assert_eq!(run.pending().iter().map(|p| p.id().as_str()).collect::<Vec<_>>(), ["c4"], "c4 still waits");
+    assert_eq!(shop.refunds.load(Ordering::SeqCst), 2);
+    assert_eq!(run.executed(), ["refund", "refund"]);
+    let decided = admin.approval("c1").await.unwrap().unwrap().decided.unwrap();
+    assert_eq!(decided.by, "alice");
+
+    // Settling again runs nothing twice; a resumed run keeps what was settled.
+    assert!(run.settle_decided().await.unwrap().is_empty());
+    let (run, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    assert_eq!(run.pending().len(), 1);
+    assert_eq!(run.executed(), ["refund", "refund"]);
+    assert_eq!(shop.refunds.load(Ordering::SeqCst), 2);
+}
+
+async fn a_call_decided_elsewhere_cannot_be_decided_again(db: Db) {
+    let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
+    let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    run.execute(vec![call("c1", "refund", json!({"order_id": "A-1"}))]).await;
+    db.open().await.decide("c1", Decision::Reject("No.".into()), "bob").await.unwrap();
+    // This process still holds the call and tries to approve it.
+    let refused = run.approve("c1").await.unwrap_err();
+    assert_eq!(refused, RunError::AlreadyDecided { call_id: "c1".into(), by: "bob".into() });
+    assert_eq!(shop.refunds.load(Ordering::SeqCst), 0);
+    let settled = run.settle_decided().await.unwrap();
+    assert_eq!(settled[0].kind, ResultKind::Rejected);
+    assert_eq!(shop.refunds.load(Ordering::SeqCst), 0, "the one decision stands");
+}
+
+async fn a_pending_call_expires_with_a_rejection_the_model_reads(db: Db) {
+    let (desk, shop) = (desk(Duration::from_millis(50)), Arc::new(Shop::default()));
+    let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    run.execute(vec![call("c1", "refund", json!({"order_id": "A-1"}))]).await;
+    tokio::time::sleep(Duration::from_millis(120)).await;
+    let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    let settled = run.settle_decided().await.unwrap();
+    assert_eq!(settled.len(), 1);
+    assert_eq!(settled[0].kind, ResultKind::Rejected);
+    assert!(settled[0].text.contains("APPROVAL_EXPIRED"), "{}", settled[0].text);
+    assert!(run.pending().is_empty());
+    assert_eq!(shop.refunds.load(Ordering::SeqCst), 0);
+}
+
+async fn resuming_with_an_incompatible_registry_names_the_tool(db: Db) {
+    let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
+    let (mut run, journal) = resume(&db, &desk, &shop, "t-1").await;
+    run.execute(vec![call("c1", "refund", json!({"order_id": "A-1"}))]).await;
+
+    // The tool is gone.
+    let without = Registry::<Shop>::builder().tools(tools![charge]).build().unwrap();
+    let Err(error) = without.run(shop.clone()).durable(&journal, "t-1").await else { panic!("resumed without its tool") };
+    assert!(matches!(&error, DurableError::Incompatible { tool, .. } if tool == "refund"), "{error}");
+    assert!(error.to_string().contains("tool `refund` is not in this registry"), "{error}");
+
+    // The tool takes another input now.
+    /// Refund an order by its number.
+    #[tool(name = "refund", policy = needs_approval)]
+    async fn refund_by_number(order_id: u32) -> String {
+        format!("refunded {order_id}")
+    }
+    let changed = Registry::<Shop>::builder().tools(tools![refund_by_number]).build().unwrap();
+    let Err(error) = changed.run(shop.clone()).durable(&journal, "t-1").await else { panic!("resumed with an incompatible input") };
+    assert!(error.to_string().contains("tool `refund` no longer accepts the journaled input"), "{error}");
+}
+
+async fn a_journaled_result_that_no_longer_fits_the_output_schema_is_not_passed_on(db: Db) {
+    let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
+    let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    let first = run.execute(vec![call("c1", "balance", json!({}))]).await;
+    assert_eq!(first.results[0].structured(), Some(&json!({"cents": 1200})));
+    db.exec(r#"UPDATE journal_calls SET structured = '{"cents": "lots"}'"#.to_owned()).await;
+
+    let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    let again = run.execute(vec![call("c1", "balance", json!({}))]).await;
+    assert_eq!(again.results[0].kind, ResultKind::Internal, "{}", again.results[0].text);
+    let reports = desk.reports.lock().unwrap().clone();
+    assert!(
+        reports.iter().any(|r| r.kind == ErrorKind::Output && r.error.contains("journaled result does not match")),
+        "{reports:?}"
+    );
+}
