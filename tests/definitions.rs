@@ -758,6 +758,86 @@ fn every_attribute_is_carried_into_the_definition() {
     assert_eq!(registry.definition("wipe").unwrap(), &want);
 }
 
+// ---------------------------------------------------------------- durable run keys
+
+fn refund_key(input: &refund_order) -> String {
+    format!("refund:{}", input.order_id)
+}
+
+/// Refund an order once, whichever call asks for it.
+#[tool(idempotency_key = refund_key, destructive)]
+async fn refund_order(_ctx: Ctx<Shop>, order_id: String, cents: u64) -> String {
+    format!("refunded {cents} on {order_id}")
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Shipment {
+    tracking: String,
+}
+
+fn tracking_number(shipment: &Shipment) -> &str {
+    &shipment.tracking
+}
+
+/// Book a courier for a shipment; works in any app's registry.
+#[tool(idempotency_key = tracking_number)]
+async fn book_courier(Input(shipment): Input<Shipment>) -> String {
+    shipment.tracking
+}
+
+/// Read how many of a product are in stock now.
+#[tool(replay = false, read_only)]
+async fn stock_level(_ctx: Ctx<Shop>, product: String) -> u32 {
+    product.len() as u32
+}
+
+#[test]
+fn the_durable_run_keys_are_carried_into_the_definition() {
+    let registry = registry(tools![refund_order, book_courier, stock_level, order_history]);
+
+    let mut want = expected(
+        "refund_order",
+        "Refund an order once, whichever call asks for it.",
+        json!({
+            "$schema": DIALECT,
+            "type": "object",
+            "properties": {
+                "order_id": {"type": "string"},
+                "cents": {"type": "integer", "format": "uint64", "minimum": 0}
+            },
+            "required": ["order_id", "cents"],
+            "additionalProperties": false
+        }),
+    );
+    want.annotations = Annotations { destructive: Some(true), ..Annotations::default() };
+    want.output_schema = Some(json!({"$schema": DIALECT, "type": "string"}).into());
+    want.idempotency_key = true;
+    assert_eq!(registry.definition("refund_order").unwrap(), &want);
+
+    let book_courier = registry.definition("book_courier").unwrap();
+    assert!(book_courier.idempotency_key && book_courier.replay);
+
+    let stock_level = registry.definition("stock_level").unwrap();
+    assert!(!stock_level.replay && !stock_level.idempotency_key);
+    // Neither key written: the defaults.
+    let order_history = registry.definition("order_history").unwrap();
+    assert!(order_history.replay && !order_history.idempotency_key);
+}
+
+#[test]
+fn an_idempotency_key_function_gives_the_effect_key_of_an_input() {
+    use tool_runtime::__private::Tool;
+    let input = refund_order { order_id: "A-4711".into(), cents: 250 };
+    assert_eq!(<refund_order as Tool<Shop>>::effect_key(&input).as_deref(), Some("refund:A-4711"));
+    // A borrowed key, from a tool that runs in any app's registry.
+    let shipment = Shipment { tracking: "TRK-9".into() };
+    assert_eq!(<book_courier as Tool<Shop>>::effect_key(&shipment).as_deref(), Some("TRK-9"));
+    assert_eq!(<book_courier as Tool<()>>::effect_key(&shipment).as_deref(), Some("TRK-9"));
+    // Without the key, the effect is keyed by the run and the call id.
+    let stock = stock_level { product: "pen".into() };
+    assert_eq!(<stock_level as Tool<Shop>>::effect_key(&stock), None);
+}
+
 /// Geocode a place.
 #[tool(
     kind = "read",

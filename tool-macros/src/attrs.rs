@@ -36,6 +36,8 @@ struct ToolKeys {
     ends_turn: Option<Meta>,
     on_error: Option<Meta>,
     interruptible: Option<Meta>,
+    idempotency_key: Option<Meta>,
+    replay: Option<Meta>,
     timeout: Option<Meta>,
     interim: Option<Meta>,
     interim_after: Option<Meta>,
@@ -124,6 +126,8 @@ pub struct ToolAttrs {
     pub ends_turn: Option<Flag>,
     pub on_error: Option<Path>,
     pub interruptible: Option<Flag>,
+    pub idempotency_key: Option<Path>,
+    pub replay: Option<Flag>,
     pub timeout: Option<Millis>,
     pub interim: Option<LitStr>,
     pub interim_after: Option<Millis>,
@@ -181,6 +185,8 @@ impl ToolAttrs {
             ends_turn: keys.ends_turn.and_then(|meta| flag(&meta, errors)),
             on_error: keys.on_error.and_then(|meta| predicate_path(&meta, "on_error", errors)),
             interruptible: keys.interruptible.and_then(|meta| flag(&meta, errors)),
+            idempotency_key: keys.idempotency_key.and_then(|meta| predicate_path(&meta, "idempotency_key", errors)),
+            replay: keys.replay.and_then(|meta| replay(&meta, errors)),
             timeout: keys.timeout.and_then(|meta| duration(&meta, "timeout", "a timeout of zero would fail every call", errors)),
             interim: keys.interim.and_then(|meta| text(&meta, "interim", "Still searching the archive...", errors)),
             interim_after: keys.interim_after.and_then(|meta| {
@@ -466,8 +472,14 @@ fn policy(meta: &Meta, errors: &mut Errors) -> Option<PolicyAttr> {
 }
 
 fn predicate_path(meta: &Meta, key: &str, errors: &mut Errors) -> Option<Path> {
-    let function = if key == "on_error" { "recovery" } else { "predicate" };
-    let help = format!("write `{key} = path::to::{function}`");
+    let help = match key {
+        "on_error" => format!("write `{key} = path::to::recovery`"),
+        "idempotency_key" => format!(
+            "write `{key} = path::to::function`, a `fn(&Input) -> String` that returns the key of the call's effect \
+             from the tool's input (`Input` is the type named like the tool, or `T` of `Input<T>`)"
+        ),
+        _ => format!("write `{key} = path::to::predicate`"),
+    };
     match meta {
         Meta::NameValue(nv) => match &nv.value {
             Expr::Path(expr) => Some(expr.path.clone()),
@@ -498,6 +510,22 @@ fn parallel_safe(meta: &Meta, errors: &mut Errors) -> Option<ParallelSafeAttr> {
             predicate_path(meta, "parallel_safe", errors).map(ParallelSafeAttr::Predicate)
         }
         _ => flag(meta, errors).map(ParallelSafeAttr::Flag),
+    }
+}
+
+/// `replay`, `replay = bool`: only `replay = false` means anything (the
+/// rules reject the default), so the help names that form alone.
+fn replay(meta: &Meta, errors: &mut Errors) -> Option<Flag> {
+    match bool::from_meta(meta) {
+        Ok(value) => Some(Flag { value, span: meta.span() }),
+        Err(_) => {
+            let written = match meta {
+                Meta::NameValue(nv) => error_at(&nv.value, "`replay` takes a bool"),
+                other => error_at(other, "`replay` takes a bool"),
+            };
+            errors.push(with_help(written, "write `replay = false` to run the tool again in a durable run even when the journal holds its result"));
+            None
+        }
     }
 }
 

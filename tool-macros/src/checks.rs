@@ -201,6 +201,7 @@ fn check_keys(attrs: &ToolAttrs, tool_name: &str, errors: &mut Errors) {
             "remove it, or write `interruptible = false` to keep the tool running when its caller cancels",
         ));
     }
+    check_replay(attrs, errors);
     let lists = [
         (&attrs.requires, "requires", "cannot require itself", "`requires` names tools that must run before this one"),
         (&attrs.related, "related", "cannot be related to itself", "`related` names other tools often used together with this one"),
@@ -229,6 +230,38 @@ fn check_keys(attrs: &ToolAttrs, tool_name: &str, errors: &mut Errors) {
                 "MCP `_meta` exports `kind` under that key; rename the `meta` entry or remove one of them",
             ));
         }
+    }
+}
+
+/// `replay` is on by default, so only `replay = false` is written; it
+/// contradicts `idempotency_key` (a tool that always runs again never reads
+/// the key it would be journaled under) and a destructive tool not marked
+/// `idempotent` (every re-sent call would repeat its effect).
+fn check_replay(attrs: &ToolAttrs, errors: &mut Errors) {
+    let Some(replay) = attrs.replay else { return };
+    let span = quote_span(replay.span);
+    if replay.value {
+        errors.push(with_help(
+            error_at(&span, "`replay` is on by default"),
+            "remove it, or write `replay = false` to run the tool again in a durable run even when the journal holds its result \
+             (a tool that observes something that changes)",
+        ));
+        return;
+    }
+    if attrs.idempotency_key.is_some() {
+        errors.push(with_help(
+            error_at(&span, "`replay = false` contradicts `idempotency_key`"),
+            "a tool that always runs again never answers from the journal, so its key would never be used: \
+             keep `idempotency_key` for a tool whose effect must happen once, or `replay = false` for one that only observes",
+        ));
+    }
+    let is = |flag: Option<crate::attrs::Flag>| flag.is_some_and(|flag| flag.value);
+    if is(attrs.destructive) && !is(attrs.idempotent) {
+        errors.push(with_help(
+            error_at(&span, "`replay = false` on a `destructive` tool would repeat its effect"),
+            "`replay = false` runs the tool again on every re-sent call: remove it, or mark the tool `idempotent` \
+             if doing it twice does no more than doing it once",
+        ));
     }
 }
 

@@ -231,6 +231,17 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
         }
         _ => None,
     };
+    // Coercing to a fn pointer in `effect_key_call` reports a wrong
+    // signature on the path; a wrong return type fails on `EffectKey`.
+    let effect_key = attrs.idempotency_key.as_ref().map(|path| {
+        let probe = respan(&p, path.span());
+        let invoke = quote_spanned!(path.span()=> #probe::effect_key_call(#path, input));
+        quote! {
+            fn effect_key(input: &Self::Input) -> ::core::option::Option<::std::string::String> {
+                ::core::option::Option::Some(#invoke)
+            }
+        }
+    });
     let (args_of_call, again, ends_run) = match &attrs.ends_run {
         Some(EndsRunAttr::Predicate(path)) => {
             let probe = respan(&p, path.span());
@@ -356,6 +367,7 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
                 #decide
                 #visible
                 #parallel_when
+                #effect_key
 
                 fn call(
                     input: Self::Input,

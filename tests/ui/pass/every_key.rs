@@ -20,6 +20,10 @@ async fn retry_later(input: &place_order, error: &ToolError) -> Result<String, T
     if error.code() == "BUSY" { Ok(format!("queued {} x {}", input.quantity, input.product)) } else { Err(error.clone()) }
 }
 
+fn order_key(input: &place_order) -> String {
+    format!("{}:{}", input.product, input.quantity)
+}
+
 /// Ignored: `description` wins.
 #[tool(
     name = "place_order",
@@ -41,6 +45,7 @@ async fn retry_later(input: &place_order, error: &ToolError) -> Result<String, T
     max_retries = 3,
     on_error = retry_later,
     interruptible = false,
+    idempotency_key = order_key,
     parallel_safe = false,
     strict = true,
     kind = "write",
@@ -64,9 +69,15 @@ async fn place_order(_ctx: Ctx<Shop>, product: String, quantity: u32) -> Result<
 #[tool]
 async fn login(_ctx: Ctx<Shop>) {}
 
+/// Read the stock of a product now (`replay = false` contradicts `idempotency_key`, so it is on another tool).
+#[tool(replay = false)]
+async fn stock(_ctx: Ctx<Shop>, product: String) -> usize {
+    product.len()
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
-    let registry = Registry::<Shop>::builder().tools(tools![login, place_order]).build().unwrap();
+    let registry = Registry::<Shop>::builder().tools(tools![login, place_order, stock]).build().unwrap();
     let definition = registry.definition("place_order").unwrap();
     assert_eq!(definition.description, "Place an order for one product.");
     assert_eq!(definition.title.as_deref(), Some("Place order"));
@@ -80,6 +91,10 @@ async fn main() {
     assert_eq!(definition.strict, Some(true));
     assert_eq!(definition.max_retries, Some(3));
     assert!(!definition.interruptible);
+    assert!(definition.idempotency_key && definition.replay);
+    let input = place_order { product: "pen".into(), quantity: 2 };
+    assert_eq!(<place_order as tool_runtime::__private::Tool<Shop>>::effect_key(&input).as_deref(), Some("pen:2"));
+    assert!(!registry.definition("stock").unwrap().replay);
     assert!(!definition.parallel_safe);
     assert!(definition.has_visibility_predicate);
     assert_eq!(definition.kind.as_deref(), Some("write"));

@@ -106,3 +106,28 @@ fn a_parameter_key_is_read_or_suggested() {
     assert!(matches!(parse_param(&meta, &mut errors), ParamDefault::Trait(_)));
     assert!(errors.messages()[1].starts_with("duplicate key `default`"));
 }
+
+#[test]
+fn the_durable_run_keys_are_read() {
+    let mut errors = Errors::default();
+    let attrs = ToolAttrs::parse(quote!(idempotency_key = keys::order_key, replay = false), &mut errors);
+    assert!(errors.is_empty(), "{:?}", errors.messages());
+    assert_eq!(attrs.idempotency_key.map(|path| path_text(&path)).as_deref(), Some("keys::order_key"));
+    assert!(attrs.replay.is_some_and(|flag| !flag.value));
+    // The default is read too (the rules reject it, with their own message).
+    let attrs = ToolAttrs::parse(quote!(replay), &mut errors);
+    assert!(errors.is_empty(), "{:?}", errors.messages());
+    assert!(attrs.replay.is_some_and(|flag| flag.value));
+}
+
+#[test]
+fn durable_run_key_misuse_says_what_to_write() {
+    let found = messages(quote!(idempotency_key = "order_id", replay = "no"));
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(found[0].starts_with("`idempotency_key` takes the path of a function\nhelp: write `idempotency_key = path::to::function`, a `fn(&Input) -> String`"), "{found:?}");
+    assert_eq!(found[1], "`replay` takes a bool\nhelp: write `replay = false` to run the tool again in a durable run even when the journal holds its result");
+    let found = messages(quote!(idempotency_key, replay(false)));
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(found[0].starts_with("`idempotency_key` needs a value\nhelp: write `idempotency_key = path::to::function`"), "{found:?}");
+    assert!(found[1].starts_with("`replay` takes a bool"), "{found:?}");
+}

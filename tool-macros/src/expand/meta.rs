@@ -1,8 +1,8 @@
 //! The tool's static description in generated code: the `ToolMeta`
 //! literal (name, docs, annotations, policy, limits) and, for a tool that
 //! writes any metadata key, its `Metadata` constant, and for one that
-//! writes an execution key (`interim`, `interruptible`), its `Execution`
-//! constant.
+//! writes an execution key (`interim`, `interruptible`, `idempotency_key`,
+//! `replay`), its `Execution` constant.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -157,6 +157,12 @@ pub(super) fn execution(attrs: &ToolAttrs, p: &TokenStream) -> TokenStream {
     }
     if attrs.interruptible.is_some_and(|flag| !flag.value) {
         fields.push(quote!(interruptible: false));
+    }
+    if attrs.idempotency_key.is_some() {
+        fields.push(quote!(idempotency_key: true));
+    }
+    if attrs.replay.is_some_and(|flag| !flag.value) {
+        fields.push(quote!(replay: false));
     }
     if fields.is_empty() {
         return TokenStream::new();

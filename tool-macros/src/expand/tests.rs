@@ -281,3 +281,66 @@ fn interim_mistakes_are_reported_on_their_keys() {
     });
     assert!(errors.is_empty(), "{errors:?}");
 }
+
+#[test]
+fn only_the_durable_run_keys_written_reach_the_execution_constant() {
+    let tokens = tool(quote!(idempotency_key = order_key), quote! { /// Docs.
+        async fn look(order: String) -> String { order } })
+    .to_string();
+    assert!(tokens.contains("Execution { idempotency_key : true , .. :: tool_runtime :: __private :: Execution :: DEFAULT }"), "{tokens}");
+    assert!(!tokens.contains("replay"), "{tokens}");
+    let tokens = tool(quote!(replay = false), quote! { /// Docs.
+        async fn look(order: String) -> String { order } })
+    .to_string();
+    assert!(tokens.contains("Execution { replay : false , .. :: tool_runtime :: __private :: Execution :: DEFAULT }"), "{tokens}");
+    assert!(!tokens.contains("idempotency_key") && !tokens.contains("fn effect_key"), "{tokens}");
+}
+
+#[test]
+fn idempotency_key_calls_its_function_through_the_probe() {
+    let tokens = tool(quote!(idempotency_key = keys::order_key), quote! { /// Docs.
+        async fn look(order: String) -> String { order } })
+    .to_string();
+    assert!(
+        tokens.contains(
+            "fn effect_key (input : & Self :: Input) -> :: core :: option :: Option < :: std :: string :: String > { \
+             :: core :: option :: Option :: Some (:: tool_runtime :: __private :: effect_key_call (keys :: order_key , input)) }"
+        ),
+        "{tokens}"
+    );
+    let tokens = tool(quote!(read_only), quote! { /// Docs.
+        async fn look(order: String) -> String { order } })
+    .to_string();
+    assert!(!tokens.contains("effect_key"), "no key function without the key: {tokens}");
+}
+
+#[test]
+fn replay_contradictions_are_reported_on_replay() {
+    let cases: [(TokenStream, &str); 4] = [
+        (quote!(replay), "`replay` is on by default\nhelp: remove it, or write `replay = false`"),
+        (quote!(replay = true), "`replay` is on by default"),
+        (quote!(replay = false, idempotency_key = key), "`replay = false` contradicts `idempotency_key`\nhelp: a tool that always runs again"),
+        (quote!(replay = false, destructive), "`replay = false` on a `destructive` tool would repeat its effect\nhelp:"),
+    ];
+    for (args, expected) in cases {
+        let errors = errors_of(args.clone(), parse_quote! {
+            /// Docs.
+            async fn look() {}
+        });
+        assert_eq!(errors.len(), 1, "{args}: {errors:?}");
+        assert!(errors[0].starts_with(expected), "{args}: {errors:?}");
+    }
+    let allowed = [
+        quote!(replay = false, read_only),
+        quote!(replay = false, destructive, idempotent),
+        quote!(replay = false, destructive = false),
+        quote!(idempotency_key = key, destructive),
+    ];
+    for args in allowed {
+        let errors = errors_of(args.clone(), parse_quote! {
+            /// Docs.
+            async fn look() {}
+        });
+        assert!(errors.is_empty(), "{args}: {errors:?}");
+    }
+}

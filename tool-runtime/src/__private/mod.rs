@@ -32,7 +32,7 @@ pub use crate::policy::{PolicyKind, Verdict};
 
 pub use names::{assert_unique_names, Named};
 pub use probes::{
-    CtxAppWritten, CtxParam, DefaultParam, ends_run_call, EndsRunProbe, EndsRunVerdict, InputParam, IntoVerdict, NoApp, ParallelSafeWhen, ParallelVerdict,
+    CtxAppWritten, CtxParam, DefaultParam, effect_key_call, EffectKey, ends_run_call, EndsRunProbe, EndsRunVerdict, InputParam, IntoVerdict, NoApp, ParallelSafeWhen, ParallelVerdict,
     PolicyProbe, SyncEndsRun, SyncPolicy, ToolInput, ToolParam, VisibleWhen,
 };
 pub use readers::Args;

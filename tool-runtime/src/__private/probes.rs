@@ -297,3 +297,31 @@ impl EndsRunVerdict for bool {
         self
     }
 }
+
+/// `effect_key_call(key, input)`: calls an `idempotency_key` function.
+/// Coercing the path to a function pointer reports a wrong signature on it,
+/// once; a wrong return type is reported as `EffectKey`, with its message.
+pub fn effect_key_call<'a, I, K: EffectKey>(key: fn(&'a I) -> K, input: &'a I) -> String {
+    key(input).into_key()
+}
+
+/// What an `idempotency_key` function may return: the key as text.
+#[diagnostic::on_unimplemented(
+    message = "an `idempotency_key` function must return the key as a `String` or a `&str`, not `{Self}`",
+    label = "returns `{Self}`",
+    note = "write it as a sync `fn(&Input) -> String`, where `Input` is the type named like the tool (or `T` of `Input<T>`); \
+            turn a number into text with `to_string()` or `format!`"
+)]
+pub trait EffectKey {
+    fn into_key(self) -> String;
+}
+impl EffectKey for String {
+    fn into_key(self) -> String {
+        self
+    }
+}
+impl EffectKey for &str {
+    fn into_key(self) -> String {
+        self.to_owned()
+    }
+}
