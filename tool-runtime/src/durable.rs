@@ -66,12 +66,20 @@ pub enum DurableError {
     },
 }
 
-/// The journal's key for the effect of a call.
-pub(crate) fn effect_key<App>(durable: &Durable, entry: &Entry<App>, input: &(dyn std::any::Any + Send + Sync), call_id: &str) -> String {
-    match entry.def.idempotency_key.then(|| entry.tool.effect_key(input)).flatten() {
-        // JSON arrays: no run id, call id or key can make two of them equal.
-        Some(key) => serde_json::json!(["tool", entry.def.name, key]).to_string(),
-        None => serde_json::json!(["call", &*durable.run_id, call_id]).to_string(),
+/// The journal's key for the effect of a call (JSON arrays: no run id,
+/// call id or key can make two of them equal). A tool's `idempotency_key`
+/// function that panics or gives an empty key is an error: the call is not
+/// run.
+pub(crate) fn effect_key<App>(durable: &Durable, entry: &Entry<App>, input: &(dyn std::any::Any + Send + Sync), call_id: &str) -> Result<String, String> {
+    let by_call = || serde_json::json!(["call", &*durable.run_id, call_id]).to_string();
+    if !entry.def.idempotency_key {
+        return Ok(by_call());
+    }
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| entry.tool.effect_key(input))) {
+        Ok(Some(key)) if key.is_empty() => Err("the idempotency_key function gave an empty key".to_owned()),
+        Ok(Some(key)) => Ok(serde_json::json!(["tool", entry.def.name, key]).to_string()),
+        Ok(None) => Ok(by_call()),
+        Err(payload) => Err(format!("the idempotency_key function panicked: {}", crate::error_report::panic_message(payload.as_ref()))),
     }
 }
 
@@ -84,7 +92,10 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// Before a call is decided: the result of its effect where the journal
     /// holds one (replayed, or refused as of unknown outcome), else `None`.
     pub(crate) async fn journaled(&self, durable: &Durable, entry: &Entry<App>, input: &(dyn std::any::Any + Send + Sync), call_id: &SmolStr) -> Option<CallResult> {
-        let key = effect_key(durable, entry, input, call_id);
+        let key = match effect_key(durable, entry, input, call_id) {
+            Ok(key) => key,
+            Err(error) => return Some(self.no_key(entry, call_id, error)),
+        };
         match durable.journal.known_call(&key).await {
             Ok(None) => None,
             Ok(Some(known)) => self.known(entry, call_id, &key, known),
@@ -104,7 +115,10 @@ impl<App: Send + Sync + 'static> Registry<App> {
         span: &tracing::Span,
     ) -> CallResult {
         let call_id = call.call_id().clone();
-        let key = effect_key(durable, entry, input.value.as_ref(), &call_id);
+        let key = match effect_key(durable, entry, input.value.as_ref(), &call_id) {
+            Ok(key) => key,
+            Err(error) => return self.no_key(entry, &call_id, error),
+        };
         let arguments = input.from.to_value();
         match durable.journal.start_call(&durable.run_id, &call_id, &entry.def.name, &arguments, &key).await {
             Err(error) => return self.journal_failed(entry, &call_id, &error),
@@ -165,6 +179,13 @@ impl<App: Send + Sync + 'static> Registry<App> {
         }
         tracing::info!(tool = %entry.def.name, call_id = %call_id, "replayed from the journal");
         journaled.to_call_result(&entry.def.name, call_id)
+    }
+
+    /// A call whose effect key could not be made: not run (the generic 500).
+    fn no_key(&self, entry: &Entry<App>, call_id: &SmolStr, error: String) -> CallResult {
+        let public = ToolError::internal();
+        self.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Internal, public.code(), error));
+        CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::Internal, &public)
     }
 
     /// A call the journal could not record: not run (the generic 500).

@@ -352,3 +352,30 @@ async fn a_journaled_result_that_no_longer_fits_the_output_schema_is_not_passed_
         "{reports:?}"
     );
 }
+
+#[cfg(feature = "sqlite")]
+#[tokio::test]
+async fn an_idempotency_key_that_panics_or_is_empty_runs_nothing() {
+    let db = Db::sqlite("durable_bad_keys");
+    let reports = Arc::new(Mutex::new(Vec::<ErrorReport>::new()));
+    let sink = reports.clone();
+    let pay = DynamicTool::new("pay", "Pay a bill.", json!({"type": "object"}), |_args, ctx: Ctx<Shop>| async move {
+        ctx.app().charges.fetch_add(1, Ordering::SeqCst);
+        Ok::<_, ToolError>(json!("paid"))
+    })
+    .idempotency_key(|args| match args["bill"].as_str() {
+        Some(bill) => bill.to_owned(),
+        None => panic!("no bill"),
+    });
+    let registry =
+        Registry::<Shop>::builder().tool(pay).on_tool_error(move |report| sink.lock().unwrap().push(report.clone())).build().unwrap();
+    let shop = Arc::new(Shop::default());
+    let journal = db.open().await;
+    let mut run = registry.run(shop.clone()).durable(&journal, "t-1").await.unwrap();
+    let step = run.execute(vec![call("c1", "pay", json!({})), call("c2", "pay", json!({"bill": ""}))]).await;
+    assert!(step.results.iter().all(|result| result.kind == ResultKind::Internal), "{:?}", step.results);
+    assert_eq!(shop.charges.load(Ordering::SeqCst), 0);
+    let reports = reports.lock().unwrap().clone();
+    assert!(reports.iter().any(|r| r.error.contains("panicked: no bill")), "{reports:?}");
+    assert!(reports.iter().any(|r| r.error.contains("empty key")), "{reports:?}");
+}
