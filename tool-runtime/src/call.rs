@@ -205,6 +205,13 @@ impl<'r, App: Send + Sync + 'static> Call<'r, App> {
     /// Only these tools may be called (those offered in the current step);
     /// any other name is refused as unknown, as in a [`Run`](crate::Run).
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    /// The durable run the call belongs to: its effect is journaled.
+    #[cfg(feature = "journal")]
+    pub(crate) fn durable(mut self, durable: Arc<crate::durable::Durable>) -> Self {
+        self.info.durable = Some(durable);
+        self
+    }
+
     pub(crate) fn offered(mut self, offered: Vec<String>) -> Self {
         self.offered = Some(offered);
         self

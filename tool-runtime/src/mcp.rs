@@ -126,6 +126,8 @@ use rmcp::ServiceExt;
 
 mod http;
 mod session;
+#[cfg(feature = "journal")]
+mod durable;
 mod sessions;
 
 pub use http::{Unauthorized, DEFAULT_ENVELOPE_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT};
@@ -151,6 +153,9 @@ pub struct McpServer<App> {
     info: Implementation,
     instructions: Option<String>,
     http: HttpOptions,
+    /// Where each session's run is journaled ([`with_journal`](Self::with_journal)).
+    #[cfg(feature = "journal")]
+    journal: Option<crate::journal::Journal>,
 }
 
 /// How the server serves streamable HTTP; see the `with_*` methods.
@@ -188,6 +193,8 @@ impl<App> Clone for McpServer<App> {
             info: self.info.clone(),
             instructions: self.instructions.clone(),
             http: self.http.clone(),
+            #[cfg(feature = "journal")]
+            journal: self.journal.clone(),
         }
     }
 }
@@ -203,7 +210,24 @@ impl<App: Send + Sync + 'static> McpServer<App> {
             info: Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
             instructions: None,
             http: HttpOptions::default(),
+            #[cfg(feature = "journal")]
+            journal: None,
         }
+    }
+
+    /// Makes each session's run durable in `journal`, under a run id of its
+    /// own (`mcp-...`): each call's effect is journaled (a re-sent call is
+    /// not run twice), and a call that needs approval is parked there, so
+    /// that any process can decide it ([`Journal::decide`](crate::journal::Journal::decide)):
+    /// the call waits for the first of the client's answer (elicitation,
+    /// where the client supports it) and a decision made out of band,
+    /// within the approval's time to live. The client's answer is
+    /// journaled as a decision too; when another process decided first,
+    /// its decision stands.
+    #[cfg(feature = "journal")]
+    pub fn with_journal(mut self, journal: crate::journal::Journal) -> Self {
+        self.journal = Some(journal);
+        self
     }
 
     /// The name and version the server gives clients in `initialize`.

@@ -695,3 +695,80 @@ async fn a_typed_failure_reaches_the_client_as_structured_content_of_an_error_an
     let ok = wire.call("reserve_item", json!({"id": 2})).await;
     assert_eq!(ok["structuredContent"], json!({"id": 2, "name": "free"}));
 }
+
+/// A journal on a SQLite file of its own, and its path for "another process".
+#[cfg(feature = "sqlite")]
+async fn journal(test: &str) -> (tool_runtime::journal::Journal, String) {
+    let dir = std::env::temp_dir().join(format!("tool-runtime-mcp-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("journal.db").display().to_string();
+    (tool_runtime::journal::Journal::open(&path).await.unwrap(), path)
+}
+
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_journal_a_decision_made_out_of_band_reaches_the_waiting_call() {
+    use tool_runtime::journal::{Decision, Journal};
+
+    let (journal, path) = journal("out_of_band").await;
+    let (server, store) = server();
+    let server = server.with_user(UserContext::new("u-mcp")).with_journal(journal);
+    // The client cannot elicit: with a journal, the call waits for a decision from elsewhere.
+    let mut wire = Wire::connect(&server, no_capabilities(), Human::Accept).await;
+    wire.call("get_item", json!({"id": 1})).await;
+    let waiting = wire.start("tools/call", json!({"name": "delete_item", "arguments": {"id": 1}})).await;
+
+    // An admin page in another process.
+    let admin = Journal::open(&path).await.unwrap();
+    let parked = loop {
+        let pending = admin.pending_for_user("u-mcp").await.unwrap();
+        if let Some(parked) = pending.into_iter().next() {
+            break parked;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!((parked.tool.as_str(), &parked.input), ("delete_item", &json!({"id": 1})));
+    admin.decide(&parked.call_id, Decision::Approve, "alice").await.unwrap();
+    let deleted = wire.response(waiting).await;
+    assert_eq!(text(&deleted), "deleted 1", "{deleted}");
+    assert_eq!(*store.deleted.lock().unwrap(), [1]);
+    // The session's run is journaled too.
+    let run = admin.load_run(&parked.run_id).await.unwrap().unwrap();
+    assert!(parked.run_id.starts_with("mcp-"), "{}", parked.run_id);
+    assert_eq!(run.executed, ["get_item", "delete_item"]);
+
+    // A rejection out of band: the model reads its text.
+    let waiting = wire.start("tools/call", json!({"name": "delete_item", "arguments": {"id": 2}})).await;
+    let parked = loop {
+        if let Some(parked) = admin.pending_for_user("u-mcp").await.unwrap().into_iter().next() {
+            break parked;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    admin.decide(&parked.call_id, Decision::Reject("Item 2 is kept for the audit.".into()), "bob").await.unwrap();
+    let refused = wire.response(waiting).await;
+    assert_eq!(refused["isError"], true);
+    assert!(text(&refused).contains("Item 2 is kept for the audit."), "{refused}");
+    assert_eq!(*store.deleted.lock().unwrap(), [1]);
+}
+
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_journal_the_clients_answer_is_journaled_as_the_decision() {
+    let (journal, path) = journal("client_answer").await;
+    let (server, store) = server();
+    let server = server.with_user(UserContext::new("u-mcp")).with_journal(journal.clone());
+    let mut wire = Wire::connect(&server, elicitation(), Human::Accept).await;
+    wire.call("get_item", json!({"id": 7})).await;
+    let deleted = wire.call("delete_item", json!({"id": 7})).await;
+    assert_eq!(text(&deleted), "deleted 7", "{deleted}");
+    assert_eq!(*store.deleted.lock().unwrap(), [7]);
+    assert!(journal.pending_for_user("u-mcp").await.unwrap().is_empty());
+    // The one approval in the journal was decided by the client's user.
+    use sqlx::Connection;
+    let mut conn = sqlx::SqliteConnection::connect(&path).await.unwrap();
+    let decided: Vec<(String, String)> =
+        sqlx::query_as("SELECT decision, decided_by FROM journal_approvals").fetch_all(&mut conn).await.unwrap();
+    assert_eq!(decided, [("approve".to_owned(), "u-mcp".to_owned())]);
+}

@@ -30,6 +30,9 @@ use crate::tool::ToolDefinition;
 pub struct McpSession<App> {
     server: McpServer<App>,
     run: Arc<Mutex<SessionRun>>,
+    /// The journal and run id of the session, when the server has a journal.
+    #[cfg(feature = "journal")]
+    durable: Option<Arc<crate::durable::Durable>>,
 }
 
 /// What a session remembers between calls: the state a [`Run`](crate::Run)
@@ -43,7 +46,47 @@ struct SessionRun {
 
 impl<App: Send + Sync + 'static> McpSession<App> {
     pub(super) fn new(server: McpServer<App>) -> Self {
-        McpSession { server, run: Arc::new(Mutex::new(SessionRun::default())) }
+        #[cfg(feature = "journal")]
+        let durable = server.journal.clone().map(|journal| {
+            let run_id = format!("mcp-{}", crate::call::fresh_call_id().trim_start_matches("call_"));
+            let started = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
+            Arc::new(crate::durable::Durable { journal, run_id: format!("{run_id}-{started}").into() })
+        });
+        McpSession {
+            server,
+            run: Arc::new(Mutex::new(SessionRun::default())),
+            #[cfg(feature = "journal")]
+            durable,
+        }
+    }
+
+    /// The session's run id in the server's journal, if it has one.
+    #[cfg(feature = "journal")]
+    pub fn run_id(&self) -> Option<&str> {
+        self.durable.as_deref().map(|durable| &*durable.run_id)
+    }
+
+    /// Journals how the session's run stands (a failure is logged: the
+    /// call's result stands).
+    #[cfg(feature = "journal")]
+    async fn save(&self) {
+        let Some(durable) = &self.durable else { return };
+        let record = {
+            let run = self.lock();
+            crate::journal::RunRecord {
+                step: run.steps.step,
+                executed: run.steps.executed.clone(),
+                state: run.steps.state.clone(),
+                ..crate::journal::RunRecord::new(&*durable.run_id)
+            }
+        };
+        if let Err(error) = durable.journal.save_run(&record).await {
+            tracing::error!(run_id = &*durable.run_id, %error, "the session's run could not be journaled");
+        }
+    }
+
+    pub(super) fn server(&self) -> &McpServer<App> {
+        &self.server
     }
 
     /// The names of the tools offered now to `user`.
@@ -59,7 +102,7 @@ impl<App: Send + Sync + 'static> McpSession<App> {
     /// Who makes this request: the user the authentication hook gave for
     /// it (rmcp hands the handler the HTTP request's `Parts`, which carry
     /// it), else the server's user.
-    fn caller(&self, extensions: &rmcp::model::Extensions) -> Arc<UserContext> {
+    pub(super) fn caller(&self, extensions: &rmcp::model::Extensions) -> Arc<UserContext> {
         extensions
             .get::<axum::http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<http::Caller>())
@@ -112,6 +155,10 @@ impl<App: Send + Sync + 'static> McpSession<App> {
         if let Some(sink) = progress {
             call = call.progress(sink);
         }
+        #[cfg(feature = "journal")]
+        if let Some(durable) = &self.durable {
+            call = call.durable(durable.clone());
+        }
         match call.await {
             CallOutcome::Done(result) => result,
             CallOutcome::NeedsApproval(pending) => self.ask_human(pending, context).await,
@@ -121,6 +168,10 @@ impl<App: Send + Sync + 'static> McpSession<App> {
     /// Asks the client's user to accept or decline a pending call.
     async fn ask_human(&self, pending: PendingCall<App>, context: &RequestContext<RoleServer>) -> CallResult {
         let registry = &self.server.registry;
+        #[cfg(feature = "journal")]
+        if let Some(durable) = &self.durable {
+            return Box::pin(super::durable::ask(self, durable, pending, context)).await;
+        }
         if !context.peer.supported_elicitation_modes().contains(&ElicitationMode::Form) {
             tracing::info!(tool = %pending.tool(), call_id = %pending.id(), "needs approval; the client cannot elicit");
             return CallResult::failure(pending.tool().clone(), pending.id().clone(), ResultKind::Rejected, &approval_unavailable());
@@ -169,11 +220,11 @@ impl<App: Send + Sync + 'static> McpSession<App> {
 }
 
 /// One call of a session waiting for a human, counted while it lives.
-struct Waiting<'s, App>(&'s McpSession<App>);
+pub(super) struct Waiting<'s, App>(&'s McpSession<App>);
 
 impl<'s, App: Send + Sync + 'static> Waiting<'s, App> {
     /// Counts one more waiting call, unless `max` already wait.
-    fn enter(session: &'s McpSession<App>, max: usize) -> Option<Self> {
+    pub(super) fn enter(session: &'s McpSession<App>, max: usize) -> Option<Self> {
         let mut run = session.lock();
         if run.waiting >= max {
             return None;
@@ -242,9 +293,10 @@ impl<App: Send + Sync + 'static> ServerHandler for McpSession<App> {
             }
         })
         .await;
-        if self.record(&result, &user)
-            && let Err(error) = context.peer.notify_tool_list_changed().await
-        {
+        let changed = self.record(&result, &user);
+        #[cfg(feature = "journal")]
+        self.save().await;
+        if changed && let Err(error) = context.peer.notify_tool_list_changed().await {
             tracing::debug!(%error, "could not notify the client that the tool list changed");
         }
         let declares_output = self.server.registry.definition(&result.tool).is_some_and(declares_output_schema);
@@ -326,7 +378,7 @@ fn mcp_tool(def: &ToolDefinition) -> Tool {
 }
 
 /// What the human reads when asked to approve a call.
-fn approval_message<App>(pending: &PendingCall<App>, def: Option<&ToolDefinition>) -> String {
+pub(super) fn approval_message<App>(pending: &PendingCall<App>, def: Option<&ToolDefinition>) -> String {
     let tool = match def.and_then(|def| def.title.as_deref()) {
         Some(title) => format!("{title} (`{}`)", pending.tool()),
         None => format!("`{}`", pending.tool()),
@@ -341,7 +393,7 @@ fn approval_message<App>(pending: &PendingCall<App>, def: Option<&ToolDefinition
 
 /// The line the model reads when a call needs approval and the client
 /// cannot ask a human.
-fn approval_unavailable() -> ToolError {
+pub(super) fn approval_unavailable() -> ToolError {
     ToolError::forbidden(
         "APPROVAL_UNAVAILABLE",
         "This call needs a human's approval, which this MCP client cannot give (it does not support \
