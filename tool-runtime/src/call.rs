@@ -212,6 +212,7 @@ impl<'r, App: Send + Sync + 'static> Call<'r, App> {
         self
     }
 
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub(crate) fn offered(mut self, offered: Vec<String>) -> Self {
         self.offered = Some(offered);
         self
