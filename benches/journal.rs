@@ -92,6 +92,7 @@ macro_rules! on_pool {
 /// the journal stores for a call of `noop` (the bare writes store the same).
 struct Backend {
     name: &'static str,
+    url: String,
     journal: Journal,
     bare: Bare,
     result: JournaledResult,
@@ -252,7 +253,7 @@ async fn backend(name: &'static str, url: &str, registry: &Registry<()>) -> Back
         panic!("the journaled call is not finished under the key the bench computes");
     };
     let journaled_run = journal.load_run(&run_id).await.unwrap().unwrap();
-    let backend = Backend { name, bare: bare_pool(url).await, journal, result };
+    let backend = Backend { name, url: url.to_owned(), bare: bare_pool(url).await, journal, result };
 
     // One bare call in a run of its own, read back through the journal.
     let bare_run_id = fresh_id("run");
@@ -392,24 +393,34 @@ fn side_by_side<const N: usize>(rounds: usize, batch: u64, mut sides: [&mut dyn 
 }
 
 /// `CONCURRENT_RUNS` durable runs started at once on a two-worker runtime,
-/// each with its own id and one step of one call; the time until all are done.
-fn concurrent_runs(journal: &Journal, registry: &Registry<()>) -> Duration {
+/// each with its own id and one step of one call; the time until all are
+/// done, of each of `rounds` rounds after one to warm the pool. The journal
+/// is opened on that runtime (a pool's connections belong to the runtime
+/// that opened them).
+fn concurrent_runs(url: &str, registry: &Registry<()>, rounds: usize) -> Vec<Duration> {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     rt.block_on(async {
-        let started = Instant::now();
-        let handles: Vec<_> = (0..CONCURRENT_RUNS)
-            .map(|_| {
-                let (journal, registry) = (journal.clone(), registry.clone());
-                tokio::spawn(async move {
-                    let mut run = registry.run(Arc::new(())).durable(&journal, &fresh_id("run")).await.unwrap();
-                    run.execute(vec![ToolCall::new("c1", "noop", "{}")]).await
+        let journal = Journal::open(url).await.unwrap();
+        let mut totals = Vec::with_capacity(rounds);
+        for _ in 0..=rounds {
+            let started = Instant::now();
+            let handles: Vec<_> = (0..CONCURRENT_RUNS)
+                .map(|_| {
+                    let (journal, registry) = (journal.clone(), registry.clone());
+                    tokio::spawn(async move {
+                        let mut run = registry.run(Arc::new(())).durable(&journal, &fresh_id("run")).await.unwrap();
+                        run.execute(vec![ToolCall::new("c1", "noop", "{}")]).await
+                    })
                 })
-            })
-            .collect();
-        for handle in handles {
-            assert_eq!(handle.await.unwrap().results[0].kind, ResultKind::Success);
+                .collect();
+            for handle in handles {
+                assert_eq!(handle.await.unwrap().results[0].kind, ResultKind::Success);
+            }
+            totals.push(started.elapsed());
         }
-        started.elapsed()
+        journal.close().await;
+        totals.remove(0);
+        totals
     })
 }
 
@@ -444,9 +455,7 @@ fn summary() {
     match backends.iter().find(|backend| backend.name == "postgres") {
         None => println!("throughput of {CONCURRENT_RUNS} concurrent durable runs: skipped (no Postgres; see above)"),
         Some(backend) => {
-            // Warm: the pool opens its connections.
-            concurrent_runs(&backend.journal, &registry);
-            let mut totals: Vec<Duration> = (0..3).map(|_| concurrent_runs(&backend.journal, &registry)).collect();
+            let mut totals = concurrent_runs(&backend.url, &registry, 3);
             totals.sort();
             let rate = |total: &Duration| CONCURRENT_RUNS as f64 / total.as_secs_f64();
             println!(
