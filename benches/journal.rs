@@ -324,12 +324,12 @@ impl Databases {
     }
 
     async fn backends(&self, registry: &Registry<()>) -> Vec<Backend> {
-        let mut backends = vec![backend("sqlite", &self.sqlite_url, registry).await];
+        let sqlite = backend("sqlite", &self.sqlite_url, registry).await;
         #[cfg(feature = "postgres")]
         if let Some((_, url)) = &self.postgres {
-            backends.push(backend("postgres", url, registry).await);
+            return vec![sqlite, backend("postgres", url, registry).await];
         }
-        backends
+        vec![sqlite]
     }
 
     async fn drop_all(&self) {
