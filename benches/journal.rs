@@ -290,13 +290,19 @@ impl Databases {
         let _ = std::fs::remove_dir_all(&sqlite_dir);
         std::fs::create_dir_all(&sqlite_dir).unwrap();
         let sqlite_url = format!("sqlite:{}", sqlite_dir.join("journal.db").display());
+        // Said once, though criterion's groups and the summary each create the databases.
+        static SAID: std::sync::Once = std::sync::Once::new();
         let postgres = match postgres_url() {
             None => {
-                println!("journal bench: no Postgres server (set TOOL_RUNTIME_TEST_POSTGRES_URL or DATABASE_URL); measuring SQLite only");
+                SAID.call_once(|| {
+                    println!("journal bench: no Postgres server (set TOOL_RUNTIME_TEST_POSTGRES_URL or DATABASE_URL); measuring SQLite only");
+                });
                 None
             }
             Some(_) if cfg!(not(feature = "postgres")) => {
-                println!("journal bench: built without the `postgres` feature; run `cargo bench --bench journal --features postgres` to measure Postgres");
+                SAID.call_once(|| {
+                    println!("journal bench: built without the `postgres` feature; run `cargo bench --bench journal --features postgres` to measure Postgres");
+                });
                 None
             }
             Some(server) => Some(Self::create_postgres(server).await),
