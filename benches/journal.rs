@@ -1,0 +1,490 @@
+//! What journaling costs a call of a durable run, on SQLite and Postgres.
+//!
+//! One call of a tool that does nothing, through `Run::execute`, measured
+//! three ways on each backend:
+//!
+//! - **durable**: in a durable run (`Run::durable`), with a fresh call id
+//!   every time, so that every call is journaled. `execute` then runs four
+//!   statements: the effect key looked up before the policy is decided
+//!   (`known_call`: a SELECT), the call recorded as started before the tool
+//!   runs (`start_call`: INSERT ... ON CONFLICT DO NOTHING), as finished
+//!   after it (`finish_call`: an UPDATE), and the run's record saved after
+//!   the step (`save_run`: an upsert). Three of them write, each its own
+//!   transaction (a commit, so an fsync on SQLite with synchronous = FULL
+//!   and a WAL flush on Postgres).
+//! - **bare**, the limit: those four statements with the same parameters,
+//!   written with sqlx directly on the same database, through a pool with
+//!   the same connection settings as `Journal::open`'s (SQLite: WAL,
+//!   synchronous = FULL, 5 s busy timeout; sqlx's default pool).
+//! - **in memory**: the same call in a run that is not durable.
+//!
+//! A run is replaced by a fresh one every `RUN_LENGTH` calls (outside the
+//! time measured), so that the list of tools executed the run record
+//! carries stays short, as in a conversation; the bare writes carry the
+//! same list.
+//!
+//! `cargo bench --bench journal` prints criterion's groups, then the ratios
+//! it is judged by, measured side by side in alternating batches:
+//! durable/bare (target: at most 1.5x) and durable/in memory, per backend;
+//! then the throughput of 1,000 concurrent durable runs on Postgres (each
+//! its own run id, one step of one call). The SQLite file is in the system's
+//! temporary directory. The Postgres part needs `--features postgres` and a
+//! server URL in `TOOL_RUNTIME_TEST_POSTGRES_URL` or `DATABASE_URL`
+//! (`source .ci/postgres.sh && postgres_start` starts a throwaway one); the
+//! bench creates a database of its own there and drops it at the end.
+//! Without them it says so and measures SQLite only.
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use criterion::{Criterion, criterion_group};
+use tokio::runtime::Runtime;
+use tool_runtime::journal::{CallStart, Journal, JournaledResult};
+use tool_runtime::prelude::*;
+use tool_runtime::{ResultKind, ToolCall};
+
+/// Does nothing.
+#[tool]
+async fn noop() -> String {
+    String::new()
+}
+
+/// Calls per run before the bench starts a fresh one.
+const RUN_LENGTH: u64 = 10;
+
+/// Concurrent durable runs in the throughput measurement.
+const CONCURRENT_RUNS: usize = 1_000;
+
+// The journal's statements (tool-runtime/src/journal/calls.rs and runs.rs),
+// written out again for the bare writes.
+const KNOWN: &str = "SELECT effect_key, call_id, started_at, finished_at, kind, text, structured, error_code, status, truncated, ends_run \
+     FROM journal_calls WHERE effect_key = $1";
+const START: &str = "INSERT INTO journal_calls (effect_key, run_id, call_id, tool, input, started_at) VALUES ($1, $2, $3, $4, $5, $6) \
+     ON CONFLICT (effect_key) DO NOTHING";
+const FINISH: &str = "UPDATE journal_calls SET finished_at = $2, kind = $3, text = $4, structured = $5, error_code = $6, status = $7, \
+     truncated = $8, ends_run = $9 WHERE effect_key = $1 AND finished_at IS NULL";
+const SAVE: &str = "INSERT INTO journal_runs (run_id, step, executed, state, ended_by, updated_at) VALUES ($1, $2, $3, $4, $5, $6) \
+     ON CONFLICT (run_id) DO UPDATE SET step = excluded.step, executed = excluded.executed, state = excluded.state, \
+     ended_by = excluded.ended_by, updated_at = excluded.updated_at";
+
+/// A pool beside the journal's, for the bare writes.
+enum Bare {
+    Sqlite(sqlx::SqlitePool),
+    #[cfg(feature = "postgres")]
+    Postgres(sqlx::PgPool),
+}
+
+/// Runs `$body` with `$pool` bound to the bare pool (the statements are the
+/// same text on both backends).
+macro_rules! on_pool {
+    ($bare:expr, $pool:ident => $body:expr) => {
+        match $bare {
+            Bare::Sqlite($pool) => $body,
+            #[cfg(feature = "postgres")]
+            Bare::Postgres($pool) => $body,
+        }
+    };
+}
+
+/// One backend: the journal, the bare pool on the same database, and what
+/// the journal stores for a call of `noop` (the bare writes store the same).
+struct Backend {
+    name: &'static str,
+    url: String,
+    journal: Journal,
+    bare: Bare,
+    result: JournaledResult,
+}
+
+fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+}
+
+fn registry() -> Registry<()> {
+    Registry::<()>::builder().tools(tools![noop]).build().unwrap()
+}
+
+/// An id no earlier call, run or bench process used.
+fn fresh_id(prefix: &str) -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    static EPOCH: std::sync::OnceLock<u128> = std::sync::OnceLock::new();
+    let epoch = EPOCH.get_or_init(|| SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos());
+    format!("{prefix}-{epoch}-{}", NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+fn millis(time: SystemTime) -> i64 {
+    time.duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// The journal's effect key of a call by run id and call id.
+fn effect_key(run_id: &str, call_id: &str) -> String {
+    serde_json::json!(["call", run_id, call_id]).to_string()
+}
+
+/// `calls` calls of `noop`, each its own step, through `execute` of durable
+/// runs (`Some(journal)`) or of runs in memory; the time spent in `execute`.
+async fn through_runs(registry: &Registry<()>, journal: Option<&Journal>, calls: u64) -> Duration {
+    let mut spent = Duration::ZERO;
+    let mut done = 0;
+    while done < calls {
+        let mut run = registry.run(Arc::new(()));
+        if let Some(journal) = journal {
+            run = run.durable(journal, &fresh_id("run")).await.unwrap();
+        }
+        for _ in 0..RUN_LENGTH.min(calls - done) {
+            let call = ToolCall::new(fresh_id("c"), "noop", "{}");
+            let started = Instant::now();
+            let step = run.execute(vec![call]).await;
+            spent += started.elapsed();
+            assert_eq!(black_box(step).results[0].kind, ResultKind::Success);
+            done += 1;
+        }
+    }
+    spent
+}
+
+/// The journal's statements for `calls` calls of `noop`, written directly;
+/// the time spent on them. A fresh run record is saved first every
+/// `RUN_LENGTH` calls, outside the time, as `Run::durable` does.
+async fn bare_writes(backend: &Backend, calls: u64) -> Duration {
+    let mut spent = Duration::ZERO;
+    let mut done = 0;
+    while done < calls {
+        let run_id = fresh_id("run");
+        let mut executed: Vec<String> = Vec::new();
+        save_run(&backend.bare, &run_id, 0, &executed).await;
+        for _ in 0..RUN_LENGTH.min(calls - done) {
+            let call_id = fresh_id("c");
+            let started = Instant::now();
+            bare_call(backend, &run_id, &call_id, &mut executed).await;
+            spent += started.elapsed();
+            done += 1;
+        }
+    }
+    spent
+}
+
+/// What a durable run's `execute` writes for one call of `noop` as the
+/// step after `executed`: the effect key looked up, the call started and
+/// finished, the run saved.
+async fn bare_call(backend: &Backend, run_id: &str, call_id: &str, executed: &mut Vec<String>) {
+    let result = &backend.result;
+    let key = effect_key(run_id, call_id);
+    let structured = result.structured.as_ref().map(serde_json::Value::to_string);
+    on_pool!(&backend.bare, pool => {
+        let known = sqlx::query(KNOWN).bind(&key).fetch_optional(pool).await.unwrap();
+        assert!(known.is_none());
+        let inserted = sqlx::query(START)
+            .bind(&key)
+            .bind(run_id)
+            .bind(call_id)
+            .bind("noop")
+            .bind("{}")
+            .bind(millis(SystemTime::now()))
+            .execute(pool)
+            .await
+            .unwrap();
+        assert_eq!(inserted.rows_affected(), 1);
+        let updated = sqlx::query(FINISH)
+            .bind(&key)
+            .bind(millis(SystemTime::now()))
+            .bind(result.kind.as_str())
+            .bind(&result.text)
+            .bind(structured.as_deref())
+            .bind(result.error_code.as_deref())
+            .bind(result.status.map(i64::from))
+            .bind(result.truncated)
+            .bind(result.ends_run)
+            .execute(pool)
+            .await
+            .unwrap();
+        assert_eq!(updated.rows_affected(), 1);
+    });
+    executed.push("noop".to_owned());
+    save_run(&backend.bare, run_id, executed.len() as u64, executed).await;
+}
+
+/// The run upsert, as `Journal::save_run` writes it for an active run.
+async fn save_run(bare: &Bare, run_id: &str, step: u64, executed: &[String]) {
+    let executed = serde_json::to_string(executed).unwrap();
+    on_pool!(bare, pool => sqlx::query(SAVE)
+        .bind(run_id)
+        .bind(i64::try_from(step).unwrap())
+        .bind(&executed)
+        .bind("active")
+        .bind(None::<&str>)
+        .bind(millis(SystemTime::now()))
+        .execute(pool)
+        .await
+        .map(drop)
+        .unwrap());
+}
+
+/// A bare pool with `Journal::open`'s connection settings for `url`.
+async fn bare_pool(url: &str) -> Bare {
+    #[cfg(feature = "postgres")]
+    if url.starts_with("postgres") {
+        let options: sqlx::postgres::PgConnectOptions = url.parse().unwrap();
+        return Bare::Postgres(sqlx::postgres::PgPoolOptions::new().connect_with(options).await.unwrap());
+    }
+    use std::str::FromStr;
+
+    use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+    let options = SqliteConnectOptions::from_str(url)
+        .unwrap()
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(SqliteSynchronous::Full)
+        .busy_timeout(Duration::from_secs(5));
+    Bare::Sqlite(SqlitePoolOptions::new().connect_with(options).await.unwrap())
+}
+
+/// Opens the journal and the bare pool on `url`, and checks that the bare
+/// writes store exactly what a journaled call stores.
+async fn backend(name: &'static str, url: &str, registry: &Registry<()>) -> Backend {
+    let journal = Journal::open(url).await.unwrap_or_else(|e| panic!("open the journal at {url}: {e}"));
+    let run_id = fresh_id("run");
+    let mut run = registry.run(Arc::new(())).durable(&journal, &run_id).await.unwrap();
+    let step = run.execute(vec![ToolCall::new("c-check", "noop", "{}")]).await;
+    assert_eq!(step.results[0].kind, ResultKind::Success);
+    let Some(CallStart::Finished(result)) = journal.known_call(&effect_key(&run_id, "c-check")).await.unwrap() else {
+        panic!("the journaled call is not finished under the key the bench computes");
+    };
+    let journaled_run = journal.load_run(&run_id).await.unwrap().unwrap();
+    let backend = Backend { name, url: url.to_owned(), bare: bare_pool(url).await, journal, result };
+
+    // One bare call in a run of its own, read back through the journal.
+    let bare_run_id = fresh_id("run");
+    save_run(&backend.bare, &bare_run_id, 0, &[]).await;
+    bare_call(&backend, &bare_run_id, "c-check", &mut Vec::new()).await;
+    let bare_result = backend.journal.known_call(&effect_key(&bare_run_id, "c-check")).await.unwrap();
+    assert_eq!(bare_result, Some(CallStart::Finished(backend.result.clone())), "the bare writes store what the journal stores");
+    let bare_run = backend.journal.load_run(&bare_run_id).await.unwrap().unwrap();
+    assert_eq!((bare_run.step, &bare_run.executed, &bare_run.state), (journaled_run.step, &journaled_run.executed, &journaled_run.state));
+    backend
+}
+
+/// The Postgres server's URL, when one is given.
+fn postgres_url() -> Option<String> {
+    ["TOOL_RUNTIME_TEST_POSTGRES_URL", "DATABASE_URL"]
+        .into_iter()
+        .filter_map(|name| std::env::var(name).ok())
+        .find(|url| url.starts_with("postgres://") || url.starts_with("postgresql://"))
+}
+
+/// The databases measured: a SQLite file in a fresh temporary directory,
+/// and a fresh database on the Postgres server when there is one.
+struct Databases {
+    sqlite_dir: std::path::PathBuf,
+    sqlite_url: String,
+    /// The server's URL and the bench's own database on it.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    postgres: Option<(String, String)>,
+}
+
+impl Databases {
+    async fn create() -> Databases {
+        let sqlite_dir = std::env::temp_dir().join(format!("tool-runtime-bench-journal-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&sqlite_dir);
+        std::fs::create_dir_all(&sqlite_dir).unwrap();
+        let sqlite_url = format!("sqlite:{}", sqlite_dir.join("journal.db").display());
+        // Said once, though criterion's groups and the summary each create the databases.
+        static SAID: std::sync::Once = std::sync::Once::new();
+        let postgres = match postgres_url() {
+            None => {
+                SAID.call_once(|| {
+                    println!("journal bench: no Postgres server (set TOOL_RUNTIME_TEST_POSTGRES_URL or DATABASE_URL); measuring SQLite only");
+                });
+                None
+            }
+            Some(_) if cfg!(not(feature = "postgres")) => {
+                SAID.call_once(|| {
+                    println!("journal bench: built without the `postgres` feature; run `cargo bench --bench journal --features postgres` to measure Postgres");
+                });
+                None
+            }
+            Some(server) => Some(Self::create_postgres(server).await),
+        };
+        Databases { sqlite_dir, sqlite_url, postgres }
+    }
+
+    #[cfg(feature = "postgres")]
+    async fn create_postgres(server: String) -> (String, String) {
+        use sqlx::{AssertSqlSafe, Connection};
+
+        let name = format!("journal_bench_{}", std::process::id());
+        let mut admin = sqlx::PgConnection::connect(&server).await.expect("connect to the Postgres server");
+        sqlx::raw_sql(AssertSqlSafe(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))).execute(&mut admin).await.unwrap();
+        sqlx::raw_sql(AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&mut admin).await.unwrap();
+        admin.close().await.unwrap();
+        let (base, _) = server.rsplit_once('/').expect("a URL ending in /database");
+        let url = format!("{base}/{name}");
+        (server, url)
+    }
+
+    #[cfg(not(feature = "postgres"))]
+    async fn create_postgres(_server: String) -> (String, String) {
+        unreachable!("Postgres is only measured with the `postgres` feature")
+    }
+
+    async fn backends(&self, registry: &Registry<()>) -> Vec<Backend> {
+        let sqlite = backend("sqlite", &self.sqlite_url, registry).await;
+        #[cfg(feature = "postgres")]
+        if let Some((_, url)) = &self.postgres {
+            return vec![sqlite, backend("postgres", url, registry).await];
+        }
+        vec![sqlite]
+    }
+
+    async fn drop_all(&self) {
+        let _ = std::fs::remove_dir_all(&self.sqlite_dir);
+        #[cfg(feature = "postgres")]
+        if let Some((server, url)) = &self.postgres {
+            use sqlx::{AssertSqlSafe, Connection};
+
+            let name = url.rsplit_once('/').unwrap().1;
+            let mut admin = sqlx::PgConnection::connect(server).await.unwrap();
+            sqlx::raw_sql(AssertSqlSafe(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))).execute(&mut admin).await.unwrap();
+            admin.close().await.unwrap();
+        }
+    }
+}
+
+async fn close(backends: Vec<Backend>) {
+    for backend in backends {
+        backend.journal.close().await;
+        on_pool!(&backend.bare, pool => pool.close().await);
+    }
+}
+
+fn benches(c: &mut Criterion) {
+    let rt = runtime();
+    let registry = registry();
+    let databases = rt.block_on(Databases::create());
+    let backends = rt.block_on(databases.backends(&registry));
+
+    let mut group = c.benchmark_group("journal");
+    // Each durable call waits for three commits: few samples, short.
+    group.sample_size(10).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
+    group.bench_function("memory", |b| b.iter_custom(|iters| rt.block_on(through_runs(&registry, None, iters))));
+    for backend in &backends {
+        group.bench_function(format!("{}/durable", backend.name), |b| {
+            b.iter_custom(|iters| rt.block_on(through_runs(&registry, Some(&backend.journal), iters)))
+        });
+        group.bench_function(format!("{}/bare", backend.name), |b| b.iter_custom(|iters| rt.block_on(bare_writes(backend, iters))));
+    }
+    group.finish();
+    rt.block_on(close(backends));
+    rt.block_on(databases.drop_all());
+}
+
+/// The median time per call of each of `sides`, over `rounds` rounds of
+/// batches of `batch` calls, the sides alternating within a round.
+fn side_by_side<const N: usize>(rounds: usize, batch: u64, mut sides: [&mut dyn FnMut(u64) -> Duration; N]) -> [Duration; N] {
+    for side in sides.iter_mut() {
+        side(batch);
+    }
+    let mut times: [Vec<Duration>; N] = std::array::from_fn(|_| Vec::with_capacity(rounds));
+    for _ in 0..rounds {
+        for (side, times) in sides.iter_mut().zip(times.iter_mut()) {
+            times.push(side(batch) / u32::try_from(batch).unwrap());
+        }
+    }
+    times.map(|mut times| {
+        times.sort();
+        times[times.len() / 2]
+    })
+}
+
+/// `CONCURRENT_RUNS` durable runs started at once on a two-worker runtime,
+/// each with its own id and one step of one call; the time until all are
+/// done, of each of `rounds` rounds after one to warm the pool. The journal
+/// is opened on that runtime (a pool's connections belong to the runtime
+/// that opened them).
+fn concurrent_runs(url: &str, registry: &Registry<()>, rounds: usize) -> Vec<Duration> {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    rt.block_on(async {
+        let journal = Journal::open(url).await.unwrap();
+        let mut totals = Vec::with_capacity(rounds);
+        for _ in 0..=rounds {
+            let started = Instant::now();
+            let handles: Vec<_> = (0..CONCURRENT_RUNS)
+                .map(|_| {
+                    let (journal, registry) = (journal.clone(), registry.clone());
+                    tokio::spawn(async move {
+                        let mut run = registry.run(Arc::new(())).durable(&journal, &fresh_id("run")).await.unwrap();
+                        run.execute(vec![ToolCall::new("c1", "noop", "{}")]).await
+                    })
+                })
+                .collect();
+            for handle in handles {
+                assert_eq!(handle.await.unwrap().results[0].kind, ResultKind::Success);
+            }
+            totals.push(started.elapsed());
+        }
+        journal.close().await;
+        totals.remove(0);
+        totals
+    })
+}
+
+fn summary() {
+    let rt = runtime();
+    let registry = registry();
+    let databases = rt.block_on(Databases::create());
+    let backends = rt.block_on(databases.backends(&registry));
+    let (rounds, batch) = (15, 20);
+    println!("\njournal: one call of a tool that does nothing through Run::execute (median of {rounds} alternating batches of {batch} calls)");
+    println!("durable: 4 statements per call (SELECT by effect key, INSERT start, UPDATE finish, run upsert), 3 of them commits");
+    println!("bare: those 4 statements with the same parameters, sqlx directly, same database and connection settings");
+    println!("{:<10} {:>12} {:>12} {:>12} {:>13} {:>15}  target", "backend", "durable", "bare", "in memory", "durable/bare", "durable/memory");
+    for backend in &backends {
+        let [durable, bare, memory] = side_by_side(
+            rounds,
+            batch,
+            [
+                &mut |n| rt.block_on(through_runs(&registry, Some(&backend.journal), n)),
+                &mut |n| rt.block_on(bare_writes(backend, n)),
+                &mut |n| rt.block_on(through_runs(&registry, None, n)),
+            ],
+        );
+        let to_bare = durable.as_secs_f64() / bare.as_secs_f64();
+        let to_memory = durable.as_secs_f64() / memory.as_secs_f64();
+        println!(
+            "{:<10} {durable:>12.2?} {bare:>12.2?} {memory:>12.2?} {to_bare:>12.2}x {to_memory:>14.0}x  durable/bare <= 1.5x: {}",
+            backend.name,
+            if to_bare <= 1.5 { "met" } else { "NOT met" }
+        );
+    }
+    match backends.iter().find(|backend| backend.name == "postgres") {
+        None => println!("throughput of {CONCURRENT_RUNS} concurrent durable runs: skipped (no Postgres; see above)"),
+        Some(backend) => {
+            let mut totals = concurrent_runs(&backend.url, &registry, 3);
+            totals.sort();
+            let rate = |total: &Duration| CONCURRENT_RUNS as f64 / total.as_secs_f64();
+            println!(
+                "\nthroughput on Postgres: {CONCURRENT_RUNS} concurrent durable runs (Run::durable + one step of one call: 7 statements, 4 commits), \
+                 2 worker threads, Journal::open's pool (sqlx's default, 10 connections)"
+            );
+            println!(
+                "median {:.0} runs/s ({:.2?} for all; 3 rounds: {:.0} to {:.0} runs/s)",
+                rate(&totals[1]),
+                totals[1],
+                rate(&totals[2]),
+                rate(&totals[0])
+            );
+        }
+    }
+    rt.block_on(close(backends));
+    rt.block_on(databases.drop_all());
+}
+
+criterion_group!(group, benches);
+
+fn main() {
+    group();
+    Criterion::default().configure_from_args().final_summary();
+    summary();
+}
