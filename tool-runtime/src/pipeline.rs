@@ -205,12 +205,21 @@ impl<App: Send + Sync + 'static> Registry<App> {
     }
 
     /// Stages 6 and 7, journaled where the call belongs to a durable run.
-    pub(crate) async fn run_tool(&self, entry: &Entry<App>, input: Input<'_>, call: &mut CallState<'_, App>, span: &tracing::Span) -> CallResult {
+    /// (A plain function: the call's future holds `execute`'s as it is,
+    /// and a durable call's journaling boxed beside it.)
+    pub(crate) fn run_tool<'s>(
+        &'s self,
+        entry: &'s Entry<App>,
+        input: Input<'s>,
+        call: &'s mut CallState<'_, App>,
+        span: &'s tracing::Span,
+    ) -> impl Future<Output = CallResult> + Send + 's {
         #[cfg(feature = "journal")]
         if let Some(durable) = crate::durable::durable_of(entry, call.info()).cloned() {
-            return Box::pin(self.execute_journaled(&durable, entry, input, call, span)).await;
+            let journaled: BoxFuture<'s, CallResult> = Box::pin(async move { self.execute_journaled(&durable, entry, input, call, span).await });
+            return futures_util::future::Either::Left(journaled);
         }
-        self.execute(entry, input, call, span).await
+        futures_util::future::Either::<BoxFuture<'s, CallResult>, _>::Right(self.execute(entry, input, call, span))
     }
 
     /// Records how the call ended on its span.
@@ -540,6 +549,12 @@ pub(crate) fn denied<App>(entry: &Entry<App>, call_id: &SmolStr, reason: Option<
 }
 
 pub(crate) fn call_span(tool: &str, call_id: &str) -> tracing::Span {
+    // Without any subscriber, a span would only feed `tracing`'s `log`
+    // feature (which sqlx turns on), formatting a record at each poll of
+    // every call: about 950 instructions a call, for logs nobody reads.
+    if !tracing::dispatcher::has_been_set() {
+        return tracing::Span::none();
+    }
     tracing::info_span!(
         "tool_call",
         tool = %Escaped(&lines::shorten(tool, 64)),
