@@ -58,7 +58,7 @@
 //!   (`TOO_MANY_PENDING`) without asking anyone.
 //! - **A cut output is not sent whole as structured content.** When a
 //!   tool's output was cut at its `max_output_chars`
-//!   ([`CallResult::truncated`]), the client gets the cut text only, never
+//!   ([`CallResult::truncated`](crate::CallResult::truncated)), the client gets the cut text only, never
 //!   `structuredContent`: the model never reads more than the limit allows.
 //!   A tool whose `tools/list` entry declares an `outputSchema` must send
 //!   structured content with every successful result (clients such as the

@@ -33,9 +33,12 @@
 //! error naming its table and key ([`JournalError::Corrupt`]), never
 //! skipped.
 //!
-//! This is the storage layer only: a [`Run`](crate::Run), the call
-//! pipeline and the MCP server do not use it yet; wiring it into runs comes
-//! with durable runs.
+//! This is the storage layer. Durable runs are built on it:
+//! [`Run::durable`](crate::Run::durable) starts or resumes a run by id and
+//! journals each call's effect around its execution, and
+//! `McpServer::with_journal` (feature `mcp`) makes
+//! each MCP session's run durable. A pool belongs to the Tokio runtime that
+//! opened it: open the journal on the runtime that uses it.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
