@@ -238,7 +238,7 @@ async fn main() {
         println!();
         last = Some(step);
     }
-    run.finish();
+    run.finish().await;
     println!(
         "run ended by {} after {} steps; executed: {}",
         run.ended_by().unwrap_or("the model's answer"),

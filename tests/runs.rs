@@ -251,7 +251,7 @@ async fn after_a_run_ending_call_the_step_finishes_then_one_last_step_has_no_too
     assert!(run.offered().is_empty());
     let late = run.execute(vec![call("3", "lookup", json!({"order_id": "C"}))]).await;
     assert_eq!(late.results[0].kind, ResultKind::UnknownTool);
-    run.finish();
+    run.finish().await;
     assert_eq!(run.state(), &RunState::Finished { by: Some("hand_over".into()) });
     assert_eq!(run.ended_by(), Some("hand_over"));
 }

@@ -313,6 +313,23 @@ impl<App: Send + Sync + 'static> Run<App> {
         self.save_or_report().await;
     }
 
+    /// Journals a finished run: its dropped pending calls rejected and
+    /// settled, its state saved (failures logged).
+    pub(crate) async fn journal_finish(&self, dropped: &[PendingCall<App>]) {
+        let Some(durable) = &self.durable else { return };
+        for pending in dropped {
+            let rejected = durable.journal.decide(pending.id(), Decision::Reject("The run finished before a decision.".into()), "tool-runtime:finish").await;
+            if let Err(error) = rejected.map(drop).or_else(|error| match error {
+                JournalError::AlreadyDecided { .. } => Ok(()),
+                other => Err(other),
+            }) {
+                tracing::error!(call_id = %pending.id(), %error, "a dropped pending call could not be journaled as rejected");
+            }
+            self.settle_or_report(pending.id()).await;
+        }
+        self.save_or_report().await;
+    }
+
     /// [`save`](Self::save), a failure logged.
     pub(crate) async fn save_or_report(&self) {
         if let Err(error) = self.save().await {

@@ -485,11 +485,16 @@ impl<App: Send + Sync + 'static> Run<App> {
     }
 
     /// Marks the run finished: call it after the model's last answer.
-    /// Pending approvals are dropped.
-    pub fn finish(&mut self) {
+    /// Pending approvals are dropped; in a durable run they are rejected in
+    /// the journal (so no one is asked to decide them any more), and the
+    /// run is journaled as finished.
+    pub async fn finish(&mut self) {
         let by = self.ended_by().map(str::to_owned);
-        self.pending.clear();
+        let dropped = std::mem::take(&mut self.pending);
         self.steps.state = RunState::Finished { by };
+        #[cfg(feature = "journal")]
+        self.journal_finish(&dropped).await;
+        drop(dropped);
     }
 
     /// The outcomes of a step's calls, concurrently or in order (see

@@ -16,7 +16,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{json, Value};
-use tool_runtime::journal::{Decision, DurableError, Journal};
+use tool_runtime::journal::{CallStart, Decision, DurableError, Journal};
 use tool_runtime::prelude::*;
 use tool_runtime::{ErrorKind, ErrorReport, ResultKind, Run, RunError, RunState, ToolCall};
 
@@ -59,6 +59,7 @@ on_both_backends!(
     a_pending_call_expires_with_a_rejection_the_model_reads,
     resuming_with_an_incompatible_registry_names_the_tool,
     a_journaled_result_that_no_longer_fits_the_output_schema_is_not_passed_on,
+    a_finished_run_is_journaled_as_finished_with_its_pending_calls_rejected,
 );
 
 /// The world the tools change, counted outside the journal.
@@ -176,6 +177,11 @@ async fn a_resumed_run_has_its_step_executed_tools_and_pending_calls(db: Db) {
     assert_eq!(run.state(), &RunState::Active);
     let pending: Vec<_> = run.pending().iter().map(|p| (p.id().to_string(), p.arguments())).collect();
     assert_eq!(pending, [("c2".to_owned(), json!({"order_id": "A-1"}))]);
+    // Every call's result comes back from the journal too.
+    let calls = db.open().await.calls_of_run("t-1").await.unwrap();
+    assert_eq!(calls.len(), 1, "the pending refund has not started: {calls:?}");
+    assert_eq!((calls[0].call_id.as_str(), calls[0].tool.as_str(), &calls[0].input), ("c1", "charge", &json!({"cents": 5})));
+    assert!(matches!(&calls[0].outcome, CallStart::Finished(result) if result.text == "charged 5"), "{:?}", calls[0].outcome);
     // Another id is another run.
     let (other, _journal) = resume(&db, &desk, &shop, "t-2").await;
     assert_eq!((other.step(), other.pending().len()), (0, 0));
@@ -378,4 +384,15 @@ async fn an_idempotency_key_that_panics_or_is_empty_runs_nothing() {
     let reports = reports.lock().unwrap().clone();
     assert!(reports.iter().any(|r| r.error.contains("panicked: no bill")), "{reports:?}");
     assert!(reports.iter().any(|r| r.error.contains("empty key")), "{reports:?}");
+}
+
+async fn a_finished_run_is_journaled_as_finished_with_its_pending_calls_rejected(db: Db) {
+    let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
+    let (mut run, journal) = resume(&db, &desk, &shop, "t-1").await;
+    run.execute(vec![call("c1", "refund", json!({"order_id": "A-1"}))]).await;
+    run.finish().await;
+    assert!(journal.pending_for_user("u-1").await.unwrap().is_empty(), "no one is asked to decide it any more");
+    let (run, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    assert_eq!(run.state(), &RunState::Finished { by: None });
+    assert!(run.pending().is_empty());
 }

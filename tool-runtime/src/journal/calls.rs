@@ -9,12 +9,14 @@ use serde_json::Value;
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
 use super::records::{millis, RowReader};
-use super::{on_pool, CallStart, Journal, JournalError, JournaledResult};
+use super::{on_pool, CallStart, Journal, JournalError, JournaledCall, JournaledResult};
 
 const START: &str = "INSERT INTO journal_calls (effect_key, run_id, call_id, tool, input, started_at) VALUES ($1, $2, $3, $4, $5, $6) \
      ON CONFLICT (effect_key) DO NOTHING";
 const KNOWN: &str = "SELECT effect_key, call_id, started_at, finished_at, kind, text, structured, error_code, status, truncated, ends_run \
      FROM journal_calls WHERE effect_key = $1";
+const OF_RUN: &str = "SELECT effect_key, call_id, tool, input, started_at, finished_at, kind, text, structured, error_code, status, truncated, ends_run \
+     FROM journal_calls WHERE run_id = $1 ORDER BY started_at, call_id";
 const FINISH: &str = "UPDATE journal_calls SET finished_at = $2, kind = $3, text = $4, structured = $5, error_code = $6, status = $7, \
      truncated = $8, ends_run = $9 WHERE effect_key = $1 AND finished_at IS NULL";
 
@@ -69,6 +71,30 @@ impl Journal {
         on_pool!(self, pool => {
             let row = sqlx::query(KNOWN).bind(effect_key).fetch_optional(pool).await.map_err(JournalError::database("known_call"))?;
             row.as_ref().map(decode_known).transpose()
+        })
+    }
+
+    /// Every call a run journaled, in the order they started: the calls
+    /// whose effect it started (a call replayed from another run's effect,
+    /// by an idempotency key, is that run's).
+    ///
+    /// # Errors
+    ///
+    /// [`JournalError::Corrupt`] when a row does not decode.
+    pub async fn calls_of_run(&self, run_id: &str) -> Result<Vec<JournaledCall>, JournalError> {
+        on_pool!(self, pool => {
+            let rows = sqlx::query(OF_RUN).bind(run_id).fetch_all(pool).await.map_err(JournalError::database("calls_of_run"))?;
+            rows.iter()
+                .map(|row| {
+                    let reader = RowReader::new(row, "journal_calls", "effect_key")?;
+                    Ok(JournaledCall {
+                        call_id: reader.get("call_id")?,
+                        tool: reader.get("tool")?,
+                        input: reader.json("input")?,
+                        outcome: decode_known(row)?,
+                    })
+                })
+                .collect()
         })
     }
 

@@ -71,7 +71,7 @@ mod runs;
 mod schema;
 
 pub use error::JournalError;
-pub use records::{Approval, CallStart, Decided, Decision, JournaledResult, ParkedCall, RunRecord};
+pub use records::{Approval, CallStart, Decided, Decision, JournaledCall, JournaledResult, ParkedCall, RunRecord};
 pub use crate::durable::DurableError;
 
 /// The `by` of a decision made by [`Journal::expire`] rather than a person.

@@ -88,6 +88,20 @@ impl JournaledResult {
     }
 }
 
+/// A call a run journaled ([`calls_of_run`](super::Journal::calls_of_run)).
+#[derive(Clone, Debug, PartialEq)]
+pub struct JournaledCall {
+    /// The call's id.
+    pub call_id: String,
+    /// Its tool.
+    pub tool: String,
+    /// Its validated arguments.
+    pub input: Value,
+    /// Its result ([`CallStart::Finished`]), or that it never finished
+    /// ([`CallStart::UnknownOutcome`]).
+    pub outcome: CallStart,
+}
+
 /// What [`start_call`](super::Journal::start_call) found for an effect key.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CallStart {
