@@ -247,6 +247,11 @@ impl<App: Send + Sync + 'static> Run<App> {
             }
             None => journal.save_run(&self.record(&durable)).await?,
         }
+        // The journaled calls must still fit this registry: a re-sent step
+        // replays them.
+        for call in journal.calls_of_run(run_id).await? {
+            self.check_fits(run_id, &call.call_id, &call.tool, &call.input)?;
+        }
         // Decided or not: a decision made elsewhere is settled by
         // `settle_decided`.
         for approval in journal.unsettled_for_run(run_id).await? {
@@ -392,21 +397,27 @@ impl<App: Send + Sync + 'static> Run<App> {
 
     /// A journaled pending call, read back into this registry's tool.
     fn unpark(&self, parked: &ParkedCall) -> Result<PendingCall<App>, DurableError> {
-        let incompatible = |reason: String| DurableError::Incompatible {
-            run_id: parked.run_id.clone(),
-            call_id: parked.call_id.clone(),
-            tool: parked.tool.clone(),
-            reason,
-        };
-        let Some(entry) = self.registry.entry(&parked.tool) else {
-            return Err(incompatible("is not in this registry (removed or renamed)".to_owned()));
-        };
-        let call_id = SmolStr::new(&parked.call_id);
-        let input = self
-            .registry
-            .read_input(entry, &call_id, Arguments::Value(parked.input.clone()))
-            .map_err(|refused| incompatible(format!("no longer accepts the journaled input: {}", refused.text)))?;
+        let (entry, input) = self.check_fits(&parked.run_id, &parked.call_id, &parked.tool, &parked.input)?;
         let info = self.call_info(&parked.call_id, &self.cancel);
         Ok(crate::pipeline::park(entry, input, CallState::new(&self.app, info), None))
+    }
+
+    /// The tool of a journaled call, and the call's input read by it; an
+    /// error naming the tool when it is gone or refuses the input.
+    fn check_fits(&self, run_id: &str, call_id: &str, tool: &str, input: &Value) -> Result<(&Entry<App>, Input<'static>), DurableError> {
+        let incompatible = |reason: String| DurableError::Incompatible {
+            run_id: run_id.to_owned(),
+            call_id: call_id.to_owned(),
+            tool: tool.to_owned(),
+            reason,
+        };
+        let Some(entry) = self.registry.entry(tool) else {
+            return Err(incompatible("is not in this registry (removed or renamed)".to_owned()));
+        };
+        let input = self
+            .registry
+            .read_input(entry, &SmolStr::new(call_id), Arguments::Value(input.clone()))
+            .map_err(|refused| incompatible(format!("no longer accepts the journaled input: {}", refused.text)))?;
+        Ok((entry, input))
     }
 }

@@ -325,7 +325,13 @@ async fn resuming_with_an_incompatible_registry_names_the_tool(db: Db) {
     let (mut run, journal) = resume(&db, &desk, &shop, "t-1").await;
     run.execute(vec![call("c1", "refund", json!({"order_id": "A-1"}))]).await;
 
-    // The tool is gone.
+    // A finished call's tool is gone.
+    run.execute(vec![call("c2", "charge", json!({"cents": 5}))]).await;
+    let without_charge = Registry::<Shop>::builder().tools(tools![refund]).build().unwrap();
+    let Err(error) = without_charge.run(shop.clone()).durable(&journal, "t-1").await else { panic!("resumed without a journaled call's tool") };
+    assert!(error.to_string().contains("call `c2` of run `t-1` cannot be resumed with this registry: tool `charge` is not in this registry"), "{error}");
+
+    // A pending call's tool is gone.
     let without = Registry::<Shop>::builder().tools(tools![charge]).build().unwrap();
     let Err(error) = without.run(shop.clone()).durable(&journal, "t-1").await else { panic!("resumed without its tool") };
     assert!(matches!(&error, DurableError::Incompatible { tool, .. } if tool == "refund"), "{error}");
@@ -337,7 +343,7 @@ async fn resuming_with_an_incompatible_registry_names_the_tool(db: Db) {
     async fn refund_by_number(order_id: u32) -> String {
         format!("refunded {order_id}")
     }
-    let changed = Registry::<Shop>::builder().tools(tools![refund_by_number]).build().unwrap();
+    let changed = Registry::<Shop>::builder().tools(tools![refund_by_number, charge]).build().unwrap();
     let Err(error) = changed.run(shop.clone()).durable(&journal, "t-1").await else { panic!("resumed with an incompatible input") };
     assert!(error.to_string().contains("tool `refund` no longer accepts the journaled input"), "{error}");
 }
