@@ -17,6 +17,8 @@ use crate::tool::BoxedTool;
 use crate::result::{lines, CallResult, ResultKind};
 use crate::tool::ToolDefinition;
 
+mod approvals;
+
 /// One tool call the model emitted.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolCall {
@@ -417,73 +419,6 @@ impl<App: Send + Sync + 'static> Run<App> {
         StepResults { step, results }
     }
 
-    /// Runs a pending call as the model sent it: a human approved it. In a
-    /// durable run the decision is journaled first (who: the run's user).
-    ///
-    /// # Errors
-    ///
-    /// [`RunError::UnknownApproval`] when no call with this id waits; in a
-    /// durable run, [`RunError::AlreadyDecided`] when another process
-    /// decided it first, [`RunError::Journal`] when the journal failed.
-    pub async fn approve(&mut self, id: &str) -> Result<CallResult, RunError> {
-        let pending = self.decide(id, || Decided::Approve).await?;
-        let result = self.registry.approve(pending).await;
-        self.settled(&result).await;
-        Ok(result)
-    }
-
-    /// Runs a pending call with the input a human edited; the edited input
-    /// is validated and decided again (a `Deny` refuses it).
-    ///
-    /// # Errors
-    ///
-    /// As [`approve`](Self::approve).
-    pub async fn approve_with(&mut self, id: &str, edited: impl Into<Arguments<'_>>) -> Result<CallResult, RunError> {
-        let edited = edited.into();
-        let pending = self.decide(id, || Decided::Edited(&edited)).await?;
-        let result = self.registry.approve_with(pending, edited).await;
-        self.settled(&result).await;
-        Ok(result)
-    }
-
-    /// Rejects a pending call; the model reads `text` (or the tool's
-    /// rejection text, or a generic one).
-    ///
-    /// # Errors
-    ///
-    /// As [`approve`](Self::approve).
-    pub async fn reject(&mut self, id: &str, text: Option<&str>) -> Result<CallResult, RunError> {
-        let pending = self.decide(id, || Decided::Rejected(text)).await?;
-        let result = self.registry.reject(pending, text);
-        self.settled(&result).await;
-        Ok(result)
-    }
-
-    /// Takes the pending call `id` that the host decided; in a durable run
-    /// the decision is journaled first, and the call stays pending when
-    /// that fails.
-    async fn decide<'d>(&mut self, id: &str, decision: impl FnOnce() -> Decided<'d>) -> Result<PendingCall<App>, RunError> {
-        let Some(index) = self.pending.iter().position(|pending| pending.id() == id) else {
-            return Err(RunError::UnknownApproval(id.to_owned()));
-        };
-        #[cfg(feature = "journal")]
-        self.record_decision(id, decision().into_journal()).await?;
-        #[cfg(not(feature = "journal"))]
-        let _ = decision;
-        Ok(self.pending.remove(index))
-    }
-
-    /// Records the result of a decided call in the run's bookkeeping (and
-    /// journal).
-    async fn settled(&mut self, result: &CallResult) {
-        self.steps.record(result, self.ends_turn(result));
-        #[cfg(feature = "journal")]
-        {
-            self.settle_or_report(&result.call_id).await;
-            self.save_or_report().await;
-        }
-    }
-
     /// Marks the run finished: call it after the model's last answer.
     /// Pending approvals are dropped; in a durable run they are rejected in
     /// the journal (so no one is asked to decide them any more), and the
@@ -626,28 +561,5 @@ impl<App> fmt::Debug for Run<App> {
             .field("pending", &self.pending.iter().map(|p| p.id()).collect::<Vec<_>>())
             .field("state", &self.steps.state)
             .finish_non_exhaustive()
-    }
-}
-
-/// A host's decision on a pending call, as [`Run::decide`] journals it.
-#[cfg_attr(not(feature = "journal"), allow(dead_code))]
-enum Decided<'a> {
-    Approve,
-    Edited(&'a Arguments<'a>),
-    Rejected(Option<&'a str>),
-}
-
-#[cfg(feature = "journal")]
-impl Decided<'_> {
-    fn into_journal(self) -> crate::journal::Decision {
-        use crate::journal::Decision;
-        match self {
-            Decided::Approve => Decision::Approve,
-            Decided::Edited(Arguments::Value(value)) => Decision::ApproveEdited(value.clone()),
-            Decided::Edited(Arguments::Text(text)) => {
-                Decision::ApproveEdited(serde_json::from_str(text).unwrap_or_else(|_| serde_json::Value::String(text.to_string())))
-            }
-            Decided::Rejected(text) => Decision::Reject(text.unwrap_or_default().to_owned()),
-        }
     }
 }
