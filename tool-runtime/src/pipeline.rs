@@ -27,6 +27,10 @@
 //!    limit; a failure becomes its one line, and anything the model must
 //!    not read (an internal error, a panic) is reported to the developer.
 //!
+//! In a durable run (`durable`), the journal is asked about the call's
+//! effect before stage 4 (a finished one is replayed), and stage 6 records
+//! the call as started before the tool runs and as finished after.
+//!
 //! Each stage is one function below, in that order. A call is one boxed
 //! future ([`Registry::call`], [`Registry::invoke`]); a tool that waits is
 //! boxed once more, with its task and its timer.
