@@ -6,243 +6,21 @@
 //! ```
 #![cfg(feature = "mcp")]
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+#[path = "mcp/support.rs"]
+mod support;
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
-use tool_runtime::mcp::rmcp::ServiceExt;
 use tool_runtime::mcp::McpServer;
 use tool_runtime::prelude::*;
 
-#[derive(Default)]
-struct Store {
-    deleted: Mutex<Vec<u32>>,
-    cancelled: AtomicUsize,
-}
+use support::*;
 
-#[derive(Serialize, JsonSchema)]
-struct Item {
-    id: u32,
-    name: String,
-}
-
-/// List the item ids.
-#[tool(read_only, kind = "read", meta(owner = "store", cost = 1))]
-async fn list_items() -> Vec<u32> {
-    vec![1, 2, 3]
-}
-
-/// Get one item.
-#[tool(read_only)]
-async fn get_item(
-    /// The item's id.
-    #[schemars(range(min = 1))]
-    id: u32,
-) -> Item {
-    Item { id, name: format!("item {id}") }
-}
-
-/// Delete one item; a human approves first.
-#[tool(destructive, requires("get_item"), policy = needs_approval)]
-async fn delete_item(ctx: Ctx<Store>, id: u32) -> String {
-    ctx.app().deleted.lock().unwrap().push(id);
-    format!("deleted {id}")
-}
-
-/// Count to `to`, a step every 20 ms, reporting each.
-#[tool]
-async fn count(ctx: Ctx<Store>, to: u32) -> u32 {
-    let mut counting = Counting { store: ctx.app_arc().clone(), done: false };
-    for step in 1..=to {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        ctx.progress(f64::from(step), Some(f64::from(to)), Some("counting"));
-    }
-    counting.done = true;
-    to
-}
-
-/// Counts the counts that ended early: the runtime drops a cancelled tool.
-struct Counting {
-    store: Arc<Store>,
-    done: bool,
-}
-
-impl Drop for Counting {
-    fn drop(&mut self) {
-        if !self.done {
-            self.store.cancelled.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-}
-
-/// Say hello; only on the first step.
-#[tool(visible_when = first_step)]
-async fn hello() -> String {
-    "hello".into()
-}
-
-fn first_step<App>(view: &StepView<'_, App>) -> bool {
-    view.step == 0
-}
-
-fn server() -> (McpServer<Store>, Arc<Store>) {
-    let registry = Registry::<Store>::builder()
-        .tools(tools![list_items, get_item, delete_item, count, hello])
-        .build()
-        .unwrap();
-    let store = Arc::new(Store::default());
-    (McpServer::new(registry, store.clone()).with_name("store", "1.2.3"), store)
-}
-
-/// How the test client answers `elicitation/create`.
-#[derive(Clone, Copy, PartialEq)]
-enum Human {
-    Accept,
-    Decline,
-    Dismiss,
-    /// Never answers.
-    Away,
-}
-
-/// A client speaking raw JSON-RPC lines to one session.
-struct Wire {
-    reader: BufReader<ReadHalf<DuplexStream>>,
-    writer: WriteHalf<DuplexStream>,
-    next_id: u64,
-    human: Human,
-    /// Every notification, in arrival order, with the responses' ids
-    /// interleaved as `{"response": id}` to check ordering.
-    seen: Vec<Value>,
-    /// The `elicitation/create` requests received.
-    asked: Vec<Value>,
-    initialized: Value,
-}
-
-impl Wire {
-    async fn connect(server: &McpServer<Store>, capabilities: Value, human: Human) -> Wire {
-        Wire::open(server, "2025-06-18", capabilities, human).await
-    }
-
-    /// Starts a session and initializes it at `version`.
-    async fn open(server: &McpServer<Store>, version: &str, capabilities: Value, human: Human) -> Wire {
-        let (client, server_side) = tokio::io::duplex(1 << 16);
-        let session = server.session();
-        tokio::spawn(async move {
-            if let Ok(running) = session.serve(server_side).await {
-                let _ = running.waiting().await;
-            }
-        });
-        let (reader, writer) = tokio::io::split(client);
-        let mut wire = Wire {
-            reader: BufReader::new(reader),
-            writer,
-            next_id: 1,
-            human,
-            seen: Vec::new(),
-            asked: Vec::new(),
-            initialized: Value::Null,
-        };
-        wire.initialized = wire
-            .request(
-                "initialize",
-                json!({"protocolVersion": version, "capabilities": capabilities, "clientInfo": {"name": "wire", "version": "0"}}),
-            )
-            .await;
-        wire.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
-        wire
-    }
-
-    async fn send(&mut self, message: Value) {
-        let mut line = message.to_string();
-        line.push('\n');
-        self.writer.write_all(line.as_bytes()).await.unwrap();
-    }
-
-    /// Sends a request; returns its id.
-    async fn start(&mut self, method: &str, params: Value) -> u64 {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await;
-        id
-    }
-
-    /// Reads messages until the response to `id`, answering the server's
-    /// requests on the way; its `result`.
-    async fn response(&mut self, id: u64) -> Value {
-        tokio::time::timeout(Duration::from_secs(10), async {
-            loop {
-                let mut line = String::new();
-                assert!(self.reader.read_line(&mut line).await.unwrap() > 0, "the server closed the pipe");
-                let message: Value = serde_json::from_str(&line).unwrap();
-                match (&message["id"], &message["method"]) {
-                    (Value::Null, Value::String(_)) => self.seen.push(message),
-                    (server_id, Value::String(method)) => {
-                        assert_eq!(method, "elicitation/create", "unexpected server request {message}");
-                        self.asked.push(message.clone());
-                        let action = match self.human {
-                            Human::Accept => "accept",
-                            Human::Decline => "decline",
-                            Human::Dismiss => "cancel",
-                            Human::Away => continue,
-                        };
-                        let content = if action == "accept" { json!({}) } else { Value::Null };
-                        let mut result = json!({"action": action});
-                        if !content.is_null() {
-                            result["content"] = content;
-                        }
-                        let server_id = server_id.clone();
-                        self.send(json!({"jsonrpc": "2.0", "id": server_id, "result": result})).await;
-                    }
-                    (answered, _) if *answered == json!(id) => {
-                        self.seen.push(json!({"response": id}));
-                        assert!(message.get("error").is_none(), "a protocol error: {message}");
-                        return message["result"].clone();
-                    }
-                    _ => {}
-                }
-            }
-        })
-        .await
-        .expect("a response within 10s")
-    }
-
-    async fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.start(method, params).await;
-        self.response(id).await
-    }
-
-    async fn call(&mut self, name: &str, arguments: Value) -> Value {
-        self.request("tools/call", json!({"name": name, "arguments": arguments})).await
-    }
-
-    async fn names(&mut self) -> Vec<String> {
-        let list = self.request("tools/list", json!({})).await;
-        list["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap().to_owned()).collect()
-    }
-
-    /// How many `tools/list_changed` arrived so far; forgets them.
-    fn list_changes(&mut self) -> usize {
-        let changes = self.seen.iter().filter(|m| m["method"] == "notifications/tools/list_changed").count();
-        self.seen.clear();
-        changes
-    }
-}
-
-fn text(result: &Value) -> &str {
-    result["content"][0]["text"].as_str().unwrap_or_default()
-}
-
-fn no_capabilities() -> Value {
-    json!({})
-}
-
-fn elicitation() -> Value {
-    json!({"elicitation": {"form": {}}})
-}
 
 #[tokio::test]
 async fn initialize_names_the_server_and_its_tool_capability() {
@@ -342,56 +120,6 @@ async fn every_failure_is_an_is_error_result_with_the_models_line() {
     assert!(text(&missing).contains("INVALID_ARGUMENTS"), "{missing}");
 }
 
-#[tokio::test]
-async fn a_call_needing_approval_is_refused_when_the_client_cannot_elicit() {
-    let (server, store) = server();
-    let mut wire = Wire::connect(&server, no_capabilities(), Human::Accept).await;
-    wire.call("get_item", json!({"id": 1})).await;
-    let refused = wire.call("delete_item", json!({"id": 1})).await;
-    assert_eq!(refused["isError"], true);
-    assert!(text(&refused).starts_with("code: APPROVAL_UNAVAILABLE, status: 403"), "{refused}");
-    assert!(text(&refused).contains("needs a human's approval"), "{refused}");
-    assert!(wire.asked.is_empty());
-    assert!(store.deleted.lock().unwrap().is_empty());
-}
-
-#[tokio::test]
-async fn the_human_accepting_the_elicitation_runs_the_call() {
-    let (server, store) = server();
-    let mut wire = Wire::connect(&server, elicitation(), Human::Accept).await;
-    wire.call("get_item", json!({"id": 7})).await;
-    let deleted = wire.call("delete_item", json!({"id": 7})).await;
-    assert_eq!(deleted["isError"], false, "{deleted}");
-    assert_eq!(text(&deleted), "deleted 7");
-    assert_eq!(*store.deleted.lock().unwrap(), [7]);
-    let asked = &wire.asked[0]["params"];
-    assert_eq!(asked["mode"], "form");
-    assert!(asked["message"].as_str().unwrap().contains("`delete_item`"), "{asked}");
-    assert!(asked["message"].as_str().unwrap().contains("\"id\": 7"), "{asked}");
-    assert_eq!(asked["requestedSchema"], json!({"type": "object", "properties": {}}));
-}
-
-#[tokio::test]
-async fn the_human_declining_or_dismissing_rejects_the_call() {
-    for human in [Human::Decline, Human::Dismiss] {
-        let (server, store) = server();
-        let mut wire = Wire::connect(&server, elicitation(), human).await;
-        wire.call("get_item", json!({"id": 7})).await;
-        let rejected = wire.call("delete_item", json!({"id": 7})).await;
-        assert_eq!(rejected["isError"], true);
-        assert!(text(&rejected).starts_with("code: APPROVAL_REJECTED, status: 403"), "{rejected}");
-        assert!(store.deleted.lock().unwrap().is_empty());
-    }
-}
-
-#[tokio::test]
-async fn the_users_approval_floor_sends_an_allowed_call_to_approval() {
-    let (server, _) = server();
-    let server = server.with_user(UserContext::new("u-1").with_floor(ApprovalFloor::default().tool("get_item")));
-    let mut wire = Wire::connect(&server, no_capabilities(), Human::Accept).await;
-    let refused = wire.call("get_item", json!({"id": 1})).await;
-    assert!(text(&refused).starts_with("code: APPROVAL_UNAVAILABLE"), "{refused}");
-}
 
 #[tokio::test]
 async fn progress_reaches_the_client_before_the_result_when_it_asked() {
@@ -443,16 +171,6 @@ async fn the_interim_text_reaches_a_client_that_asked_for_progress() {
     assert!(!wire.seen.iter().any(|m| m["method"] == "notifications/progress"), "no token, no interim notification");
 }
 
-/// Waits until `done` holds (at most 5 s).
-async fn eventually(done: impl Fn() -> bool) -> bool {
-    for _ in 0..100 {
-        if done() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    done()
-}
 
 #[tokio::test]
 async fn cancelling_a_call_cancels_its_tool_and_the_session_goes_on() {
@@ -468,24 +186,6 @@ async fn cancelling_a_call_cancels_its_tool_and_the_session_goes_on() {
     assert_eq!(text(&items), "[1,2,3]");
 }
 
-#[tokio::test]
-async fn cancelling_a_call_waiting_for_approval_does_not_run_it() {
-    let (server, store) = server();
-    let mut wire = Wire::connect(&server, elicitation(), Human::Away).await;
-    wire.call("get_item", json!({"id": 3})).await;
-    let id = wire.start("tools/call", json!({"name": "delete_item", "arguments": {"id": 3}})).await;
-    while wire.asked.is_empty() {
-        wire.names().await;
-    }
-    wire.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}})).await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    // The human accepts too late: the call was settled as cancelled.
-    let ask = wire.asked[0]["id"].clone();
-    wire.send(json!({"jsonrpc": "2.0", "id": ask, "result": {"action": "accept", "content": {}}})).await;
-    wire.names().await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(store.deleted.lock().unwrap().is_empty());
-}
 
 /// One item with a long name, cut at 50 characters for the model.
 #[tool(read_only, max_output_chars = 50)]
@@ -497,15 +197,6 @@ async fn big_item() -> Item {
 #[tool(read_only, max_output_chars = 50)]
 async fn big_blob() -> Value {
     json!({"blob": "y".repeat(100_000)})
-}
-
-fn server_of(tools: Vec<tool_runtime::BoxedTool<Store>>, ttl: Option<Duration>) -> (McpServer<Store>, Arc<Store>) {
-    let mut builder = Registry::<Store>::builder().tools(tools);
-    if let Some(ttl) = ttl {
-        builder = builder.approval_ttl(ttl);
-    }
-    let store = Arc::new(Store::default());
-    (McpServer::new(builder.build().unwrap(), store.clone()), store)
 }
 
 #[tokio::test]
@@ -531,48 +222,6 @@ async fn a_cut_output_never_reaches_the_client_whole_as_structured_content() {
     assert!(item.to_string().len() < 1_000, "{} bytes sent", item.to_string().len());
 }
 
-#[tokio::test]
-async fn an_approval_nobody_answers_expires_and_a_late_accept_does_not_run_the_call() {
-    let (server, store) = server_of(tools![get_item, delete_item], Some(Duration::from_millis(300)));
-    let mut wire = Wire::connect(&server, elicitation(), Human::Away).await;
-    wire.call("get_item", json!({"id": 4})).await;
-    let expired = wire.call("delete_item", json!({"id": 4})).await;
-    assert_eq!(expired["isError"], true);
-    assert!(text(&expired).starts_with("code: APPROVAL_EXPIRED, status: 403"), "{expired}");
-    assert!(text(&expired).contains("so it was not run"), "{expired}");
-
-    let ask = wire.asked[0]["id"].clone();
-    wire.send(json!({"jsonrpc": "2.0", "id": ask, "result": {"action": "accept", "content": {}}})).await;
-    wire.names().await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(store.deleted.lock().unwrap().is_empty());
-}
-
-#[tokio::test]
-async fn calls_waiting_for_approval_in_a_session_are_capped() {
-    let registry = Registry::<Store>::builder().tools(tools![get_item, delete_item]).max_pending_approvals(1).build().unwrap();
-    let store = Arc::new(Store::default());
-    let server = McpServer::new(registry, store.clone());
-    let mut wire = Wire::connect(&server, elicitation(), Human::Away).await;
-    wire.call("get_item", json!({"id": 1})).await;
-    let first = wire.start("tools/call", json!({"name": "delete_item", "arguments": {"id": 1}})).await;
-    while wire.asked.is_empty() {
-        wire.names().await;
-    }
-    let second = wire.call("delete_item", json!({"id": 2})).await;
-    assert_eq!(second["isError"], true, "{second}");
-    assert!(text(&second).starts_with("code: TOO_MANY_PENDING, status: 429"), "{second}");
-    assert_eq!(wire.asked.len(), 1, "the second call asked nobody");
-    // Once the first is settled, a new call may wait again.
-    wire.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": first}})).await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let third = wire.start("tools/call", json!({"name": "delete_item", "arguments": {"id": 3}})).await;
-    while wire.asked.len() < 2 {
-        wire.names().await;
-    }
-    wire.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": third}})).await;
-    assert!(store.deleted.lock().unwrap().is_empty());
-}
 
 /// Asks a policy service that never answers; counts the asks it abandoned.
 #[tool(policy = ask_forever)]
@@ -694,81 +343,4 @@ async fn a_typed_failure_reaches_the_client_as_structured_content_of_an_error_an
 
     let ok = wire.call("reserve_item", json!({"id": 2})).await;
     assert_eq!(ok["structuredContent"], json!({"id": 2, "name": "free"}));
-}
-
-/// A journal on a SQLite file of its own, and its path for "another process".
-#[cfg(feature = "sqlite")]
-async fn journal(test: &str) -> (tool_runtime::journal::Journal, String) {
-    let dir = std::env::temp_dir().join(format!("tool-runtime-mcp-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("journal.db").display().to_string();
-    (tool_runtime::journal::Journal::open(&path).await.unwrap(), path)
-}
-
-#[cfg(feature = "sqlite")]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn with_a_journal_a_decision_made_out_of_band_reaches_the_waiting_call() {
-    use tool_runtime::journal::{Decision, Journal};
-
-    let (journal, path) = journal("out_of_band").await;
-    let (server, store) = server();
-    let server = server.with_user(UserContext::new("u-mcp")).with_journal(journal);
-    // The client cannot elicit: with a journal, the call waits for a decision from elsewhere.
-    let mut wire = Wire::connect(&server, no_capabilities(), Human::Accept).await;
-    wire.call("get_item", json!({"id": 1})).await;
-    let waiting = wire.start("tools/call", json!({"name": "delete_item", "arguments": {"id": 1}})).await;
-
-    // An admin page in another process.
-    let admin = Journal::open(&path).await.unwrap();
-    let parked = loop {
-        let pending = admin.pending_for_user("u-mcp").await.unwrap();
-        if let Some(parked) = pending.into_iter().next() {
-            break parked;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
-    assert_eq!((parked.tool.as_str(), &parked.input), ("delete_item", &json!({"id": 1})));
-    admin.decide(&parked.call_id, Decision::Approve, "alice").await.unwrap();
-    let deleted = wire.response(waiting).await;
-    assert_eq!(text(&deleted), "deleted 1", "{deleted}");
-    assert_eq!(*store.deleted.lock().unwrap(), [1]);
-    // The session's run is journaled too.
-    let run = admin.load_run(&parked.run_id).await.unwrap().unwrap();
-    assert!(parked.run_id.starts_with("mcp-"), "{}", parked.run_id);
-    assert_eq!(run.executed, ["get_item", "delete_item"]);
-
-    // A rejection out of band: the model reads its text.
-    let waiting = wire.start("tools/call", json!({"name": "delete_item", "arguments": {"id": 2}})).await;
-    let parked = loop {
-        if let Some(parked) = admin.pending_for_user("u-mcp").await.unwrap().into_iter().next() {
-            break parked;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
-    admin.decide(&parked.call_id, Decision::Reject("Item 2 is kept for the audit.".into()), "bob").await.unwrap();
-    let refused = wire.response(waiting).await;
-    assert_eq!(refused["isError"], true);
-    assert!(text(&refused).contains("Item 2 is kept for the audit."), "{refused}");
-    assert_eq!(*store.deleted.lock().unwrap(), [1]);
-}
-
-#[cfg(feature = "sqlite")]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn with_a_journal_the_clients_answer_is_journaled_as_the_decision() {
-    let (journal, path) = journal("client_answer").await;
-    let (server, store) = server();
-    let server = server.with_user(UserContext::new("u-mcp")).with_journal(journal.clone());
-    let mut wire = Wire::connect(&server, elicitation(), Human::Accept).await;
-    wire.call("get_item", json!({"id": 7})).await;
-    let deleted = wire.call("delete_item", json!({"id": 7})).await;
-    assert_eq!(text(&deleted), "deleted 7", "{deleted}");
-    assert_eq!(*store.deleted.lock().unwrap(), [7]);
-    assert!(journal.pending_for_user("u-mcp").await.unwrap().is_empty());
-    // The one approval in the journal was decided by the client's user.
-    use sqlx::Connection;
-    let mut conn = sqlx::SqliteConnection::connect(&path).await.unwrap();
-    let decided: Vec<(String, String)> =
-        sqlx::query_as("SELECT decision, decided_by FROM journal_approvals").fetch_all(&mut conn).await.unwrap();
-    assert_eq!(decided, [("approve".to_owned(), "u-mcp".to_owned())]);
 }
