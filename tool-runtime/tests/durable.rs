@@ -22,33 +22,8 @@ use tool_runtime::{ErrorKind, ErrorReport, ResultKind, Run, RunError, RunState, 
 
 use db::Db;
 
-/// One test per backend for each case: `sqlite::NAME` and `postgres::NAME`.
-macro_rules! on_both_backends {
-    ($($case:ident),* $(,)?) => {
-        #[cfg(feature = "sqlite")]
-        mod sqlite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    super::$case(super::Db::sqlite(concat!("durable_", stringify!($case)))).await;
-                }
-            )*
-        }
-        #[cfg(feature = "postgres")]
-        mod postgres {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    if let Some(db) = super::Db::postgres(concat!("durable_", stringify!($case))).await {
-                        super::$case(db).await;
-                    }
-                }
-            )*
-        }
-    };
-}
-
 on_both_backends!(
+    "durable_":
     a_resumed_run_has_its_step_executed_tools_and_pending_calls,
     a_re_sent_call_returns_its_journaled_result_without_running_again,
     a_call_cut_off_midway_is_not_run_again_unless_idempotent,

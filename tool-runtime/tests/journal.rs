@@ -17,33 +17,8 @@ use tool_runtime::{ResultKind, RunState};
 
 use db::Db;
 
-/// One test per backend for each case: `sqlite::NAME` and `postgres::NAME`.
-macro_rules! on_both_backends {
-    ($($case:ident),* $(,)?) => {
-        #[cfg(feature = "sqlite")]
-        mod sqlite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    super::$case(super::Db::sqlite(stringify!($case))).await;
-                }
-            )*
-        }
-        #[cfg(feature = "postgres")]
-        mod postgres {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    if let Some(db) = super::Db::postgres(stringify!($case)).await {
-                        super::$case(db).await;
-                    }
-                }
-            )*
-        }
-    };
-}
-
 on_both_backends!(
+    "":
     opening_twice_migrates_once,
     a_newer_schema_is_refused,
     a_corrupt_run_row_is_an_error,

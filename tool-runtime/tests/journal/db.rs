@@ -7,6 +7,36 @@
 
 use tool_runtime::journal::Journal;
 
+/// One test per backend for each case, from one body taking a [`Db`]:
+/// `sqlite::NAME` on a fresh SQLite file, `postgres::NAME` on a fresh
+/// database of the Postgres server (the test says it skips without one,
+/// outside CI). `$prefix` keeps the databases of two test files apart.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($prefix:literal: $($case:ident),* $(,)?) => {
+        #[cfg(feature = "sqlite")]
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    super::$case(super::Db::sqlite(concat!($prefix, stringify!($case)))).await;
+                }
+            )*
+        }
+        #[cfg(feature = "postgres")]
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    if let Some(db) = super::Db::postgres(concat!($prefix, stringify!($case))).await {
+                        super::$case(db).await;
+                    }
+                }
+            )*
+        }
+    };
+}
+
 pub enum Db {
     #[cfg(feature = "sqlite")]
     Sqlite { dir: std::path::PathBuf, url: String },
