@@ -200,15 +200,39 @@ async fn connect(url: &str) -> Result<Backend, JournalError> {
         // Every commit reaches the disk: a journaled effect survives a
         // power loss, not only a crash of the process.
         .synchronous(SqliteSynchronous::Full)
-        .busy_timeout(Duration::from_secs(5));
-        let pool = SqlitePoolOptions::new().connect_with(options).await.map_err(open_failed)?;
-        Ok(Backend::Sqlite(pool))
+        .busy_timeout(BUSY_TIMEOUT);
+        // Switching a new file to WAL takes an exclusive lock, and SQLite
+        // answers "database is locked" at once, without the busy timeout,
+        // when two connections try it together (it would deadlock). So a
+        // busy first connection is tried again until the timeout.
+        let started = std::time::Instant::now();
+        loop {
+            match SqlitePoolOptions::new().connect_with(options.clone()).await {
+                Ok(pool) => return Ok(Backend::Sqlite(pool)),
+                Err(error) if is_busy(&error) && started.elapsed() < BUSY_TIMEOUT => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Err(error) => return Err(open_failed(error)),
+            }
+        }
     }
     #[cfg(not(feature = "sqlite"))]
     Err(JournalError::Url {
         url: url.to_owned(),
         why: "this build has no SQLite support; enable tool-runtime's feature `sqlite` or give a postgres:// URL".into(),
     })
+}
+
+/// How long a SQLite connection waits for another's lock.
+#[cfg(feature = "sqlite")]
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// SQLite's `SQLITE_BUSY` (5) or `SQLITE_LOCKED` (6): another connection
+/// holds the lock.
+#[cfg(feature = "sqlite")]
+fn is_busy(error: &sqlx::Error) -> bool {
+    let code = error.as_database_error().and_then(|error| error.code());
+    matches!(code.as_deref(), Some("5" | "6"))
 }
 
 #[cfg(test)]
