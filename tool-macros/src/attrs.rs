@@ -52,6 +52,7 @@ struct ToolKeys {
     always_active: Option<Meta>,
     classification: Option<Meta>,
     scope_prompt: Option<Meta>,
+    scope: Option<Meta>,
     meta: Option<Meta>,
     #[darling(rename = "crate")]
     krate: Option<Meta>,
@@ -142,6 +143,7 @@ pub struct ToolAttrs {
     pub always_active: Option<Flag>,
     pub classification: Option<LitStr>,
     pub scope_prompt: Option<LitStr>,
+    pub scope: Option<Path>,
     pub meta: Vec<MetaEntry>,
     pub krate: Option<Path>,
 }
@@ -210,6 +212,7 @@ impl ToolAttrs {
             scope_prompt: keys
                 .scope_prompt
                 .and_then(|meta| text(&meta, "scope_prompt", "Scope to one customer when the user names one", errors)),
+            scope: keys.scope.and_then(|meta| predicate_path(&meta, "scope", errors)),
             meta: keys.meta.map(|meta| meta_entries(&meta, errors)).unwrap_or_default(),
             krate: keys.krate.and_then(|meta| errors.handle(Path::from_meta(&meta))),
         }
@@ -474,6 +477,7 @@ fn policy(meta: &Meta, errors: &mut Errors) -> Option<PolicyAttr> {
 fn predicate_path(meta: &Meta, key: &str, errors: &mut Errors) -> Option<Path> {
     let help = match key {
         "on_error" => format!("write `{key} = path::to::recovery`"),
+        "scope" => format!("write `{key} = path::to::function`, a `fn(&Scope, &mut ScopedTool)` that narrows the tool to a scope value"),
         "idempotency_key" => format!(
             "write `{key} = path::to::function`, a `fn(&Input) -> String` that returns the key of the call's effect \
              from the tool's input (`Input` is the type named like the tool, or `T` of `Input<T>`)"

@@ -70,7 +70,22 @@ pub fn validate(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) -> Str
     check_description(attrs, tool_fn, errors);
     check_keys(attrs, &name, errors);
     check_recovery(attrs, tool_fn, errors);
+    check_scope(attrs, errors);
     name
+}
+
+/// An `always_active` tool is never chosen by the intent classifier, so it
+/// never gets a scope value.
+fn check_scope(attrs: &ToolAttrs, errors: &mut Errors) {
+    if let Some(path) = &attrs.scope
+        && attrs.always_active.is_some_and(|flag| flag.value)
+    {
+        errors.push(with_help(
+            error_at(path, "`scope` contradicts `always_active`"),
+            "an always-active tool is offered in every turn without being chosen, so no scope value ever reaches it: \
+             remove `always_active` to let the intent classifier choose and scope the tool, or remove `scope`",
+        ));
+    }
 }
 
 fn tool_name(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) -> String {

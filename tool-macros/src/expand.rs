@@ -242,6 +242,23 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
             }
         }
     });
+    // `scope`: the scope type is the function's first parameter, named
+    // only through it; coercing to a fn pointer reports a wrong signature
+    // on the path.
+    let scope = attrs.scope.as_ref().map(|path| {
+        let probe = respan(&p, path.span());
+        let schema = quote_spanned!(path.span()=> #probe::scope_schema(#path, generator));
+        let call = quote_spanned!(path.span()=> #probe::scope_call(#path, scope, tool));
+        quote! {
+            fn scope_schema(generator: &mut #p::schemars::SchemaGenerator) -> ::core::option::Option<#p::schemars::Schema> {
+                ::core::option::Option::Some(#schema)
+            }
+
+            fn scope(scope: &#p::serde_json::Value, tool: &mut #p::ScopedTool) -> ::core::result::Result<(), #p::serde_json::Error> {
+                #call
+            }
+        }
+    });
     let (args_of_call, again, ends_run) = match &attrs.ends_run {
         Some(EndsRunAttr::Predicate(path)) => {
             let probe = respan(&p, path.span());
@@ -368,6 +385,7 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
                 #visible
                 #parallel_when
                 #effect_key
+                #scope
 
                 fn call(
                     input: Self::Input,

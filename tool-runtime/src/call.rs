@@ -225,7 +225,7 @@ impl<'r, App: Send + Sync + 'static> IntoFuture for Call<'r, App> {
 
     fn into_future(self) -> Self::IntoFuture {
         let Call { registry, app, name, args, info, offered } = self;
-        registry.process(app, &name, args, info, offered.as_deref())
+        registry.process(app, &name, args, info, offered.as_deref(), None)
     }
 }
 

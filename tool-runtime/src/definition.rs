@@ -227,6 +227,10 @@ pub struct ToolDefinition {
     pub scope_prompt: Option<String>,
     /// Free-form metadata (`meta(key = value, ...)`), exported as MCP `_meta`.
     pub meta: Map<String, Value>,
+    /// The JSON Schema of the tool's scope (`scope = path`): what an intent
+    /// classifier answers to narrow the tool for one turn
+    /// ([`Run::select`](crate::Run::select)). `None` for a tool without a scope.
+    pub scope_schema: Option<Arc<Value>>,
 }
 
 impl ToolDefinition {
@@ -264,6 +268,7 @@ impl ToolDefinition {
             classification: None,
             scope_prompt: None,
             meta: Map::new(),
+            scope_schema: None,
         }
     }
 
@@ -272,9 +277,9 @@ impl ToolDefinition {
         metadata: &Metadata,
         execution: &Execution,
         input_schema: Value,
-        schemas: [Option<Value>; 2],
+        schemas: [Option<Value>; 3],
     ) -> Self {
-        let [output_schema, failure_schema] = schemas;
+        let [output_schema, failure_schema, scope_schema] = schemas;
         ToolDefinition {
             name: meta.name.to_owned(),
             description: match meta.description {
@@ -309,6 +314,7 @@ impl ToolDefinition {
             classification: metadata.classification.map(str::to_owned),
             scope_prompt: metadata.scope_prompt.map(str::to_owned),
             meta: metadata.meta.iter().map(|(key, value)| ((*key).to_owned(), value.to_json())).collect(),
+            scope_schema: scope_schema.map(Arc::new),
         }
     }
 }

@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::context::{CallState, Ctx, StepView};
 use crate::error::ToolError;
+use crate::intent::ScopedTool;
 use crate::policy::{PolicyKind, Verdict};
 use crate::tool::{
     Annotations, BoxError, BoxFuture, BoxedTool, CallFuture, EndsRun, ErasedTool, Failure, Interim, ParsedFrom, PolicyFuture,
@@ -29,6 +30,7 @@ enum EndsRunFn {
 }
 type ParallelFn = Arc<dyn Fn(&Value) -> bool + Send + Sync>;
 type EffectKeyFn = Arc<dyn Fn(&Value) -> String + Send + Sync>;
+type ScopeFn = Arc<dyn Fn(&Value, &mut ScopedTool) + Send + Sync>;
 
 /// An `on_error` recovery, on the validated arguments and the handler's
 /// error; `None` declines.
@@ -70,6 +72,7 @@ pub struct DynamicTool<App> {
     parallel: Option<ParallelFn>,
     recover: Option<RecoverFn>,
     effect_key: Option<EffectKeyFn>,
+    scope: Option<ScopeFn>,
 }
 
 impl<App: Send + Sync + 'static> DynamicTool<App> {
@@ -85,7 +88,7 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
             let future = handler(args, ctx);
             Box::pin(async move { future.await.map_err(Into::into) })
         });
-        DynamicTool { definition: ToolDefinition::new(name, description, input_schema), handler, policy: None, visible: None, ends_run: None, parallel: None, recover: None, effect_key: None }
+        DynamicTool { definition: ToolDefinition::new(name, description, input_schema), handler, policy: None, visible: None, ends_run: None, parallel: None, recover: None, effect_key: None, scope: None }
     }
 
     /// A human-readable title.
@@ -448,6 +451,17 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
         self.definition.meta.insert(key.into(), value.into());
         self
     }
+
+    /// A scope (`scope = path` of `#[tool]`): an intent classifier answers a
+    /// value matching `schema` for this tool, and `rebuild` narrows the
+    /// tool's description and input schema to it for the turn
+    /// ([`Run::select`](crate::Run::select)). A value that does not match
+    /// `schema` leaves the tool as it is, and is reported.
+    pub fn scope(mut self, schema: Value, rebuild: impl Fn(&Value, &mut ScopedTool) + Send + Sync + 'static) -> Self {
+        self.definition.scope_schema = Some(Arc::new(schema));
+        self.scope = Some(Arc::new(rebuild));
+        self
+    }
 }
 
 impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
@@ -489,6 +503,15 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
 
     fn effect_key(&self, input: &(dyn Any + Send + Sync)) -> Option<String> {
         Some((self.effect_key.as_ref()?)(input.downcast_ref::<Value>()?))
+    }
+
+    fn scope(&self, scope: &Value, tool: &mut ScopedTool) -> Result<(), String> {
+        let (Some(rebuild), Some(schema)) = (&self.scope, &self.definition.scope_schema) else { return Ok(()) };
+        let validator = jsonschema::draft202012::new(schema).map_err(|err| format!("the scope schema does not compile: {err}"))?;
+        match crate::validation::problems(&validator, scope).first() {
+            Some(problem) => Err(problem.clone()),
+            None => Ok(rebuild(scope, tool)),
+        }
     }
 
     fn call(&self, input: Box<dyn Any + Send + Sync>, call: &mut CallState<'_, App>, _args: &ParsedFrom<'_>) -> CallFuture {

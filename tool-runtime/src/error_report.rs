@@ -76,6 +76,11 @@ pub enum ErrorKind {
     /// started but never finished (its process died mid-call): it was not
     /// run again, since its effect may have happened. Check, then decide.
     OutcomeUnknown,
+    /// A scope did not apply ([`Run::select`](crate::Run::select)): the
+    /// scope value did not fit the scope type, the scope function panicked,
+    /// or its rebuilt schema would accept more than the tool's own. The
+    /// tool kept its own definition for the turn.
+    Scope,
 }
 
 impl ErrorKind {
@@ -91,6 +96,7 @@ impl ErrorKind {
             ErrorKind::Output => "output",
             ErrorKind::Journal => "journal",
             ErrorKind::OutcomeUnknown => "outcome_unknown",
+            ErrorKind::Scope => "scope",
         }
     }
 }

@@ -54,6 +54,7 @@ mod dynamic;
 mod error;
 mod error_report;
 mod guard;
+mod intent;
 #[cfg(feature = "journal")]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
 pub mod journal;
@@ -83,6 +84,7 @@ pub use dynamic::DynamicTool;
 pub use error::{ToolError, INTERNAL_ERROR_CODE};
 pub use error_report::{ErrorKind, ErrorReport};
 pub use guard::{ArgumentLimits, MAX_ARGUMENT_DEPTH};
+pub use intent::{Classifier, ScopeProblem, ScopedTool, Selection};
 pub use call::{Arguments, Call, CallOutcome, PendingCall};
 pub use policy::{ApprovalFloor, PolicyKind, Verdict};
 pub use registry::{BuildError, BuildProblem, Registry, RegistryBuilder, DEFAULT_APPROVAL_TTL};
@@ -126,7 +128,8 @@ pub use tokio_util::sync::CancellationToken;
 /// | `parallel_safe` / `parallel_safe = bool` / `parallel_safe = path` | may run concurrently with other calls of the same step; implied by `read_only`; a predicate `fn(&serde_json::Value) -> bool` decides on the raw arguments |
 /// | `strict = bool` | per-tool override of provider strict mode |
 /// | `kind = "..."` | a declared grouping, filterable with [`Registry::definitions_of_kind`]; not an authorisation boundary |
-/// | `examples("...")`, `example_prompts("...")`, `related("tool")`, `always_active`, `classification = "..."`, `scope_prompt = "..."` | kept in the definition, for documentation and intent classifiers; `related` names are checked like `requires` |
+/// | `examples("...")`, `example_prompts("...")`, `related("tool")`, `always_active`, `classification = "..."`, `scope_prompt = "..."` | kept in the definition, for documentation and intent classifiers ([`Classifier`]); `related` names are checked like `requires` |
+/// | `scope = path` | `fn(&Scope, &mut ScopedTool)`: rebuilds the tool's description and input schema for a turn from the scope value an intent classifier chose ([`Run::select`]); narrowing only, checked. Not with `always_active` |
 /// | `meta(key = value, ...)` | free-form literal metadata, in the definition and as MCP `_meta` |
 /// | `crate = path` | where this crate is, for crates that re-export it |
 ///
@@ -238,6 +241,6 @@ pub struct Input<T>(pub T);
 pub mod prelude {
     pub use crate::{
         tool, tools, ApprovalFloor, BoxedTool, CallResult, Ctx, DynamicTool, Input, PolicyKind, Registry, Run,
-        StepView, ToolCall, ToolError, UserContext, Verdict,
+        ScopedTool, Selection, StepView, ToolCall, ToolError, UserContext, Verdict,
     };
 }

@@ -129,7 +129,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// no waiting); the tool runs when the future is awaited.
     pub fn invoke<'a>(&'a self, app: &'a Arc<App>, name: &str, args: impl Into<Arguments<'a>>) -> impl Future<Output = CallResult> + 'a {
         let info = CallInfo::anonymous(fresh_call_id());
-        self.process(app, name, args.into(), info, None).map(|outcome| match outcome {
+        self.process(app, name, args.into(), info, None, None).map(|outcome| match outcome {
             CallOutcome::Done(result) => result,
             CallOutcome::NeedsApproval(pending) => pending.pending_result(),
         })
@@ -137,6 +137,8 @@ impl<App: Send + Sync + 'static> Registry<App> {
 
     /// The whole path of one call. `offered`, when set, is the list of
     /// tools offered in the current step: any other name is unknown.
+    /// `scoped`, when set, is the validator of the tool's schema as its
+    /// scope rebuilt it for the turn: the input must pass it too.
     ///
     /// Stages 0 to 3 need no waiting: they run here, at once, and a call
     /// they end is a ready future. Stages 4 to 7 are the returned future.
@@ -147,6 +149,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
         args: Arguments<'a>,
         info: CallInfo,
         offered: Option<&[String]>,
+        scoped: Option<&jsonschema::Validator>,
     ) -> BoxFuture<'a, CallOutcome<App>> {
         let span = call_span(name, &info.call_id);
         let entered = span.enter();
@@ -158,6 +161,10 @@ impl<App: Send + Sync + 'static> Registry<App> {
         };
         // 1 to 3. Guard, parse, validate.
         let input = match self.read_input(entry, &info.call_id, args) {
+            Ok(input) if let Some(validator) = scoped && let Some(result) = out_of_scope(entry, &info.call_id, validator, &input) => {
+                record_outcome(&span, result.kind);
+                return Box::pin(std::future::ready(CallOutcome::Done(result)));
+            }
             Ok(input) => input,
             Err(result) => {
                 record_outcome(&span, result.kind);
@@ -491,6 +498,14 @@ fn first_poll(future: &mut CallFuture, cx: &mut std::task::Context<'_>) -> Optio
         Ok(Poll::Pending) => None,
         Err(payload) => Some(Ended::Panicked(payload)),
     }
+}
+
+/// Stage 3 in a turn that scoped the tool: what the model reads when the
+/// input, valid for the tool, is outside the turn's scope.
+fn out_of_scope<App>(entry: &Entry<App>, call_id: &SmolStr, validator: &jsonschema::Validator, input: &Input<'_>) -> Option<CallResult> {
+    let problems = crate::validation::problems(validator, &input.from.to_value());
+    (!problems.is_empty())
+        .then(|| CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::InvalidArguments, &lines::schema(&entry.def.name, &problems)))
 }
 
 /// Stage 3: validation, and the read into the tool's input.

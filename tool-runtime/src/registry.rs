@@ -372,6 +372,12 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
                     continue;
                 }
             };
+            if let Some(scope) = &def.scope_schema
+                && let Err(err) = jsonschema::draft202012::new(scope)
+            {
+                problems.push(BuildProblem::InvalidSchema { tool: def.name.clone(), reason: format!("scope schema: {err}") });
+                continue;
+            }
             let name = smol_str::SmolStr::new(&def.name);
             let tool = boxed.inner;
             entries.push(Entry { name, def, tool, validator, parser_enforces, text_exact, properties, output_validator, failure_validator });

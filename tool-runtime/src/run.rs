@@ -155,6 +155,8 @@ pub struct Run<App> {
     deadline: Option<tokio::time::Instant>,
     /// How long one step may take (`with_step_timeout`).
     step_timeout: Option<Duration>,
+    /// The tools of the current turn, after [`Run::select`]; `None` offers every tool.
+    pub(crate) turn: Option<crate::intent::Turn>,
     /// The journal and id of a durable run ([`Run::durable`]).
     #[cfg(feature = "journal")]
     pub(crate) durable: Option<Arc<crate::durable::Durable>>,
@@ -199,6 +201,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
             pending: Vec::new(),
             deadline: None,
             step_timeout: None,
+            turn: None,
             #[cfg(feature = "journal")]
             durable: None,
         }
@@ -334,11 +337,20 @@ impl<App: Send + Sync + 'static> Run<App> {
     }
 
     /// The tools to offer the model for the current step, in declaration
-    /// order: those whose `requires` ran and whose `visible_when` passes.
-    /// Empty once a call ended the run. A visibility predicate that panics
-    /// hides its tool and is reported.
+    /// order: those whose `requires` ran and whose `visible_when` passes,
+    /// and, after [`select`](Self::select), that the turn offers (a scoped
+    /// tool as its scope rebuilt it). Empty once a call ended the run. A
+    /// visibility predicate that panics hides its tool and is reported.
     pub fn offered(&self) -> Vec<&ToolDefinition> {
-        self.steps.offered(&self.registry, self.app.as_ref(), &self.user)
+        let offered = self.steps.offered(&self.registry, self.app.as_ref(), &self.user);
+        match &self.turn {
+            None => offered,
+            Some(turn) => offered
+                .into_iter()
+                .filter(|def| turn.offers(&def.name))
+                .map(|def| turn.scoped(&def.name).map_or(def, |scoped| &scoped.def))
+                .collect(),
+        }
     }
 
     /// The names of [`offered`](Self::offered).
@@ -453,22 +465,23 @@ impl<App: Send + Sync + 'static> Run<App> {
                 if decided_by_predicate && !group.is_empty() {
                     outcomes.extend(join_all(std::mem::take(&mut group)).await);
                 }
-                let (app, registry) = (&self.app, &self.registry);
+                let (app, registry, turn) = (&self.app, &self.registry, &self.turn);
                 group.push(async move {
                     match refusal {
                         Some(refused) => CallOutcome::Done(refused),
-                        None => registry.process(app, &call.name, call.arguments, info, Some(offered)).await,
+                        None => registry.process(app, &call.name, call.arguments, info, Some(offered), scoped(turn, &call.name)).await,
                     }
                 });
             }
             outcomes.extend(join_all(group).await);
             outcomes
         } else {
+            let turn = &self.turn;
             let mut outcomes = Vec::with_capacity(calls.len());
             for (info, call, refusal) in calls {
                 outcomes.push(match refusal {
                     Some(refused) => CallOutcome::Done(refused),
-                    None => self.registry.process(&self.app, &call.name, call.arguments, info, Some(offered)).await,
+                    None => self.registry.process(&self.app, &call.name, call.arguments, info, Some(offered), scoped(turn, &call.name)).await,
                 });
             }
             outcomes
@@ -551,6 +564,11 @@ impl<App: Send + Sync + 'static> Run<App> {
             durable: self.durable.clone(),
         }
     }
+}
+
+/// The validator of `tool`'s scoped schema in the current turn, if any.
+fn scoped<'t>(turn: &'t Option<crate::intent::Turn>, tool: &str) -> Option<&'t jsonschema::Validator> {
+    Some(&turn.as_ref()?.scoped(tool)?.validator)
 }
 
 impl<App> fmt::Debug for Run<App> {

@@ -17,6 +17,7 @@ pub use crate::definition::{EndsRun, Execution, Interim, Metadata, MetaValue, To
 use crate::context::{CallState, Ctx, StepView};
 use crate::__private::Args;
 use crate::error::ToolError;
+use crate::intent::ScopedTool;
 use crate::policy::Verdict;
 
 /// A boxed, sendable future.
@@ -170,6 +171,23 @@ pub trait Tool<App>: 'static {
         None
     }
 
+    /// `scope = path`: the schema of the scope type, which the intent
+    /// classifier answers for this tool; `None` for a tool without a scope.
+    #[doc(hidden)]
+    fn scope_schema(generator: &mut SchemaGenerator) -> Option<Schema> {
+        let _ = generator;
+        None
+    }
+
+    /// `scope = path`: reads the scope value into the scope type and lets
+    /// the function rebuild the tool; only called when `scope_schema` is
+    /// `Some`.
+    #[doc(hidden)]
+    fn scope(scope: &Value, tool: &mut ScopedTool) -> Result<(), serde_json::Error> {
+        let _ = (scope, tool);
+        Ok(())
+    }
+
     /// The visibility predicate; only called when `META.visible_when` is set.
     #[doc(hidden)]
     fn visible(view: &StepView<'_, App>) -> bool {
@@ -233,6 +251,9 @@ pub(crate) trait ErasedTool<App>: Send + Sync {
     /// The effect key the tool derives from a call's input, if it does.
     #[cfg_attr(not(feature = "journal"), allow(dead_code))]
     fn effect_key(&self, input: &(dyn Any + Send + Sync)) -> Option<String>;
+    /// Rebuilds the tool for a scope value (`scope = path`); an error says
+    /// why the value does not fit the scope type.
+    fn scope(&self, scope: &Value, tool: &mut ScopedTool) -> Result<(), String>;
     fn call(&self, input: Box<dyn Any + Send + Sync>, call: &mut CallState<'_, App>, args: &ParsedFrom<'_>) -> CallFuture;
 }
 
@@ -248,7 +269,9 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
         let mut generator = crate::schema::output_generator();
         let failure = T::failure_schema(&mut generator)
             .map(|schema| crate::schema::with_definitions(schema, &mut generator));
-        Ok(ToolDefinition::from_meta(&T::META, &T::METADATA, &T::EXECUTION, input, [output, failure]))
+        let mut generator = crate::schema::generator();
+        let scope = T::scope_schema(&mut generator).map(|schema| crate::schema::with_definitions(schema, &mut generator));
+        Ok(ToolDefinition::from_meta(&T::META, &T::METADATA, &T::EXECUTION, input, [output, failure, scope]))
     }
 
     fn parse(&self, args: &Map<String, Value>) -> Result<Box<dyn Any + Send + Sync>, serde_json::Error> {
@@ -281,6 +304,10 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
 
     fn effect_key(&self, input: &(dyn Any + Send + Sync)) -> Option<String> {
         T::effect_key(input.downcast_ref::<T::Input>()?)
+    }
+
+    fn scope(&self, scope: &Value, tool: &mut ScopedTool) -> Result<(), String> {
+        T::scope(scope, tool).map_err(|err| err.to_string())
     }
 
     fn call(&self, input: Box<dyn Any + Send + Sync>, call: &mut CallState<'_, App>, args: &ParsedFrom<'_>) -> CallFuture {

@@ -33,8 +33,9 @@ pub use crate::policy::{PolicyKind, Verdict};
 pub use names::{assert_unique_names, Named};
 pub use probes::{
     CtxAppWritten, CtxParam, DefaultParam, effect_key_call, EffectKey, ends_run_call, EndsRunProbe, EndsRunVerdict, InputParam, IntoVerdict, NoApp, ParallelSafeWhen, ParallelVerdict,
-    PolicyProbe, SyncEndsRun, SyncPolicy, ToolInput, ToolParam, VisibleWhen,
+    PolicyProbe, scope_call, scope_schema, SyncEndsRun, SyncPolicy, ToolInput, ToolParam, VisibleWhen,
 };
+pub use crate::intent::ScopedTool;
 pub use readers::Args;
 pub use recovery::{output_of, recovery_call, OutputOf, Recovered, RecoveryProbe, SyncRecovery};
 pub use returns::{output, FailureProbe, PlainReturn, Returned, ToolErrorType, ToolReturn, UntypedFailure};

@@ -325,3 +325,25 @@ impl EffectKey for &str {
         self.to_owned()
     }
 }
+
+/// `scope_schema(scope, generator)`: the schema of a `scope` function's
+/// scope type, its first parameter. Coercing the path to a function
+/// pointer reports a wrong signature on it.
+pub fn scope_schema<S: schemars::JsonSchema>(
+    _scope: fn(&S, &mut crate::intent::ScopedTool),
+    generator: &mut schemars::SchemaGenerator,
+) -> schemars::Schema {
+    generator.subschema_for::<S>()
+}
+
+/// `scope_call(scope, value, tool)`: reads the scope value into the scope
+/// type and lets the `scope` function rebuild the tool.
+pub fn scope_call<S: serde::de::DeserializeOwned>(
+    scope: fn(&S, &mut crate::intent::ScopedTool),
+    value: &serde_json::Value,
+    tool: &mut crate::intent::ScopedTool,
+) -> Result<(), serde_json::Error> {
+    let value = S::deserialize(value)?;
+    scope(&value, tool);
+    Ok(())
+}

@@ -70,8 +70,9 @@ pub struct Prepared {
     /// commas: offered tools that are neighbours there are copied as one
     /// span (all tools of a registry, in order, are one copy).
     text: Arc<str>,
-    /// Each tool's name and the span of its entry in `text`.
-    entries: Vec<(Arc<str>, Range<usize>)>,
+    /// Each tool's name, the span of its entry in `text`, and the input
+    /// schema it was made from.
+    entries: Vec<(Arc<str>, Range<usize>, Arc<Value>)>,
     index: HashMap<Arc<str>, usize>,
     losses: Vec<Loss>,
 }
@@ -96,7 +97,7 @@ impl Prepared {
             text.push_str(&entry);
             let name: Arc<str> = def.name.as_str().into();
             index.insert(name.clone(), entries.len());
-            entries.push((name, start..text.len()));
+            entries.push((name, start..text.len(), def.input_schema.clone()));
             all_losses.extend(losses);
         }
         Ok(Prepared { dialect, options: options.clone(), text: text.into(), entries, index, losses: all_losses })
@@ -122,8 +123,9 @@ impl Prepared {
     /// [`Run::offered`](crate::Run::offered)), as JSON text: the value of
     /// the request's `tools` field (for MCP, the whole `tools/list`
     /// result). The entries are joined in the order given. A tool that
-    /// was not prepared is exported on the spot, and left out if the
-    /// dialect cannot express it.
+    /// was not prepared, or whose input schema is not the one prepared (a
+    /// tool its scope rebuilt for the turn, [`Run::select`](crate::Run::select)),
+    /// is exported on the spot, and left out if the dialect cannot express it.
     pub fn payload<'a>(&self, offered: impl IntoIterator<Item = &'a ToolDefinition>) -> String {
         let mut payload = String::new();
         self.payload_into(offered, &mut payload);
@@ -148,9 +150,11 @@ impl Prepared {
         for def in offered {
             let found = self.entries[cursor..]
                 .iter()
-                .position(|(name, _)| **name == *def.name)
+                .position(|(name, ..)| **name == *def.name)
                 .map(|offset| cursor + offset)
-                .or_else(|| self.index.get(def.name.as_str()).copied());
+                .or_else(|| self.index.get(def.name.as_str()).copied())
+                // A tool rebuilt for a turn by its scope is not the one prepared.
+                .filter(|&i| Arc::ptr_eq(&self.entries[i].2, &def.input_schema));
             match found {
                 Some(i) => {
                     let span = self.entries[i].1.clone();

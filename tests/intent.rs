@@ -1,0 +1,319 @@
+//! Intent classification and scopes: the classifier's prompt and answer
+//! schema written from the tools' metadata, the answer read in every
+//! provider's dialect, the turn's offered tools (selected, always active,
+//! what they require), failing open, and `scope = path` rebuilding a tool
+//! for the turn, checked to narrow, with calls validated against it.
+
+use std::sync::{Arc, Mutex};
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tool_runtime::prelude::*;
+use tool_runtime::providers::{anthropic, gemini, openai, Dialect, ExportOptions, Prepared};
+use tool_runtime::{Classifier, ErrorKind, ResultKind, ScopedTool, Selection};
+
+#[derive(Default)]
+struct Desk;
+
+/// The regions orders ship from.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "lowercase")]
+enum Region {
+    Eu,
+    Us,
+}
+
+/// Which orders a turn is about.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct OrderScope {
+    /// The region the customer named.
+    region: Region,
+}
+
+/// Search the orders of a region. Returns at most `limit` matches.
+#[tool(read_only, scope = one_region, scope_prompt = "the region the customer names", example_prompts("Any late parcels in the EU?"))]
+async fn search_orders(
+    /// `eu` or `us`.
+    #[schemars(regex(pattern = "^(eu|us)$"))]
+    region: String,
+    /// What to look for.
+    query: String,
+) -> String {
+    format!("{region}: no orders match {query}")
+}
+
+fn one_region(scope: &OrderScope, tool: &mut ScopedTool) {
+    let region = match scope.region {
+        Region::Eu => "eu",
+        Region::Us => "us",
+    };
+    tool.description = format!("Search the orders of region {region}.");
+    tool.input_schema["properties"]["region"]["enum"] = json!([region]);
+}
+
+/// Look up one order by its number. Slow for old orders.
+#[tool(read_only, example_prompts("Where is my parcel?", "Has A-1 shipped?"))]
+async fn lookup_order(order_id: String) -> String {
+    format!("{order_id}: shipped")
+}
+
+/// Refund an order.
+#[tool(requires("lookup_order"), classification = "Money back for an order")]
+async fn refund(order_id: String) -> String {
+    format!("refunded {order_id}")
+}
+
+/// Hand the conversation to a human.
+#[tool(always_active)]
+async fn hand_over() -> String {
+    "a colleague takes over".into()
+}
+
+/// Tell a joke.
+#[tool]
+async fn joke() -> String {
+    "...".into()
+}
+
+/// Search with a scope function that widens the schema.
+#[tool(scope = widen)]
+async fn search_wide(region: String) -> String {
+    region
+}
+
+fn widen(_scope: &String, tool: &mut ScopedTool) {
+    tool.input_schema["additionalProperties"] = json!(true);
+}
+
+/// Search with a scope function that panics.
+#[tool(scope = broken)]
+async fn search_broken(region: String) -> String {
+    region
+}
+
+fn broken(_scope: &u32, _tool: &mut ScopedTool) {
+    panic!("no scope today");
+}
+
+fn registry() -> Registry<Desk> {
+    Registry::builder().tools(tools![search_orders, lookup_order, refund, hand_over, joke]).build().unwrap()
+}
+
+fn run() -> Run<Desk> {
+    registry().run(Arc::new(Desk))
+}
+
+#[test]
+fn the_prompt_lists_each_tool_by_its_classification_line_else_its_first_sentence() {
+    let classifier = registry().classifier();
+    let prompt = classifier.prompt();
+    assert!(prompt.contains("\n- refund: Money back for an order"), "{prompt}");
+    assert!(prompt.contains("\n- lookup_order: Look up one order by its number.\n"), "first sentence only: {prompt}");
+    assert!(prompt.contains("  Users say: \"Where is my parcel?\" | \"Has A-1 shipped?\""), "{prompt}");
+    assert!(prompt.contains("\n- search_orders: Search the orders of a region.\n"), "{prompt}");
+    assert!(prompt.contains("  scope: the region the customer names"), "{prompt}");
+    assert!(prompt.contains("`scopes`"), "the prompt explains scopes when a tool has one: {prompt}");
+    assert!(!prompt.contains("hand_over"), "an always-active tool is not chosen: {prompt}");
+}
+
+#[test]
+fn the_answer_schema_names_the_tools_as_an_enum_and_each_scope_by_its_type() {
+    let classifier = registry().classifier();
+    let schema = classifier.answer_schema();
+    assert_eq!(schema["properties"]["tools"]["items"]["enum"], json!(["search_orders", "lookup_order", "refund", "joke"]));
+    assert_eq!(schema["required"], json!(["tools"]));
+    // The scope type's definitions move to the root, under the tool's name.
+    assert_eq!(schema["properties"]["scopes"]["properties"]["search_orders"]["$ref"], "#/$defs/search_orders.OrderScope");
+    assert_eq!(schema["$defs"]["search_orders.OrderScope"]["properties"]["region"]["$ref"], "#/$defs/search_orders.Region");
+    let validator = jsonschema::draft202012::new(schema).unwrap();
+    assert!(validator.is_valid(&json!({"tools": ["search_orders"], "scopes": {"search_orders": {"region": "eu"}}})));
+    assert!(!validator.is_valid(&json!({"tools": ["search_orders"], "scopes": {"search_orders": {"region": "mars"}}})));
+    assert!(!validator.is_valid(&json!({"tools": ["launch_rocket"]})));
+    // No scoped tool, no `scopes`.
+    let plain = Registry::<Desk>::builder().tools(tools![lookup_order, joke]).build().unwrap().classifier();
+    assert!(plain.answer_schema()["properties"].get("scopes").is_none());
+    assert!(!plain.prompt().contains("`scopes`"));
+}
+
+#[test]
+fn the_classifier_tool_exports_in_every_dialect() {
+    let classifier = registry().classifier();
+    let tool = classifier.tool();
+    assert_eq!(tool.name, Classifier::TOOL_NAME);
+    let options = ExportOptions::default();
+    assert_eq!(anthropic::tools([&tool], &options).unwrap().tools[0]["name"], "select_tools");
+    assert_eq!(openai::chat::tools([&tool], &options).unwrap().tools[0]["function"]["name"], "select_tools");
+    assert_eq!(openai::responses::tools([&tool], &options).unwrap().tools[0]["name"], "select_tools");
+    let gemini = gemini::tools([&tool], &options).unwrap();
+    assert_eq!(gemini.tools[0]["functionDeclarations"][0]["name"], "select_tools");
+}
+
+#[test]
+fn the_answer_reads_the_same_in_every_dialect() {
+    let classifier = registry().classifier();
+    let answer = json!({"tools": ["search_orders", "refund"], "scopes": {"search_orders": {"region": "us"}}});
+    let text = answer.to_string();
+    let responses = [
+        (Dialect::OpenAiChat, json!({"choices": [{"message": {"role": "assistant", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "select_tools", "arguments": text}}]}}]})),
+        (Dialect::OpenAiResponses, json!({"output": [
+            {"type": "function_call", "call_id": "c1", "name": "select_tools", "arguments": text}]})),
+        (Dialect::Anthropic, json!({"content": [{"type": "tool_use", "id": "t1", "name": "select_tools", "input": answer}]})),
+        (Dialect::Gemini, json!({"candidates": [{"content": {"parts": [{"functionCall": {"name": "select_tools", "args": answer}}]}}]})),
+    ];
+    for (dialect, response) in responses {
+        let selection = classifier.read(dialect, &response);
+        assert_eq!(selection.failed_open, None, "{dialect:?}");
+        assert_eq!(selection.tools, ["search_orders", "refund"], "{dialect:?}");
+        assert_eq!(selection.scopes["search_orders"], json!({"region": "us"}), "{dialect:?}");
+    }
+    // A structured-output answer, as text.
+    assert_eq!(classifier.read_json(&text).tools, ["search_orders", "refund"]);
+}
+
+#[test]
+fn unknown_names_are_dropped_and_reported() {
+    let classifier = registry().classifier();
+    let selection = classifier.read_value(&json!({"tools": ["lookup_order", "launch_rocket", 7, "hand_over", "lookup_order"]}));
+    assert_eq!(selection.tools, ["lookup_order"]);
+    assert_eq!(selection.dropped, ["launch_rocket", "7", "hand_over"]);
+    assert_eq!(selection.failed_open, None);
+}
+
+#[test]
+fn a_missing_or_invalid_answer_fails_open_and_every_tool_is_offered() {
+    let classifier = registry().classifier();
+    let unusable = [
+        classifier.read(Dialect::Anthropic, &json!({"content": [{"type": "text", "text": "I think lookup_order"}]})),
+        classifier.read(Dialect::OpenAiChat, &json!({"choices": "nope"})),
+        classifier.read_json("lookup_order"),
+        classifier.read_value(&json!({"names": ["lookup_order"]})),
+        classifier.read_json(&format!("{{\"tools\": [\"{}\"]}}", "x".repeat(70_000))),
+    ];
+    for selection in unusable {
+        let why = selection.failed_open.clone().expect("fails open");
+        let mut run = run();
+        run.select(&Selection::new(["joke"]));
+        assert_eq!(run.offered_names(), ["hand_over", "joke"]);
+        assert!(run.select(&selection).is_empty());
+        assert_eq!(run.offered_names(), ["search_orders", "lookup_order", "hand_over", "joke"], "{why}");
+    }
+}
+
+#[tokio::test]
+async fn a_turn_offers_the_selected_the_always_active_and_what_they_require() {
+    let mut run = run();
+    run.select(&Selection::new(["refund"]));
+    // `refund` needs `lookup_order` first: the turn offers it, and `refund` once it ran.
+    assert_eq!(run.offered_names(), ["lookup_order", "hand_over"]);
+    let step = run.execute(vec![ToolCall::new("c1", "joke", "")]).await;
+    assert_eq!(step.results[0].kind, ResultKind::UnknownTool, "a tool the turn does not offer cannot be called");
+    run.execute(vec![ToolCall::new("c2", "lookup_order", r#"{"order_id": "A-1"}"#)]).await;
+    assert_eq!(run.offered_names(), ["lookup_order", "refund", "hand_over"]);
+    // A new selection replaces it; clearing offers everything again.
+    run.select(&Selection::new(["joke"]));
+    assert_eq!(run.offered_names(), ["hand_over", "joke"]);
+    run.clear_selection();
+    assert_eq!(run.offered_names(), ["search_orders", "lookup_order", "refund", "hand_over", "joke"]);
+}
+
+#[tokio::test]
+async fn a_scoped_tool_is_offered_rebuilt_and_its_calls_are_validated_against_the_scope() {
+    let mut run = run();
+    let selection = registry().classifier().read_value(&json!({"tools": ["search_orders"], "scopes": {"search_orders": {"region": "eu"}}}));
+    assert!(run.select(&selection).is_empty());
+    let offered = run.offered();
+    assert_eq!(offered[0].description, "Search the orders of region eu.");
+    assert_eq!(offered[0].input_schema["properties"]["region"]["enum"], json!(["eu"]));
+    // Exports carry the rebuilt tool, prepared or not.
+    let options = ExportOptions::default();
+    let exported = anthropic::tools(run.offered(), &options).unwrap();
+    assert_eq!(exported.tools[0]["input_schema"]["properties"]["region"]["enum"], json!(["eu"]));
+    let registry = registry();
+    let prepared = Prepared::new(Dialect::Anthropic, registry.definitions(), &options).unwrap();
+    let payload: Value = serde_json::from_str(&prepared.payload(run.offered())).unwrap();
+    assert_eq!(payload[0]["description"], "Search the orders of region eu.");
+    // Valid for the tool, outside the turn's scope: the model reads which field.
+    let step = run
+        .execute(vec![
+            ToolCall::new("c1", "search_orders", r#"{"region": "us", "query": "late"}"#),
+            ToolCall::new("c2", "search_orders", json!({"region": "eu", "query": "late"})),
+        ])
+        .await;
+    assert_eq!(step.results[0].kind, ResultKind::InvalidArguments);
+    assert!(step.results[0].text.contains("/region"), "{}", step.results[0].text);
+    assert_eq!(step.results[1].kind, ResultKind::Success);
+    assert_eq!(step.results[1].text, "eu: no orders match late");
+    // Without the selection the tool takes either region again.
+    run.clear_selection();
+    let step = run.execute(vec![ToolCall::new("c3", "search_orders", r#"{"region": "us", "query": "late"}"#)]).await;
+    assert_eq!(step.results[0].kind, ResultKind::Success);
+}
+
+#[tokio::test]
+async fn a_scope_that_widens_panics_or_does_not_fit_keeps_the_tool_as_it_is_and_is_reported() {
+    let reports = Arc::new(Mutex::new(Vec::new()));
+    let seen = reports.clone();
+    let registry = Registry::<Desk>::builder()
+        .tools(tools![search_orders, search_wide, search_broken])
+        .on_tool_error(move |report| seen.lock().unwrap().push((report.tool.clone(), report.kind, report.error.clone())))
+        .build()
+        .unwrap();
+    let mut run = registry.run(Arc::new(Desk));
+    let selection = Selection::new(["search_orders", "search_wide", "search_broken"])
+        .scope("search_orders", json!({"region": "mars"}))
+        .scope("search_wide", json!("eu"))
+        .scope("search_broken", json!(3));
+    let problems = run.select(&selection);
+    let found: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    assert_eq!(found.len(), 3, "{found:?}");
+    assert!(found[0].starts_with("tool `search_orders` is not scoped this turn: the scope value does not fit the scope type"), "{found:?}");
+    assert!(found[1].contains("would accept more than the tool's own (/additionalProperties: the schema is replaced"), "{found:?}");
+    assert!(found[2].contains("the scope function panicked: no scope today"), "{found:?}");
+    let reports = reports.lock().unwrap();
+    assert_eq!(reports.len(), 3);
+    assert!(reports.iter().all(|(_, kind, _)| *kind == ErrorKind::Scope));
+    // Each keeps its own definition, and is still offered.
+    let offered = run.offered();
+    assert_eq!(offered.len(), 3);
+    for def in offered {
+        assert_eq!(def, registry.definition(&def.name).unwrap());
+    }
+}
+
+#[tokio::test]
+async fn a_dynamic_tool_takes_a_scope_checked_against_its_schema() {
+    let search = DynamicTool::new(
+        "search_docs",
+        "Search the documentation.",
+        json!({"type": "object", "properties": {"product": {"type": "string"}}, "required": ["product"], "additionalProperties": false}),
+        |args: Value, _ctx: Ctx<Desk>| async move { Ok::<_, ToolError>(args["product"].clone()) },
+    )
+    .scope(json!({"type": "string", "enum": ["billing", "shipping"]}), |scope, tool| {
+        tool.input_schema["properties"]["product"]["const"] = scope.clone();
+    });
+    let registry = Registry::<Desk>::builder().tool(search).build().unwrap();
+    assert_eq!(registry.classifier().answer_schema()["properties"]["scopes"]["properties"]["search_docs"]["enum"], json!(["billing", "shipping"]));
+    let mut run = registry.run(Arc::new(Desk));
+    let problems = run.select(&Selection::new(["search_docs"]).scope("search_docs", json!("returns")));
+    assert_eq!(problems.len(), 1, "a value outside the scope schema is refused");
+    assert!(run.select(&Selection::new(["search_docs"]).scope("search_docs", json!("billing"))).is_empty());
+    let step = run
+        .execute(vec![
+            ToolCall::new("c1", "search_docs", r#"{"product": "shipping"}"#),
+            ToolCall::new("c2", "search_docs", r#"{"product": "billing"}"#),
+        ])
+        .await;
+    assert_eq!(step.results[0].kind, ResultKind::InvalidArguments);
+    assert_eq!(step.results[1].kind, ResultKind::Success);
+}
+
+#[test]
+fn the_scope_schema_is_in_the_definition() {
+    let registry = registry();
+    let scope = registry.definition("search_orders").unwrap().scope_schema.as_deref().unwrap();
+    assert_eq!(scope["$ref"], "#/$defs/OrderScope");
+    assert_eq!(scope["$defs"]["Region"]["enum"], json!(["eu", "us"]));
+    assert!(registry.definition("lookup_order").unwrap().scope_schema.is_none());
+}

@@ -1,0 +1,445 @@
+//! Intent classification: for an agent with many tools, a cheap first model
+//! call picks the tools of a turn. The registry writes that call (a
+//! [`Classifier`]: its prompt and the schema of its answer, as a tool the
+//! model is made to call), reads the answer in any provider's dialect into
+//! a [`Selection`], and [`Run::select`] offers what was selected for the
+//! turn, each scoped tool rebuilt from its scope value.
+
+use std::fmt;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+
+use crate::call::Arguments;
+use crate::error_report::{panic_message, ErrorKind, ErrorReport};
+use crate::providers::{anthropic, gemini, openai, Dialect};
+use crate::registry::Registry;
+use crate::run::Run;
+use crate::tool::ToolDefinition;
+
+mod scope;
+
+pub use scope::ScopedTool;
+
+/// The intent classifier's call, written from the registry's tools: a
+/// prompt listing them (each by its `classification` line, else the first
+/// sentence of its description, with its `example_prompts` and
+/// `scope_prompt`), and the schema of the answer, which names the tools the
+/// turn needs (an `enum` of their names) and, for tools with a scope, a
+/// scope value of that tool's scope type.
+///
+/// Tools that are `always_active` are not listed: every turn offers them.
+///
+/// Send [`prompt`](Self::prompt) as the system message, the user's message
+/// as it is, and [`tool`](Self::tool) exported in the provider's dialect as
+/// the only tool, with the tool choice forced to it; then read the response
+/// with [`read`](Self::read), or, for a provider's structured output
+/// (answer text matching [`answer_schema`](Self::answer_schema)), with
+/// [`read_json`](Self::read_json).
+///
+/// ```
+/// use std::sync::Arc;
+/// use serde_json::json;
+/// use tool_runtime::prelude::*;
+/// use tool_runtime::providers::{anthropic, Dialect, ExportOptions};
+///
+/// /// Look up one order by its number.
+/// #[tool(read_only, classification = "Order status and items", example_prompts("Where is my parcel?"))]
+/// async fn lookup_order(order_id: String) -> String { order_id }
+///
+/// /// Say hello.
+/// #[tool(always_active)]
+/// async fn greet() -> String { "hello".into() }
+///
+/// /// Tell a joke.
+/// #[tool]
+/// async fn joke() -> String { "...".into() }
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let registry = Registry::<()>::builder().tools(tools![lookup_order, greet, joke]).build().unwrap();
+/// let mut run = registry.run(Arc::new(()));
+/// let classifier = run.classifier();
+/// assert!(classifier.prompt().contains("- lookup_order: Order status and items"));
+/// let _tools = anthropic::tools([&classifier.tool()], &ExportOptions::default()).unwrap();
+/// // ... the model answers with a call of `select_tools`:
+/// let response = json!({"content": [{"type": "tool_use", "id": "toolu_1", "name": "select_tools",
+///     "input": {"tools": ["lookup_order"]}}]});
+/// let selection = classifier.read(Dialect::Anthropic, &response);
+/// run.select(&selection);
+/// assert_eq!(run.offered_names(), ["lookup_order", "greet"]);
+/// # }
+/// ```
+#[derive(Clone, Debug)]
+pub struct Classifier {
+    prompt: String,
+    answer_schema: Value,
+    /// The names the answer may give.
+    choices: Vec<String>,
+}
+
+impl Classifier {
+    /// The name of the tool the classifier's model calls to answer.
+    pub const TOOL_NAME: &'static str = "select_tools";
+
+    fn new<'a>(defs: impl IntoIterator<Item = &'a ToolDefinition>) -> Self {
+        let defs: Vec<&ToolDefinition> = defs.into_iter().filter(|def| !def.always_active).collect();
+        let mut prompt = String::from(
+            "Choose the tools an assistant needs to answer the user's next message. Answer by calling `select_tools` \
+             once, with the names of the tools needed in `tools` (an empty list when none is needed).",
+        );
+        let scoped: Vec<&ToolDefinition> = defs.iter().copied().filter(|def| def.scope_schema.is_some()).collect();
+        if !scoped.is_empty() {
+            prompt.push_str(
+                " A tool marked `scope` can be narrowed to what the message is about: when the message says enough, \
+                 give its scope in `scopes`, under the tool's name.",
+            );
+        }
+        prompt.push_str("\n\nTools:");
+        for def in &defs {
+            let line = def.classification.clone().unwrap_or_else(|| first_sentence(&def.description));
+            prompt.push_str(&format!("\n- {}: {line}", def.name));
+            if !def.example_prompts.is_empty() {
+                let quoted: Vec<String> = def.example_prompts.iter().map(|example| format!("{example:?}")).collect();
+                prompt.push_str(&format!("\n  Users say: {}", quoted.join(" | ")));
+            }
+            if def.scope_schema.is_some() {
+                let hint = def.scope_prompt.as_deref().unwrap_or("narrow it to what the message names");
+                prompt.push_str(&format!("\n  scope: {hint}"));
+            }
+        }
+        let choices: Vec<String> = defs.iter().map(|def| def.name.clone()).collect();
+        Classifier { prompt, answer_schema: answer_schema(&choices, &scoped), choices }
+    }
+
+    /// The classifier's instructions and the tools to choose from.
+    pub fn prompt(&self) -> &str {
+        &self.prompt
+    }
+
+    /// The JSON Schema of the answer: `{"tools": [name, ...], "scopes":
+    /// {tool: scope}}`, the names an `enum`, each scope its tool's scope
+    /// type (`scopes` only when a listed tool has a scope).
+    pub fn answer_schema(&self) -> &Value {
+        &self.answer_schema
+    }
+
+    /// The answer as a tool, [`TOOL_NAME`](Self::TOOL_NAME), to export
+    /// with any dialect's `tools` function.
+    pub fn tool(&self) -> ToolDefinition {
+        let mut tool = ToolDefinition::new(Self::TOOL_NAME, "Select the tools the user's message needs.", self.answer_schema.clone());
+        tool.strict = Some(true);
+        tool
+    }
+
+    /// The selection in a model's response in `dialect`: its call of
+    /// `select_tools`. A response without one, or whose answer is not the
+    /// expected object, fails open ([`Selection::failed_open`]).
+    pub fn read(&self, dialect: Dialect, response: &Value) -> Selection {
+        let calls = match dialect {
+            Dialect::OpenAiChat => openai::chat::parse_calls(response),
+            Dialect::OpenAiResponses => openai::responses::parse_calls(response),
+            Dialect::Anthropic => anthropic::parse_calls(response),
+            Dialect::Gemini => gemini::parse_calls(response),
+            _ => return Selection::fail_open("MCP carries no model responses; read the answer with the model's dialect"),
+        };
+        let calls = match calls {
+            Ok(calls) => calls,
+            Err(err) => return Selection::fail_open(format!("the response could not be read: {err}")),
+        };
+        let Some(call) = calls.into_iter().find(|call| call.name == Self::TOOL_NAME) else {
+            return Selection::fail_open("the model did not call `select_tools`");
+        };
+        match call.arguments {
+            Arguments::Value(answer) => self.read_value(&answer),
+            Arguments::Text(text) => self.read_json(&text),
+        }
+    }
+
+    /// The selection in an answer given as JSON text (a provider's
+    /// structured output matching [`answer_schema`](Self::answer_schema)).
+    pub fn read_json(&self, answer: &str) -> Selection {
+        if answer.len() > MAX_ANSWER_BYTES {
+            return Selection::fail_open(format!("the answer is {} bytes, over {MAX_ANSWER_BYTES}", answer.len()));
+        }
+        match serde_json::from_str::<Value>(answer) {
+            Ok(answer) => self.read_value(&answer),
+            Err(err) => Selection::fail_open(format!("the answer is not JSON: {err}")),
+        }
+    }
+
+    /// The selection in a parsed answer. Names that are not tools to
+    /// choose from are dropped (and listed in [`Selection::dropped`]).
+    pub fn read_value(&self, answer: &Value) -> Selection {
+        let Some(names) = answer.get("tools").and_then(Value::as_array) else {
+            return Selection::fail_open("the answer has no `tools` list");
+        };
+        let mut selection = Selection::new(std::iter::empty::<String>());
+        for name in names {
+            match name.as_str() {
+                Some(name) if self.choices.iter().any(|choice| choice == name) => {
+                    if !selection.tools.iter().any(|tool| tool == name) {
+                        selection.tools.push(name.to_owned());
+                    }
+                }
+                _ => selection.dropped.push(name.as_str().map_or_else(|| name.to_string(), str::to_owned)),
+            }
+        }
+        if let Some(Value::Object(scopes)) = answer.get("scopes") {
+            for (tool, scope) in scopes {
+                // Strict mode sends `null` for a scope left out.
+                if !scope.is_null() && selection.tools.contains(tool) {
+                    selection.scopes.insert(tool.clone(), scope.clone());
+                }
+            }
+        }
+        if !selection.dropped.is_empty() {
+            tracing::warn!(dropped = ?selection.dropped, "the intent classifier named tools that are not offered; dropped");
+        }
+        selection
+    }
+}
+
+/// The longest classifier answer read, in bytes: a list of names and a few
+/// scope values.
+const MAX_ANSWER_BYTES: usize = 64 * 1024;
+
+/// The answer's schema: the names as an enum, and each scoped tool's scope
+/// schema under `scopes`, its `$defs` moved to the root under the tool's name.
+fn answer_schema(choices: &[String], scoped: &[&ToolDefinition]) -> Value {
+    let mut properties = Map::new();
+    properties.insert(
+        "tools".into(),
+        json!({"type": "array", "items": {"type": "string", "enum": choices}, "description": "The tools the message needs."}),
+    );
+    let mut defs = Map::new();
+    if !scoped.is_empty() {
+        let mut scopes = Map::new();
+        for def in scoped {
+            let Some(schema) = &def.scope_schema else { continue };
+            let mut schema = (**schema).clone();
+            if let Value::Object(map) = &mut schema {
+                map.remove("$schema");
+                if let Some(Value::Object(own)) = map.remove("$defs") {
+                    for (name, definition) in own {
+                        defs.insert(format!("{}.{name}", def.name), definition);
+                    }
+                }
+            }
+            rename_refs(&mut schema, &def.name);
+            scopes.insert(def.name.clone(), schema);
+        }
+        for (name, definition) in defs.iter_mut() {
+            let tool = name.split('.').next().unwrap_or_default().to_owned();
+            rename_refs(definition, &tool);
+        }
+        properties.insert(
+            "scopes".into(),
+            json!({"type": "object", "properties": scopes, "additionalProperties": false,
+                   "description": "For a selected tool with a scope: what to narrow it to."}),
+        );
+    }
+    let mut root = json!({"type": "object", "properties": properties, "required": ["tools"], "additionalProperties": false});
+    if !defs.is_empty() {
+        root["$defs"] = Value::Object(defs);
+    }
+    root
+}
+
+/// Points `#/$defs/X` of a scope schema at its new place, `#/$defs/tool.X`.
+fn rename_refs(schema: &mut Value, tool: &str) {
+    let mut stack = vec![schema];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Object(map) => {
+                if let Some(Value::String(reference)) = map.get_mut("$ref")
+                    && let Some(name) = reference.strip_prefix("#/$defs/")
+                    && !name.starts_with(&format!("{tool}."))
+                {
+                    *reference = format!("#/$defs/{tool}.{name}");
+                }
+                stack.extend(map.values_mut());
+            }
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            _ => {}
+        }
+    }
+}
+
+/// The first sentence of a description: up to the first `. ` or line break.
+fn first_sentence(description: &str) -> String {
+    let line = description.lines().next().unwrap_or_default();
+    match line.find(". ") {
+        Some(end) => line[..=end].to_owned(),
+        None => line.to_owned(),
+    }
+}
+
+/// The tools an intent classifier selected for a turn, read by a
+/// [`Classifier`] or written by the host, and given to [`Run::select`].
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct Selection {
+    /// The tools selected, in the answer's order.
+    pub tools: Vec<String>,
+    /// The scope value of each selected tool the answer scoped.
+    pub scopes: Map<String, Value>,
+    /// Names the answer gave that are not tools to choose from.
+    pub dropped: Vec<String>,
+    /// Why the answer could not be used, when it could not: then the turn
+    /// offers every tool (the classifier fails open).
+    pub failed_open: Option<String>,
+}
+
+impl Selection {
+    /// A selection of `tools`, without scopes.
+    pub fn new<S: Into<String>>(tools: impl IntoIterator<Item = S>) -> Self {
+        Selection { tools: tools.into_iter().map(Into::into).collect(), ..Selection::default() }
+    }
+
+    /// The same selection with `tool` scoped to `scope`.
+    pub fn scope(mut self, tool: impl Into<String>, scope: Value) -> Self {
+        self.scopes.insert(tool.into(), scope);
+        self
+    }
+
+    /// No usable answer: every tool is offered, and `why` is reported.
+    pub fn fail_open(why: impl Into<String>) -> Self {
+        let why = why.into();
+        tracing::warn!(%why, "the intent classifier's answer is unusable; every tool is offered this turn");
+        Selection { failed_open: Some(why), ..Selection::default() }
+    }
+}
+
+/// A scoped tool that kept its own definition for the turn, and why: its
+/// scope value did not fit the scope type, its scope function panicked, or
+/// the schema it rebuilt would accept an input the tool's own refuses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScopeProblem {
+    /// The tool.
+    pub tool: String,
+    /// What went wrong.
+    pub problem: String,
+}
+
+impl fmt::Display for ScopeProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "tool `{}` is not scoped this turn: {}", self.tool, self.problem)
+    }
+}
+
+/// What a turn offers, after [`Run::select`].
+#[derive(Debug)]
+pub(crate) struct Turn {
+    /// The tools the turn may offer: those selected, those always active,
+    /// and what they require.
+    names: Vec<String>,
+    scoped: Vec<Scoped>,
+}
+
+/// A tool rebuilt for the turn, and the validator of its rebuilt schema.
+#[derive(Debug)]
+pub(crate) struct Scoped {
+    pub(crate) def: ToolDefinition,
+    pub(crate) validator: Arc<jsonschema::Validator>,
+}
+
+impl Turn {
+    pub(crate) fn offers(&self, name: &str) -> bool {
+        self.names.iter().any(|offered| offered == name)
+    }
+
+    pub(crate) fn scoped(&self, name: &str) -> Option<&Scoped> {
+        self.scoped.iter().find(|scoped| scoped.def.name == name)
+    }
+}
+
+impl<App: Send + Sync + 'static> Registry<App> {
+    /// The intent classifier's call over this registry's tools.
+    pub fn classifier(&self) -> Classifier {
+        Classifier::new(self.definitions())
+    }
+}
+
+impl<App: Send + Sync + 'static> Run<App> {
+    /// The intent classifier's call over this run's tools.
+    pub fn classifier(&self) -> Classifier {
+        self.registry.classifier()
+    }
+
+    /// Offers, from now until the next `select` or
+    /// [`clear_selection`](Self::clear_selection), only the tools
+    /// `selection` names, those `always_active`, and what they `require`
+    /// (each still subject to its visibility and `requires`). A selection
+    /// that failed open offers every tool.
+    ///
+    /// A selected tool with a scope value is rebuilt by its scope function
+    /// for the turn: [`offered`](Self::offered) gives its rebuilt
+    /// description and input schema, and its calls are validated against
+    /// that schema as well. A tool whose scope value does not fit, whose
+    /// function panics, or whose rebuilt schema would accept an input its
+    /// own refuses keeps its own definition; each is returned and
+    /// reported (kind [`ErrorKind::Scope`]).
+    pub fn select(&mut self, selection: &Selection) -> Vec<ScopeProblem> {
+        if selection.failed_open.is_some() {
+            self.turn = None;
+            return Vec::new();
+        }
+        let registry = &self.registry;
+        let mut names: Vec<String> = Vec::new();
+        let mut queue: Vec<&str> = selection.tools.iter().map(String::as_str).filter(|name| registry.definition(name).is_some()).collect();
+        queue.extend(registry.definitions().filter(|def| def.always_active).map(|def| def.name.as_str()));
+        while let Some(name) = queue.pop() {
+            if names.iter().any(|known| known == name) {
+                continue;
+            }
+            names.push(name.to_owned());
+            if let Some(def) = registry.definition(name) {
+                queue.extend(def.requires.iter().map(String::as_str));
+            }
+        }
+        let mut problems = Vec::new();
+        let mut scoped = Vec::new();
+        for (tool, scope) in &selection.scopes {
+            match self.scope(tool, scope) {
+                Some(Ok(tool)) => scoped.push(tool),
+                Some(Err(problem)) => {
+                    let report = ErrorReport::new(tool, "", ErrorKind::Scope, "SCOPE_REJECTED", problem.clone());
+                    self.registry.report(report);
+                    problems.push(ScopeProblem { tool: tool.clone(), problem });
+                }
+                None => {}
+            }
+        }
+        self.turn = Some(Turn { names, scoped });
+        problems
+    }
+
+    /// Offers every tool again, as before the first
+    /// [`select`](Self::select).
+    pub fn clear_selection(&mut self) {
+        self.turn = None;
+    }
+
+    /// `tool` rebuilt for `scope`, checked; `None` for a tool without a scope.
+    fn scope(&self, tool: &str, scope: &Value) -> Option<Result<Scoped, String>> {
+        let entry = self.registry.entry(tool)?;
+        entry.def.scope_schema.as_ref()?;
+        let mut rebuilt = ScopedTool::new(entry.def.description.clone(), (*entry.def.input_schema).clone());
+        let built = match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.scope(scope, &mut rebuilt))) {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(err)) => Err(format!("the scope value does not fit the scope type: {err}")),
+            Err(payload) => Err(format!("the scope function panicked: {}", panic_message(payload.as_ref()))),
+        };
+        Some(built.and_then(|()| {
+            if let Some(widening) = scope::widening(&entry.def.input_schema, &rebuilt.input_schema) {
+                return Err(format!("the rebuilt input schema would accept more than the tool's own ({widening})"));
+            }
+            let validator = jsonschema::draft202012::new(&rebuilt.input_schema).map_err(|err| format!("the rebuilt input schema does not compile: {err}"))?;
+            let mut def = entry.def.clone();
+            def.description = rebuilt.description;
+            def.input_schema = Arc::new(rebuilt.input_schema);
+            Ok(Scoped { def, validator: Arc::new(validator) })
+        }))
+    }
+}
