@@ -5,9 +5,11 @@
 //! cargo run --example support_desk
 //! ```
 //!
-//! Each step prints what was offered, each call with its verdict and result,
-//! the approvals a human gave, a slow call's interim text (`hand_over` takes
-//! a moment to find a colleague), and how the run ended.
+//! First a cheap intent-classifier call picks the turn's tools and scopes
+//! `lookup_order` to the orders the customer named. Then each step prints
+//! what was offered, each call with its verdict and result, the approvals a
+//! human gave, a slow call's interim text (`hand_over` takes a moment to
+//! find a colleague), and how the run ended.
 //!
 //! With `--openai`, a real OpenAI-compatible chat-completions endpoint plays
 //! the model instead (`OPENAI_BASE_URL`, default `https://api.openai.com/v1`;
@@ -24,7 +26,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
-use tool_runtime::{ProgressSink, ResultKind, Run, SmolStr, StepResults, ToolCall, ToolDefinition, UserContext};
+use tool_runtime::{Classifier, ProgressSink, ResultKind, Run, Selection, SmolStr, StepResults, ToolCall, ToolDefinition, UserContext};
 
 use shop::Shop;
 
@@ -34,8 +36,10 @@ enum Turn {
     Answer(String),
 }
 
-/// Plays the model: sees the offered tools and the last step's results.
+/// Plays the model: picks the turn's tools as the intent classifier, then
+/// sees the offered tools and the last step's results.
 trait Model {
+    fn classify(&mut self, classifier: &Classifier) -> Selection;
     fn turn(&mut self, offered: &[&ToolDefinition], last: Option<&StepResults>) -> Turn;
 }
 
@@ -56,8 +60,8 @@ impl ScriptedModel {
             ]),
             Turn::Calls(vec![
                 call("call_3", "lookup_order", json!({ "order_id": "A-1002", "with_items": true })),
-                // A malformed order number: the schema's pattern rejects it.
-                call("call_4", "lookup_order", json!({ "order_id": "1001" })),
+                // An order the customer did not name: outside this turn's scope.
+                call("call_4", "lookup_order", json!({ "order_id": "A-1003" })),
             ]),
             Turn::Calls(vec![
                 call("call_5", "lookup_order", json!({ "order_id": "A-1001" })),
@@ -85,6 +89,14 @@ impl ScriptedModel {
 }
 
 impl Model for ScriptedModel {
+    fn classify(&mut self, classifier: &Classifier) -> Selection {
+        // What a cheap model answers to the classifier's prompt.
+        classifier.read_json(
+            r#"{"tools": ["classify_request", "lookup_order", "refund", "issue_voucher"],
+                "scopes": {"lookup_order": {"orders": ["A-1002", "A-1001"]}}}"#,
+        )
+    }
+
     fn turn(&mut self, _offered: &[&ToolDefinition], _last: Option<&StepResults>) -> Turn {
         self.turns.next().unwrap_or(Turn::Answer("(the script is over)".into()))
     }
@@ -120,7 +132,34 @@ impl OpenAiModel {
 }
 
 #[cfg(feature = "openai")]
+impl OpenAiModel {
+    fn post(&self, body: &serde_json::Value) -> Result<serde_json::Value, ureq::Error> {
+        tokio::task::block_in_place(|| {
+            ureq::post(&self.url)
+                .header("Authorization", &format!("Bearer {}", self.key))
+                .send_json(body)
+                .and_then(|mut response| response.body_mut().read_json())
+        })
+    }
+}
+
+#[cfg(feature = "openai")]
 impl Model for OpenAiModel {
+    fn classify(&mut self, classifier: &Classifier) -> Selection {
+        use tool_runtime::providers::{openai::chat, Dialect, ExportOptions};
+        let tool = chat::tools([&classifier.tool()], &ExportOptions::new()).expect("the classifier's tool exports to OpenAI");
+        let body = json!({
+            "model": self.model,
+            "messages": [{ "role": "system", "content": classifier.prompt() }, { "role": "user", "content": MESSAGE }],
+            "tools": tool.tools,
+            "tool_choice": { "type": "function", "function": { "name": Classifier::TOOL_NAME } },
+        });
+        match self.post(&body) {
+            Ok(response) => classifier.read(Dialect::OpenAiChat, &response),
+            Err(err) => Selection::fail_open(format!("the classifier's call failed: {err}")),
+        }
+    }
+
     fn turn(&mut self, offered: &[&ToolDefinition], last: Option<&StepResults>) -> Turn {
         use tool_runtime::providers::{openai::chat, ExportOptions};
         if let Some(last) = last {
@@ -131,13 +170,7 @@ impl Model for OpenAiModel {
         if !export.tools.is_empty() {
             body["tools"] = export.tools.into();
         }
-        let response: serde_json::Value = tokio::task::block_in_place(|| {
-            ureq::post(&self.url)
-                .header("Authorization", &format!("Bearer {}", self.key))
-                .send_json(&body)
-                .and_then(|mut response| response.body_mut().read_json())
-        })
-        .unwrap_or_else(|err| {
+        let response = self.post(&body).unwrap_or_else(|err| {
             eprintln!("the model endpoint failed: {err}");
             std::process::exit(1)
         });
@@ -197,6 +230,20 @@ async fn main() {
     let mut last: Option<StepResults> = None;
 
     println!("customer c-17: {MESSAGE}\n");
+    // The turn's tools, picked by a cheap first call.
+    let classifier = run.classifier();
+    let selection = model.classify(&classifier);
+    match &selection.failed_open {
+        Some(why) => println!("classifier | no usable answer ({why}): every tool is offered"),
+        None => println!("classifier | selects {} (scopes: {})", selection.tools.join(", "), json!(selection.scopes)),
+    }
+    for problem in run.select(&selection) {
+        println!("  {problem}");
+    }
+    for def in run.offered().iter().filter(|def| def.scope_schema.is_some()) {
+        println!("  scoped for this turn: {}: {}", def.name, def.description);
+    }
+    println!();
     loop {
         let offered = run.offered_names();
         let listed = if offered.is_empty() { "none, the model phrases its answer".to_owned() } else { offered.join(", ") };

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tool_runtime::prelude::*;
 
 /// The app state every tool sees through `Ctx<Shop>`.
@@ -124,11 +124,35 @@ pub fn first_step<App>(view: &StepView<'_, App>) -> bool {
     view.step == 0
 }
 
+/// The orders a conversation is about, as the intent classifier reads
+/// them from the customer's message.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct OrderScope {
+    /// The order numbers the customer names, such as `A-1002`.
+    pub orders: Vec<String>,
+}
+
+/// `lookup_order` for one turn: only the orders the customer named.
+pub fn named_orders(scope: &OrderScope, tool: &mut ScopedTool) {
+    if scope.orders.is_empty() {
+        return;
+    }
+    tool.description = format!("Look up the customer's order {}, by its number.", scope.orders.join(" or "));
+    tool.input_schema["properties"]["order_id"]["enum"] = tool_runtime::serde_json::json!(scope.orders);
+}
+
 /// Look up one order by the number printed on the invoice.
 ///
 /// Returns its status, total and what was refunded; with `with_items`, its
 /// line items too.
-#[tool(read_only, tags("orders"), timeout = "5s")]
+#[tool(
+    read_only,
+    tags("orders"),
+    timeout = "5s",
+    scope = named_orders,
+    scope_prompt = "the order numbers the customer names",
+    example_prompts("Where is my parcel?", "Has order A-1001 shipped?")
+)]
 pub async fn lookup_order(
     ctx: Ctx<Shop>,
     /// The order number, for example `A-1002`.
@@ -223,7 +247,7 @@ pub async fn issue_voucher(
 ///
 /// Finding a free colleague can take a moment: the customer is told so
 /// while it runs.
-#[tool(ends_run, title = "Hand over to a human", interim = "Finding a colleague to take over the case...", interim_after = "300ms")]
+#[tool(ends_run, always_active, title = "Hand over to a human", interim = "Finding a colleague to take over the case...", interim_after = "300ms")]
 pub async fn hand_over(
     ctx: Ctx<Shop>,
     /// Two or three sentences: what the customer wants and what was done.
