@@ -53,6 +53,7 @@ struct ToolKeys {
     classification: Option<Meta>,
     scope_prompt: Option<Meta>,
     scope: Option<Meta>,
+    external: Option<Meta>,
     meta: Option<Meta>,
     #[darling(rename = "crate")]
     krate: Option<Meta>,
@@ -144,6 +145,7 @@ pub struct ToolAttrs {
     pub classification: Option<LitStr>,
     pub scope_prompt: Option<LitStr>,
     pub scope: Option<Path>,
+    pub external: Option<Flag>,
     pub meta: Vec<MetaEntry>,
     pub krate: Option<Path>,
 }
@@ -213,6 +215,7 @@ impl ToolAttrs {
                 .scope_prompt
                 .and_then(|meta| text(&meta, "scope_prompt", "Scope to one customer when the user names one", errors)),
             scope: keys.scope.and_then(|meta| predicate_path(&meta, "scope", errors)),
+            external: keys.external.and_then(|meta| flag(&meta, errors)),
             meta: keys.meta.map(|meta| meta_entries(&meta, errors)).unwrap_or_default(),
             krate: keys.krate.and_then(|meta| errors.handle(Path::from_meta(&meta))),
         }

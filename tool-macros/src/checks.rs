@@ -71,7 +71,47 @@ pub fn validate(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) -> Str
     check_keys(attrs, &name, errors);
     check_recovery(attrs, tool_fn, errors);
     check_scope(attrs, errors);
+    check_external(attrs, tool_fn, errors);
     name
+}
+
+/// An `external` tool is declared without a body (the host runs it), and
+/// only an external tool is; the keys about running the tool here
+/// contradict it.
+fn check_external(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) {
+    let external = attrs.external.filter(|flag| flag.value);
+    match (external, &tool_fn.bodyless) {
+        (Some(flag), None) => errors.push(with_help(
+            error_at(&quote_span(flag.span), "an `external` tool has no body: the host runs it"),
+            "end the declaration with `;` instead of the body, as in `async fn pick_date(month: u32) -> Date;`",
+        )),
+        (None, Some(semi)) => errors.push(with_help(
+            error_at(semi, "a tool needs a body"),
+            "write the body, or mark the tool `#[tool(external)]` if the host runs it (a frontend, a worker)",
+        )),
+        _ => {}
+    }
+    if external.is_none() {
+        return;
+    }
+    let here: [(&str, Option<proc_macro2::Span>); 5] = [
+        ("on_error", attrs.on_error.as_ref().map(syn::spanned::Spanned::span)),
+        ("interim", attrs.interim.as_ref().map(LitStr::span)),
+        ("interruptible", attrs.interruptible.map(|flag| flag.span)),
+        ("idempotency_key", attrs.idempotency_key.as_ref().map(syn::spanned::Spanned::span)),
+        ("ends_run = path", match &attrs.ends_run {
+            Some(EndsRunAttr::Predicate(path)) => Some(syn::spanned::Spanned::span(path)),
+            _ => None,
+        }),
+    ];
+    for (key, span) in here {
+        if let Some(span) = span {
+            errors.push(with_help(
+                error_at(&quote_span(span), format!("`{key}` contradicts `external`")),
+                format!("`{key}` is about running the tool here, but the host runs an external tool: remove `{key}` or `external`"),
+            ));
+        }
+    }
 }
 
 /// An `always_active` tool is never chosen by the intent classifier, so it

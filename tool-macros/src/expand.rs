@@ -13,12 +13,20 @@ use crate::fallback;
 use crate::diag::{error_at, with_help, Errors};
 use crate::signature::{InputKind, Param, ToolFn};
 
+use returns::{error_type, success_type, typed_failure};
+
 /// The whole attribute: parse, validate, expand. On any error the user's
 /// function is still emitted, with every error beside it and a stub of the
 /// tool's type, so that `tools![...]` naming it reports nothing more.
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
+    let mut bodyless = None;
     let item_fn: ItemFn = match syn::parse2::<Item>(item.clone()) {
         Ok(Item::Fn(item_fn)) => item_fn,
+        // A function declared without a body: an `external` tool.
+        Ok(Item::Verbatim(tokens)) if let Ok(declared) = syn::parse2::<syn::ForeignItemFn>(tokens.clone()) => {
+            bodyless = Some(declared.semi_token);
+            external_fn(declared)
+        }
         Ok(other) => {
             let error = with_help(
                 error_at(&fallback::item_kind_token(&other), "`#[tool]` goes on an `async fn`"),
@@ -30,9 +38,11 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     };
     let mut errors = Errors::default();
     let attrs = ToolAttrs::parse(args, &mut errors);
-    let tool_fn = ToolFn::parse(item_fn, &mut errors);
+    let mut tool_fn = ToolFn::parse(item_fn, &mut errors);
+    tool_fn.bodyless = bodyless;
     let name = checks::validate(&attrs, &tool_fn, &mut errors);
-    let item = &tool_fn.item;
+    // A declaration without a body is not emitted: rustc would refuse it.
+    let item = tool_fn.bodyless.is_none().then_some(&tool_fn.item);
     let ctx_probe = tool_fn.ctx_without_app.as_ref().map(|ty| fallback::ctx_app_probe(ty, &attrs));
     if !errors.is_empty() || ctx_probe.is_some() {
         let compile_errors = errors.to_compile_errors();
@@ -42,6 +52,14 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     }
     let generated = expand(&attrs, &tool_fn, &name);
     quote!(#item #generated)
+}
+
+/// The function an `external` tool's declaration stands for, so that the
+/// rest of the expansion reads it like any tool. Its body is never emitted
+/// and never called: the registry hands the tool's calls to the host.
+fn external_fn(declared: syn::ForeignItemFn) -> ItemFn {
+    let block = Box::new(syn::parse_quote!({ ::core::unreachable!() }));
+    ItemFn { attrs: declared.attrs, vis: declared.vis, modifiers: declared.modifiers, sig: declared.sig, block }
 }
 
 /// `tokens` with every span set to `span`, so that rustc points at the
@@ -348,6 +366,45 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
     let probe = respan(&p, success_span);
     let serialize = quote_spanned!(success_span=> #probe::ToolReturn::to_output(output, ends_run));
 
+    // An external tool's calls are handed to the host: its `call` is never
+    // reached, and its declaration has no body to call.
+    let call_fn = if tool_fn.bodyless.is_some() && attrs.external.is_some_and(|flag| flag.value) {
+        quote! {
+            fn call(
+                _input: Self::Input,
+                _call: &mut #p::CallState<'_, #app>,
+                _args: &#p::ParsedFrom<'_>,
+            ) -> #p::CallFuture {
+                ::std::boxed::Box::pin(::core::future::ready(::core::result::Result::Err(#p::Failure::Internal(
+                    ::std::convert::From::from("an external tool is run by the host, not by the registry"),
+                ))))
+            }
+        }
+    } else {
+        quote! {
+            fn call(
+                input: Self::Input,
+                #call_state: &mut #p::CallState<'_, #app>,
+                #args_of_call: &#p::ParsedFrom<'_>,
+            ) -> #p::CallFuture {
+                #take_ctx
+                #again
+                #keep_args
+                ::std::boxed::Box::pin(async move {
+                    #[allow(unused_imports)]
+                    use #p::PlainReturn as _;
+                    #untyped
+                    let returned = #call.await;
+                    #recover
+                    let output = #returned?;
+                    let ends_run = #ends_run;
+                    #serialize
+                })
+            }
+        }
+    };
+    // The host reads an external tool's input, as JSON: nothing here does.
+    let input_struct = if tool_fn.bodyless.is_some() { quote!(#[allow(dead_code)] #input_struct) } else { input_struct };
     quote! {
         #input_struct
 
@@ -387,62 +444,9 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
                 #effect_key
                 #scope
 
-                fn call(
-                    input: Self::Input,
-                    #call_state: &mut #p::CallState<'_, #app>,
-                    #args_of_call: &#p::ParsedFrom<'_>,
-                ) -> #p::CallFuture {
-                    #take_ctx
-                    #again
-                    #keep_args
-                    ::std::boxed::Box::pin(async move {
-                        #[allow(unused_imports)]
-                        use #p::PlainReturn as _;
-                        #untyped
-                        let returned = #call.await;
-                        #recover
-                        let output = #returned?;
-                        let ends_run = #ends_run;
-                        #serialize
-                    })
-                }
+                #call_fn
             }
         };
-    }
-}
-
-/// The success type of a return type: `T` of `Result<T, E>` (and of
-/// `io::Result<T>`), else the type itself; where an output error points.
-fn success_type(ty: &syn::Type) -> &syn::Type {
-    result_argument(ty, 0).unwrap_or(ty)
-}
-
-/// The error type of a return type written `Result<T, E>`, else the type
-/// itself; where an error type that is not an error points.
-fn error_type(ty: &syn::Type) -> &syn::Type {
-    result_argument(ty, 1).unwrap_or(ty)
-}
-
-/// The error type `E` of a return type written `Result<T, E>` with an `E`
-/// not written `ToolError`: the tools whose error may be a typed failure
-/// (decided by the runtime's `FailureProbe`). A `Result` alias or
-/// `io::Result<T>` hides its error type, and `ToolError` is never one.
-fn typed_failure(ty: &syn::Type) -> Option<&syn::Type> {
-    let error = result_argument(ty, 1)?;
-    match error {
-        syn::Type::Path(path) if path.qself.is_none() && path.path.segments.last().is_some_and(|last| last.ident == "ToolError") => None,
-        other => Some(other),
-    }
-}
-
-/// The type argument at `index` of a type written `...Result<...>`.
-fn result_argument(ty: &syn::Type, index: usize) -> Option<&syn::Type> {
-    let syn::Type::Path(path) = ty else { return None };
-    let last = path.path.segments.last().filter(|last| last.ident == "Result")?;
-    let syn::PathArguments::AngleBracketed(args) = &last.arguments else { return None };
-    match args.args.iter().nth(index)? {
-        syn::GenericArgument::Type(ty) => Some(ty),
-        _ => None,
     }
 }
 
@@ -586,5 +590,6 @@ fn sets_description(attr: &syn::Attribute) -> bool {
 }
 
 pub(crate) mod meta;
+mod returns;
 #[cfg(test)]
 mod tests;

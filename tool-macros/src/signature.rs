@@ -25,6 +25,9 @@ pub struct ToolFn {
     pub input: InputKind,
     /// The return type; `()` when none is written.
     pub output: Type,
+    /// The `;` of a function declared without a body (an `external` tool),
+    /// which stands in for the body when the item is emitted.
+    pub bodyless: Option<syn::token::Semi>,
 }
 
 pub struct CtxParam {
@@ -145,7 +148,7 @@ impl ToolFn {
             Some(ty) => InputKind::Whole { ty },
             None => InputKind::Params(params),
         };
-        ToolFn { ident: item.sig.ident.clone(), vis: item.vis.clone(), docs, ctx, ctx_without_app, input, output, item }
+        ToolFn { ident: item.sig.ident.clone(), vis: item.vis.clone(), docs, ctx, ctx_without_app, input, output, item, bodyless: None }
     }
 
     pub fn has_docs(&self) -> bool {

@@ -93,11 +93,13 @@ pub struct Execution {
     pub idempotency_key: bool,
     /// `replay = false` makes it false.
     pub replay: bool,
+    /// `external`: calls are handed to the host instead of executed.
+    pub external: bool,
 }
 
 impl Execution {
     /// No execution key written.
-    pub const DEFAULT: Execution = Execution { interim: None, interruptible: true, idempotency_key: false, replay: true };
+    pub const DEFAULT: Execution = Execution { interim: None, interruptible: true, idempotency_key: false, replay: true, external: false };
 }
 
 /// The text a call shows while it is still running: emitted once, as a
@@ -206,6 +208,11 @@ pub struct ToolDefinition {
     /// default). `replay = false` always runs the tool again (observation
     /// tools, whose answer changes).
     pub replay: bool,
+    /// An external tool (`external`): a call is validated and decided like
+    /// any other, then handed to the host to run instead of executed (its
+    /// result is [`ResultKind::External`](crate::ResultKind::External)); the
+    /// host supplies the output later ([`Run::complete`](crate::Run::complete)).
+    pub external: bool,
     /// A declared grouping (`kind = "read"`), for registries and
     /// documentation ([`Registry::definitions_of_kind`](crate::Registry::definitions_of_kind))
     /// and exported as `kind` in MCP `_meta`. It is not an authorisation
@@ -260,6 +267,7 @@ impl ToolDefinition {
             interruptible: true,
             idempotency_key: false,
             replay: true,
+            external: false,
             kind: None,
             examples: Vec::new(),
             example_prompts: Vec::new(),
@@ -306,6 +314,7 @@ impl ToolDefinition {
             interruptible: execution.interruptible,
             idempotency_key: execution.idempotency_key,
             replay: execution.replay,
+            external: execution.external,
             kind: metadata.kind.map(str::to_owned),
             examples: strings(metadata.examples),
             example_prompts: strings(metadata.example_prompts),

@@ -91,6 +91,18 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
         DynamicTool { definition: ToolDefinition::new(name, description, input_schema), handler, policy: None, visible: None, ends_run: None, parallel: None, recover: None, effect_key: None, scope: None }
     }
 
+    /// An external tool (`#[tool(external)]`): its calls are validated and
+    /// decided, then handed to the host to run ([`Run::complete`](crate::Run::complete)
+    /// supplies the output). Give it an [`output_schema`](Self::output_schema)
+    /// to have the host's output checked.
+    pub fn external(name: impl Into<String>, description: impl Into<String>, input_schema: Value) -> Self {
+        let mut tool = DynamicTool::new(name, description, input_schema, |_args, _ctx| async {
+            Err::<Value, _>(ToolError::internal())
+        });
+        tool.definition.external = true;
+        tool
+    }
+
     /// A human-readable title.
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.definition.title = Some(title.into());

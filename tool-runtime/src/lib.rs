@@ -53,6 +53,7 @@ mod docs;
 mod dynamic;
 mod error;
 mod error_report;
+mod external;
 mod guard;
 mod intent;
 #[cfg(feature = "journal")]
@@ -83,6 +84,7 @@ pub use context::{Ctx, Progress, ProgressSink, StepView, UserContext};
 pub use dynamic::DynamicTool;
 pub use error::{ToolError, INTERNAL_ERROR_CODE};
 pub use error_report::{ErrorKind, ErrorReport};
+pub use external::{ExternalCall, ExternalError};
 pub use guard::{ArgumentLimits, MAX_ARGUMENT_DEPTH};
 pub use intent::{Classifier, ScopeProblem, ScopedTool, Selection};
 pub use call::{Arguments, Call, CallOutcome, PendingCall};
@@ -129,6 +131,7 @@ pub use tokio_util::sync::CancellationToken;
 /// | `strict = bool` | per-tool override of provider strict mode |
 /// | `kind = "..."` | a declared grouping, filterable with [`Registry::definitions_of_kind`]; not an authorisation boundary |
 /// | `examples("...")`, `example_prompts("...")`, `related("tool")`, `always_active`, `classification = "..."`, `scope_prompt = "..."` | kept in the definition, for documentation and intent classifiers ([`Classifier`]); `related` names are checked like `requires` |
+/// | `external` | declared without a body: calls are validated and decided, then handed to the host ([`ResultKind::External`], [`Run::complete`]) |
 /// | `scope = path` | `fn(&Scope, &mut ScopedTool)`: rebuilds the tool's description and input schema for a turn from the scope value an intent classifier chose ([`Run::select`]); narrowing only, checked. Not with `always_active` |
 /// | `meta(key = value, ...)` | free-form literal metadata, in the definition and as MCP `_meta` |
 /// | `crate = path` | where this crate is, for crates that re-export it |

@@ -156,7 +156,13 @@ pub struct McpServer<App> {
     /// Where each session's run is journaled ([`with_journal`](Self::with_journal)).
     #[cfg(feature = "journal")]
     journal: Option<crate::journal::Journal>,
+    /// Who runs the calls of external tools ([`with_external`](Self::with_external)).
+    external: Option<ExternalRunner>,
 }
+
+/// The host's runner of external tools' calls, for an MCP server.
+type ExternalRunner =
+    Arc<dyn Fn(crate::ExternalCall) -> crate::BoxFuture<'static, Result<serde_json::Value, crate::ToolError>> + Send + Sync>;
 
 /// How the server serves streamable HTTP; see the `with_*` methods.
 #[derive(Clone)]
@@ -195,6 +201,7 @@ impl<App> Clone for McpServer<App> {
             http: self.http.clone(),
             #[cfg(feature = "journal")]
             journal: self.journal.clone(),
+            external: self.external.clone(),
         }
     }
 }
@@ -212,7 +219,24 @@ impl<App: Send + Sync + 'static> McpServer<App> {
             http: HttpOptions::default(),
             #[cfg(feature = "journal")]
             journal: None,
+            external: None,
         }
+    }
+
+    /// Runs the calls of external tools (`#[tool(external)]`) with `run`:
+    /// a `tools/call` of one is validated and decided, then handed to
+    /// `run` (a worker, another service) while the client waits, under the
+    /// tool's timeout and the client's cancellation. Its output is checked
+    /// against the tool's output schema (a mismatch is the generic 500, and
+    /// reported); its error is the tool's. Without a runner, external
+    /// tools are not listed, and a call of one reads that no one runs it.
+    pub fn with_external<F, Fut>(mut self, run: F) -> Self
+    where
+        F: Fn(crate::ExternalCall) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<serde_json::Value, crate::ToolError>> + Send + 'static,
+    {
+        self.external = Some(Arc::new(move |call| Box::pin(run(call))));
+        self
     }
 
     /// Makes each session's run durable in `journal`, under a run id of its

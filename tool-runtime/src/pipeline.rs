@@ -225,6 +225,11 @@ impl<App: Send + Sync + 'static> Registry<App> {
         call: &'s mut CallState<'_, App>,
         span: &'s tracing::Span,
     ) -> impl Future<Output = CallResult> + Send + 's {
+        // An external tool is handed to the host, with its input.
+        if entry.def.external {
+            let handed = CallResult::handed(entry.name.clone(), call.call_id().clone(), input.from.to_value());
+            return futures_util::future::Either::Left(Box::pin(std::future::ready(handed)) as BoxFuture<'s, CallResult>);
+        }
         #[cfg(feature = "journal")]
         if let Some(durable) = crate::durable::durable_of(entry, call.info()).cloned() {
             let journaled: BoxFuture<'s, CallResult> = Box::pin(async move { self.execute_journaled(&durable, entry, input, call, span).await });

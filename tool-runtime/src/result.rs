@@ -30,6 +30,11 @@ pub enum ResultKind {
     Cancelled,
     /// A bug or an outage: another error, a panic, an unserialisable output.
     Internal,
+    /// The call of an external tool was validated and allowed, and handed
+    /// to the host to run: [`CallResult::external_call`] has its input, and
+    /// the host supplies the result ([`Run::complete`](crate::Run::complete),
+    /// [`Registry::complete_external`](crate::Registry::complete_external)).
+    External,
 }
 
 impl ResultKind {
@@ -46,6 +51,7 @@ impl ResultKind {
             ResultKind::TimedOut => "timed_out",
             ResultKind::Cancelled => "cancelled",
             ResultKind::Internal => "internal_error",
+            ResultKind::External => "external",
         }
     }
 
@@ -53,7 +59,7 @@ impl ResultKind {
     /// (the journal).
     #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
     pub(crate) fn parse(name: &str) -> Option<Self> {
-        const ALL: [ResultKind; 10] = [
+        const ALL: [ResultKind; 11] = [
             ResultKind::Success,
             ResultKind::ToolError,
             ResultKind::InvalidArguments,
@@ -64,6 +70,7 @@ impl ResultKind {
             ResultKind::TimedOut,
             ResultKind::Cancelled,
             ResultKind::Internal,
+            ResultKind::External,
         ];
         ALL.into_iter().find(|kind| kind.as_str() == name)
     }
@@ -107,9 +114,10 @@ pub struct CallResult {
 }
 
 impl CallResult {
-    /// `true` unless the tool ran and returned successfully.
+    /// `true` unless the tool ran and returned successfully (or, external,
+    /// was handed to the host to run).
     pub fn is_error(&self) -> bool {
-        self.kind != ResultKind::Success
+        !matches!(self.kind, ResultKind::Success | ResultKind::External)
     }
 
     /// The structured output of a success, or the structured value of a
@@ -242,6 +250,11 @@ pub(crate) mod lines {
             ),
         )
         .no_retry()
+    }
+
+    /// What a call handed to the host reads until the host's result replaces it.
+    pub(crate) fn handed() -> String {
+        "The call was handed to the application, which runs it; its result comes later.".to_owned()
     }
 
     pub(crate) fn pending() -> ToolError {

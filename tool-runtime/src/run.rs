@@ -101,6 +101,18 @@ pub enum RunError {
     /// call still waits.
     #[error("the journal could not record the decision: {0}")]
     Journal(String),
+    /// No call of an external tool with this id waits for its result.
+    #[error("no external call with id `{0}` waits for a result in this run")]
+    UnknownExternal(String),
+    /// The host's output of an external call does not match the tool's
+    /// output schema; the call still waits.
+    #[error("the output of `{tool}` does not match its output schema: {}", problems.join("; "))]
+    InvalidOutput {
+        /// The tool.
+        tool: String,
+        /// What is wrong, as `pointer: reason` lines.
+        problems: Vec<String>,
+    },
 }
 
 #[cfg(feature = "journal")]
@@ -155,6 +167,8 @@ pub struct Run<App> {
     deadline: Option<tokio::time::Instant>,
     /// How long one step may take (`with_step_timeout`).
     step_timeout: Option<Duration>,
+    /// The calls of external tools handed to the host, waiting for its result.
+    pub(crate) external: Vec<crate::external::ExternalCall>,
     /// The tools of the current turn, after [`Run::select`]; `None` offers every tool.
     pub(crate) turn: Option<crate::intent::Turn>,
     /// The journal and id of a durable run ([`Run::durable`]).
@@ -202,6 +216,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
             deadline: None,
             step_timeout: None,
             turn: None,
+            external: Vec::new(),
             #[cfg(feature = "journal")]
             durable: None,
         }
@@ -411,6 +426,7 @@ impl<App: Send + Sync + 'static> Run<App> {
             match outcome {
                 CallOutcome::Done(result) => {
                     self.steps.record(&result, self.ends_turn(&result));
+                    self.track_external(&result);
                     results.push(result);
                 }
                 CallOutcome::NeedsApproval(pending) if self.pending.len() >= self.registry.inner.config.max_pending => {

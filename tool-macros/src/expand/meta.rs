@@ -164,6 +164,9 @@ pub(super) fn execution(attrs: &ToolAttrs, p: &TokenStream) -> TokenStream {
     if attrs.replay.is_some_and(|flag| !flag.value) {
         fields.push(quote!(replay: false));
     }
+    if attrs.external.is_some_and(|flag| flag.value) {
+        fields.push(quote!(external: true));
+    }
     if fields.is_empty() {
         return TokenStream::new();
     }

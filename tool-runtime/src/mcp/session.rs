@@ -96,7 +96,9 @@ impl<App: Send + Sync + 'static> McpSession<App> {
 
     fn offered<T>(&self, run: &SessionRun, user: &UserContext, map: impl Fn(&ToolDefinition) -> T) -> Vec<T> {
         let server = &self.server;
-        run.steps.offered(&server.registry, server.app.as_ref(), user).into_iter().map(map).collect()
+        let offered = run.steps.offered(&server.registry, server.app.as_ref(), user).into_iter();
+        // An external tool is listed only where a runner runs it.
+        offered.filter(|def| !def.external || server.external.is_some()).map(map).collect()
     }
 
     /// Who makes this request: the user the authentication hook gave for
@@ -159,10 +161,35 @@ impl<App: Send + Sync + 'static> McpSession<App> {
         if let Some(durable) = &self.durable {
             call = call.durable(durable.clone());
         }
-        match call.await {
+        let result = match call.await {
             CallOutcome::Done(result) => result,
             CallOutcome::NeedsApproval(pending) => self.ask_human(pending, context).await,
+        };
+        match result.external_call() {
+            Some(handed) => self.run_external(handed, context).await,
+            None => result,
         }
+    }
+
+    /// An external tool's call, run by the server's runner while the client
+    /// waits.
+    async fn run_external(&self, call: crate::ExternalCall, context: &RequestContext<RoleServer>) -> CallResult {
+        let registry = &self.server.registry;
+        let (tool, id) = (call.tool.clone(), call.id.clone());
+        let Some(runner) = &self.server.external else {
+            return CallResult::failure(tool, id, ResultKind::Internal, &no_external_runner());
+        };
+        let timeout = registry.definition(&tool).and_then(|def| def.timeout).unwrap_or(registry.inner.config.default_timeout);
+        let ran = tokio::select! {
+            ran = tokio::time::timeout(timeout, runner(call)) => ran,
+            () = context.ct.cancelled() => return CallResult::failure(tool, id, ResultKind::Cancelled, &lines::cancelled()),
+        };
+        let done = match ran {
+            Err(_) => return CallResult::failure(tool, id, ResultKind::TimedOut, &lines::timed_out(timeout)),
+            Ok(Ok(output)) => registry.complete_external(&tool, &id, output),
+            Ok(Err(error)) => registry.fail_external(&tool, &id, &error),
+        };
+        done.unwrap_or_else(|error| registry.external_went_wrong(&tool, &id, &error))
     }
 
     /// Asks the client's user to accept or decline a pending call.
@@ -217,6 +244,11 @@ impl<App: Send + Sync + 'static> McpSession<App> {
             }
         }
     }
+}
+
+/// What a call of an external tool reads on a server without a runner.
+fn no_external_runner() -> ToolError {
+    ToolError::unavailable("EXTERNAL_UNAVAILABLE", "Nothing on this server runs this tool. Do not call it again.").with_retry(false)
 }
 
 /// One call of a session waiting for a human, counted while it lives.

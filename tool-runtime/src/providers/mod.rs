@@ -207,7 +207,7 @@ pub struct PayloadError {
 /// input, refusals and rejections, not a success nor a call that waits for
 /// a human.
 pub(crate) fn failed(result: &CallResult) -> bool {
-    !matches!(result.kind, ResultKind::Success | ResultKind::PendingApproval)
+    !matches!(result.kind, ResultKind::Success | ResultKind::PendingApproval | ResultKind::External)
 }
 
 /// Collects the losses of one tool's export.

@@ -68,6 +68,7 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// journal).
     async fn settled(&mut self, result: &CallResult) {
         self.steps.record(result, self.ends_turn(result));
+        self.track_external(result);
         #[cfg(feature = "journal")]
         {
             self.settle_or_report(&result.call_id).await;

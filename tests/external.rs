@@ -1,0 +1,140 @@
+//! External tools: validated and decided like any tool, then handed to the
+//! host with their input instead of executed; the host's output is checked
+//! against the output schema before the model reads it.
+
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::json;
+use tool_runtime::prelude::*;
+use tool_runtime::{ExternalCall, ResultKind, RunError, RunState};
+
+/// A slot in the user's calendar.
+#[derive(Serialize, JsonSchema)]
+struct Slot {
+    /// `HH:MM`.
+    #[schemars(regex(pattern = r"^\d\d:\d\d$"))]
+    start: String,
+    minutes: u32,
+}
+
+/// Let the user pick a free slot on a day, in their calendar app.
+#[tool(external)]
+async fn pick_slot(
+    /// `YYYY-MM-DD`.
+    #[schemars(regex(pattern = r"^\d{4}-\d\d-\d\d$"))]
+    day: String,
+) -> Slot;
+
+/// Ask the user to confirm the booking in the app; ends the run.
+#[tool(external, ends_run, policy = needs_approval)]
+async fn confirm_booking(slot: String) -> String;
+
+/// Delete the calendar, never allowed.
+#[tool(external, policy = deny)]
+async fn wipe_calendar() -> String;
+
+fn registry() -> Registry<()> {
+    Registry::builder().tools(tools![pick_slot, confirm_booking, wipe_calendar]).build().unwrap()
+}
+
+#[tokio::test]
+async fn a_call_is_validated_then_handed_to_the_host_with_its_input() {
+    let mut run = registry().run(Arc::new(()));
+    let step = run
+        .execute(vec![
+            ToolCall::new("c1", "pick_slot", r#"{"day": "2026-12-02"}"#),
+            ToolCall::new("c2", "pick_slot", r#"{"day": "tomorrow"}"#),
+            ToolCall::new("c3", "wipe_calendar", ""),
+        ])
+        .await;
+    assert_eq!(step.results[0].kind, ResultKind::External);
+    assert!(!step.results[0].is_error());
+    let handed = step.results[0].external_call().unwrap();
+    assert_eq!((handed.id.as_str(), handed.tool.as_str()), ("c1", "pick_slot"));
+    assert_eq!(handed.input, json!({"day": "2026-12-02"}));
+    // Invalid input and a refusal never reach the host.
+    assert_eq!(step.results[1].kind, ResultKind::InvalidArguments);
+    assert_eq!(step.results[2].kind, ResultKind::Denied);
+    assert_eq!(run.external(), [handed]);
+    assert!(run.executed().is_empty(), "handed is not executed");
+}
+
+#[tokio::test]
+async fn the_hosts_output_is_checked_against_the_output_schema_then_read_by_the_model() {
+    let mut run = registry().run(Arc::new(()));
+    let mut step = run.execute(vec![ToolCall::new("c1", "pick_slot", r#"{"day": "2026-12-02"}"#)]).await;
+    let wrong = run.complete("c1", json!({"start": "half past nine", "minutes": 30}));
+    match wrong {
+        Err(RunError::InvalidOutput { tool, problems }) => {
+            assert_eq!(tool, "pick_slot");
+            assert!(problems[0].starts_with("/start:"), "{problems:?}");
+        }
+        other => panic!("expected InvalidOutput, got {other:?}"),
+    }
+    assert_eq!(run.external().len(), 1, "a refused output leaves the call waiting");
+    let result = run.complete("c1", json!({"start": "09:30", "minutes": 30})).unwrap();
+    assert_eq!(result.kind, ResultKind::Success);
+    assert_eq!(result.text, r#"{"start":"09:30","minutes":30}"#);
+    assert_eq!(result.structured(), Some(&json!({"start": "09:30", "minutes": 30})));
+    step.settle(result);
+    assert_eq!(step.results[0].kind, ResultKind::Success);
+    assert!(run.external().is_empty());
+    assert_eq!(run.executed(), ["pick_slot"]);
+    assert_eq!(run.complete("c1", json!({})), Err(RunError::UnknownExternal("c1".into())));
+}
+
+#[tokio::test]
+async fn a_failure_where_the_host_ran_it_is_the_tools_error() {
+    let mut run = registry().run(Arc::new(()));
+    run.execute(vec![ToolCall::new("c1", "pick_slot", r#"{"day": "2026-12-02"}"#)]).await;
+    let error = ToolError::conflict("NO_FREE_SLOT", "The day is full; ask for another day.");
+    let result = run.fail("c1", &error).unwrap();
+    assert_eq!(result.kind, ResultKind::ToolError);
+    assert_eq!(result.text, "code: NO_FREE_SLOT, status: 409, userMessage: The day is full; ask for another day.");
+    assert!(run.external().is_empty());
+    assert_eq!(run.fail("c1", &error), Err(RunError::UnknownExternal("c1".into())));
+}
+
+#[tokio::test]
+async fn an_approved_call_is_handed_and_its_output_may_end_the_run() {
+    let mut run = registry().run(Arc::new(()));
+    let step = run.execute(vec![ToolCall::new("c1", "confirm_booking", r#"{"slot": "09:30"}"#)]).await;
+    assert_eq!(step.results[0].kind, ResultKind::PendingApproval);
+    assert!(run.external().is_empty(), "not handed before a human approved it");
+    let approved = run.approve("c1").await.unwrap();
+    assert_eq!(approved.kind, ResultKind::External);
+    assert_eq!(run.external()[0].input, json!({"slot": "09:30"}));
+    let done = run.complete("c1", json!("booked")).unwrap();
+    assert!(done.ends_run);
+    assert_eq!(run.state(), &RunState::Ending { by: "confirm_booking".into() });
+}
+
+#[tokio::test]
+async fn invoke_hands_the_call_and_the_registry_completes_it() {
+    let registry = registry();
+    let handed = registry.invoke(&Arc::new(()), "pick_slot", r#"{"day": "2026-12-02"}"#).await;
+    let call: ExternalCall = handed.external_call().unwrap();
+    let done = registry.complete_external(&call.tool, &call.id, json!({"start": "10:00", "minutes": 15})).unwrap();
+    assert_eq!(done.call_id, call.id);
+    assert_eq!(done.kind, ResultKind::Success);
+    assert!(registry.complete_external("wipe_calendar_typo", "x", json!(1)).is_err());
+    assert!(registry.definition("pick_slot").unwrap().external);
+}
+
+#[tokio::test]
+async fn a_dynamic_external_tool_is_handed_too() {
+    let locate = DynamicTool::external(
+        "locate_user",
+        "Ask the user's device for its location.",
+        json!({"type": "object", "properties": {"precise": {"type": "boolean"}}, "required": ["precise"], "additionalProperties": false}),
+    )
+    .output_schema(json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}));
+    let registry = Registry::<()>::builder().tool(locate).build().unwrap();
+    let mut run = registry.run(Arc::new(()));
+    let step = run.execute(vec![ToolCall::new("c1", "locate_user", r#"{"precise": false}"#)]).await;
+    assert_eq!(step.results[0].kind, ResultKind::External);
+    assert!(matches!(run.complete("c1", json!({"town": "Delft"})), Err(RunError::InvalidOutput { .. })));
+    assert_eq!(run.complete("c1", json!({"city": "Delft"})).unwrap().kind, ResultKind::Success);
+}

@@ -1,0 +1,37 @@
+//! The parts of a tool's return type the expansion points at: its
+//! success and error types, and whether its error may be a typed failure.
+
+/// The success type of a return type: `T` of `Result<T, E>` (and of
+/// `io::Result<T>`), else the type itself; where an output error points.
+pub(super) fn success_type(ty: &syn::Type) -> &syn::Type {
+    result_argument(ty, 0).unwrap_or(ty)
+}
+
+/// The error type of a return type written `Result<T, E>`, else the type
+/// itself; where an error type that is not an error points.
+pub(super) fn error_type(ty: &syn::Type) -> &syn::Type {
+    result_argument(ty, 1).unwrap_or(ty)
+}
+
+/// The error type `E` of a return type written `Result<T, E>` with an `E`
+/// not written `ToolError`: the tools whose error may be a typed failure
+/// (decided by the runtime's `FailureProbe`). A `Result` alias or
+/// `io::Result<T>` hides its error type, and `ToolError` is never one.
+pub(super) fn typed_failure(ty: &syn::Type) -> Option<&syn::Type> {
+    let error = result_argument(ty, 1)?;
+    match error {
+        syn::Type::Path(path) if path.qself.is_none() && path.path.segments.last().is_some_and(|last| last.ident == "ToolError") => None,
+        other => Some(other),
+    }
+}
+
+/// The type argument at `index` of a type written `...Result<...>`.
+fn result_argument(ty: &syn::Type, index: usize) -> Option<&syn::Type> {
+    let syn::Type::Path(path) = ty else { return None };
+    let last = path.path.segments.last().filter(|last| last.ident == "Result")?;
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else { return None };
+    match args.args.iter().nth(index)? {
+        syn::GenericArgument::Type(ty) => Some(ty),
+        _ => None,
+    }
+}
