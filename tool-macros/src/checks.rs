@@ -72,7 +72,22 @@ pub fn validate(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) -> Str
     check_recovery(attrs, tool_fn, errors);
     check_scope(attrs, errors);
     check_external(attrs, tool_fn, errors);
+    check_streamed(attrs, tool_fn, errors);
     name
+}
+
+/// A streaming tool's items are its output; its failures are `Err` items
+/// (`Streamed::try_new`), which no recovery sees.
+fn check_streamed(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) {
+    if let Some(path) = &attrs.on_error
+        && crate::expand::is_streamed(&tool_fn.output)
+    {
+        errors.push(with_help(
+            error_at(path, "`on_error` does not apply to a streaming tool"),
+            "a `Streamed` tool fails with an `Err` item (`Streamed::try_new`), and the items before it were sent already: \
+             handle the error where the stream makes its items, or remove `on_error`",
+        ));
+    }
 }
 
 /// An `external` tool is declared without a body (the host runs it), and
@@ -162,6 +177,7 @@ fn tool_name(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) -> String
 fn check_recovery(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) {
     if let Some(path) = &attrs.on_error
         && !returns_result(&tool_fn.output)
+        && !crate::expand::is_streamed(&tool_fn.output)
     {
         errors.push(with_help(
             error_at(path, "`on_error` recovers from the tool's error, but the tool does not return a `Result`"),

@@ -13,7 +13,7 @@ use crate::fallback;
 use crate::diag::{error_at, with_help, Errors};
 use crate::signature::{InputKind, Param, ToolFn};
 
-use returns::{error_type, success_type, typed_failure};
+use returns::{error_type, stream_item, success_type, typed_failure};
 
 /// The whole attribute: parse, validate, expand. On any error the user's
 /// function is still emitted, with every error beside it and a stub of the
@@ -52,6 +52,11 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     }
     let generated = expand(&attrs, &tool_fn, &name);
     quote!(#item #generated)
+}
+
+/// Whether a return type is written `Streamed<T>`.
+pub(crate) fn is_streamed(ty: &syn::Type) -> bool {
+    stream_item(ty).is_some()
 }
 
 /// The function an `external` tool's declaration stands for, so that the
@@ -362,6 +367,9 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
         ),
         None => (None, None),
     };
+    // A streaming tool (`-> Streamed<T>`): `T` is its output.
+    let streamed = stream_item(output_ty);
+    let schema_ty = streamed.unwrap_or(output_ty);
     let success_span = success_type(output_ty).span();
     let probe = respan(&p, success_span);
     let serialize = quote_spanned!(success_span=> #probe::ToolReturn::to_output(output, ends_run));
@@ -369,17 +377,10 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
     // An external tool's calls are handed to the host: its `call` is never
     // reached, and its declaration has no body to call.
     let call_fn = if tool_fn.bodyless.is_some() && attrs.external.is_some_and(|flag| flag.value) {
-        quote! {
-            fn call(
-                _input: Self::Input,
-                _call: &mut #p::CallState<'_, #app>,
-                _args: &#p::ParsedFrom<'_>,
-            ) -> #p::CallFuture {
-                ::std::boxed::Box::pin(::core::future::ready(::core::result::Result::Err(#p::Failure::Internal(
-                    ::std::convert::From::from("an external tool is run by the host, not by the registry"),
-                ))))
-            }
-        }
+        call::external(&p, &app)
+    } else if let Some(item_ty) = streamed {
+        let parts = call::Parts { p: &p, app: &app, args: &args_of_call, take_ctx: &take_ctx, again: &again, call: &call, ends_run: &ends_run, serialize: &serialize };
+        call::streamed(&parts, item_ty, tool_fn.ctx.is_some())
     } else {
         quote! {
             fn call(
@@ -429,7 +430,7 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
                 ) -> ::core::option::Option<#p::schemars::Schema> {
                     #[allow(unused_imports)]
                     use #p::{NoOutputSchema as _, PlainOutputSchema as _};
-                    (&#p::OutputSchema::<#output_ty>::new()).get(generator)
+                    (&#p::OutputSchema::<#schema_ty>::new()).get(generator)
                 }
 
                 #failure_schema
@@ -589,6 +590,7 @@ fn sets_description(attr: &syn::Attribute) -> bool {
         })
 }
 
+mod call;
 pub(crate) mod meta;
 mod returns;
 #[cfg(test)]

@@ -80,6 +80,7 @@ impl CallInfo {
                 total: None,
                 message: Some(text.to_owned()),
                 interim: true,
+                preliminary: None,
             });
         }
     }
@@ -150,6 +151,7 @@ impl<App> Ctx<App> {
                 total,
                 message: message.map(str::to_owned),
                 interim: false,
+                preliminary: None,
             });
         }
     }
@@ -172,17 +174,28 @@ pub struct CallState<'a, App> {
     /// The call's information, moved into the context when one is made.
     info: CallInfo,
     ctx: Option<Ctx<App>>,
+    /// The tool's output limit, set when it runs (for a streaming tool's
+    /// preliminary items).
+    output_limit: usize,
 }
 
 impl<'a, App> CallState<'a, App> {
     pub(crate) fn new(app: &'a Arc<App>, info: CallInfo) -> Self {
-        CallState { app, info, ctx: None }
+        CallState { app, info, ctx: None, output_limit: usize::MAX }
     }
 
     /// The state of a call whose context exists already (a call that
     /// waited for approval): every context the call hands out is `ctx`.
     pub(crate) fn shared(ctx: &'a Ctx<App>) -> Self {
-        CallState { app: &ctx.app, info: CallInfo::default(), ctx: Some(ctx.clone()) }
+        CallState { app: &ctx.app, info: CallInfo::default(), ctx: Some(ctx.clone()), output_limit: usize::MAX }
+    }
+
+    pub(crate) fn set_output_limit(&mut self, limit: usize) {
+        self.output_limit = limit;
+    }
+
+    pub(crate) fn output_limit(&self) -> usize {
+        self.output_limit
     }
 
     pub(crate) fn info(&self) -> &CallInfo {
@@ -196,7 +209,7 @@ impl<'a, App> CallState<'a, App> {
     /// The call's context, made on first use; every later one shares it
     /// (and its cancellation token).
     pub fn ctx(&mut self) -> &Ctx<App> {
-        let CallState { app, info, ctx } = self;
+        let CallState { app, info, ctx, .. } = self;
         ctx.get_or_insert_with(|| Ctx { app: Arc::clone(app), call: Arc::new(std::mem::take(info)) })
     }
 
@@ -250,6 +263,10 @@ pub struct Progress {
     /// Whether this is the tool's interim text, sent by the runtime, rather
     /// than a report the tool made.
     pub interim: bool,
+    /// A preliminary result of a streaming tool ([`Streamed`](crate::Streamed)):
+    /// an item before the last, whose text is `message`; `progress` counts
+    /// them from 1.
+    pub preliminary: Option<serde_json::Value>,
 }
 
 /// Where a call's progress reports go.

@@ -73,6 +73,7 @@ mod registry;
 mod result;
 mod run;
 mod steps;
+mod streamed;
 mod schema;
 mod tool;
 mod validation;
@@ -93,6 +94,10 @@ pub use registry::{BuildError, BuildProblem, Registry, RegistryBuilder, DEFAULT_
 pub use result::{CallResult, ResultKind};
 pub use run::{Run, RunError, RunState, StepResults, ToolCall};
 pub use schema::SCHEMA_DIALECT;
+pub use streamed::Streamed;
+/// futures-util's `stream` module: what a [`Streamed`] tool makes its
+/// stream with (`stream::iter`, `stream::unfold`, `StreamExt`, ...).
+pub use futures_util::stream;
 pub use tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, Interim, Tool, ToolDefinition};
 
 pub use serde_json;

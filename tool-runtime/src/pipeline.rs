@@ -410,6 +410,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
             if !entry.def.interruptible {
                 call.detach();
             }
+            call.set_output_limit(entry.def.max_output_chars.unwrap_or(self.inner.config.default_max_output_chars));
             let Input { value, from } = input;
             std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.call(value, call, &from))).map_err(Some)
         };

@@ -35,3 +35,14 @@ fn result_argument(ty: &syn::Type, index: usize) -> Option<&syn::Type> {
         _ => None,
     }
 }
+
+/// `T` of a return type written `Streamed<T>`: a streaming tool.
+pub(super) fn stream_item(ty: &syn::Type) -> Option<&syn::Type> {
+    let syn::Type::Path(path) = ty else { return None };
+    let last = path.path.segments.last().filter(|last| last.ident == "Streamed")?;
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else { return None };
+    match args.args.first()? {
+        syn::GenericArgument::Type(ty) if args.args.len() == 1 => Some(ty),
+        _ => None,
+    }
+}

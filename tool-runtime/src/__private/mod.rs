@@ -36,6 +36,7 @@ pub use probes::{
     PolicyProbe, scope_call, scope_schema, SyncEndsRun, SyncPolicy, ToolInput, ToolParam, VisibleWhen,
 };
 pub use crate::intent::ScopedTool;
+pub use crate::streamed::{drain, Preliminary};
 pub use readers::Args;
 pub use recovery::{output_of, recovery_call, OutputOf, Recovered, RecoveryProbe, SyncRecovery};
 pub use returns::{output, FailureProbe, PlainReturn, Returned, ToolErrorType, ToolReturn, UntypedFailure};

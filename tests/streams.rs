@@ -1,0 +1,144 @@
+//! Preliminary results: a tool written `-> Streamed<T>` sends every item but
+//! the last to the call's progress sink and returns the last; its timeout,
+//! cancellation and output limit cover the whole stream.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::json;
+use tool_runtime::prelude::*;
+use tool_runtime::stream::{self, StreamExt};
+use tool_runtime::{ErrorKind, Progress, ProgressSink, ResultKind, Streamed};
+
+/// Search the archive; reports what it found so far.
+#[tool(read_only)]
+async fn search(query: String) -> Streamed<String> {
+    let found = ["1 match", "2 matches"].map(|so_far| format!("{query}: {so_far}"));
+    Streamed::new(stream::iter(found.into_iter().chain([format!("{query}: done, 2 matches")])))
+}
+
+/// Count slowly, one item a second.
+#[tool(timeout = "2500ms")]
+async fn count_slowly(to: u32) -> Streamed<u32> {
+    Streamed::new(stream::iter(1..=to).then(|n| async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        n
+    }))
+}
+
+/// Stream nothing.
+#[tool]
+async fn nothing() -> Streamed<u32> {
+    Streamed::new(stream::empty())
+}
+
+/// Fail after one item.
+#[tool]
+async fn flaky(ctx: Ctx<()>) -> Streamed<u32> {
+    let _ = ctx.call_id();
+    let items = vec![Ok(1), Err(ToolError::unavailable("FEED_DOWN", "The feed stopped; try again later."))];
+    Streamed::try_new(stream::iter(items))
+}
+
+/// Long items.
+#[tool(max_output_chars = 10)]
+async fn chatty() -> Streamed<String> {
+    Streamed::new(stream::iter(["aaaaaa", "bbbbbb", "cccccc", "the end of it all"].map(String::from)))
+}
+
+fn registry(reports: Arc<Mutex<Vec<(ErrorKind, String)>>>) -> Registry<()> {
+    Registry::builder()
+        .tools(tools![search, count_slowly, nothing, flaky, chatty])
+        .on_tool_error(move |report| reports.lock().unwrap().push((report.kind, report.error.clone())))
+        .build()
+        .unwrap()
+}
+
+fn collecting() -> (ProgressSink, Arc<Mutex<Vec<Progress>>>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    (ProgressSink::new(move |progress| sink.lock().unwrap().push(progress)), seen)
+}
+
+#[tokio::test]
+async fn every_item_but_the_last_reaches_the_host_and_the_last_is_the_result() {
+    let (sink, seen) = collecting();
+    let mut run = registry(Arc::default()).run(Arc::new(())).with_progress(sink);
+    let step = run.execute(vec![ToolCall::new("c1", "search", r#"{"query": "kettle"}"#)]).await;
+    assert_eq!(step.results[0].kind, ResultKind::Success);
+    assert_eq!(step.results[0].text, "kettle: done, 2 matches");
+    let seen = seen.lock().unwrap();
+    let preliminary: Vec<_> = seen.iter().map(|p| (p.call_id.as_str(), p.progress, p.preliminary.clone(), p.message.clone())).collect();
+    assert_eq!(
+        preliminary,
+        [
+            ("c1", 1.0, Some(json!("kettle: 1 match")), Some("kettle: 1 match".to_owned())),
+            ("c1", 2.0, Some(json!("kettle: 2 matches")), Some("kettle: 2 matches".to_owned())),
+        ]
+    );
+    assert!(seen.iter().all(|p| !p.interim));
+}
+
+#[tokio::test]
+async fn the_output_schema_is_the_items_and_a_call_without_a_sink_reads_the_last() {
+    let registry = registry(Arc::default());
+    assert_eq!(registry.definition("count_slowly").unwrap().output_schema.as_deref().unwrap()["type"], "integer");
+    let result = registry.invoke(&Arc::new(()), "search", r#"{"query": "cups"}"#).await;
+    assert_eq!(result.text, "cups: done, 2 matches");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_timeout_covers_the_whole_stream() {
+    let (sink, seen) = collecting();
+    let registry = registry(Arc::default());
+    let mut run = registry.run(Arc::new(())).with_progress(sink);
+    // Two items fit in 2.5 s; the third does not.
+    let step = run.execute(vec![ToolCall::new("c1", "count_slowly", r#"{"to": 3}"#)]).await;
+    assert_eq!(step.results[0].kind, ResultKind::TimedOut);
+    assert_eq!(seen.lock().unwrap().len(), 1, "item 1 was sent when item 2 came");
+    let step = run.execute(vec![ToolCall::new("c2", "count_slowly", r#"{"to": 2}"#)]).await;
+    assert_eq!(step.results[0].text, "2");
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancelling_the_run_stops_the_stream() {
+    let registry = registry(Arc::default());
+    let mut run = registry.run(Arc::new(()));
+    let cancel = run.cancellation().clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        cancel.cancel();
+    });
+    let step = run.execute(vec![ToolCall::new("c1", "count_slowly", r#"{"to": 2}"#)]).await;
+    assert_eq!(step.results[0].kind, ResultKind::Cancelled);
+}
+
+#[tokio::test]
+async fn an_empty_stream_is_a_bug_and_an_err_item_ends_the_call_with_its_error() {
+    let reports = Arc::new(Mutex::new(Vec::new()));
+    let registry = registry(reports.clone());
+    let (sink, seen) = collecting();
+    let mut run = registry.run(Arc::new(())).with_progress(sink);
+    let step = run.execute(vec![ToolCall::new("c1", "nothing", ""), ToolCall::new("c2", "flaky", "")]).await;
+    assert_eq!(step.results[0].kind, ResultKind::Internal);
+    assert_eq!(reports.lock().unwrap()[0], (ErrorKind::Internal, "the tool's stream ended without an item; its last item is the result".to_owned()));
+    assert_eq!(step.results[1].kind, ResultKind::ToolError);
+    assert_eq!(step.results[1].error_code.as_deref(), Some("FEED_DOWN"));
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 1, "the item before the error was sent");
+    assert_eq!(seen[0].preliminary, Some(json!(1)));
+}
+
+#[tokio::test]
+async fn the_output_limit_covers_the_whole_stream() {
+    let (sink, seen) = collecting();
+    let mut run = registry(Arc::default()).run(Arc::new(())).with_progress(sink);
+    let step = run.execute(vec![ToolCall::new("c1", "chatty", "")]).await;
+    // 10 characters: "aaaaaa" takes 6, "bbbbbb" is cut at the 4 left, and "cccccc" is not sent.
+    let messages: Vec<String> = seen.lock().unwrap().iter().filter_map(|p| p.message.clone()).collect();
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert_eq!(messages[0], "aaaaaa");
+    assert!(messages[1].starts_with("bbbb") && messages[1] != "bbbbbb", "{messages:?}");
+    assert!(step.results[0].truncated);
+    assert!(step.results[0].text.starts_with("the end of"));
+}

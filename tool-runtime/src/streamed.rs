@@ -1,0 +1,127 @@
+//! Preliminary results: a tool written `-> Streamed<T>` returns a stream of
+//! `T`; every item but the last is preliminary and goes to the call's
+//! progress sink (the host's event stream, MCP progress notifications),
+//! and the last is the result the model reads.
+
+use std::fmt;
+use std::pin::Pin;
+
+use futures_util::{Stream, StreamExt};
+use serde::Serialize;
+use smol_str::SmolStr;
+
+use crate::context::{CallState, Progress, ProgressSink};
+use crate::error::ToolError;
+use crate::tool::Failure;
+
+/// What a streaming tool returns: its items, of which every one but the
+/// last is a preliminary result, and the last is the result.
+///
+/// Each preliminary item reaches the call's progress sink as a [`Progress`]
+/// report whose `preliminary` holds the item (and `message` its text), and
+/// an MCP client that asked for progress as a notification carrying the
+/// text. The tool's timeout and cancellation cover the whole stream, and
+/// its output limit (`max_output_chars`) all of it: preliminary items are
+/// sent until their text reaches the limit, and the result is cut at it as
+/// any output is.
+///
+/// A stream that ends without an item is a bug of the tool: the model reads
+/// the generic 500 line. An `Err` item of [`try_new`](Self::try_new) ends
+/// the call with that error.
+///
+/// ```
+/// use tool_runtime::prelude::*;
+/// use tool_runtime::{stream, Streamed};
+///
+/// /// Count to three; the model reads "3", the host sees 1 and 2 first.
+/// #[tool]
+/// async fn count() -> Streamed<u32> {
+///     Streamed::new(stream::iter([1, 2, 3]))
+/// }
+/// ```
+pub struct Streamed<T> {
+    items: Pin<Box<dyn Stream<Item = Result<T, ToolError>> + Send>>,
+}
+
+impl<T: Send + 'static> Streamed<T> {
+    /// The items of `stream`.
+    pub fn new(stream: impl Stream<Item = T> + Send + 'static) -> Self {
+        Streamed { items: Box::pin(stream.map(Ok)) }
+    }
+
+    /// The items of `stream`, where an `Err` ends the call with that error
+    /// (the preliminary items before it were sent already).
+    pub fn try_new(stream: impl Stream<Item = Result<T, ToolError>> + Send + 'static) -> Self {
+        Streamed { items: Box::pin(stream) }
+    }
+}
+
+impl<T> fmt::Debug for Streamed<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Streamed")
+    }
+}
+
+/// Where a streaming call's preliminary items go, taken from its state
+/// before the tool runs.
+#[doc(hidden)]
+pub struct Preliminary {
+    sink: Option<ProgressSink>,
+    call_id: SmolStr,
+    /// The characters preliminary items may still take.
+    budget: usize,
+}
+
+impl<App> CallState<'_, App> {
+    /// The sink of this call's preliminary items.
+    #[doc(hidden)]
+    pub fn preliminary(&self) -> Preliminary {
+        let info = self.info();
+        Preliminary { sink: info.progress.clone(), call_id: info.call_id.clone(), budget: self.output_limit() }
+    }
+}
+
+impl Preliminary {
+    /// Sends `item` as the `index`th preliminary result, while the budget lasts.
+    fn send(&mut self, index: usize, item: &impl Serialize) {
+        let Some(sink) = &self.sink else { return };
+        if self.budget == 0 {
+            return;
+        }
+        let Ok(value) = serde_json::to_value(item) else { return };
+        let (text, _, cut) = crate::output::render(value.clone(), self.budget);
+        self.budget = if cut { 0 } else { self.budget.saturating_sub(text.chars().count()) };
+        (sink.0)(Progress {
+            call_id: self.call_id.to_string(),
+            progress: index as f64,
+            total: None,
+            message: Some(text),
+            interim: false,
+            preliminary: Some(value),
+        });
+    }
+}
+
+/// Reads a tool's stream to its end: every item but the last sent as a
+/// preliminary result, the last returned.
+#[doc(hidden)]
+pub async fn drain<T: Serialize>(streamed: Streamed<T>, mut preliminary: Preliminary) -> Result<T, Failure> {
+    let mut items = streamed.items;
+    let mut last: Option<T> = None;
+    let mut sent = 0;
+    while let Some(item) = items.next().await {
+        // An item is preliminary once another, or an error, follows it.
+        let (item, failed) = match item {
+            Ok(item) => (Some(item), None),
+            Err(error) => (None, Some(error)),
+        };
+        if let Some(previous) = std::mem::replace(&mut last, item) {
+            sent += 1;
+            preliminary.send(sent, &previous);
+        }
+        if let Some(error) = failed {
+            return Err(Failure::Tool(error));
+        }
+    }
+    last.ok_or_else(|| Failure::Internal("the tool's stream ended without an item; its last item is the result".into()))
+}
