@@ -344,3 +344,59 @@ async fn a_typed_failure_reaches_the_client_as_structured_content_of_an_error_an
     let ok = wire.call("reserve_item", json!({"id": 2})).await;
     assert_eq!(ok["structuredContent"], json!({"id": 2, "name": "free"}));
 }
+
+/// Search the archive, reporting what it has found so far.
+#[tool(read_only)]
+async fn search_archive(query: String) -> tool_runtime::Streamed<String> {
+    tool_runtime::Streamed::new(tool_runtime::stream::iter([1, 2, 3].map(|n| format!("{query}: {n} found"))))
+}
+
+/// Let the client's user pick a colour, in the host's own UI.
+#[tool(external)]
+async fn pick_colour(palette: String) -> String;
+
+#[tokio::test]
+async fn a_streaming_tools_preliminary_items_reach_the_client_as_progress_and_the_last_is_the_result() {
+    let registry = Registry::<Store>::builder().tools(tools![search_archive]).build().unwrap();
+    let server = McpServer::new(registry, Arc::new(Store::default()));
+    let mut wire = Wire::connect(&server, no_capabilities(), Human::Accept).await;
+    let call = json!({"name": "search_archive", "arguments": {"query": "kettle"}, "_meta": {"progressToken": "t"}});
+    let id = wire.start("tools/call", call).await;
+    assert_eq!(text(&wire.response(id).await), "kettle: 3 found");
+    let progress: Vec<&Value> = wire.seen.iter().filter(|m| m["method"] == "notifications/progress").map(|m| &m["params"]).collect();
+    assert_eq!(
+        progress,
+        [
+            &json!({"progressToken": "t", "progress": 1.0, "message": "kettle: 1 found"}),
+            &json!({"progressToken": "t", "progress": 2.0, "message": "kettle: 2 found"}),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn an_external_tool_is_run_by_the_servers_runner_and_unlisted_without_one() {
+    let registry = Registry::<Store>::builder().tools(tools![pick_colour, hello]).build().unwrap();
+    let plain = McpServer::new(registry.clone(), Arc::new(Store::default()));
+    let mut wire = Wire::connect(&plain, no_capabilities(), Human::Accept).await;
+    assert_eq!(wire.names().await, ["hello"], "no runner, not listed");
+    let refused = wire.call("pick_colour", json!({"palette": "warm"})).await;
+    assert_eq!(refused["isError"], true);
+
+    let served = McpServer::new(registry, Arc::new(Store::default())).with_external(|call| async move {
+        match call.input["palette"].as_str() {
+            Some("warm") => Ok(json!("amber")),
+            Some("none") => Err(ToolError::not_found("NO_COLOUR", "The user picked nothing; ask again later.")),
+            // Not the tool's output type: refused, never passed on.
+            _ => Ok(json!(42)),
+        }
+    });
+    let mut wire = Wire::connect(&served, no_capabilities(), Human::Accept).await;
+    assert_eq!(wire.names().await, ["pick_colour", "hello"]);
+    assert_eq!(text(&wire.call("pick_colour", json!({"palette": "warm"})).await), "amber");
+    let failed = wire.call("pick_colour", json!({"palette": "none"})).await;
+    assert_eq!((failed["isError"].clone(), text(&failed)), (json!(true), "code: NO_COLOUR, status: 404, userMessage: The user picked nothing; ask again later."));
+    let wrong = wire.call("pick_colour", json!({"palette": "cold"})).await;
+    assert!(text(&wrong).contains("status: 500"), "{wrong}");
+    let invalid = wire.call("pick_colour", json!({"palette": 3})).await;
+    assert!(text(&invalid).contains("INVALID_ARGUMENTS"), "validated before it is handed over: {invalid}");
+}
