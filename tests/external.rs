@@ -65,7 +65,7 @@ async fn a_call_is_validated_then_handed_to_the_host_with_its_input() {
 async fn the_hosts_output_is_checked_against_the_output_schema_then_read_by_the_model() {
     let mut run = registry().run(Arc::new(()));
     let mut step = run.execute(vec![ToolCall::new("c1", "pick_slot", r#"{"day": "2026-12-02"}"#)]).await;
-    let wrong = run.complete("c1", json!({"start": "half past nine", "minutes": 30}));
+    let wrong = run.complete("c1", json!({"start": "half past nine", "minutes": 30})).await;
     match wrong {
         Err(RunError::InvalidOutput { tool, problems }) => {
             assert_eq!(tool, "pick_slot");
@@ -74,7 +74,7 @@ async fn the_hosts_output_is_checked_against_the_output_schema_then_read_by_the_
         other => panic!("expected InvalidOutput, got {other:?}"),
     }
     assert_eq!(run.external().len(), 1, "a refused output leaves the call waiting");
-    let result = run.complete("c1", json!({"start": "09:30", "minutes": 30})).unwrap();
+    let result = run.complete("c1", json!({"start": "09:30", "minutes": 30})).await.unwrap();
     assert_eq!(result.kind, ResultKind::Success);
     assert_eq!(result.text, r#"{"start":"09:30","minutes":30}"#);
     assert_eq!(result.structured(), Some(&json!({"start": "09:30", "minutes": 30})));
@@ -82,7 +82,7 @@ async fn the_hosts_output_is_checked_against_the_output_schema_then_read_by_the_
     assert_eq!(step.results[0].kind, ResultKind::Success);
     assert!(run.external().is_empty());
     assert_eq!(run.executed(), ["pick_slot"]);
-    assert_eq!(run.complete("c1", json!({})), Err(RunError::UnknownExternal("c1".into())));
+    assert_eq!(run.complete("c1", json!({})).await, Err(RunError::UnknownExternal("c1".into())));
 }
 
 #[tokio::test]
@@ -90,11 +90,11 @@ async fn a_failure_where_the_host_ran_it_is_the_tools_error() {
     let mut run = registry().run(Arc::new(()));
     run.execute(vec![ToolCall::new("c1", "pick_slot", r#"{"day": "2026-12-02"}"#)]).await;
     let error = ToolError::conflict("NO_FREE_SLOT", "The day is full; ask for another day.");
-    let result = run.fail("c1", &error).unwrap();
+    let result = run.fail("c1", &error).await.unwrap();
     assert_eq!(result.kind, ResultKind::ToolError);
     assert_eq!(result.text, "code: NO_FREE_SLOT, status: 409, userMessage: The day is full; ask for another day.");
     assert!(run.external().is_empty());
-    assert_eq!(run.fail("c1", &error), Err(RunError::UnknownExternal("c1".into())));
+    assert_eq!(run.fail("c1", &error).await, Err(RunError::UnknownExternal("c1".into())));
 }
 
 #[tokio::test]
@@ -106,7 +106,7 @@ async fn an_approved_call_is_handed_and_its_output_may_end_the_run() {
     let approved = run.approve("c1").await.unwrap();
     assert_eq!(approved.kind, ResultKind::External);
     assert_eq!(run.external()[0].input, json!({"slot": "09:30"}));
-    let done = run.complete("c1", json!("booked")).unwrap();
+    let done = run.complete("c1", json!("booked")).await.unwrap();
     assert!(done.ends_run);
     assert_eq!(run.state(), &RunState::Ending { by: "confirm_booking".into() });
 }
@@ -135,6 +135,6 @@ async fn a_dynamic_external_tool_is_handed_too() {
     let mut run = registry.run(Arc::new(()));
     let step = run.execute(vec![ToolCall::new("c1", "locate_user", r#"{"precise": false}"#)]).await;
     assert_eq!(step.results[0].kind, ResultKind::External);
-    assert!(matches!(run.complete("c1", json!({"town": "Delft"})), Err(RunError::InvalidOutput { .. })));
-    assert_eq!(run.complete("c1", json!({"city": "Delft"})).unwrap().kind, ResultKind::Success);
+    assert!(matches!(run.complete("c1", json!({"town": "Delft"})).await, Err(RunError::InvalidOutput { .. })));
+    assert_eq!(run.complete("c1", json!({"city": "Delft"})).await.unwrap().kind, ResultKind::Success);
 }

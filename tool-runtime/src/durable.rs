@@ -71,8 +71,9 @@ pub enum DurableError {
 /// function that panics or gives an empty key is an error: the call is not
 /// run.
 pub(crate) fn effect_key<App>(durable: &Durable, entry: &Entry<App>, input: &(dyn std::any::Any + Send + Sync), call_id: &str) -> Result<String, String> {
-    let by_call = || serde_json::json!(["call", &*durable.run_id, call_id]).to_string();
-    if !entry.def.idempotency_key {
+    let by_call = || external_key(durable, call_id);
+    // An external call is completed by its id, so it is keyed by it.
+    if !entry.def.idempotency_key || entry.def.external {
         return Ok(by_call());
     }
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| entry.tool.effect_key(input))) {
@@ -83,6 +84,11 @@ pub(crate) fn effect_key<App>(durable: &Durable, entry: &Entry<App>, input: &(dy
     }
 }
 
+/// The effect key of a call keyed by its run and id (every external call).
+pub(crate) fn external_key(durable: &Durable, call_id: &str) -> String {
+    serde_json::json!(["call", &*durable.run_id, call_id]).to_string()
+}
+
 /// The durable run of a call, where its tool is journaled.
 pub(crate) fn durable_of<'c, App>(entry: &Entry<App>, info: &'c CallInfo) -> Option<&'c Arc<Durable>> {
     info.durable.as_ref().filter(|_| entry.def.replay)
@@ -91,13 +97,17 @@ pub(crate) fn durable_of<'c, App>(entry: &Entry<App>, info: &'c CallInfo) -> Opt
 impl<App: Send + Sync + 'static> Registry<App> {
     /// Before a call is decided: the result of its effect where the journal
     /// holds one (replayed, or refused as of unknown outcome), else `None`.
-    pub(crate) async fn journaled(&self, durable: &Durable, entry: &Entry<App>, input: &(dyn std::any::Any + Send + Sync), call_id: &SmolStr) -> Option<CallResult> {
-        let key = match effect_key(durable, entry, input, call_id) {
+    pub(crate) async fn journaled(&self, durable: &Durable, entry: &Entry<App>, input: &Input<'_>, call_id: &SmolStr) -> Option<CallResult> {
+        let key = match effect_key(durable, entry, input.value.as_ref(), call_id) {
             Ok(key) => key,
             Err(error) => return Some(self.no_key(entry, call_id, error)),
         };
         match durable.journal.known_call(&key).await {
             Ok(None) => None,
+            // Handed to the host before, and not completed yet: still with it.
+            Ok(Some(CallStart::UnknownOutcome { .. })) if entry.def.external => {
+                Some(CallResult::handed(entry.name.clone(), call_id.clone(), input.from.to_value()))
+            }
             Ok(Some(known)) => self.known(entry, call_id, &key, known),
             Err(error) => Some(self.journal_failed(entry, call_id, &error)),
         }
@@ -140,6 +150,19 @@ impl<App: Send + Sync + 'static> Registry<App> {
             self.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Journal, "JOURNAL", error.to_string()));
         }
         result
+    }
+
+    /// Stage 6 of an external tool in a durable run: the call is recorded as
+    /// started, then handed to the host; [`Run::complete`] records it as
+    /// finished. One the journal holds already is replayed.
+    pub(crate) async fn hand_journaled(&self, durable: &Durable, entry: &Entry<App>, input: Input<'_>, call_id: &SmolStr) -> CallResult {
+        let key = external_key(durable, call_id);
+        let arguments = input.from.to_value();
+        match durable.journal.start_call(&durable.run_id, call_id, &entry.def.name, &arguments, &key).await {
+            Err(error) => self.journal_failed(entry, call_id, &error),
+            Ok(CallStart::Finished(journaled)) => self.replayed(entry, call_id, journaled),
+            Ok(_) => CallResult::handed(entry.name.clone(), call_id.clone(), arguments),
+        }
     }
 
     /// The result of a call whose effect key the journal knows; `None`
@@ -250,7 +273,11 @@ impl<App: Send + Sync + 'static> Run<App> {
         // The journaled calls must still fit this registry: a re-sent step
         // replays them.
         for call in journal.calls_of_run(run_id).await? {
-            self.check_fits(run_id, &call.call_id, &call.tool, &call.input)?;
+            let (entry, _) = self.check_fits(run_id, &call.call_id, &call.tool, &call.input)?;
+            // An external call not completed is still with the host.
+            if entry.def.external && matches!(call.outcome, CallStart::UnknownOutcome { .. }) {
+                self.external.push(crate::ExternalCall { id: call.call_id.into(), tool: call.tool.into(), input: call.input });
+            }
         }
         // Decided or not: a decision made elsewhere is settled by
         // `settle_decided`.
@@ -270,7 +297,9 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// process, with [`Journal::decide`]) or that expired: an approved call
     /// runs (with its edited input, validated and decided again), a
     /// rejected or expired one reads its rejection. Returns their results,
-    /// in the order they were parked; calls still waiting stay pending.
+    /// in the order they were parked, then those of the external calls
+    /// another process completed ([`Run::complete`] on the resumed run);
+    /// calls still waiting stay pending.
     /// A run that is not durable has nothing to settle.
     ///
     /// # Errors
@@ -296,6 +325,19 @@ impl<App: Send + Sync + 'static> Run<App> {
             };
             self.steps.record(&result, self.ends_turn(&result));
             durable.journal.settle(&id).await?;
+            results.push(result);
+        }
+        // External calls another process completed.
+        let mut index = 0;
+        while index < self.external.len() {
+            let call = &self.external[index];
+            let Some(CallStart::Finished(journaled)) = durable.journal.known_call(&external_key(&durable, &call.id)).await? else {
+                index += 1;
+                continue;
+            };
+            let call = self.external.remove(index);
+            let result = journaled.to_call_result(&call.tool, &call.id);
+            self.steps.record(&result, self.ends_turn(&result));
             results.push(result);
         }
         self.save().await?;

@@ -140,13 +140,15 @@ impl<App: Send + Sync + 'static> Run<App> {
     ///
     /// [`RunError::UnknownExternal`] when no external call with this id
     /// waits; [`RunError::InvalidOutput`] when the output does not match
-    /// the tool's output schema (the call still waits).
-    pub fn complete(&mut self, id: &str, output: Value) -> Result<CallResult, RunError> {
+    /// the tool's output schema (the call still waits). In a durable run,
+    /// where the result is journaled first, [`RunError::AlreadyDecided`]
+    /// when another process completed the call first (settle it with
+    /// [`settle_decided`](Self::settle_decided)), [`RunError::Journal`]
+    /// when the journal failed (the call still waits).
+    pub async fn complete(&mut self, id: &str, output: Value) -> Result<CallResult, RunError> {
         let index = self.external_index(id)?;
         let result = self.registry.complete_external(&self.external[index].tool, id, output).map_err(RunError::from)?;
-        self.external.remove(index);
-        self.steps.record(&result, self.ends_turn(&result));
-        Ok(result)
+        self.settle_external(index, result).await
     }
 
     /// Settles the external call `id` as failed where the host ran it; the
@@ -155,12 +157,32 @@ impl<App: Send + Sync + 'static> Run<App> {
     ///
     /// # Errors
     ///
-    /// [`RunError::UnknownExternal`] when no external call with this id waits.
-    pub fn fail(&mut self, id: &str, error: &ToolError) -> Result<CallResult, RunError> {
+    /// [`RunError::UnknownExternal`] when no external call with this id
+    /// waits; in a durable run, as [`complete`](Self::complete).
+    pub async fn fail(&mut self, id: &str, error: &ToolError) -> Result<CallResult, RunError> {
         let index = self.external_index(id)?;
         let result = self.registry.fail_external(&self.external[index].tool, id, error).map_err(RunError::from)?;
+        self.settle_external(index, result).await
+    }
+
+    /// Records the result of the external call at `index` (journaled
+    /// first in a durable run, where of two processes one wins).
+    async fn settle_external(&mut self, index: usize, result: CallResult) -> Result<CallResult, RunError> {
+        #[cfg(feature = "journal")]
+        if let Some(durable) = &self.durable {
+            let key = crate::durable::external_key(durable, &result.call_id);
+            match durable.journal.finish_call(&key, &crate::journal::JournaledResult::from(&result)).await {
+                Ok(()) => {}
+                Err(crate::journal::JournalError::CallAlreadyFinished { .. }) => {
+                    return Err(RunError::AlreadyDecided { call_id: result.call_id.to_string(), by: "another process".into() });
+                }
+                Err(error) => return Err(RunError::Journal(error.to_string())),
+            }
+        }
         self.external.remove(index);
-        self.steps.record(&result, false);
+        self.steps.record(&result, self.ends_turn(&result));
+        #[cfg(feature = "journal")]
+        self.save_or_report().await;
         Ok(result)
     }
 
@@ -170,7 +192,10 @@ impl<App: Send + Sync + 'static> Run<App> {
 
     /// Keeps `result`'s call when it was handed to the host.
     pub(crate) fn track_external(&mut self, result: &CallResult) {
-        if let Some(call) = result.external_call() {
+        // A re-sent step hands a call still with the host again: kept once.
+        if let Some(call) = result.external_call()
+            && !self.external.iter().any(|kept| kept.id == call.id)
+        {
             self.external.push(call);
         }
     }

@@ -191,7 +191,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
             // A durable run's journal may hold this call's effect already.
             #[cfg(feature = "journal")]
             if let Some(durable) = crate::durable::durable_of(entry, call.info())
-                && let Some(result) = Box::pin(self.journaled(durable, entry, input.value.as_ref(), call.call_id())).await
+                && let Some(result) = Box::pin(self.journaled(durable, entry, &input, call.call_id())).await
             {
                 return self.outcome(&span, CallOutcome::Done(result));
             }
@@ -225,7 +225,16 @@ impl<App: Send + Sync + 'static> Registry<App> {
         call: &'s mut CallState<'_, App>,
         span: &'s tracing::Span,
     ) -> impl Future<Output = CallResult> + Send + 's {
-        // An external tool is handed to the host, with its input.
+        // An external tool is handed to the host, with its input (journaled
+        // first in a durable run).
+        #[cfg(feature = "journal")]
+        if entry.def.external
+            && let Some(durable) = crate::durable::durable_of(entry, call.info()).cloned()
+        {
+            let call_id = call.call_id().clone();
+            let handed: BoxFuture<'s, CallResult> = Box::pin(async move { self.hand_journaled(&durable, entry, input, &call_id).await });
+            return futures_util::future::Either::Left(handed);
+        }
         if entry.def.external {
             let handed = CallResult::handed(entry.name.clone(), call.call_id().clone(), input.from.to_value());
             return futures_util::future::Either::Left(Box::pin(std::future::ready(handed)) as BoxFuture<'s, CallResult>);

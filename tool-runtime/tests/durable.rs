@@ -35,6 +35,7 @@ on_both_backends!(
     resuming_with_an_incompatible_registry_names_the_tool,
     a_journaled_result_that_no_longer_fits_the_output_schema_is_not_passed_on,
     a_finished_run_is_journaled_as_finished_with_its_pending_calls_rejected,
+    an_external_call_survives_a_restart_and_is_completed_once,
 );
 
 /// The world the tools change, counted outside the journal.
@@ -376,4 +377,42 @@ async fn a_finished_run_is_journaled_as_finished_with_its_pending_calls_rejected
     let (run, _journal) = resume(&db, &desk, &shop, "t-1").await;
     assert_eq!(run.state(), &RunState::Finished { by: None });
     assert!(run.pending().is_empty());
+}
+
+/// Ask the customer to confirm an order, in the shop's app.
+#[tool(external)]
+async fn confirm(order_id: String) -> String;
+
+async fn an_external_call_survives_a_restart_and_is_completed_once(db: Db) {
+    let registry = Registry::<Shop>::builder().tools(tools![confirm]).build().unwrap();
+    let app = Arc::new(Shop::default());
+    let call = || vec![ToolCall::new("c1", "confirm", json!({"order_id": "A-1"}))];
+    let journal = db.open().await;
+    let mut first = registry.run(app.clone()).durable(&journal, "t-ext").await.unwrap();
+    assert_eq!(first.execute(call()).await.results[0].kind, ResultKind::External);
+
+    // Another process resumes the run: the call is still with the host,
+    // and a re-sent step does not hand it twice.
+    let other = db.open().await;
+    let mut resumed = registry.run(app.clone()).durable(&other, "t-ext").await.unwrap();
+    assert_eq!(resumed.external().len(), 1);
+    assert_eq!(resumed.external()[0].input, json!({"order_id": "A-1"}));
+    assert_eq!(resumed.execute(call()).await.results[0].kind, ResultKind::External);
+    assert_eq!(resumed.external().len(), 1);
+    let done = resumed.complete("c1", json!("confirmed")).await.unwrap();
+    assert_eq!(done.text, "confirmed");
+
+    // The first process, still live: completed elsewhere, so it settles it.
+    assert!(matches!(first.complete("c1", json!("twice")).await, Err(RunError::AlreadyDecided { .. })));
+    let settled = first.settle_decided().await.unwrap();
+    assert_eq!(settled.len(), 1);
+    assert_eq!(settled[0].text, "confirmed");
+    assert!(first.external().is_empty());
+
+    // A third process re-sending the step reads the result, not a new hand-over.
+    let third = db.open().await;
+    let mut again = registry.run(app).durable(&third, "t-ext").await.unwrap();
+    assert!(again.external().is_empty());
+    let replayed = again.execute(call()).await;
+    assert_eq!((replayed.results[0].kind, replayed.results[0].text.as_str()), (ResultKind::Success, "confirmed"));
 }
