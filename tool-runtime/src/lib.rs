@@ -112,6 +112,12 @@ pub use tokio_util::sync::CancellationToken;
 /// per parameter); `tools![...]` lists these types and policy predicates
 /// receive them.
 ///
+/// The return type is the output (its schema, when it implements
+/// `JsonSchema`, is the output schema); `Result<T, E>` fails with `E`. A
+/// tool written `-> Streamed<T>` streams: every item but the last is a
+/// preliminary result ([`Streamed`]). An `external` tool is declared
+/// without a body: the host runs it.
+///
 /// | key | meaning |
 /// |---|---|
 /// | `name = "..."` | the name the model calls; default: the function's name; must match `^[a-z][a-z0-9_]{0,63}$` |
