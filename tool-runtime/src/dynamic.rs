@@ -70,6 +70,7 @@ pub struct DynamicTool<App> {
     parallel: Option<ParallelFn>,
     recover: Option<RecoverFn>,
     effect_key: Option<EffectKeyFn>,
+    content_blocks: bool,
 }
 
 impl<App: Send + Sync + 'static> DynamicTool<App> {
@@ -85,7 +86,7 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
             let future = handler(args, ctx);
             Box::pin(async move { future.await.map_err(Into::into) })
         });
-        DynamicTool { definition: ToolDefinition::new(name, description, input_schema), handler, policy: None, visible: None, ends_run: None, parallel: None, recover: None, effect_key: None }
+        DynamicTool { definition: ToolDefinition::new(name, description, input_schema), handler, policy: None, visible: None, ends_run: None, parallel: None, recover: None, effect_key: None, content_blocks: false }
     }
 
     /// A human-readable title.
@@ -349,6 +350,33 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
         self
     }
 
+    /// The handler's value is a list of MCP content blocks (as
+    /// [`Block`](crate::Block) serialises, and as an MCP server's
+    /// `tools/call` result holds them in `content`), read into blocks. A
+    /// value that is not such a list is a bug: the model reads the generic
+    /// 500 and the developer what is wrong with it.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use serde_json::json;
+    /// use tool_runtime::prelude::*;
+    /// use tool_runtime::Block;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let snapshot = DynamicTool::<()>::new("snapshot", "Take a snapshot.", json!({"type": "object"}), |_, _| async {
+    ///     Ok::<_, ToolError>(json!([{"type": "image", "data": "AQID", "mimeType": "image/png"}]))
+    /// })
+    /// .content_blocks(true);
+    /// let registry = Registry::builder().tool(snapshot).build().unwrap();
+    /// let result = registry.invoke(&Arc::new(()), "snapshot", "{}").await;
+    /// assert_eq!(result.content, [Block::image(vec![1, 2, 3], "image/png")]);
+    /// # }
+    /// ```
+    pub fn content_blocks(mut self, blocks: bool) -> Self {
+        self.content_blocks = blocks;
+        self
+    }
+
     /// Overrides the registry's default output limit.
     pub fn max_output_chars(mut self, chars: usize) -> Self {
         self.definition.max_output_chars = Some(chars);
@@ -497,6 +525,7 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
         let ends_run = self.ends_run.clone().map(|predicate| (predicate, args.clone()));
         let recover = self.recover.clone().map(|recovery| (recovery, args.clone()));
         let always = self.definition.ends_run == EndsRun::Always;
+        let blocks = self.content_blocks;
         let future = (self.handler)(args, call.ctx().clone());
         Box::pin(async move {
             let returned = match (future.await, recover) {
@@ -511,7 +540,13 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
                             Some((EndsRunFn::Async(predicate), args)) => predicate(args, value.clone()).await,
                             None => false,
                         };
-                    Ok(ToolOutput { value, ends_run })
+                    if !blocks {
+                        return Ok(ToolOutput { value, content: None, ends_run });
+                    }
+                    match serde_json::from_value(value) {
+                        Ok(content) => Ok(ToolOutput { value: Value::Null, content: Some(content), ends_run }),
+                        Err(err) => Err(Failure::Internal(format!("the handler's value is not a list of content blocks: {err}").into())),
+                    }
                 }
                 Err(error) => Err(Failure::from_error(error)),
             }

@@ -56,11 +56,13 @@ use serde_json::{Map, Value};
 use crate::result::{CallResult, ResultKind};
 
 pub mod anthropic;
+mod blocks;
 pub mod gemini;
 pub mod mcp;
 pub mod openai;
 mod prepared;
 
+pub use blocks::{result_losses, ResultLoss};
 pub use prepared::{Dialect, Prepared};
 
 /// Settings of an export.
