@@ -23,6 +23,7 @@ use serde_json::{json, Map, Value};
 
 use super::Dialect;
 use crate::content::{base64, kind, Block, ResourceBody};
+use crate::error_report::Escaped;
 use crate::result::CallResult;
 
 /// A content block that a dialect's tool-result shape cannot carry: the
@@ -116,10 +117,18 @@ fn lost(dialect: Dialect, block: &Block) -> bool {
     binary && !carries(dialect, block)
 }
 
-/// Writes the losses of one result to `tracing`.
+/// Writes the losses of one result to `tracing`, as warnings; the call id
+/// (which the model chose) escaped.
 fn warn_losses(dialect: Dialect, result: &CallResult) {
     for loss in result_losses(dialect, std::slice::from_ref(result)) {
-        tracing::warn!(target: "tool_runtime::providers", "{loss}");
+        tracing::warn!(
+            tool = %Escaped(&loss.tool),
+            call_id = %Escaped(&loss.call_id),
+            block = loss.block,
+            what = %Escaped(&loss.what),
+            dialect = ?loss.dialect,
+            "a content block this dialect cannot carry in a tool result was replaced by a line describing it"
+        );
     }
 }
 
