@@ -150,6 +150,15 @@ async fn a_dynamic_tool_returns_mcp_content_blocks() {
     assert_eq!(result.structured(), Some(&json!([{"type": "text", "text": "a value"}])));
 }
 
+#[test]
+fn a_dynamic_tool_returning_blocks_cannot_declare_an_output_schema() {
+    let tool = DynamicTool::<()>::new("shot", "Shot.", json!({"type": "object"}), |_, _| async { Ok::<_, ToolError>(json!([])) })
+        .content_blocks(true)
+        .output_schema(json!({"type": "object"}));
+    let Err(error) = Registry::builder().tool(tool).build() else { panic!("built a tool with blocks and an output schema") };
+    assert!(error.to_string().contains("returns blocks, not a value, so it has no output schema"), "{error}");
+}
+
 fn b64(data: &[u8]) -> String {
     // The few bytes of these tests, encoded by hand.
     match data {

@@ -350,14 +350,11 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
         self
     }
 
-    /// The handler's value is a list of MCP content blocks (as
-    /// [`Block`](crate::Block) serialises, and as an MCP server's
-    /// `tools/call` result holds them in `content`), read into blocks. A
-    /// value that is not such a list is a bug: the model reads the generic
-    /// 500 and the developer what is wrong with it.
+    /// The handler's value is a list of MCP content blocks (as [`Block`](crate::Block)
+    /// serialises them, as in an MCP `tools/call` result's `content`). A value that is
+    /// not one is a bug: the model reads the generic 500; such a tool has no output schema.
     ///
     /// ```
-    /// # use std::sync::Arc;
     /// # use serde_json::json;
     /// use tool_runtime::prelude::*;
     /// use tool_runtime::Block;
@@ -368,7 +365,7 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
     /// })
     /// .content_blocks(true);
     /// let registry = Registry::builder().tool(snapshot).build().unwrap();
-    /// let result = registry.invoke(&Arc::new(()), "snapshot", "{}").await;
+    /// let result = registry.invoke(&std::sync::Arc::new(()), "snapshot", "{}").await;
     /// assert_eq!(result.content, [Block::image(vec![1, 2, 3], "image/png")]);
     /// # }
     /// ```
@@ -480,6 +477,9 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
 
 impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
     fn definition(&self) -> Result<ToolDefinition, String> {
+        if self.content_blocks && self.definition.output_schema.is_some() {
+            return Err("a dynamic tool with `content_blocks(true)` returns blocks, not a value, so it has no output schema: drop `output_schema`".to_owned());
+        }
         let schema = &self.definition.input_schema;
         match schema.get("type") {
             Some(Value::String(kind)) if kind == "object" => Ok(self.definition.clone()),
