@@ -78,6 +78,7 @@ fn registry() -> Registry<Shop> {
         .tools(tools![
             shop::classify_request,
             shop::lookup_order,
+            shop::damage_photo,
             shop::refund,
             shop::issue_voucher,
             shop::hand_over,

@@ -69,6 +69,8 @@ impl ScriptedModel {
                 call("call_6", "refund", json!({ "order_id": "A-1001", "amount_cents": 4990, "reason": "late" })),
                 // Over 50.00: waits for a supervisor.
                 call("call_7", "refund", json!({ "order_id": "A-1002", "amount_cents": 18990, "reason": "arrived broken" })),
+                // An image: here the chat-completions text that stands for it.
+                call("call_10", "damage_photo", json!({ "order_id": "A-1002" })),
             ]),
             Turn::Calls(vec![call("call_8", "issue_voucher", json!({ "customer": "c-17", "amount_cents": 1000 }))]),
             Turn::Calls(vec![call(

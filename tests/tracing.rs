@@ -164,3 +164,26 @@ fn an_interim_text_is_an_event_on_the_calls_span() {
     assert_eq!(interims[0]["interim"], "Still waiting...");
     assert_eq!(interims[0].get("span.call_id").map(String::as_str), Some("c-1"), "{:?}", interims[0]);
 }
+
+/// Sends a voice note.
+#[tool]
+async fn voice() -> Vec<tool_runtime::Block> {
+    vec![tool_runtime::Block::text("A note."), tool_runtime::Block::audio(vec![0; 4], "audio/wav")]
+}
+
+#[test]
+fn a_block_a_dialect_cannot_carry_is_a_warning() {
+    let recorder = recording(|| async {
+        let registry = Registry::<()>::builder().tools(tools![voice]).build().unwrap();
+        let result = registry.call(&Arc::new(()), "voice", "{}").call_id("c-1\nforged").await.into_result().unwrap();
+        tool_runtime::providers::openai::chat::results(&[result.clone()]);
+        tool_runtime::providers::anthropic::results(&[result]);
+    });
+    let events = recorder.events.lock().unwrap();
+    let losses: Vec<_> = events.iter().filter(|e| e.contains_key("block")).collect();
+    assert_eq!(losses.len(), 2, "one per dialect that lost the clip: {events:?}");
+    assert_eq!(losses[0]["what"], "an audio clip (audio/wav)");
+    assert_eq!((losses[0]["block"].as_str(), losses[0]["dialect"].as_str()), ("1", "OpenAiChat"));
+    assert_eq!(losses[1]["dialect"], "Anthropic");
+    assert_eq!(losses[0]["call_id"], "c-1\\nforged", "the model's call id, escaped");
+}

@@ -8,6 +8,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tool_runtime::prelude::*;
+use tool_runtime::Block;
 
 /// The app state every tool sees through `Ctx<Shop>`.
 pub struct Shop {
@@ -171,6 +172,32 @@ pub async fn lookup_order(
     Ok(order)
 }
 
+/// The photo the customer attached to a complaint about an order, with a
+/// link to the complaint.
+#[tool(read_only, tags("orders"))]
+pub async fn damage_photo(
+    /// The order number, for example `A-1002`.
+    #[schemars(regex(pattern = r"^A-\d{4}$"))]
+    order_id: String,
+) -> Result<Vec<Block>, ToolError> {
+    if order_id != "A-1002" {
+        return Err(ToolError::not_found("NO_PHOTO", format!("No photo was sent about {order_id}; ask the customer for one.")));
+    }
+    Ok(vec![
+        Block::text(format!("The customer's photo of {order_id}, sent with the complaint.")),
+        Block::image(PHOTO, "image/png"),
+        Block::resource_link(format!("shop://complaints/{order_id}"), "complaint").mime_type("text/plain").into(),
+    ])
+}
+
+/// A 1x1 PNG, standing for the customer's photo.
+const PHOTO: [u8; 68] = [
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00, 0x01,
+    0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4, 0x89, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x44, 0x41,
+    0x54, 0x78, 0xda, 0x63, 0x64, 0x60, 0x00, 0x00, 0x00, 0x06, 0x00, 0x02, 0x30, 0x81, 0xd0, 0x2f, 0x00, 0x00, 0x00, 0x00,
+    0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+];
+
 /// What a refund did.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct RefundReceipt {
@@ -264,7 +291,7 @@ pub async fn hand_over(
 /// Every support-desk tool, in the order the model sees them.
 pub fn registry() -> Registry<Shop> {
     Registry::builder()
-        .tools(tools![classify_request, lookup_order, refund, issue_voucher, hand_over])
+        .tools(tools![classify_request, lookup_order, damage_photo, refund, issue_voucher, hand_over])
         .build()
         .expect("the support-desk tools are valid")
 }

@@ -12,6 +12,7 @@ exits non-zero when any check fails.
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import sys
 import tempfile
@@ -29,7 +30,7 @@ from mcp.client.session import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-SUPPORT_DESK = {"classify_request", "lookup_order", "issue_voucher", "hand_over", "wait_for_courier"}
+SUPPORT_DESK = {"classify_request", "lookup_order", "damage_photo", "issue_voucher", "hand_over", "wait_for_courier"}
 TIMEOUT = 20.0
 
 
@@ -127,6 +128,18 @@ async def run_without_elicitation(checks: Checks, session: Session, server_log: 
             "bad input is an isError result naming the JSON pointer",
             bad.is_error and "INVALID_ARGUMENTS" in text_of(bad) and "/order_id" in text_of(bad),
             text_of(bad),
+        )
+
+        photo = await client.call_tool("damage_photo", {"order_id": "A-1002"})
+        images = [block for block in photo.content if isinstance(block, types.ImageContent)]
+        links = [block for block in photo.content if isinstance(block, types.ResourceLink)]
+        checks.check(
+            "damage_photo's image and link arrive as typed content blocks",
+            not photo.is_error
+            and [image.mime_type for image in images] == ["image/png"]
+            and base64.b64decode(images[0].data).startswith(b"\x89PNG")
+            and [str(link.uri) for link in links] == ["shop://complaints/A-1002"],
+            photo.model_dump(exclude_none=True),
         )
         unknown_field = await client.call_tool("lookup_order", {"order_id": "A-1002", "colour": "red"})
         checks.check("an unknown field is refused", unknown_field.is_error and "INVALID_ARGUMENTS" in text_of(unknown_field), text_of(unknown_field))

@@ -73,6 +73,7 @@ pub struct DynamicTool<App> {
     recover: Option<RecoverFn>,
     effect_key: Option<EffectKeyFn>,
     scope: Option<ScopeFn>,
+    content_blocks: bool,
 }
 
 impl<App: Send + Sync + 'static> DynamicTool<App> {
@@ -88,7 +89,18 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
             let future = handler(args, ctx);
             Box::pin(async move { future.await.map_err(Into::into) })
         });
-        DynamicTool { definition: ToolDefinition::new(name, description, input_schema), handler, policy: None, visible: None, ends_run: None, parallel: None, recover: None, effect_key: None, scope: None }
+        DynamicTool {
+            definition: ToolDefinition::new(name, description, input_schema),
+            handler,
+            policy: None,
+            visible: None,
+            ends_run: None,
+            parallel: None,
+            recover: None,
+            effect_key: None,
+            scope: None,
+            content_blocks: false,
+        }
     }
 
     /// An external tool (`#[tool(external)]`): its calls are validated and
@@ -364,6 +376,30 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
         self
     }
 
+    /// The handler's value is a list of MCP content blocks (as [`Block`](crate::Block)
+    /// serialises them, as in an MCP `tools/call` result's `content`). A value that is
+    /// not one is a bug: the model reads the generic 500; such a tool has no output schema.
+    ///
+    /// ```
+    /// # use serde_json::json;
+    /// use tool_runtime::prelude::*;
+    /// use tool_runtime::Block;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let snapshot = DynamicTool::<()>::new("snapshot", "Take a snapshot.", json!({"type": "object"}), |_, _| async {
+    ///     Ok::<_, ToolError>(json!([{"type": "image", "data": "AQID", "mimeType": "image/png"}]))
+    /// })
+    /// .content_blocks(true);
+    /// let registry = Registry::builder().tool(snapshot).build().unwrap();
+    /// let result = registry.invoke(&std::sync::Arc::new(()), "snapshot", "{}").await;
+    /// assert_eq!(result.content, [Block::image(vec![1, 2, 3], "image/png")]);
+    /// # }
+    /// ```
+    pub fn content_blocks(mut self, blocks: bool) -> Self {
+        self.content_blocks = blocks;
+        self
+    }
+
     /// Overrides the registry's default output limit.
     pub fn max_output_chars(mut self, chars: usize) -> Self {
         self.definition.max_output_chars = Some(chars);
@@ -478,6 +514,9 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
 
 impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
     fn definition(&self) -> Result<ToolDefinition, String> {
+        if self.content_blocks && self.definition.output_schema.is_some() {
+            return Err("a dynamic tool with `content_blocks(true)` returns blocks, not a value, so it has no output schema: drop `output_schema`".to_owned());
+        }
         let schema = &self.definition.input_schema;
         match schema.get("type") {
             Some(Value::String(kind)) if kind == "object" => Ok(self.definition.clone()),
@@ -532,6 +571,7 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
         let ends_run = self.ends_run.clone().map(|predicate| (predicate, args.clone()));
         let recover = self.recover.clone().map(|recovery| (recovery, args.clone()));
         let always = self.definition.ends_run == EndsRun::Always;
+        let blocks = self.content_blocks;
         let future = (self.handler)(args, call.ctx().clone());
         Box::pin(async move {
             let returned = match (future.await, recover) {
@@ -546,7 +586,13 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
                             Some((EndsRunFn::Async(predicate), args)) => predicate(args, value.clone()).await,
                             None => false,
                         };
-                    Ok(ToolOutput { value, ends_run })
+                    if !blocks {
+                        return Ok(ToolOutput { value, content: None, ends_run });
+                    }
+                    match serde_json::from_value(value) {
+                        Ok(content) => Ok(ToolOutput { value: Value::Null, content: Some(content), ends_run }),
+                        Err(err) => Err(Failure::Internal(format!("the handler's value is not a list of content blocks: {err}").into())),
+                    }
                 }
                 Err(error) => Err(Failure::from_error(error)),
             }

@@ -45,6 +45,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod content;
 mod context;
 mod definition;
 #[cfg(feature = "journal")]
@@ -81,6 +82,7 @@ mod validation;
 #[doc(hidden)]
 pub mod __private;
 
+pub use content::{Binary, Block, Resource, ResourceBody, ResourceLink};
 pub use context::{Ctx, Progress, ProgressSink, StepView, UserContext};
 pub use dynamic::DynamicTool;
 pub use error::{ToolError, INTERNAL_ERROR_CODE};

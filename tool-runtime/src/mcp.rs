@@ -41,7 +41,10 @@
 //!   when the output is a JSON object; so does a tool error whose
 //!   [`ToolError::structured`](crate::ToolError::structured) value (a typed
 //!   failure) is one. A tool's failure schema goes in its `tools/list`
-//!   entry's `_meta`, as `failureSchema`.
+//!   entry's `_meta`, as `failureSchema`. A tool that returns content
+//!   blocks ([`Block`](crate::Block)) sends them as MCP content blocks
+//!   (text, image, audio, resource link, embedded resource), without
+//!   structured content.
 //! - **Approvals go to the human through elicitation.** A call that needs
 //!   approval asks the client's user (MCP `elicitation/create`, showing the
 //!   tool and its arguments): accepting runs it, declining or dismissing

@@ -462,13 +462,25 @@ impl<App: Send + Sync + 'static> Registry<App> {
             span.record("duration_ms", started.elapsed().as_millis() as u64);
         }
         match ended {
-            Ended::Returned(Ok(output)) if let Some(wrong) = wrong_output(entry, &output.value) => {
+            Ended::Returned(Ok(output)) if output.content.is_none() && let Some(wrong) = wrong_output(entry, &output.value) => {
                 self.internal(tool, call_id, ErrorKind::Output, wrong)
             }
             Ended::Returned(Ok(output)) => {
                 let limit = entry.def.max_output_chars.unwrap_or(self.inner.config.default_max_output_chars);
-                let (text, structured, truncated) = crate::output::render(output.value, limit);
-                CallResult::success(tool, call_id.clone(), text, structured, truncated, output.ends_run)
+                let Some(blocks) = output.content else {
+                    let (text, structured, truncated) = crate::output::render(output.value, limit);
+                    return CallResult::success(tool, call_id.clone(), text, structured, truncated, output.ends_run);
+                };
+                match crate::content::render(blocks, limit, self.inner.config.content_limits) {
+                    Ok((blocks, text, truncated)) => {
+                        CallResult::success(tool, call_id.clone(), text, None, truncated, output.ends_run).with_content(blocks)
+                    }
+                    Err(error) => {
+                        let detail = format!("the tool's content blocks are over a size limit: {}", error.model_line());
+                        self.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Output, error.code(), detail));
+                        CallResult::failure(tool, call_id.clone(), ResultKind::ToolError, &error)
+                    }
+                }
             }
             Ended::Returned(Err(Failure::Tool(error))) if let Some(wrong) = wrong_failure(entry, &error) => {
                 self.internal(tool, call_id, ErrorKind::Output, wrong)

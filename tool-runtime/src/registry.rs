@@ -75,6 +75,7 @@ pub(crate) struct Config {
     pub(crate) limits: ArgumentLimits,
     pub(crate) default_timeout: Duration,
     pub(crate) default_max_output_chars: usize,
+    pub(crate) content_limits: crate::content::ContentLimits,
     pub(crate) on_tool_error: Option<ErrorHook>,
     pub(crate) validate_every_call: bool,
     pub(crate) validate_outputs: bool,
@@ -89,6 +90,7 @@ impl Default for Config {
             limits: ArgumentLimits::default(),
             default_timeout: Duration::from_secs(30),
             default_max_output_chars: 20_000,
+            content_limits: crate::content::ContentLimits::default(),
             on_tool_error: None,
             validate_every_call: false,
             validate_outputs: cfg!(debug_assertions),
@@ -245,6 +247,22 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
     /// Output limit, in characters, of tools that set none (default 20,000).
     pub fn default_max_output_chars(mut self, chars: usize) -> Self {
         self.config.default_max_output_chars = chars;
+        self
+    }
+
+    /// Most bytes one content block of a result may carry (an image, an
+    /// audio clip, an embedded resource; default 5 MiB). A result with a
+    /// larger block fails with `CONTENT_TOO_LARGE`, a line the model reads;
+    /// text blocks do not count (they are cut at `max_output_chars`).
+    pub fn max_block_bytes(mut self, bytes: usize) -> Self {
+        self.config.content_limits.per_block = bytes;
+        self
+    }
+
+    /// Most bytes the content blocks of one result may carry in all
+    /// (default 20 MiB), counted as [`max_block_bytes`](Self::max_block_bytes) counts.
+    pub fn max_content_bytes(mut self, bytes: usize) -> Self {
+        self.config.content_limits.per_result = bytes;
         self
     }
 

@@ -107,6 +107,12 @@ pub struct CallResult {
     pub error_code: Option<String>,
     /// The HTTP-like status of a failed call.
     pub status: Option<u16>,
+    /// The content blocks of a success whose tool returned blocks
+    /// ([`Block`](crate::Block)), text blocks cut at `max_output_chars`;
+    /// empty otherwise. Then `text` is every block's
+    /// [`describe`](crate::Block::describe) line, for what reads text only,
+    /// and each dialect renders the blocks in its own shape where it can.
+    pub content: Vec<crate::content::Block>,
     /// Whether the text was cut at `max_output_chars`.
     pub truncated: bool,
     /// Whether this successful call ends the run.
@@ -142,9 +148,15 @@ impl CallResult {
             structured,
             error_code: None,
             status: None,
+            content: Vec::new(),
             truncated,
             ends_run,
         }
+    }
+
+    pub(crate) fn with_content(mut self, content: Vec<crate::content::Block>) -> Self {
+        self.content = content;
+        self
     }
 
     pub(crate) fn failure(tool: SmolStr, call_id: SmolStr, kind: ResultKind, error: &ToolError) -> Self {
@@ -156,6 +168,7 @@ impl CallResult {
             structured: error.structured().cloned().map(Box::new),
             error_code: Some(error.code().to_owned()),
             status: Some(error.status()),
+            content: Vec::new(),
             truncated: false,
             ends_run: false,
         }

@@ -33,11 +33,14 @@ pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
 /// What a tool's execution ends with, before the registry turns it into text.
 pub type CallFuture = BoxFuture<'static, Result<ToolOutput, Failure>>;
 
-/// A tool's successful output: its JSON value, and whether it ends the run.
+/// A tool's successful output: its JSON value (or its content blocks), and
+/// whether it ends the run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolOutput {
-    /// The output, serialised.
+    /// The output, serialised; `null` when the tool returned blocks.
     pub value: Value,
+    /// The content blocks a tool returned (`Vec<Block>`), instead of a value.
+    pub content: Option<Vec<crate::content::Block>>,
     /// Whether this successful call ends the run (`ends_run`).
     pub ends_run: bool,
 }

@@ -111,10 +111,14 @@ impl<T> PlainReturn<T> for Returned<T> {
 }
 
 /// Serialises a tool's output. A `String` or a `Value` is moved as it is,
-/// not copied through the serialiser.
+/// not copied through the serialiser; content blocks (`Vec<Block>`) are
+/// kept as blocks.
 pub fn output<T: Serialize + 'static>(value: T, ends_run: bool) -> Result<ToolOutput, Failure> {
     let mut slot = Some(value);
     let any: &mut dyn std::any::Any = &mut slot;
+    if let Some(blocks) = any.downcast_mut::<Option<Vec<crate::content::Block>>>() {
+        return Ok(ToolOutput { value: Value::Null, content: blocks.take(), ends_run });
+    }
     let value = if let Some(text) = any.downcast_mut::<Option<String>>() {
         Value::String(text.take().unwrap_or_default())
     } else if let Some(value) = any.downcast_mut::<Option<Value>>() {
@@ -122,7 +126,7 @@ pub fn output<T: Serialize + 'static>(value: T, ends_run: bool) -> Result<ToolOu
     } else {
         serde_json::to_value(&slot).map_err(|err| Failure::Internal(Box::new(err)))?
     };
-    Ok(ToolOutput { value, ends_run })
+    Ok(ToolOutput { value, content: None, ends_run })
 }
 
 #[cfg(test)]

@@ -82,6 +82,9 @@ impl JournaledResult {
             structured: self.structured.clone().map(Box::new),
             error_code: self.error_code.clone(),
             status: self.status,
+            // Blocks are not journaled: a replayed result gives the text
+            // that describes them.
+            content: Vec::new(),
             truncated: self.truncated,
             ends_run: self.ends_run,
         }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams, ElicitationAction,
     ElicitationSchema, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ProgressToken, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+    ProgressToken, ProtocolVersion, ResourceContents, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{ElicitationMode, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -18,6 +18,7 @@ use tokio::sync::mpsc;
 
 use super::{http, McpServer};
 use crate::call::{CallOutcome, PendingCall};
+use crate::content::{base64, Block, ResourceBody};
 use crate::context::{Progress, ProgressSink, UserContext};
 use crate::error::ToolError;
 use crate::result::{lines, CallResult, ResultKind};
@@ -382,8 +383,14 @@ async fn forwarding_progress<T>(
 /// A tool error's structured value (a typed failure) goes with its
 /// `isError` result, under the same object rule; clients check
 /// `structuredContent` against the `outputSchema` on success only.
+///
+/// A success with content blocks carries them as MCP content blocks, and
+/// no structured content (such a tool declares no `outputSchema`).
 fn call_tool_result(result: CallResult, declares_output: bool) -> CallToolResult {
-    let content = vec![ContentBlock::text(result.text)];
+    let content = match result.content.is_empty() {
+        true => vec![ContentBlock::text(result.text)],
+        false => result.content.into_iter().map(mcp_block).collect(),
+    };
     if result.kind == ResultKind::ToolError {
         let mut failure = CallToolResult::error(content);
         failure.structured_content = result.structured.map(|value| *value).filter(Value::is_object);
@@ -397,6 +404,31 @@ fn call_tool_result(result: CallResult, declares_output: bool) -> CallToolResult
         success.structured_content = result.structured.map(|value| *value).filter(Value::is_object);
     }
     success
+}
+
+/// A content block as rmcp writes it (binary data in base64).
+fn mcp_block(block: Block) -> ContentBlock {
+    match block {
+        Block::Text(text) => ContentBlock::text(text),
+        Block::Image(image) => ContentBlock::image(base64(&image.data), image.mime_type),
+        Block::Audio(audio) => ContentBlock::audio(base64(&audio.data), audio.mime_type),
+        Block::ResourceLink(link) => {
+            let mut resource = rmcp::model::Resource::new(link.uri, link.name);
+            resource.description = link.description;
+            resource.mime_type = link.mime_type;
+            ContentBlock::resource_link(resource)
+        }
+        Block::Resource(resource) => {
+            let contents = match resource.body {
+                ResourceBody::Text(text) => ResourceContents::text(text, resource.uri),
+                ResourceBody::Blob(data) => ResourceContents::blob(base64(&data), resource.uri),
+            };
+            ContentBlock::resource(match resource.mime_type {
+                Some(mime_type) => contents.with_mime_type(mime_type),
+                None => contents,
+            })
+        }
+    }
 }
 
 /// Whether `tools/list` gives the tool an `outputSchema`.

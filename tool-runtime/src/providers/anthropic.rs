@@ -126,7 +126,7 @@ pub fn results(results: &[CallResult]) -> Vec<Value> {
             let mut block = Map::new();
             block.insert("type".into(), "tool_result".into());
             block.insert("tool_use_id".into(), result.call_id.as_str().into());
-            block.insert("content".into(), result.text.clone().into());
+            block.insert("content".into(), super::blocks::anthropic(result));
             if failed(result) {
                 block.insert("is_error".into(), true.into());
             }

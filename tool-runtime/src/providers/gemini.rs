@@ -471,7 +471,7 @@ pub fn results(results: &[CallResult]) -> Vec<Value> {
             }
             response.insert("name".into(), result.tool.as_str().into());
             let key = if failed(result) { "error" } else { "output" };
-            response.insert("response".into(), json!({ key: result.text }));
+            super::blocks::gemini(result, key, &mut response);
             json!({"functionResponse": response})
         })
         .collect();

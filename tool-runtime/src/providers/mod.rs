@@ -11,7 +11,11 @@
 //! - `parse_calls(&Value) -> Result<Vec<ToolCall>, PayloadError>`: the tool
 //!   calls of a response;
 //! - `results(&[CallResult]) -> Vec<Value>`: the messages (or items) to
-//!   append to the conversation.
+//!   append to the conversation. A result with content blocks
+//!   ([`Block`](crate::Block)) is rendered in the dialect's own shape where
+//!   it has one; a block it cannot carry is described in text, and is a
+//!   [`ResultLoss`] ([`result_losses`]; the `blocks` module's table says
+//!   which dialect carries what).
 //!
 //! | module | dialect |
 //! |---|---|
@@ -56,11 +60,13 @@ use serde_json::{Map, Value};
 use crate::result::{CallResult, ResultKind};
 
 pub mod anthropic;
+mod blocks;
 pub mod gemini;
 pub mod mcp;
 pub mod openai;
 mod prepared;
 
+pub use blocks::{result_losses, ResultLoss};
 pub use prepared::{Dialect, Prepared};
 
 /// Settings of an export.

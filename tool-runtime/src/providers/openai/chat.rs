@@ -128,6 +128,6 @@ pub(super) fn arguments(function: &Map<String, Value>, at: &str) -> Result<Argum
 pub fn results(results: &[CallResult]) -> Vec<Value> {
     results
         .iter()
-        .map(|result| json!({"role": "tool", "tool_call_id": result.call_id, "content": result.text}))
+        .map(|result| json!({"role": "tool", "tool_call_id": result.call_id, "content": super::super::blocks::text_only(super::super::Dialect::OpenAiChat, result)}))
         .collect()
 }

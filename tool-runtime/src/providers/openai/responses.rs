@@ -86,6 +86,6 @@ pub fn parse_calls(payload: &Value) -> Result<Vec<ToolCall>, PayloadError> {
 pub fn results(results: &[CallResult]) -> Vec<Value> {
     results
         .iter()
-        .map(|result| json!({"type": "function_call_output", "call_id": result.call_id, "output": result.text}))
+        .map(|result| json!({"type": "function_call_output", "call_id": result.call_id, "output": super::super::blocks::responses(result)}))
         .collect()
 }

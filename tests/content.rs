@@ -1,0 +1,253 @@
+//! Content blocks end to end: a `#[tool]` and a `DynamicTool` returning
+//! images, audio and resources; the size limits; truncation of text blocks
+//! only; and each dialect's tool-result shape, with what it loses.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use tool_runtime::prelude::*;
+use tool_runtime::providers::{anthropic, gemini, openai, result_losses, Dialect};
+use tool_runtime::{Block, ResultKind};
+
+const PNG: [u8; 4] = [0x89, b'P', b'N', b'G'];
+const PDF: [u8; 4] = *b"%PDF";
+
+/// Draw a chart of a quarter's sales.
+#[tool(read_only, max_output_chars = 40)]
+async fn chart(quarter: String, pixels: Option<usize>) -> Result<Vec<Block>, ToolError> {
+    if quarter == "Q9" {
+        return Err(ToolError::not_found("NO_QUARTER", "There is no Q9."));
+    }
+    let image = match pixels {
+        Some(pixels) => vec![0; pixels],
+        None => PNG.to_vec(),
+    };
+    Ok(vec![Block::text(format!("Sales of {quarter}.")), Block::image(image, "image/png")])
+}
+
+/// Everything a result can hold.
+#[tool]
+async fn everything() -> Vec<Block> {
+    vec![
+        Block::text("Report."),
+        Block::image(PNG.to_vec(), "image/png"),
+        Block::image(vec![1, 2], "image/bmp"),
+        Block::audio(vec![3; 8], "audio/wav"),
+        Block::resource_link("file:///data/q1.csv", "q1.csv").mime_type("text/csv").into(),
+        Block::resource_text("file:///notes.md", "text/markdown", "# Notes"),
+        Block::resource_blob("file:///reports/q1.pdf", "application/pdf", PDF.to_vec()),
+    ]
+}
+
+fn registry() -> Registry<()> {
+    Registry::<()>::builder().tools(tools![chart, everything]).build().unwrap()
+}
+
+async fn everything_result() -> CallResult {
+    registry().call(&Arc::new(()), "everything", "{}").call_id("call_1").await.into_result().unwrap()
+}
+
+#[tokio::test]
+async fn a_tool_returning_blocks_keeps_them_and_describes_them_in_text() {
+    let result = everything_result().await;
+    assert_eq!(result.kind, ResultKind::Success);
+    assert_eq!(result.content.len(), 7);
+    assert_eq!(result.content[1], Block::image(PNG.to_vec(), "image/png"));
+    assert_eq!(result.content[3], Block::audio(vec![3; 8], "audio/wav"));
+    assert_eq!(result.structured(), None, "blocks are not structured output");
+    assert_eq!(
+        result.text,
+        "Report.\n\
+         [an image (image/png, 4 bytes) that cannot be shown here]\n\
+         [an image (image/bmp, 2 bytes) that cannot be shown here]\n\
+         [an audio clip (audio/wav, 8 bytes) that cannot be shown here]\n\
+         [resource link: q1.csv <file:///data/q1.csv>, text/csv]\n\
+         [resource <file:///notes.md>]\n# Notes\n\
+         [the resource <file:///reports/q1.pdf> (application/pdf, 4 bytes) that cannot be shown here]"
+    );
+    let def = registry().definition("everything").unwrap().clone();
+    assert!(def.output_schema.is_none(), "a tool returning blocks advertises no output schema");
+}
+
+#[tokio::test]
+async fn a_tool_error_of_a_blocks_tool_is_its_line() {
+    let result = registry().invoke(&Arc::new(()), "chart", r#"{"quarter": "Q9"}"#).await;
+    assert_eq!(result.kind, ResultKind::ToolError);
+    assert!(result.content.is_empty());
+    assert!(result.text.contains("NO_QUARTER"), "{}", result.text);
+}
+
+#[tokio::test]
+async fn binary_over_the_limits_is_a_line_the_model_reads() {
+    let registry = Registry::<()>::builder().tools(tools![chart, everything]).max_block_bytes(100).max_content_bytes(150).build().unwrap();
+    let app = Arc::new(());
+    let fits = registry.invoke(&app, "chart", r#"{"quarter": "Q1", "pixels": 100}"#).await;
+    assert_eq!(fits.kind, ResultKind::Success, "{}", fits.text);
+    let over = registry.invoke(&app, "chart", r#"{"quarter": "Q1", "pixels": 101}"#).await;
+    assert_eq!((over.kind, over.error_code.as_deref(), over.status), (ResultKind::ToolError, Some("CONTENT_TOO_LARGE"), Some(413)));
+    assert!(over.text.contains("an image (image/png) of 101 bytes; the limit is 100 bytes per block"), "{}", over.text);
+    assert!(over.content.is_empty(), "nothing of an oversized result is sent");
+
+    let registry = Registry::<()>::builder().tools(tools![everything]).max_content_bytes(20).build().unwrap();
+    let over = registry.invoke(&app, "everything", "{}").await;
+    assert!(over.text.contains("25 bytes of binary content; the limit is 20 bytes per result"), "{}", over.text);
+}
+
+#[tokio::test]
+async fn the_default_limit_is_five_mib_a_block() {
+    let registry = registry();
+    let app = Arc::new(());
+    let five_mib = 5 * 1024 * 1024;
+    let fits = registry.invoke(&app, "chart", format!(r#"{{"quarter": "Q1", "pixels": {five_mib}}}"#)).await;
+    assert_eq!(fits.kind, ResultKind::Success);
+    let over = registry.invoke(&app, "chart", format!(r#"{{"quarter": "Q1", "pixels": {}}}"#, five_mib + 1)).await;
+    assert_eq!(over.error_code.as_deref(), Some("CONTENT_TOO_LARGE"));
+}
+
+#[tokio::test]
+async fn max_output_chars_cuts_text_blocks_and_never_an_image() {
+    let long = "Q".repeat(100);
+    let result = registry().invoke(&Arc::new(()), "chart", json!({"quarter": long, "pixels": 1000}).to_string()).await;
+    assert_eq!(result.kind, ResultKind::Success);
+    assert!(result.truncated);
+    let Block::Text(text) = &result.content[0] else { panic!("{:?}", result.content[0]) };
+    assert!(text.starts_with(&format!("Sales of {}\n[output truncated: showing the first 40 of 110", "Q".repeat(31))), "{text}");
+    assert_eq!(result.content[1], Block::image(vec![0; 1000], "image/png"), "the image is whole");
+}
+
+#[tokio::test]
+async fn a_dynamic_tool_returns_mcp_content_blocks() {
+    let shot = DynamicTool::<()>::new("shot", "Take a screenshot.", json!({"type": "object"}), |_, _| async {
+        Ok::<_, ToolError>(json!([{"type": "text", "text": "The screen."}, {"type": "image", "data": "iVBORw==", "mimeType": "image/png"}]))
+    })
+    .content_blocks(true);
+    let broken = DynamicTool::<()>::new("broken", "Broken.", json!({"type": "object"}), |_, _| async {
+        Ok::<_, ToolError>(json!([{"type": "image", "data": "not base64!", "mimeType": "image/png"}]))
+    })
+    .content_blocks(true);
+    let plain = DynamicTool::<()>::new("plain", "Plain.", json!({"type": "object"}), |_, _| async {
+        Ok::<_, ToolError>(json!([{"type": "text", "text": "a value"}]))
+    });
+    let reports = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = reports.clone();
+    let registry = Registry::builder()
+        .tool(shot)
+        .tool(broken)
+        .tool(plain)
+        .on_tool_error(move |report| seen.lock().unwrap().push(report.error.clone()))
+        .build()
+        .unwrap();
+    let app = Arc::new(());
+    let result = registry.invoke(&app, "shot", "{}").await;
+    assert_eq!(result.content, [Block::text("The screen."), Block::image(vec![0x89, b'P', b'N', b'G'], "image/png")]);
+
+    let result = registry.invoke(&app, "broken", "{}").await;
+    assert_eq!(result.kind, ResultKind::Internal);
+    assert!(reports.lock().unwrap()[0].contains("not a list of content blocks"), "{:?}", reports.lock().unwrap());
+
+    let result = registry.invoke(&app, "plain", "{}").await;
+    assert!(result.content.is_empty(), "without content_blocks the value is a value");
+    assert_eq!(result.structured(), Some(&json!([{"type": "text", "text": "a value"}])));
+}
+
+#[test]
+fn a_dynamic_tool_returning_blocks_cannot_declare_an_output_schema() {
+    let tool = DynamicTool::<()>::new("shot", "Shot.", json!({"type": "object"}), |_, _| async { Ok::<_, ToolError>(json!([])) })
+        .content_blocks(true)
+        .output_schema(json!({"type": "object"}));
+    let Err(error) = Registry::builder().tool(tool).build() else { panic!("built a tool with blocks and an output schema") };
+    assert!(error.to_string().contains("returns blocks, not a value, so it has no output schema"), "{error}");
+}
+
+fn b64(data: &[u8]) -> String {
+    // The few bytes of these tests, encoded by hand.
+    match data {
+        [0x89, b'P', b'N', b'G'] => "iVBORw==".to_owned(),
+        b"%PDF" => "JVBERg==".to_owned(),
+        other => panic!("no encoding for {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn anthropic_carries_images_and_pdfs_and_describes_the_rest() {
+    let result = everything_result().await;
+    let messages = anthropic::results(std::slice::from_ref(&result));
+    let content = &messages[0]["content"][0]["content"];
+    assert_eq!(
+        content,
+        &json!([
+            {"type": "text", "text": "Report."},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64(&PNG)}},
+            {"type": "text", "text": "[an image (image/bmp, 2 bytes) that cannot be shown here]"},
+            {"type": "text", "text": "[an audio clip (audio/wav, 8 bytes) that cannot be shown here]"},
+            {"type": "text", "text": "[resource link: q1.csv <file:///data/q1.csv>, text/csv]"},
+            {"type": "text", "text": "[resource <file:///notes.md>]\n# Notes"},
+            {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": b64(&PDF)}}
+        ])
+    );
+    let losses = result_losses(Dialect::Anthropic, &[result]);
+    let lost: Vec<(usize, &str)> = losses.iter().map(|loss| (loss.block, loss.what.as_str())).collect();
+    assert_eq!(lost, [(2, "an image (image/bmp)"), (3, "an audio clip (audio/wav)")]);
+    assert_eq!(
+        losses[1].to_string(),
+        "everything (call call_1), block 3: an audio clip (audio/wav) is not carried by Anthropic tool results; the model read a line describing it"
+    );
+}
+
+#[tokio::test]
+async fn openai_responses_carries_images_and_pdfs_as_input_items() {
+    let result = everything_result().await;
+    let items = openai::responses::results(std::slice::from_ref(&result));
+    let output = items[0]["output"].as_array().unwrap();
+    assert_eq!(output[0], json!({"type": "input_text", "text": "Report."}));
+    assert_eq!(output[1], json!({"type": "input_image", "image_url": format!("data:image/png;base64,{}", b64(&PNG))}));
+    assert_eq!(output[2]["type"], "input_text");
+    assert_eq!(output[3]["text"], "[an audio clip (audio/wav, 8 bytes) that cannot be shown here]");
+    assert_eq!(
+        output[6],
+        json!({"type": "input_file", "filename": "q1.pdf", "file_data": format!("data:application/pdf;base64,{}", b64(&PDF))})
+    );
+    let lost: Vec<usize> = result_losses(Dialect::OpenAiResponses, &[result]).iter().map(|loss| loss.block).collect();
+    assert_eq!(lost, [2, 3]);
+}
+
+#[tokio::test]
+async fn chat_completions_is_text_only_and_loses_every_binary_block() {
+    let result = everything_result().await;
+    let messages = openai::chat::results(std::slice::from_ref(&result));
+    assert_eq!(messages[0]["content"], Value::String(result.text.clone()));
+    let lost: Vec<usize> = result_losses(Dialect::OpenAiChat, &[result]).iter().map(|loss| loss.block).collect();
+    assert_eq!(lost, [1, 2, 3, 6], "images, audio and the PDF; the link and the text resource are text");
+}
+
+#[tokio::test]
+async fn gemini_sends_images_and_pdfs_as_parts_of_the_function_response() {
+    let result = everything_result().await;
+    let contents = gemini::results(std::slice::from_ref(&result));
+    let response = &contents[0]["parts"][0]["functionResponse"];
+    assert_eq!(
+        response["parts"],
+        json!([
+            {"inlineData": {"mimeType": "image/png", "data": b64(&PNG)}},
+            {"inlineData": {"mimeType": "application/pdf", "data": b64(&PDF)}}
+        ])
+    );
+    let output = response["response"]["output"].as_str().unwrap();
+    assert!(output.starts_with("Report.\n[an image (image/bmp, 2 bytes) that cannot be shown here]\n[an audio clip"), "{output}");
+    assert!(!output.contains("image/png"), "a carried image is not described too: {output}");
+    let lost: Vec<usize> = result_losses(Dialect::Gemini, &[result]).iter().map(|loss| loss.block).collect();
+    assert_eq!(lost, [2, 3]);
+}
+
+#[tokio::test]
+async fn plain_results_render_as_before_in_every_dialect() {
+    let registry = registry();
+    let error = registry.call(&Arc::new(()), "chart", r#"{"quarter": "Q9"}"#).call_id("c").await.into_result().unwrap();
+    let text = Value::String(error.text.clone());
+    assert_eq!(anthropic::results(std::slice::from_ref(&error))[0]["content"][0]["content"], text);
+    assert_eq!(openai::responses::results(std::slice::from_ref(&error))[0]["output"], text);
+    let gemini = gemini::results(std::slice::from_ref(&error));
+    assert_eq!(gemini[0]["parts"][0]["functionResponse"]["response"]["error"], text);
+    assert!(gemini[0]["parts"][0]["functionResponse"].get("parts").is_none());
+    assert!(result_losses(Dialect::OpenAiChat, &[error]).is_empty());
+}

@@ -1,0 +1,84 @@
+//! Content blocks at the MCP wire: images, audio, resource links and
+//! embedded resources as MCP content blocks, text cut and binary kept,
+//! and a result over the size limit as an error result.
+//!
+//! ```text
+//! cargo test -p tool-runtime --features mcp --test mcp_content
+//! ```
+#![cfg(feature = "mcp")]
+
+#[path = "mcp/support.rs"]
+mod support;
+
+use std::sync::Arc;
+
+use serde_json::json;
+use tool_runtime::mcp::McpServer;
+use tool_runtime::prelude::*;
+use tool_runtime::Block;
+
+use support::*;
+
+/// Take a snapshot of the shelf.
+#[tool(read_only, max_output_chars = 10)]
+async fn snapshot(caption: String, bytes: Option<usize>) -> Vec<Block> {
+    vec![
+        Block::text(caption),
+        Block::image(vec![0x89, b'P', b'N', b'G'], "image/png"),
+        Block::audio(vec![0; bytes.unwrap_or(3)], "audio/wav"),
+        Block::resource_link("file:///shelf.csv", "shelf.csv").description("Every item.").mime_type("text/csv").into(),
+        Block::resource_text("file:///notes.md", "text/markdown", "# Notes"),
+        Block::resource_blob("file:///shelf.pdf", "application/pdf", b"%PDF".to_vec()),
+    ]
+}
+
+fn content_server(max_block_bytes: usize) -> McpServer<Store> {
+    let registry = Registry::<Store>::builder().tools(tools![snapshot]).max_block_bytes(max_block_bytes).build().unwrap();
+    McpServer::new(registry, Arc::new(Store::default()))
+}
+
+#[tokio::test]
+async fn blocks_reach_the_client_as_mcp_content_blocks() {
+    let server = content_server(1000);
+    let mut wire = Wire::connect(&server, no_capabilities(), Human::Accept).await;
+    let tools = wire.request("tools/list", json!({})).await;
+    assert!(tools["tools"][0].get("outputSchema").is_none(), "a tool returning blocks declares no output schema");
+
+    let result = wire.call("snapshot", json!({"caption": "The shelf."})).await;
+    assert_eq!(result["isError"], false);
+    assert!(result.get("structuredContent").is_none(), "{result}");
+    assert_eq!(
+        result["content"],
+        json!([
+            {"type": "text", "text": "The shelf."},
+            {"type": "image", "data": "iVBORw==", "mimeType": "image/png"},
+            {"type": "audio", "data": "AAAA", "mimeType": "audio/wav"},
+            {"type": "resource_link", "uri": "file:///shelf.csv", "name": "shelf.csv", "description": "Every item.", "mimeType": "text/csv"},
+            {"type": "resource", "resource": {"uri": "file:///notes.md", "mimeType": "text/markdown", "text": "# Notes"}},
+            {"type": "resource", "resource": {"uri": "file:///shelf.pdf", "mimeType": "application/pdf", "blob": "JVBERg=="}}
+        ])
+    );
+}
+
+#[tokio::test]
+async fn text_blocks_are_cut_and_binary_blocks_kept_whole() {
+    let server = content_server(1000);
+    let mut wire = Wire::connect(&server, no_capabilities(), Human::Accept).await;
+    let result = wire.call("snapshot", json!({"caption": "A very long caption indeed.", "bytes": 900})).await;
+    assert_eq!(result["isError"], false);
+    let caption = result["content"][0]["text"].as_str().unwrap();
+    assert!(caption.starts_with("A very lon\n[output truncated: showing the first 10 of 27 characters"), "{caption}");
+    assert_eq!(result["content"][2]["data"].as_str().unwrap().len(), 1200, "900 bytes of audio, in base64, whole");
+}
+
+#[tokio::test]
+async fn a_block_over_the_limit_is_an_error_result_the_model_reads() {
+    let server = content_server(100);
+    let mut wire = Wire::connect(&server, no_capabilities(), Human::Accept).await;
+    let result = wire.call("snapshot", json!({"caption": "Big.", "bytes": 101})).await;
+    assert_eq!(result["isError"], true);
+    assert_eq!(result["content"].as_array().unwrap().len(), 1);
+    let line = text(&result);
+    assert!(line.starts_with("code: CONTENT_TOO_LARGE, status: 413"), "{line}");
+    assert!(line.contains("an audio clip (audio/wav) of 101 bytes; the limit is 100 bytes per block"), "{line}");
+}
