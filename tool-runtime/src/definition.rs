@@ -227,6 +227,10 @@ pub struct ToolDefinition {
     pub scope_prompt: Option<String>,
     /// Free-form metadata (`meta(key = value, ...)`), exported as MCP `_meta`.
     pub meta: Map<String, Value>,
+    /// For a provider's built-in tool (web search, Anthropic's bash...),
+    /// what the provider calls it and who runs it: dialects export it to
+    /// its own provider only (see [`providers::builtin`](crate::providers::builtin)).
+    pub provider_defined: Option<Arc<crate::providers::builtin::ProviderDefined>>,
 }
 
 impl ToolDefinition {
@@ -264,6 +268,7 @@ impl ToolDefinition {
             classification: None,
             scope_prompt: None,
             meta: Map::new(),
+            provider_defined: None,
         }
     }
 
@@ -309,6 +314,7 @@ impl ToolDefinition {
             classification: metadata.classification.map(str::to_owned),
             scope_prompt: metadata.scope_prompt.map(str::to_owned),
             meta: metadata.meta.iter().map(|(key, value)| ((*key).to_owned(), value.to_json())).collect(),
+            provider_defined: None,
         }
     }
 }

@@ -96,7 +96,9 @@ impl<App: Send + Sync + 'static> McpSession<App> {
 
     fn offered<T>(&self, run: &SessionRun, user: &UserContext, map: impl Fn(&ToolDefinition) -> T) -> Vec<T> {
         let server = &self.server;
-        run.steps.offered(&server.registry, server.app.as_ref(), user).into_iter().map(map).collect()
+        // A provider's built-in tool is that provider's: never an MCP tool.
+        let offered = run.steps.offered(&server.registry, server.app.as_ref(), user).into_iter();
+        offered.filter(|def| def.provider_defined.is_none()).map(map).collect()
     }
 
     /// Who makes this request: the user the authentication hook gave for
