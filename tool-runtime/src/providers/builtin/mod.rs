@@ -268,7 +268,7 @@ impl ProviderTool {
             _ => {
                 if key == "type" || key == "name" {
                     let provider = self.declared.provider;
-                    self.declared.problem.get_or_insert(format!("the key `{key}` of a {provider} built-in's entry is the provider's; remove `.arg(\"{key}\", ...)`"));
+                    self.declared.problem.get_or_insert(format!("the key `{key}` of the entry is {provider}'s own; remove `.arg(\"{key}\", ...)`"));
                     return self;
                 }
                 entry
