@@ -323,20 +323,39 @@ impl ProviderTool {
     }
 }
 
-impl<App: Send + Sync + 'static> From<ProviderTool> for BoxedTool<App> {
-    fn from(mut tool: ProviderTool) -> Self {
-        let provider = tool.declared.provider;
-        if tool.declared.runs == Runs::OnHost {
-            let id = &tool.declared.id;
+impl ProviderTool {
+    /// A built-in run by the provider as a [`DynamicTool`], to set what
+    /// decides when it is offered (`visible_when`, `requires`, `tags`...).
+    /// Called through the registry, it answers with an error
+    /// (`PROVIDER_TOOL`) and runs nothing. For a host-run built-in, use
+    /// [`handler`](Self::handler): this one fails the registry's build.
+    ///
+    /// ```
+    /// # use tool_runtime::prelude::*;
+    /// # use tool_runtime::providers::builtin::ProviderTool;
+    /// let search = ProviderTool::gemini_google_search("google").into_tool::<()>().requires(["classify"]);
+    /// # let _ = search;
+    /// ```
+    pub fn into_tool<App: Send + Sync + 'static>(mut self) -> DynamicTool<App> {
+        let provider = self.declared.provider;
+        if self.declared.runs == Runs::OnHost {
+            let id = &self.declared.id;
             let problem = format!("`{id}` runs on the host: give it a handler with `ProviderTool::handler`");
-            tool.declared.problem.get_or_insert(problem);
+            self.declared.problem.get_or_insert(problem);
         }
-        let name = tool.name.clone();
+        let name = self.name.clone();
         let refused = move |_: Value, _: Ctx<App>| {
             let line = format!("`{name}` is {provider}'s built-in tool, run by {provider}; it cannot be called here.");
             async move { Err::<Value, _>(ToolError::bad_request("PROVIDER_TOOL", line).no_retry()) }
         };
-        tool.handler(refused).into()
+        self.handler(refused)
+    }
+}
+
+impl<App: Send + Sync + 'static> From<ProviderTool> for BoxedTool<App> {
+    /// [`ProviderTool::into_tool`], boxed.
+    fn from(tool: ProviderTool) -> Self {
+        tool.into_tool().into()
     }
 }
 
