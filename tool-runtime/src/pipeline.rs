@@ -240,7 +240,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// provider's built-in may be called by the provider's name for it).
     fn offered_entry(&self, name: &str, offered: Option<&[String]>) -> Option<&Entry<App>> {
         let entry = self.entry(name)?;
-        offered.is_none_or(|offered| offered.iter().any(|o| *o == entry.def.name)).then_some(entry)
+        offered.is_none_or(|offered| offered.contains(&entry.def.name)).then_some(entry)
     }
 
     pub(crate) fn unknown(&self, name: &str, call_id: &SmolStr, offered: Option<&[String]>) -> CallResult {

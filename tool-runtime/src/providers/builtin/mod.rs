@@ -384,3 +384,23 @@ pub(crate) fn route<'d>(def: &'d ToolDefinition, dialect: &str, own: Option<Prov
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_and_entries_follow_each_provider() {
+        let google = ProviderTool::gemini_google_search("g").arg("excludeDomains", json!(["example.com"]));
+        assert_eq!(google.declared().entry, json!({"googleSearch": {"excludeDomains": ["example.com"]}}));
+        assert_eq!(google.declared().id, "google.google_search");
+        let editor = ProviderTool::anthropic_text_editor("e");
+        assert_eq!(editor.declared().id, "anthropic.text_editor_20250728");
+        assert_eq!(editor.declared().wire_name.as_deref(), Some("str_replace_based_edit_tool"));
+        assert_eq!(editor.declared().runs, Runs::OnHost);
+        let interpreter = ProviderTool::openai_code_interpreter("p").arg("container", "cntr_1");
+        assert_eq!(interpreter.declared().entry, json!({"type": "code_interpreter", "container": "cntr_1"}));
+        assert_eq!(interpreter.declared().runs, Runs::AtProvider);
+        assert!(ProviderTool::anthropic_web_search("w").arg("name", "x").declared().problem.is_some());
+    }
+}
