@@ -83,8 +83,8 @@ fn format_supported(kind: Option<&str>, format: &str) -> bool {
 /// The request's `tools`: one `{"functionDeclarations": [...]}` holding a
 /// declaration per tool, or nothing when no tool is offered, then a tool
 /// per Gemini built-in (`{"googleSearch": {}}`); other providers' built-ins
-/// are left out (a loss says so). `options` is
-/// accepted for symmetry; none applies to Gemini.
+/// are left out (a loss says so). `options` is accepted for symmetry; none
+/// applies to Gemini.
 ///
 /// ```
 /// use serde_json::json;

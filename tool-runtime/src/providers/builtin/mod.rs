@@ -293,8 +293,8 @@ impl ProviderTool {
     /// A host-run built-in with its handler: a [`DynamicTool`] validated
     /// against the built-in's input schema, whose settings (policy,
     /// timeout, ...) are set as any dynamic tool's. The handler reads the
-    /// validated input as `I`; an input that does not read as `I` is the
-    /// model's mistake, answered as invalid input.
+    /// validated input as `I`; an input that passes the schema but does not
+    /// read as `I` is answered with an `INVALID_INPUT` error the model reads.
     ///
     /// A built-in run by the provider gets a handler too, but it is never
     /// called: the model never asks the host for such a call.
