@@ -158,7 +158,7 @@ fn the_providers_runs_are_read_back_and_are_not_calls() {
     let items = openai::responses::provider_items(&openai).unwrap();
     let seen: Vec<_> = items.iter().map(|item| (item.declared_in(registry.definitions()).unwrap().name.as_str(), item.id.as_deref())).collect();
     assert_eq!(seen, [("web", Some("ws_1")), ("manuals", Some("fs_1"))]);
-    assert!(items.iter().all(|item| item.kind == ItemKind::CallAndResult && item.provider == Provider::OpenAi));
+    assert!(items.iter().all(|item| item.kind == ItemKind::CallAndOutcome && item.provider == Provider::OpenAi));
     let calls = openai::responses::parse_calls(&openai).unwrap();
     assert_eq!(calls.iter().map(|call| call.name.as_str()).collect::<Vec<_>>(), ["lookup"]);
 
@@ -170,7 +170,7 @@ fn the_providers_runs_are_read_back_and_are_not_calls() {
         {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": "ls"}}
     ]});
     let items = anthropic::provider_items(&anthropic).unwrap();
-    assert_eq!(items.iter().map(|item| item.kind).collect::<Vec<_>>(), [ItemKind::Call, ItemKind::Result]);
+    assert_eq!(items.iter().map(|item| item.kind).collect::<Vec<_>>(), [ItemKind::Call, ItemKind::Outcome]);
     assert_eq!(items[1].declared_in(registry.definitions()).unwrap().name, "search");
     assert_eq!(items[1].value["content"][0]["url"], "https://www.rust-lang.org");
     let calls = anthropic::parse_calls(&anthropic).unwrap();
@@ -182,7 +182,7 @@ fn the_providers_runs_are_read_back_and_are_not_calls() {
     ]}, "groundingMetadata": {"webSearchQueries": ["2 + 2"]}}]});
     let items = gemini::provider_items(&gemini).unwrap();
     let seen: Vec<_> = items.iter().map(|item| (item.declared_in(registry.definitions()).unwrap().name.as_str(), item.kind)).collect();
-    assert_eq!(seen, [("sandbox", ItemKind::Call), ("sandbox", ItemKind::Result), ("google", ItemKind::Result)]);
+    assert_eq!(seen, [("sandbox", ItemKind::Call), ("sandbox", ItemKind::Outcome), ("google", ItemKind::Outcome)]);
     assert_eq!(items[1].id.as_deref(), Some("ex_1"));
     assert!(gemini::parse_calls(&gemini).unwrap().is_empty());
 

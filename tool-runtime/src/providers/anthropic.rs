@@ -129,7 +129,7 @@ pub fn parse_calls(payload: &Value) -> Result<Vec<ToolCall>, PayloadError> {
 /// ]});
 /// let items = anthropic::provider_items(&response).unwrap();
 /// assert_eq!(items.len(), 2);
-/// assert_eq!((items[1].kind, items[1].id.as_deref()), (ItemKind::Result, Some("srvtoolu_1")));
+/// assert_eq!((items[1].kind, items[1].id.as_deref()), (ItemKind::Outcome, Some("srvtoolu_1")));
 /// assert!(anthropic::parse_calls(&response).unwrap().is_empty());
 /// ```
 pub fn provider_items(payload: &Value) -> Result<Vec<ProviderItem>, PayloadError> {

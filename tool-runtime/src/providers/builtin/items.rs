@@ -6,7 +6,9 @@ use super::{Provider, ProviderDefined};
 use crate::providers::{pointer, PayloadError, Reader};
 use crate::tool::ToolDefinition;
 
-/// Whether an item is a built-in's call, its result, or both.
+// No variant is named `Result`: a public item of that name makes the
+// compiler spell `std::result::Result` in full in its messages to users.
+/// Whether an item is a built-in's call, its outcome (the result), or both.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ItemKind {
@@ -15,11 +17,11 @@ pub enum ItemKind {
     Call,
     /// What the built-in gave (Anthropic `web_search_tool_result`, Gemini
     /// `codeExecutionResult` and `groundingMetadata`).
-    Result,
+    Outcome,
     /// Both in one item (OpenAI's `web_search_call`, `file_search_call`,
     /// `code_interpreter_call`: the action or code, the status and the
     /// results).
-    CallAndResult,
+    CallAndOutcome,
 }
 
 /// A call or result of a provider-run built-in, as a response carries it.
@@ -35,7 +37,7 @@ pub struct ProviderItem {
     /// `file_search`, `code_interpreter`, `google_search`,
     /// `code_execution`.
     pub tool: String,
-    /// A call, a result, or both.
+    /// A call, its outcome, or both.
     pub kind: ItemKind,
     /// The call's id, which a result shares with its call (OpenAI's item
     /// `id`, Anthropic's `id` and `tool_use_id`, Gemini's part `id`), where
@@ -106,7 +108,7 @@ pub(crate) fn openai_items(payload: &Value) -> Result<Vec<ProviderItem>, Payload
             _ => continue,
         };
         let id = Some(reader.string(map, "id", &at)?.to_owned());
-        found.push(ProviderItem { provider: Provider::OpenAi, tool: tool.into(), kind: ItemKind::CallAndResult, id, value: item.clone() });
+        found.push(ProviderItem { provider: Provider::OpenAi, tool: tool.into(), kind: ItemKind::CallAndOutcome, id, value: item.clone() });
     }
     Ok(found)
 }
@@ -125,7 +127,7 @@ pub(crate) fn anthropic_items(payload: &Value) -> Result<Vec<ProviderItem>, Payl
         let (tool, kind, id) = if kind == "server_tool_use" {
             (reader.string(map, "name", &at)?, ItemKind::Call, reader.string(map, "id", &at)?)
         } else if let Some(tool) = kind.strip_suffix("_tool_result").filter(|tool| !tool.is_empty()) {
-            (tool, ItemKind::Result, reader.string(map, "tool_use_id", &at)?)
+            (tool, ItemKind::Outcome, reader.string(map, "tool_use_id", &at)?)
         } else {
             continue;
         };
@@ -151,7 +153,7 @@ pub(crate) fn anthropic_items(payload: &Value) -> Result<Vec<ProviderItem>, Payl
 /// ]}, "groundingMetadata": {"webSearchQueries": ["answer"]}}]});
 /// let items = gemini::provider_items(&response).unwrap();
 /// let kinds: Vec<_> = items.iter().map(|item| (item.tool.as_str(), item.kind)).collect();
-/// assert_eq!(kinds, [("code_execution", ItemKind::Call), ("code_execution", ItemKind::Result), ("google_search", ItemKind::Result)]);
+/// assert_eq!(kinds, [("code_execution", ItemKind::Call), ("code_execution", ItemKind::Outcome), ("google_search", ItemKind::Outcome)]);
 /// ```
 pub fn gemini_items(payload: &Value) -> Result<Vec<ProviderItem>, PayloadError> {
     let reader = Reader { provider: "gemini" };
@@ -174,7 +176,7 @@ pub fn gemini_items(payload: &Value) -> Result<Vec<ProviderItem>, PayloadError> 
             gemini_parts(&reader, parts, &format!("{at}/content/parts"), &mut found)?;
         }
         if let Some(grounding) = candidate.get("groundingMetadata").filter(|grounding| !grounding.is_null()) {
-            let kind = ItemKind::Result;
+            let kind = ItemKind::Outcome;
             found.push(ProviderItem { provider: Provider::Gemini, tool: "google_search".into(), kind, id: None, value: grounding.clone() });
         }
     }
@@ -188,7 +190,7 @@ fn gemini_parts(reader: &Reader, parts: &Value, at: &str, found: &mut Vec<Provid
         let (key, kind) = if part.contains_key("executableCode") {
             ("executableCode", ItemKind::Call)
         } else if part.contains_key("codeExecutionResult") {
-            ("codeExecutionResult", ItemKind::Result)
+            ("codeExecutionResult", ItemKind::Outcome)
         } else {
             continue;
         };

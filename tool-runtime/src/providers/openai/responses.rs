@@ -121,7 +121,7 @@ pub fn results(results: &[CallResult]) -> Vec<Value> {
 ///     {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "42"}]}
 /// ]});
 /// let items = openai::responses::provider_items(&response).unwrap();
-/// assert_eq!((items[0].tool.as_str(), items[0].kind), ("code_interpreter", ItemKind::CallAndResult));
+/// assert_eq!((items[0].tool.as_str(), items[0].kind), ("code_interpreter", ItemKind::CallAndOutcome));
 /// assert_eq!(items[0].value["outputs"][0]["logs"], "42");
 /// ```
 pub fn provider_items(payload: &Value) -> Result<Vec<ProviderItem>, PayloadError> {
