@@ -12,6 +12,10 @@
 //!
 //! `--strict` forces OpenAI's strict mode on every tool (by default it is on
 //! only where it loses no constraint), to show what it would lose.
+//! `--builtins` adds a provider-defined tool of each kind (OpenAI's web
+//! search, file search and code interpreter, Anthropic's web search, bash
+//! and text editor, Gemini's Google search and code execution): each
+//! provider's payload carries its own, and the others are listed as lost.
 
 // The catalog only lists the tools: the shop's demo data goes unused.
 #[path = "common/shop.rs"]
@@ -21,19 +25,23 @@ mod shop;
 use std::process::ExitCode;
 
 use serde_json::{json, Value};
+use tool_runtime::prelude::*;
+use tool_runtime::providers::builtin::{BashInput, ProviderTool, TextEditorCommand};
 use tool_runtime::providers::{anthropic, gemini, mcp, openai, DialectError, Export, ExportOptions};
 use tool_runtime::ToolDefinition;
 
-const USAGE: &str = "usage: catalog --provider <openai|openai-responses|anthropic|gemini|mcp> [--strict]";
+const USAGE: &str = "usage: catalog --provider <openai|openai-responses|anthropic|gemini|mcp> [--strict] [--builtins]";
 
 fn main() -> ExitCode {
     let mut provider = None;
     let mut options = ExportOptions::new();
+    let mut with_builtins = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--provider" => provider = args.next(),
             "--strict" => options = options.strict(true),
+            "--builtins" => with_builtins = true,
             "-h" | "--help" => {
                 println!("{USAGE}");
                 return ExitCode::SUCCESS;
@@ -45,7 +53,8 @@ fn main() -> ExitCode {
         }
     }
     let registry = shop::registry();
-    let defs: Vec<&ToolDefinition> = registry.definitions().collect();
+    let builtins = if with_builtins { builtins() } else { Registry::builder().build().expect("an empty registry builds") };
+    let defs: Vec<&ToolDefinition> = registry.definitions().chain(builtins.definitions()).collect();
     let exported: Result<Export, DialectError> = match provider.as_deref() {
         Some("openai") => openai::chat::tools(defs.iter().copied(), &options),
         Some("openai-responses") => openai::responses::tools(defs.iter().copied(), &options),
@@ -86,4 +95,31 @@ fn main() -> ExitCode {
 
 fn print_json(value: &Value) {
     println!("{}", serde_json::to_string_pretty(value).expect("JSON values serialise"));
+}
+
+/// One provider-defined tool of each kind, with some of their arguments.
+/// The host-run ones (Anthropic's bash and text editor) only describe what
+/// they would do: the catalog never runs a call.
+fn builtins() -> Registry<()> {
+    let bash = ProviderTool::anthropic_bash("shell").handler(|input: BashInput, _ctx: Ctx<()>| async move {
+        Ok::<_, ToolError>(format!("would run {:?}", input.command))
+    });
+    let editor = ProviderTool::anthropic_text_editor("edit_file").arg("max_characters", 20_000).handler(
+        |command: TextEditorCommand, _ctx: Ctx<()>| async move { Ok::<_, ToolError>(format!("would do {command:?}")) },
+    );
+    Registry::builder()
+        .tool(
+            ProviderTool::openai_web_search("web")
+                .arg("search_context_size", "low")
+                .arg("user_location", json!({"type": "approximate", "city": "Amsterdam", "country": "NL"})),
+        )
+        .tool(ProviderTool::openai_file_search("manuals", ["vs_manuals"]).arg("max_num_results", 5))
+        .tool(ProviderTool::openai_code_interpreter("python"))
+        .tool(ProviderTool::anthropic_web_search("search").arg("max_uses", 3).arg("allowed_domains", json!(["docs.rs"])))
+        .tool(bash.policy(PolicyKind::NeedsApproval))
+        .tool(editor.policy(PolicyKind::NeedsApproval))
+        .tool(ProviderTool::gemini_google_search("google"))
+        .tool(ProviderTool::gemini_code_execution("sandbox"))
+        .build()
+        .expect("the built-ins are declared rightly")
 }

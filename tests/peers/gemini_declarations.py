@@ -4,9 +4,13 @@ Reads the catalog's `--provider gemini` JSON (`{"tools": [...]}`) from
 stdin and validates every tool with `google.genai.types.Tool` and every
 function declaration with `google.genai.types.FunctionDeclaration`. The SDK's
 models forbid unknown fields, so a keyword Gemini's `Schema` does not have
-(`$ref`, `oneOf`, `const`, `exclusiveMinimum`...) fails here.
+(`$ref`, `oneOf`, `const`, `exclusiveMinimum`...) fails here. Gemini's
+built-ins (`{"googleSearch": {}}`, `{"codeExecution": {}}`) are tools of
+their own, checked as `types.Tool` too.
 
-    cargo run -q --example catalog -- --provider gemini | python3 tests/peers/gemini_declarations.py
+    cargo run -q --example catalog -- --provider gemini --builtins | python3 tests/peers/gemini_declarations.py 2
+
+The optional argument is the number of built-in tools the payload must hold.
 """
 
 import json
@@ -35,6 +39,7 @@ def forbidden_keys(schema, path):
 
 
 def main():
+    expected_builtins = int(sys.argv[1]) if len(sys.argv) > 1 else None
     try:
         payload = json.load(sys.stdin)
     except json.JSONDecodeError as error:
@@ -44,6 +49,7 @@ def main():
         sys.exit('gemini declarations: expected {"tools": [...]} with at least one tool')
     failures = []
     count = 0
+    builtins = sum(1 for tool in tools if isinstance(tool, dict) and "functionDeclarations" not in tool)
     for index, tool in enumerate(tools):
         try:
             types.Tool.model_validate(tool)
@@ -60,9 +66,11 @@ def main():
                 failures.append(f"{name}: {where} is outside Gemini's OpenAPI subset")
     if count == 0:
         failures.append("no function declarations")
+    if expected_builtins is not None and builtins != expected_builtins:
+        failures.append(f"expected {expected_builtins} built-in tools, found {builtins}")
     if failures:
         sys.exit("gemini declarations rejected:\n" + "\n".join(failures))
-    print(f"gemini: {count} passed, 0 failed")
+    print(f"gemini: {count} declarations and {builtins} built-in tools passed, 0 failed")
 
 
 if __name__ == "__main__":

@@ -238,6 +238,10 @@ pub struct ToolDefinition {
     /// classifier answers to narrow the tool for one turn
     /// ([`Run::select`](crate::Run::select)). `None` for a tool without a scope.
     pub scope_schema: Option<Arc<Value>>,
+    /// For a provider's built-in tool (web search, Anthropic's bash...),
+    /// what the provider calls it and who runs it: dialects export it to
+    /// its own provider only (see [`providers::builtin`](crate::providers::builtin)).
+    pub provider_defined: Option<Arc<crate::providers::builtin::ProviderDefined>>,
 }
 
 impl ToolDefinition {
@@ -277,6 +281,7 @@ impl ToolDefinition {
             scope_prompt: None,
             meta: Map::new(),
             scope_schema: None,
+            provider_defined: None,
         }
     }
 
@@ -324,6 +329,7 @@ impl ToolDefinition {
             scope_prompt: metadata.scope_prompt.map(str::to_owned),
             meta: metadata.meta.iter().map(|(key, value)| ((*key).to_owned(), value.to_json())).collect(),
             scope_schema: scope_schema.map(Arc::new),
+            provider_defined: None,
         }
     }
 }

@@ -480,6 +480,13 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
         self
     }
 
+    /// Marks the tool as a provider's built-in (see
+    /// [`ProviderTool`](crate::providers::builtin::ProviderTool)).
+    pub(crate) fn provider_defined(mut self, declared: crate::providers::builtin::ProviderDefined) -> Self {
+        self.definition.provider_defined = Some(Arc::new(declared));
+        self
+    }
+
     /// Adds one free-form metadata entry, exported in MCP `_meta` (a
     /// later entry with the same key replaces the earlier one). The key
     /// `kind` is taken by [`kind`](Self::kind): using both fails the build.

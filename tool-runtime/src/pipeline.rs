@@ -257,10 +257,11 @@ impl<App: Send + Sync + 'static> Registry<App> {
         outcome
     }
 
-    /// Stage 0: the tool called, if it is registered and offered.
+    /// Stage 0: the tool called, if it is registered and offered (a
+    /// provider's built-in may be called by the provider's name for it).
     fn offered_entry(&self, name: &str, offered: Option<&[String]>) -> Option<&Entry<App>> {
         let entry = self.entry(name)?;
-        offered.is_none_or(|offered| offered.iter().any(|o| o == name)).then_some(entry)
+        offered.is_none_or(|offered| offered.contains(&entry.def.name)).then_some(entry)
     }
 
     pub(crate) fn unknown(&self, name: &str, call_id: &SmolStr, offered: Option<&[String]>) -> CallResult {

@@ -38,6 +38,11 @@ pub struct Registry<App> {
 pub(crate) struct Inner<App> {
     pub(crate) entries: Vec<Entry<App>>,
     pub(crate) index: HashMap<String, usize>,
+    /// The names the model calls host-run provider built-ins by, where they
+    /// differ from the registered name (Anthropic's `bash` for a tool
+    /// registered as `shell`), and their entries. Looked at only for a name
+    /// that is not registered.
+    pub(crate) aliases: Vec<(String, usize)>,
     pub(crate) config: Config,
 }
 
@@ -182,10 +187,12 @@ impl<App: Send + Sync + 'static> Registry<App> {
     pub(crate) fn entry(&self, name: &str) -> Option<&Entry<App>> {
         let entries = &self.inner.entries;
         // A few names are found faster by comparing than by hashing (SipHash).
-        if entries.len() <= 8 {
-            return entries.iter().find(|entry| entry.def.name == name);
-        }
-        self.inner.index.get(name).map(|&i| &entries[i])
+        let found = if entries.len() <= 8 {
+            entries.iter().find(|entry| entry.def.name == name)
+        } else {
+            self.inner.index.get(name).map(|&i| &entries[i])
+        };
+        found.or_else(|| self.inner.aliases.iter().find(|(alias, _)| alias == name).map(|&(_, i)| &entries[i]))
     }
 }
 
@@ -400,6 +407,7 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
             let tool = boxed.inner;
             entries.push(Entry { name, def, tool, validator, parser_enforces, text_exact, properties, output_validator, failure_validator });
         }
+        let aliases = provider_names(&entries, &index, &mut problems);
         for entry in &entries {
             for required in &entry.def.requires {
                 if !index.contains_key(required) {
@@ -430,8 +438,32 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
         if !problems.is_empty() {
             return Err(BuildError { problems });
         }
-        Ok(Registry { inner: Arc::new(Inner { entries, index, config: self.config }) })
+        Ok(Registry { inner: Arc::new(Inner { entries, index, aliases, config: self.config }) })
     }
+}
+
+/// The provider's names of the registered built-ins that the model calls
+/// by a name other than the registered one; a name that two tools would
+/// answer to, and a built-in declared wrongly, are problems.
+fn provider_names<App>(entries: &[Entry<App>], index: &HashMap<String, usize>, problems: &mut Vec<BuildProblem>) -> Vec<(String, usize)> {
+    // Every provider name, and whether the model calls it (host-run).
+    let mut aliases: Vec<(String, usize, bool)> = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        let Some(declared) = &entry.def.provider_defined else { continue };
+        let tool = entry.def.name.clone();
+        if let Some(reason) = &declared.problem {
+            problems.push(BuildProblem::ProviderTool { tool: tool.clone(), reason: reason.clone() });
+        }
+        let Some(wire) = declared.wire_name.as_ref().filter(|wire| **wire != tool) else { continue };
+        let other = index.get(wire).map(|&j| &entries[j].def.name).or_else(|| {
+            aliases.iter().find(|(alias, ..)| alias == wire).map(|&(_, j, _)| &entries[j].def.name)
+        });
+        match other {
+            Some(other) => problems.push(BuildProblem::ProviderNameTaken { tool, wire_name: wire.clone(), other: other.clone() }),
+            None => aliases.push((wire.clone(), i, declared.runs == crate::providers::builtin::Runs::OnHost)),
+        }
+    }
+    aliases.into_iter().filter(|&(.., called)| called).map(|(alias, i, _)| (alias, i)).collect()
 }
 
 /// `^[a-z][a-z0-9_]{0,63}$`, the names every provider accepts.
@@ -521,6 +553,26 @@ pub enum BuildProblem {
     EmptyDescription {
         /// The tool.
         tool: String,
+    },
+    /// A provider's built-in tool declared wrongly (a host-run one without a
+    /// handler, an argument that is the provider's).
+    #[error("tool `{tool}`: {reason}")]
+    ProviderTool {
+        /// The tool.
+        tool: String,
+        /// What is wrong, and what to do.
+        reason: String,
+    },
+    /// A provider's built-in tool whose provider name another tool of the
+    /// registry has: the model's calls would be ambiguous.
+    #[error("tool `{tool}` is called `{wire_name}` by its provider, and `{other}` answers to that name too; keep only one of them")]
+    ProviderNameTaken {
+        /// The built-in tool.
+        tool: String,
+        /// The provider's name for it.
+        wire_name: String,
+        /// The other tool.
+        other: String,
     },
     /// The input schema is not an object schema, or not a valid JSON Schema.
     #[error("tool `{tool}` has an unusable input schema: {reason}")]

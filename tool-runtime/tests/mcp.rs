@@ -68,6 +68,27 @@ async fn a_tools_meta_and_kind_reach_the_client_as_meta() {
 }
 
 #[tokio::test]
+async fn a_providers_built_in_is_neither_listed_nor_callable() {
+    use tool_runtime::providers::builtin::{BashInput, ProviderTool};
+    let bash = ProviderTool::anthropic_bash("shell")
+        .handler(|input: BashInput, _ctx: Ctx<Store>| async move { Ok::<_, ToolError>(input.command.unwrap_or_default()) });
+    let registry = Registry::<Store>::builder()
+        .tools(tools![hello])
+        .tool(ProviderTool::openai_web_search("web"))
+        .tool(bash)
+        .build()
+        .unwrap();
+    let server = McpServer::new(registry, Arc::new(Store::default()));
+    let mut wire = Wire::connect(&server, no_capabilities(), Human::Accept).await;
+    assert_eq!(wire.names().await, ["hello"]);
+    for (name, arguments) in [("shell", json!({"command": "ls"})), ("bash", json!({"command": "ls"})), ("web", json!({}))] {
+        let result = wire.call(name, arguments).await;
+        assert_eq!(result["isError"], true, "{name}");
+        assert!(text(&result).starts_with("code: UNKNOWN_TOOL"), "{name}: {}", text(&result));
+    }
+}
+
+#[tokio::test]
 async fn each_session_is_a_run_of_its_own() {
     let (server, _) = server();
     let mut first = Wire::connect(&server, no_capabilities(), Human::Accept).await;

@@ -98,8 +98,12 @@ impl<App: Send + Sync + 'static> McpSession<App> {
     fn offered<T>(&self, run: &SessionRun, user: &UserContext, map: impl Fn(&ToolDefinition) -> T) -> Vec<T> {
         let server = &self.server;
         let offered = run.steps.offered(&server.registry, server.app.as_ref(), user).into_iter();
-        // An external tool is listed only where a runner runs it.
-        offered.filter(|def| !def.external || server.external.is_some()).map(map).collect()
+        // A provider's built-in tool is that provider's: never an MCP tool;
+        // an external tool is listed only where a runner runs it.
+        offered
+            .filter(|def| def.provider_defined.is_none() && (!def.external || server.external.is_some()))
+            .map(map)
+            .collect()
     }
 
     /// Who makes this request: the user the authentication hook gave for

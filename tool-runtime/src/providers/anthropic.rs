@@ -1,5 +1,8 @@
 //! Anthropic Messages: `tools` with `input_schema`, `tool_use` blocks, and
-//! `tool_result` blocks.
+//! `tool_result` blocks. Anthropic's built-in tools are exported as their
+//! own entries; the blocks of those it runs itself (web search) are read by
+//! [`provider_items`], and the calls of those the host runs (bash, the text
+//! editor) are ordinary `tool_use` blocks, under the tool's fixed name.
 //!
 //! Anthropic reads JSON Schema as it is (`$defs` and `$ref` included), so
 //! the input schema is the canonical one without `$schema`, and nothing is
@@ -9,6 +12,7 @@
 
 use serde_json::{json, Map, Value};
 
+use super::builtin::{route, Provider, ProviderItem, Route};
 use super::{check_name, failed, pointer, DialectError, Export, ExportOptions, PayloadError, Reader};
 use crate::call::Arguments;
 use crate::result::CallResult;
@@ -22,8 +26,9 @@ const READER: Reader = Reader { provider: PROVIDER };
 const NAME_RULE: &str = "^[a-zA-Z0-9_-]{1,64}$";
 
 /// The request's `tools`: one `{"name", "description", "input_schema"}` per
-/// tool. `options` is accepted for symmetry with the other dialects; none
-/// applies to Anthropic.
+/// tool (Anthropic's built-ins as their own entries, other providers' left
+/// out: a loss says so). `options` is accepted for symmetry with the other
+/// dialects; none applies to Anthropic.
 ///
 /// ```
 /// use serde_json::json;
@@ -45,8 +50,19 @@ const NAME_RULE: &str = "^[a-zA-Z0-9_-]{1,64}$";
 pub fn tools<'a>(defs: impl IntoIterator<Item = &'a ToolDefinition>, options: &ExportOptions) -> Result<Export, DialectError> {
     let _ = options;
     let allowed = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
-    let mut tools = Vec::new();
+    let (mut tools, mut losses) = (Vec::new(), Vec::new());
     for def in defs {
+        match route(def, "Anthropic", Some(Provider::Anthropic)) {
+            Route::Function => {}
+            Route::Entry(entry) => {
+                tools.push(entry.clone());
+                continue;
+            }
+            Route::Skip(loss) => {
+                losses.push(loss);
+                continue;
+            }
+        }
         check_name(PROVIDER, &def.name, NAME_RULE, allowed, allowed, 64)?;
         let mut schema = (*def.input_schema).clone();
         if let Value::Object(map) = &mut schema {
@@ -54,7 +70,7 @@ pub fn tools<'a>(defs: impl IntoIterator<Item = &'a ToolDefinition>, options: &E
         }
         tools.push(json!({"name": def.name, "description": def.description, "input_schema": schema}));
     }
-    Ok(Export { tools, losses: Vec::new() })
+    Ok(Export { tools, losses })
 }
 
 /// The `tool_use` blocks of a message's `content` (a whole response, the
@@ -95,6 +111,29 @@ pub fn parse_calls(payload: &Value) -> Result<Vec<ToolCall>, PayloadError> {
         calls.push(ToolCall::new(id, name, Arguments::Value(input.clone())));
     }
     Ok(calls)
+}
+
+/// The blocks of Anthropic's own runs of its built-ins in a message's
+/// `content`: `server_tool_use` (the call) and `web_search_tool_result` (and
+/// any other `*_tool_result`: the result). They go back to Anthropic with
+/// the assistant's message as they are; they are not calls to execute.
+///
+/// ```
+/// use serde_json::json;
+/// use tool_runtime::providers::{anthropic, builtin::ItemKind};
+///
+/// let response = json!({"role": "assistant", "content": [
+///     {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "rust 2024"}},
+///     {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []},
+///     {"type": "text", "text": "Nothing found."}
+/// ]});
+/// let items = anthropic::provider_items(&response).unwrap();
+/// assert_eq!(items.len(), 2);
+/// assert_eq!((items[1].kind, items[1].id.as_deref()), (ItemKind::Outcome, Some("srvtoolu_1")));
+/// assert!(anthropic::parse_calls(&response).unwrap().is_empty());
+/// ```
+pub fn provider_items(payload: &Value) -> Result<Vec<ProviderItem>, PayloadError> {
+    super::builtin::anthropic_items(payload)
 }
 
 /// One user message with a `tool_result` block per result (Anthropic wants

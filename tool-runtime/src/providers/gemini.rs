@@ -1,5 +1,6 @@
 //! Gemini: function declarations, `functionCall` parts and
-//! `functionResponse` parts.
+//! `functionResponse` parts; Gemini's built-ins (Google search, code
+//! execution) as tools of their own, read back by [`provider_items`].
 //!
 //! A declaration's `parameters` is the OpenAPI 3.0 subset Gemini's `Schema`
 //! holds (the fields of `google.genai.types.Schema`): `type` (upper case),
@@ -26,6 +27,8 @@
 use serde_json::{json, Map, Value};
 
 use crate::schema::resolve;
+pub use super::builtin::items::gemini_items as provider_items;
+use super::builtin::{route, Provider, Route};
 use super::{
     check_name, discriminated, failed, pointer, rename, show, show_all, DialectError, Export, ExportOptions, Losses, Moved,
     PayloadError, Reader,
@@ -78,8 +81,10 @@ fn format_supported(kind: Option<&str>, format: &str) -> bool {
 }
 
 /// The request's `tools`: one `{"functionDeclarations": [...]}` holding a
-/// declaration per tool, or nothing when no tool is offered. `options` is
-/// accepted for symmetry; none applies to Gemini.
+/// declaration per tool, or nothing when no tool is offered, then a tool
+/// per Gemini built-in (`{"googleSearch": {}}`); other providers' built-ins
+/// are left out (a loss says so). `options` is accepted for symmetry; none
+/// applies to Gemini.
 ///
 /// ```
 /// use serde_json::json;
@@ -101,14 +106,20 @@ fn format_supported(kind: Option<&str>, format: &str) -> bool {
 /// ```
 pub fn tools<'a>(defs: impl IntoIterator<Item = &'a ToolDefinition>, options: &ExportOptions) -> Result<Export, DialectError> {
     let _ = options;
-    let mut declarations = Vec::new();
-    let mut losses = Vec::new();
+    let (mut declarations, mut losses, mut builtins) = (Vec::new(), Vec::new(), Vec::new());
     for def in defs {
-        let (declaration, lost) = declaration(def)?;
-        declarations.push(declaration);
-        losses.extend(lost);
+        match route(def, "Gemini", Some(Provider::Gemini)) {
+            Route::Entry(entry) => builtins.push(entry.clone()),
+            Route::Skip(loss) => losses.push(loss),
+            Route::Function => {
+                let (declaration, lost) = declaration(def)?;
+                declarations.push(declaration);
+                losses.extend(lost);
+            }
+        }
     }
-    let tools = if declarations.is_empty() { Vec::new() } else { vec![json!({"functionDeclarations": declarations})] };
+    let mut tools = if declarations.is_empty() { Vec::new() } else { vec![json!({"functionDeclarations": declarations})] };
+    tools.extend(builtins);
     Ok(Export { tools, losses })
 }
 

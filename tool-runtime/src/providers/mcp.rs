@@ -67,7 +67,8 @@ pub fn tool(def: &ToolDefinition) -> Value {
 }
 
 /// A whole `tools/list` result, `{"tools": [...]}`, for the given tools
-/// (usually those offered in the current step), in their order.
+/// (usually those offered in the current step), in their order. A
+/// provider's built-in tool is left out: it is that provider's.
 ///
 /// ```
 /// use serde_json::json;
@@ -79,7 +80,7 @@ pub fn tool(def: &ToolDefinition) -> Value {
 /// assert_eq!(list["tools"][0]["name"], "now");
 /// ```
 pub fn tools_list<'a>(defs: impl IntoIterator<Item = &'a ToolDefinition>) -> Value {
-    let tools: Vec<Value> = defs.into_iter().map(tool).collect();
+    let tools: Vec<Value> = defs.into_iter().filter(|def| def.provider_defined.is_none()).map(tool).collect();
     let mut list = Map::new();
     list.insert("tools".into(), Value::Array(tools));
     Value::Object(list)

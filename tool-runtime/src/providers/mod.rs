@@ -25,6 +25,10 @@
 //! | [`gemini`] | Gemini function declarations (the OpenAPI 3.0 subset) |
 //! | [`mcp`] | MCP `tools/list` entries (annotations as hints, `outputSchema`) |
 //!
+//! [`builtin`] holds the providers' own tools (web search, code execution,
+//! Anthropic's bash...): declared in a registry, each exported to its own
+//! provider only, their calls and results read back by `provider_items`.
+//!
 //! A host loop with any HTTP client is then a few lines:
 //!
 //! ```
@@ -61,6 +65,7 @@ use crate::result::{CallResult, ResultKind};
 
 pub mod anthropic;
 mod blocks;
+pub mod builtin;
 pub mod gemini;
 pub mod mcp;
 pub mod openai;

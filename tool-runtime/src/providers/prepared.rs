@@ -74,6 +74,11 @@ pub struct Prepared {
     /// schema it was made from.
     entries: Vec<(Arc<str>, Range<usize>, Arc<Value>)>,
     index: HashMap<Arc<str>, usize>,
+    /// Gemini's built-ins, each a tool of its own after the one holding the
+    /// function declarations: their names and entries.
+    separate: Vec<(Arc<str>, Arc<str>)>,
+    /// Built-ins of other providers, left out of this dialect.
+    skipped: Vec<Arc<str>>,
     losses: Vec<Loss>,
 }
 
@@ -88,8 +93,21 @@ impl Prepared {
     ) -> Result<Prepared, DialectError> {
         let mut text = String::new();
         let (mut entries, mut index, mut all_losses) = (Vec::new(), HashMap::new(), Vec::new());
+        let (mut separate, mut skipped) = (Vec::new(), Vec::new());
         for def in defs {
-            let (entry, losses) = entry(dialect, def, options)?;
+            let (exported, losses) = entry(dialect, def, options)?;
+            all_losses.extend(losses);
+            let entry = match exported {
+                Exported::Entry(entry) => entry,
+                Exported::Separate(entry) => {
+                    separate.push((def.name.as_str().into(), entry));
+                    continue;
+                }
+                Exported::Skipped => {
+                    skipped.push(def.name.as_str().into());
+                    continue;
+                }
+            };
             if !text.is_empty() {
                 text.push(',');
             }
@@ -98,9 +116,8 @@ impl Prepared {
             let name: Arc<str> = def.name.as_str().into();
             index.insert(name.clone(), entries.len());
             entries.push((name, start..text.len(), def.input_schema.clone()));
-            all_losses.extend(losses);
         }
-        Ok(Prepared { dialect, options: options.clone(), text: text.into(), entries, index, losses: all_losses })
+        Ok(Prepared { dialect, options: options.clone(), text: text.into(), entries, index, separate, skipped, losses: all_losses })
     }
 
     /// The dialect.
@@ -114,9 +131,13 @@ impl Prepared {
     }
 
     /// One tool's entry, as JSON text (for Gemini, its function
-    /// declaration; for MCP, its `tools/list` element).
+    /// declaration, or the tool of a built-in; for MCP, its `tools/list`
+    /// element). `None` for a tool not prepared, or left out of the dialect.
     pub fn entry(&self, name: &str) -> Option<&str> {
-        self.index.get(name).map(|&i| &self.text[self.entries[i].1.clone()])
+        match self.index.get(name) {
+            Some(&i) => Some(&self.text[self.entries[i].1.clone()]),
+            None => self.separate.iter().find(|(separate, _)| **separate == *name).map(|(_, entry)| &**entry),
+        }
     }
 
     /// The payload for the tools offered in a step (usually
@@ -144,6 +165,8 @@ impl Prepared {
         // Spans of `text` (neighbouring entries merged) or entries made on
         // the spot, in the order offered.
         let mut parts: Vec<Part> = Vec::new();
+        // Gemini's built-ins offered, which follow the declarations.
+        let mut separate: Vec<Arc<str>> = Vec::new();
         // The offered tools usually come in the order they were prepared
         // in: a cursor finds them by comparing names, without hashing.
         let mut cursor = 0;
@@ -168,17 +191,25 @@ impl Prepared {
                     }
                     cursor = i + 1;
                 }
-                None => {
-                    if let Ok((entry, _)) = entry(self.dialect, def, &self.options) {
-                        parts.push(Part::Fresh(entry));
-                    }
-                }
+                None if def.provider_defined.is_some() && self.skipped.iter().any(|name| **name == *def.name) => {}
+                None => match self.separate.iter().find(|(name, _)| **name == *def.name) {
+                    Some((_, entry)) => separate.push(entry.clone()),
+                    None => match entry(self.dialect, def, &self.options) {
+                        Ok((Exported::Entry(entry), _)) => parts.push(Part::Fresh(entry)),
+                        Ok((Exported::Separate(entry), _)) => separate.push(entry),
+                        Ok((Exported::Skipped, _)) | Err(_) => {}
+                    },
+                },
             }
         }
         if parts.is_empty() {
             // An empty Gemini payload is an empty `tools` list, as `gemini::tools` gives.
-            payload.push_str(if self.dialect == Dialect::Gemini { "[]" } else { open });
-            if self.dialect != Dialect::Gemini {
+            if self.dialect == Dialect::Gemini {
+                payload.push('[');
+                payload.push_str(&separate.join(","));
+                payload.push(']');
+            } else {
+                payload.push_str(open);
                 payload.push_str(close);
             }
             return;
@@ -193,6 +224,15 @@ impl Prepared {
             payload.push_str(self.part(part));
         }
         payload.push_str(close);
+        if !separate.is_empty() {
+            // Inside the `tools` list: `close` ended the declarations' tool.
+            payload.pop();
+            for entry in &separate {
+                payload.push(',');
+                payload.push_str(entry);
+            }
+            payload.push(']');
+        }
     }
 
     fn part<'s>(&'s self, part: &'s Part) -> &'s str {
@@ -209,20 +249,50 @@ enum Part {
     Fresh(Arc<str>),
 }
 
+/// What a dialect makes of one tool.
+enum Exported {
+    /// An element of the payload's list (for Gemini, a declaration).
+    Entry(Arc<str>),
+    /// A Gemini built-in: a tool of its own, after the declarations.
+    Separate(Arc<str>),
+    /// Another provider's built-in, left out.
+    Skipped,
+}
+
 /// One tool's entry in `dialect`, serialised, and what the dialect lost.
-fn entry(dialect: Dialect, def: &ToolDefinition, options: &ExportOptions) -> Result<(Arc<str>, Vec<Loss>), DialectError> {
+fn entry(dialect: Dialect, def: &ToolDefinition, options: &ExportOptions) -> Result<(Exported, Vec<Loss>), DialectError> {
     let one = std::slice::from_ref(def);
+    if def.provider_defined.is_some() {
+        let (value, losses) = match dialect {
+            Dialect::Mcp => (Value::Null, Vec::new()),
+            Dialect::Gemini => first(gemini::tools(one, options)?),
+            _ => first(exported(dialect, one, options)?),
+        };
+        let exported = match value {
+            Value::Null => Exported::Skipped,
+            value if dialect == Dialect::Gemini => Exported::Separate(value.to_string().into()),
+            value => Exported::Entry(value.to_string().into()),
+        };
+        return Ok((exported, losses));
+    }
     let (value, losses) = match dialect {
-        Dialect::OpenAiChat => first(openai::chat::tools(one, options)?),
-        Dialect::OpenAiResponses => first(openai::responses::tools(one, options)?),
-        Dialect::Anthropic => first(anthropic::tools(one, options)?),
         Dialect::Gemini => {
             let (mut value, losses) = first(gemini::tools(one, options)?);
             (value["functionDeclarations"][0].take(), losses)
         }
         Dialect::Mcp => (mcp::tools_list(one)["tools"][0].take(), Vec::new()),
+        _ => first(exported(dialect, one, options)?),
     };
-    Ok((value.to_string().into(), losses))
+    Ok((Exported::Entry(value.to_string().into()), losses))
+}
+
+/// The export of a dialect whose payload is a list of the tools' entries.
+fn exported(dialect: Dialect, defs: &[ToolDefinition], options: &ExportOptions) -> Result<Export, DialectError> {
+    match dialect {
+        Dialect::OpenAiChat => openai::chat::tools(defs, options),
+        Dialect::OpenAiResponses => openai::responses::tools(defs, options),
+        _ => anthropic::tools(defs, options),
+    }
 }
 
 fn first(export: Export) -> (Value, Vec<Loss>) {

@@ -2,6 +2,7 @@
 
 use serde_json::{json, Map, Value};
 
+use super::super::builtin::{route, Route};
 use super::super::{pointer, Export, ExportOptions, PayloadError, Reader};
 use super::function;
 use crate::call::Arguments;
@@ -36,6 +37,11 @@ pub fn tools<'a>(defs: impl IntoIterator<Item = &'a ToolDefinition>, options: &E
     let mut losses = Vec::new();
     let mut tools = Vec::new();
     for def in defs {
+        // No built-in tool is a Chat Completions tool: OpenAI's are the Responses API's.
+        if let Route::Skip(loss) = route(def, "OpenAI Chat Completions", None) {
+            losses.push(loss);
+            continue;
+        }
         let function = function(def, options, &mut losses)?;
         tools.push(json!({
             "type": "function",

@@ -1,8 +1,11 @@
 //! OpenAI Responses: `tools`, `function_call` items and
-//! `function_call_output` items.
+//! `function_call_output` items; OpenAI's built-in tools (web search, file
+//! search, code interpreter) are exported here and read back by
+//! [`provider_items`].
 
 use serde_json::{json, Value};
 
+use super::super::builtin::{route, Provider, ProviderItem, Route};
 use super::super::{pointer, Export, ExportOptions, PayloadError, Reader};
 use super::function;
 use crate::result::CallResult;
@@ -12,7 +15,9 @@ use crate::tool::ToolDefinition;
 const READER: Reader = Reader { provider: "openai responses" };
 
 /// The request's `tools`: one `{"type": "function", "name", ...}` per
-/// tool, with `strict` decided per tool (see the [module](super) docs).
+/// tool, with `strict` decided per tool (see the [module](super) docs);
+/// OpenAI's built-ins as their own entries, other providers' left out (a
+/// loss says so).
 ///
 /// ```
 /// use serde_json::json;
@@ -30,6 +35,17 @@ pub fn tools<'a>(defs: impl IntoIterator<Item = &'a ToolDefinition>, options: &E
     let mut losses = Vec::new();
     let mut tools = Vec::new();
     for def in defs {
+        match route(def, "OpenAI Responses", Some(Provider::OpenAi)) {
+            Route::Function => {}
+            Route::Entry(entry) => {
+                tools.push(entry.clone());
+                continue;
+            }
+            Route::Skip(loss) => {
+                losses.push(loss);
+                continue;
+            }
+        }
         let function = function(def, options, &mut losses)?;
         tools.push(json!({
             "type": "function",
@@ -88,4 +104,26 @@ pub fn results(results: &[CallResult]) -> Vec<Value> {
         .iter()
         .map(|result| json!({"type": "function_call_output", "call_id": result.call_id, "output": super::super::blocks::responses(result)}))
         .collect()
+}
+
+/// The items of OpenAI's built-in tools in a response's `output` (or in the
+/// output array itself): `web_search_call`, `file_search_call`,
+/// `code_interpreter_call`, each a call with its result. OpenAI ran them;
+/// they are for the host to show, not calls to execute.
+///
+/// ```
+/// use serde_json::json;
+/// use tool_runtime::providers::{builtin::ItemKind, openai};
+///
+/// let response = json!({"output": [
+///     {"type": "code_interpreter_call", "id": "ci_1", "code": "print(6 * 7)", "container_id": "cntr_1",
+///      "outputs": [{"type": "logs", "logs": "42"}], "status": "completed"},
+///     {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "42"}]}
+/// ]});
+/// let items = openai::responses::provider_items(&response).unwrap();
+/// assert_eq!((items[0].tool.as_str(), items[0].kind), ("code_interpreter", ItemKind::CallAndOutcome));
+/// assert_eq!(items[0].value["outputs"][0]["logs"], "42");
+/// ```
+pub fn provider_items(payload: &Value) -> Result<Vec<ProviderItem>, PayloadError> {
+    super::super::builtin::openai_items(payload)
 }
