@@ -309,6 +309,7 @@ fn verdict(kind: ResultKind) -> &'static str {
         ResultKind::TimedOut => "[allowed, timed out]",
         ResultKind::Cancelled => "[cancelled]",
         ResultKind::Internal => "[allowed, internal error]",
+        ResultKind::External => "[allowed, handed to the host]",
     }
 }
 

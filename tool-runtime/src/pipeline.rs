@@ -47,7 +47,10 @@ use serde_json::{Map, Value};
 use smol_str::SmolStr;
 use tracing::Instrument;
 
+mod checks;
 mod wait;
+
+use checks::{out_of_scope, validate, wrong_failure, wrong_output};
 
 use crate::call::{fresh_call_id, Arguments, Call, CallOutcome, Pending, PendingCall};
 use crate::context::{CallInfo, CallState, Ctx};
@@ -526,55 +529,6 @@ fn first_poll(future: &mut CallFuture, cx: &mut std::task::Context<'_>) -> Optio
         Ok(Poll::Pending) => None,
         Err(payload) => Some(Ended::Panicked(payload)),
     }
-}
-
-/// Stage 3 in a turn that scoped the tool: what the model reads when the
-/// input, valid for the tool, is outside the turn's scope.
-fn out_of_scope<App>(entry: &Entry<App>, call_id: &SmolStr, validator: &jsonschema::Validator, input: &Input<'_>) -> Option<CallResult> {
-    let problems = crate::validation::problems(validator, &input.from.to_value());
-    (!problems.is_empty())
-        .then(|| CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::InvalidArguments, &lines::schema(&entry.def.name, &problems)))
-}
-
-/// Stage 3: validation, and the read into the tool's input.
-fn validate<App>(entry: &Entry<App>, value: Value) -> Result<Input<'static>, ToolError> {
-    let tool = entry.def.name.as_str();
-    // Where parsing checks all the schema says, a successful read is the
-    // validation; the validator runs only to word a failure.
-    if entry.parser_enforces
-        && let Value::Object(map) = &value
-        && crate::validation::unknown_property(map, &entry.properties).is_none()
-        && let Ok(input) = entry.tool.parse(map)
-    {
-        return Ok(Input { value: input, from: ParsedFrom::Value(Box::new(value)) });
-    }
-    let problems = crate::validation::problems(&entry.validator, &value);
-    if !problems.is_empty() {
-        return Err(lines::schema(tool, &problems));
-    }
-    let Value::Object(map) = &value else {
-        return Err(lines::schema(tool, &["(root): not an object".to_owned()]));
-    };
-    match entry.tool.parse(map) {
-        Ok(input) => Ok(Input { value: input, from: ParsedFrom::Value(Box::new(value)) }),
-        Err(err) => Err(lines::parse(tool, &err)),
-    }
-}
-
-/// What is wrong with a tool's output, where outputs are checked against
-/// the output schema (`RegistryBuilder::validate_outputs`).
-fn wrong_output<App>(entry: &Entry<App>, output: &Value) -> Option<String> {
-    let validator = entry.output_validator.as_ref()?;
-    let problems = crate::validation::problems(validator, output);
-    (!problems.is_empty()).then(|| format!("the output does not match the output schema: {}", problems.join("; ")))
-}
-
-/// What is wrong with a tool error's structured value, where outputs are
-/// checked: a typed failure is checked against the failure schema too.
-fn wrong_failure<App>(entry: &Entry<App>, error: &ToolError) -> Option<String> {
-    let (validator, value) = (entry.failure_validator.as_ref()?, error.structured()?);
-    let problems = crate::validation::problems(validator, value);
-    (!problems.is_empty()).then(|| format!("the failure `{}` does not match the failure schema: {}", error.code(), problems.join("; ")))
 }
 
 /// Stage 5: a call that needs approval, parked for the host.
