@@ -11,6 +11,9 @@
 //! Without the Python package the test is skipped with a message, except
 //! in CI (`CI` set), where it fails.
 
+#[path = "peers/python.rs"]
+mod python;
+
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -41,7 +44,7 @@ async fn echo(text: String) -> String {
 
 #[tokio::test]
 async fn gemini_function_responses_with_parts_are_valid_sdk_contents() {
-    if !google_genai_available() {
+    if !python::module_available("from google import genai", "google-genai==3.6.1") {
         return;
     }
     let registry = Registry::<()>::builder().tools(tools![report, echo]).build().unwrap();
@@ -64,21 +67,3 @@ async fn gemini_function_responses_with_parts_are_valid_sdk_contents() {
     assert_eq!(stdout, "report image/png:7 application/pdf:8\necho\nok\n", "the SDK read back each part's bytes");
 }
 
-/// Whether `from google import genai` works; when it does not, the test is
-/// skipped with a message, or fails in CI.
-fn google_genai_available() -> bool {
-    let imported = Command::new("python3")
-        .args(["-c", "from google import genai"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success());
-    if !imported {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "the Gemini SDK is missing in CI: `python3 -m pip install 'google-genai==3.6.1'` must run first"
-        );
-        eprintln!("skipped: `from google import genai` failed; install it with `python3 -m pip install 'google-genai==3.6.1'`");
-    }
-    imported
-}

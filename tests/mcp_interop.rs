@@ -13,6 +13,9 @@
 //! in CI (`CI` set), where they fail.
 #![cfg(feature = "mcp")]
 
+#[path = "peers/python.rs"]
+mod python;
+
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -23,7 +26,7 @@ const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/mcp_clien
 
 #[test]
 fn python_client_over_stdio() {
-    if !python_mcp_available() {
+    if !python::module_available("import mcp", "mcp==2.3.0") {
         return;
     }
     let server = example_binary();
@@ -32,7 +35,7 @@ fn python_client_over_stdio() {
 
 #[test]
 fn python_client_over_http() {
-    if !python_mcp_available() {
+    if !python::module_available("import mcp", "mcp==2.3.0") {
         return;
     }
     let log = std::env::temp_dir().join(format!("mcp_server-http-{}.log", std::process::id()));
@@ -41,25 +44,6 @@ fn python_client_over_http() {
     let url = server.url();
     let log = log.to_str().expect("a UTF-8 path");
     run_client(&["http", "--url", &url, "--server-log", log, "--token", &token]);
-}
-
-/// Whether `import mcp` works; when it does not, the test is skipped with a
-/// message, or fails in CI.
-fn python_mcp_available() -> bool {
-    let imported = Command::new("python3")
-        .args(["-c", "import mcp"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success());
-    if !imported {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "the Python MCP SDK is missing in CI: `python3 -m pip install 'mcp==2.3.0'` must run first"
-        );
-        eprintln!("skipped: `python3 -c 'import mcp'` failed; install it with `python3 -m pip install 'mcp==2.3.0'`");
-    }
-    imported
 }
 
 /// Builds the example (once per test process) and returns its path.

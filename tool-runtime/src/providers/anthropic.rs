@@ -12,7 +12,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::builtin::{route, Provider, ProviderItem, Route};
+use super::builtin::{is_function, Provider, ProviderItem};
 use super::{check_name, failed, pointer, DialectError, Export, ExportOptions, PayloadError, Reader};
 use crate::call::Arguments;
 use crate::result::CallResult;
@@ -52,16 +52,8 @@ pub fn tools<'a>(defs: impl IntoIterator<Item = &'a ToolDefinition>, options: &E
     let allowed = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
     let (mut tools, mut losses) = (Vec::new(), Vec::new());
     for def in defs {
-        match route(def, "Anthropic", Some(Provider::Anthropic)) {
-            Route::Function => {}
-            Route::Entry(entry) => {
-                tools.push(entry.clone());
-                continue;
-            }
-            Route::Skip(loss) => {
-                losses.push(loss);
-                continue;
-            }
+        if !is_function(def, "Anthropic", Provider::Anthropic, &mut tools, &mut losses) {
+            continue;
         }
         check_name(PROVIDER, &def.name, NAME_RULE, allowed, allowed, 64)?;
         let mut schema = (*def.input_schema).clone();

@@ -385,6 +385,24 @@ pub(crate) fn route<'d>(def: &'d ToolDefinition, dialect: &str, own: Option<Prov
     }
 }
 
+/// [`route`], for a dialect whose built-ins go beside its functions: the
+/// entry of a built-in of `own` goes to `tools`, the loss of another's to
+/// `losses`; `true` when `def` is an ordinary tool, which the dialect
+/// exports itself.
+pub(crate) fn is_function(def: &ToolDefinition, dialect: &str, own: Provider, tools: &mut Vec<Value>, losses: &mut Vec<Loss>) -> bool {
+    match route(def, dialect, Some(own)) {
+        Route::Function => true,
+        Route::Entry(entry) => {
+            tools.push(entry.clone());
+            false
+        }
+        Route::Skip(loss) => {
+            losses.push(loss);
+            false
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

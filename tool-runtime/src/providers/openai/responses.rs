@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 
-use super::super::builtin::{route, Provider, ProviderItem, Route};
+use super::super::builtin::{is_function, Provider, ProviderItem};
 use super::super::{pointer, Export, ExportOptions, PayloadError, Reader};
 use super::function;
 use crate::result::CallResult;
@@ -35,16 +35,8 @@ pub fn tools<'a>(defs: impl IntoIterator<Item = &'a ToolDefinition>, options: &E
     let mut losses = Vec::new();
     let mut tools = Vec::new();
     for def in defs {
-        match route(def, "OpenAI Responses", Some(Provider::OpenAi)) {
-            Route::Function => {}
-            Route::Entry(entry) => {
-                tools.push(entry.clone());
-                continue;
-            }
-            Route::Skip(loss) => {
-                losses.push(loss);
-                continue;
-            }
+        if !is_function(def, "OpenAI Responses", Provider::OpenAi, &mut tools, &mut losses) {
+            continue;
         }
         let function = function(def, options, &mut losses)?;
         tools.push(json!({
