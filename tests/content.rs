@@ -139,7 +139,7 @@ async fn a_dynamic_tool_returns_mcp_content_blocks() {
         .unwrap();
     let app = Arc::new(());
     let result = registry.invoke(&app, "shot", "{}").await;
-    assert_eq!(result.content, [Block::text("The screen."), Block::image(vec![0x89, b'P', b'N', b'G'], "image/png")]);
+    assert_eq!(*result.content, [Block::text("The screen."), Block::image(vec![0x89, b'P', b'N', b'G'], "image/png")]);
 
     let result = registry.invoke(&app, "broken", "{}").await;
     assert_eq!(result.kind, ResultKind::Internal);

@@ -386,7 +386,7 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
     /// .content_blocks(true);
     /// let registry = Registry::builder().tool(snapshot).build().unwrap();
     /// let result = registry.invoke(&std::sync::Arc::new(()), "snapshot", "{}").await;
-    /// assert_eq!(result.content, [Block::image(vec![1, 2, 3], "image/png")]);
+    /// assert_eq!(*result.content, [Block::image(vec![1, 2, 3], "image/png")]);
     /// # }
     /// ```
     pub fn content_blocks(mut self, blocks: bool) -> Self {

@@ -112,7 +112,11 @@ pub struct CallResult {
     /// empty otherwise. Then `text` is every block's
     /// [`describe`](crate::Block::describe) line, for what reads text only,
     /// and each dialect renders the blocks in its own shape where it can.
-    pub content: Vec<crate::content::Block>,
+    ///
+    /// (A boxed slice, not a `Vec`: every call returns a `CallResult`
+    /// through several layers, and at 128 bytes it is moved without a
+    /// `memcpy` call.)
+    pub content: Box<[crate::content::Block]>,
     /// Whether the text was cut at `max_output_chars`.
     pub truncated: bool,
     /// Whether this successful call ends the run.
@@ -148,14 +152,14 @@ impl CallResult {
             structured,
             error_code: None,
             status: None,
-            content: Vec::new(),
+            content: Box::default(),
             truncated,
             ends_run,
         }
     }
 
     pub(crate) fn with_content(mut self, content: Vec<crate::content::Block>) -> Self {
-        self.content = content;
+        self.content = content.into_boxed_slice();
         self
     }
 
@@ -168,7 +172,7 @@ impl CallResult {
             structured: error.structured().cloned().map(Box::new),
             error_code: Some(error.code().to_owned()),
             status: Some(error.status()),
-            content: Vec::new(),
+            content: Box::default(),
             truncated: false,
             ends_run: false,
         }

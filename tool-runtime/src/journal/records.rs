@@ -84,7 +84,7 @@ impl JournaledResult {
             status: self.status,
             // Blocks are not journaled: a replayed result gives the text
             // that describes them.
-            content: Vec::new(),
+            content: Box::default(),
             truncated: self.truncated,
             ends_run: self.ends_run,
         }
