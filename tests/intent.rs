@@ -96,6 +96,16 @@ fn broken(_scope: &u32, _tool: &mut ScopedTool) {
     panic!("no scope today");
 }
 
+/// Refund every order of a region; a human approves each refund.
+#[tool(policy = needs_approval, scope = one_region)]
+async fn refund_region(
+    #[schemars(regex(pattern = "^(eu|us)$"))]
+    region: String,
+    query: String,
+) -> String {
+    format!("refunded {region} {query}")
+}
+
 fn registry() -> Registry<Desk> {
     Registry::builder().tools(tools![search_orders, lookup_order, refund, hand_over, joke]).build().unwrap()
 }
@@ -316,4 +326,19 @@ fn the_scope_schema_is_in_the_definition() {
     assert_eq!(scope["$ref"], "#/$defs/OrderScope");
     assert_eq!(scope["$defs"]["Region"]["enum"], json!(["eu", "us"]));
     assert!(registry.definition("lookup_order").unwrap().scope_schema.is_none());
+}
+
+#[tokio::test]
+async fn an_input_a_human_edits_must_fit_the_turns_scope_too() {
+    let registry = Registry::<Desk>::builder().tools(tools![refund_region]).build().unwrap();
+    let mut run = registry.run(Arc::new(Desk));
+    assert!(run.select(&Selection::new(["refund_region"]).scope("refund_region", json!({"region": "eu"}))).is_empty());
+    let call = |id: &str| ToolCall::new(id, "refund_region", r#"{"region": "eu", "query": "late"}"#);
+    run.execute(vec![call("c1"), call("c2")]).await;
+    // An edit to another region fits the tool, not the turn: refused, not run.
+    let refused = run.approve_with("c1", json!({"region": "us", "query": "late"})).await.unwrap();
+    assert_eq!(refused.kind, ResultKind::InvalidArguments);
+    assert!(refused.text.contains("/region"), "{}", refused.text);
+    let approved = run.approve_with("c2", json!({"region": "eu", "query": "all"})).await.unwrap();
+    assert_eq!(approved.text, "refunded eu all");
 }

@@ -50,7 +50,8 @@ use tracing::Instrument;
 mod checks;
 mod wait;
 
-use checks::{out_of_scope, validate, wrong_failure, wrong_output};
+pub(crate) use checks::out_of_scope;
+use checks::{validate, wrong_failure, wrong_output};
 
 use crate::call::{fresh_call_id, Arguments, Call, CallOutcome, Pending, PendingCall};
 use crate::context::{CallInfo, CallState, Ctx};

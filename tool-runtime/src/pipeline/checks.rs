@@ -14,7 +14,7 @@ use crate::tool::ParsedFrom;
 
 /// Stage 3 in a turn that scoped the tool: what the model reads when the
 /// input, valid for the tool, is outside the turn's scope.
-pub(super) fn out_of_scope<App>(entry: &Entry<App>, call_id: &SmolStr, validator: &jsonschema::Validator, input: &Input<'_>) -> Option<CallResult> {
+pub(crate) fn out_of_scope<App>(entry: &Entry<App>, call_id: &SmolStr, validator: &jsonschema::Validator, input: &Input<'_>) -> Option<CallResult> {
     let problems = crate::validation::problems(validator, &input.from.to_value());
     (!problems.is_empty())
         .then(|| CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::InvalidArguments, &lines::schema(&entry.def.name, &problems)))

@@ -24,7 +24,9 @@ impl<App: Send + Sync + 'static> Run<App> {
     }
 
     /// Runs a pending call with the input a human edited; the edited input
-    /// is validated and decided again (a `Deny` refuses it).
+    /// is validated and decided again (a `Deny` refuses it). In a turn
+    /// that scoped the tool ([`select`](Self::select)), it must fit the
+    /// turn's schema too.
     ///
     /// # Errors
     ///
@@ -32,7 +34,10 @@ impl<App: Send + Sync + 'static> Run<App> {
     pub async fn approve_with(&mut self, id: &str, edited: impl Into<Arguments<'_>>) -> Result<CallResult, RunError> {
         let edited = edited.into();
         let pending = self.decide(id, || Decided::Edited(&edited)).await?;
-        let result = self.registry.approve_with(pending, edited).await;
+        let result = match self.outside_the_turns_scope(&pending, &edited) {
+            Some(refused) => refused,
+            None => self.registry.approve_with(pending, edited).await,
+        };
         self.settled(&result).await;
         Ok(result)
     }
@@ -48,6 +53,16 @@ impl<App: Send + Sync + 'static> Run<App> {
         let result = self.registry.reject(pending, text);
         self.settled(&result).await;
         Ok(result)
+    }
+
+    /// What an edited input reads when it fits the tool but not the scope
+    /// the current turn gave it; `None` when it fits, or the tool is not
+    /// scoped (what does not fit the tool is worded by `approve_with`).
+    fn outside_the_turns_scope(&self, pending: &PendingCall<App>, edited: &Arguments<'_>) -> Option<CallResult> {
+        let validator = &self.turn.as_ref()?.scoped(pending.tool())?.validator;
+        let entry = self.registry.entry(pending.tool())?;
+        let input = self.registry.read_input(entry, pending.id(), edited.clone()).ok()?;
+        crate::pipeline::out_of_scope(entry, pending.id(), validator, &input)
     }
 
     /// Takes the pending call `id` that the host decided; in a durable run
