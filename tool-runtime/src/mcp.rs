@@ -164,7 +164,7 @@ pub struct McpServer<App> {
 }
 
 /// The host's runner of external tools' calls, for an MCP server.
-type ExternalRunner =
+pub(crate) type ExternalRunner =
     Arc<dyn Fn(crate::ExternalCall) -> crate::BoxFuture<'static, Result<serde_json::Value, crate::ToolError>> + Send + Sync>;
 
 /// How the server serves streamable HTTP; see the `with_*` methods.

@@ -170,20 +170,19 @@ impl<App: Send + Sync + 'static> McpSession<App> {
             CallOutcome::Done(result) => result,
             CallOutcome::NeedsApproval(pending) => self.ask_human(pending, context).await,
         };
-        match result.external_call() {
-            Some(handed) => self.run_external(handed, context).await,
-            None => result,
+        // Only a server with a runner offers external tools: without one, a
+        // call of one was refused as unknown before it could be handed over.
+        match (result.external_call(), &self.server.external) {
+            (Some(handed), Some(runner)) => self.run_external(handed, runner, context).await,
+            _ => result,
         }
     }
 
     /// An external tool's call, run by the server's runner while the client
     /// waits.
-    async fn run_external(&self, call: crate::ExternalCall, context: &RequestContext<RoleServer>) -> CallResult {
+    async fn run_external(&self, call: crate::ExternalCall, runner: &super::ExternalRunner, context: &RequestContext<RoleServer>) -> CallResult {
         let registry = &self.server.registry;
         let (tool, id) = (call.tool.clone(), call.id.clone());
-        let Some(runner) = &self.server.external else {
-            return CallResult::failure(tool, id, ResultKind::Internal, &no_external_runner());
-        };
         let timeout = registry.definition(&tool).and_then(|def| def.timeout).unwrap_or(registry.inner.config.default_timeout);
         let ran = tokio::select! {
             ran = tokio::time::timeout(timeout, runner(call)) => ran,
@@ -249,11 +248,6 @@ impl<App: Send + Sync + 'static> McpSession<App> {
             }
         }
     }
-}
-
-/// What a call of an external tool reads on a server without a runner.
-fn no_external_runner() -> ToolError {
-    ToolError::unavailable("EXTERNAL_UNAVAILABLE", "Nothing on this server runs this tool. Do not call it again.").with_retry(false)
 }
 
 /// One call of a session waiting for a human, counted while it lives.
