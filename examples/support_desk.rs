@@ -9,7 +9,9 @@
 //! `lookup_order` to the orders the customer named. Then each step prints
 //! what was offered, each call with its verdict and result, the approvals a
 //! human gave, a slow call's interim text (`hand_over` takes a moment to
-//! find a colleague), and how the run ended.
+//! find a colleague), and how the run ended. Before handing over, the model
+//! writes case notes with Anthropic's text editor, a provider's built-in
+//! that runs here (given to this run with `Run::with_tools`).
 //!
 //! With `--openai`, a real OpenAI-compatible chat-completions endpoint plays
 //! the model instead (`OPENAI_BASE_URL`, default `https://api.openai.com/v1`;
@@ -26,6 +28,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
+use tool_runtime::prelude::*;
+use tool_runtime::providers::builtin::{ProviderTool, TextEditorCommand};
 use tool_runtime::{Classifier, ProgressSink, ResultKind, Run, Selection, SmolStr, StepResults, ToolCall, ToolDefinition, UserContext};
 
 use shop::Shop;
@@ -73,12 +77,21 @@ impl ScriptedModel {
                 call("call_10", "damage_photo", json!({ "order_id": "A-1002" })),
             ]),
             Turn::Calls(vec![call("call_8", "issue_voucher", json!({ "customer": "c-17", "amount_cents": 1000 }))]),
-            Turn::Calls(vec![call(
-                "call_9",
-                "hand_over",
-                json!({ "summary": "Espresso machine in A-1002 arrived broken: refunded 189.90 after approval. \
-                                    Kettle A-1001 is still processing; customer wants an update." }),
-            )]),
+            Turn::Calls(vec![
+                // Anthropic's text editor, a provider's built-in run here,
+                // called by the provider's own name for it.
+                call(
+                    "call_11",
+                    "str_replace_based_edit_tool",
+                    json!({ "command": "create", "path": "/cases/c-17.md", "file_text": "A-1002 refunded (broken). A-1001 processing." }),
+                ),
+                call(
+                    "call_9",
+                    "hand_over",
+                    json!({ "summary": "Espresso machine in A-1002 arrived broken: refunded 189.90 after approval. \
+                                        Kettle A-1001 is still processing; customer wants an update." }),
+                ),
+            ]),
             Turn::Answer(
                 "I'm sorry about the espresso machine: the 189.90 refund for order A-1002 is on its way. \
                  Your kettle (A-1001) is still being prepared; a colleague now has your case and will update you within the hour."
@@ -226,8 +239,13 @@ async fn main() {
             println!("    {} [still running] -> customer sees: {text}", progress.call_id);
         }
     });
-    let mut run: Run<Shop> =
-        registry.run(app).with_user(UserContext::new("c-17")).with_thread_id("thread-1").with_progress(interim);
+    let mut run: Run<Shop> = registry
+        .run(app)
+        .with_user(UserContext::new("c-17"))
+        .with_thread_id("thread-1")
+        .with_progress(interim)
+        .with_tools([case_notes().into()])
+        .expect("the case-notes tool fits the registry");
     let mut model = model_from_args();
     let mut last: Option<StepResults> = None;
 
@@ -294,6 +312,21 @@ async fn main() {
         run.step() + 1,
         run.executed().join(", ")
     );
+}
+
+/// The case notes a colleague reads, written with Anthropic's text editor:
+/// a provider's built-in that runs here, through the whole pipeline. Only
+/// new notes may be written.
+fn case_notes() -> DynamicTool<Shop> {
+    ProviderTool::anthropic_text_editor("case_notes")
+        .description("Write the case notes a colleague reads when the case is handed over.")
+        .handler(|command: TextEditorCommand, _ctx: Ctx<Shop>| async move {
+            match command {
+                TextEditorCommand::Create { path, file_text } => Ok(format!("wrote {path} ({} characters)", file_text.chars().count())),
+                _ => Err(ToolError::bad_request("NOTES_CREATE_ONLY", "Case notes can only be created; write a new file.")),
+            }
+        })
+        .always_active(true)
 }
 
 /// The verdict and outcome, as the transcript shows them.
