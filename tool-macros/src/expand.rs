@@ -13,6 +13,7 @@ use crate::fallback;
 use crate::diag::{error_at, with_help, Errors};
 use crate::signature::{InputKind, Param, ToolFn};
 
+pub(crate) use returns::is_streamed;
 use returns::{error_type, stream_item, success_type, typed_failure};
 
 /// The whole attribute: parse, validate, expand. On any error the user's
@@ -25,7 +26,7 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
         // A function declared without a body: an `external` tool.
         Ok(Item::Verbatim(tokens)) if let Ok(declared) = syn::parse2::<syn::ForeignItemFn>(tokens.clone()) => {
             bodyless = Some(declared.semi_token);
-            external_fn(declared)
+            call::external_fn(declared)
         }
         Ok(other) => {
             let error = with_help(
@@ -52,19 +53,6 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     }
     let generated = expand(&attrs, &tool_fn, &name);
     quote!(#item #generated)
-}
-
-/// Whether a return type is written `Streamed<T>`.
-pub(crate) fn is_streamed(ty: &syn::Type) -> bool {
-    stream_item(ty).is_some()
-}
-
-/// The function an `external` tool's declaration stands for, so that the
-/// rest of the expansion reads it like any tool. Its body is never emitted
-/// and never called: the registry hands the tool's calls to the host.
-fn external_fn(declared: syn::ForeignItemFn) -> ItemFn {
-    let block = Box::new(syn::parse_quote!({ ::core::unreachable!() }));
-    ItemFn { attrs: declared.attrs, vis: declared.vis, modifiers: declared.modifiers, sig: declared.sig, block }
 }
 
 /// `tokens` with every span set to `span`, so that rustc points at the
@@ -266,22 +254,32 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
         }
     });
     // `scope`: the scope type is the function's first parameter, named
-    // only through it; coercing to a fn pointer reports a wrong signature
-    // on the path.
-    let scope = attrs.scope.as_ref().map(|path| {
-        let probe = respan(&p, path.span());
-        let schema = quote_spanned!(path.span()=> #probe::scope_schema(#path, generator));
-        let call = quote_spanned!(path.span()=> #probe::scope_call(#path, scope, tool));
-        quote! {
-            fn scope_schema(generator: &mut #p::schemars::SchemaGenerator) -> ::core::option::Option<#p::schemars::Schema> {
-                ::core::option::Option::Some(#schema)
-            }
+    // only through it. One function coerces the path to a fn pointer, so a
+    // wrong signature is reported on the path once; both methods use what
+    // it gives, which names no scope type.
+    let (scope_fn, scope) = match &attrs.scope {
+        None => (None, None),
+        Some(path) => {
+            let probe = respan(&p, path.span());
+            let coerced = quote_spanned!(path.span()=> #probe::scope_fn(#path));
+            (
+                Some(quote! {
+                    fn __scope() -> #p::ScopeFn {
+                        #coerced
+                    }
+                }),
+                Some(quote! {
+                    fn scope_schema(generator: &mut #p::schemars::SchemaGenerator) -> ::core::option::Option<#p::schemars::Schema> {
+                        ::core::option::Option::Some(__scope().schema(generator))
+                    }
 
-            fn scope(scope: &#p::serde_json::Value, tool: &mut #p::ScopedTool) -> ::core::result::Result<(), #p::serde_json::Error> {
-                #call
-            }
+                    fn scope(scope: &#p::serde_json::Value, tool: &mut #p::ScopedTool) -> ::core::result::Result<(), #p::serde_json::Error> {
+                        __scope().call(scope, tool)
+                    }
+                }),
+            )
         }
-    });
+    };
     let (args_of_call, again, ends_run) = match &attrs.ends_run {
         Some(EndsRunAttr::Predicate(path)) => {
             let probe = respan(&p, path.span());
@@ -410,6 +408,8 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
         #input_struct
 
         const _: () = {
+            #scope_fn
+
             impl #p::Named for #ident {
                 const NAME: &'static str = #name;
             }

@@ -1,7 +1,8 @@
 //! The generated `Tool::call` of the tools that do not simply run their
 //! function: an `external` tool, whose calls the host runs, and a
 //! streaming tool (`-> Streamed<T>`), whose items before the last are sent
-//! as preliminary results.
+//! as preliminary results; and the function an external tool's
+//! declaration (without a body) stands for.
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
@@ -59,4 +60,12 @@ pub(super) fn streamed(parts: &Parts<'_>, item_ty: &syn::Type, takes_ctx: bool) 
             })
         }
     }
+}
+
+/// The function an `external` tool's declaration stands for, so that the
+/// rest of the expansion reads it like any tool. Its body is never emitted
+/// and never called: the registry hands the tool's calls to the host.
+pub(super) fn external_fn(declared: syn::ForeignItemFn) -> syn::ItemFn {
+    let block = Box::new(syn::parse_quote!({ ::core::unreachable!() }));
+    syn::ItemFn { attrs: declared.attrs, vis: declared.vis, modifiers: declared.modifiers, sig: declared.sig, block }
 }

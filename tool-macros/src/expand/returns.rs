@@ -46,3 +46,8 @@ pub(super) fn stream_item(ty: &syn::Type) -> Option<&syn::Type> {
         _ => None,
     }
 }
+
+/// Whether a return type is written `Streamed<T>`.
+pub(crate) fn is_streamed(ty: &syn::Type) -> bool {
+    stream_item(ty).is_some()
+}

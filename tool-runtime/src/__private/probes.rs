@@ -326,24 +326,38 @@ impl EffectKey for &str {
     }
 }
 
-/// `scope_schema(scope, generator)`: the schema of a `scope` function's
-/// scope type, its first parameter. Coercing the path to a function
-/// pointer reports a wrong signature on it.
-pub fn scope_schema<S: schemars::JsonSchema>(
-    _scope: fn(&S, &mut crate::intent::ScopedTool),
-    generator: &mut schemars::SchemaGenerator,
-) -> schemars::Schema {
-    generator.subschema_for::<S>()
+/// `scope_fn(path)`: a `scope = path` function, coerced once to a function
+/// pointer, so that a wrong signature (or a scope type that is not
+/// `Deserialize + JsonSchema`) is reported on the path, once. What it
+/// gives names no scope type, so nothing that uses it fails again.
+pub fn scope_fn<S: schemars::JsonSchema + serde::de::DeserializeOwned + 'static>(scope: fn(&S, &mut crate::intent::ScopedTool)) -> ScopeFn {
+    ScopeFn {
+        schema: |generator| generator.subschema_for::<S>(),
+        call: Box::new(move |value, tool| {
+            let value = S::deserialize(value)?;
+            scope(&value, tool);
+            Ok(())
+        }),
+    }
 }
 
-/// `scope_call(scope, value, tool)`: reads the scope value into the scope
-/// type and lets the `scope` function rebuild the tool.
-pub fn scope_call<S: serde::de::DeserializeOwned>(
-    scope: fn(&S, &mut crate::intent::ScopedTool),
-    value: &serde_json::Value,
-    tool: &mut crate::intent::ScopedTool,
-) -> Result<(), serde_json::Error> {
-    let value = S::deserialize(value)?;
-    scope(&value, tool);
-    Ok(())
+/// A tool's `scope` function, whatever its scope type: the schema of that
+/// type, and the function on a scope value read into it.
+pub struct ScopeFn {
+    schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
+    #[allow(clippy::type_complexity)]
+    call: Box<dyn Fn(&serde_json::Value, &mut crate::intent::ScopedTool) -> Result<(), serde_json::Error>>,
+}
+
+impl ScopeFn {
+    /// The schema of the scope type.
+    pub fn schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        (self.schema)(generator)
+    }
+
+    /// Reads a scope value into the scope type and lets the function
+    /// rebuild the tool.
+    pub fn call(&self, value: &serde_json::Value, tool: &mut crate::intent::ScopedTool) -> Result<(), serde_json::Error> {
+        (self.call)(value, tool)
+    }
 }
