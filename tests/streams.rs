@@ -1,9 +1,11 @@
 //! Preliminary results: a tool written `-> Streamed<T>` sends every item but
 //! the last to the call's progress sink and returns the last; its timeout,
-//! cancellation and output limit cover the whole stream.
+//! cancellation and output limit cover the whole stream, also a stream that
+//! is always ready and one that never ends.
 
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::future::Future;
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tool_runtime::prelude::*;
@@ -46,9 +48,31 @@ async fn chatty() -> Streamed<String> {
     Streamed::new(stream::iter(["aaaaaa", "bbbbbb", "cccccc", "the end of it all"].map(String::from)))
 }
 
+/// Thirty million items, every one ready at once.
+#[tool(timeout = "200ms")]
+async fn flood() -> Streamed<u64> {
+    Streamed::new(stream::iter(0..30_000_000))
+}
+
+/// Items without end, every one ready at once.
+#[tool]
+async fn endless() -> Streamed<u64> {
+    Streamed::new(stream::repeat(7))
+}
+
+/// One item far over the output limit, then the result.
+#[tool(max_output_chars = 50)]
+async fn bulky(structured: bool) -> Streamed<serde_json::Value> {
+    let item = match structured {
+        true => json!({"rows": vec!["r".repeat(100); 200_000]}),
+        false => json!("x".repeat(20_000_000)),
+    };
+    Streamed::new(stream::iter([item, json!("done")]))
+}
+
 fn registry(reports: Arc<Mutex<Vec<(ErrorKind, String)>>>) -> Registry<()> {
     Registry::builder()
-        .tools(tools![search, count_slowly, nothing, flaky, chatty])
+        .tools(tools![search, count_slowly, nothing, flaky, chatty, flood, endless, bulky])
         .on_tool_error(move |report| reports.lock().unwrap().push((report.kind, report.error.clone())))
         .build()
         .unwrap()
@@ -141,4 +165,74 @@ async fn the_output_limit_covers_the_whole_stream() {
     assert!(messages[1].starts_with("bbbb") && messages[1] != "bbbbbb", "{messages:?}");
     assert!(step.results[0].truncated);
     assert!(step.results[0].text.starts_with("the end of"));
+}
+
+/// Runs `test` on a runtime of its own on another thread, and fails if it
+/// has not returned within `within` (a stream that never yields would hold
+/// the thread forever; the test must fail, not hang).
+fn returns_within<T: Send + 'static>(within: Duration, test: impl Future<Output = T> + Send + 'static) -> T {
+    let (done, finished) = mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let _ = done.send(runtime.block_on(test));
+    });
+    finished.recv_timeout(within).unwrap_or_else(|_| panic!("still running after {within:?}"))
+}
+
+#[test]
+fn an_always_ready_stream_ends_at_its_timeout() {
+    let (result, elapsed) = returns_within(Duration::from_secs(20), async {
+        let started = Instant::now();
+        let result = registry(Arc::default()).invoke(&Arc::new(()), "flood", "").await;
+        (result, started.elapsed())
+    });
+    println!("30,000,000 ready items under a 200 ms timeout: {:?} after {elapsed:?}", result.kind);
+    assert_eq!(result.kind, ResultKind::TimedOut, "{}", result.text);
+    assert!(elapsed < Duration::from_secs(2), "the timeout won only after {elapsed:?}");
+}
+
+#[test]
+fn an_endless_stream_returns_under_an_outer_timeout() {
+    let (outcome, elapsed) = returns_within(Duration::from_secs(20), async {
+        let started = Instant::now();
+        let registry = registry(Arc::default());
+        let app = Arc::new(());
+        let outcome = tokio::time::timeout(Duration::from_millis(200), registry.invoke(&app, "endless", "")).await;
+        (outcome.is_err(), started.elapsed())
+    });
+    assert!(outcome, "the outer timeout elapsed");
+    assert!(elapsed < Duration::from_secs(2), "the outer timeout won only after {elapsed:?}");
+}
+
+#[test]
+fn an_endless_stream_is_cancelled_with_its_run() {
+    let kind = returns_within(Duration::from_secs(20), async {
+        let registry = registry(Arc::default());
+        let mut run = registry.run(Arc::new(()));
+        let cancel = run.cancellation().clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            cancel.cancel();
+        });
+        run.execute(vec![ToolCall::new("c1", "endless", "")]).await.results[0].kind
+    });
+    assert_eq!(kind, ResultKind::Cancelled);
+}
+
+#[tokio::test]
+async fn a_preliminary_item_over_the_output_limit_is_cut_and_marked() {
+    for structured in [false, true] {
+        let (sink, seen) = collecting();
+        let mut run = registry(Arc::default()).run(Arc::new(())).with_progress(sink);
+        let step = run.execute(vec![ToolCall::new("c1", "bulky", json!({"structured": structured}).to_string())]).await;
+        assert_eq!(step.results[0].text, "done");
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 1);
+        let message = seen[0].message.as_deref().unwrap();
+        let Some(serde_json::Value::String(item)) = &seen[0].preliminary else { panic!("{:?}", seen[0].preliminary.as_ref().map(|v| v.to_string().len())) };
+        assert_eq!(item, message, "the item sent is the text cut at the limit");
+        let (kept, marker) = item.split_once("\n[output truncated: showing the first 50 of ").expect(item);
+        assert_eq!(kept.chars().count(), 50, "{item}");
+        assert!(marker.len() < 150, "{item}");
+    }
 }

@@ -265,7 +265,8 @@ pub struct Progress {
     pub interim: bool,
     /// A preliminary result of a streaming tool ([`Streamed`](crate::Streamed)):
     /// an item before the last, whose text is `message`; `progress` counts
-    /// them from 1.
+    /// them from 1. An item whose text crosses the output limit is its cut
+    /// text instead (a string, as `message`, ending in the marker).
     pub preliminary: Option<serde_json::Value>,
 }
 

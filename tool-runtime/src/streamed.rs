@@ -8,6 +8,7 @@ use std::pin::Pin;
 
 use futures_util::{Stream, StreamExt};
 use serde::Serialize;
+use serde_json::Value;
 use smol_str::SmolStr;
 
 use crate::context::{CallState, Progress, ProgressSink};
@@ -20,10 +21,13 @@ use crate::tool::Failure;
 /// Each preliminary item reaches the call's progress sink as a [`Progress`]
 /// report whose `preliminary` holds the item (and `message` its text), and
 /// an MCP client that asked for progress as a notification carrying the
-/// text. The tool's timeout and cancellation cover the whole stream, and
-/// its output limit (`max_output_chars`) all of it: preliminary items are
-/// sent until their text reaches the limit, and the result is cut at it as
-/// any output is.
+/// text. The tool's timeout and cancellation cover the whole stream, also
+/// one whose items are always ready (its reading yields to the scheduler, by
+/// Tokio's cooperative budget), and its output limit (`max_output_chars`) all
+/// of it: preliminary items are sent until their text reaches the limit, an
+/// item whose text crosses it is sent cut (its `preliminary` is then the cut
+/// text, a string ending in the marker that says so, not the item), and the
+/// result is cut at it as any output is.
 ///
 /// A stream that ends without an item is a bug of the tool: the model reads
 /// the generic 500 line. An `Err` item of [`try_new`](Self::try_new) ends
@@ -89,27 +93,39 @@ impl Preliminary {
             return;
         }
         let Ok(value) = serde_json::to_value(item) else { return };
-        let (text, _, cut) = crate::output::render(value.clone(), self.budget);
+        let (text, structured, cut) = crate::output::render(value, self.budget);
         self.budget = if cut { 0 } else { self.budget.saturating_sub(text.chars().count()) };
+        // A cut item is sent as its cut text: the whole one is what the
+        // limit keeps from the host's event stream.
+        let preliminary = match structured {
+            Some(value) if !cut => *value,
+            _ => Value::String(text.clone()),
+        };
         (sink.0)(Progress {
             call_id: self.call_id.to_string(),
             progress: index as f64,
             total: None,
             message: Some(text),
             interim: false,
-            preliminary: Some(value),
+            preliminary: Some(preliminary),
         });
     }
 }
 
 /// Reads a tool's stream to its end: every item but the last sent as a
 /// preliminary result, the last returned.
+///
+/// Each item takes a unit of the task's cooperative budget: a stream that
+/// is always ready would otherwise never give the scheduler back, and
+/// neither the tool's timer nor its cancellation (nor a caller's own
+/// timeout) would ever run.
 #[doc(hidden)]
 pub async fn drain<T: Serialize>(streamed: Streamed<T>, mut preliminary: Preliminary) -> Result<T, Failure> {
     let mut items = streamed.items;
     let mut last: Option<T> = None;
     let mut sent = 0;
     while let Some(item) = items.next().await {
+        tokio::task::coop::consume_budget().await;
         // An item is preliminary once another, or an error, follows it.
         let (item, failed) = match item {
             Ok(item) => (Some(item), None),
