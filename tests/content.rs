@@ -1,6 +1,7 @@
 //! Content blocks end to end: a `#[tool]` and a `DynamicTool` returning
-//! images, audio and resources; the size limits; truncation of text blocks
-//! only; and each dialect's tool-result shape, with what it loses.
+//! images, audio and resources; the size limits (bytes, blocks, links, MIME
+//! types); the output limit over all the text the model reads of them, in
+//! every dialect; and each dialect's tool-result shape, with what it loses.
 
 use std::sync::Arc;
 
@@ -13,7 +14,7 @@ const PNG: [u8; 4] = [0x89, b'P', b'N', b'G'];
 const PDF: [u8; 4] = *b"%PDF";
 
 /// Draw a chart of a quarter's sales.
-#[tool(read_only, max_output_chars = 40)]
+#[tool(read_only, max_output_chars = 100)]
 async fn chart(quarter: String, pixels: Option<usize>) -> Result<Vec<Block>, ToolError> {
     if quarter == "Q9" {
         return Err(ToolError::not_found("NO_QUARTER", "There is no Q9."));
@@ -39,8 +40,89 @@ async fn everything() -> Vec<Block> {
     ]
 }
 
+/// Crumbs of text, one character a block.
+#[tool(max_output_chars = 10)]
+async fn crumbs(count: usize) -> Vec<Block> {
+    vec![Block::text("x"); count]
+}
+
+/// Text, an image and a link, under a small output limit.
+#[tool(max_output_chars = 100)]
+async fn mixed(resource: bool) -> Vec<Block> {
+    let text = match resource {
+        true => Block::resource_text("file:///t.txt", "text/plain", "t".repeat(200)),
+        false => Block::text("t".repeat(200)),
+    };
+    vec![text, Block::image(PNG.to_vec(), "image/png"), Block::resource_link("file:///data/q1.csv", "q1.csv").mime_type("text/csv").into()]
+}
+
+/// What a hostile tool can return.
+#[tool(max_output_chars = 100)]
+async fn hostile(case: String) -> Vec<Block> {
+    let mib = 1024 * 1024;
+    match case.as_str() {
+        "crumbs" => vec![Block::text("x"); 200_000],
+        "images" => vec![Block::image(Vec::new(), "image/png"); 200_000],
+        "link" => vec![Block::resource_link(format!("file:///{}", "u".repeat(3 * mib)), "big").description("d".repeat(3 * mib)).into()],
+        "mime" => vec![Block::image(PNG.to_vec(), format!("image/{}", "p".repeat(2 * mib)))],
+        "resource" => vec![Block::resource_blob(format!("file:///{}", "r".repeat(3 * mib)), "application/pdf", PDF.to_vec())],
+        _ => vec![],
+    }
+}
+
 fn registry() -> Registry<()> {
-    Registry::<()>::builder().tools(tools![chart, everything]).build().unwrap()
+    Registry::<()>::builder().tools(tools![chart, everything, crumbs, mixed, hostile]).build().unwrap()
+}
+
+/// The strings of an MCP content block list the model may read (all but
+/// the base64 payloads and the block types).
+fn mcp_strings(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(text) => out.push(text.clone()),
+        Value::Array(items) => items.iter().for_each(|item| mcp_strings(item, out)),
+        Value::Object(map) => map.iter().filter(|(key, _)| !matches!(key.as_str(), "data" | "blob" | "type")).for_each(|(_, v)| mcp_strings(v, out)),
+        _ => {}
+    }
+}
+
+/// What the model reads of `result` in each dialect and over MCP: the text
+/// of its rendering (the bytes of carried blocks left aside), and the size
+/// of the whole rendering in bytes.
+fn read_by_model(result: &CallResult) -> Vec<(&'static str, String, usize)> {
+    let results = std::slice::from_ref(result);
+    let texts = |items: &Value| match items {
+        Value::String(text) => text.clone(),
+        Value::Array(items) => items.iter().filter_map(|item| item["text"].as_str()).collect::<Vec<_>>().join("\n"),
+        other => panic!("{other}"),
+    };
+    let anthropic = anthropic::results(results);
+    let responses = openai::responses::results(results);
+    let chat = openai::chat::results(results);
+    let gemini = gemini::results(results);
+    let gemini_text = gemini[0]["parts"][0]["functionResponse"]["response"].as_object().unwrap().values().map(texts).collect();
+    let mcp = match result.content.is_empty() {
+        true => json!([{"type": "text", "text": result.text}]),
+        false => serde_json::to_value(&result.content).unwrap(),
+    };
+    let mut mcp_text = Vec::new();
+    mcp_strings(&mcp, &mut mcp_text);
+    let size = |value: &Value| value.to_string().len();
+    vec![
+        ("anthropic", texts(&anthropic[0]["content"][0]["content"]), size(&anthropic[0])),
+        ("responses", texts(&responses[0]["output"]), size(&responses[0])),
+        ("chat", texts(&chat[0]["content"]), size(&chat[0])),
+        ("gemini", gemini_text, size(&gemini[0])),
+        ("mcp", mcp_text.join("\n"), size(&mcp)),
+    ]
+}
+
+/// `text` without its one truncation marker, and the marker; fails unless
+/// there is exactly one.
+fn one_marker(text: &str) -> (String, String) {
+    assert_eq!(text.matches("[output truncated").count(), 1, "{text}");
+    let at = text.find("[output truncated").unwrap();
+    let end = at + text[at..].find(']').unwrap() + 1;
+    (format!("{}{}", &text[..at], &text[end..]), text[at..end].to_owned())
 }
 
 async fn everything_result() -> CallResult {
@@ -110,9 +192,83 @@ async fn max_output_chars_cuts_text_blocks_and_never_an_image() {
     let result = registry().invoke(&Arc::new(()), "chart", json!({"quarter": long, "pixels": 1000}).to_string()).await;
     assert_eq!(result.kind, ResultKind::Success);
     assert!(result.truncated);
+    // 100 characters: the image's line takes 60 of them, the text the 40 left.
     let Block::Text(text) = &result.content[0] else { panic!("{:?}", result.content[0]) };
-    assert!(text.starts_with(&format!("Sales of {}\n[output truncated: showing the first 40 of 110", "Q".repeat(31))), "{text}");
+    assert!(text.starts_with(&format!("Sales of {}\n[output truncated: showing 100 of 170 characters;", "Q".repeat(31))), "{text}");
     assert_eq!(result.content[1], Block::image(vec![0; 1000], "image/png"), "the image is whole");
+}
+
+#[tokio::test]
+async fn text_past_the_limit_is_cut_once_with_one_marker_in_every_dialect() {
+    let result = registry().invoke(&Arc::new(()), "crumbs", r#"{"count": 90}"#).await;
+    assert_eq!(result.kind, ResultKind::Success);
+    assert!(result.truncated);
+    assert_eq!(result.content.len(), 11, "ten blocks of one character, and the marker");
+    assert!(result.content[..10].iter().all(|block| *block == Block::text("x")));
+    let Block::Text(marker) = &result.content[10] else { panic!("{:?}", result.content[10]) };
+    assert!(marker.starts_with("[output truncated: showing 10 of 90 characters, and 10 of 90 blocks; ask for less"), "{marker}");
+    for (dialect, text, _) in read_by_model(&result) {
+        let (rest, _) = one_marker(&text);
+        assert_eq!(rest.replace('\n', ""), "x".repeat(10), "{dialect}: {text}");
+    }
+}
+
+#[tokio::test]
+async fn links_and_binary_blocks_are_kept_whole_or_left_out_and_text_has_the_rest() {
+    let registry = registry();
+    // 100 characters: the image's line takes 57, the link's (55) no longer
+    // fits, and the text (or the text resource) has the 43 left.
+    for (resource, kept) in [(false, 43), (true, 43 - "[resource <file:///t.txt>]\n".len())] {
+        let result = registry.invoke(&Arc::new(()), "mixed", json!({"resource": resource}).to_string()).await;
+        assert_eq!(result.content.len(), 2, "{:?}", result.content);
+        assert_eq!(result.content[1], Block::image(PNG.to_vec(), "image/png"));
+        let text = result.content[0].describe();
+        let (rest, marker) = one_marker(&text);
+        assert!(rest.trim_end().ends_with(&format!("\n{}", "t".repeat(kept))) || rest.trim_end() == "t".repeat(kept), "{text}");
+        assert!(marker.contains(" of 3 blocks"), "{marker}");
+        for (dialect, text, _) in read_by_model(&result) {
+            let (rest, _) = one_marker(&text);
+            assert!(rest.chars().filter(|c| *c != '\n').count() <= 100, "{dialect}: {text}");
+            assert!(!text.contains("q1.csv"), "{dialect}: the link was left out: {text}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn hostile_blocks_are_refused_with_a_short_line_in_every_dialect() {
+    let registry = registry();
+    let cases = [
+        ("crumbs", "200000 blocks; the limit is 100 blocks"),
+        ("images", "200000 blocks; the limit is 100 blocks"),
+        ("link", "a resource link whose uri is 3145736 characters; the limit is 2048 characters"),
+        ("mime", "an image whose MIME type is 2097158 bytes; the limit is 255 bytes"),
+        ("resource", "an embedded resource whose uri is 3145736 characters; the limit is 2048 characters"),
+    ];
+    for (case, says) in cases {
+        let result = registry.invoke(&Arc::new(()), "hostile", json!({"case": case}).to_string()).await;
+        assert_eq!((result.kind, result.error_code.as_deref()), (ResultKind::ToolError, Some("CONTENT_TOO_LARGE")), "{case}: {}", result.text.len());
+        assert!(result.text.contains(says), "{case}: {}", result.text);
+        for (dialect, text, size) in read_by_model(&result) {
+            println!("{case}: {dialect} reads {} bytes of text ({size} bytes rendered)", text.len());
+            assert!(text.len() < 400 && size < 1000, "{case}: {dialect} reads {} bytes ({size} rendered)", text.len());
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_block_link_and_mime_limits_are_the_registry_s() {
+    let registry = Registry::<()>::builder().tools(tools![hostile, everything]).max_blocks(6).max_link_chars(18).build().unwrap();
+    let app = Arc::new(());
+    let over = registry.invoke(&app, "everything", "{}").await;
+    assert!(over.text.contains("7 blocks; the limit is 6 blocks per result"), "{}", over.text);
+    let registry = Registry::<()>::builder().tools(tools![everything]).max_link_chars(18).build().unwrap();
+    let over = registry.invoke(&app, "everything", "{}").await;
+    assert!(over.text.contains("a resource link whose uri is 19 characters; the limit is 18 characters"), "{}", over.text);
+    let registry = Registry::<()>::builder().tools(tools![everything]).max_link_chars(19).build().unwrap();
+    let over = registry.invoke(&app, "everything", "{}").await;
+    assert!(over.text.contains("an embedded resource whose uri is 22 characters; the limit is 19 characters"), "{}", over.text);
+    let registry = Registry::<()>::builder().tools(tools![everything]).max_link_chars(22).build().unwrap();
+    assert_eq!(registry.invoke(&app, "everything", "{}").await.kind, ResultKind::Success);
 }
 
 #[tokio::test]

@@ -82,7 +82,7 @@ mod validation;
 #[doc(hidden)]
 pub mod __private;
 
-pub use content::{Binary, Block, Resource, ResourceBody, ResourceLink};
+pub use content::{Binary, Block, Resource, ResourceBody, ResourceLink, MAX_MIME_TYPE_BYTES};
 pub use context::{Ctx, Progress, ProgressSink, StepView, UserContext};
 pub use dynamic::DynamicTool;
 pub use error::{ToolError, INTERNAL_ERROR_CODE};

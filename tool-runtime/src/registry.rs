@@ -273,6 +273,23 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
         self
     }
 
+    /// Most content blocks in one result (default 100). A result with more
+    /// fails with `CONTENT_TOO_LARGE`, a line the model reads.
+    pub fn max_blocks(mut self, blocks: usize) -> Self {
+        self.config.content_limits.blocks = blocks;
+        self
+    }
+
+    /// Most characters of a resource link's uri, name or description, and
+    /// of an embedded resource's uri (default 2,048). A longer one fails the
+    /// call with `CONTENT_TOO_LARGE`, a line the model reads that does not
+    /// quote it. (A block's MIME type is at most
+    /// [`MAX_MIME_TYPE_BYTES`](crate::MAX_MIME_TYPE_BYTES).)
+    pub fn max_link_chars(mut self, chars: usize) -> Self {
+        self.config.content_limits.link_chars = chars;
+        self
+    }
+
     /// How long a call that needs approval may wait for the human (default
     /// [`DEFAULT_APPROVAL_TTL`], 10 minutes), counted from the moment it
     /// was parked. Approving it later does not run it: the model reads that

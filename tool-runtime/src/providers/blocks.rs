@@ -16,6 +16,11 @@
 //! [`describe`](Block::describe) line, which tells the model it cannot be
 //! shown, and is a [`ResultLoss`]: `results` writes each to `tracing` as a
 //! warning, and [`result_losses`] lists them for the host.
+//!
+//! Every dialect renders the blocks stage 7 kept, and nothing else: the text
+//! it shows is at most their lines (`CallResult::text`), which stage 7 held
+//! to `max_output_chars` and one marker, and the block count, the MIME types
+//! and the links' texts are within the registry's content limits.
 
 use std::fmt;
 
