@@ -206,6 +206,20 @@ fn an_endless_stream_returns_under_an_outer_timeout() {
 }
 
 #[test]
+fn an_endless_stream_returns_under_an_outer_timeout_outside_the_cooperative_budget() {
+    let (outcome, elapsed) = returns_within(Duration::from_secs(20), async {
+        let registry = registry(Arc::default());
+        let app = Arc::new(());
+        let started = Instant::now();
+        let call = tokio::time::timeout(Duration::from_millis(200), registry.invoke(&app, "endless", ""));
+        let outcome = tokio::task::coop::unconstrained(call).await;
+        (outcome.is_err(), started.elapsed())
+    });
+    assert!(outcome, "the outer timeout elapsed");
+    assert!(elapsed < Duration::from_secs(2), "the outer timeout won only after {elapsed:?}");
+}
+
+#[test]
 fn an_endless_stream_is_cancelled_with_its_run() {
     let kind = returns_within(Duration::from_secs(20), async {
         let registry = registry(Arc::default());

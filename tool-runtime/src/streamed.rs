@@ -112,20 +112,31 @@ impl Preliminary {
     }
 }
 
+/// How many items `drain` reads at most without yielding, where the
+/// cooperative budget does not make it yield sooner.
+const YIELD_EVERY: usize = 1024;
+
 /// Reads a tool's stream to its end: every item but the last sent as a
 /// preliminary result, the last returned.
 ///
 /// Each item takes a unit of the task's cooperative budget: a stream that
 /// is always ready would otherwise never give the scheduler back, and
 /// neither the tool's timer nor its cancellation (nor a caller's own
-/// timeout) would ever run.
+/// timeout) would ever run. Where there is no budget (the first poll of a
+/// call awaited under `tokio::task::coop::unconstrained`, or outside a
+/// runtime), every `YIELD_EVERY`th item yields all the same.
 #[doc(hidden)]
 pub async fn drain<T: Serialize>(streamed: Streamed<T>, mut preliminary: Preliminary) -> Result<T, Failure> {
     let mut items = streamed.items;
     let mut last: Option<T> = None;
     let mut sent = 0;
+    let mut read = 0usize;
     while let Some(item) = items.next().await {
-        tokio::task::coop::consume_budget().await;
+        read = read.wrapping_add(1);
+        match read % YIELD_EVERY {
+            0 => tokio::task::yield_now().await,
+            _ => tokio::task::coop::consume_budget().await,
+        }
         // An item is preliminary once another, or an error, follows it.
         let (item, failed) = match item {
             Ok(item) => (Some(item), None),
