@@ -101,7 +101,8 @@
 //!   ([`ArgumentLimits::max_values`](crate::ArgumentLimits::max_values))
 //!   plus 1,024 for the envelope gets `413`. Parsing costs hundreds of bytes
 //!   a value (1 MiB of `[0],[0],...`, 260,000 values, once cost 148 MB), so
-//!   the value limit, not the byte limit, bounds what a request costs.
+//!   the value limit, not the byte limit, bounds what a request costs. A
+//!   body that is not UTF-8 (which JSON must be) gets `400` unparsed.
 //!
 //! Sessions are bounded ([`with_max_sessions`](McpServer::with_max_sessions),
 //! default 500; an idle one costs about 60 KB): when full, the least

@@ -1,7 +1,10 @@
 //! The MCP server over streamable HTTP, spoken as raw HTTP/1.1 on a
 //! loopback socket: what is refused before a body is read (a foreign
-//! `Origin`, a missing credential, an oversized body), how many sessions
-//! are kept, and who a session's calls run as.
+//! `Host` or `Origin`, a missing credential, an oversized body), what is
+//! refused before a body is parsed (too many values, not UTF-8), how long a
+//! request may take to arrive and how many connections are served, that a
+//! refused upload still reads its answer, how many sessions are kept, and
+//! who a session's calls run as.
 //!
 //! ```text
 //! cargo test -p tool-runtime --features mcp --test mcp_http
@@ -10,7 +13,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -311,4 +314,28 @@ async fn only_listed_hosts_and_the_bound_address_are_served() {
         let reply = exchange(addr, &head, body.as_bytes()).await;
         assert_eq!(reply.status, status, "{host}: {reply:?}");
     }
+}
+
+#[tokio::test]
+async fn a_body_that_is_not_utf8_is_refused_before_it_is_parsed() {
+    let addr = serve(server()).await;
+    let session = open(addr, &[]).await;
+    let headers = [("Mcp-Session-Id", session.as_str()), ("MCP-Protocol-Version", "2025-06-18")];
+    // A call within every limit, then one byte that is not UTF-8; and 1 MiB
+    // of `[0],[0],...` (over the value limit) ending in the same byte.
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "get_item", "arguments": {"id": 1}}});
+    let items = vec!["[0]"; 260_000].join(",");
+    let padded = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "get_item", "arguments": {"id": 1, "pad": serde_json::from_str::<Value>(&format!("[{items}]")).unwrap()}}});
+    for message in [call, padded] {
+        let mut body = message.to_string().into_bytes();
+        let at = body.len();
+        body.push(0xFF);
+        let reply = exchange(addr, &post_head(addr, &headers, Some(body.len())), &body).await;
+        assert_eq!(reply.status, 400, "{reply:?}");
+        assert!(reply.body.contains("not valid UTF-8"), "{reply:?}");
+        assert!(reply.body.contains(&format!("at byte {at}")), "{reply:?}");
+    }
+    let reply = request(addr, &session, &[], 4, "tools/call", json!({"name": "get_item", "arguments": {"id": 1}})).await;
+    assert_eq!(reply.message(4)["result"]["content"][0]["text"], "item 1", "the session still serves");
 }

@@ -95,7 +95,8 @@ pub(crate) struct Checks {
 /// session's owner (404 for another user), then the declared body size
 /// (413); then the body is read, cut off as soon as it passes the size
 /// limit (a body sent without its length), and its JSON values counted
-/// (413 beyond the registry's value limit plus the envelope's). A passing
+/// (413 beyond the registry's value limit plus the envelope's; 400 for a
+/// body that is not UTF-8, which could not be counted). A passing
 /// request goes on to rmcp with its caller in its extensions, and a
 /// session it opens is claimed for its caller.
 pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Request, next: Next) -> Response {
@@ -141,20 +142,31 @@ pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Reques
         Ok(bytes) => bytes,
         Err(_) => return too_large(&checks, "this request body is larger").into_response(),
     };
-    if let Ok(text) = std::str::from_utf8(&bytes) {
-        let limits = crate::guard::ArgumentLimits {
-            max_bytes: usize::MAX,
-            max_depth: usize::MAX,
-            max_values: checks.max_body_values,
-        };
-        if crate::guard::check_text(text, &limits).is_err() {
+    // JSON is UTF-8: a body that is not could not be counted, and rmcp
+    // would parse all of it before failing.
+    let text = match std::str::from_utf8(&bytes) {
+        Ok(text) => text,
+        Err(error) => {
             let text = format!(
-                "Payload Too Large: this request body holds more than {} JSON values (the tools' limit plus \
-                 {ENVELOPE_VALUES} for the JSON-RPC envelope). Send fewer items in one call.",
-                checks.max_body_values
+                "Bad Request: this request body is not valid UTF-8 (at byte {}). Send the JSON-RPC message as \
+                 UTF-8 JSON.",
+                error.valid_up_to()
             );
-            return (StatusCode::PAYLOAD_TOO_LARGE, text).into_response();
+            return (StatusCode::BAD_REQUEST, text).into_response();
         }
+    };
+    let limits = crate::guard::ArgumentLimits {
+        max_bytes: usize::MAX,
+        max_depth: usize::MAX,
+        max_values: checks.max_body_values,
+    };
+    if crate::guard::check_text(text, &limits).is_err() {
+        let text = format!(
+            "Payload Too Large: this request body holds more than {} JSON values (the tools' limit plus \
+             {ENVELOPE_VALUES} for the JSON-RPC envelope). Send fewer items in one call.",
+            checks.max_body_values
+        );
+        return (StatusCode::PAYLOAD_TOO_LARGE, text).into_response();
     }
     let request = Request::from_parts(parts, axum::body::Body::from(bytes));
     let response = next.run(request).await;
