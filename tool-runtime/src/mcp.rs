@@ -76,13 +76,15 @@
 //! [`McpServer::http_service`]), every request is checked from its headers
 //! before its body is read:
 //!
-//! - **`Origin`** (against DNS rebinding from web pages): a request without
-//!   one (a client that is not a browser) is served; one from a loopback
-//!   origin (`http://localhost:*`, `http://127.0.0.1:*`, `http://[::1]:*`),
-//!   from the server's own origin (the `Host` it was sent to) or from
+//! - **`Host` and `Origin`** (against DNS rebinding from web pages), first,
+//!   before authentication: `Host` must be a loopback name, the bound
+//!   address, or listed in [`with_allowed_hosts`](McpServer::with_allowed_hosts),
+//!   or the request gets `403`. A request without `Origin` (a client that
+//!   is not a browser) is served; one from a loopback origin
+//!   (`http://localhost:*`, `http://127.0.0.1:*`, `http://[::1]:*`), from the
+//!   server's own origin (the `Host` it was sent to) or from
 //!   [`with_allowed_origins`](McpServer::with_allowed_origins) is served;
-//!   any other gets `403`. `Host` itself must be a loopback name, the bound
-//!   address, or listed in [`with_allowed_hosts`](McpServer::with_allowed_hosts).
+//!   any other gets `403`.
 //! - **Who is calling**: an [authentication hook](McpServer::with_auth)
 //!   turns the headers into a [`UserContext`] or a `401`; every request of
 //!   a session is authenticated, and its calls (and `tools/list`) run as the
@@ -395,11 +397,11 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     /// where you like, for example
     /// `Router::new().nest_service("/mcp", server.http_service())`.
     ///
-    /// Every request is checked before its body is read: its `Origin`
-    /// ([`with_allowed_origins`](Self::with_allowed_origins), `403`), its
-    /// caller ([`with_auth`](Self::with_auth), `401`), its size
-    /// ([`max_body_bytes`](Self::max_body_bytes), `413`) and its `Host`
-    /// ([`with_allowed_hosts`](Self::with_allowed_hosts), `403`). Sessions
+    /// Every request is checked before its body is read: its `Host`
+    /// ([`with_allowed_hosts`](Self::with_allowed_hosts), `403`) and
+    /// `Origin` ([`with_allowed_origins`](Self::with_allowed_origins),
+    /// `403`), its caller ([`with_auth`](Self::with_auth), `401`) and its
+    /// size ([`max_body_bytes`](Self::max_body_bytes), `413`). Sessions
     /// are bounded by [`with_max_sessions`](Self::with_max_sessions) and
     /// [`with_session_idle_timeout`](Self::with_session_idle_timeout).
     pub fn http_service(&self) -> axum::Router {
@@ -410,10 +412,12 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     fn http_router(&self, extra_hosts: Vec<String>) -> axum::Router {
         let server = self.clone();
         let max_body_bytes = self.max_body_bytes();
-        let mut config = StreamableHttpServerConfig::default().with_max_request_body_bytes(max_body_bytes);
+        // The checks below refuse a foreign `Host` from the headers, before
+        // anything else; rmcp would only after the body was read.
+        let config = StreamableHttpServerConfig::default().with_max_request_body_bytes(max_body_bytes);
         let mut hosts = self.http.allowed_hosts.clone().unwrap_or_else(|| config.allowed_hosts.clone());
         hosts.extend(extra_hosts);
-        config = config.with_allowed_hosts(hosts);
+        let config = config.disable_allowed_hosts();
         let sessions = Arc::new(sessions::BoundedSessions::new(self.http.max_sessions, self.http.session_idle_timeout));
         let service = StreamableHttpService::new(move || Ok(server.session()), sessions.clone(), config);
         let checks = http::Checks {
@@ -421,6 +425,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
             max_body_values: self.registry.argument_limits().max_values.saturating_add(http::ENVELOPE_VALUES),
             envelope_bytes: self.http.envelope_bytes,
             allowed_origins: self.http.allowed_origins.clone(),
+            allowed_hosts: hosts,
             auth: self.http.auth.clone(),
             sessions,
         };

@@ -339,3 +339,19 @@ async fn a_body_that_is_not_utf8_is_refused_before_it_is_parsed() {
     let reply = request(addr, &session, &[], 4, "tools/call", json!({"name": "get_item", "arguments": {"id": 1}})).await;
     assert_eq!(reply.message(4)["result"]["content"][0]["text"], "item 1", "the session still serves");
 }
+
+#[tokio::test]
+async fn a_foreign_host_is_refused_from_the_headers_before_authentication_and_the_body() {
+    let addr = serve(server().with_bearer_token("t", UserContext::new("u"))).await;
+    let token = [("Authorization", "Bearer t")];
+    // Declared too large, without a credential, and with a credential and
+    // a body that never comes: each is refused for its Host, from the head.
+    for (headers, length) in [(&[][..], 3 << 20), (&[][..], 100), (&token[..], 100)] {
+        let head = post_head(addr, headers, Some(length)).replacen(&format!("Host: {addr}"), "Host: evil.example", 1);
+        let reply = tokio::time::timeout(Duration::from_secs(3), exchange(addr, &head, b""))
+            .await
+            .unwrap_or_else(|_| panic!("{headers:?}, {length} bytes: no answer from the head alone"));
+        assert_eq!(reply.status, 403, "{headers:?}, {length} bytes: {reply:?}");
+        assert!(reply.body.contains("with_allowed_hosts"), "{reply:?}");
+    }
+}

@@ -1,5 +1,5 @@
 //! The checks every streamable-HTTP request passes before rmcp reads it:
-//! its `Origin`, who is calling, and the size of its body. The first three
+//! its `Host` and `Origin`, who is calling, and the size of its body. These
 //! read the headers only, so a request refused by them costs the server no
 //! more than its headers; the body is then read up to the size limit and
 //! its JSON values counted before rmcp parses it.
@@ -11,12 +11,14 @@ use std::time::Duration;
 
 use axum::extract::{Request, State};
 use axum::http::header::{AUTHORIZATION, CONTENT_LENGTH, HOST, ORIGIN, WWW_AUTHENTICATE};
+use axum::http::uri::Authority;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::sessions::BoundedSessions;
 use crate::context::UserContext;
+use crate::error_report::Escaped;
 
 /// The JSON-RPC envelope a request body may carry besides a tool's
 /// arguments (method, id, tool name, `_meta`), by default: 64 KiB.
@@ -87,29 +89,23 @@ pub(crate) struct Checks {
     pub(crate) max_body_values: usize,
     pub(crate) envelope_bytes: usize,
     pub(crate) allowed_origins: Vec<String>,
+    /// The `Host` names (`name` or `name:port`) requests may address.
+    pub(crate) allowed_hosts: Vec<String>,
     pub(crate) auth: Option<Arc<AuthHook>>,
     pub(crate) sessions: Arc<BoundedSessions>,
 }
 
-/// The middleware: `Origin` (403), then authentication (401) and the
-/// session's owner (404 for another user), then the declared body size
-/// (413); then the body is read, cut off as soon as it passes the size
+/// The middleware: `Host` and `Origin` (403), then authentication (401)
+/// and the session's owner (404 for another user), then the declared body
+/// size (413); then the body is read, cut off as soon as it passes the size
 /// limit (a body sent without its length), and its JSON values counted
 /// (413 beyond the registry's value limit plus the envelope's; 400 for a
 /// body that is not UTF-8, which could not be counted). A passing
 /// request goes on to rmcp with its caller in its extensions, and a
 /// session it opens is claimed for its caller.
 pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Request, next: Next) -> Response {
-    if let Some(origin) = request.headers().get(ORIGIN) {
-        let host = request.headers().get(HOST).and_then(|host| host.to_str().ok()).or(request.uri().host());
-        let allowed = origin.to_str().is_ok_and(|origin| origin_allowed(origin, host, &checks.allowed_origins));
-        if !allowed {
-            tracing::warn!(?origin, "refused an MCP request from a disallowed Origin (possible DNS rebinding)");
-            let text = "Forbidden: this Origin may not use this MCP server. Browser pages may call it from \
-                        the server's own origin or a loopback one; the operator can allow others with \
-                        `McpServer::with_allowed_origins`.";
-            return (StatusCode::FORBIDDEN, text).into_response();
-        }
+    if let Err(refused) = check_host_and_origin(&checks, &request) {
+        return refused;
     }
     let mut caller = None;
     if let Some(auth) = &checks.auth {
@@ -184,6 +180,62 @@ pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Reques
     response
 }
 
+/// Where the request was sent (`Host`, against DNS rebinding: a page on a
+/// name the attacker controls, resolved to this server) and where it comes
+/// from (`Origin`), from the headers alone.
+fn check_host_and_origin(checks: &Checks, request: &Request) -> Result<(), Response> {
+    let host = match request.headers().get(HOST) {
+        Some(host) => host.to_str().ok(),
+        None => request.uri().authority().map(|authority| authority.as_str()),
+    };
+    let Some(host) = host.filter(|host| host.parse::<Authority>().is_ok()) else {
+        let text = "Bad Request: this request has no valid `Host` header. Send the server's address in `Host`.";
+        return Err((StatusCode::BAD_REQUEST, text).into_response());
+    };
+    if !host_allowed(host, &checks.allowed_hosts) {
+        tracing::warn!(host = %Escaped(host), "refused an MCP request for a foreign Host (possible DNS rebinding)");
+        let text = "Forbidden: this MCP server is not served under the name in `Host`. Address it by its own \
+                    name or address; the operator can allow other names with `McpServer::with_allowed_hosts`.";
+        return Err((StatusCode::FORBIDDEN, text).into_response());
+    }
+    if let Some(origin) = request.headers().get(ORIGIN) {
+        let allowed = origin.to_str().is_ok_and(|origin| origin_allowed(origin, Some(host), &checks.allowed_origins));
+        if !allowed {
+            tracing::warn!(?origin, "refused an MCP request from a disallowed Origin (possible DNS rebinding)");
+            let text = "Forbidden: this Origin may not use this MCP server. Browser pages may call it from \
+                        the server's own origin or a loopback one; the operator can allow others with \
+                        `McpServer::with_allowed_origins`.";
+            return Err((StatusCode::FORBIDDEN, text).into_response());
+        }
+    }
+    Ok(())
+}
+
+/// Whether `host` (a `Host` header: a name or address, maybe a port) is
+/// one of `allowed`: the same name (case aside, `[::1]` as `::1`) and,
+/// where the entry names a port, the same port.
+pub(crate) fn host_allowed(host: &str, allowed: &[String]) -> bool {
+    let Some((name, port)) = split_authority(host) else { return false };
+    allowed.iter().filter_map(|entry| split_authority(entry.trim())).any(|(allowed_name, allowed_port)| {
+        allowed_name.eq_ignore_ascii_case(name) && allowed_port.is_none_or(|allowed_port| port == Some(allowed_port))
+    })
+}
+
+/// `host[:port]` as its name (without IPv6 brackets) and port; an entry
+/// that is a bare IPv6 address (`::1`) is a name. A `Host` has no user.
+fn split_authority(text: &str) -> Option<(&str, Option<u16>)> {
+    if text.contains('@') {
+        return None;
+    }
+    let (name, port) = match text.parse::<Authority>() {
+        // The name as `text` spells it (the parsed one borrows the parse).
+        Ok(authority) => (&text[..authority.host().len()], authority.port_u16()),
+        Err(_) if text.parse::<IpAddr>().is_ok() => (text, None),
+        Err(_) => return None,
+    };
+    Some((name.strip_prefix('[').and_then(|name| name.strip_suffix(']')).unwrap_or(name), port))
+}
+
 /// The `413` answer; `size` says how large the body was.
 fn too_large(checks: &Checks, size: &str) -> (StatusCode, String) {
     let text = format!(
@@ -197,7 +249,7 @@ fn too_large(checks: &Checks, size: &str) -> (StatusCode, String) {
 /// Whether a browser page at `origin` may call the server: an origin on
 /// the allow-list, a loopback origin (any port), or the server's own
 /// origin, the authority the request was sent to (`host`). The `Host`
-/// header itself is checked by rmcp against its allowed hosts, so a
+/// header itself is checked first, against the allowed hosts, so a
 /// rebound name never reaches this point as the server's own.
 pub(crate) fn origin_allowed(origin: &str, host: Option<&str>, allowed: &[String]) -> bool {
     let origin = origin.trim();
@@ -260,6 +312,21 @@ mod tests {
         assert!(!origin_allowed("null", Some("127.0.0.1:8080"), none));
         assert!(!origin_allowed("file://", None, none));
         assert!(!origin_allowed("https://mcp.example.com", Some("mcp.example.com:8443"), none), "another port");
+    }
+
+    #[test]
+    fn hosts_match_by_name_and_by_port_where_the_entry_names_one() {
+        let allowed: Vec<String> = ["localhost", "127.0.0.1", "::1", "mcp.example.com:8443", "[::1]:9000"]
+            .into_iter()
+            .map(String::from)
+            .collect();
+        for host in ["localhost", "LOCALHOST:80", "127.0.0.1:8080", "[::1]", "[::1]:5", "mcp.example.com:8443"] {
+            assert!(host_allowed(host, &allowed), "{host}");
+        }
+        for host in ["evil.example", "mcp.example.com", "mcp.example.com:443", "localhost.evil.example", "127.0.0.2", "localhost@evil.example"] {
+            assert!(!host_allowed(host, &allowed), "{host}");
+        }
+        assert!(!host_allowed("localhost", &[]), "no list, no host");
     }
 
     #[test]
