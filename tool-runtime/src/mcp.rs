@@ -105,6 +105,16 @@
 //!   a value (1 MiB of `[0],[0],...`, 260,000 values, once cost 148 MB), so
 //!   the value limit, not the byte limit, bounds what a request costs. A
 //!   body that is not UTF-8 (which JSON must be) gets `400` unparsed.
+//! - **Time and connections**: a body must arrive within
+//!   [`with_body_read_timeout`](McpServer::with_body_read_timeout) (default
+//!   30 s) of its headers, or the request gets `408`.
+//!   [`serve_http`](McpServer::serve_http) also closes a connection that
+//!   sends no whole request head within
+//!   [`with_header_read_timeout`](McpServer::with_header_read_timeout)
+//!   (default 10 s), and serves at most
+//!   [`with_max_connections`](McpServer::with_max_connections) (default
+//!   1,024) at once; the server you mount [`http_service`](McpServer::http_service)
+//!   in must do both itself.
 //!
 //! Sessions are bounded ([`with_max_sessions`](McpServer::with_max_sessions),
 //! default 500; an idle one costs about 60 KB): when full, the least
@@ -130,6 +140,7 @@ use rmcp::model::Implementation;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::ServiceExt;
 
+mod connections;
 mod http;
 mod session;
 #[cfg(feature = "journal")]
@@ -137,6 +148,7 @@ mod durable;
 mod sessions;
 
 pub use http::{Unauthorized, DEFAULT_ENVELOPE_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT};
+pub use http::{DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_CONNECTIONS};
 pub use session::McpSession;
 
 use crate::context::UserContext;
@@ -180,6 +192,11 @@ struct HttpOptions {
     session_idle_timeout: Duration,
     auth: Option<Arc<http::AuthHook>>,
     remote_without_auth: bool,
+    // How long a request may take to arrive, and how many connections
+    // `serve_http` holds at once.
+    header_read_timeout: Duration,
+    body_read_timeout: Duration,
+    max_connections: usize,
 }
 
 impl Default for HttpOptions {
@@ -192,6 +209,9 @@ impl Default for HttpOptions {
             session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
             auth: None,
             remote_without_auth: false,
+            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
         }
     }
 }
@@ -358,6 +378,32 @@ impl<App: Send + Sync + 'static> McpServer<App> {
         self.registry.argument_limits().max_bytes.saturating_add(self.http.envelope_bytes)
     }
 
+    /// How long [`serve_http`](Self::serve_http) waits for a request's
+    /// headers (default [`DEFAULT_HEADER_READ_TIMEOUT`]): a connection that
+    /// has not sent a whole request head by then is closed, and so is a
+    /// kept-alive connection that sends no new request in that time.
+    pub fn with_header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.http.header_read_timeout = timeout;
+        self
+    }
+
+    /// How long a request's body may take to arrive once its headers have
+    /// (default [`DEFAULT_BODY_READ_TIMEOUT`]); a body still unfinished
+    /// then is refused with `408`, and its connection closed.
+    pub fn with_body_read_timeout(mut self, timeout: Duration) -> Self {
+        self.http.body_read_timeout = timeout;
+        self
+    }
+
+    /// How many connections [`serve_http`](Self::serve_http) serves at once
+    /// (default [`DEFAULT_MAX_CONNECTIONS`]). At the limit it accepts no
+    /// more until one closes: a new client waits in the listener's queue,
+    /// it is not refused.
+    pub fn with_max_connections(mut self, connections: usize) -> Self {
+        self.http.max_connections = connections;
+        self
+    }
+
     /// How many HTTP sessions are kept at most (default
     /// [`DEFAULT_MAX_SESSIONS`]). When a new session would pass it, the
     /// least recently used one is closed: its client gets `404` on its next
@@ -403,7 +449,16 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     /// `403`), its caller ([`with_auth`](Self::with_auth), `401`) and its
     /// size ([`max_body_bytes`](Self::max_body_bytes), `413`). Sessions
     /// are bounded by [`with_max_sessions`](Self::with_max_sessions) and
-    /// [`with_session_idle_timeout`](Self::with_session_idle_timeout).
+    /// [`with_session_idle_timeout`](Self::with_session_idle_timeout), and a
+    /// body by [`with_body_read_timeout`](Self::with_body_read_timeout)
+    /// (`408`).
+    ///
+    /// The connections are the server's you run it in: give it what
+    /// [`serve_http`](Self::serve_http) does for its own, or one slow client
+    /// can hold a connection open for ever. With hyper, set
+    /// `http1::Builder::header_read_timeout` (and a timer), and cap the
+    /// connections you accept (a `tokio::sync::Semaphore` permit per
+    /// connection). A proxy in front (nginx, Envoy) has both.
     pub fn http_service(&self) -> axum::Router {
         self.http_router(Vec::new())
     }
@@ -424,6 +479,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
             max_body_bytes,
             max_body_values: self.registry.argument_limits().max_values.saturating_add(http::ENVELOPE_VALUES),
             envelope_bytes: self.http.envelope_bytes,
+            body_read_timeout: self.http.body_read_timeout,
             allowed_origins: self.http.allowed_origins.clone(),
             allowed_hosts: hosts,
             auth: self.http.auth.clone(),
@@ -434,15 +490,24 @@ impl<App: Send + Sync + 'static> McpServer<App> {
             .layer(axum::middleware::from_fn_with_state(Arc::new(checks), http::check))
     }
 
-    /// Serves streamable HTTP at the path `/mcp` on `listener` until the
-    /// process ends. Bind the listener yourself (`127.0.0.1:0` picks a free
-    /// port; `listener.local_addr()` tells which). Requests may address the
-    /// server by the IP address it is bound to, besides the loopback names.
+    /// Serves streamable HTTP (HTTP/1.1) at the path `/mcp` on `listener`
+    /// until the process ends. Bind the listener yourself (`127.0.0.1:0`
+    /// picks a free port; `listener.local_addr()` tells which). Requests may
+    /// address the server by the IP address it is bound to, besides the
+    /// loopback names.
+    ///
+    /// Besides the checks of [`http_service`](Self::http_service), it
+    /// bounds the connections: at most
+    /// [`with_max_connections`](Self::with_max_connections) at once, each
+    /// closed when it does not send a request head within
+    /// [`with_header_read_timeout`](Self::with_header_read_timeout). A
+    /// failed accept (too many open files) is
+    /// logged and retried a second later.
     ///
     /// # Errors
     ///
-    /// When accepting connections fails, and at once, without serving, when
-    /// the listener is bound to an address that is not loopback while no
+    /// At once, without serving, when the listener's address cannot be
+    /// read, or it is an address that is not loopback while no
     /// [authentication hook](Self::with_auth) is set (unless
     /// [`allow_remote_without_auth`](Self::allow_remote_without_auth)).
     pub async fn serve_http(self, listener: tokio::net::TcpListener) -> io::Result<()> {
@@ -450,7 +515,11 @@ impl<App: Send + Sync + 'static> McpServer<App> {
         let addr = listener.local_addr()?;
         let own = if addr.ip().is_unspecified() { Vec::new() } else { vec![addr.ip().to_string(), addr.to_string()] };
         let router = axum::Router::new().nest_service("/mcp", self.http_router(own));
-        axum::serve(listener, router).await
+        let limits = connections::Limits {
+            header_read_timeout: self.http.header_read_timeout,
+            max_connections: self.http.max_connections,
+        };
+        connections::serve(listener, router, limits).await
     }
 
     /// The check [`serve_http`](Self::serve_http) makes before serving,

@@ -355,3 +355,51 @@ async fn a_foreign_host_is_refused_from_the_headers_before_authentication_and_th
         assert!(reply.body.contains("with_allowed_hosts"), "{reply:?}");
     }
 }
+
+#[tokio::test]
+async fn a_connection_that_does_not_finish_its_headers_is_closed() {
+    let addr = serve(server().with_header_read_timeout(Duration::from_millis(300))).await;
+    for sent in [&b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"[..], b""] {
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream.write_all(sent).await.unwrap();
+        let started = Instant::now();
+        let mut raw = Vec::new();
+        let closed = tokio::time::timeout(Duration::from_secs(3), stream.read_to_end(&mut raw)).await;
+        assert!(closed.is_ok(), "{sent:?}: still open after 3 s");
+        assert!(started.elapsed() >= Duration::from_millis(250), "{sent:?}: closed before the timeout");
+    }
+}
+
+#[tokio::test]
+async fn a_body_that_does_not_arrive_in_time_is_refused_with_408() {
+    let addr = serve(server().with_body_read_timeout(Duration::from_millis(300))).await;
+    let session = open(addr, &[]).await;
+    let headers = [("Mcp-Session-Id", session.as_str()), ("MCP-Protocol-Version", "2025-06-18")];
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(post_head(addr, &headers, Some(1000)).as_bytes()).await.unwrap();
+    stream.write_all(br#"{"jsonrpc""#).await.unwrap();
+    let mut raw = Vec::new();
+    tokio::time::timeout(Duration::from_secs(3), stream.read_to_end(&mut raw))
+        .await
+        .expect("an answer within 3 s")
+        .unwrap();
+    let reply = parse(&raw);
+    assert_eq!(reply.status, 408, "{reply:?}");
+    assert!(reply.body.contains("did not arrive within 300ms"), "{reply:?}");
+}
+
+#[tokio::test]
+async fn past_the_connection_cap_a_new_connection_waits_until_one_closes() {
+    let addr = serve(server().with_max_connections(2)).await;
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        held.push(TcpStream::connect(addr).await.unwrap());
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let waiting = tokio::spawn(async move { post(addr, &[], &initialize()).await });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!waiting.is_finished(), "a third connection was served past the cap of 2");
+    drop(held.pop());
+    let reply = tokio::time::timeout(Duration::from_secs(5), waiting).await.expect("served once one closed").unwrap();
+    assert_eq!(reply.status, 200, "{reply:?}");
+}

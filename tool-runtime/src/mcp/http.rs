@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::{Request, State};
-use axum::http::header::{AUTHORIZATION, CONTENT_LENGTH, HOST, ORIGIN, WWW_AUTHENTICATE};
+use axum::http::header::{AUTHORIZATION, CONNECTION, CONTENT_LENGTH, HOST, ORIGIN, WWW_AUTHENTICATE};
 use axum::http::uri::Authority;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::middleware::Next;
@@ -34,6 +34,17 @@ pub const DEFAULT_MAX_SESSIONS: usize = 500;
 /// How long an HTTP session may go without a request before it is closed,
 /// by default: 5 minutes.
 pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// How long a request's headers may take to arrive, by default: 10
+/// seconds.
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a request's body may take to arrive after its headers, by
+/// default: 30 seconds (1 MiB in that time is 35 KB a second).
+pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How many connections `serve_http` serves at once, by default.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 
 /// Decides who is calling from a request's headers; see
 /// [`McpServer::with_auth`](super::McpServer::with_auth).
@@ -88,6 +99,8 @@ pub(crate) struct Checks {
     /// The registry's value limit plus [`ENVELOPE_VALUES`].
     pub(crate) max_body_values: usize,
     pub(crate) envelope_bytes: usize,
+    /// How long a body may take to arrive once its headers have.
+    pub(crate) body_read_timeout: Duration,
     pub(crate) allowed_origins: Vec<String>,
     /// The `Host` names (`name` or `name:port`) requests may address.
     pub(crate) allowed_hosts: Vec<String>,
@@ -97,12 +110,12 @@ pub(crate) struct Checks {
 
 /// The middleware: `Host` and `Origin` (403), then authentication (401)
 /// and the session's owner (404 for another user), then the declared body
-/// size (413); then the body is read, cut off as soon as it passes the size
-/// limit (a body sent without its length), and its JSON values counted
-/// (413 beyond the registry's value limit plus the envelope's; 400 for a
-/// body that is not UTF-8, which could not be counted). A passing
-/// request goes on to rmcp with its caller in its extensions, and a
-/// session it opens is claimed for its caller.
+/// size (413); then the body is read within its deadline (408), cut off as
+/// soon as it passes the size limit (a body sent without its length), and
+/// its JSON values counted (413 beyond the registry's value limit plus the
+/// envelope's; 400 for a body that is not UTF-8, which could not be
+/// counted). A passing request goes on to rmcp with its caller in its
+/// extensions, and a session it opens is claimed for its caller.
 pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Request, next: Next) -> Response {
     if let Err(refused) = check_host_and_origin(&checks, &request) {
         return refused;
@@ -134,9 +147,20 @@ pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Reques
     // parses it: parsed JSON costs hundreds of bytes a value, so a body of
     // 1 MiB of `[0],[0],...` under the byte limit would cost 150 MB.
     let (parts, body) = request.into_parts();
-    let bytes = match axum::body::to_bytes(body, checks.max_body_bytes).await {
-        Ok(bytes) => bytes,
-        Err(_) => return too_large(&checks, "this request body is larger").into_response(),
+    // A body sent a byte at a time would hold its buffer (up to the size
+    // limit) for as long as its client likes.
+    let read = tokio::time::timeout(checks.body_read_timeout, axum::body::to_bytes(body, checks.max_body_bytes));
+    let bytes = match read.await {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(_)) => return too_large(&checks, "this request body is larger").into_response(),
+        Err(_) => {
+            let text = format!(
+                "Request Timeout: this request body did not arrive within {:?} of its headers. Send the whole \
+                 body at once.",
+                checks.body_read_timeout
+            );
+            return (StatusCode::REQUEST_TIMEOUT, [(CONNECTION, "close")], text).into_response();
+        }
     };
     // JSON is UTF-8: a body that is not could not be counted, and rmcp
     // would parse all of it before failing.

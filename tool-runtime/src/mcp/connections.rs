@@ -1,0 +1,75 @@
+//! The connections [`McpServer::serve_http`](super::McpServer::serve_http)
+//! accepts: HTTP/1.1 on hyper, as `axum::serve` serves it, with what a
+//! server open to a network needs and `axum::serve` has no option for.
+//!
+//! - **A connection cap.** At most `max_connections` are served at once; at
+//!   the cap no connection is accepted until one closes, so a new client
+//!   waits in the listener's queue rather than being refused.
+//! - **A header read timeout.** A connection that has not sent a whole
+//!   request head within `header_read_timeout` (a new one, or a kept-alive
+//!   one between requests) is closed. The body's own deadline is one of the
+//!   request checks (`http.rs`), so it holds for `http_service` too.
+
+use std::io;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+/// How often, at most, the server logs that it is at its connection cap.
+const CAP_WARNING_EVERY: Duration = Duration::from_secs(60);
+
+/// What bounds the connections.
+pub(crate) struct Limits {
+    pub(crate) header_read_timeout: Duration,
+    pub(crate) max_connections: usize,
+}
+
+/// Serves `router` on every connection `listener` accepts, within
+/// `limits`; never returns. A failed accept (too many open files) is
+/// logged and retried a second later, as `axum::serve` does.
+pub(crate) async fn serve(listener: TcpListener, router: axum::Router, limits: Limits) -> io::Result<()> {
+    let max_connections = limits.max_connections.clamp(1, Semaphore::MAX_PERMITS);
+    let permits = Arc::new(Semaphore::new(max_connections));
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new()).header_read_timeout(limits.header_read_timeout);
+    let mut warned: Option<Instant> = None;
+    loop {
+        let permit = match permits.clone().try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(_) => {
+                if warned.is_none_or(|at| at.elapsed() >= CAP_WARNING_EVERY) {
+                    tracing::warn!(max_connections, "the MCP server is at its connection cap; new connections wait");
+                    warned = Some(Instant::now());
+                }
+                permits.clone().acquire_owned().await.expect("the connection semaphore is never closed")
+            }
+        };
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(error) if is_connection_error(&error) => continue,
+            Err(error) => {
+                tracing::error!(%error, "accepting an MCP connection failed; retrying in 1 s");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+        };
+        let connection = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(router.clone()));
+        tokio::spawn(async move {
+            let _ = connection.await;
+            drop(permit);
+        });
+    }
+}
+
+/// An error of one connection (its client gave up before it was
+/// accepted), not of the listener.
+fn is_connection_error(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::ConnectionRefused | io::ErrorKind::ConnectionAborted | io::ErrorKind::ConnectionReset
+    )
+}
