@@ -456,9 +456,11 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     /// The connections are the server's you run it in: give it what
     /// [`serve_http`](Self::serve_http) does for its own, or one slow client
     /// can hold a connection open for ever. With hyper, set
-    /// `http1::Builder::header_read_timeout` (and a timer), and cap the
+    /// `http1::Builder::header_read_timeout` (and a timer); cap the
     /// connections you accept (a `tokio::sync::Semaphore` permit per
-    /// connection). A proxy in front (nginx, Envoy) has both.
+    /// connection); and, so that a client still sending a refused body
+    /// reads its `413`, shut down the sending side and drain a while before
+    /// closing. A proxy in front (nginx, Envoy) does all three.
     pub fn http_service(&self) -> axum::Router {
         self.http_router(Vec::new())
     }
@@ -501,7 +503,10 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     /// [`with_max_connections`](Self::with_max_connections) at once, each
     /// closed when it does not send a request head within
     /// [`with_header_read_timeout`](Self::with_header_read_timeout). A
-    /// failed accept (too many open files) is
+    /// connection answered before its request was read whole (a `413`, a
+    /// `408`) is closed gracefully: the server reads and drops what the
+    /// client still sends for up to 5 seconds, so a client still sending
+    /// its body reads the answer rather than a broken pipe. A failed accept (too many open files) is
     /// logged and retried a second later.
     ///
     /// # Errors

@@ -403,3 +403,32 @@ async fn past_the_connection_cap_a_new_connection_waits_until_one_closes() {
     let reply = tokio::time::timeout(Duration::from_secs(5), waiting).await.expect("served once one closed").unwrap();
     assert_eq!(reply.status, 200, "{reply:?}");
 }
+
+#[tokio::test]
+async fn a_refused_3_mib_upload_reads_its_413_every_time() {
+    let addr = serve(server()).await;
+    let body = vec![b' '; 3 << 20];
+    for attempt in 0..8 {
+        // The client sends the whole body, as a network would (not all at
+        // once), before it reads; half the attempts leave the connection
+        // open for another request.
+        let mut head = post_head(addr, &[], Some(body.len()));
+        if attempt % 2 == 1 {
+            head = head.replacen("Connection: close\r\n", "", 1);
+        }
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        let mut sent = stream.write_all(head.as_bytes()).await;
+        for part in body.chunks(64 << 10) {
+            if sent.is_ok() {
+                sent = stream.write_all(part).await;
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        }
+        let mut raw = Vec::new();
+        let read = tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut raw)).await.expect("an answer within 10 s");
+        let status = std::str::from_utf8(&raw).ok().and_then(|raw| raw.split(' ').nth(1)).map(str::to_owned);
+        assert!(sent.is_ok(), "attempt {attempt}: the server stopped reading: {sent:?} (then read {status:?})");
+        assert_eq!(status.as_deref(), Some("413"), "attempt {attempt}: read {read:?}, {} bytes", raw.len());
+        assert!(parse(&raw).body.contains("this request body is 3145728 bytes"), "attempt {attempt}");
+    }
+}

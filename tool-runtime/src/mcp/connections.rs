@@ -9,6 +9,14 @@
 //!   request head within `header_read_timeout` (a new one, or a kept-alive
 //!   one between requests) is closed. The body's own deadline is one of the
 //!   request checks (`http.rs`), so it holds for `http_service` too.
+//! - **A lingering close.** When the server answers before it has read the
+//!   whole request (a `413` from the declared length, a `408`), closing the
+//!   socket with the client's bytes unread makes the kernel reset the
+//!   connection: a client still sending its body sees a broken pipe, and
+//!   may never read the answer. So once hyper is done with a connection,
+//!   the server shuts down its sending side (the client reads the answer,
+//!   then the end) and reads and drops what the client still sends, until
+//!   the client closes, for at most [`LINGER`].
 
 use std::io;
 use std::sync::Arc;
@@ -16,8 +24,14 @@ use std::time::{Duration, Instant};
 
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
-use tokio::net::TcpListener;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
+
+/// How long a closed connection still reads (and drops) what its client
+/// sends, at most: time for a client to finish sending a refused body and
+/// read the answer.
+pub(crate) const LINGER: Duration = Duration::from_secs(5);
 
 /// How often, at most, the server logs that it is at its connection cap.
 const CAP_WARNING_EVERY: Duration = Duration::from_secs(60);
@@ -59,9 +73,28 @@ pub(crate) async fn serve(listener: TcpListener, router: axum::Router, limits: L
         };
         let connection = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(router.clone()));
         tokio::spawn(async move {
-            let _ = connection.await;
+            // A connection that broke, or sent no head in time, is dropped
+            // at once; one hyper is done with lingers.
+            if let Ok(parts) = connection.without_shutdown().await {
+                linger(parts.io.into_inner()).await;
+            }
             drop(permit);
         });
+    }
+}
+
+/// Shuts down the sending side, then reads and drops what the client still
+/// sends until it closes, for at most [`LINGER`].
+async fn linger(mut stream: TcpStream) {
+    if stream.shutdown().await.is_err() {
+        return;
+    }
+    let deadline = tokio::time::Instant::now() + LINGER;
+    let mut dropped = [0u8; 8 * 1024];
+    while let Ok(Ok(read)) = tokio::time::timeout_at(deadline, stream.read(&mut dropped)).await {
+        if read == 0 {
+            return;
+        }
     }
 }
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::{Request, State};
-use axum::http::header::{AUTHORIZATION, CONNECTION, CONTENT_LENGTH, HOST, ORIGIN, WWW_AUTHENTICATE};
+use axum::http::header::{HeaderName, AUTHORIZATION, CONNECTION, CONTENT_LENGTH, HOST, ORIGIN, WWW_AUTHENTICATE};
 use axum::http::uri::Authority;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::middleware::Next;
@@ -260,14 +260,15 @@ fn split_authority(text: &str) -> Option<(&str, Option<u16>)> {
     Some((name.strip_prefix('[').and_then(|name| name.strip_suffix(']')).unwrap_or(name), port))
 }
 
-/// The `413` answer; `size` says how large the body was.
-fn too_large(checks: &Checks, size: &str) -> (StatusCode, String) {
+/// The `413` answer; `size` says how large the body was. The rest of the
+/// body is not read, so the connection closes.
+fn too_large(checks: &Checks, size: &str) -> (StatusCode, [(HeaderName, &'static str); 1], String) {
     let text = format!(
         "Payload Too Large: {size}; this server accepts at most {} bytes (the tools' argument limit plus {} \
          bytes of JSON-RPC envelope). Send smaller arguments.",
         checks.max_body_bytes, checks.envelope_bytes
     );
-    (StatusCode::PAYLOAD_TOO_LARGE, text)
+    (StatusCode::PAYLOAD_TOO_LARGE, [(CONNECTION, "close")], text)
 }
 
 /// Whether a browser page at `origin` may call the server: an origin on
