@@ -396,9 +396,15 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     }
 
     /// How many connections [`serve_http`](Self::serve_http) serves at once
-    /// (default [`DEFAULT_MAX_CONNECTIONS`]). At the limit it accepts no
-    /// more until one closes: a new client waits in the listener's queue,
-    /// it is not refused.
+    /// (default [`DEFAULT_MAX_CONNECTIONS`]; at least 1). At the limit it
+    /// accepts no more until one closes: a new client waits in the
+    /// listener's queue, it is not refused.
+    ///
+    /// This also bounds the memory of bodies still arriving: each holds
+    /// what it has sent so far, at most [`max_body_bytes`](Self::max_body_bytes),
+    /// until the [body read timeout](Self::with_body_read_timeout); so with
+    /// the defaults, 1,024 connections can hold about 1.1 GB for 30
+    /// seconds. Lower the limit where that is too much.
     pub fn with_max_connections(mut self, connections: usize) -> Self {
         self.http.max_connections = connections;
         self

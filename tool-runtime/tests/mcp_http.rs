@@ -368,6 +368,15 @@ async fn a_connection_that_does_not_finish_its_headers_is_closed() {
         assert!(closed.is_ok(), "{sent:?}: still open after 3 s");
         assert!(started.elapsed() >= Duration::from_millis(250), "{sent:?}: closed before the timeout");
     }
+    // A kept-alive connection is closed when no next request comes in time.
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let head = format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\r\n");
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    tokio::time::timeout(Duration::from_secs(3), stream.read_to_end(&mut raw)).await.expect("closed within 3 s").unwrap();
+    let reply = parse(&raw);
+    assert_eq!(reply.status, 400, "answered, then closed: {reply:?}");
+    assert_ne!(reply.header("connection"), Some("close"), "the answer kept the connection alive: {reply:?}");
 }
 
 #[tokio::test]
