@@ -9,6 +9,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::body::Bytes;
 use axum::extract::{Request, State};
 use axum::http::header::{HeaderName, AUTHORIZATION, CONNECTION, CONTENT_LENGTH, HOST, ORIGIN, WWW_AUTHENTICATE};
 use axum::http::uri::Authority;
@@ -143,51 +144,11 @@ pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Reques
     if let Some(length) = declared.filter(|&length| length > checks.max_body_bytes as u64) {
         return too_large(&checks, &format!("this request body is {length} bytes")).into_response();
     }
-    // The body is read here, within the size limit, and counted before rmcp
-    // parses it: parsed JSON costs hundreds of bytes a value, so a body of
-    // 1 MiB of `[0],[0],...` under the byte limit would cost 150 MB.
     let (parts, body) = request.into_parts();
-    // A body sent a byte at a time would hold its buffer (up to the size
-    // limit) for as long as its client likes.
-    let read = tokio::time::timeout(checks.body_read_timeout, axum::body::to_bytes(body, checks.max_body_bytes));
-    let bytes = match read.await {
-        Ok(Ok(bytes)) => bytes,
-        Ok(Err(_)) => return too_large(&checks, "this request body is larger").into_response(),
-        Err(_) => {
-            let text = format!(
-                "Request Timeout: this request body did not arrive within {:?} of its headers. Send the whole \
-                 body at once.",
-                checks.body_read_timeout
-            );
-            return (StatusCode::REQUEST_TIMEOUT, [(CONNECTION, "close")], text).into_response();
-        }
+    let bytes = match read_body(&checks, body).await {
+        Ok(bytes) => bytes,
+        Err(refused) => return refused,
     };
-    // JSON is UTF-8: a body that is not could not be counted, and rmcp
-    // would parse all of it before failing.
-    let text = match std::str::from_utf8(&bytes) {
-        Ok(text) => text,
-        Err(error) => {
-            let text = format!(
-                "Bad Request: this request body is not valid UTF-8 (at byte {}). Send the JSON-RPC message as \
-                 UTF-8 JSON.",
-                error.valid_up_to()
-            );
-            return (StatusCode::BAD_REQUEST, text).into_response();
-        }
-    };
-    let limits = crate::guard::ArgumentLimits {
-        max_bytes: usize::MAX,
-        max_depth: usize::MAX,
-        max_values: checks.max_body_values,
-    };
-    if crate::guard::check_text(text, &limits).is_err() {
-        let text = format!(
-            "Payload Too Large: this request body holds more than {} JSON values (the tools' limit plus \
-             {ENVELOPE_VALUES} for the JSON-RPC envelope). Send fewer items in one call.",
-            checks.max_body_values
-        );
-        return (StatusCode::PAYLOAD_TOO_LARGE, text).into_response();
-    }
     let request = Request::from_parts(parts, axum::body::Body::from(bytes));
     let response = next.run(request).await;
     // A new session belongs to the user who opened it.
@@ -202,6 +163,56 @@ pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Reques
         return too_large(&checks, "this request body is larger").into_response();
     }
     response
+}
+
+/// Reads a request's body within its deadline (`408`) and the size limit
+/// (`413`), then checks it is UTF-8 (`400`) and counts its JSON values
+/// (`413`) before rmcp parses it: parsed JSON costs hundreds of bytes a
+/// value, so a body of 1 MiB of `[0],[0],...` under the byte limit would
+/// cost 150 MB.
+async fn read_body(checks: &Checks, body: axum::body::Body) -> Result<Bytes, Response> {
+    // A body sent a byte at a time would hold its buffer (up to the size
+    // limit) for as long as its client likes.
+    let read = tokio::time::timeout(checks.body_read_timeout, axum::body::to_bytes(body, checks.max_body_bytes));
+    let bytes = match read.await {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(_)) => return Err(too_large(checks, "this request body is larger").into_response()),
+        Err(_) => {
+            let text = format!(
+                "Request Timeout: this request body did not arrive within {:?} of its headers. Send the whole \
+                 body at once.",
+                checks.body_read_timeout
+            );
+            return Err((StatusCode::REQUEST_TIMEOUT, [(CONNECTION, "close")], text).into_response());
+        }
+    };
+    // JSON is UTF-8: a body that is not could not be counted, and rmcp
+    // would parse all of it before failing.
+    let text = match std::str::from_utf8(&bytes) {
+        Ok(text) => text,
+        Err(error) => {
+            let text = format!(
+                "Bad Request: this request body is not valid UTF-8 (at byte {}). Send the JSON-RPC message as \
+                 UTF-8 JSON.",
+                error.valid_up_to()
+            );
+            return Err((StatusCode::BAD_REQUEST, text).into_response());
+        }
+    };
+    let limits = crate::guard::ArgumentLimits {
+        max_bytes: usize::MAX,
+        max_depth: usize::MAX,
+        max_values: checks.max_body_values,
+    };
+    if crate::guard::check_text(text, &limits).is_err() {
+        let text = format!(
+            "Payload Too Large: this request body holds more than {} JSON values (the tools' limit plus \
+             {ENVELOPE_VALUES} for the JSON-RPC envelope). Send fewer items in one call.",
+            checks.max_body_values
+        );
+        return Err((StatusCode::PAYLOAD_TOO_LARGE, text).into_response());
+    }
+    Ok(bytes)
 }
 
 /// Where the request was sent (`Host`, against DNS rebinding: a page on a
