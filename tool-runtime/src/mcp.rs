@@ -105,9 +105,13 @@
 //!   a value (1 MiB of `[0],[0],...`, 260,000 values, once cost 148 MB), so
 //!   the value limit, not the byte limit, bounds what a request costs. A
 //!   body that is not UTF-8 (which JSON must be) gets `400` unparsed.
-//! - **Time and connections**: a body must arrive within
+//! - **Time, memory and connections**: a body must arrive within
 //!   [`with_body_read_timeout`](McpServer::with_body_read_timeout) (default
-//!   30 s) of its headers, or the request gets `408`.
+//!   30 s) of its headers, or the request gets `408`. Bodies still arriving
+//!   hold at most [`with_max_arriving_body_bytes`](McpServer::with_max_arriving_body_bytes)
+//!   (default 64 MiB) at once besides their first 64 KiB each; a body that
+//!   would pass it gets `503` and `Retry-After`, so clients that never
+//!   finish large bodies cost no more, and small requests are still served.
 //!   [`serve_http`](McpServer::serve_http) also closes a connection that
 //!   sends no whole request head within
 //!   [`with_header_read_timeout`](McpServer::with_header_read_timeout)
@@ -149,6 +153,7 @@ mod sessions;
 
 pub use http::{Unauthorized, DEFAULT_ENVELOPE_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT};
 pub use http::{DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_CONNECTIONS};
+pub use http::{DEFAULT_MAX_ARRIVING_BODY_BYTES, FREE_BODY_BYTES};
 pub use session::McpSession;
 
 use crate::context::UserContext;
@@ -197,6 +202,7 @@ struct HttpOptions {
     header_read_timeout: Duration,
     body_read_timeout: Duration,
     max_connections: usize,
+    arriving_body_bytes: usize,
 }
 
 impl Default for HttpOptions {
@@ -212,6 +218,7 @@ impl Default for HttpOptions {
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            arriving_body_bytes: DEFAULT_MAX_ARRIVING_BODY_BYTES,
         }
     }
 }
@@ -399,15 +406,27 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     /// (default [`DEFAULT_MAX_CONNECTIONS`]; at least 1). At the limit it
     /// accepts no more until one closes: a new client waits in the
     /// listener's queue, it is not refused.
-    ///
-    /// This also bounds the memory of bodies still arriving: each holds
-    /// what it has sent so far, at most [`max_body_bytes`](Self::max_body_bytes),
-    /// until the [body read timeout](Self::with_body_read_timeout); so with
-    /// the defaults, 1,024 connections can hold about 1.1 GB for 30
-    /// seconds. Lower the limit where that is too much.
     pub fn with_max_connections(mut self, connections: usize) -> Self {
         self.http.max_connections = connections;
         self
+    }
+
+    /// How many bytes of request bodies still arriving the server holds at
+    /// once, besides the first [`FREE_BODY_BYTES`] of each (default
+    /// [`DEFAULT_MAX_ARRIVING_BODY_BYTES`]; never less than one body of
+    /// [`max_body_bytes`](Self::max_body_bytes)). A body whose next bytes
+    /// would pass it is refused with `503` and `Retry-After: 1`. Clients
+    /// that send large bodies slowly, or never finish them, then cost the
+    /// server this much at most, while requests under 64 KiB (every one
+    /// but calls with large arguments) are still served.
+    pub fn with_max_arriving_body_bytes(mut self, bytes: usize) -> Self {
+        self.http.arriving_body_bytes = bytes;
+        self
+    }
+
+    /// The limit on bytes of bodies still arriving, at least one body.
+    fn arriving_body_bytes(&self) -> usize {
+        self.http.arriving_body_bytes.max(self.max_body_bytes().saturating_sub(FREE_BODY_BYTES))
     }
 
     /// How many HTTP sessions are kept at most (default
@@ -488,6 +507,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
             max_body_values: self.registry.argument_limits().max_values.saturating_add(http::ENVELOPE_VALUES),
             envelope_bytes: self.http.envelope_bytes,
             body_read_timeout: self.http.body_read_timeout,
+            arriving: tokio::sync::Semaphore::new(self.arriving_body_bytes().min(tokio::sync::Semaphore::MAX_PERMITS)),
             allowed_origins: self.http.allowed_origins.clone(),
             allowed_hosts: hosts,
             auth: self.http.auth.clone(),

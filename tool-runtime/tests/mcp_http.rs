@@ -441,3 +441,26 @@ async fn a_refused_3_mib_upload_reads_its_413_every_time() {
         assert!(parse(&raw).body.contains("this request body is 3145728 bytes"), "attempt {attempt}");
     }
 }
+
+#[tokio::test]
+async fn large_bodies_arriving_at_once_are_bounded_and_small_requests_still_served() {
+    let addr = serve(server().with_max_arriving_body_bytes(1 << 20)).await;
+    // A slow client has sent 900,000 bytes of a 1,000,000-byte body.
+    let mut slow = TcpStream::connect(addr).await.unwrap();
+    slow.write_all(post_head(addr, &[], Some(1_000_000)).as_bytes()).await.unwrap();
+    slow.write_all(&vec![b' '; 900_000]).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // 400 KB more would pass the limit: refused at once, with when to retry.
+    let padded = format!("{}{}", initialize(), " ".repeat(400_000));
+    let head = post_head(addr, &[], Some(padded.len()));
+    let refused = tokio::time::timeout(Duration::from_secs(5), exchange(addr, &head, padded.as_bytes())).await.expect("at once");
+    assert_eq!(refused.status, 503, "{refused:?}");
+    assert_eq!(refused.header("retry-after"), Some("1"), "{refused:?}");
+    assert!(refused.body.contains("Retry in a moment"), "{refused:?}");
+    // A small request is still served, and the large one is once the slow
+    // client is gone.
+    assert_eq!(post(addr, &[], &initialize()).await.status, 200);
+    drop(slow);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(exchange(addr, &head, padded.as_bytes()).await.status, 200);
+}

@@ -74,9 +74,11 @@ pub(crate) async fn serve(listener: TcpListener, router: axum::Router, limits: L
         let connection = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(router.clone()));
         tokio::spawn(async move {
             // A connection that broke, or sent no head in time, is dropped
-            // at once; one hyper is done with lingers.
-            if let Ok(parts) = connection.without_shutdown().await {
-                linger(parts.io.into_inner()).await;
+            // at once; one hyper is done with lingers, without hyper's read
+            // buffer (up to 400 KB) and the rest of its parts.
+            let done = connection.without_shutdown().await.map(|parts| parts.io.into_inner());
+            if let Ok(stream) = done {
+                linger(stream).await;
             }
             drop(permit);
         });

@@ -1,8 +1,9 @@
 //! The checks every streamable-HTTP request passes before rmcp reads it:
 //! its `Host` and `Origin`, who is calling, and the size of its body. These
 //! read the headers only, so a request refused by them costs the server no
-//! more than its headers; the body is then read up to the size limit and
-//! its JSON values counted before rmcp parses it.
+//! more than its headers; the body is then read, within its deadline, the
+//! size limit and the server's limit on bodies arriving at once, and its
+//! JSON values counted before rmcp parses it.
 
 use std::fmt;
 use std::net::IpAddr;
@@ -11,11 +12,15 @@ use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::{Request, State};
-use axum::http::header::{HeaderName, AUTHORIZATION, CONNECTION, CONTENT_LENGTH, HOST, ORIGIN, WWW_AUTHENTICATE};
+use axum::http::header::{
+    HeaderName, AUTHORIZATION, CONNECTION, CONTENT_LENGTH, HOST, ORIGIN, RETRY_AFTER, WWW_AUTHENTICATE,
+};
 use axum::http::uri::Authority;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
+use tokio::sync::{Semaphore, SemaphorePermit};
 
 use super::sessions::BoundedSessions;
 use crate::context::UserContext;
@@ -46,6 +51,15 @@ pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How many connections `serve_http` serves at once, by default.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+
+/// How many bytes of request bodies still arriving the server holds at
+/// once, by default (besides [`FREE_BODY_BYTES`] of each): 64 MiB.
+pub const DEFAULT_MAX_ARRIVING_BODY_BYTES: usize = 64 << 20;
+
+/// The bytes of each request body not counted against the
+/// [arriving bodies' limit](super::McpServer::with_max_arriving_body_bytes):
+/// 64 KiB, room for every request but the calls with large arguments.
+pub const FREE_BODY_BYTES: usize = 64 << 10;
 
 /// Decides who is calling from a request's headers; see
 /// [`McpServer::with_auth`](super::McpServer::with_auth).
@@ -102,6 +116,9 @@ pub(crate) struct Checks {
     pub(crate) envelope_bytes: usize,
     /// How long a body may take to arrive once its headers have.
     pub(crate) body_read_timeout: Duration,
+    /// A permit per byte of bodies still arriving, past [`FREE_BODY_BYTES`]
+    /// of each.
+    pub(crate) arriving: Semaphore,
     pub(crate) allowed_origins: Vec<String>,
     /// The `Host` names (`name` or `name:port`) requests may address.
     pub(crate) allowed_hosts: Vec<String>,
@@ -111,8 +128,9 @@ pub(crate) struct Checks {
 
 /// The middleware: `Host` and `Origin` (403), then authentication (401)
 /// and the session's owner (404 for another user), then the declared body
-/// size (413); then the body is read within its deadline (408), cut off as
-/// soon as it passes the size limit (a body sent without its length), and
+/// size (413); then the body is read within its deadline (408) and the
+/// limit on bodies arriving at once (503), cut off as soon as it passes the
+/// size limit (a body sent without its length), and
 /// its JSON values counted (413 beyond the registry's value limit plus the
 /// envelope's; 400 for a body that is not UTF-8, which could not be
 /// counted). A passing request goes on to rmcp with its caller in its
@@ -165,18 +183,16 @@ pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Reques
     response
 }
 
-/// Reads a request's body within its deadline (`408`) and the size limit
-/// (`413`), then checks it is UTF-8 (`400`) and counts its JSON values
+/// Reads a request's body within its deadline (`408`), the size limit
+/// (`413`) and the limit on bodies arriving at once (`503`), then checks it is UTF-8 (`400`) and counts its JSON values
 /// (`413`) before rmcp parses it: parsed JSON costs hundreds of bytes a
 /// value, so a body of 1 MiB of `[0],[0],...` under the byte limit would
 /// cost 150 MB.
 async fn read_body(checks: &Checks, body: axum::body::Body) -> Result<Bytes, Response> {
     // A body sent a byte at a time would hold its buffer (up to the size
     // limit) for as long as its client likes.
-    let read = tokio::time::timeout(checks.body_read_timeout, axum::body::to_bytes(body, checks.max_body_bytes));
-    let bytes = match read.await {
-        Ok(Ok(bytes)) => bytes,
-        Ok(Err(_)) => return Err(too_large(checks, "this request body is larger").into_response()),
+    let bytes = match tokio::time::timeout(checks.body_read_timeout, collect(checks, body)).await {
+        Ok(read) => read?,
         Err(_) => {
             let text = format!(
                 "Request Timeout: this request body did not arrive within {:?} of its headers. Send the whole \
@@ -213,6 +229,49 @@ async fn read_body(checks: &Checks, body: axum::body::Body) -> Result<Bytes, Res
         return Err((StatusCode::PAYLOAD_TOO_LARGE, text).into_response());
     }
     Ok(bytes)
+}
+
+/// Collects a body as it arrives, within the size limit (`413`) and the
+/// limit on bytes of bodies still arriving (`503`): past the first
+/// [`FREE_BODY_BYTES`], each chunk reserves its size, until the body is
+/// whole. The chunks are kept as they came, and joined at the end.
+async fn collect(checks: &Checks, body: axum::body::Body) -> Result<Bytes, Response> {
+    let mut stream = body.into_data_stream();
+    let (mut chunks, mut length) = (Vec::new(), 0usize);
+    let mut reserved = None;
+    while let Some(chunk) = stream.next().await {
+        let Ok(chunk) = chunk else {
+            let text = "Bad Request: this request body broke off before its end. Send it again.";
+            return Err((StatusCode::BAD_REQUEST, text).into_response());
+        };
+        let total = length + chunk.len();
+        if total > checks.max_body_bytes {
+            return Err(too_large(checks, "this request body is larger").into_response());
+        }
+        let counted = total.saturating_sub(FREE_BODY_BYTES) - length.saturating_sub(FREE_BODY_BYTES);
+        if counted > 0 {
+            let permit = u32::try_from(counted).ok().and_then(|counted| checks.arriving.try_acquire_many(counted).ok());
+            let Some(permit) = permit else { return Err(busy()) };
+            match &mut reserved {
+                Some(reserved) => SemaphorePermit::merge(reserved, permit),
+                None => reserved = Some(permit),
+            }
+        }
+        length = total;
+        chunks.push(chunk);
+    }
+    Ok(match chunks.len() {
+        1 => chunks.swap_remove(0),
+        _ => chunks.concat().into(),
+    })
+}
+
+/// The `503` answer when the bodies arriving at once hold their limit.
+fn busy() -> Response {
+    tracing::debug!("refused an MCP request body: the bodies arriving at once hold their limit");
+    let text = "Service Unavailable: this server is receiving too many large request bodies at once. Retry in a \
+                moment.";
+    (StatusCode::SERVICE_UNAVAILABLE, [(RETRY_AFTER, "1"), (CONNECTION, "close")], text).into_response()
 }
 
 /// Where the request was sent (`Host`, against DNS rebinding: a page on a
