@@ -137,7 +137,7 @@ pub(crate) struct Checks {
 /// extensions, and a session it opens is claimed for its caller.
 pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Request, next: Next) -> Response {
     if let Err(refused) = check_host_and_origin(&checks, &request) {
-        return refused;
+        return refused.into_response();
     }
     let mut caller = None;
     if let Some(auth) = &checks.auth {
@@ -277,20 +277,20 @@ fn busy() -> Response {
 /// Where the request was sent (`Host`, against DNS rebinding: a page on a
 /// name the attacker controls, resolved to this server) and where it comes
 /// from (`Origin`), from the headers alone.
-fn check_host_and_origin(checks: &Checks, request: &Request) -> Result<(), Response> {
+fn check_host_and_origin(checks: &Checks, request: &Request) -> Result<(), (StatusCode, &'static str)> {
     let host = match request.headers().get(HOST) {
         Some(host) => host.to_str().ok(),
         None => request.uri().authority().map(|authority| authority.as_str()),
     };
     let Some(host) = host.filter(|host| host.parse::<Authority>().is_ok()) else {
         let text = "Bad Request: this request has no valid `Host` header. Send the server's address in `Host`.";
-        return Err((StatusCode::BAD_REQUEST, text).into_response());
+        return Err((StatusCode::BAD_REQUEST, text));
     };
     if !host_allowed(host, &checks.allowed_hosts) {
         tracing::warn!(host = %Escaped(host), "refused an MCP request for a foreign Host (possible DNS rebinding)");
         let text = "Forbidden: this MCP server is not served under the name in `Host`. Address it by its own \
                     name or address; the operator can allow other names with `McpServer::with_allowed_hosts`.";
-        return Err((StatusCode::FORBIDDEN, text).into_response());
+        return Err((StatusCode::FORBIDDEN, text));
     }
     if let Some(origin) = request.headers().get(ORIGIN) {
         let allowed = origin.to_str().is_ok_and(|origin| origin_allowed(origin, Some(host), &checks.allowed_origins));
@@ -299,7 +299,7 @@ fn check_host_and_origin(checks: &Checks, request: &Request) -> Result<(), Respo
             let text = "Forbidden: this Origin may not use this MCP server. Browser pages may call it from \
                         the server's own origin or a loopback one; the operator can allow others with \
                         `McpServer::with_allowed_origins`.";
-            return Err((StatusCode::FORBIDDEN, text).into_response());
+            return Err((StatusCode::FORBIDDEN, text));
         }
     }
     Ok(())
