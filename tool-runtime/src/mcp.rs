@@ -530,10 +530,10 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     /// closed when it does not send a request head within
     /// [`with_header_read_timeout`](Self::with_header_read_timeout). A
     /// connection answered before its request was read whole (a `413`, a
-    /// `408`) is closed gracefully: the server reads and drops what the
+    /// `408`, a `503`) is closed gracefully: the server reads and drops what the
     /// client still sends for up to 5 seconds, so a client still sending
-    /// its body reads the answer rather than a broken pipe. A failed accept (too many open files) is
-    /// logged and retried a second later.
+    /// its body reads the answer rather than a broken pipe. A failed accept
+    /// (too many open files) is logged and retried a second later.
     ///
     /// # Errors
     ///

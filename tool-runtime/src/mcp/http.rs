@@ -130,11 +130,11 @@ pub(crate) struct Checks {
 /// and the session's owner (404 for another user), then the declared body
 /// size (413); then the body is read within its deadline (408) and the
 /// limit on bodies arriving at once (503), cut off as soon as it passes the
-/// size limit (a body sent without its length), and
-/// its JSON values counted (413 beyond the registry's value limit plus the
-/// envelope's; 400 for a body that is not UTF-8, which could not be
-/// counted). A passing request goes on to rmcp with its caller in its
-/// extensions, and a session it opens is claimed for its caller.
+/// size limit (a body sent without its length), and its JSON values
+/// counted (413 beyond the registry's value limit plus the envelope's; 400
+/// for a body that is not UTF-8, which could not be counted). A passing
+/// request goes on to rmcp with its caller in its extensions, and a
+/// session it opens is claimed for its caller.
 pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Request, next: Next) -> Response {
     if let Err(refused) = check_host_and_origin(&checks, &request) {
         return refused.into_response();
@@ -184,10 +184,10 @@ pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Reques
 }
 
 /// Reads a request's body within its deadline (`408`), the size limit
-/// (`413`) and the limit on bodies arriving at once (`503`), then checks it is UTF-8 (`400`) and counts its JSON values
-/// (`413`) before rmcp parses it: parsed JSON costs hundreds of bytes a
-/// value, so a body of 1 MiB of `[0],[0],...` under the byte limit would
-/// cost 150 MB.
+/// (`413`) and the limit on bodies arriving at once (`503`), then checks
+/// that it is UTF-8 (`400`) and counts its JSON values (`413`) before rmcp
+/// parses it: parsed JSON costs hundreds of bytes a value, so a body of
+/// 1 MiB of `[0],[0],...` under the byte limit would cost 150 MB.
 async fn read_body(checks: &Checks, body: axum::body::Body) -> Result<Bytes, Response> {
     // A body sent a byte at a time would hold its buffer (up to the size
     // limit) for as long as its client likes.
