@@ -13,10 +13,10 @@
 //!   whole request (a `413` from the declared length, a `408`, a `503`),
 //!   closing the socket with the client's bytes unread makes the kernel
 //!   reset the connection: a client still sending its body sees a broken
-//!   pipe, and may never read the answer. So once hyper is done with a connection,
-//!   the server shuts down its sending side (the client reads the answer,
-//!   then the end) and reads and drops what the client still sends, until
-//!   the client closes, for at most [`LINGER`].
+//!   pipe, and may never read the answer. So once hyper is done with a
+//!   connection, the server shuts down its sending side (the client reads
+//!   the answer, then the end) and reads and drops what the client still
+//!   sends, until the client closes, for at most [`LINGER`].
 
 use std::io;
 use std::sync::Arc;
