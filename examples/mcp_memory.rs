@@ -5,7 +5,16 @@
 //!    `Content-Length` and sent chunked, without a session and in one (and,
 //!    a 1 MiB one, under the byte limit but over the value limit);
 //! 2. 3,000 `initialize` from one client (sessions left idle), then a new
-//!    well-behaved client that must still be served.
+//!    well-behaved client that must still be served;
+//! 3. a 1.1 MB POST of `[0],[0],...` ending in one byte that is not UTF-8
+//!    (which once skipped the value count and was parsed whole), alone and
+//!    10 at once: status, time, and the server's peak growth (`VmHWM`);
+//! 4. 1,000 connections that never finish their headers: how many are
+//!    still open once the header read timeout (10 s) has passed;
+//! 5. 200 POSTs of 1 MB whose bodies never finish: what they hold while
+//!    they wait (the peak), and how they were answered once the body read
+//!    timeout (30 s) has passed (`503` at once past the 64 MiB the bodies
+//!    arriving at once may hold, `408` at the timeout).
 //!
 //! ```text
 //! cargo build --features mcp --example mcp_server --example mcp_memory
@@ -14,7 +23,10 @@
 //!
 //! Not a test: the figures depend on the machine and the allocator. It
 //! prints them and exits non-zero when a target is missed (3 MiB POST:
-//! under 16 MB; 3,000 sessions: under 64 MB; the new client served).
+//! under 16 MB; 3,000 sessions: under 64 MB; the new client served; the
+//! body that is not UTF-8: `400`, peak under 16 MB alone and 64 MB for 10;
+//! no unfinished head open after the timeout; every unfinished body
+//! answered `408` or `503`, peak under 112 MB: 64 MiB plus 64 KiB a body).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -63,8 +75,20 @@ fn main() {
     let (status, grown) = post_in_a_session(&binary, 64 << 10);
     println!("64 KiB POST (32,000 values, within both limits), in a session: HTTP {status}, RSS +{:.1} MB", grown as f64 / MB);
 
-    // 2. Many sessions from one client, then a new client.
-    let server = Server::start(&binary);
+    many_sessions(&binary, sessions, &mut missed);
+    not_utf8(&binary, &mut missed);
+    unfinished_heads(&binary, &mut missed);
+    unfinished_bodies(&binary, &mut missed);
+
+    if !missed.is_empty() {
+        eprintln!("missed:\n  {}", missed.join("\n  "));
+        std::process::exit(1);
+    }
+}
+
+/// 2. Many sessions from one client, then a new client.
+fn many_sessions(binary: &PathBuf, sessions: usize, missed: &mut Vec<String>) {
+    let server = Server::start(binary);
     open_session(server.addr);
     settle();
     let before = server.rss();
@@ -106,15 +130,123 @@ fn main() {
     if !served {
         missed.push(format!("the new client got HTTP {}: {}", listed.0, listed.1));
     }
+}
 
-    if !missed.is_empty() {
-        eprintln!("missed:\n  {}", missed.join("\n  "));
-        std::process::exit(1);
+/// 3. A body under the byte limit and over the value limit, ending in one
+/// byte that is not UTF-8: refused with `400`, neither counted nor parsed.
+fn not_utf8(binary: &PathBuf, missed: &mut Vec<String>) {
+    let mut body = big_arguments(1_100_000).into_bytes();
+    body.push(0xFF);
+    for (label, at_once, target) in [("one", 1, 16.0), ("10 at once", 10, 64.0)] {
+        let server = Server::start(binary);
+        let session = open_session(server.addr);
+        settle();
+        let before = server.rss();
+        server.reset_peak();
+        let started = Instant::now();
+        let statuses: Vec<u16> = std::thread::scope(|scope| {
+            let sends: Vec<_> =
+                (0..at_once).map(|_| scope.spawn(|| post_raw(server.addr, Some(&session), &body, false))).collect();
+            sends.into_iter().map(|send| send.join().expect("a sender")).collect()
+        });
+        let elapsed = started.elapsed().as_secs_f64();
+        settle();
+        let peak = server.peak().saturating_sub(before) as f64 / MB;
+        println!(
+            "{} byte POST ending in 0xFF, in a session, {label}: HTTP {statuses:?} in {elapsed:.2}s, peak RSS +{peak:.1} MB",
+            body.len()
+        );
+        if statuses.iter().any(|&status| status != 400) || peak >= target {
+            missed.push(format!("not UTF-8, {label}: HTTP {statuses:?}, peak +{peak:.1} MB; target 400, under {target} MB"));
+        }
     }
 }
 
-/// The body of a `tools/call` whose arguments hold `[0],[0],...` to about
-/// `bytes` bytes: cheap to send, costly to parse.
+/// 4. Connections that never finish their headers: closed once the
+/// header read timeout (10 s, the default) has passed.
+fn unfinished_heads(binary: &PathBuf, missed: &mut Vec<String>) {
+    const CONNECTIONS: usize = 1_000;
+    let server = Server::start(binary);
+    let head = format!("POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n", server.addr);
+    let connecting = Instant::now();
+    let streams: Vec<TcpStream> = (0..CONNECTIONS)
+        .map(|_| {
+            let mut stream = TcpStream::connect(server.addr).expect("the server accepts");
+            stream.write_all(head.as_bytes()).expect("the head is sent");
+            stream
+        })
+        .collect();
+    let connected = connecting.elapsed().as_secs_f64();
+    let sent = Instant::now();
+    std::thread::sleep(Duration::from_secs(5));
+    let open_before = streams.iter().filter(|stream| is_open(stream)).count();
+    std::thread::sleep(Duration::from_secs(6));
+    let open_after = streams.iter().filter(|stream| is_open(stream)).count();
+    println!(
+        "{CONNECTIONS} connections with unfinished headers (sent in {connected:.1}s): {open_before} open after 5s, \
+         {open_after} after {:.0}s",
+        sent.elapsed().as_secs_f64()
+    );
+    if open_after > 0 {
+        missed.push(format!("{open_after} unfinished heads still open after 11 s, target 0"));
+    }
+}
+
+/// Whether the server has neither closed `stream` nor sent anything on it.
+fn is_open(stream: &TcpStream) -> bool {
+    stream.set_nonblocking(true).expect("a socket");
+    let open = matches!(stream.peek(&mut [0u8; 1]), Err(error) if error.kind() == std::io::ErrorKind::WouldBlock);
+    stream.set_nonblocking(false).expect("a socket");
+    open
+}
+
+/// 5. POSTs of 1 MB whose last byte never comes: what they hold while
+/// they wait, then `408` once the body read timeout (30 s) has passed.
+fn unfinished_bodies(binary: &PathBuf, missed: &mut Vec<String>) {
+    const BODIES: usize = 200;
+    let server = Server::start(binary);
+    settle();
+    let before = server.rss();
+    server.reset_peak();
+    let mut head = head(server.addr, None);
+    head.push_str(&format!("Content-Length: {}\r\n\r\n", 1 << 20));
+    let almost = vec![b' '; (1 << 20) - 1];
+    let streams: Vec<TcpStream> = (0..BODIES)
+        .map(|_| {
+            let mut stream = TcpStream::connect(server.addr).expect("the server accepts");
+            stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(&almost)).expect("the body is sent");
+            stream
+        })
+        .collect();
+    let sent = Instant::now();
+    std::thread::sleep(Duration::from_secs(31).saturating_sub(sent.elapsed()));
+    let held = server.peak().saturating_sub(before) as f64 / MB;
+    let statuses: Vec<u16> = streams
+        .into_iter()
+        .map(|mut stream| {
+            stream.set_read_timeout(Some(Duration::from_secs(5))).expect("a socket");
+            let mut reply = Vec::new();
+            let _ = stream.read_to_end(&mut reply);
+            status(&String::from_utf8_lossy(&reply))
+        })
+        .collect();
+    let count = |code| statuses.iter().filter(|&&status| status == code).count();
+    let (timed_out, busy) = (count(408), count(503));
+    settle();
+    let after = server.rss().saturating_sub(before) as f64 / MB;
+    println!(
+        "{BODIES} unfinished 1 MB bodies: peak RSS +{held:.1} MB while they wait; after {:.0}s, {busy} answered 503, \
+         {timed_out} answered 408, RSS +{after:.1} MB",
+        sent.elapsed().as_secs_f64()
+    );
+    if timed_out + busy < BODIES || held >= 112.0 {
+        missed.push(format!(
+            "unfinished bodies: {busy} answered 503 and {timed_out} 408 of {BODIES}, peak +{held:.1} MB; target all, \
+             under 112 MB"
+        ));
+    }
+}
+
 /// On a fresh server, one POST of `bytes` of arguments in a session: its
 /// HTTP status and how much the server grew.
 fn post_in_a_session(binary: &PathBuf, bytes: usize) -> (u16, u64) {
@@ -127,6 +259,8 @@ fn post_in_a_session(binary: &PathBuf, bytes: usize) -> (u16, u64) {
     (status, server.rss().saturating_sub(before))
 }
 
+/// The body of a `tools/call` whose arguments hold `[0],[0],...` to about
+/// `bytes` bytes: cheap to send, costly to parse.
 fn big_arguments(bytes: usize) -> String {
     let mut body = String::with_capacity(bytes + 200);
     body.push_str(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"lookup_order","arguments":{"order_id":["#);
@@ -169,12 +303,27 @@ impl Server {
 
     /// Resident memory in bytes.
     fn rss(&self) -> u64 {
+        self.status_bytes("VmRSS:")
+    }
+
+    /// The most resident memory since [`reset_peak`](Self::reset_peak),
+    /// in bytes.
+    fn peak(&self) -> u64 {
+        self.status_bytes("VmHWM:")
+    }
+
+    /// Starts the peak over from the resident memory now (Linux 4.0 on).
+    fn reset_peak(&self) {
+        std::fs::write(format!("/proc/{}/clear_refs", self.child.id()), "5").expect("/proc/PID/clear_refs is writable");
+    }
+
+    fn status_bytes(&self, field: &str) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).expect("/proc is readable");
         let kb: u64 = status
             .lines()
-            .find_map(|line| line.strip_prefix("VmRSS:"))
+            .find_map(|line| line.strip_prefix(field))
             .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
-            .expect("a VmRSS line");
+            .unwrap_or_else(|| panic!("a {field} line"));
         kb * 1024
     }
 }

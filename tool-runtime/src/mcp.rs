@@ -76,13 +76,15 @@
 //! [`McpServer::http_service`]), every request is checked from its headers
 //! before its body is read:
 //!
-//! - **`Origin`** (against DNS rebinding from web pages): a request without
-//!   one (a client that is not a browser) is served; one from a loopback
-//!   origin (`http://localhost:*`, `http://127.0.0.1:*`, `http://[::1]:*`),
-//!   from the server's own origin (the `Host` it was sent to) or from
+//! - **`Host` and `Origin`** (against DNS rebinding from web pages), first,
+//!   before authentication: `Host` must be a loopback name, the bound
+//!   address, or listed in [`with_allowed_hosts`](McpServer::with_allowed_hosts),
+//!   or the request gets `403`. A request without `Origin` (a client that
+//!   is not a browser) is served; one from a loopback origin
+//!   (`http://localhost:*`, `http://127.0.0.1:*`, `http://[::1]:*`), from the
+//!   server's own origin (the `Host` it was sent to) or from
 //!   [`with_allowed_origins`](McpServer::with_allowed_origins) is served;
-//!   any other gets `403`. `Host` itself must be a loopback name, the bound
-//!   address, or listed in [`with_allowed_hosts`](McpServer::with_allowed_hosts).
+//!   any other gets `403`.
 //! - **Who is calling**: an [authentication hook](McpServer::with_auth)
 //!   turns the headers into a [`UserContext`] or a `401`; every request of
 //!   a session is authenticated, and its calls (and `tools/list`) run as the
@@ -101,7 +103,22 @@
 //!   ([`ArgumentLimits::max_values`](crate::ArgumentLimits::max_values))
 //!   plus 1,024 for the envelope gets `413`. Parsing costs hundreds of bytes
 //!   a value (1 MiB of `[0],[0],...`, 260,000 values, once cost 148 MB), so
-//!   the value limit, not the byte limit, bounds what a request costs.
+//!   the value limit, not the byte limit, bounds what a request costs. A
+//!   body that is not UTF-8 (which JSON must be) gets `400` unparsed.
+//! - **Time, memory and connections**: a body must arrive within
+//!   [`with_body_read_timeout`](McpServer::with_body_read_timeout) (default
+//!   30 s) of its headers, or the request gets `408`. Bodies still arriving
+//!   hold at most [`with_max_arriving_body_bytes`](McpServer::with_max_arriving_body_bytes)
+//!   (default 64 MiB) at once besides their first 64 KiB each; a body that
+//!   would pass it gets `503` and `Retry-After`, so clients that never
+//!   finish large bodies cost no more, and small requests are still served.
+//!   [`serve_http`](McpServer::serve_http) also closes a connection that
+//!   sends no whole request head within
+//!   [`with_header_read_timeout`](McpServer::with_header_read_timeout)
+//!   (default 10 s), and serves at most
+//!   [`with_max_connections`](McpServer::with_max_connections) (default
+//!   1,024) at once; the server you mount [`http_service`](McpServer::http_service)
+//!   in must do both itself.
 //!
 //! Sessions are bounded ([`with_max_sessions`](McpServer::with_max_sessions),
 //! default 500; an idle one costs about 60 KB): when full, the least
@@ -127,6 +144,7 @@ use rmcp::model::Implementation;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::ServiceExt;
 
+mod connections;
 mod http;
 mod session;
 #[cfg(feature = "journal")]
@@ -134,6 +152,8 @@ mod durable;
 mod sessions;
 
 pub use http::{Unauthorized, DEFAULT_ENVELOPE_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT};
+pub use http::{DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_CONNECTIONS};
+pub use http::{DEFAULT_MAX_ARRIVING_BODY_BYTES, FREE_BODY_BYTES};
 pub use session::McpSession;
 
 use crate::context::UserContext;
@@ -177,6 +197,12 @@ struct HttpOptions {
     session_idle_timeout: Duration,
     auth: Option<Arc<http::AuthHook>>,
     remote_without_auth: bool,
+    // How long a request may take to arrive, and how many connections
+    // `serve_http` holds at once.
+    header_read_timeout: Duration,
+    body_read_timeout: Duration,
+    max_connections: usize,
+    arriving_body_bytes: usize,
 }
 
 impl Default for HttpOptions {
@@ -189,6 +215,10 @@ impl Default for HttpOptions {
             session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
             auth: None,
             remote_without_auth: false,
+            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            arriving_body_bytes: DEFAULT_MAX_ARRIVING_BODY_BYTES,
         }
     }
 }
@@ -355,6 +385,50 @@ impl<App: Send + Sync + 'static> McpServer<App> {
         self.registry.argument_limits().max_bytes.saturating_add(self.http.envelope_bytes)
     }
 
+    /// How long [`serve_http`](Self::serve_http) waits for a request's
+    /// headers (default [`DEFAULT_HEADER_READ_TIMEOUT`]): a connection that
+    /// has not sent a whole request head by then is closed, and so is a
+    /// kept-alive connection that sends no new request in that time.
+    pub fn with_header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.http.header_read_timeout = timeout;
+        self
+    }
+
+    /// How long a request's body may take to arrive once its headers have
+    /// (default [`DEFAULT_BODY_READ_TIMEOUT`]); a body still unfinished
+    /// then is refused with `408`, and its connection closed.
+    pub fn with_body_read_timeout(mut self, timeout: Duration) -> Self {
+        self.http.body_read_timeout = timeout;
+        self
+    }
+
+    /// How many connections [`serve_http`](Self::serve_http) serves at once
+    /// (default [`DEFAULT_MAX_CONNECTIONS`]; at least 1). At the limit it
+    /// accepts no more until one closes: a new client waits in the
+    /// listener's queue, it is not refused.
+    pub fn with_max_connections(mut self, connections: usize) -> Self {
+        self.http.max_connections = connections;
+        self
+    }
+
+    /// How many bytes of request bodies still arriving the server holds at
+    /// once, besides the first [`FREE_BODY_BYTES`] of each (default
+    /// [`DEFAULT_MAX_ARRIVING_BODY_BYTES`]; never less than one body of
+    /// [`max_body_bytes`](Self::max_body_bytes)). A body whose next bytes
+    /// would pass it is refused with `503` and `Retry-After: 1`. Clients
+    /// that send large bodies slowly, or never finish them, then cost the
+    /// server this much at most, while requests under 64 KiB (every one
+    /// but calls with large arguments) are still served.
+    pub fn with_max_arriving_body_bytes(mut self, bytes: usize) -> Self {
+        self.http.arriving_body_bytes = bytes;
+        self
+    }
+
+    /// The limit on bytes of bodies still arriving, at least one body.
+    fn arriving_body_bytes(&self) -> usize {
+        self.http.arriving_body_bytes.max(self.max_body_bytes().saturating_sub(FREE_BODY_BYTES))
+    }
+
     /// How many HTTP sessions are kept at most (default
     /// [`DEFAULT_MAX_SESSIONS`]). When a new session would pass it, the
     /// least recently used one is closed: its client gets `404` on its next
@@ -394,13 +468,24 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     /// where you like, for example
     /// `Router::new().nest_service("/mcp", server.http_service())`.
     ///
-    /// Every request is checked before its body is read: its `Origin`
-    /// ([`with_allowed_origins`](Self::with_allowed_origins), `403`), its
-    /// caller ([`with_auth`](Self::with_auth), `401`), its size
-    /// ([`max_body_bytes`](Self::max_body_bytes), `413`) and its `Host`
-    /// ([`with_allowed_hosts`](Self::with_allowed_hosts), `403`). Sessions
+    /// Every request is checked before its body is read: its `Host`
+    /// ([`with_allowed_hosts`](Self::with_allowed_hosts), `403`) and
+    /// `Origin` ([`with_allowed_origins`](Self::with_allowed_origins),
+    /// `403`), its caller ([`with_auth`](Self::with_auth), `401`) and its
+    /// size ([`max_body_bytes`](Self::max_body_bytes), `413`). Sessions
     /// are bounded by [`with_max_sessions`](Self::with_max_sessions) and
-    /// [`with_session_idle_timeout`](Self::with_session_idle_timeout).
+    /// [`with_session_idle_timeout`](Self::with_session_idle_timeout), and a
+    /// body by [`with_body_read_timeout`](Self::with_body_read_timeout)
+    /// (`408`).
+    ///
+    /// The connections are the server's you run it in: give it what
+    /// [`serve_http`](Self::serve_http) does for its own, or one slow client
+    /// can hold a connection open for ever. With hyper, set
+    /// `http1::Builder::header_read_timeout` (and a timer); cap the
+    /// connections you accept (a `tokio::sync::Semaphore` permit per
+    /// connection); and, so that a client still sending a refused body
+    /// reads its `413`, shut down the sending side and drain a while before
+    /// closing. A proxy in front (nginx, Envoy) does all three.
     pub fn http_service(&self) -> axum::Router {
         self.http_router(Vec::new())
     }
@@ -409,17 +494,22 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     fn http_router(&self, extra_hosts: Vec<String>) -> axum::Router {
         let server = self.clone();
         let max_body_bytes = self.max_body_bytes();
-        let mut config = StreamableHttpServerConfig::default().with_max_request_body_bytes(max_body_bytes);
+        // The checks below refuse a foreign `Host` from the headers, before
+        // anything else; rmcp would only after the body was read.
+        let config = StreamableHttpServerConfig::default().with_max_request_body_bytes(max_body_bytes);
         let mut hosts = self.http.allowed_hosts.clone().unwrap_or_else(|| config.allowed_hosts.clone());
         hosts.extend(extra_hosts);
-        config = config.with_allowed_hosts(hosts);
+        let config = config.disable_allowed_hosts();
         let sessions = Arc::new(sessions::BoundedSessions::new(self.http.max_sessions, self.http.session_idle_timeout));
         let service = StreamableHttpService::new(move || Ok(server.session()), sessions.clone(), config);
         let checks = http::Checks {
             max_body_bytes,
             max_body_values: self.registry.argument_limits().max_values.saturating_add(http::ENVELOPE_VALUES),
             envelope_bytes: self.http.envelope_bytes,
+            body_read_timeout: self.http.body_read_timeout,
+            arriving: tokio::sync::Semaphore::new(self.arriving_body_bytes().min(tokio::sync::Semaphore::MAX_PERMITS)),
             allowed_origins: self.http.allowed_origins.clone(),
+            allowed_hosts: hosts,
             auth: self.http.auth.clone(),
             sessions,
         };
@@ -428,15 +518,27 @@ impl<App: Send + Sync + 'static> McpServer<App> {
             .layer(axum::middleware::from_fn_with_state(Arc::new(checks), http::check))
     }
 
-    /// Serves streamable HTTP at the path `/mcp` on `listener` until the
-    /// process ends. Bind the listener yourself (`127.0.0.1:0` picks a free
-    /// port; `listener.local_addr()` tells which). Requests may address the
-    /// server by the IP address it is bound to, besides the loopback names.
+    /// Serves streamable HTTP (HTTP/1.1) at the path `/mcp` on `listener`
+    /// until the process ends. Bind the listener yourself (`127.0.0.1:0`
+    /// picks a free port; `listener.local_addr()` tells which). Requests may
+    /// address the server by the IP address it is bound to, besides the
+    /// loopback names.
+    ///
+    /// Besides the checks of [`http_service`](Self::http_service), it
+    /// bounds the connections: at most
+    /// [`with_max_connections`](Self::with_max_connections) at once, each
+    /// closed when it does not send a request head within
+    /// [`with_header_read_timeout`](Self::with_header_read_timeout). A
+    /// connection answered before its request was read whole (a `413`, a
+    /// `408`, a `503`) is closed gracefully: the server reads and drops what the
+    /// client still sends for up to 5 seconds, so a client still sending
+    /// its body reads the answer rather than a broken pipe. A failed accept
+    /// (too many open files) is logged and retried a second later.
     ///
     /// # Errors
     ///
-    /// When accepting connections fails, and at once, without serving, when
-    /// the listener is bound to an address that is not loopback while no
+    /// At once, without serving, when the listener's address cannot be
+    /// read, or it is an address that is not loopback while no
     /// [authentication hook](Self::with_auth) is set (unless
     /// [`allow_remote_without_auth`](Self::allow_remote_without_auth)).
     pub async fn serve_http(self, listener: tokio::net::TcpListener) -> io::Result<()> {
@@ -444,7 +546,11 @@ impl<App: Send + Sync + 'static> McpServer<App> {
         let addr = listener.local_addr()?;
         let own = if addr.ip().is_unspecified() { Vec::new() } else { vec![addr.ip().to_string(), addr.to_string()] };
         let router = axum::Router::new().nest_service("/mcp", self.http_router(own));
-        axum::serve(listener, router).await
+        let limits = connections::Limits {
+            header_read_timeout: self.http.header_read_timeout,
+            max_connections: self.http.max_connections,
+        };
+        connections::serve(listener, router, limits).await
     }
 
     /// The check [`serve_http`](Self::serve_http) makes before serving,

@@ -1,7 +1,10 @@
 //! The MCP server over streamable HTTP, spoken as raw HTTP/1.1 on a
 //! loopback socket: what is refused before a body is read (a foreign
-//! `Origin`, a missing credential, an oversized body), how many sessions
-//! are kept, and who a session's calls run as.
+//! `Host` or `Origin`, a missing credential, an oversized body), what is
+//! refused before a body is parsed (too many values, not UTF-8), how long a
+//! request may take to arrive and how many connections are served, that a
+//! refused upload still reads its answer, how many sessions are kept, and
+//! who a session's calls run as.
 //!
 //! ```text
 //! cargo test -p tool-runtime --features mcp --test mcp_http
@@ -10,7 +13,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -311,4 +314,153 @@ async fn only_listed_hosts_and_the_bound_address_are_served() {
         let reply = exchange(addr, &head, body.as_bytes()).await;
         assert_eq!(reply.status, status, "{host}: {reply:?}");
     }
+}
+
+#[tokio::test]
+async fn a_body_that_is_not_utf8_is_refused_before_it_is_parsed() {
+    let addr = serve(server()).await;
+    let session = open(addr, &[]).await;
+    let headers = [("Mcp-Session-Id", session.as_str()), ("MCP-Protocol-Version", "2025-06-18")];
+    // A call within every limit, then one byte that is not UTF-8; and 1 MiB
+    // of `[0],[0],...` (over the value limit) ending in the same byte.
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "get_item", "arguments": {"id": 1}}});
+    let items = vec!["[0]"; 260_000].join(",");
+    let padded = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "get_item", "arguments": {"id": 1, "pad": serde_json::from_str::<Value>(&format!("[{items}]")).unwrap()}}});
+    for message in [call, padded] {
+        let mut body = message.to_string().into_bytes();
+        let at = body.len();
+        body.push(0xFF);
+        let reply = exchange(addr, &post_head(addr, &headers, Some(body.len())), &body).await;
+        assert_eq!(reply.status, 400, "{reply:?}");
+        assert!(reply.body.contains("not valid UTF-8"), "{reply:?}");
+        assert!(reply.body.contains(&format!("at byte {at}")), "{reply:?}");
+    }
+    let reply = request(addr, &session, &[], 4, "tools/call", json!({"name": "get_item", "arguments": {"id": 1}})).await;
+    assert_eq!(reply.message(4)["result"]["content"][0]["text"], "item 1", "the session still serves");
+}
+
+#[tokio::test]
+async fn a_foreign_host_is_refused_from_the_headers_before_authentication_and_the_body() {
+    let addr = serve(server().with_bearer_token("t", UserContext::new("u"))).await;
+    let token = [("Authorization", "Bearer t")];
+    // Declared too large, without a credential, and with a credential and
+    // a body that never comes: each is refused for its Host, from the head.
+    for (headers, length) in [(&[][..], 3 << 20), (&[][..], 100), (&token[..], 100)] {
+        let head = post_head(addr, headers, Some(length)).replacen(&format!("Host: {addr}"), "Host: evil.example", 1);
+        let reply = tokio::time::timeout(Duration::from_secs(3), exchange(addr, &head, b""))
+            .await
+            .unwrap_or_else(|_| panic!("{headers:?}, {length} bytes: no answer from the head alone"));
+        assert_eq!(reply.status, 403, "{headers:?}, {length} bytes: {reply:?}");
+        assert!(reply.body.contains("with_allowed_hosts"), "{reply:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_connection_that_does_not_finish_its_headers_is_closed() {
+    let addr = serve(server().with_header_read_timeout(Duration::from_millis(300))).await;
+    for sent in [&b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"[..], b""] {
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream.write_all(sent).await.unwrap();
+        let started = Instant::now();
+        let mut raw = Vec::new();
+        let closed = tokio::time::timeout(Duration::from_secs(3), stream.read_to_end(&mut raw)).await;
+        assert!(closed.is_ok(), "{sent:?}: still open after 3 s");
+        assert!(started.elapsed() >= Duration::from_millis(250), "{sent:?}: closed before the timeout");
+    }
+    // A kept-alive connection is closed when no next request comes in time.
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let head = format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\r\n");
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    tokio::time::timeout(Duration::from_secs(3), stream.read_to_end(&mut raw)).await.expect("closed within 3 s").unwrap();
+    let reply = parse(&raw);
+    assert_eq!(reply.status, 400, "answered, then closed: {reply:?}");
+    assert_ne!(reply.header("connection"), Some("close"), "the answer kept the connection alive: {reply:?}");
+}
+
+#[tokio::test]
+async fn a_body_that_does_not_arrive_in_time_is_refused_with_408() {
+    let addr = serve(server().with_body_read_timeout(Duration::from_millis(300))).await;
+    let session = open(addr, &[]).await;
+    let headers = [("Mcp-Session-Id", session.as_str()), ("MCP-Protocol-Version", "2025-06-18")];
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(post_head(addr, &headers, Some(1000)).as_bytes()).await.unwrap();
+    stream.write_all(br#"{"jsonrpc""#).await.unwrap();
+    let mut raw = Vec::new();
+    tokio::time::timeout(Duration::from_secs(3), stream.read_to_end(&mut raw))
+        .await
+        .expect("an answer within 3 s")
+        .unwrap();
+    let reply = parse(&raw);
+    assert_eq!(reply.status, 408, "{reply:?}");
+    assert!(reply.body.contains("did not arrive within 300ms"), "{reply:?}");
+}
+
+#[tokio::test]
+async fn past_the_connection_cap_a_new_connection_waits_until_one_closes() {
+    let addr = serve(server().with_max_connections(2)).await;
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        held.push(TcpStream::connect(addr).await.unwrap());
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let waiting = tokio::spawn(async move { post(addr, &[], &initialize()).await });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!waiting.is_finished(), "a third connection was served past the cap of 2");
+    drop(held.pop());
+    let reply = tokio::time::timeout(Duration::from_secs(5), waiting).await.expect("served once one closed").unwrap();
+    assert_eq!(reply.status, 200, "{reply:?}");
+}
+
+#[tokio::test]
+async fn a_refused_3_mib_upload_reads_its_413_every_time() {
+    let addr = serve(server()).await;
+    let body = vec![b' '; 3 << 20];
+    for attempt in 0..8 {
+        // The client sends the whole body, as a network would (not all at
+        // once), before it reads; half the attempts leave the connection
+        // open for another request.
+        let mut head = post_head(addr, &[], Some(body.len()));
+        if attempt % 2 == 1 {
+            head = head.replacen("Connection: close\r\n", "", 1);
+        }
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        let mut sent = stream.write_all(head.as_bytes()).await;
+        for part in body.chunks(64 << 10) {
+            if sent.is_ok() {
+                sent = stream.write_all(part).await;
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        }
+        let mut raw = Vec::new();
+        let read = tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut raw)).await.expect("an answer within 10 s");
+        let status = std::str::from_utf8(&raw).ok().and_then(|raw| raw.split(' ').nth(1)).map(str::to_owned);
+        assert!(sent.is_ok(), "attempt {attempt}: the server stopped reading: {sent:?} (then read {status:?})");
+        assert_eq!(status.as_deref(), Some("413"), "attempt {attempt}: read {read:?}, {} bytes", raw.len());
+        assert!(parse(&raw).body.contains("this request body is 3145728 bytes"), "attempt {attempt}");
+    }
+}
+
+#[tokio::test]
+async fn large_bodies_arriving_at_once_are_bounded_and_small_requests_still_served() {
+    let addr = serve(server().with_max_arriving_body_bytes(1 << 20)).await;
+    // A slow client has sent 900,000 bytes of a 1,000,000-byte body.
+    let mut slow = TcpStream::connect(addr).await.unwrap();
+    slow.write_all(post_head(addr, &[], Some(1_000_000)).as_bytes()).await.unwrap();
+    slow.write_all(&vec![b' '; 900_000]).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // 400 KB more would pass the limit: refused at once, with when to retry.
+    let padded = format!("{}{}", initialize(), " ".repeat(400_000));
+    let head = post_head(addr, &[], Some(padded.len()));
+    let refused = tokio::time::timeout(Duration::from_secs(5), exchange(addr, &head, padded.as_bytes())).await.expect("at once");
+    assert_eq!(refused.status, 503, "{refused:?}");
+    assert_eq!(refused.header("retry-after"), Some("1"), "{refused:?}");
+    assert!(refused.body.contains("Retry in a moment"), "{refused:?}");
+    // A small request is still served, and the large one is once the slow
+    // client is gone.
+    assert_eq!(post(addr, &[], &initialize()).await.status, 200);
+    drop(slow);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(exchange(addr, &head, padded.as_bytes()).await.status, 200);
 }

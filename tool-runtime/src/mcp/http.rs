@@ -1,22 +1,30 @@
 //! The checks every streamable-HTTP request passes before rmcp reads it:
-//! its `Origin`, who is calling, and the size of its body. The first three
+//! its `Host` and `Origin`, who is calling, and the size of its body. These
 //! read the headers only, so a request refused by them costs the server no
-//! more than its headers; the body is then read up to the size limit and
-//! its JSON values counted before rmcp parses it.
+//! more than its headers; the body is then read, within its deadline, the
+//! size limit and the server's limit on bodies arriving at once, and its
+//! JSON values counted before rmcp parses it.
 
 use std::fmt;
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::body::Bytes;
 use axum::extract::{Request, State};
-use axum::http::header::{AUTHORIZATION, CONTENT_LENGTH, HOST, ORIGIN, WWW_AUTHENTICATE};
+use axum::http::header::{
+    HeaderName, AUTHORIZATION, CONNECTION, CONTENT_LENGTH, HOST, ORIGIN, RETRY_AFTER, WWW_AUTHENTICATE,
+};
+use axum::http::uri::Authority;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
+use tokio::sync::{Semaphore, SemaphorePermit};
 
 use super::sessions::BoundedSessions;
 use crate::context::UserContext;
+use crate::error_report::Escaped;
 
 /// The JSON-RPC envelope a request body may carry besides a tool's
 /// arguments (method, id, tool name, `_meta`), by default: 64 KiB.
@@ -32,6 +40,26 @@ pub const DEFAULT_MAX_SESSIONS: usize = 500;
 /// How long an HTTP session may go without a request before it is closed,
 /// by default: 5 minutes.
 pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// How long a request's headers may take to arrive, by default: 10
+/// seconds.
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a request's body may take to arrive after its headers, by
+/// default: 30 seconds (1 MiB in that time is 35 KB a second).
+pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How many connections `serve_http` serves at once, by default.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+
+/// How many bytes of request bodies still arriving the server holds at
+/// once, by default (besides [`FREE_BODY_BYTES`] of each): 64 MiB.
+pub const DEFAULT_MAX_ARRIVING_BODY_BYTES: usize = 64 << 20;
+
+/// The bytes of each request body not counted against the
+/// [arriving bodies' limit](super::McpServer::with_max_arriving_body_bytes):
+/// 64 KiB, room for every request but the calls with large arguments.
+pub const FREE_BODY_BYTES: usize = 64 << 10;
 
 /// Decides who is calling from a request's headers; see
 /// [`McpServer::with_auth`](super::McpServer::with_auth).
@@ -86,29 +114,30 @@ pub(crate) struct Checks {
     /// The registry's value limit plus [`ENVELOPE_VALUES`].
     pub(crate) max_body_values: usize,
     pub(crate) envelope_bytes: usize,
+    /// How long a body may take to arrive once its headers have.
+    pub(crate) body_read_timeout: Duration,
+    /// A permit per byte of bodies still arriving, past [`FREE_BODY_BYTES`]
+    /// of each.
+    pub(crate) arriving: Semaphore,
     pub(crate) allowed_origins: Vec<String>,
+    /// The `Host` names (`name` or `name:port`) requests may address.
+    pub(crate) allowed_hosts: Vec<String>,
     pub(crate) auth: Option<Arc<AuthHook>>,
     pub(crate) sessions: Arc<BoundedSessions>,
 }
 
-/// The middleware: `Origin` (403), then authentication (401) and the
-/// session's owner (404 for another user), then the declared body size
-/// (413); then the body is read, cut off as soon as it passes the size
-/// limit (a body sent without its length), and its JSON values counted
-/// (413 beyond the registry's value limit plus the envelope's). A passing
+/// The middleware: `Host` and `Origin` (403), then authentication (401)
+/// and the session's owner (404 for another user), then the declared body
+/// size (413); then the body is read within its deadline (408) and the
+/// limit on bodies arriving at once (503), cut off as soon as it passes the
+/// size limit (a body sent without its length), and its JSON values
+/// counted (413 beyond the registry's value limit plus the envelope's; 400
+/// for a body that is not UTF-8, which could not be counted). A passing
 /// request goes on to rmcp with its caller in its extensions, and a
 /// session it opens is claimed for its caller.
 pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Request, next: Next) -> Response {
-    if let Some(origin) = request.headers().get(ORIGIN) {
-        let host = request.headers().get(HOST).and_then(|host| host.to_str().ok()).or(request.uri().host());
-        let allowed = origin.to_str().is_ok_and(|origin| origin_allowed(origin, host, &checks.allowed_origins));
-        if !allowed {
-            tracing::warn!(?origin, "refused an MCP request from a disallowed Origin (possible DNS rebinding)");
-            let text = "Forbidden: this Origin may not use this MCP server. Browser pages may call it from \
-                        the server's own origin or a loopback one; the operator can allow others with \
-                        `McpServer::with_allowed_origins`.";
-            return (StatusCode::FORBIDDEN, text).into_response();
-        }
+    if let Err(refused) = check_host_and_origin(&checks, &request) {
+        return refused.into_response();
     }
     let mut caller = None;
     if let Some(auth) = &checks.auth {
@@ -133,29 +162,11 @@ pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Reques
     if let Some(length) = declared.filter(|&length| length > checks.max_body_bytes as u64) {
         return too_large(&checks, &format!("this request body is {length} bytes")).into_response();
     }
-    // The body is read here, within the size limit, and counted before rmcp
-    // parses it: parsed JSON costs hundreds of bytes a value, so a body of
-    // 1 MiB of `[0],[0],...` under the byte limit would cost 150 MB.
     let (parts, body) = request.into_parts();
-    let bytes = match axum::body::to_bytes(body, checks.max_body_bytes).await {
+    let bytes = match read_body(&checks, body).await {
         Ok(bytes) => bytes,
-        Err(_) => return too_large(&checks, "this request body is larger").into_response(),
+        Err(refused) => return refused,
     };
-    if let Ok(text) = std::str::from_utf8(&bytes) {
-        let limits = crate::guard::ArgumentLimits {
-            max_bytes: usize::MAX,
-            max_depth: usize::MAX,
-            max_values: checks.max_body_values,
-        };
-        if crate::guard::check_text(text, &limits).is_err() {
-            let text = format!(
-                "Payload Too Large: this request body holds more than {} JSON values (the tools' limit plus \
-                 {ENVELOPE_VALUES} for the JSON-RPC envelope). Send fewer items in one call.",
-                checks.max_body_values
-            );
-            return (StatusCode::PAYLOAD_TOO_LARGE, text).into_response();
-        }
-    }
     let request = Request::from_parts(parts, axum::body::Body::from(bytes));
     let response = next.run(request).await;
     // A new session belongs to the user who opened it.
@@ -172,20 +183,168 @@ pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Reques
     response
 }
 
-/// The `413` answer; `size` says how large the body was.
-fn too_large(checks: &Checks, size: &str) -> (StatusCode, String) {
+/// Reads a request's body within its deadline (`408`), the size limit
+/// (`413`) and the limit on bodies arriving at once (`503`), then checks
+/// that it is UTF-8 (`400`) and counts its JSON values (`413`) before rmcp
+/// parses it: parsed JSON costs hundreds of bytes a value, so a body of
+/// 1 MiB of `[0],[0],...` under the byte limit would cost 150 MB.
+async fn read_body(checks: &Checks, body: axum::body::Body) -> Result<Bytes, Response> {
+    // A body sent a byte at a time would hold its buffer (up to the size
+    // limit) for as long as its client likes.
+    let bytes = match tokio::time::timeout(checks.body_read_timeout, collect(checks, body)).await {
+        Ok(read) => read?,
+        Err(_) => {
+            let text = format!(
+                "Request Timeout: this request body did not arrive within {:?} of its headers. Send the whole \
+                 body at once.",
+                checks.body_read_timeout
+            );
+            return Err((StatusCode::REQUEST_TIMEOUT, [(CONNECTION, "close")], text).into_response());
+        }
+    };
+    // JSON is UTF-8: a body that is not could not be counted, and rmcp
+    // would parse all of it before failing.
+    let text = match std::str::from_utf8(&bytes) {
+        Ok(text) => text,
+        Err(error) => {
+            let text = format!(
+                "Bad Request: this request body is not valid UTF-8 (at byte {}). Send the JSON-RPC message as \
+                 UTF-8 JSON.",
+                error.valid_up_to()
+            );
+            return Err((StatusCode::BAD_REQUEST, text).into_response());
+        }
+    };
+    let limits = crate::guard::ArgumentLimits {
+        max_bytes: usize::MAX,
+        max_depth: usize::MAX,
+        max_values: checks.max_body_values,
+    };
+    if crate::guard::check_text(text, &limits).is_err() {
+        let text = format!(
+            "Payload Too Large: this request body holds more than {} JSON values (the tools' limit plus \
+             {ENVELOPE_VALUES} for the JSON-RPC envelope). Send fewer items in one call.",
+            checks.max_body_values
+        );
+        return Err((StatusCode::PAYLOAD_TOO_LARGE, text).into_response());
+    }
+    Ok(bytes)
+}
+
+/// Collects a body as it arrives, within the size limit (`413`) and the
+/// limit on bytes of bodies still arriving (`503`): past the first
+/// [`FREE_BODY_BYTES`], each chunk reserves its size, until the body is
+/// whole. The chunks are kept as they came, and joined at the end.
+async fn collect(checks: &Checks, body: axum::body::Body) -> Result<Bytes, Response> {
+    let mut stream = body.into_data_stream();
+    let (mut chunks, mut length) = (Vec::new(), 0usize);
+    let mut reserved = None;
+    while let Some(chunk) = stream.next().await {
+        let Ok(chunk) = chunk else {
+            let text = "Bad Request: this request body broke off before its end. Send it again.";
+            return Err((StatusCode::BAD_REQUEST, text).into_response());
+        };
+        let total = length + chunk.len();
+        if total > checks.max_body_bytes {
+            return Err(too_large(checks, "this request body is larger").into_response());
+        }
+        let counted = total.saturating_sub(FREE_BODY_BYTES) - length.saturating_sub(FREE_BODY_BYTES);
+        if counted > 0 {
+            let permit = u32::try_from(counted).ok().and_then(|counted| checks.arriving.try_acquire_many(counted).ok());
+            let Some(permit) = permit else { return Err(busy()) };
+            match &mut reserved {
+                Some(reserved) => SemaphorePermit::merge(reserved, permit),
+                None => reserved = Some(permit),
+            }
+        }
+        length = total;
+        chunks.push(chunk);
+    }
+    Ok(match chunks.len() {
+        1 => chunks.swap_remove(0),
+        _ => chunks.concat().into(),
+    })
+}
+
+/// The `503` answer when the bodies arriving at once hold their limit.
+fn busy() -> Response {
+    tracing::debug!("refused an MCP request body: the bodies arriving at once hold their limit");
+    let text = "Service Unavailable: this server is receiving too many large request bodies at once. Retry in a \
+                moment.";
+    (StatusCode::SERVICE_UNAVAILABLE, [(RETRY_AFTER, "1"), (CONNECTION, "close")], text).into_response()
+}
+
+/// Where the request was sent (`Host`, against DNS rebinding: a page on a
+/// name the attacker controls, resolved to this server) and where it comes
+/// from (`Origin`), from the headers alone.
+fn check_host_and_origin(checks: &Checks, request: &Request) -> Result<(), (StatusCode, &'static str)> {
+    let host = match request.headers().get(HOST) {
+        Some(host) => host.to_str().ok(),
+        None => request.uri().authority().map(|authority| authority.as_str()),
+    };
+    let Some(host) = host.filter(|host| host.parse::<Authority>().is_ok()) else {
+        let text = "Bad Request: this request has no valid `Host` header. Send the server's address in `Host`.";
+        return Err((StatusCode::BAD_REQUEST, text));
+    };
+    if !host_allowed(host, &checks.allowed_hosts) {
+        tracing::warn!(host = %Escaped(host), "refused an MCP request for a foreign Host (possible DNS rebinding)");
+        let text = "Forbidden: this MCP server is not served under the name in `Host`. Address it by its own \
+                    name or address; the operator can allow other names with `McpServer::with_allowed_hosts`.";
+        return Err((StatusCode::FORBIDDEN, text));
+    }
+    if let Some(origin) = request.headers().get(ORIGIN) {
+        let allowed = origin.to_str().is_ok_and(|origin| origin_allowed(origin, Some(host), &checks.allowed_origins));
+        if !allowed {
+            tracing::warn!(?origin, "refused an MCP request from a disallowed Origin (possible DNS rebinding)");
+            let text = "Forbidden: this Origin may not use this MCP server. Browser pages may call it from \
+                        the server's own origin or a loopback one; the operator can allow others with \
+                        `McpServer::with_allowed_origins`.";
+            return Err((StatusCode::FORBIDDEN, text));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `host` (a `Host` header: a name or address, maybe a port) is
+/// one of `allowed`: the same name (case aside, `[::1]` as `::1`) and,
+/// where the entry names a port, the same port.
+pub(crate) fn host_allowed(host: &str, allowed: &[String]) -> bool {
+    let Some((name, port)) = split_authority(host) else { return false };
+    allowed.iter().filter_map(|entry| split_authority(entry.trim())).any(|(allowed_name, allowed_port)| {
+        allowed_name.eq_ignore_ascii_case(name) && allowed_port.is_none_or(|allowed_port| port == Some(allowed_port))
+    })
+}
+
+/// `host[:port]` as its name (without IPv6 brackets) and port; an entry
+/// that is a bare IPv6 address (`::1`) is a name. A `Host` has no user.
+fn split_authority(text: &str) -> Option<(&str, Option<u16>)> {
+    if text.contains('@') {
+        return None;
+    }
+    let (name, port) = match text.parse::<Authority>() {
+        // The name as `text` spells it (the parsed one borrows the parse).
+        Ok(authority) => (&text[..authority.host().len()], authority.port_u16()),
+        Err(_) if text.parse::<IpAddr>().is_ok() => (text, None),
+        Err(_) => return None,
+    };
+    Some((name.strip_prefix('[').and_then(|name| name.strip_suffix(']')).unwrap_or(name), port))
+}
+
+/// The `413` answer; `size` says how large the body was. The rest of the
+/// body is not read, so the connection closes.
+fn too_large(checks: &Checks, size: &str) -> (StatusCode, [(HeaderName, &'static str); 1], String) {
     let text = format!(
         "Payload Too Large: {size}; this server accepts at most {} bytes (the tools' argument limit plus {} \
          bytes of JSON-RPC envelope). Send smaller arguments.",
         checks.max_body_bytes, checks.envelope_bytes
     );
-    (StatusCode::PAYLOAD_TOO_LARGE, text)
+    (StatusCode::PAYLOAD_TOO_LARGE, [(CONNECTION, "close")], text)
 }
 
 /// Whether a browser page at `origin` may call the server: an origin on
 /// the allow-list, a loopback origin (any port), or the server's own
 /// origin, the authority the request was sent to (`host`). The `Host`
-/// header itself is checked by rmcp against its allowed hosts, so a
+/// header itself is checked first, against the allowed hosts, so a
 /// rebound name never reaches this point as the server's own.
 pub(crate) fn origin_allowed(origin: &str, host: Option<&str>, allowed: &[String]) -> bool {
     let origin = origin.trim();
@@ -248,6 +407,21 @@ mod tests {
         assert!(!origin_allowed("null", Some("127.0.0.1:8080"), none));
         assert!(!origin_allowed("file://", None, none));
         assert!(!origin_allowed("https://mcp.example.com", Some("mcp.example.com:8443"), none), "another port");
+    }
+
+    #[test]
+    fn hosts_match_by_name_and_by_port_where_the_entry_names_one() {
+        let allowed: Vec<String> = ["localhost", "127.0.0.1", "::1", "mcp.example.com:8443", "[::1]:9000"]
+            .into_iter()
+            .map(String::from)
+            .collect();
+        for host in ["localhost", "LOCALHOST:80", "127.0.0.1:8080", "[::1]", "[::1]:5", "mcp.example.com:8443"] {
+            assert!(host_allowed(host, &allowed), "{host}");
+        }
+        for host in ["evil.example", "mcp.example.com", "mcp.example.com:443", "localhost.evil.example", "127.0.0.2", "localhost@evil.example"] {
+            assert!(!host_allowed(host, &allowed), "{host}");
+        }
+        assert!(!host_allowed("localhost", &[]), "no list, no host");
     }
 
     #[test]

@@ -1,0 +1,110 @@
+//! The connections [`McpServer::serve_http`](super::McpServer::serve_http)
+//! accepts: HTTP/1.1 on hyper, as `axum::serve` serves it, with what a
+//! server open to a network needs and `axum::serve` has no option for.
+//!
+//! - **A connection cap.** At most `max_connections` are served at once; at
+//!   the cap no connection is accepted until one closes, so a new client
+//!   waits in the listener's queue rather than being refused.
+//! - **A header read timeout.** A connection that has not sent a whole
+//!   request head within `header_read_timeout` (a new one, or a kept-alive
+//!   one between requests) is closed. The body's own deadline is one of the
+//!   request checks (`http.rs`), so it holds for `http_service` too.
+//! - **A lingering close.** When the server answers before it has read the
+//!   whole request (a `413` from the declared length, a `408`, a `503`),
+//!   closing the socket with the client's bytes unread makes the kernel
+//!   reset the connection: a client still sending its body sees a broken
+//!   pipe, and may never read the answer. So once hyper is done with a
+//!   connection, the server shuts down its sending side (the client reads
+//!   the answer, then the end) and reads and drops what the client still
+//!   sends, until the client closes, for at most [`LINGER`].
+
+use std::io;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
+
+/// How long a closed connection still reads (and drops) what its client
+/// sends, at most: time for a client to finish sending a refused body and
+/// read the answer.
+pub(crate) const LINGER: Duration = Duration::from_secs(5);
+
+/// How often, at most, the server logs that it is at its connection cap.
+const CAP_WARNING_EVERY: Duration = Duration::from_secs(60);
+
+/// What bounds the connections.
+pub(crate) struct Limits {
+    pub(crate) header_read_timeout: Duration,
+    pub(crate) max_connections: usize,
+}
+
+/// Serves `router` on every connection `listener` accepts, within
+/// `limits`; never returns. A failed accept (too many open files) is
+/// logged and retried a second later, as `axum::serve` does.
+pub(crate) async fn serve(listener: TcpListener, router: axum::Router, limits: Limits) -> io::Result<()> {
+    let max_connections = limits.max_connections.clamp(1, Semaphore::MAX_PERMITS);
+    let permits = Arc::new(Semaphore::new(max_connections));
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new()).header_read_timeout(limits.header_read_timeout);
+    let mut warned: Option<Instant> = None;
+    loop {
+        let permit = match permits.clone().try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(_) => {
+                if warned.is_none_or(|at| at.elapsed() >= CAP_WARNING_EVERY) {
+                    tracing::warn!(max_connections, "the MCP server is at its connection cap; new connections wait");
+                    warned = Some(Instant::now());
+                }
+                permits.clone().acquire_owned().await.expect("the connection semaphore is never closed")
+            }
+        };
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(error) if is_connection_error(&error) => continue,
+            Err(error) => {
+                tracing::error!(%error, "accepting an MCP connection failed; retrying in 1 s");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+        };
+        let connection = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(router.clone()));
+        tokio::spawn(async move {
+            // A connection that broke, or sent no head in time, is dropped
+            // at once; one hyper is done with lingers, without hyper's read
+            // buffer (up to 400 KB) and the rest of its parts.
+            let done = connection.without_shutdown().await.map(|parts| parts.io.into_inner());
+            if let Ok(stream) = done {
+                linger(stream).await;
+            }
+            drop(permit);
+        });
+    }
+}
+
+/// Shuts down the sending side, then reads and drops what the client still
+/// sends until it closes, for at most [`LINGER`].
+async fn linger(mut stream: TcpStream) {
+    if stream.shutdown().await.is_err() {
+        return;
+    }
+    let deadline = tokio::time::Instant::now() + LINGER;
+    let mut dropped = [0u8; 8 * 1024];
+    while let Ok(Ok(read)) = tokio::time::timeout_at(deadline, stream.read(&mut dropped)).await {
+        if read == 0 {
+            return;
+        }
+    }
+}
+
+/// An error of one connection (its client gave up before it was
+/// accepted), not of the listener.
+fn is_connection_error(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::ConnectionRefused | io::ErrorKind::ConnectionAborted | io::ErrorKind::ConnectionReset
+    )
+}
