@@ -6,6 +6,8 @@
 
 #[path = "journal/db.rs"]
 mod db;
+#[path = "journal/processes.rs"]
+mod processes;
 
 use std::time::{Duration, SystemTime};
 

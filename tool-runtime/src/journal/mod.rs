@@ -64,6 +64,7 @@
 //! ```
 
 mod approvals;
+mod busy;
 mod calls;
 mod error;
 mod records;
@@ -96,16 +97,27 @@ enum Backend {
 
 /// Runs `$body` with `$pool` bound to the backend's pool: the queries are
 /// the same text on both backends (both take `$1` parameters), only the
-/// driver's types differ.
+/// driver's types differ. The body is run again, whole, while SQLite says
+/// another connection holds the lock ([`busy`]); a `return` in it ends
+/// that one try.
 macro_rules! on_pool {
-    ($journal:expr, $pool:ident => $body:expr) => {
-        match &$journal.backend {
-            #[cfg(feature = "sqlite")]
-            $crate::journal::Backend::Sqlite($pool) => $body,
-            #[cfg(feature = "postgres")]
-            $crate::journal::Backend::Postgres($pool) => $body,
+    ($journal:expr, $pool:ident => $body:expr) => {{
+        let mut busy = $crate::journal::busy::Busy::new();
+        loop {
+            let result = async {
+                match &$journal.backend {
+                    #[cfg(feature = "sqlite")]
+                    $crate::journal::Backend::Sqlite($pool) => $body,
+                    #[cfg(feature = "postgres")]
+                    $crate::journal::Backend::Postgres($pool) => $body,
+                }
+            }
+            .await;
+            if !busy.again(&result).await {
+                break result;
+            }
         }
-    };
+    }};
 }
 use on_pool;
 
@@ -137,7 +149,12 @@ impl Journal {
 
     /// Closes the connections; clones of this journal can no longer be used.
     pub async fn close(&self) {
-        on_pool!(self, pool => pool.close().await)
+        match &self.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(pool) => pool.close().await,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(pool) => pool.close().await,
+        }
     }
 }
 
@@ -200,7 +217,7 @@ async fn connect(url: &str) -> Result<Backend, JournalError> {
         // Every commit reaches the disk: a journaled effect survives a
         // power loss, not only a crash of the process.
         .synchronous(SqliteSynchronous::Full)
-        .busy_timeout(BUSY_TIMEOUT);
+        .busy_timeout(busy::BUSY_TIMEOUT);
         // Switching a new file to WAL takes an exclusive lock, and SQLite
         // answers "database is locked" at once, without the busy timeout,
         // when two connections try it together (it would deadlock). So a
@@ -209,7 +226,7 @@ async fn connect(url: &str) -> Result<Backend, JournalError> {
         loop {
             match SqlitePoolOptions::new().connect_with(options.clone()).await {
                 Ok(pool) => return Ok(Backend::Sqlite(pool)),
-                Err(error) if is_busy(&error) && started.elapsed() < BUSY_TIMEOUT => {
+                Err(error) if busy::is_busy(&error) && started.elapsed() < busy::BUSY_BUDGET => {
                     tokio::time::sleep(Duration::from_millis(20)).await;
                 }
                 Err(error) => return Err(open_failed(error)),
@@ -221,18 +238,6 @@ async fn connect(url: &str) -> Result<Backend, JournalError> {
         url: url.to_owned(),
         why: "this build has no SQLite support; enable tool-runtime's feature `sqlite` or give a postgres:// URL".into(),
     })
-}
-
-/// How long a SQLite connection waits for another's lock.
-#[cfg(feature = "sqlite")]
-const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
-
-/// SQLite's `SQLITE_BUSY` (5) or `SQLITE_LOCKED` (6): another connection
-/// holds the lock.
-#[cfg(feature = "sqlite")]
-fn is_busy(error: &sqlx::Error) -> bool {
-    let code = error.as_database_error().and_then(|error| error.code());
-    matches!(code.as_deref(), Some("5" | "6"))
 }
 
 #[cfg(test)]
