@@ -33,6 +33,7 @@ on_both_backends!(
     racing_decisions_record_one,
     pending_calls_are_listed_by_run_and_user,
     expiry_rejects_what_waited_too_long,
+    what_postgres_refuses_is_refused_on_both_before_the_write,
 );
 
 fn result(text: &str) -> JournaledResult {
@@ -334,6 +335,61 @@ async fn expiry_rejects_what_waited_too_long(db: Db) {
     let error = journal.decide("c-old", Decision::Approve, "ann").await.unwrap_err();
     assert!(matches!(&error, JournalError::AlreadyDecided { by, .. } if by == EXPIRED_BY), "{error:?}");
     journal.decide("c-fresh", Decision::Approve, "ann").await.expect("not expired yet");
+}
+
+/// `len` bytes that do not compress (Postgres compresses a long index entry
+/// before it checks its size).
+fn noise(len: usize) -> String {
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            char::from(b'a' + (state % 26) as u8)
+        })
+        .collect()
+}
+
+/// An error refusing `field` before anything was written, saying why.
+fn assert_refused(error: JournalError, field: &str, why: &str) {
+    let message = error.to_string();
+    assert!(message.contains(&format!("cannot journal {field}: ")) && message.contains(why), "{message}");
+}
+
+async fn what_postgres_refuses_is_refused_on_both_before_the_write(db: Db) {
+    let journal = db.open().await;
+    let input = json!({"order_id": "A-1"});
+    // A long effect key is kept (as its digest) and found again; another long one is another key.
+    let key = format!("refund:{}", noise(3_000));
+    assert_eq!(journal.start_call("t-1", "c1", "refund", &input, &key).await.unwrap(), CallStart::Started);
+    journal.finish_call(&key, &result("refunded")).await.unwrap();
+    assert_eq!(journal.start_call("t-1", "c1", "refund", &input, &key).await.unwrap(), CallStart::Finished(result("refunded")));
+    assert_eq!(journal.known_call(&format!("{key}x")).await.unwrap(), None);
+    // So is a key holding a NUL.
+    assert_eq!(journal.start_call("t-1", "c2", "refund", &input, "refund:\0A-2").await.unwrap(), CallStart::Started);
+    assert!(matches!(journal.known_call("refund:\0A-2").await.unwrap(), Some(CallStart::UnknownOutcome { .. })));
+
+    // An id over the limit, or with a NUL, is refused naming the field; nothing is written.
+    let long = noise(3_000);
+    assert_refused(journal.save_run(&RunRecord::new(&long)).await.unwrap_err(), "run_id", "3000 bytes, over the limit of 1024");
+    assert_refused(journal.start_call(&long, "c3", "refund", &input, "k-3").await.unwrap_err(), "run_id", "3000 bytes");
+    assert_refused(journal.start_call("t-1", &long, "refund", &input, "k-3").await.unwrap_err(), "call_id", "3000 bytes");
+    assert_eq!(journal.known_call("k-3").await.unwrap(), None, "a refused call is not started");
+    let error = journal.park(&parked("t-1", "c\04", Some("ann"), at(1), None)).await.unwrap_err();
+    assert_refused(error, "call_id", "NUL character (at byte 1)");
+    let error = journal.park(&parked("t-1", "c5", Some(&long), at(1), None)).await.unwrap_err();
+    assert_refused(error, "user_id", "3000 bytes");
+    assert!(journal.pending_for_run("t-1").await.unwrap().is_empty(), "a refused call is not parked");
+
+    // A text with a NUL: refused, and the row stays as it was.
+    journal.start_call("t-1", "c6", "refund", &input, "k-6").await.unwrap();
+    assert_refused(journal.finish_call("k-6", &result("refunded\0")).await.unwrap_err(), "text", "NUL");
+    assert!(matches!(journal.known_call("k-6").await.unwrap(), Some(CallStart::UnknownOutcome { .. })));
+    journal.park(&parked("t-1", "c7", Some("ann"), at(1), None)).await.unwrap();
+    assert_refused(journal.decide("c7", Decision::Reject("no\0".into()), "ann").await.unwrap_err(), "reject_text", "NUL");
+    assert_refused(journal.decide("c7", Decision::Approve, "a\0nn").await.unwrap_err(), "decided_by", "NUL");
+    assert_eq!(journal.approval("c7").await.unwrap().unwrap().decided, None, "a refused decision is not recorded");
 }
 
 #[cfg(feature = "sqlite")]

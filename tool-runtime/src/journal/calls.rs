@@ -9,7 +9,7 @@ use serde_json::Value;
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
 use super::records::{millis, RowReader};
-use super::{on_pool, CallStart, Journal, JournalError, JournaledCall, JournaledResult};
+use super::{limits, on_pool, CallStart, Journal, JournalError, JournaledCall, JournaledResult};
 
 const START: &str = "INSERT INTO journal_calls (effect_key, run_id, call_id, tool, input, started_at) VALUES ($1, $2, $3, $4, $5, $6) \
      ON CONFLICT (effect_key) DO NOTHING";
@@ -35,10 +35,18 @@ impl Journal {
     /// Atomic: of several processes starting one key at once, exactly one
     /// gets `Started`.
     ///
+    /// An effect key of any length is taken (a long one is stored as its
+    /// digest); the ids are held to the [limits](super::limits).
+    ///
     /// # Errors
     ///
-    /// [`JournalError::Corrupt`] when the stored row of the key does not decode.
+    /// [`JournalError::Corrupt`] when the stored row of the key does not
+    /// decode, [`JournalError::Refused`] for an id over the limits.
     pub async fn start_call(&self, run_id: &str, call_id: &str, tool: &str, input: &Value, effect_key: &str) -> Result<CallStart, JournalError> {
+        limits::id("run_id", run_id)?;
+        limits::id("call_id", call_id)?;
+        limits::id("tool", tool)?;
+        let effect_key = &*limits::stored_key(effect_key);
         let input = input.to_string();
         on_pool!(self, pool => {
             let inserted = sqlx::query(START)
@@ -68,6 +76,7 @@ impl Journal {
     ///
     /// [`JournalError::Corrupt`] when the stored row of the key does not decode.
     pub async fn known_call(&self, effect_key: &str) -> Result<Option<CallStart>, JournalError> {
+        let effect_key = &*limits::stored_key(effect_key);
         on_pool!(self, pool => {
             let row = sqlx::query(KNOWN).bind(effect_key).fetch_optional(pool).await.map_err(JournalError::database("known_call"))?;
             row.as_ref().map(decode_known).transpose()
@@ -82,6 +91,7 @@ impl Journal {
     ///
     /// [`JournalError::Corrupt`] when a row does not decode.
     pub async fn calls_of_run(&self, run_id: &str) -> Result<Vec<JournaledCall>, JournalError> {
+        limits::id("run_id", run_id)?;
         on_pool!(self, pool => {
             let rows = sqlx::query(OF_RUN).bind(run_id).fetch_all(pool).await.map_err(JournalError::database("calls_of_run"))?;
             rows.iter()
@@ -104,8 +114,13 @@ impl Journal {
     ///
     /// [`JournalError::CallNotStarted`] for a key never started,
     /// [`JournalError::CallAlreadyFinished`] for one whose result is
-    /// already stored (a stored effect is never rewritten).
+    /// already stored (a stored effect is never rewritten),
+    /// [`JournalError::Refused`] for a text holding a NUL.
     pub async fn finish_call(&self, effect_key: &str, result: &JournaledResult) -> Result<(), JournalError> {
+        limits::text("text", &result.text)?;
+        limits::optional_id("error_code", result.error_code.as_deref())?;
+        let given = effect_key;
+        let effect_key = &*limits::stored_key(effect_key);
         let structured = result.structured.as_ref().map(Value::to_string);
         on_pool!(self, pool => {
             let updated = sqlx::query(FINISH)
@@ -126,8 +141,8 @@ impl Journal {
             }
             let known = sqlx::query(KNOWN).bind(effect_key).fetch_optional(pool).await.map_err(JournalError::database("finish_call"))?;
             Err(match known {
-                None => JournalError::CallNotStarted { effect_key: effect_key.to_owned() },
-                Some(_) => JournalError::CallAlreadyFinished { effect_key: effect_key.to_owned() },
+                None => JournalError::CallNotStarted { effect_key: given.to_owned() },
+                Some(_) => JournalError::CallAlreadyFinished { effect_key: given.to_owned() },
             })
         })
     }

@@ -67,6 +67,7 @@ mod approvals;
 mod busy;
 mod calls;
 mod error;
+pub mod limits;
 mod records;
 mod runs;
 mod schema;
