@@ -392,6 +392,24 @@ async fn what_postgres_refuses_is_refused_on_both_before_the_write(db: Db) {
     assert_eq!(journal.approval("c7").await.unwrap().unwrap().decided, None, "a refused decision is not recorded");
 }
 
+#[cfg(feature = "postgres")]
+mod postgres_server {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_refused_port_fails_fast_saying_it_was_refused() {
+        // A port nothing listens on: bound, then closed.
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let started = std::time::Instant::now();
+        let error = Journal::open(&format!("postgres://app:s3cret@127.0.0.1:{port}/journal")).await.unwrap_err();
+        let waited = started.elapsed();
+        assert!(matches!(error, JournalError::Open { .. }), "{error:?}");
+        let message = error.to_string();
+        assert!(message.to_lowercase().contains("refused") && !message.contains("s3cret"), "{message}");
+        assert!(waited < Duration::from_secs(10), "waited {waited:?}");
+    }
+}
+
 #[cfg(feature = "sqlite")]
 mod sqlite_file {
     use super::*;
@@ -412,6 +430,16 @@ mod sqlite_file {
         assert!(matches!(error, JournalError::Url { .. }), "{error:?}");
         let message = error.to_string();
         assert!(message.contains("unknown scheme") && !message.contains("s3cret"), "{message}");
+    }
+
+    #[tokio::test]
+    async fn an_empty_url_is_refused_saying_what_to_write() {
+        for url in ["", "  ", "sqlite:", "sqlite://"] {
+            let error = Journal::open(url).await.expect_err("an empty URL keeps nothing");
+            assert!(matches!(error, JournalError::Url { .. }), "{url:?}: {error:?}");
+            let message = error.to_string();
+            assert!(message.contains("names no journal") && message.contains("sqlite:path/to/journal.db"), "{message}");
+        }
     }
 
     #[tokio::test]

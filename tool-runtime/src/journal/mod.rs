@@ -6,9 +6,17 @@
 //!
 //! - SQLite (feature `sqlite`, on by default): a file, created when
 //!   missing, in WAL mode with a busy timeout, so that several processes on
-//!   one machine can share it. `sqlite:path` or a plain file path.
+//!   one machine can share it; an operation SQLite refuses because another
+//!   process holds the lock is run again for up to 20 s before its error
+//!   is returned. `sqlite:path` or a plain file path.
 //! - Postgres (feature `postgres`): `postgres://...`, for several
 //!   instances sharing one database.
+//!
+//! Both keep the same values: ids are at most
+//! [`MAX_ID_BYTES`](limits::MAX_ID_BYTES) long, no text holds a NUL, and a
+//! long effect key is stored as its digest ([`limits`]); a value outside
+//! the limits is refused before anything is written
+//! ([`JournalError::Refused`]).
 //!
 //! It stores three things:
 //!
@@ -130,14 +138,17 @@ impl Journal {
     ///   timeout.
     /// - `postgres://user:password@host:port/database`: Postgres (feature
     ///   `postgres`). The database must exist; the journal's tables are
-    ///   created in it (all named `journal_*`).
+    ///   created in it (all named `journal_*`). A server that does not
+    ///   answer within 5 s, or refuses the connection, fails the open at
+    ///   once with the driver's reason.
     ///
     /// # Errors
     ///
-    /// [`JournalError::Url`] for a URL this build cannot open (an in-memory
-    /// SQLite database, which would not outlive the process, or a backend
-    /// whose feature is off), [`JournalError::Open`] when the database
-    /// cannot be reached, [`JournalError::SchemaTooNew`] when a newer
+    /// [`JournalError::Url`] for a URL this build cannot open (an empty
+    /// one, an in-memory SQLite database, which would not outlive the
+    /// process, or a backend whose feature is off), [`JournalError::Open`]
+    /// when the database cannot be reached (saying why: refused, no such
+    /// database, ...), [`JournalError::SchemaTooNew`] when a newer
     /// tool-runtime wrote it.
     pub async fn open(url: &str) -> Result<Journal, JournalError> {
         let journal = Journal { backend: connect(url).await? };
@@ -175,12 +186,43 @@ fn shown(url: &str) -> String {
     }
 }
 
+/// How long opening a Postgres journal waits for the server's answer.
+#[cfg(feature = "postgres")]
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Whether `url` names no database at all (`""`, `sqlite:`): SQLite would
+/// open a temporary one, deleted on close, that keeps nothing.
+fn names_nothing(url: &str) -> bool {
+    let path = url.trim();
+    let path = path.strip_prefix("sqlite:").unwrap_or(path);
+    let path = path.strip_prefix("//").unwrap_or(path);
+    path.split('?').next().unwrap_or_default().trim().is_empty()
+}
+
 async fn connect(url: &str) -> Result<Backend, JournalError> {
     let open_failed = |source: sqlx::Error| JournalError::Open { url: shown(url), source: Box::new(source) };
+    if names_nothing(url) {
+        return Err(JournalError::Url {
+            url: url.to_owned(),
+            why: "the URL names no journal (it would keep nothing); give sqlite:path/to/journal.db, a file path, \
+                  or postgres://user@host/database"
+                .into(),
+        });
+    }
     if is_postgres(url) {
         #[cfg(feature = "postgres")]
         {
+            use sqlx::{ConnectOptions, Connection};
+
             let options: sqlx::postgres::PgConnectOptions = url.parse().map_err(open_failed)?;
+            // The pool tries a refused connection again until its acquire
+            // timeout (30 s), then says only that it timed out: one
+            // connection first, bounded, says why it failed.
+            let first = tokio::time::timeout(CONNECT_TIMEOUT, options.connect()).await.map_err(|_| JournalError::Open {
+                url: shown(url),
+                source: format!("the server did not answer within {CONNECT_TIMEOUT:?}").into(),
+            })?;
+            first.map_err(open_failed)?.close().await.map_err(open_failed)?;
             let pool = sqlx::postgres::PgPoolOptions::new().connect_with(options).await.map_err(open_failed)?;
             return Ok(Backend::Postgres(pool));
         }
