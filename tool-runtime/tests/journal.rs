@@ -13,7 +13,8 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::json;
 use tool_runtime::journal::{
-    Approval, CallStart, Decided, Decision, Journal, JournalError, JournaledResult, ParkedCall, RunRecord, EXPIRED_BY,
+    Approval, CallStart, Decided, Decision, Journal, JournalError, JournaledResult, ParkedCall, Pruned, Retention, RunRecord,
+    EXPIRED_BY,
 };
 use tool_runtime::{ResultKind, RunState};
 
@@ -34,6 +35,7 @@ on_both_backends!(
     pending_calls_are_listed_by_run_and_user,
     expiry_rejects_what_waited_too_long,
     what_postgres_refuses_is_refused_on_both_before_the_write,
+    prune_forgets_finished_runs_and_keeps_everything_in_flight,
 );
 
 fn result(text: &str) -> JournaledResult {
@@ -390,6 +392,73 @@ async fn what_postgres_refuses_is_refused_on_both_before_the_write(db: Db) {
     assert_refused(journal.decide("c7", Decision::Reject("no\0".into()), "ann").await.unwrap_err(), "reject_text", "NUL");
     assert_refused(journal.decide("c7", Decision::Approve, "a\0nn").await.unwrap_err(), "decided_by", "NUL");
     assert_eq!(journal.approval("c7").await.unwrap().unwrap().decided, None, "a refused decision is not recorded");
+}
+
+async fn prune_forgets_finished_runs_and_keeps_everything_in_flight(db: Db) {
+    let journal = db.open().await;
+    let input = json!({"order_id": "A-1"});
+    let finished = |id: &str| RunRecord { state: RunState::Finished { by: None }, ..RunRecord::new(id) };
+    let call = |run: &'static str, key: &'static str, finish: bool| {
+        let (journal, input) = (&journal, &input);
+        async move {
+            journal.start_call(run, key, "refund", input, key).await.unwrap();
+            if finish {
+                journal.finish_call(key, &result("done")).await.unwrap();
+            }
+        }
+    };
+    // Finished long ago: a finished call and a settled approval.
+    journal.save_run(&finished("r-old")).await.unwrap();
+    call("r-old", "k-old", true).await;
+    journal.park(&parked("r-old", "a-old", None, at(1), None)).await.unwrap();
+    journal.decide("a-old", Decision::Approve, "ann").await.unwrap();
+    journal.settle("a-old").await.unwrap();
+    // Still going, however old.
+    journal.save_run(&RunRecord::new("r-active")).await.unwrap();
+    call("r-active", "k-active", true).await;
+    // Finished, with a call in doubt.
+    journal.save_run(&finished("r-doubt")).await.unwrap();
+    call("r-doubt", "k-doubt", false).await;
+    // Finished, with an approval waiting and one decided but not settled.
+    journal.save_run(&finished("r-waiting")).await.unwrap();
+    journal.park(&parked("r-waiting", "a-waiting", None, at(1), None)).await.unwrap();
+    journal.park(&parked("r-waiting", "a-unsettled", None, at(2), None)).await.unwrap();
+    journal.decide("a-unsettled", Decision::Approve, "ann").await.unwrap();
+    // A call journaled without a run.
+    call("r-none", "k-orphan", true).await;
+    // Two hours pass for all of them; then a run finishes now.
+    let old = (SystemTime::now() - Duration::from_secs(7_200)).duration_since(SystemTime::UNIX_EPOCH).unwrap().as_millis();
+    db.exec(format!("UPDATE journal_runs SET updated_at = {old}")).await;
+    db.exec(format!("UPDATE journal_calls SET started_at = {old}, finished_at = CASE WHEN finished_at IS NULL THEN NULL ELSE {old} END")).await;
+    db.exec(format!("UPDATE journal_approvals SET settled_at = CASE WHEN settled_at IS NULL THEN NULL ELSE {old} END")).await;
+    journal.save_run(&finished("r-recent")).await.unwrap();
+    call("r-recent", "k-recent", true).await;
+
+    let pruned = journal.prune(Retention::finished_older_than(Duration::from_secs(3_600))).await.unwrap();
+    assert_eq!(pruned, Pruned { runs: 1, calls: 2, approvals: 1 });
+    assert_eq!(journal.load_run("r-old").await.unwrap(), None);
+    assert_eq!(journal.known_call("k-old").await.unwrap(), None);
+    assert_eq!(journal.approval("a-old").await.unwrap(), None);
+    assert_eq!(journal.known_call("k-orphan").await.unwrap(), None);
+    // Kept: the run still going, the call in doubt, the open approvals and their runs, the recent run.
+    assert!(journal.load_run("r-active").await.unwrap().is_some());
+    assert!(matches!(journal.known_call("k-active").await.unwrap(), Some(CallStart::Finished(_))));
+    assert!(journal.load_run("r-doubt").await.unwrap().is_some());
+    assert!(matches!(journal.known_call("k-doubt").await.unwrap(), Some(CallStart::UnknownOutcome { .. })));
+    assert!(journal.load_run("r-waiting").await.unwrap().is_some());
+    let unsettled: Vec<_> = journal.unsettled_for_run("r-waiting").await.unwrap().into_iter().map(|a| a.call.call_id).collect();
+    assert_eq!(unsettled, ["a-waiting", "a-unsettled"]);
+    assert!(matches!(journal.known_call("k-recent").await.unwrap(), Some(CallStart::Finished(_))));
+
+    // Every finished run, however recent; pruning again finds nothing more.
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    assert_eq!(journal.prune(Retention::finished_runs()).await.unwrap(), Pruned { runs: 1, calls: 1, approvals: 0 });
+    assert_eq!(journal.load_run("r-recent").await.unwrap(), None);
+    assert_eq!(journal.prune(Retention::finished_runs()).await.unwrap(), Pruned::default());
+    assert!(matches!(journal.known_call("k-doubt").await.unwrap(), Some(CallStart::UnknownOutcome { .. })));
+    assert_eq!(journal.pending_for_run("r-waiting").await.unwrap().len(), 1);
+    // A pruned effect key is new again.
+    assert_eq!(journal.start_call("r-new", "c1", "refund", &input, "k-old").await.unwrap(), CallStart::Started);
 }
 
 #[cfg(feature = "postgres")]

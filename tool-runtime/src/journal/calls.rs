@@ -48,7 +48,7 @@ impl Journal {
         limits::id("tool", tool)?;
         let effect_key = &*limits::stored_key(effect_key);
         let input = input.to_string();
-        on_pool!(self, pool => {
+        on_pool!(self, pool => loop {
             let inserted = sqlx::query(START)
                 .bind(effect_key)
                 .bind(run_id)
@@ -62,9 +62,11 @@ impl Journal {
             if inserted.rows_affected() == 1 {
                 return Ok(CallStart::Started);
             }
-            // Calls are never deleted, so the row that won is there.
-            let row = sqlx::query(KNOWN).bind(effect_key).fetch_one(pool).await.map_err(JournalError::database("start_call"))?;
-            decode_known(&row)
+            let row = sqlx::query(KNOWN).bind(effect_key).fetch_optional(pool).await.map_err(JournalError::database("start_call"))?;
+            // None: pruned (Journal::prune) between the two statements; the key is new again.
+            if let Some(row) = row {
+                return decode_known(&row);
+            }
         })
     }
 

@@ -35,6 +35,11 @@
 //!   wins, the other gets [`JournalError::AlreadyDecided`] naming who won),
 //!   expired into rejections ([`expire`](Journal::expire)).
 //!
+//! The journal keeps all of it until the host prunes it:
+//! [`prune`](Journal::prune) with a [`Retention`] forgets finished runs
+//! older than it, never a run still going, a call in doubt or an approval
+//! not settled ([`Retention`] says what goes and what stays).
+//!
 //! The schema is created and migrated when a journal is opened; a database
 //! whose schema is newer than this code is refused
 //! ([`JournalError::SchemaTooNew`]), and a row that does not decode is an
@@ -77,10 +82,12 @@ mod calls;
 mod error;
 pub mod limits;
 mod records;
+mod retention;
 mod runs;
 mod schema;
 
 pub use error::JournalError;
+pub use retention::{Pruned, Retention};
 pub use records::{Approval, CallStart, Decided, Decision, JournaledCall, JournaledResult, ParkedCall, RunRecord};
 pub use crate::durable::DurableError;
 
