@@ -1,8 +1,9 @@
 //! Several processes on one journal: each child (this test binary, run
 //! again as `processes::journal_child`) drives its own runs through every
 //! kind of write (runs saved, calls started and finished, calls parked,
-//! decided and settled), and all of them race to start the same shared
-//! effect keys, while one more connection holds the write lock longer than
+//! decided and settled, and a step of a durable run, whose result the model
+//! would read), and all of them race to start the same shared effect keys,
+//! while one more connection holds the write lock longer than
 //! SQLite's busy timeout (as a long transaction of another program, or a
 //! checkpoint on a slow disk, would). No write may fail because another
 //! process holds the lock: a busy SQLite database is waited for, never
@@ -13,11 +14,13 @@
 
 use std::io::Write;
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::json;
 use tool_runtime::journal::{CallStart, Decision, Journal, JournalError, RunRecord};
-use tool_runtime::RunState;
+use tool_runtime::prelude::*;
+use tool_runtime::{ResultKind, RunState, ToolCall};
 
 use crate::db::Db;
 use crate::on_both_backends;
@@ -31,8 +34,34 @@ fn knob(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|value| value.parse().ok()).unwrap_or(default)
 }
 
-/// One run of the workload: every write the durable runs make.
-async fn one_run(journal: &Journal, process: usize, index: usize) -> Result<bool, (&'static str, JournalError)> {
+/// Refund an order.
+#[tool]
+async fn refund(order_id: String) -> String {
+    format!("refunded {order_id}")
+}
+
+type Failure = (&'static str, String);
+
+/// One run of the workload: every write the durable runs make, then a step
+/// of a durable run, whose result must be the tool's.
+async fn one_run(journal: &Journal, process: usize, index: usize) -> Result<bool, Failure> {
+    let won = journal_writes(journal, process, index).await.map_err(|(operation, error)| (operation, error.to_string()))?;
+    let registry = Registry::builder().tools(tools![refund]).build().unwrap();
+    let run = registry.run(Arc::new(())).durable(journal, &format!("p{process}-d{index}")).await;
+    let mut run = run.map_err(|e| ("durable", e.to_string()))?;
+    let step = run.execute(vec![ToolCall::new("c1", "refund", json!({"order_id": format!("A-{index}")}))]).await;
+    match step.results.first() {
+        Some(result) if result.kind == ResultKind::Success => Ok(won),
+        Some(result) => Err(("the durable step (the model read)", result.text.clone())),
+        None => Err(("the durable step", "no result".into())),
+    }
+}
+
+async fn journal_writes(
+    journal: &Journal,
+    process: usize,
+    index: usize,
+) -> Result<bool, (&'static str, JournalError)> {
     let run_id = format!("p{process}-r{index}");
     let mut run = RunRecord::new(&run_id);
     journal.save_run(&run).await.map_err(|e| ("save_run", e))?;
@@ -72,7 +101,7 @@ fn journal_child() {
             }
         };
         let (mut failed, mut won) = (0, 0);
-        let mut outcome = |index: usize, result: Result<bool, (&'static str, JournalError)>| match result {
+        let mut outcome = |index: usize, result: Result<bool, Failure>| match result {
             Ok(true) => won += 1,
             Ok(false) => {}
             Err((operation, error)) => {
@@ -85,7 +114,7 @@ fn journal_child() {
         // closed around it, as a process per request would.
         for index in (0..runs).step_by(2) {
             let alone = async {
-                let journal = Journal::open(&url).await.map_err(|e| ("open", e))?;
+                let journal = Journal::open(&url).await.map_err(|e| ("open", e.to_string()))?;
                 let result = one_run(&journal, process, index + 1).await;
                 journal.close().await;
                 result
