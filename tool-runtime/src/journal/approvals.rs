@@ -34,7 +34,7 @@ impl Journal {
     ///
     /// [`JournalError::AlreadyParked`] when a call of that id is already
     /// parked (decided or not): decisions name only the call id;
-    /// [`JournalError::Refused`] for an id over the [limits](super::limits).
+    /// [`JournalError::Refused`] for an id over the [`limits`].
     pub async fn park(&self, call: &ParkedCall) -> Result<(), JournalError> {
         limits::id("call_id", &call.call_id)?;
         limits::id("run_id", &call.run_id)?;
@@ -123,7 +123,7 @@ impl Journal {
     /// another decider or [`expire`](Self::expire) came first,
     /// [`JournalError::ApprovalExpired`] when it expired undecided,
     /// [`JournalError::UnknownApproval`] when no call of that id was parked,
-    /// [`JournalError::Refused`] for a value over the [limits](super::limits).
+    /// [`JournalError::Refused`] for a value over the [`limits`].
     pub async fn decide(&self, call_id: &str, decision: Decision, by: &str) -> Result<Approval, JournalError> {
         limits::id("call_id", call_id)?;
         limits::id("decided_by", by)?;

@@ -36,7 +36,7 @@ impl Journal {
     /// gets `Started`.
     ///
     /// An effect key of any length is taken (a long one is stored as its
-    /// digest); the ids are held to the [limits](super::limits).
+    /// digest); the ids are held to the [`limits`].
     ///
     /// # Errors
     ///
