@@ -378,7 +378,7 @@ async fn what_postgres_refuses_is_refused_on_both_before_the_write(db: Db) {
     assert_refused(journal.start_call(&long, "c3", "refund", &input, "k-3").await.unwrap_err(), "run_id", "3000 bytes");
     assert_refused(journal.start_call("t-1", &long, "refund", &input, "k-3").await.unwrap_err(), "call_id", "3000 bytes");
     assert_eq!(journal.known_call("k-3").await.unwrap(), None, "a refused call is not started");
-    let error = journal.park(&parked("t-1", "c\04", Some("ann"), at(1), None)).await.unwrap_err();
+    let error = journal.park(&parked("t-1", "c\0-4", Some("ann"), at(1), None)).await.unwrap_err();
     assert_refused(error, "call_id", "NUL character (at byte 1)");
     let error = journal.park(&parked("t-1", "c5", Some(&long), at(1), None)).await.unwrap_err();
     assert_refused(error, "user_id", "3000 bytes");
