@@ -35,6 +35,7 @@ on_both_backends!(
     pending_calls_are_listed_by_run_and_user,
     expiry_rejects_what_waited_too_long,
     what_postgres_refuses_is_refused_on_both_before_the_write,
+    a_long_key_journaled_before_keys_were_hashed_is_still_found,
     prune_forgets_finished_runs_and_keeps_everything_in_flight,
 );
 
@@ -459,6 +460,28 @@ async fn prune_forgets_finished_runs_and_keeps_everything_in_flight(db: Db) {
     assert_eq!(journal.pending_for_run("r-waiting").await.unwrap().len(), 1);
     // A pruned effect key is new again.
     assert_eq!(journal.start_call("r-new", "c1", "refund", &input, "k-old").await.unwrap(), CallStart::Started);
+}
+
+async fn a_long_key_journaled_before_keys_were_hashed_is_still_found(db: Db) {
+    let journal = db.open().await;
+    // A finished charge under a 600-byte idempotency key, as an earlier
+    // version stored it (the key itself; Postgres indexes that much).
+    let key = format!("charge:{}", noise(600));
+    let columns = "effect_key, run_id, call_id, tool, input, started_at, finished_at, kind, text, truncated, ends_run";
+    db.exec(format!("INSERT INTO journal_calls ({columns}) VALUES ('{key}', 't-1', 'c1', 'charge', '{{}}', 1, 2, 'success', 'charged', false, false)"))
+        .await;
+    // Sent again after the upgrade: replayed, not charged a second time.
+    match journal.start_call("t-2", "c9", "charge", &json!({}), &key).await.unwrap() {
+        CallStart::Finished(replayed) => assert_eq!(replayed.text, "charged"),
+        other => panic!("the stored effect must be replayed, got {other:?}"),
+    }
+    assert!(matches!(journal.known_call(&key).await.unwrap(), Some(CallStart::Finished(_))));
+    // A long key started before the upgrade and finished after it.
+    let started = format!("refund:{}", noise(700));
+    db.exec(format!("INSERT INTO journal_calls ({columns}) VALUES ('{started}', 't-1', 'c2', 'refund', '{{}}', 1, NULL, NULL, NULL, NULL, NULL)"))
+        .await;
+    journal.finish_call(&started, &result("refunded")).await.unwrap();
+    assert_eq!(journal.known_call(&started).await.unwrap(), Some(CallStart::Finished(result("refunded"))));
 }
 
 #[cfg(feature = "postgres")]

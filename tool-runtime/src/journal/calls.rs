@@ -3,6 +3,7 @@
 //! key, so "started" is decided by the database: of two processes
 //! inserting one key, exactly one inserts it.
 
+use std::borrow::Cow;
 use std::time::SystemTime;
 
 use serde_json::Value;
@@ -17,6 +18,7 @@ const KNOWN: &str = "SELECT effect_key, call_id, started_at, finished_at, kind, 
      FROM journal_calls WHERE effect_key = $1";
 const OF_RUN: &str = "SELECT effect_key, call_id, tool, input, started_at, finished_at, kind, text, structured, error_code, status, truncated, ends_run \
      FROM journal_calls WHERE run_id = $1 ORDER BY started_at, call_id";
+const EXISTS: &str = "SELECT call_id FROM journal_calls WHERE effect_key = $1";
 const FINISH: &str = "UPDATE journal_calls SET finished_at = $2, kind = $3, text = $4, structured = $5, error_code = $6, status = $7, \
      truncated = $8, ends_run = $9 WHERE effect_key = $1 AND finished_at IS NULL";
 
@@ -46,7 +48,7 @@ impl Journal {
         limits::id("run_id", run_id)?;
         limits::id("call_id", call_id)?;
         limits::id("tool", tool)?;
-        let effect_key = &*limits::stored_key(effect_key);
+        let effect_key = &*self.stored_key(effect_key).await?;
         let input = input.to_string();
         on_pool!(self, pool => loop {
             let inserted = sqlx::query(START)
@@ -78,7 +80,7 @@ impl Journal {
     ///
     /// [`JournalError::Corrupt`] when the stored row of the key does not decode.
     pub async fn known_call(&self, effect_key: &str) -> Result<Option<CallStart>, JournalError> {
-        let effect_key = &*limits::stored_key(effect_key);
+        let effect_key = &*self.stored_key(effect_key).await?;
         on_pool!(self, pool => {
             let row = sqlx::query(KNOWN).bind(effect_key).fetch_optional(pool).await.map_err(JournalError::database("known_call"))?;
             row.as_ref().map(decode_known).transpose()
@@ -122,7 +124,7 @@ impl Journal {
         limits::text("text", &result.text)?;
         limits::optional_id("error_code", result.error_code.as_deref())?;
         let given = effect_key;
-        let effect_key = &*limits::stored_key(effect_key);
+        let effect_key = &*self.stored_key(effect_key).await?;
         let structured = result.structured.as_ref().map(Value::to_string);
         on_pool!(self, pool => {
             let updated = sqlx::query(FINISH)
@@ -147,6 +149,26 @@ impl Journal {
                 Some(_) => JournalError::CallAlreadyFinished { effect_key: given.to_owned() },
             })
         })
+    }
+}
+
+impl Journal {
+    /// The effect key as this journal stores it: its digest when it is
+    /// long ([`limits`]), unless a row journaled before keys were hashed
+    /// holds the key itself; that row is the effect, and is kept under it.
+    async fn stored_key<'k>(&self, effect_key: &'k str) -> Result<Cow<'k, str>, JournalError> {
+        let stored = limits::stored_key(effect_key);
+        // No version stored a NUL on Postgres, and none will be looked up there.
+        if matches!(stored, Cow::Borrowed(_)) || effect_key.contains('\0') {
+            return Ok(stored);
+        }
+        let legacy = on_pool!(self, pool => sqlx::query(EXISTS)
+            .bind(effect_key)
+            .fetch_optional(pool)
+            .await
+            .map(|row| row.is_some())
+            .map_err(JournalError::database("effect key")))?;
+        Ok(if legacy { Cow::Borrowed(effect_key) } else { stored })
     }
 }
 

@@ -11,7 +11,9 @@
 //! - an effect key is never refused: one longer than [`MAX_KEY_BYTES`], or
 //!   holding a NUL, is stored as `sha256:` and its SHA-256 digest in hex
 //!   (as is a key that already starts with `sha256:`, so no key a host
-//!   writes can be mistaken for another's digest).
+//!   writes can be mistaken for another's digest). A row journaled under
+//!   the long key itself, before keys were hashed, is still found under
+//!   it: its effect is replayed, never run again.
 //!
 //! JSON columns need no check: JSON text writes a NUL as `\u0000`.
 
