@@ -38,7 +38,7 @@ impl Journal {
     pub async fn park(&self, call: &ParkedCall) -> Result<(), JournalError> {
         limits::id("call_id", &call.call_id)?;
         limits::id("run_id", &call.run_id)?;
-        limits::id("tool", &call.tool)?;
+        limits::text("tool", &call.tool)?;
         limits::optional_id("user_id", call.user_id.as_deref())?;
         let input = call.input.to_string();
         on_pool!(self, pool => {
@@ -126,7 +126,7 @@ impl Journal {
     /// [`JournalError::Refused`] for a value over the [`limits`].
     pub async fn decide(&self, call_id: &str, decision: Decision, by: &str) -> Result<Approval, JournalError> {
         limits::id("call_id", call_id)?;
-        limits::id("decided_by", by)?;
+        limits::text("decided_by", by)?;
         let (name, edited, text) = encode_decision(&decision);
         limits::text("reject_text", text.unwrap_or_default())?;
         let now = SystemTime::now();

@@ -47,7 +47,7 @@ impl Journal {
     pub async fn start_call(&self, run_id: &str, call_id: &str, tool: &str, input: &Value, effect_key: &str) -> Result<CallStart, JournalError> {
         limits::id("run_id", run_id)?;
         limits::id("call_id", call_id)?;
-        limits::id("tool", tool)?;
+        limits::text("tool", tool)?;
         let effect_key = &*self.stored_key(effect_key).await?;
         let input = input.to_string();
         on_pool!(self, pool => loop {
@@ -122,7 +122,7 @@ impl Journal {
     /// [`JournalError::Refused`] for a text holding a NUL.
     pub async fn finish_call(&self, effect_key: &str, result: &JournaledResult) -> Result<(), JournalError> {
         limits::text("text", &result.text)?;
-        limits::optional_id("error_code", result.error_code.as_deref())?;
+        limits::text("error_code", result.error_code.as_deref().unwrap_or_default())?;
         let given = effect_key;
         let effect_key = &*self.stored_key(effect_key).await?;
         let structured = result.structured.as_ref().map(Value::to_string);

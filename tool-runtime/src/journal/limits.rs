@@ -5,9 +5,10 @@
 //! is checked before it is written, and a value Postgres would refuse is
 //! refused on SQLite too, with an error naming the field:
 //!
-//! - an id (run id, call id, tool, user, decider) is at most
+//! - an id that is indexed (run id, call id, user) is at most
 //!   [`MAX_ID_BYTES`] bytes, without NUL;
-//! - a text (a result's text, a rejection) has no NUL;
+//! - any other text (a tool's name, a result's text and error code, a
+//!   rejection, who decided) has no NUL;
 //! - an effect key is never refused: one longer than [`MAX_KEY_BYTES`], or
 //!   holding a NUL, is stored as `sha256:` and its SHA-256 digest in hex
 //!   (as is a key that already starts with `sha256:`, so no key a host

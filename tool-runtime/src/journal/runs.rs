@@ -20,7 +20,7 @@ impl Journal {
         let executed = serde_json::to_string(&run.executed).expect("a list of strings serialises");
         let step = i64::try_from(run.step).unwrap_or(i64::MAX);
         let (state, ended_by) = encode_state(&run.state);
-        limits::optional_id("ended_by", ended_by)?;
+        limits::text("ended_by", ended_by.unwrap_or_default())?;
         on_pool!(self, pool => sqlx::query(SAVE)
             .bind(&run.run_id)
             .bind(step)
