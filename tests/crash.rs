@@ -1,6 +1,6 @@
 //! Crash safety of durable runs: a child process (this test binary, run
-//! again as `crash_child`) executes a step of a durable run on a SQLite
-//! journal and is killed with SIGKILL at one point of the call: before the
+//! again as `crash_child`) executes a step of a durable run on a journal
+//! and is killed with SIGKILL at one point of the call: before the
 //! call is recorded as started, after it is (the tool running, before its
 //! effect), after the tool's effect, and after the call finished. The run
 //! is then resumed in this process, which sends the same step again.
@@ -11,7 +11,12 @@
 //! most once, and the flag is set exactly once.
 //!
 //! The fixed points run 20 rounds each; the property test generates runs of
-//! several steps and a kill point somewhere in them.
+//! several steps and a kill point somewhere in them. Each runs on SQLite (a
+//! file per round) and on Postgres (the server of
+//! `TOOL_RUNTIME_TEST_POSTGRES_URL`, a run id per round; with
+//! `--features postgres`): under `CI=true` the Postgres tests fail without
+//! a server, locally they say they skip. Run them with
+//! `cargo test --features postgres --test crash`.
 #![cfg(unix)]
 
 use std::io::{BufRead, BufReader, Write};
@@ -121,18 +126,52 @@ fn step_of(index: usize, planned: &Planned) -> ToolCall {
     }
 }
 
+/// Where the journal is: a SQLite file in each round's directory, or one
+/// Postgres database shared by the rounds, each with a run of its own.
+#[derive(Clone, Debug)]
+enum Backend {
+    Sqlite,
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    Postgres(String),
+}
+
+impl Backend {
+    fn url(&self, dir: &std::path::Path) -> String {
+        match self {
+            Backend::Sqlite => dir.join("journal.db").to_str().unwrap().to_owned(),
+            Backend::Postgres(url) => url.clone(),
+        }
+    }
+}
+
+/// The Postgres server's URL; `None` (after saying so) without one, outside CI.
+#[cfg(feature = "postgres")]
+fn postgres() -> Option<Backend> {
+    match std::env::var("TOOL_RUNTIME_TEST_POSTGRES_URL") {
+        Ok(url) if !url.is_empty() => Some(Backend::Postgres(url)),
+        _ if std::env::var("CI").is_ok_and(|ci| ci == "true") => {
+            panic!("TOOL_RUNTIME_TEST_POSTGRES_URL is not set under CI; .ci/run starts a server with .ci/postgres.sh")
+        }
+        _ => {
+            eprintln!("skipping the Postgres crash test: set TOOL_RUNTIME_TEST_POSTGRES_URL (source .ci/postgres.sh; postgres_start)");
+            None
+        }
+    }
+}
+
 /// The child's side: runs the plan's calls, one step each, stopping where told.
 #[test]
 #[ignore = "run by the crash tests in a child process, which is killed"]
 fn crash_child() {
     let Ok(plan) = std::env::var("CRASH_PLAN") else { return };
     let dir = PathBuf::from(std::env::var("CRASH_DIR").unwrap());
+    let (url, run_id) = (std::env::var("CRASH_URL").unwrap(), std::env::var("CRASH_RUN").unwrap());
     let (point, at) = std::env::var("CRASH_STOP").unwrap().split_once(':').map(|(p, at)| (Point::from_name(p).unwrap(), at.parse().unwrap())).unwrap();
     let plan = parse_plan(&plan);
     let world = Arc::new(World { dir: dir.clone(), stop: Some((point, at)) });
     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-        let journal = Journal::open(dir.join("journal.db").to_str().unwrap()).await.unwrap();
-        let mut run = registry().run(world.clone()).durable(&journal, "crash-run").await.unwrap();
+        let journal = Journal::open(&url).await.unwrap();
+        let mut run = registry().run(world.clone()).durable(&journal, &run_id).await.unwrap();
         for (index, planned) in plan.iter().enumerate() {
             reach(&world, Point::BeforeStart, index).await;
             run.execute(vec![step_of(index, planned)]).await;
@@ -154,12 +193,15 @@ fn parse_plan(text: &str) -> Vec<Planned> {
 
 /// Runs the plan in a child killed at `point` of call `at`, then resumes
 /// the run here, sends every step again, and checks the effects.
-fn crash_and_resume(plan: &[Planned], point: Point, at: usize) -> Result<(), TestCaseError> {
-    let dir = tempdir();
+fn crash_and_resume(backend: &Backend, plan: &[Planned], point: Point, at: usize) -> Result<(), TestCaseError> {
+    let (dir, round) = tempdir();
+    let (url, run_id) = (backend.url(&dir), format!("crash-{}-{round}", std::process::id()));
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args(["--ignored", "--exact", "crash_child", "--nocapture", "--test-threads=1"])
         .env("CRASH_PLAN", encode_plan(plan))
         .env("CRASH_DIR", &dir)
+        .env("CRASH_URL", &url)
+        .env("CRASH_RUN", &run_id)
         .env("CRASH_STOP", format!("{}:{at}", point.name()))
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -182,9 +224,9 @@ fn crash_and_resume(plan: &[Planned], point: Point, at: usize) -> Result<(), Tes
     // Resume in this process and send every step again.
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let results = runtime.block_on(async {
-        let journal = Journal::open(dir.join("journal.db").to_str().unwrap()).await.unwrap();
+        let journal = Journal::open(&url).await.unwrap();
         let world = Arc::new(World { dir: dir.clone(), stop: None });
-        let mut run = registry().run(world).durable(&journal, "crash-run").await.unwrap();
+        let mut run = registry().run(world).durable(&journal, &run_id).await.unwrap();
         let mut results = Vec::new();
         for (index, planned) in plan.iter().enumerate() {
             results.push(run.execute(vec![step_of(index, planned)]).await.results.remove(0));
@@ -214,24 +256,39 @@ fn crash_and_resume(plan: &[Planned], point: Point, at: usize) -> Result<(), Tes
     Ok(())
 }
 
-fn tempdir() -> PathBuf {
+/// A fresh directory for a round's effects (and SQLite journal), and the
+/// round's number, which names its run.
+fn tempdir() -> (PathBuf, usize) {
     static ROUND: AtomicUsize = AtomicUsize::new(0);
     let round = ROUND.fetch_add(1, Ordering::SeqCst);
     let dir = std::env::temp_dir().join(format!("tool-runtime-crash-{}-{round}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    (dir, round)
 }
 
-#[test]
-fn a_call_killed_at_each_point_has_its_effect_at_most_once_or_exactly_once_if_idempotent() {
+fn killed_at_each_point(backend: &Backend) {
     for idempotent in [false, true] {
         for point in Point::ALL {
             for round in 0..20 {
                 let plan = [Planned { idempotent, id: format!("c{round}") }];
-                crash_and_resume(&plan, point, 0).unwrap_or_else(|e| panic!("{point:?}, idempotent: {idempotent}, round {round}: {e}"));
+                crash_and_resume(backend, &plan, point, 0)
+                    .unwrap_or_else(|e| panic!("{backend:?}, {point:?}, idempotent: {idempotent}, round {round}: {e}"));
             }
         }
+    }
+}
+
+#[test]
+fn a_call_killed_at_each_point_has_its_effect_at_most_once_or_exactly_once_if_idempotent() {
+    killed_at_each_point(&Backend::Sqlite);
+}
+
+#[cfg(feature = "postgres")]
+#[test]
+fn on_postgres_a_call_killed_at_each_point_has_its_effect_at_most_once_or_exactly_once_if_idempotent() {
+    if let Some(backend) = postgres() {
+        killed_at_each_point(&backend);
     }
 }
 
@@ -248,6 +305,19 @@ proptest! {
 
     #[test]
     fn generated_runs_killed_anywhere_never_repeat_an_effect((plan, point, at) in plans()) {
-        crash_and_resume(&plan, point, at)?;
+        crash_and_resume(&Backend::Sqlite, &plan, point, at)?;
+    }
+}
+
+#[cfg(feature = "postgres")]
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn on_postgres_generated_runs_killed_anywhere_never_repeat_an_effect((plan, point, at) in plans()) {
+        // Without a server (outside CI), every case skips.
+        if let Some(backend) = postgres() {
+            crash_and_resume(&backend, &plan, point, at)?;
+        }
     }
 }

@@ -6,12 +6,15 @@
 
 #[path = "journal/db.rs"]
 mod db;
+#[path = "journal/processes.rs"]
+mod processes;
 
 use std::time::{Duration, SystemTime};
 
 use serde_json::json;
 use tool_runtime::journal::{
-    Approval, CallStart, Decided, Decision, Journal, JournalError, JournaledResult, ParkedCall, RunRecord, EXPIRED_BY,
+    Approval, CallStart, Decided, Decision, Journal, JournalError, JournaledResult, ParkedCall, Pruned, Retention, RunRecord,
+    EXPIRED_BY,
 };
 use tool_runtime::{ResultKind, RunState};
 
@@ -31,6 +34,9 @@ on_both_backends!(
     racing_decisions_record_one,
     pending_calls_are_listed_by_run_and_user,
     expiry_rejects_what_waited_too_long,
+    what_postgres_refuses_is_refused_on_both_before_the_write,
+    a_long_key_journaled_before_keys_were_hashed_is_still_found,
+    prune_forgets_finished_runs_and_keeps_everything_in_flight,
 );
 
 fn result(text: &str) -> JournaledResult {
@@ -334,6 +340,168 @@ async fn expiry_rejects_what_waited_too_long(db: Db) {
     journal.decide("c-fresh", Decision::Approve, "ann").await.expect("not expired yet");
 }
 
+/// `len` bytes that do not compress (Postgres compresses a long index entry
+/// before it checks its size).
+fn noise(len: usize) -> String {
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            char::from(b'a' + (state % 26) as u8)
+        })
+        .collect()
+}
+
+/// An error refusing `field` before anything was written, saying why.
+fn assert_refused(error: JournalError, field: &str, why: &str) {
+    let message = error.to_string();
+    assert!(message.contains(&format!("cannot journal {field}: ")) && message.contains(why), "{message}");
+}
+
+async fn what_postgres_refuses_is_refused_on_both_before_the_write(db: Db) {
+    let journal = db.open().await;
+    let input = json!({"order_id": "A-1"});
+    // A long effect key is kept (as its digest) and found again; another long one is another key.
+    let key = format!("refund:{}", noise(3_000));
+    assert_eq!(journal.start_call("t-1", "c1", "refund", &input, &key).await.unwrap(), CallStart::Started);
+    journal.finish_call(&key, &result("refunded")).await.unwrap();
+    assert_eq!(journal.start_call("t-1", "c1", "refund", &input, &key).await.unwrap(), CallStart::Finished(result("refunded")));
+    assert_eq!(journal.known_call(&format!("{key}x")).await.unwrap(), None);
+    // So is a key holding a NUL.
+    assert_eq!(journal.start_call("t-1", "c2", "refund", &input, "refund:\0A-2").await.unwrap(), CallStart::Started);
+    assert!(matches!(journal.known_call("refund:\0A-2").await.unwrap(), Some(CallStart::UnknownOutcome { .. })));
+
+    // An id over the limit, or with a NUL, is refused naming the field; nothing is written.
+    let long = noise(3_000);
+    assert_refused(journal.save_run(&RunRecord::new(&long)).await.unwrap_err(), "run_id", "3000 bytes, over the limit of 1024");
+    assert_refused(journal.start_call(&long, "c3", "refund", &input, "k-3").await.unwrap_err(), "run_id", "3000 bytes");
+    assert_refused(journal.start_call("t-1", &long, "refund", &input, "k-3").await.unwrap_err(), "call_id", "3000 bytes");
+    assert_eq!(journal.known_call("k-3").await.unwrap(), None, "a refused call is not started");
+    let error = journal.park(&parked("t-1", "c\0-4", Some("ann"), at(1), None)).await.unwrap_err();
+    assert_refused(error, "call_id", "NUL character (at byte 1)");
+    let error = journal.park(&parked("t-1", "c5", Some(&long), at(1), None)).await.unwrap_err();
+    assert_refused(error, "user_id", "3000 bytes");
+    assert!(journal.pending_for_run("t-1").await.unwrap().is_empty(), "a refused call is not parked");
+
+    // A text with a NUL: refused, and the row stays as it was.
+    journal.start_call("t-1", "c6", "refund", &input, "k-6").await.unwrap();
+    assert_refused(journal.finish_call("k-6", &result("refunded\0")).await.unwrap_err(), "text", "NUL");
+    assert!(matches!(journal.known_call("k-6").await.unwrap(), Some(CallStart::UnknownOutcome { .. })));
+    journal.park(&parked("t-1", "c7", Some("ann"), at(1), None)).await.unwrap();
+    assert_refused(journal.decide("c7", Decision::Reject("no\0".into()), "ann").await.unwrap_err(), "reject_text", "NUL");
+    assert_refused(journal.decide("c7", Decision::Approve, "a\0nn").await.unwrap_err(), "decided_by", "NUL");
+    assert_eq!(journal.approval("c7").await.unwrap().unwrap().decided, None, "a refused decision is not recorded");
+}
+
+async fn prune_forgets_finished_runs_and_keeps_everything_in_flight(db: Db) {
+    let journal = db.open().await;
+    let input = json!({"order_id": "A-1"});
+    let finished = |id: &str| RunRecord { state: RunState::Finished { by: None }, ..RunRecord::new(id) };
+    let call = |run: &'static str, key: &'static str, finish: bool| {
+        let (journal, input) = (&journal, &input);
+        async move {
+            journal.start_call(run, key, "refund", input, key).await.unwrap();
+            if finish {
+                journal.finish_call(key, &result("done")).await.unwrap();
+            }
+        }
+    };
+    // Finished long ago: a finished call and a settled approval.
+    journal.save_run(&finished("r-old")).await.unwrap();
+    call("r-old", "k-old", true).await;
+    journal.park(&parked("r-old", "a-old", None, at(1), None)).await.unwrap();
+    journal.decide("a-old", Decision::Approve, "ann").await.unwrap();
+    journal.settle("a-old").await.unwrap();
+    // Still going, however old.
+    journal.save_run(&RunRecord::new("r-active")).await.unwrap();
+    call("r-active", "k-active", true).await;
+    // Finished, with a call in doubt.
+    journal.save_run(&finished("r-doubt")).await.unwrap();
+    call("r-doubt", "k-doubt", false).await;
+    // Finished, with an approval waiting and one decided but not settled.
+    journal.save_run(&finished("r-waiting")).await.unwrap();
+    journal.park(&parked("r-waiting", "a-waiting", None, at(1), None)).await.unwrap();
+    journal.park(&parked("r-waiting", "a-unsettled", None, at(2), None)).await.unwrap();
+    journal.decide("a-unsettled", Decision::Approve, "ann").await.unwrap();
+    // A call journaled without a run.
+    call("r-none", "k-orphan", true).await;
+    // Two hours pass for all of them; then a run finishes now.
+    let old = (SystemTime::now() - Duration::from_secs(7_200)).duration_since(SystemTime::UNIX_EPOCH).unwrap().as_millis();
+    db.exec(format!("UPDATE journal_runs SET updated_at = {old}")).await;
+    db.exec(format!("UPDATE journal_calls SET started_at = {old}, finished_at = CASE WHEN finished_at IS NULL THEN NULL ELSE {old} END")).await;
+    db.exec(format!("UPDATE journal_approvals SET settled_at = CASE WHEN settled_at IS NULL THEN NULL ELSE {old} END")).await;
+    journal.save_run(&finished("r-recent")).await.unwrap();
+    call("r-recent", "k-recent", true).await;
+
+    let pruned = journal.prune(Retention::finished_older_than(Duration::from_secs(3_600))).await.unwrap();
+    assert_eq!(pruned, Pruned { runs: 1, calls: 2, approvals: 1 });
+    assert_eq!(journal.load_run("r-old").await.unwrap(), None);
+    assert_eq!(journal.known_call("k-old").await.unwrap(), None);
+    assert_eq!(journal.approval("a-old").await.unwrap(), None);
+    assert_eq!(journal.known_call("k-orphan").await.unwrap(), None);
+    // Kept: the run still going, the call in doubt, the open approvals and their runs, the recent run.
+    assert!(journal.load_run("r-active").await.unwrap().is_some());
+    assert!(matches!(journal.known_call("k-active").await.unwrap(), Some(CallStart::Finished(_))));
+    assert!(journal.load_run("r-doubt").await.unwrap().is_some());
+    assert!(matches!(journal.known_call("k-doubt").await.unwrap(), Some(CallStart::UnknownOutcome { .. })));
+    assert!(journal.load_run("r-waiting").await.unwrap().is_some());
+    let unsettled: Vec<_> = journal.unsettled_for_run("r-waiting").await.unwrap().into_iter().map(|a| a.call.call_id).collect();
+    assert_eq!(unsettled, ["a-waiting", "a-unsettled"]);
+    assert!(matches!(journal.known_call("k-recent").await.unwrap(), Some(CallStart::Finished(_))));
+
+    // Every finished run, however recent; pruning again finds nothing more.
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    assert_eq!(journal.prune(Retention::finished_runs()).await.unwrap(), Pruned { runs: 1, calls: 1, approvals: 0 });
+    assert_eq!(journal.load_run("r-recent").await.unwrap(), None);
+    assert_eq!(journal.prune(Retention::finished_runs()).await.unwrap(), Pruned::default());
+    assert!(matches!(journal.known_call("k-doubt").await.unwrap(), Some(CallStart::UnknownOutcome { .. })));
+    assert_eq!(journal.pending_for_run("r-waiting").await.unwrap().len(), 1);
+    // A pruned effect key is new again.
+    assert_eq!(journal.start_call("r-new", "c1", "refund", &input, "k-old").await.unwrap(), CallStart::Started);
+}
+
+async fn a_long_key_journaled_before_keys_were_hashed_is_still_found(db: Db) {
+    let journal = db.open().await;
+    // A finished charge under a 600-byte idempotency key, as an earlier
+    // version stored it (the key itself; Postgres indexes that much).
+    let key = format!("charge:{}", noise(600));
+    let columns = "effect_key, run_id, call_id, tool, input, started_at, finished_at, kind, text, truncated, ends_run";
+    db.exec(format!("INSERT INTO journal_calls ({columns}) VALUES ('{key}', 't-1', 'c1', 'charge', '{{}}', 1, 2, 'success', 'charged', false, false)"))
+        .await;
+    // Sent again after the upgrade: replayed, not charged a second time.
+    match journal.start_call("t-2", "c9", "charge", &json!({}), &key).await.unwrap() {
+        CallStart::Finished(replayed) => assert_eq!(replayed.text, "charged"),
+        other => panic!("the stored effect must be replayed, got {other:?}"),
+    }
+    assert!(matches!(journal.known_call(&key).await.unwrap(), Some(CallStart::Finished(_))));
+    // A long key started before the upgrade and finished after it.
+    let started = format!("refund:{}", noise(700));
+    db.exec(format!("INSERT INTO journal_calls ({columns}) VALUES ('{started}', 't-1', 'c2', 'refund', '{{}}', 1, NULL, NULL, NULL, NULL, NULL)"))
+        .await;
+    journal.finish_call(&started, &result("refunded")).await.unwrap();
+    assert_eq!(journal.known_call(&started).await.unwrap(), Some(CallStart::Finished(result("refunded"))));
+}
+
+#[cfg(feature = "postgres")]
+mod postgres_server {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_refused_port_fails_fast_saying_it_was_refused() {
+        // A port nothing listens on: bound, then closed.
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let started = std::time::Instant::now();
+        let error = Journal::open(&format!("postgres://app:s3cret@127.0.0.1:{port}/journal")).await.unwrap_err();
+        let waited = started.elapsed();
+        assert!(matches!(error, JournalError::Open { .. }), "{error:?}");
+        let message = error.to_string();
+        assert!(message.to_lowercase().contains("refused") && !message.contains("s3cret"), "{message}");
+        assert!(waited < Duration::from_secs(10), "waited {waited:?}");
+    }
+}
+
 #[cfg(feature = "sqlite")]
 mod sqlite_file {
     use super::*;
@@ -354,6 +522,16 @@ mod sqlite_file {
         assert!(matches!(error, JournalError::Url { .. }), "{error:?}");
         let message = error.to_string();
         assert!(message.contains("unknown scheme") && !message.contains("s3cret"), "{message}");
+    }
+
+    #[tokio::test]
+    async fn an_empty_url_is_refused_saying_what_to_write() {
+        for url in ["", "  ", "sqlite:", "sqlite://"] {
+            let error = Journal::open(url).await.expect_err("an empty URL keeps nothing");
+            assert!(matches!(error, JournalError::Url { .. }), "{url:?}: {error:?}");
+            let message = error.to_string();
+            assert!(message.contains("names no journal") && message.contains("sqlite:path/to/journal.db"), "{message}");
+        }
     }
 
     #[tokio::test]

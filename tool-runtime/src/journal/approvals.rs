@@ -7,7 +7,7 @@ use std::time::SystemTime;
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
 use super::records::{encode_decision, millis, RowReader};
-use super::{on_pool, Approval, Decided, Decision, Journal, JournalError, ParkedCall, EXPIRED_BY};
+use super::{limits, on_pool, Approval, Decided, Decision, Journal, JournalError, ParkedCall, EXPIRED_BY};
 
 const PARK: &str = "INSERT INTO journal_approvals (call_id, run_id, tool, input, user_id, parked_at, expires_at) \
      VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (call_id) DO NOTHING";
@@ -33,8 +33,13 @@ impl Journal {
     /// # Errors
     ///
     /// [`JournalError::AlreadyParked`] when a call of that id is already
-    /// parked (decided or not): decisions name only the call id.
+    /// parked (decided or not): decisions name only the call id;
+    /// [`JournalError::Refused`] for an id over the [`limits`].
     pub async fn park(&self, call: &ParkedCall) -> Result<(), JournalError> {
+        limits::id("call_id", &call.call_id)?;
+        limits::id("run_id", &call.run_id)?;
+        limits::text("tool", &call.tool)?;
+        limits::optional_id("user_id", call.user_id.as_deref())?;
         let input = call.input.to_string();
         on_pool!(self, pool => {
             let inserted = sqlx::query(PARK)
@@ -57,11 +62,13 @@ impl Journal {
 
     /// The calls of a run still waiting for a decision, oldest first.
     pub async fn pending_for_run(&self, run_id: &str) -> Result<Vec<ParkedCall>, JournalError> {
+        limits::id("run_id", run_id)?;
         self.pending(BY_RUN, run_id, "pending_for_run").await
     }
 
     /// The calls made for a user still waiting for a decision, oldest first.
     pub async fn pending_for_user(&self, user_id: &str) -> Result<Vec<ParkedCall>, JournalError> {
+        limits::id("user_id", user_id)?;
         self.pending(BY_USER, user_id, "pending_for_user").await
     }
 
@@ -75,6 +82,7 @@ impl Journal {
     /// The calls of a run that its run has not settled yet, decided or not,
     /// oldest first: what a resumed run still holds.
     pub async fn unsettled_for_run(&self, run_id: &str) -> Result<Vec<Approval>, JournalError> {
+        limits::id("run_id", run_id)?;
         on_pool!(self, pool => {
             let rows = sqlx::query(UNSETTLED).bind(run_id).fetch_all(pool).await.map_err(JournalError::database("unsettled_for_run"))?;
             rows.iter().map(decode_approval).collect()
@@ -84,6 +92,7 @@ impl Journal {
     /// Marks a call settled: its run read its decision and gave the model
     /// the result. Settling twice changes nothing.
     pub async fn settle(&self, call_id: &str) -> Result<(), JournalError> {
+        limits::id("call_id", call_id)?;
         on_pool!(self, pool => {
             sqlx::query(SETTLE)
                 .bind(call_id)
@@ -98,6 +107,7 @@ impl Journal {
     /// A parked call and its decision, if any; `None` when no call of that
     /// id was parked.
     pub async fn approval(&self, call_id: &str) -> Result<Option<Approval>, JournalError> {
+        limits::id("call_id", call_id)?;
         on_pool!(self, pool => {
             let row = sqlx::query(ONE).bind(call_id).fetch_optional(pool).await.map_err(JournalError::database("approval"))?;
             row.as_ref().map(decode_approval).transpose()
@@ -112,9 +122,13 @@ impl Journal {
     /// [`JournalError::AlreadyDecided`] (naming who decided and when) when
     /// another decider or [`expire`](Self::expire) came first,
     /// [`JournalError::ApprovalExpired`] when it expired undecided,
-    /// [`JournalError::UnknownApproval`] when no call of that id was parked.
+    /// [`JournalError::UnknownApproval`] when no call of that id was parked,
+    /// [`JournalError::Refused`] for a value over the [`limits`].
     pub async fn decide(&self, call_id: &str, decision: Decision, by: &str) -> Result<Approval, JournalError> {
+        limits::id("call_id", call_id)?;
+        limits::text("decided_by", by)?;
         let (name, edited, text) = encode_decision(&decision);
+        limits::text("reject_text", text.unwrap_or_default())?;
         let now = SystemTime::now();
         on_pool!(self, pool => {
             let decided = sqlx::query(DECIDE)
@@ -148,6 +162,7 @@ impl Journal {
     /// Rejects every call still waiting whose expiry is at or before `now`,
     /// with `text` for the model, decided by [`EXPIRED_BY`]; returns them.
     pub async fn expire(&self, now: SystemTime, text: &str) -> Result<Vec<Approval>, JournalError> {
+        limits::text("reject_text", text)?;
         on_pool!(self, pool => {
             let rows = sqlx::query(EXPIRE)
                 .bind(millis(now))

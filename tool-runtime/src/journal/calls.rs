@@ -3,13 +3,14 @@
 //! key, so "started" is decided by the database: of two processes
 //! inserting one key, exactly one inserts it.
 
+use std::borrow::Cow;
 use std::time::SystemTime;
 
 use serde_json::Value;
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
 use super::records::{millis, RowReader};
-use super::{on_pool, CallStart, Journal, JournalError, JournaledCall, JournaledResult};
+use super::{limits, on_pool, CallStart, Journal, JournalError, JournaledCall, JournaledResult};
 
 const START: &str = "INSERT INTO journal_calls (effect_key, run_id, call_id, tool, input, started_at) VALUES ($1, $2, $3, $4, $5, $6) \
      ON CONFLICT (effect_key) DO NOTHING";
@@ -17,6 +18,7 @@ const KNOWN: &str = "SELECT effect_key, call_id, started_at, finished_at, kind, 
      FROM journal_calls WHERE effect_key = $1";
 const OF_RUN: &str = "SELECT effect_key, call_id, tool, input, started_at, finished_at, kind, text, structured, error_code, status, truncated, ends_run \
      FROM journal_calls WHERE run_id = $1 ORDER BY started_at, call_id";
+const EXISTS: &str = "SELECT call_id FROM journal_calls WHERE effect_key = $1";
 const FINISH: &str = "UPDATE journal_calls SET finished_at = $2, kind = $3, text = $4, structured = $5, error_code = $6, status = $7, \
      truncated = $8, ends_run = $9 WHERE effect_key = $1 AND finished_at IS NULL";
 
@@ -35,12 +37,20 @@ impl Journal {
     /// Atomic: of several processes starting one key at once, exactly one
     /// gets `Started`.
     ///
+    /// An effect key of any length is taken (a long one is stored as its
+    /// digest); the ids are held to the [`limits`].
+    ///
     /// # Errors
     ///
-    /// [`JournalError::Corrupt`] when the stored row of the key does not decode.
+    /// [`JournalError::Corrupt`] when the stored row of the key does not
+    /// decode, [`JournalError::Refused`] for an id over the limits.
     pub async fn start_call(&self, run_id: &str, call_id: &str, tool: &str, input: &Value, effect_key: &str) -> Result<CallStart, JournalError> {
+        limits::id("run_id", run_id)?;
+        limits::id("call_id", call_id)?;
+        limits::text("tool", tool)?;
+        let effect_key = &*self.stored_key(effect_key).await?;
         let input = input.to_string();
-        on_pool!(self, pool => {
+        on_pool!(self, pool => loop {
             let inserted = sqlx::query(START)
                 .bind(effect_key)
                 .bind(run_id)
@@ -54,9 +64,11 @@ impl Journal {
             if inserted.rows_affected() == 1 {
                 return Ok(CallStart::Started);
             }
-            // Calls are never deleted, so the row that won is there.
-            let row = sqlx::query(KNOWN).bind(effect_key).fetch_one(pool).await.map_err(JournalError::database("start_call"))?;
-            decode_known(&row)
+            let row = sqlx::query(KNOWN).bind(effect_key).fetch_optional(pool).await.map_err(JournalError::database("start_call"))?;
+            // None: pruned (Journal::prune) between the two statements; the key is new again.
+            if let Some(row) = row {
+                return decode_known(&row);
+            }
         })
     }
 
@@ -68,6 +80,7 @@ impl Journal {
     ///
     /// [`JournalError::Corrupt`] when the stored row of the key does not decode.
     pub async fn known_call(&self, effect_key: &str) -> Result<Option<CallStart>, JournalError> {
+        let effect_key = &*self.stored_key(effect_key).await?;
         on_pool!(self, pool => {
             let row = sqlx::query(KNOWN).bind(effect_key).fetch_optional(pool).await.map_err(JournalError::database("known_call"))?;
             row.as_ref().map(decode_known).transpose()
@@ -82,6 +95,7 @@ impl Journal {
     ///
     /// [`JournalError::Corrupt`] when a row does not decode.
     pub async fn calls_of_run(&self, run_id: &str) -> Result<Vec<JournaledCall>, JournalError> {
+        limits::id("run_id", run_id)?;
         on_pool!(self, pool => {
             let rows = sqlx::query(OF_RUN).bind(run_id).fetch_all(pool).await.map_err(JournalError::database("calls_of_run"))?;
             rows.iter()
@@ -104,8 +118,13 @@ impl Journal {
     ///
     /// [`JournalError::CallNotStarted`] for a key never started,
     /// [`JournalError::CallAlreadyFinished`] for one whose result is
-    /// already stored (a stored effect is never rewritten).
+    /// already stored (a stored effect is never rewritten),
+    /// [`JournalError::Refused`] for a text holding a NUL.
     pub async fn finish_call(&self, effect_key: &str, result: &JournaledResult) -> Result<(), JournalError> {
+        limits::text("text", &result.text)?;
+        limits::text("error_code", result.error_code.as_deref().unwrap_or_default())?;
+        let given = effect_key;
+        let effect_key = &*self.stored_key(effect_key).await?;
         let structured = result.structured.as_ref().map(Value::to_string);
         on_pool!(self, pool => {
             let updated = sqlx::query(FINISH)
@@ -126,10 +145,30 @@ impl Journal {
             }
             let known = sqlx::query(KNOWN).bind(effect_key).fetch_optional(pool).await.map_err(JournalError::database("finish_call"))?;
             Err(match known {
-                None => JournalError::CallNotStarted { effect_key: effect_key.to_owned() },
-                Some(_) => JournalError::CallAlreadyFinished { effect_key: effect_key.to_owned() },
+                None => JournalError::CallNotStarted { effect_key: given.to_owned() },
+                Some(_) => JournalError::CallAlreadyFinished { effect_key: given.to_owned() },
             })
         })
+    }
+}
+
+impl Journal {
+    /// The effect key as this journal stores it: its digest when it is
+    /// long ([`limits`]), unless a row journaled before keys were hashed
+    /// holds the key itself; that row is the effect, and is kept under it.
+    async fn stored_key<'k>(&self, effect_key: &'k str) -> Result<Cow<'k, str>, JournalError> {
+        let stored = limits::stored_key(effect_key);
+        // No version stored a NUL on Postgres, and none will be looked up there.
+        if matches!(stored, Cow::Borrowed(_)) || effect_key.contains('\0') {
+            return Ok(stored);
+        }
+        let legacy = on_pool!(self, pool => sqlx::query(EXISTS)
+            .bind(effect_key)
+            .fetch_optional(pool)
+            .await
+            .map(|row| row.is_some())
+            .map_err(JournalError::database("effect key")))?;
+        Ok(if legacy { Cow::Borrowed(effect_key) } else { stored })
     }
 }
 

@@ -50,6 +50,15 @@ pub enum JournalError {
         /// What was wrong with it.
         problem: String,
     },
+    /// A value the journal cannot keep on every backend, refused before
+    /// anything was written (see [`limits`](super::limits)).
+    #[error("cannot journal {field}: {why}")]
+    Refused {
+        /// The field (`run_id`, `call_id`, `text`, ...).
+        field: &'static str,
+        /// What is wrong with it and what to do.
+        why: String,
+    },
     /// A query failed.
     #[error("journal {operation} failed: {source}")]
     Database {

@@ -6,9 +6,17 @@
 //!
 //! - SQLite (feature `sqlite`, on by default): a file, created when
 //!   missing, in WAL mode with a busy timeout, so that several processes on
-//!   one machine can share it. `sqlite:path` or a plain file path.
+//!   one machine can share it; an operation SQLite refuses because another
+//!   process holds the lock is run again for up to 20 s before its error
+//!   is returned. `sqlite:path` or a plain file path.
 //! - Postgres (feature `postgres`): `postgres://...`, for several
 //!   instances sharing one database.
+//!
+//! Both keep the same values: ids are at most
+//! [`MAX_ID_BYTES`](limits::MAX_ID_BYTES) long, no text holds a NUL, and a
+//! long effect key is stored as its digest ([`limits`]); a value outside
+//! the limits is refused before anything is written
+//! ([`JournalError::Refused`]).
 //!
 //! It stores three things:
 //!
@@ -26,6 +34,11 @@
 //!   decided once ([`decide`](Journal::decide): of two deciders exactly one
 //!   wins, the other gets [`JournalError::AlreadyDecided`] naming who won),
 //!   expired into rejections ([`expire`](Journal::expire)).
+//!
+//! The journal keeps all of it until the host prunes it:
+//! [`prune`](Journal::prune) with a [`Retention`] forgets finished runs
+//! older than it, never a run still going, a call in doubt or an approval
+//! not settled ([`Retention`] says what goes and what stays).
 //!
 //! The schema is created and migrated when a journal is opened; a database
 //! whose schema is newer than this code is refused
@@ -64,13 +77,17 @@
 //! ```
 
 mod approvals;
+mod busy;
 mod calls;
 mod error;
+pub mod limits;
 mod records;
+mod retention;
 mod runs;
 mod schema;
 
 pub use error::JournalError;
+pub use retention::{Pruned, Retention};
 pub use records::{Approval, CallStart, Decided, Decision, JournaledCall, JournaledResult, ParkedCall, RunRecord};
 pub use crate::durable::DurableError;
 
@@ -96,16 +113,27 @@ enum Backend {
 
 /// Runs `$body` with `$pool` bound to the backend's pool: the queries are
 /// the same text on both backends (both take `$1` parameters), only the
-/// driver's types differ.
+/// driver's types differ. The body is run again, whole, while SQLite says
+/// another connection holds the lock ([`busy`]); a `return` in it ends
+/// that one try.
 macro_rules! on_pool {
-    ($journal:expr, $pool:ident => $body:expr) => {
-        match &$journal.backend {
-            #[cfg(feature = "sqlite")]
-            $crate::journal::Backend::Sqlite($pool) => $body,
-            #[cfg(feature = "postgres")]
-            $crate::journal::Backend::Postgres($pool) => $body,
+    ($journal:expr, $pool:ident => $body:expr) => {{
+        let mut busy = $crate::journal::busy::Busy::new();
+        loop {
+            let result = async {
+                match &$journal.backend {
+                    #[cfg(feature = "sqlite")]
+                    $crate::journal::Backend::Sqlite($pool) => $body,
+                    #[cfg(feature = "postgres")]
+                    $crate::journal::Backend::Postgres($pool) => $body,
+                }
+            }
+            .await;
+            if !busy.again(&result).await {
+                break result;
+            }
         }
-    };
+    }};
 }
 use on_pool;
 
@@ -117,14 +145,17 @@ impl Journal {
     ///   timeout.
     /// - `postgres://user:password@host:port/database`: Postgres (feature
     ///   `postgres`). The database must exist; the journal's tables are
-    ///   created in it (all named `journal_*`).
+    ///   created in it (all named `journal_*`). A server that does not
+    ///   answer within 5 s, or refuses the connection, fails the open at
+    ///   once with the driver's reason.
     ///
     /// # Errors
     ///
-    /// [`JournalError::Url`] for a URL this build cannot open (an in-memory
-    /// SQLite database, which would not outlive the process, or a backend
-    /// whose feature is off), [`JournalError::Open`] when the database
-    /// cannot be reached, [`JournalError::SchemaTooNew`] when a newer
+    /// [`JournalError::Url`] for a URL this build cannot open (an empty
+    /// one, an in-memory SQLite database, which would not outlive the
+    /// process, or a backend whose feature is off), [`JournalError::Open`]
+    /// when the database cannot be reached (saying why: refused, no such
+    /// database, ...), [`JournalError::SchemaTooNew`] when a newer
     /// tool-runtime wrote it.
     pub async fn open(url: &str) -> Result<Journal, JournalError> {
         let journal = Journal { backend: connect(url).await? };
@@ -137,7 +168,12 @@ impl Journal {
 
     /// Closes the connections; clones of this journal can no longer be used.
     pub async fn close(&self) {
-        on_pool!(self, pool => pool.close().await)
+        match &self.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(pool) => pool.close().await,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(pool) => pool.close().await,
+        }
     }
 }
 
@@ -157,12 +193,43 @@ fn shown(url: &str) -> String {
     }
 }
 
+/// How long opening a Postgres journal waits for the server's answer.
+#[cfg(feature = "postgres")]
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Whether `url` names no database at all (`""`, `sqlite:`): SQLite would
+/// open a temporary one, deleted on close, that keeps nothing.
+fn names_nothing(url: &str) -> bool {
+    let path = url.trim();
+    let path = path.strip_prefix("sqlite:").unwrap_or(path);
+    let path = path.strip_prefix("//").unwrap_or(path);
+    path.split('?').next().unwrap_or_default().trim().is_empty()
+}
+
 async fn connect(url: &str) -> Result<Backend, JournalError> {
     let open_failed = |source: sqlx::Error| JournalError::Open { url: shown(url), source: Box::new(source) };
+    if names_nothing(url) {
+        return Err(JournalError::Url {
+            url: url.to_owned(),
+            why: "the URL names no journal (it would keep nothing); give sqlite:path/to/journal.db, a file path, \
+                  or postgres://user@host/database"
+                .into(),
+        });
+    }
     if is_postgres(url) {
         #[cfg(feature = "postgres")]
         {
+            use sqlx::{ConnectOptions, Connection};
+
             let options: sqlx::postgres::PgConnectOptions = url.parse().map_err(open_failed)?;
+            // The pool tries a refused connection again until its acquire
+            // timeout (30 s), then says only that it timed out: one
+            // connection first, bounded, says why it failed.
+            let first = tokio::time::timeout(CONNECT_TIMEOUT, options.connect()).await.map_err(|_| JournalError::Open {
+                url: shown(url),
+                source: format!("the server did not answer within {CONNECT_TIMEOUT:?}").into(),
+            })?;
+            first.map_err(open_failed)?.close().await.map_err(open_failed)?;
             let pool = sqlx::postgres::PgPoolOptions::new().connect_with(options).await.map_err(open_failed)?;
             return Ok(Backend::Postgres(pool));
         }
@@ -200,7 +267,7 @@ async fn connect(url: &str) -> Result<Backend, JournalError> {
         // Every commit reaches the disk: a journaled effect survives a
         // power loss, not only a crash of the process.
         .synchronous(SqliteSynchronous::Full)
-        .busy_timeout(BUSY_TIMEOUT);
+        .busy_timeout(busy::BUSY_TIMEOUT);
         // Switching a new file to WAL takes an exclusive lock, and SQLite
         // answers "database is locked" at once, without the busy timeout,
         // when two connections try it together (it would deadlock). So a
@@ -209,7 +276,7 @@ async fn connect(url: &str) -> Result<Backend, JournalError> {
         loop {
             match SqlitePoolOptions::new().connect_with(options.clone()).await {
                 Ok(pool) => return Ok(Backend::Sqlite(pool)),
-                Err(error) if is_busy(&error) && started.elapsed() < BUSY_TIMEOUT => {
+                Err(error) if busy::is_busy(&error) && started.elapsed() < busy::BUSY_BUDGET => {
                     tokio::time::sleep(Duration::from_millis(20)).await;
                 }
                 Err(error) => return Err(open_failed(error)),
@@ -221,18 +288,6 @@ async fn connect(url: &str) -> Result<Backend, JournalError> {
         url: url.to_owned(),
         why: "this build has no SQLite support; enable tool-runtime's feature `sqlite` or give a postgres:// URL".into(),
     })
-}
-
-/// How long a SQLite connection waits for another's lock.
-#[cfg(feature = "sqlite")]
-const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
-
-/// SQLite's `SQLITE_BUSY` (5) or `SQLITE_LOCKED` (6): another connection
-/// holds the lock.
-#[cfg(feature = "sqlite")]
-fn is_busy(error: &sqlx::Error) -> bool {
-    let code = error.as_database_error().and_then(|error| error.code());
-    matches!(code.as_deref(), Some("5" | "6"))
 }
 
 #[cfg(test)]

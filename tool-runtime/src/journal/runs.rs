@@ -5,7 +5,7 @@ use std::time::SystemTime;
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
 use super::records::{encode_state, millis, RowReader};
-use super::{on_pool, Journal, JournalError, RunRecord};
+use super::{limits, on_pool, Journal, JournalError, RunRecord};
 
 const SAVE: &str = "INSERT INTO journal_runs (run_id, step, executed, state, ended_by, updated_at) VALUES ($1, $2, $3, $4, $5, $6) \
      ON CONFLICT (run_id) DO UPDATE SET step = excluded.step, executed = excluded.executed, state = excluded.state, \
@@ -16,9 +16,11 @@ impl Journal {
     /// Saves a run under its id, replacing what was stored; its
     /// `updated_at` is set to now.
     pub async fn save_run(&self, run: &RunRecord) -> Result<(), JournalError> {
+        limits::id("run_id", &run.run_id)?;
         let executed = serde_json::to_string(&run.executed).expect("a list of strings serialises");
         let step = i64::try_from(run.step).unwrap_or(i64::MAX);
         let (state, ended_by) = encode_state(&run.state);
+        limits::text("ended_by", ended_by.unwrap_or_default())?;
         on_pool!(self, pool => sqlx::query(SAVE)
             .bind(&run.run_id)
             .bind(step)
@@ -38,6 +40,7 @@ impl Journal {
     ///
     /// [`JournalError::Corrupt`] when the stored row does not decode.
     pub async fn load_run(&self, run_id: &str) -> Result<Option<RunRecord>, JournalError> {
+        limits::id("run_id", run_id)?;
         on_pool!(self, pool => {
             let row = sqlx::query(LOAD).bind(run_id).fetch_optional(pool).await.map_err(JournalError::database("load_run"))?;
             row.as_ref().map(decode_run).transpose()

@@ -25,7 +25,19 @@ const RECORD_VERSION: &str = "INSERT INTO journal_schema (version, applied_at) V
 #[cfg(feature = "postgres")]
 const POSTGRES_MIGRATION_LOCK: i64 = 0x746f_6f6c_6a6e_6c31;
 
+/// Applies the migrations the database lacks; tried again while SQLite
+/// says another process holds the lock (one migrating at the same time).
 pub(crate) async fn migrate(journal: &Journal) -> Result<(), JournalError> {
+    let mut busy = super::busy::Busy::new();
+    loop {
+        let result = migrate_once(journal).await;
+        if !busy.again(&result).await {
+            return result;
+        }
+    }
+}
+
+async fn migrate_once(journal: &Journal) -> Result<(), JournalError> {
     let failed = JournalError::database("migrate");
     match &journal.backend {
         #[cfg(feature = "sqlite")]

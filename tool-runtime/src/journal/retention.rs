@@ -1,0 +1,122 @@
+//! Retention: what the journal may forget, so that it does not grow
+//! forever ([`Journal::prune`]; the rules are on [`Retention`]).
+
+use std::time::{Duration, SystemTime};
+
+use super::records::millis;
+use super::{on_pool, Journal, JournalError};
+
+/// How long the journal keeps what is finished: [`Journal::prune`]
+/// deletes the rows of finished runs (and of calls journaled without a run)
+/// older than this; nothing else.
+///
+/// Never pruned, whatever their age:
+///
+/// - any row of a run that is not finished (active or ending), or that
+///   finished within the retention;
+/// - a call in doubt (started, never finished): only a person or the tool
+///   can say whether it took effect;
+/// - an approval still waiting, or decided and not yet settled by its run;
+/// - the run record of a run that still has either of the two above.
+///
+/// Once a finished run is pruned, resuming its id starts a new run, and a
+/// call whose effect was pruned runs again: keep finished runs at least as
+/// long as a step of theirs could be sent again (a crashed host retrying,
+/// an idempotency key reused).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Retention {
+    keep: Duration,
+}
+
+impl Retention {
+    /// Keeps a finished run's rows for `age` after its last change; calls
+    /// journaled without a run record are kept `age` after they finished.
+    pub const fn finished_older_than(age: Duration) -> Self {
+        Retention { keep: age }
+    }
+
+    /// Forgets every finished run at once (the same as
+    /// `finished_older_than(Duration::ZERO)`).
+    pub const fn finished_runs() -> Self {
+        Retention { keep: Duration::ZERO }
+    }
+}
+
+/// What one [`Journal::prune`] deleted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pruned {
+    /// Run records.
+    pub runs: u64,
+    /// Finished calls (effects).
+    pub calls: u64,
+    /// Decided and settled approvals.
+    pub approvals: u64,
+}
+
+// A call's or an approval's rows are kept while its run is kept: not
+// finished, or finished within the retention.
+const CALLS: &str = "DELETE FROM journal_calls WHERE finished_at IS NOT NULL AND finished_at < $1 AND NOT EXISTS \
+     (SELECT 1 FROM journal_runs r WHERE r.run_id = journal_calls.run_id AND (r.state <> 'finished' OR r.updated_at >= $1))";
+const APPROVALS: &str = "DELETE FROM journal_approvals WHERE decision IS NOT NULL AND settled_at IS NOT NULL AND settled_at < $1 \
+     AND NOT EXISTS (SELECT 1 FROM journal_runs r WHERE r.run_id = journal_approvals.run_id \
+     AND (r.state <> 'finished' OR r.updated_at >= $1))";
+const RUNS: &str = "DELETE FROM journal_runs WHERE state = 'finished' AND updated_at < $1 \
+     AND NOT EXISTS (SELECT 1 FROM journal_calls c WHERE c.run_id = journal_runs.run_id AND c.finished_at IS NULL) \
+     AND NOT EXISTS (SELECT 1 FROM journal_approvals a WHERE a.run_id = journal_runs.run_id \
+     AND (a.decision IS NULL OR a.settled_at IS NULL))";
+
+impl Journal {
+    /// Deletes what `retention` lets go: the finished calls and settled
+    /// approvals of runs finished before it, those runs' records, and
+    /// finished calls journaled without a run record. Never a row of a run
+    /// still going, a call in doubt or an approval not settled (see
+    /// [`Retention`]).
+    ///
+    /// The journal does not prune by itself: call it from the host, on a
+    /// schedule, in one process or in several (each deletes what is there).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let dir = std::env::temp_dir().join(format!("journal-prune-doc-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// use std::time::Duration;
+    /// use tool_runtime::journal::{Journal, Retention};
+    ///
+    /// let journal = Journal::open(dir.join("journal.db").to_str().unwrap()).await?;
+    /// // Once an hour, forget the runs that finished more than a week ago.
+    /// let pruning = tokio::spawn({
+    ///     let journal = journal.clone();
+    ///     async move {
+    ///         let mut every = tokio::time::interval(Duration::from_secs(3_600));
+    ///         loop {
+    ///             every.tick().await;
+    ///             let week = Retention::finished_older_than(Duration::from_secs(7 * 24 * 3_600));
+    ///             if let Err(error) = journal.prune(week).await {
+    ///                 eprintln!("pruning the journal failed: {error}");
+    ///             }
+    ///         }
+    ///     }
+    /// });
+    /// # pruning.abort(); journal.close().await; std::fs::remove_dir_all(&dir)?; Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`JournalError::Database`] when a delete fails; what was deleted
+    /// before stays deleted, and pruning again finishes the job.
+    pub async fn prune(&self, retention: Retention) -> Result<Pruned, JournalError> {
+        let cutoff = millis(SystemTime::now().checked_sub(retention.keep).unwrap_or(SystemTime::UNIX_EPOCH));
+        let mut pruned = Pruned::default();
+        // Calls and approvals first: a run record goes only once its rows
+        // have, so a failure midway leaves nothing without its run.
+        for (sql, count) in [(CALLS, &mut pruned.calls), (APPROVALS, &mut pruned.approvals), (RUNS, &mut pruned.runs)] {
+            *count = on_pool!(self, pool => sqlx::query(sql)
+                .bind(cutoff)
+                .execute(pool)
+                .await
+                .map(|done| done.rows_affected())
+                .map_err(JournalError::database("prune")))?;
+        }
+        Ok(pruned)
+    }
+}
