@@ -380,8 +380,15 @@ fn echo_scope(scope: &String, tool: &mut ScopedTool) {
 
 #[test]
 fn a_parsed_answer_over_the_cap_fails_open_in_every_dialect() {
+    // Over the answer's 64 KiB, then over the response's 1 MiB as well.
+    for (count, cap) in [(8_000, "65536"), (200_000, "1048576")] {
+        answer_over_the_cap_fails_open(count, cap);
+    }
+}
+
+fn answer_over_the_cap_fails_open(count: usize, cap: &str) {
     let classifier = registry().classifier();
-    let names: Vec<String> = (0..200_000).map(|i| format!("tool_{i}")).collect();
+    let names: Vec<String> = (0..count).map(|i| format!("tool_{i}")).collect();
     let answer = json!({"tools": names});
     let text = answer.to_string();
     let responses = [
@@ -392,11 +399,15 @@ fn a_parsed_answer_over_the_cap_fails_open_in_every_dialect() {
     ];
     let mut selections: Vec<(String, Selection)> =
         responses.iter().map(|(dialect, response)| (format!("{dialect:?}"), classifier.read(*dialect, response))).collect();
+    for selection in &mut selections[..] {
+        selection.0 = format!("{} read", selection.0);
+    }
     selections.push(("read_value".into(), classifier.read_value(&answer)));
     selections.push(("read_json".into(), classifier.read_json(&text)));
     for (path, selection) in selections {
         let why = selection.failed_open.clone().unwrap_or_else(|| panic!("{path}: read whole, {} names dropped", selection.dropped.len()));
-        assert!(why.contains("65536"), "{path}: {why}");
+        let expected = if path.ends_with(" read") { cap } else { "65536" };
+        assert!(why.contains(expected), "{path}: {why}");
         assert!(selection.dropped.is_empty() && selection.tools.is_empty(), "{path}");
     }
 }

@@ -134,8 +134,14 @@ impl Classifier {
 
     /// The selection in a model's response in `dialect`: its call of
     /// `select_tools`. A response without one, or whose answer is not the
-    /// expected object, fails open ([`Selection::failed_open`]).
+    /// expected object, fails open ([`Selection::failed_open`]), and so does
+    /// a response over 1 MiB as JSON, unread, or an answer over 64 KiB.
     pub fn read(&self, dialect: Dialect, response: &Value) -> Selection {
+        // Reading the calls copies their arguments: an oversized response
+        // is refused before that.
+        if json_len(response, MAX_RESPONSE_BYTES).is_none() {
+            return Selection::fail_open(format!("the response is over {MAX_RESPONSE_BYTES} bytes as JSON"));
+        }
         let calls = match dialect {
             Dialect::OpenAiChat => openai::chat::parse_calls(response),
             Dialect::OpenAiResponses => openai::responses::parse_calls(response),
@@ -210,6 +216,10 @@ impl Classifier {
 /// The longest classifier answer read, in bytes of JSON text: a list of
 /// names and a few scope values.
 const MAX_ANSWER_BYTES: usize = 64 * 1024;
+
+/// The longest classifier response read, in bytes of JSON text: its answer
+/// and what the provider wraps it in.
+const MAX_RESPONSE_BYTES: usize = 16 * MAX_ANSWER_BYTES;
 
 /// The longest scope value a tool is rebuilt from, in bytes of JSON text,
 /// and how much longer than the tool's own its rebuilt description and
