@@ -105,9 +105,10 @@ impl ScriptedModel {
 
 impl Model for ScriptedModel {
     fn classify(&mut self, classifier: &Classifier) -> Selection {
-        // What a cheap model answers to the classifier's prompt.
+        // What a cheap model answers to the classifier's prompt: a broken
+        // item asks for the customer's photo of it too.
         classifier.read_json(
-            r#"{"tools": ["classify_request", "lookup_order", "refund", "issue_voucher"],
+            r#"{"tools": ["classify_request", "lookup_order", "damage_photo", "refund", "issue_voucher"],
                 "scopes": {"lookup_order": {"orders": ["A-1002", "A-1001"]}}}"#,
         )
     }

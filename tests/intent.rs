@@ -342,3 +342,129 @@ async fn an_input_a_human_edits_must_fit_the_turns_scope_too() {
     let approved = run.approve_with("c2", json!({"region": "eu", "query": "all"})).await.unwrap();
     assert_eq!(approved.text, "refunded eu all");
 }
+
+/// How many days back a turn looks.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct RecentScope {
+    /// At most five days.
+    #[schemars(range(max = 5))]
+    days: u32,
+}
+
+/// Search the recent orders.
+#[tool(read_only, scope = recent_days)]
+async fn recent_orders(days: u32) -> String {
+    format!("{days} days")
+}
+
+fn recent_days(scope: &RecentScope, tool: &mut ScopedTool) {
+    tool.description = format!("Search the orders of the last {} days.", scope.days);
+    tool.input_schema["properties"]["days"]["maximum"] = json!(scope.days);
+}
+
+/// Search the notes.
+#[tool(read_only, scope = echo_scope)]
+async fn search_notes(topic: String) -> String {
+    topic
+}
+
+/// Writes the scope value into the description, and, for `"long"`, a
+/// description far longer than any scope value.
+fn echo_scope(scope: &String, tool: &mut ScopedTool) {
+    tool.description = if scope == "long" { "notes ".repeat(10_000) } else { format!("Search the notes about {scope}.") };
+    if scope == "wide enum" {
+        let topics: Vec<String> = (0..2_000).map(|i| format!("topic {i}")).collect();
+        tool.input_schema["properties"]["topic"]["enum"] = json!(topics);
+    }
+}
+
+#[test]
+fn a_parsed_answer_over_the_cap_fails_open_in_every_dialect() {
+    // Over the answer's 64 KiB, then over the response's 1 MiB as well.
+    for (count, cap) in [(8_000, "65536"), (200_000, "1048576")] {
+        answer_over_the_cap_fails_open(count, cap);
+    }
+}
+
+fn answer_over_the_cap_fails_open(count: usize, cap: &str) {
+    let classifier = registry().classifier();
+    let names: Vec<String> = (0..count).map(|i| format!("tool_{i}")).collect();
+    let answer = json!({"tools": names});
+    let text = answer.to_string();
+    let responses = [
+        (Dialect::OpenAiChat, json!({"choices": [{"message": {"role": "assistant", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "select_tools", "arguments": text}}]}}]})),
+        (Dialect::Anthropic, json!({"content": [{"type": "tool_use", "id": "t1", "name": "select_tools", "input": answer}]})),
+        (Dialect::Gemini, json!({"candidates": [{"content": {"parts": [{"functionCall": {"name": "select_tools", "args": answer}}]}}]})),
+    ];
+    let mut selections: Vec<(String, Selection)> =
+        responses.iter().map(|(dialect, response)| (format!("{dialect:?}"), classifier.read(*dialect, response))).collect();
+    for selection in &mut selections[..] {
+        selection.0 = format!("{} read", selection.0);
+    }
+    selections.push(("read_value".into(), classifier.read_value(&answer)));
+    selections.push(("read_json".into(), classifier.read_json(&text)));
+    for (path, selection) in selections {
+        let why = selection.failed_open.clone().unwrap_or_else(|| panic!("{path}: read whole, {} names dropped", selection.dropped.len()));
+        let expected = if path.ends_with(" read") { cap } else { "65536" };
+        assert!(why.contains(expected), "{path}: {why}");
+        assert!(selection.dropped.is_empty() && selection.tools.is_empty(), "{path}");
+    }
+}
+
+#[test]
+fn a_scope_value_or_the_text_rebuilt_from_it_over_its_cap_is_refused() {
+    let registry = Registry::<Desk>::builder().tools(tools![search_notes]).build().unwrap();
+    let own = registry.definition("search_notes").unwrap().clone();
+    let mut run = registry.run(Arc::new(Desk));
+    let cases = [
+        (json!("x".repeat(5_000_000)), "the scope value is over 4096 bytes"),
+        (json!("long"), "the rebuilt description is 60000 bytes, more than 4096 over the tool's own"),
+        (json!("wide enum"), "the rebuilt input schema is more than 4096 bytes over the tool's own"),
+    ];
+    for (value, expected) in cases {
+        let problems = run.select(&Selection::new(["search_notes"]).scope("search_notes", value));
+        assert_eq!(problems.len(), 1, "{expected}");
+        assert!(problems[0].problem.starts_with(expected), "expected {expected:?}, found {:?}", problems[0].problem);
+        assert_eq!(run.offered(), [&own], "the tool keeps its own definition");
+    }
+    assert!(run.select(&Selection::new(["search_notes"]).scope("search_notes", json!("returns"))).is_empty());
+    assert_eq!(run.offered()[0].description, "Search the notes about returns.");
+}
+
+#[tokio::test]
+async fn a_scope_value_must_fit_the_scope_schema_the_classifier_was_shown() {
+    let registry = Registry::<Desk>::builder().tools(tools![recent_orders]).build().unwrap();
+    let shown = registry.classifier().answer_schema()["$defs"]["recent_orders.RecentScope"].clone();
+    assert_eq!(shown["properties"]["days"]["maximum"], 5, "{shown}");
+    let mut run = registry.run(Arc::new(Desk));
+    let problems = run.select(&Selection::new(["recent_orders"]).scope("recent_orders", json!({"days": 9})));
+    assert_eq!(problems.len(), 1, "9 is over the advertised maximum of 5");
+    assert!(problems[0].problem.starts_with("the scope value does not fit the scope type: /days: 9 is greater than"), "{}", problems[0]);
+    assert_eq!(run.offered()[0], registry.definition("recent_orders").unwrap());
+    assert!(run.select(&Selection::new(["recent_orders"]).scope("recent_orders", json!({"days": 3}))).is_empty());
+    assert_eq!(run.offered()[0].description, "Search the orders of the last 3 days.");
+}
+
+#[test]
+fn an_added_applicator_cannot_defeat_unevaluated_properties() {
+    let schema = json!({
+        "type": "object",
+        "properties": {"product": {"type": "string"}},
+        "required": ["product"],
+        "unevaluatedProperties": false
+    });
+    let search = DynamicTool::new("search_docs", "Search the documentation.", schema, |args: Value, _ctx: Ctx<Desk>| async move {
+        Ok::<_, ToolError>(args)
+    })
+    .scope(json!({"type": "string"}), |scope, tool| {
+        tool.input_schema["properties"]["product"]["const"] = scope.clone();
+        tool.input_schema["allOf"] = json!([{"properties": {"admin": {"type": "boolean"}}}]);
+    });
+    let registry = Registry::<Desk>::builder().tool(search).build().unwrap();
+    let mut run = registry.run(Arc::new(Desk));
+    let problems = run.select(&Selection::new(["search_docs"]).scope("search_docs", json!("billing")));
+    assert_eq!(problems.len(), 1, "the rebuilt schema would take `admin`, which the tool refuses");
+    assert!(problems[0].problem.contains("/allOf: `allOf` may not be added beside `unevaluatedProperties`"), "{}", problems[0]);
+    assert_eq!(run.offered()[0], registry.definition("search_docs").unwrap());
+}

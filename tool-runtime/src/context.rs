@@ -351,7 +351,8 @@ impl UserContext {
 pub struct StepView<'a, App> {
     /// The index of the model call this offer is for.
     pub step: usize,
-    /// Names of the tools executed successfully so far, in order.
+    /// Names of the tools executed successfully so far, each once, in the
+    /// order of its first success.
     pub executed: &'a [String],
     /// The app state.
     pub app: &'a App,

@@ -19,6 +19,7 @@
 //! the input (an order id), in every run. A tool with `replay = false` is
 //! not journaled: it runs every time.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -40,6 +41,24 @@ use crate::run::Run;
 pub(crate) struct Durable {
     pub(crate) journal: Journal,
     pub(crate) run_id: Arc<str>,
+    /// How many of the run's executed tools the journal holds: a save
+    /// appends those after them.
+    stored_tools: AtomicUsize,
+}
+
+impl Durable {
+    pub(crate) fn new(journal: Journal, run_id: Arc<str>) -> Self {
+        Durable { journal, run_id, stored_tools: AtomicUsize::new(0) }
+    }
+
+    /// Journals how the run stands: its step and state, and the tools it
+    /// executed since the last save appended ([`Journal::update_run`]).
+    pub(crate) async fn save(&self, run: &RunRecord) -> Result<(), JournalError> {
+        self.journal.update_run(run, self.stored_tools.load(Ordering::Acquire)).await?;
+        // Saves of one MCP session may finish out of order: the longest wins.
+        self.stored_tools.fetch_max(run.executed.len(), Ordering::AcqRel);
+        Ok(())
+    }
 }
 
 /// Why a durable run could not be started, resumed or kept.
@@ -260,10 +279,11 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// written; [`DurableError::Incompatible`] when a pending call's tool is
     /// gone or no longer accepts its journaled input.
     pub async fn durable(mut self, journal: &Journal, run_id: &str) -> Result<Self, DurableError> {
-        let durable = Arc::new(Durable { journal: journal.clone(), run_id: run_id.into() });
+        let durable = Arc::new(Durable::new(journal.clone(), run_id.into()));
         self.durable = Some(durable.clone());
         match journal.load_run(run_id).await? {
             Some(record) => {
+                durable.stored_tools.store(record.executed.len(), Ordering::Release);
                 self.steps.step = record.step;
                 self.steps.executed = record.executed;
                 self.steps.state = record.state;
@@ -396,7 +416,7 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// Records how the run stands, after a step or an approval.
     pub(crate) async fn save(&self) -> Result<(), JournalError> {
         match &self.durable {
-            Some(durable) => durable.journal.save_run(&self.record(durable)).await,
+            Some(durable) => durable.save(&self.record(durable)).await,
             None => Ok(()),
         }
     }

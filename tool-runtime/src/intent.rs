@@ -134,8 +134,14 @@ impl Classifier {
 
     /// The selection in a model's response in `dialect`: its call of
     /// `select_tools`. A response without one, or whose answer is not the
-    /// expected object, fails open ([`Selection::failed_open`]).
+    /// expected object, fails open ([`Selection::failed_open`]), and so does
+    /// a response over 1 MiB as JSON, unread, or an answer over 64 KiB.
     pub fn read(&self, dialect: Dialect, response: &Value) -> Selection {
+        // Reading the calls copies their arguments: an oversized response
+        // is refused before that.
+        if json_len(response, MAX_RESPONSE_BYTES).is_none() {
+            return Selection::fail_open(format!("the response is over {MAX_RESPONSE_BYTES} bytes as JSON"));
+        }
         let calls = match dialect {
             Dialect::OpenAiChat => openai::chat::parse_calls(response),
             Dialect::OpenAiResponses => openai::responses::parse_calls(response),
@@ -158,6 +164,7 @@ impl Classifier {
 
     /// The selection in an answer given as JSON text (a provider's
     /// structured output matching [`answer_schema`](Self::answer_schema)).
+    /// An answer over 64 KiB fails open unread.
     pub fn read_json(&self, answer: &str) -> Selection {
         if answer.len() > MAX_ANSWER_BYTES {
             return Selection::fail_open(format!("the answer is {} bytes, over {MAX_ANSWER_BYTES}", answer.len()));
@@ -169,8 +176,14 @@ impl Classifier {
     }
 
     /// The selection in a parsed answer. Names that are not tools to
-    /// choose from are dropped (and listed in [`Selection::dropped`]).
+    /// choose from are dropped (and listed in [`Selection::dropped`]). An
+    /// answer over 64 KiB as JSON text fails open unread, as in
+    /// [`read_json`](Self::read_json) and [`read`](Self::read): a list of
+    /// names and a few scope values is far less.
     pub fn read_value(&self, answer: &Value) -> Selection {
+        if json_len(answer, MAX_ANSWER_BYTES).is_none() {
+            return Selection::fail_open(format!("the answer is over {MAX_ANSWER_BYTES} bytes as JSON"));
+        }
         let Some(names) = answer.get("tools").and_then(Value::as_array) else {
             return Selection::fail_open("the answer has no `tools` list");
         };
@@ -200,9 +213,41 @@ impl Classifier {
     }
 }
 
-/// The longest classifier answer read, in bytes: a list of names and a few
-/// scope values.
+/// The longest classifier answer read, in bytes of JSON text: a list of
+/// names and a few scope values.
 const MAX_ANSWER_BYTES: usize = 64 * 1024;
+
+/// The longest classifier response read, in bytes of JSON text: its answer
+/// and what the provider wraps it in.
+const MAX_RESPONSE_BYTES: usize = 16 * MAX_ANSWER_BYTES;
+
+/// The longest scope value a tool is rebuilt from, in bytes of JSON text,
+/// and how much longer than the tool's own its rebuilt description and
+/// input schema may each be: a scope names what a message is about.
+const MAX_SCOPE_BYTES: usize = 4 * 1024;
+
+/// The length of `value` as compact JSON text, when it is at most `max`
+/// bytes; `None` beyond, found without writing more than `max + 1` bytes.
+fn json_len(value: &Value, max: usize) -> Option<usize> {
+    struct Counter {
+        written: usize,
+        max: usize,
+    }
+    impl std::io::Write for Counter {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.written += bytes.len();
+            if self.written > self.max {
+                return Err(std::io::Error::other("over the limit"));
+            }
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter { written: 0, max };
+    serde_json::to_writer(&mut counter, value).ok().map(|()| counter.written)
+}
 
 /// The answer's schema: the names as an enum, and each scoped tool's scope
 /// schema under `scopes`, its `$defs` moved to the root under the tool's name.
@@ -312,8 +357,9 @@ impl Selection {
 }
 
 /// A scoped tool that kept its own definition for the turn, and why: its
-/// scope value did not fit the scope type, its scope function panicked, or
-/// the schema it rebuilt would accept an input the tool's own refuses.
+/// scope value did not fit the scope type or was too long, its scope
+/// function panicked or wrote too much, or the schema it rebuilt would
+/// accept an input the tool's own refuses.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScopeProblem {
     /// The tool.
@@ -376,10 +422,13 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// A selected tool with a scope value is rebuilt by its scope function
     /// for the turn: [`offered`](Self::offered) gives its rebuilt
     /// description and input schema, and its calls are validated against
-    /// that schema as well. A tool whose scope value does not fit, whose
-    /// function panics, or whose rebuilt schema would accept an input its
-    /// own refuses keeps its own definition; each is returned and
-    /// reported (kind [`ErrorKind::Scope`]).
+    /// that schema as well. A scope value is checked against the scope
+    /// schema the classifier was shown before the scope function sees it.
+    /// A tool whose scope value does not fit it or is over 4 KiB as JSON,
+    /// whose function panics or writes a description or schema more than
+    /// 4 KiB longer than the tool's own, or whose rebuilt schema would
+    /// accept an input its own refuses keeps its own definition; each is
+    /// returned and reported (kind [`ErrorKind::Scope`]).
     pub fn select(&mut self, selection: &Selection) -> Vec<ScopeProblem> {
         if selection.failed_open.is_some() {
             self.turn = None;
@@ -424,22 +473,45 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// `tool` rebuilt for `scope`, checked; `None` for a tool without a scope.
     fn scope(&self, tool: &str, scope: &Value) -> Option<Result<Scoped, String>> {
         let entry = self.registry.entry(tool)?;
-        entry.def.scope_schema.as_ref()?;
-        let mut rebuilt = ScopedTool::new(entry.def.description.clone(), (*entry.def.input_schema).clone());
-        let built = match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.scope(scope, &mut rebuilt))) {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(err)) => Err(format!("the scope value does not fit the scope type: {err}")),
-            Err(payload) => Err(format!("the scope function panicked: {}", panic_message(payload.as_ref()))),
-        };
-        Some(built.and_then(|()| {
-            if let Some(widening) = scope::widening(&entry.def.input_schema, &rebuilt.input_schema) {
-                return Err(format!("the rebuilt input schema would accept more than the tool's own ({widening})"));
-            }
-            let validator = jsonschema::draft202012::new(&rebuilt.input_schema).map_err(|err| format!("the rebuilt input schema does not compile: {err}"))?;
-            let mut def = entry.def.clone();
-            def.description = rebuilt.description;
-            def.input_schema = Arc::new(rebuilt.input_schema);
-            Ok(Scoped { def, validator: Arc::new(validator) })
-        }))
+        let schema = entry.def.scope_schema.as_ref()?;
+        Some(rebuild(entry, schema, scope))
     }
+}
+
+/// `entry`'s tool rebuilt by its scope function from `value`, once the value
+/// fits the scope schema the classifier was shown; refused when the value
+/// or what the function wrote is too long, or the rebuilt schema widens.
+fn rebuild<App>(entry: &crate::registry::Entry<App>, schema: &Value, value: &Value) -> Result<Scoped, String> {
+    if json_len(value, MAX_SCOPE_BYTES).is_none() {
+        return Err(format!("the scope value is over {MAX_SCOPE_BYTES} bytes as JSON; a scope names what the message is about"));
+    }
+    let scope_validator = jsonschema::draft202012::new(schema).map_err(|err| format!("the scope schema does not compile: {err}"))?;
+    if let Some(problem) = crate::validation::problems(&scope_validator, value).into_iter().next() {
+        return Err(format!("the scope value does not fit the scope type: {problem}"));
+    }
+    let mut rebuilt = ScopedTool::new(entry.def.description.clone(), (*entry.def.input_schema).clone());
+    match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.scope(value, &mut rebuilt))) {
+        Ok(Ok(())) => {}
+        Ok(Err(err)) => return Err(format!("the scope value does not fit the scope type: {err}")),
+        Err(payload) => return Err(format!("the scope function panicked: {}", panic_message(payload.as_ref()))),
+    }
+    if rebuilt.description.len() > entry.def.description.len() + MAX_SCOPE_BYTES {
+        return Err(format!(
+            "the rebuilt description is {} bytes, more than {MAX_SCOPE_BYTES} over the tool's own ({})",
+            rebuilt.description.len(),
+            entry.def.description.len()
+        ));
+    }
+    let own = json_len(&entry.def.input_schema, usize::MAX).unwrap_or_default();
+    if json_len(&rebuilt.input_schema, own + MAX_SCOPE_BYTES).is_none() {
+        return Err(format!("the rebuilt input schema is more than {MAX_SCOPE_BYTES} bytes over the tool's own ({own})"));
+    }
+    if let Some(widening) = scope::widening(&entry.def.input_schema, &rebuilt.input_schema) {
+        return Err(format!("the rebuilt input schema would accept more than the tool's own ({widening})"));
+    }
+    let validator = jsonschema::draft202012::new(&rebuilt.input_schema).map_err(|err| format!("the rebuilt input schema does not compile: {err}"))?;
+    let mut def = entry.def.clone();
+    def.description = rebuilt.description;
+    def.input_schema = Arc::new(rebuilt.input_schema);
+    Ok(Scoped { def, validator: Arc::new(validator) })
 }

@@ -321,7 +321,8 @@ impl<App: Send + Sync + 'static> Run<App> {
         self.steps.step
     }
 
-    /// The tools executed successfully so far, in order.
+    /// The tools executed successfully so far, each once, in the order of
+    /// its first success.
     pub fn executed(&self) -> &[String] {
         &self.steps.executed
     }

@@ -18,6 +18,10 @@ use crate::tool::ToolDefinition;
 #[derive(Debug)]
 pub(crate) struct Steps {
     pub(crate) step: usize,
+    /// The tools that succeeded, a set: each once, in the order of its
+    /// first success. `requires` and `visible_when` ask only whether a tool
+    /// ran, and a list of every success would make each call of a long
+    /// session (tens of thousands of calls) slower than the one before.
     pub(crate) executed: Vec<String>,
     pub(crate) state: RunState,
     /// Failed calls (invalid arguments or tool errors) per tool, for
@@ -33,7 +37,7 @@ impl Default for Steps {
 
 impl Steps {
     /// Records a settled call: a failure counts toward `max_retries`; a
-    /// success counts as executed, and may end the run (`ends_run`) or halt
+    /// success marks its tool executed, and may end the run (`ends_run`) or halt
     /// it at once (`ends_turn`, the tool's key).
     pub(crate) fn record(&mut self, result: &CallResult, ends_turn: bool) {
         if matches!(result.kind, ResultKind::InvalidArguments | ResultKind::ToolError) {
@@ -45,7 +49,9 @@ impl Steps {
         if result.kind != ResultKind::Success {
             return;
         }
-        self.executed.push(result.tool.to_string());
+        if !self.executed.iter().any(|tool| *tool == result.tool) {
+            self.executed.push(result.tool.to_string());
+        }
         if ends_turn && self.state == RunState::Active {
             self.state = RunState::Finished { by: Some(result.tool.to_string()) };
         } else if result.ends_run && self.state == RunState::Active {

@@ -36,6 +36,7 @@ on_both_backends!(
     a_journaled_result_that_no_longer_fits_the_output_schema_is_not_passed_on,
     a_finished_run_is_journaled_as_finished_with_its_pending_calls_rejected,
     an_external_call_survives_a_restart_and_is_completed_once,
+    a_long_run_keeps_and_journals_each_executed_tool_once,
 );
 
 /// The world the tools change, counted outside the journal.
@@ -256,7 +257,7 @@ async fn approvals_decided_out_of_band_settle_when_the_run_resumes(db: Db) {
     assert!(seen[2].2.contains("Refunds of A-3 go through the bank."), "{}", seen[2].2);
     assert_eq!(run.pending().iter().map(|p| p.id().as_str()).collect::<Vec<_>>(), ["c4"], "c4 still waits");
     assert_eq!(shop.refunds.load(Ordering::SeqCst), 2);
-    assert_eq!(run.executed(), ["refund", "refund"]);
+    assert_eq!(run.executed(), ["refund"]);
     let decided = admin.approval("c1").await.unwrap().unwrap().decided.unwrap();
     assert_eq!(decided.by, "alice");
 
@@ -264,7 +265,7 @@ async fn approvals_decided_out_of_band_settle_when_the_run_resumes(db: Db) {
     assert!(run.settle_decided().await.unwrap().is_empty());
     let (run, _journal) = resume(&db, &desk, &shop, "t-1").await;
     assert_eq!(run.pending().len(), 1);
-    assert_eq!(run.executed(), ["refund", "refund"]);
+    assert_eq!(run.executed(), ["refund"]);
     assert_eq!(shop.refunds.load(Ordering::SeqCst), 2);
 }
 
@@ -415,4 +416,50 @@ async fn an_external_call_survives_a_restart_and_is_completed_once(db: Db) {
     assert!(again.external().is_empty());
     let replayed = again.execute(call()).await;
     assert_eq!((replayed.results[0].kind, replayed.results[0].text.as_str()), (ResultKind::Success, "confirmed"));
+}
+
+async fn a_long_run_keeps_and_journals_each_executed_tool_once(db: Db) {
+    let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
+    let (mut run, _journal) = resume(&db, &desk, &shop, "t-long").await;
+    for i in 0..60 {
+        let step = match i % 3 {
+            0 => run.execute(vec![call(&format!("c{i}"), "balance", json!({}))]).await,
+            _ => run.execute(vec![call(&format!("c{i}"), "charge", json!({"cents": i}))]).await,
+        };
+        assert_eq!(step.results[0].kind, ResultKind::Success);
+    }
+    assert_eq!(run.executed(), ["balance", "charge"], "each tool once, in the order of its first success");
+    let stored = db.text("SELECT CAST(COUNT(*) AS TEXT) FROM journal_run_tools WHERE run_id = 't-long'".into()).await;
+    assert_eq!(stored, "2");
+    let (run, _journal) = resume(&db, &desk, &shop, "t-long").await;
+    assert_eq!((run.step(), run.executed()), (60, &["balance".to_owned(), "charge".to_owned()][..]));
+}
+
+/// Checks a busy queue.
+#[tool(requires("balance"))]
+async fn ping(_ctx: Ctx<Shop>) -> String {
+    "pong".into()
+}
+
+/// The calls of a long run cost what its first calls cost: what the run
+/// remembers of its steps does not grow with them. Prints the figures.
+#[tokio::test(flavor = "current_thread")]
+async fn a_long_runs_calls_cost_what_its_first_calls_cost() {
+    // `ping` requires a tool never called: every offer asks for it.
+    let registry = Registry::builder().tools(tools![charge, balance, ping]).build().unwrap();
+    let mut run = registry.run(Arc::new(Shop::default()));
+    let (calls, block) = (50_000, 10_000);
+    let mut per_call = Vec::new();
+    let mut started = std::time::Instant::now();
+    for i in 0..calls {
+        let step = run.execute(vec![call(&format!("c{i}"), "charge", json!({"cents": 1}))]).await;
+        assert_eq!(step.results[0].kind, ResultKind::Success);
+        if (i + 1) % block == 0 {
+            per_call.push(started.elapsed() / block as u32);
+            started = std::time::Instant::now();
+        }
+    }
+    println!("per call, over calls 0-10k: {:?}; over calls 40k-50k: {:?}", per_call[0], per_call[4]);
+    assert_eq!(run.executed(), ["charge"]);
+    assert!(per_call[4] < per_call[0] * 3, "calls 40k-50k cost {:?} each, calls 0-10k {:?}", per_call[4], per_call[0]);
 }

@@ -28,6 +28,8 @@ on_both_backends!(
     a_corrupt_call_row_is_an_error,
     a_corrupt_approval_row_is_an_error,
     runs_are_saved_and_loaded,
+    an_update_appends_the_new_tools_and_rewrites_nothing_else,
+    a_version_1_journal_migrates_with_each_executed_tool_once,
     a_finished_call_is_replayed,
     a_started_call_has_an_unknown_outcome,
     racing_starts_of_one_key_start_it_once,
@@ -75,7 +77,9 @@ async fn opening_twice_migrates_once(db: Db) {
         journal.expect("concurrent opens all succeed");
     }
     let journal = db.open().await;
-    assert_eq!(db.text("SELECT CAST(COUNT(*) AS TEXT) FROM journal_schema".into()).await, "1");
+    // One row per version, each applied once.
+    let applied = db.text("SELECT CAST(COUNT(*) AS TEXT) FROM journal_schema".into()).await;
+    assert_eq!(applied, Journal::SCHEMA_VERSION.to_string());
     let version = db.text("SELECT CAST(MAX(version) AS TEXT) FROM journal_schema".into()).await;
     assert_eq!(version, Journal::SCHEMA_VERSION.to_string());
     // The tables work after the second open.
@@ -106,11 +110,11 @@ fn assert_corrupt(error: JournalError, table: &str, key: &str, problem: &str) {
 
 async fn a_corrupt_run_row_is_an_error(db: Db) {
     let journal = db.open().await;
-    journal.save_run(&RunRecord::new("t-json")).await.unwrap();
+    journal.save_run(&RunRecord::new("t-step")).await.unwrap();
     journal.save_run(&RunRecord::new("t-state")).await.unwrap();
-    db.exec("UPDATE journal_runs SET executed = '[\"lookup\", ' WHERE run_id = 't-json'".into()).await;
+    db.exec("UPDATE journal_runs SET step = -3 WHERE run_id = 't-step'".into()).await;
     db.exec("UPDATE journal_runs SET state = 'paused' WHERE run_id = 't-state'".into()).await;
-    assert_corrupt(journal.load_run("t-json").await.unwrap_err(), "journal_runs", "t-json", "executed is not valid JSON");
+    assert_corrupt(journal.load_run("t-step").await.unwrap_err(), "journal_runs", "t-step", "column step holds -3");
     assert_corrupt(journal.load_run("t-state").await.unwrap_err(), "journal_runs", "t-state", "unknown state \"paused\"");
 }
 
@@ -166,6 +170,63 @@ async fn runs_are_saved_and_loaded(db: Db) {
     run.state = RunState::Finished { by: None };
     journal.save_run(&run).await.unwrap();
     assert_eq!(journal.load_run("t-1").await.unwrap().unwrap().state, RunState::Finished { by: None });
+}
+
+async fn an_update_appends_the_new_tools_and_rewrites_nothing_else(db: Db) {
+    let journal = db.open().await;
+    let mut run = RunRecord::new("t-1");
+    run.executed = vec!["lookup".into()];
+    journal.save_run(&run).await.unwrap();
+    // Behind the journal's back: an update that rewrote the list would undo it.
+    db.exec("UPDATE journal_run_tools SET tool = 'lookup_order' WHERE run_id = 't-1'".into()).await;
+    run.step = 4;
+    run.executed.push("refund".into());
+    journal.update_run(&run, 1).await.unwrap();
+    let loaded = journal.load_run("t-1").await.unwrap().unwrap();
+    assert_eq!((loaded.step, loaded.executed), (4, vec!["lookup_order".to_owned(), "refund".to_owned()]));
+
+    // A save that finishes late, with tools stored already: nothing doubles.
+    run.step = 5;
+    journal.update_run(&run, 0).await.unwrap();
+    assert_eq!(db.text("SELECT CAST(COUNT(*) AS TEXT) FROM journal_run_tools WHERE run_id = 't-1'".into()).await, "2");
+    assert_eq!(journal.load_run("t-1").await.unwrap().unwrap().step, 5);
+
+    // A run the journal does not know is created; `save_run` replaces the whole list.
+    let mut other = RunRecord::new("t-2");
+    other.executed = vec!["ping".into(), "pong".into()];
+    other.state = RunState::Ending { by: "pong".into() };
+    journal.update_run(&other, 0).await.unwrap();
+    let loaded = journal.load_run("t-2").await.unwrap().unwrap();
+    assert_eq!(RunRecord { updated_at: other.updated_at, ..loaded }, other);
+    other.executed = vec!["pong".into()];
+    journal.save_run(&other).await.unwrap();
+    assert_eq!(journal.load_run("t-2").await.unwrap().unwrap().executed, ["pong"]);
+}
+
+async fn a_version_1_journal_migrates_with_each_executed_tool_once(db: Db) {
+    let version_1 = if db.url().starts_with("postgres") {
+        include_str!("../src/journal/sql/postgres/0001_journal.sql")
+    } else {
+        include_str!("../src/journal/sql/sqlite/0001_journal.sql")
+    };
+    db.exec(format!(
+        "{version_1};
+         CREATE TABLE journal_schema (version BIGINT PRIMARY KEY NOT NULL, applied_at BIGINT NOT NULL);
+         INSERT INTO journal_schema (version, applied_at) VALUES (1, 0);
+         INSERT INTO journal_runs (run_id, step, executed, state, ended_by, updated_at) VALUES
+             ('t-1', 5, '[\"lookup\", \"refund\", \"lookup\", \"refund\", \"ping\"]', 'active', NULL, 0),
+             ('t-2', 0, '[]', 'active', NULL, 0);"
+    ))
+    .await;
+    let journal = db.open().await;
+    let migrated = journal.load_run("t-1").await.unwrap().unwrap();
+    assert_eq!((migrated.step, &migrated.executed[..]), (5, &["lookup".to_owned(), "refund".into(), "ping".into()][..]));
+    assert!(journal.load_run("t-2").await.unwrap().unwrap().executed.is_empty());
+    // The next tool goes after them.
+    let mut run = migrated;
+    run.executed.push("notify".into());
+    journal.update_run(&run, 3).await.unwrap();
+    assert_eq!(journal.load_run("t-1").await.unwrap().unwrap().executed, ["lookup", "refund", "ping", "notify"]);
 }
 
 async fn a_finished_call_is_replayed(db: Db) {

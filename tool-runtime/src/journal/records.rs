@@ -19,7 +19,8 @@ pub struct RunRecord {
     pub run_id: String,
     /// The index of the step the run is at.
     pub step: usize,
-    /// The tools executed so far, in order.
+    /// The tools executed so far, a set: each once, in the order the run
+    /// first executed them.
     pub executed: Vec<String>,
     /// Where the run stands, and which tool ended it.
     pub state: RunState,

@@ -51,7 +51,7 @@ impl<App: Send + Sync + 'static> McpSession<App> {
         let durable = server.journal.clone().map(|journal| {
             let run_id = format!("mcp-{}", crate::call::fresh_call_id().trim_start_matches("call_"));
             let started = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
-            Arc::new(crate::durable::Durable { journal, run_id: format!("{run_id}-{started}").into() })
+            Arc::new(crate::durable::Durable::new(journal, format!("{run_id}-{started}").into()))
         });
         McpSession {
             server,
@@ -81,7 +81,7 @@ impl<App: Send + Sync + 'static> McpSession<App> {
                 ..crate::journal::RunRecord::new(&*durable.run_id)
             }
         };
-        if let Err(error) = durable.journal.save_run(&record).await {
+        if let Err(error) = durable.save(&record).await {
             tracing::error!(run_id = &*durable.run_id, %error, "the session's run could not be journaled");
         }
     }

@@ -90,13 +90,15 @@ impl Db {
         Journal::open(self.url()).await.unwrap_or_else(|e| panic!("open {}: {e}", self.url()))
     }
 
-    /// Runs SQL behind the journal's back, on a connection of its own.
+    /// Runs SQL behind the journal's back, on a connection of its own (on
+    /// SQLite, creating the file when no journal opened it yet).
     pub async fn exec(&self, sql: String) {
-        use sqlx::{AssertSqlSafe, Connection};
+        use sqlx::{AssertSqlSafe, ConnectOptions, Connection};
         match self {
             #[cfg(feature = "sqlite")]
             Db::Sqlite { url, .. } => {
-                let mut conn = sqlx::SqliteConnection::connect(url).await.unwrap();
+                let options: sqlx::sqlite::SqliteConnectOptions = url.parse().unwrap();
+                let mut conn = options.create_if_missing(true).connect().await.unwrap();
                 sqlx::raw_sql(AssertSqlSafe(sql)).execute(&mut conn).await.unwrap();
                 conn.close().await.unwrap();
             }
