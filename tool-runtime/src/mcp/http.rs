@@ -17,6 +17,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::sessions::BoundedSessions;
 use crate::context::UserContext;
+use crate::error_report::Escaped;
 
 /// The JSON-RPC envelope a request body may carry besides a tool's
 /// arguments (method, id, tool name, `_meta`), by default: 64 KiB.
@@ -103,7 +104,7 @@ pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Reques
         let host = request.headers().get(HOST).and_then(|host| host.to_str().ok()).or(request.uri().host());
         let allowed = origin.to_str().is_ok_and(|origin| origin_allowed(origin, host, &checks.allowed_origins));
         if !allowed {
-            tracing::warn!(?origin, "refused an MCP request from a disallowed Origin (possible DNS rebinding)");
+            tracing::warn!(origin = ?Escaped(origin), "refused an MCP request from a disallowed Origin (possible DNS rebinding)");
             let text = "Forbidden: this Origin may not use this MCP server. Browser pages may call it from \
                         the server's own origin or a loopback one; the operator can allow others with \
                         `McpServer::with_allowed_origins`.";
