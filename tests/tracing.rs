@@ -1,5 +1,7 @@
 //! Every call is one `tracing` span with the tool, the call id, the
 //! verdict, the outcome and the duration; failures log their detail there.
+//! Text a model, a client or a tool's input chose is escaped in every field
+//! it reaches (each path below drives a forged log line through one).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -186,4 +188,173 @@ fn a_block_a_dialect_cannot_carry_is_a_warning() {
     assert_eq!((losses[0]["block"].as_str(), losses[0]["dialect"].as_str()), ("1", "OpenAiChat"));
     assert_eq!(losses[1]["dialect"], "Anthropic");
     assert_eq!(losses[0]["call_id"], "c-1\\nforged", "the model's call id, escaped");
+}
+
+/// A forged log line: a newline, a line that looks like the logger's own, a
+/// carriage return and a terminal escape that clears it.
+const FORGED: &str = "x\n2026-12-01T00:00:00Z INFO admin logged in\r\u{1b}[2K";
+
+/// The events whose message is `message`.
+fn events_with<'a>(events: &'a [HashMap<String, String>], message: &str) -> Vec<&'a HashMap<String, String>> {
+    events.iter().filter(|event| event.get("message").is_some_and(|text| text.contains(message))).collect()
+}
+
+/// `field` of `event` holds the forged text escaped: on one line, nothing dropped.
+#[track_caller]
+fn assert_escaped(event: &HashMap<String, String>, field: &str) {
+    let text = event.get(field).unwrap_or_else(|| panic!("no field `{field}` in {event:?}"));
+    assert!(!text.chars().any(char::is_control), "`{field}` can forge a log line: {text:?}");
+    assert!(text.contains("x\\n2026-12-01T00:00:00Z INFO admin logged in\\r\\u{1b}[2K"), "`{field}` escaped, not dropped: {text:?}");
+}
+
+/// Refuses with the text it was given as its code and its developer message.
+#[tool]
+async fn refuse(text: String) -> Result<String, ToolError> {
+    Err(ToolError::bad_request(text.clone(), "Refused.").with_message(text))
+}
+
+#[test]
+fn a_tool_errors_code_and_developer_message_are_escaped_in_the_error_event() {
+    let recorder = recording(|| async {
+        let registry = Registry::<()>::builder().tools(tools![refuse]).build().unwrap();
+        let arguments = serde_json::json!({ "text": FORGED }).to_string();
+        registry.call(&Arc::new(()), "refuse", arguments.as_str()).call_id("c-1").await;
+    });
+    let events = recorder.events.lock().unwrap();
+    let failed: Vec<_> = events.iter().filter(|event| event.contains_key("kind")).collect();
+    assert_eq!(failed.len(), 1, "{events:?}");
+    assert_escaped(failed[0], "code");
+    assert_escaped(failed[0], "message");
+}
+
+#[test]
+fn a_replayed_call_id_is_escaped() {
+    let path = std::env::temp_dir().join(format!("tool-runtime-tracing-{}.db", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let recorder = recording(|| async {
+        let journal = tool_runtime::journal::Journal::open(path.to_str().unwrap()).await.unwrap();
+        let registry = Registry::<()>::builder().tools(tools![echo]).build().unwrap();
+        let call = || vec![ToolCall::new(FORGED, "echo", serde_json::json!({"text": "hi"}))];
+        let mut run = registry.run(Arc::new(())).durable(&journal, "logs-run").await.unwrap();
+        run.execute(call()).await;
+        let mut resumed = registry.run(Arc::new(())).durable(&journal, "logs-run").await.unwrap();
+        resumed.execute(call()).await;
+    });
+    let _ = std::fs::remove_file(&path);
+    let events = recorder.events.lock().unwrap();
+    let replayed = events_with(&events, "replayed from the journal");
+    assert_eq!(replayed.len(), 1, "{events:?}");
+    assert_escaped(replayed[0], "call_id");
+}
+
+#[test]
+fn the_classifiers_fail_open_reason_is_escaped() {
+    let recorder = recording(|| async {
+        let selection = tool_runtime::Selection::fail_open(FORGED);
+        assert_eq!(selection.failed_open.as_deref(), Some(FORGED), "the host reads the reason as it was given");
+    });
+    let events = recorder.events.lock().unwrap();
+    let failed = events_with(&events, "every tool is offered this turn");
+    assert_eq!(failed.len(), 1, "{events:?}");
+    assert_escaped(failed[0], "why");
+}
+
+/// Which way a turn's search goes.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Direction {
+    Up,
+    Down,
+}
+
+/// Search one way.
+#[tool(scope = one_way)]
+async fn search(way: String) -> String {
+    way
+}
+
+fn one_way(scope: &Direction, tool: &mut tool_runtime::ScopedTool) {
+    let way = match scope {
+        Direction::Up => "up",
+        Direction::Down => "down",
+    };
+    tool.input_schema["properties"]["way"]["enum"] = serde_json::json!([way]);
+}
+
+#[test]
+fn a_scope_problem_quoting_the_classifiers_value_is_escaped() {
+    let mut problems = Vec::new();
+    let recorder = recording(|| async {
+        let registry = Registry::<()>::builder().tools(tools![search]).build().unwrap();
+        let mut run = registry.run(Arc::new(()));
+        let selection = tool_runtime::Selection::new(["search"]).scope("search", serde_json::json!(FORGED));
+        problems = run.select(&selection);
+    });
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].problem.contains(FORGED), "the problem itself quotes the value as it was: {problems:?}");
+    let line = problems[0].to_string();
+    assert!(!line.chars().any(char::is_control), "a ScopeProblem's line can forge a log line: {line:?}");
+    assert!(line.contains("x\\n2026-12-01T00:00:00Z INFO admin logged in\\r\\u{1b}[2K"), "escaped, not dropped: {line:?}");
+    let events = recorder.events.lock().unwrap();
+    let reported: Vec<_> = events.iter().filter(|event| event.get("kind").is_some_and(|kind| kind == "scope")).collect();
+    assert_eq!(reported.len(), 1, "{events:?}");
+    assert_escaped(reported[0], "error");
+}
+
+/// Deletes nothing; a human approves first.
+#[cfg(feature = "mcp")]
+#[tool(policy = needs_approval)]
+async fn delete() -> String {
+    "deleted".into()
+}
+
+/// An MCP client whose answer to the approval request is an error whose
+/// text forges a log line.
+#[cfg(feature = "mcp")]
+#[test]
+fn an_mcp_clients_elicitation_error_text_is_escaped() {
+    use serde_json::{json, Value};
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    use tool_runtime::mcp::rmcp::ServiceExt;
+
+    let recorder = recording(|| async {
+        let registry = Registry::<()>::builder().tools(tools![delete]).build().unwrap();
+        let server = tool_runtime::mcp::McpServer::new(registry, Arc::new(()));
+        let (client, server_side) = tokio::io::duplex(1 << 16);
+        let session = server.session();
+        tokio::spawn(async move {
+            if let Ok(running) = session.serve(server_side).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let (reader, mut writer) = tokio::io::split(client);
+        let mut lines = tokio::io::BufReader::new(reader).lines();
+        let mut send = async |message: Value| writer.write_all(format!("{message}\n").as_bytes()).await.unwrap();
+        let capabilities = json!({"elicitation": {"form": {}}});
+        let client_info = json!({"name": "wire", "version": "0"});
+        let params = json!({"protocolVersion": "2025-06-18", "capabilities": capabilities, "clientInfo": client_info});
+        send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})).await;
+        lines.next_line().await.unwrap().expect("the initialize response");
+        send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+        let call = json!({"name": "delete", "arguments": {}});
+        send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call})).await;
+        let answered = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+            while let Some(line) = lines.next_line().await.unwrap() {
+                let message: Value = serde_json::from_str(&line).unwrap();
+                if message["method"] == "elicitation/create" {
+                    let error = json!({"code": -32603, "message": FORGED});
+                    send(json!({"jsonrpc": "2.0", "id": message["id"], "error": error})).await;
+                } else if message["id"] == 2 {
+                    return message;
+                }
+            }
+            panic!("the server closed the pipe");
+        });
+        let answered = answered.await.expect("an answer within 10 s");
+        assert_eq!(answered["result"]["isError"], true, "{answered}");
+    });
+    let events = recorder.events.lock().unwrap();
+    let failed = events_with(&events, "the approval request failed");
+    assert_eq!(failed.len(), 1, "{events:?}");
+    assert_escaped(failed[0], "error");
 }

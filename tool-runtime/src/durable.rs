@@ -30,6 +30,7 @@ use crate::call::{Arguments, PendingCall};
 use crate::context::{CallInfo, CallState};
 use crate::error::ToolError;
 use crate::error_report::{ErrorKind, ErrorReport};
+use crate::error_report::Escaped;
 use crate::journal::{CallStart, Decision, Journal, JournalError, JournaledResult, ParkedCall, RunRecord};
 use crate::pipeline::Input;
 use crate::registry::{Entry, Registry};
@@ -219,7 +220,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
                 return CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::Internal, &public);
             }
         }
-        tracing::info!(tool = %entry.def.name, call_id = %call_id, "replayed from the journal");
+        tracing::info!(tool = %Escaped(&entry.def.name), call_id = %Escaped(call_id), "replayed from the journal");
         journaled.to_call_result(&entry.def.name, call_id)
     }
 
@@ -390,7 +391,7 @@ impl<App: Send + Sync + 'static> Run<App> {
                 JournalError::AlreadyDecided { .. } => Ok(()),
                 other => Err(other),
             }) {
-                tracing::error!(call_id = %pending.id(), %error, "a dropped pending call could not be journaled as rejected");
+                tracing::error!(call_id = %Escaped(pending.id()), error = %Escaped(&error), "a dropped pending call could not be journaled as rejected");
             }
             self.settle_or_report(pending.id()).await;
         }
@@ -400,7 +401,7 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// [`save`](Self::save), a failure logged.
     pub(crate) async fn save_or_report(&self) {
         if let Err(error) = self.save().await {
-            tracing::error!(run_id = self.run_id().unwrap_or_default(), %error, "the run's state could not be journaled");
+            tracing::error!(run_id = %Escaped(self.run_id().unwrap_or_default()), error = %Escaped(&error), "the run's state could not be journaled");
         }
     }
 
@@ -409,7 +410,7 @@ impl<App: Send + Sync + 'static> Run<App> {
         if let Some(durable) = &self.durable
             && let Err(error) = durable.journal.settle(call_id).await
         {
-            tracing::error!(run_id = &*durable.run_id, call_id, %error, "a settled call could not be journaled as settled");
+            tracing::error!(run_id = %Escaped(&durable.run_id), call_id = %Escaped(call_id), error = %Escaped(&error), "a settled call could not be journaled as settled");
         }
     }
 

@@ -1,5 +1,6 @@
 //! What the developer learns about a failed call: everything the model
-//! must not see.
+//! must not see; and [`Escaped`], how text that a model, a client or a
+//! tool's input chose is written into a log field.
 
 use std::sync::Arc;
 
@@ -124,38 +125,100 @@ pub(crate) fn describe(error: &(dyn std::error::Error + 'static)) -> String {
     text
 }
 
-/// Text the model chose (a tool name, a call id, an error that may quote
-/// its input), written into a log field with its control characters
-/// escaped: a newline in a tool name must not forge a log line.
-pub(crate) struct Escaped<'a>(pub(crate) &'a str);
+/// A value written into a log field with its control characters escaped:
+/// a newline in a tool name, a call id or an error that quotes its input
+/// must not forge a log line, nor a terminal escape rewrite one.
+///
+/// Every `tracing` field whose text can come from a model, a client or a
+/// tool's input is written through it: `%Escaped(&text)` for its `Display`,
+/// `?Escaped(&value)` for its `Debug`. Escaped are the control characters
+/// (`char::is_control`: `\n`, `\r`, `\u{1b}`, ...), the line and paragraph
+/// separators (U+2028, U+2029) and the bidirectional overrides and isolates
+/// (U+202A to U+202E, U+2066 to U+2069), each as `char::escape_default`
+/// writes it; everything else is kept. `tests/log_fields.rs` fails for a
+/// field written otherwise, unless its type cannot carry text.
+pub(crate) struct Escaped<'a, T: ?Sized>(pub(crate) &'a T);
 
-impl std::fmt::Display for Escaped<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        for c in self.0.chars() {
-            if c.is_control() {
-                write!(f, "{}", c.escape_default())?;
-            } else {
-                std::fmt::Write::write_char(f, c)?;
-            }
-        }
-        Ok(())
+impl<'a> Escaped<'a, str> {
+    /// An optional text as an optional field: absent when there is none.
+    pub(crate) fn optional(text: Option<&'a str>) -> Option<tracing::field::DisplayValue<Escaped<'a, str>>> {
+        text.map(|text| tracing::field::display(Escaped(text)))
     }
+}
+
+impl<T: std::fmt::Display + ?Sized> std::fmt::Display for Escaped<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::write(&mut Escaping(f), format_args!("{}", self.0))
+    }
+}
+
+impl<T: std::fmt::Debug + ?Sized> std::fmt::Debug for Escaped<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::write(&mut Escaping(f), format_args!("{:?}", self.0))
+    }
+}
+
+/// Writes through to `0`, escaping what [`Escaped`] escapes.
+struct Escaping<'f, 'b>(&'f mut std::fmt::Formatter<'b>);
+
+impl std::fmt::Write for Escaping<'_, '_> {
+    fn write_str(&mut self, text: &str) -> std::fmt::Result {
+        let mut rest = text;
+        while let Some((at, c)) = rest.char_indices().find(|&(_, c)| breaks_a_line(c)) {
+            self.0.write_str(&rest[..at])?;
+            write!(self.0, "{}", c.escape_default())?;
+            rest = &rest[at + c.len_utf8()..];
+        }
+        self.0.write_str(rest)
+    }
+}
+
+/// Whether `c`, written as it is, could end a log line or change how one
+/// reads.
+fn breaks_a_line(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 impl<App> crate::registry::Registry<App> {
     /// Full detail to `tracing` and the hook; never to the model.
     pub(crate) fn report(&self, report: ErrorReport) {
         tracing::error!(
-            tool = %report.tool,
+            tool = %Escaped(&report.tool),
             call_id = %Escaped(&report.call_id),
             kind = report.kind.as_str(),
-            code = %report.code,
+            code = %Escaped(&report.code),
             error = %Escaped(&report.error),
-            message = report.message.as_deref(),
+            message = Escaped::optional(report.message.as_deref()),
             "tool call failed"
         );
         if let Some(hook) = &self.inner.config.on_tool_error {
             hook(&report);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Escaped;
+
+    #[test]
+    fn escaped_keeps_text_on_one_line_and_loses_nothing() {
+        let forged = "a\n2026-12-01 INFO admin\r\u{1b}[2K\u{2028}\u{202e}é 🦀\\n";
+        assert_eq!(Escaped(forged).to_string(), "a\\n2026-12-01 INFO admin\\r\\u{1b}[2K\\u{2028}\\u{202e}é 🦀\\n");
+        assert_eq!(Escaped("plain text").to_string(), "plain text");
+    }
+
+    #[test]
+    fn escaped_wraps_any_display_or_debug_value() {
+        let error = std::io::Error::other("disk\nfull");
+        assert_eq!(Escaped(&error).to_string(), "disk\\nfull");
+        /// A `Debug` that writes its text as it is.
+        struct Raw;
+        impl std::fmt::Debug for Raw {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("origin\nINFO forged")
+            }
+        }
+        assert_eq!(format!("{:?}", Escaped(&Raw)), "origin\\nINFO forged");
     }
 }

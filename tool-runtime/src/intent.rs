@@ -13,6 +13,7 @@ use serde_json::{json, Map, Value};
 
 use crate::call::Arguments;
 use crate::error_report::{panic_message, ErrorKind, ErrorReport};
+use crate::error_report::Escaped;
 use crate::providers::{anthropic, gemini, openai, Dialect};
 use crate::registry::Registry;
 use crate::run::Run;
@@ -207,7 +208,7 @@ impl Classifier {
             }
         }
         if !selection.dropped.is_empty() {
-            tracing::warn!(dropped = ?selection.dropped, "the intent classifier named tools that are not offered; dropped");
+            tracing::warn!(dropped = ?Escaped(&selection.dropped), "the intent classifier named tools that are not offered; dropped");
         }
         selection
     }
@@ -351,7 +352,7 @@ impl Selection {
     /// No usable answer: every tool is offered, and `why` is reported.
     pub fn fail_open(why: impl Into<String>) -> Self {
         let why = why.into();
-        tracing::warn!(%why, "the intent classifier's answer is unusable; every tool is offered this turn");
+        tracing::warn!(why = %Escaped(&why), "the intent classifier's answer is unusable; every tool is offered this turn");
         Selection { failed_open: Some(why), ..Selection::default() }
     }
 }
@@ -360,6 +361,10 @@ impl Selection {
 /// scope value did not fit the scope type or was too long, its scope
 /// function panicked or wrote too much, or the schema it rebuilt would
 /// accept an input the tool's own refuses.
+///
+/// Its line (`Display`) quotes the classifier's value with control
+/// characters escaped, so it can be logged as it is; the fields hold the
+/// text unchanged.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScopeProblem {
     /// The tool.
@@ -370,7 +375,7 @@ pub struct ScopeProblem {
 
 impl fmt::Display for ScopeProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "tool `{}` is not scoped this turn: {}", self.tool, self.problem)
+        write!(f, "tool `{}` is not scoped this turn: {}", Escaped(&self.tool), Escaped(&self.problem))
     }
 }
 

@@ -9,6 +9,7 @@ use std::panic::AssertUnwindSafe;
 use futures_util::FutureExt;
 
 use crate::error_report::panic_message;
+use crate::error_report::Escaped;
 
 /// `recovery_call(recovery, &input, &error, output_of(&returned))?.decide().await`:
 /// calls the recovery of a tool whose output is `T`; `None` when it
@@ -30,7 +31,7 @@ pub fn recovery_call<'a, I, E, R, T>(
 }
 
 fn recovery_panicked(message: String) {
-    tracing::warn!(panic = %message, "the tool's on_error recovery panicked; the model reads the tool's own error");
+    tracing::warn!(panic = %Escaped(&message), "the tool's on_error recovery panicked; the model reads the tool's own error");
 }
 
 /// The output type of a tool's `Result`, named before the recovery is

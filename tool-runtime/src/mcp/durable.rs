@@ -16,6 +16,7 @@ use super::session::{approval_message, McpSession, Waiting};
 use crate::call::{Arguments, PendingCall};
 use crate::durable::Durable;
 use crate::error_report::{ErrorKind, ErrorReport};
+use crate::error_report::Escaped;
 use crate::journal::{Decision, JournalError, ParkedCall};
 use crate::result::{lines, CallResult, ResultKind};
 
@@ -34,7 +35,7 @@ pub(super) async fn ask<App: Send + Sync + 'static>(
     let (tool, id) = (pending.tool().clone(), pending.id().clone());
     let max = registry.inner.config.max_pending;
     let Some(_waiting) = Waiting::enter(session, max) else {
-        tracing::warn!(tool = %tool, max, "too many calls wait for approval in this session; refused");
+        tracing::warn!(tool = %Escaped(&tool), max, "too many calls wait for approval in this session; refused");
         return CallResult::failure(tool, id, ResultKind::Denied, &lines::too_many_pending(max));
     };
     let ttl = registry.approval_ttl();
@@ -66,7 +67,7 @@ pub(super) async fn ask<App: Send + Sync + 'static>(
             Ok(answer) if answer.action == ElicitationAction::Accept => Decision::Approve,
             Ok(_) => Decision::Reject(String::new()),
             Err(error) => {
-                tracing::warn!(tool = %tool, call_id = %id, %error, "the approval request failed; waiting for a decision out of band");
+                tracing::warn!(tool = %Escaped(&tool), call_id = %Escaped(&id), error = %Escaped(&error), "the approval request failed; waiting for a decision out of band");
                 return std::future::pending().await;
             }
         };
@@ -92,7 +93,7 @@ pub(super) async fn ask<App: Send + Sync + 'static>(
         decision = by_client => decision,
         decision = out_of_band => decision,
         () = tokio::time::sleep(ttl) => {
-            tracing::info!(tool = %tool, call_id = %id, "no decision on the approval in time");
+            tracing::info!(tool = %Escaped(&tool), call_id = %Escaped(&id), "no decision on the approval in time");
             let _ = durable.journal.expire(SystemTime::now(), &lines::approval_expired(ttl).model_line()).await;
             settle(durable, &id).await;
             return CallResult::failure(tool, id, ResultKind::Rejected, &lines::approval_expired(ttl));
@@ -127,7 +128,7 @@ async fn decided(durable: &Durable, id: &str) -> Result<Decision, JournalError> 
 
 async fn settle(durable: &Durable, id: &str) {
     if let Err(error) = durable.journal.settle(id).await {
-        tracing::error!(call_id = id, %error, "a settled call could not be journaled as settled");
+        tracing::error!(call_id = %Escaped(id), error = %Escaped(&error), "a settled call could not be journaled as settled");
     }
 }
 

@@ -295,7 +295,7 @@ fn check_host_and_origin(checks: &Checks, request: &Request) -> Result<(), (Stat
     if let Some(origin) = request.headers().get(ORIGIN) {
         let allowed = origin.to_str().is_ok_and(|origin| origin_allowed(origin, Some(host), &checks.allowed_origins));
         if !allowed {
-            tracing::warn!(?origin, "refused an MCP request from a disallowed Origin (possible DNS rebinding)");
+            tracing::warn!(origin = ?Escaped(origin), "refused an MCP request from a disallowed Origin (possible DNS rebinding)");
             let text = "Forbidden: this Origin may not use this MCP server. Browser pages may call it from \
                         the server's own origin or a loopback one; the operator can allow others with \
                         `McpServer::with_allowed_origins`.";

@@ -21,6 +21,7 @@ use crate::call::{CallOutcome, PendingCall};
 use crate::content::{base64, Block, ResourceBody};
 use crate::context::{Progress, ProgressSink, UserContext};
 use crate::error::ToolError;
+use crate::error_report::Escaped;
 use crate::result::{lines, CallResult, ResultKind};
 use crate::steps::Steps;
 use crate::tool::ToolDefinition;
@@ -82,7 +83,7 @@ impl<App: Send + Sync + 'static> McpSession<App> {
             }
         };
         if let Err(error) = durable.save(&record).await {
-            tracing::error!(run_id = &*durable.run_id, %error, "the session's run could not be journaled");
+            tracing::error!(run_id = %Escaped(&durable.run_id), error = %Escaped(&error), "the session's run could not be journaled");
         }
     }
 
@@ -204,14 +205,14 @@ impl<App: Send + Sync + 'static> McpSession<App> {
             return Box::pin(super::durable::ask(self, durable, pending, context)).await;
         }
         if !context.peer.supported_elicitation_modes().contains(&ElicitationMode::Form) {
-            tracing::info!(tool = %pending.tool(), call_id = %pending.id(), "needs approval; the client cannot elicit");
+            tracing::info!(tool = %Escaped(pending.tool()), call_id = %Escaped(pending.id()), "needs approval; the client cannot elicit");
             return CallResult::failure(pending.tool().clone(), pending.id().clone(), ResultKind::Rejected, &approval_unavailable());
         }
         // At most `max_pending_approvals` calls of a session wait at once,
         // as in a run.
         let max = registry.inner.config.max_pending;
         let Some(_waiting) = Waiting::enter(self, max) else {
-            tracing::warn!(tool = %pending.tool(), max, "too many calls wait for approval in this session; refused");
+            tracing::warn!(tool = %Escaped(pending.tool()), max, "too many calls wait for approval in this session; refused");
             return CallResult::failure(pending.tool().clone(), pending.id().clone(), ResultKind::Denied, &lines::too_many_pending(max));
         };
         let ask = ElicitRequestParams::FormElicitationParams {
@@ -229,7 +230,7 @@ impl<App: Send + Sync + 'static> McpSession<App> {
             }
         };
         let Ok(answer) = answer else {
-            tracing::info!(tool = %pending.tool(), call_id = %pending.id(), "no answer to the approval request in time");
+            tracing::info!(tool = %Escaped(pending.tool()), call_id = %Escaped(pending.id()), "no answer to the approval request in time");
             // Past the TTL, approving refuses the call as expired.
             return registry.approve(pending).await;
         };
@@ -237,7 +238,7 @@ impl<App: Send + Sync + 'static> McpSession<App> {
             Ok(answer) if answer.action == ElicitationAction::Accept => registry.approve(pending).await,
             Ok(_) => registry.reject(pending, None),
             Err(error) => {
-                tracing::warn!(tool = %pending.tool(), call_id = %pending.id(), %error, "the approval request failed");
+                tracing::warn!(tool = %Escaped(pending.tool()), call_id = %Escaped(pending.id()), error = %Escaped(&error), "the approval request failed");
                 registry.reject(
                     pending,
                     Some(
@@ -328,7 +329,7 @@ impl<App: Send + Sync + 'static> ServerHandler for McpSession<App> {
         #[cfg(feature = "journal")]
         self.save().await;
         if changed && let Err(error) = context.peer.notify_tool_list_changed().await {
-            tracing::debug!(%error, "could not notify the client that the tool list changed");
+            tracing::debug!(error = %Escaped(&error), "could not notify the client that the tool list changed");
         }
         let declares_output = self.server.registry.definition(&result.tool).is_some_and(declares_output_schema);
         Ok(CallToolResponse::from(call_tool_result(result, declares_output)))
@@ -356,7 +357,7 @@ async fn forwarding_progress<T>(
     };
     let send = async |param: ProgressNotificationParam| {
         if let Err(error) = peer.notify_progress(param).await {
-            tracing::debug!(%error, "could not send a progress notification");
+            tracing::debug!(error = %Escaped(&error), "could not send a progress notification");
         }
     };
     let mut call = std::pin::pin!(call.into_future());

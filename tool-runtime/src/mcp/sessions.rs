@@ -22,6 +22,8 @@ use rmcp::transport::streamable_http_server::session::local::{LocalSessionManage
 use rmcp::transport::streamable_http_server::session::{ServerSseMessage, SessionId, SessionManager};
 use tokio::time::Instant;
 
+use crate::error_report::Escaped;
+
 /// rmcp's [`LocalSessionManager`], holding at most `max` sessions, each
 /// closed after `idle` without a request.
 #[derive(Debug)]
@@ -89,7 +91,7 @@ impl BoundedSessions {
             let Some(oldest) = sessions.iter().min_by_key(|(_, session)| session.used).map(|(id, _)| id.clone()) else {
                 break;
             };
-            tracing::info!(session = %oldest, max = self.max, "closed the least recently used MCP session to open a new one");
+            tracing::info!(session = %Escaped(&oldest), max = self.max, "closed the least recently used MCP session to open a new one");
             sessions.remove(&oldest);
             closing.push(oldest);
         }
@@ -110,7 +112,7 @@ impl SessionManager for BoundedSessions {
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
         for id in self.make_room() {
             if let Err(error) = self.inner.close_session(&id).await {
-                tracing::debug!(session = %id, %error, "closing an MCP session failed");
+                tracing::debug!(session = %Escaped(&id), error = %Escaped(&error), "closing an MCP session failed");
             }
         }
         let (id, transport) = self.inner.create_session().await?;

@@ -22,6 +22,7 @@ use super::Ended;
 use crate::context::CallInfo;
 use crate::error::ToolError;
 use crate::error_report::{ErrorKind, ErrorReport};
+use crate::error_report::Escaped;
 use crate::registry::{Entry, Registry};
 use crate::result::{lines, CallResult, ResultKind};
 use crate::tool::{CallFuture, Failure, Interim, ToolOutput};
@@ -95,7 +96,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
 async fn send_interim(interim: &Interim, call: &CallInfo, started: tokio::time::Instant, span: &tracing::Span) -> Infallible {
     // `wait` made a timer already, so the runtime has timers.
     tokio::time::sleep_until(started + interim.after).await;
-    tracing::info!(parent: span, interim = %interim.text, "the call is still running after {:?}", interim.after);
+    tracing::info!(parent: span, interim = %Escaped(&interim.text), "the call is still running after {:?}", interim.after);
     call.interim(&interim.text);
     std::future::pending().await
 }
