@@ -132,7 +132,7 @@ impl Exchange {
         self.reply()
     }
 
-    async fn to_end(mut self) -> Reply {
+    async fn finish(mut self) -> Reply {
         self.until(|_| false).await
     }
 }
@@ -149,7 +149,7 @@ fn initialize(capabilities: Value) -> String {
 
 /// The reply to an `initialize` as `user`.
 async fn try_open(addr: SocketAddr, user: &str, capabilities: Value) -> Reply {
-    Exchange::send(addr, "POST", &[("Authorization", &bearer(user))], &initialize(capabilities)).await.to_end().await
+    Exchange::send(addr, "POST", &[("Authorization", &bearer(user))], &initialize(capabilities)).await.finish().await
 }
 
 /// Opens a session as `user`; its id.
@@ -158,7 +158,7 @@ async fn open(addr: SocketAddr, user: &str, capabilities: Value) -> String {
     assert_eq!(reply.status, 200, "{reply:?}");
     let session = reply.header("mcp-session-id").expect("a session id").to_owned();
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
-    assert_eq!(send(addr, user, &session, &initialized).await.to_end().await.status, 202);
+    assert_eq!(send(addr, user, &session, &initialized).await.finish().await.status, 202);
     session
 }
 
@@ -178,7 +178,7 @@ async fn call(addr: SocketAddr, user: &str, session: &str, id: u64, tool: &str, 
 /// The status of a `tools/list` in `session`.
 async fn list_status(addr: SocketAddr, user: &str, session: &str) -> u16 {
     let body = json!({"jsonrpc": "2.0", "id": 99, "method": "tools/list", "params": {}}).to_string();
-    send(addr, user, session, &body).await.to_end().await.status
+    send(addr, user, session, &body).await.finish().await.status
 }
 
 fn result_text(reply: &Reply, id: u64) -> String {
@@ -191,7 +191,7 @@ async fn one_user_opening_sessions_in_a_loop_cuts_no_other_users_call() {
     let addr = serve(server().with_max_sessions(6).with_max_sessions_per_user(3)).await;
     let alices = open(addr, "alice", json!({})).await;
     let alices_call = call(addr, "alice", &alices, 2, "slow", json!({"ms": 1500})).await;
-    let alices_call = tokio::spawn(alices_call.to_end());
+    let alices_call = tokio::spawn(alices_call.finish());
     tokio::time::sleep(Duration::from_millis(200)).await;
 
     // Mallory's idle sessions make room for his new ones: he closes only
@@ -215,7 +215,7 @@ async fn when_every_session_is_busy_a_newcomer_is_refused_with_a_status_and_no_c
     let mut calls = Vec::new();
     for user in ["mallory", "mallory", "bob"] {
         let session = open(addr, user, json!({})).await;
-        calls.push(tokio::spawn(call(addr, user, &session, 2, "slow", json!({"ms": 1200})).await.to_end()));
+        calls.push(tokio::spawn(call(addr, user, &session, 2, "slow", json!({"ms": 1200})).await.finish()));
     }
     tokio::time::sleep(Duration::from_millis(200)).await;
 
@@ -241,7 +241,7 @@ async fn when_every_session_is_busy_a_newcomer_is_refused_with_a_status_and_no_c
 async fn a_call_or_an_approval_longer_than_the_idle_timeout_is_not_cut() {
     let addr = serve(server().with_session_idle_timeout(Duration::from_millis(300))).await;
     let session = open(addr, "alice", json!({"elicitation": {"form": {}}})).await;
-    let reply = call(addr, "alice", &session, 2, "slow", json!({"ms": 1000})).await.to_end().await;
+    let reply = call(addr, "alice", &session, 2, "slow", json!({"ms": 1000})).await.finish().await;
     assert_eq!(result_text(&reply, 2), "slept 1000", "{reply:?}");
 
     // The human answers after three idle timeouts.
@@ -250,9 +250,9 @@ async fn a_call_or_an_approval_longer_than_the_idle_timeout_is_not_cut() {
     let ask = asked.messages().into_iter().find(|message| message["method"] == "elicitation/create").expect("asked");
     tokio::time::sleep(Duration::from_millis(1000)).await;
     let accept = json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {}}}).to_string();
-    let answered = send(addr, "alice", &session, &accept).await.to_end().await;
+    let answered = send(addr, "alice", &session, &accept).await.finish().await;
     assert_eq!(answered.status, 202, "{answered:?}");
-    let reply = approval.to_end().await;
+    let reply = approval.finish().await;
     assert_eq!(result_text(&reply, 3), "sent 2", "{reply:?}");
 
     // Idle again past its time, it is closed.
@@ -264,11 +264,11 @@ async fn a_call_or_an_approval_longer_than_the_idle_timeout_is_not_cut() {
 async fn a_session_its_client_ends_during_a_call_still_answers_the_call() {
     let addr = serve(server()).await;
     let session = open(addr, "alice", json!({})).await;
-    let running = tokio::spawn(call(addr, "alice", &session, 2, "slow", json!({"ms": 800})).await.to_end());
+    let running = tokio::spawn(call(addr, "alice", &session, 2, "slow", json!({"ms": 800})).await.finish());
     tokio::time::sleep(Duration::from_millis(200)).await;
     let auth = bearer("alice");
     let headers = [("Authorization", auth.as_str()), ("Mcp-Session-Id", session.as_str()), ("MCP-Protocol-Version", "2025-06-18")];
-    let ended = Exchange::send(addr, "DELETE", &headers, "").await.to_end().await;
+    let ended = Exchange::send(addr, "DELETE", &headers, "").await.finish().await;
     assert_eq!(ended.status, 202, "{ended:?}");
     assert_eq!(list_status(addr, "alice", &session).await, 404, "no new requests");
     let reply = running.await.unwrap();
@@ -354,7 +354,7 @@ async fn flood() {
     let alices = open(addr, "alice", json!({})).await;
     let called = std::time::Instant::now();
     let alices_call = call(addr, "alice", &alices, 2, "slow", json!({"ms": 8000})).await;
-    let alices_call = tokio::spawn(async move { (alices_call.to_end().await, called.elapsed()) });
+    let alices_call = tokio::spawn(async move { (alices_call.finish().await, called.elapsed()) });
     tokio::time::sleep(Duration::from_millis(200)).await;
 
     let started = std::time::Instant::now();
@@ -376,7 +376,7 @@ async fn flood() {
     let live: Vec<&String> = mallorys.iter().rev().take(16).collect();
     let mut busy = Vec::new();
     for session in live {
-        busy.push(tokio::spawn(call(addr, "mallory", session, 3, "slow", json!({"ms": 8000})).await.to_end()));
+        busy.push(tokio::spawn(call(addr, "mallory", session, 3, "slow", json!({"ms": 8000})).await.finish()));
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     let mut more = BTreeMap::new();
