@@ -86,6 +86,7 @@ impl<App: Send + Sync + 'static> McpSession<App> {
         }
     }
 
+    #[cfg(feature = "journal")]
     pub(super) fn server(&self) -> &McpServer<App> {
         &self.server
     }

@@ -514,6 +514,19 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn idle_sessions_are_swept_without_waiting_for_a_new_one() {
+        let sessions = BoundedSessions::new(SessionLimits { max: 4, per_user: 4, idle: Duration::from_millis(100) });
+        let (id, _transport) = sessions.create_session().await.unwrap();
+        let busy = Busy::enter(&sessions.shared, &id);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(sessions.has_session(&id).await.unwrap(), "busy: not idle");
+        drop(busy);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(sessions.len(), 0, "swept");
+        assert!(!sessions.shared.inner.has_session(&id).await.unwrap(), "closed in rmcp's manager too");
+    }
+
+    #[tokio::test]
     async fn without_a_hook_only_the_servers_cap_applies_and_an_admission_counts_until_dropped() {
         let sessions = BoundedSessions::new(limits(2, 1));
         let first = sessions.admit(None).await.unwrap();
