@@ -491,7 +491,8 @@ impl<App: Send + Sync + 'static> McpServer<App> {
             per_user: self.http.max_sessions_per_user,
             idle: self.http.session_idle_timeout,
         }));
-        let service = StreamableHttpService::new(move || Ok(server.session()), sessions.clone(), config);
+        let store = sessions.clone();
+        let service = StreamableHttpService::new(move || Ok(server.session().in_store(store.clone())), sessions.clone(), config);
         let checks = http::Checks {
             max_body_bytes,
             max_body_values: self.registry.argument_limits().max_values.saturating_add(http::ENVELOPE_VALUES),

@@ -261,6 +261,21 @@ async fn a_call_or_an_approval_longer_than_the_idle_timeout_is_not_cut() {
 }
 
 #[tokio::test]
+async fn a_call_still_running_after_its_client_dropped_the_stream_keeps_the_session_busy() {
+    let addr = serve(server().with_max_sessions(2)).await;
+    let alices = open(addr, "alice", json!({})).await;
+    let dropped = call(addr, "alice", &alices, 2, "slow", json!({"ms": 1500})).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    drop(dropped);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Bob's new sessions close his own, not alice's (the least recently used).
+    for _ in 0..4 {
+        open(addr, "bob", json!({})).await;
+    }
+    assert_eq!(list_status(addr, "alice", &alices).await, 200);
+}
+
+#[tokio::test]
 async fn a_session_its_client_ends_during_a_call_still_answers_the_call() {
     let addr = serve(server()).await;
     let session = open(addr, "alice", json!({})).await;

@@ -16,6 +16,7 @@ use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::sessions::BoundedSessions;
 use super::{http, McpServer};
 use crate::call::{CallOutcome, PendingCall};
 use crate::content::{base64, Block, ResourceBody};
@@ -34,6 +35,8 @@ pub struct McpSession<App> {
     /// The journal and run id of the session, when the server has a journal.
     #[cfg(feature = "journal")]
     durable: Option<Arc<crate::durable::Durable>>,
+    /// Over HTTP, the session store, told while a call is in flight.
+    sessions: Option<Arc<BoundedSessions>>,
 }
 
 /// What a session remembers between calls: the state a [`Run`](crate::Run)
@@ -58,7 +61,16 @@ impl<App: Send + Sync + 'static> McpSession<App> {
             run: Arc::new(Mutex::new(SessionRun::default())),
             #[cfg(feature = "journal")]
             durable,
+            sessions: None,
         }
+    }
+
+    /// A session served over HTTP from `sessions`: its calls in flight keep
+    /// it busy there (never idle, never evicted), even when the client's
+    /// stream of one was dropped and the call still runs.
+    pub(super) fn in_store(mut self, sessions: Arc<BoundedSessions>) -> Self {
+        self.sessions = Some(sessions);
+        self
     }
 
     /// The session's run id in the server's journal, if it has one.
@@ -321,6 +333,7 @@ impl<App: Send + Sync + 'static> ServerHandler for McpSession<App> {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let user = self.caller(&context.extensions);
+        let _in_flight = self.sessions.as_ref().and_then(|sessions| sessions.call_in_flight(&context.extensions));
         // Boxed: rmcp moves the handler's future into a task per request, so
         // a small future here saves a large copy on every call.
         let result = Box::pin(async {

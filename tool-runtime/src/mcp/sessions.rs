@@ -4,7 +4,8 @@
 //!
 //! A session is *busy* while a request of its client is being answered:
 //! a call in flight, or a call waiting for its human's approval (its
-//! `tools/call` stream stays open until the result). A busy session is
+//! `tools/call` stream stays open until the result, and its handler runs
+//! until then, even if the client dropped the stream). A busy session is
 //! never idle and never evicted, so a long call or a slow human is never
 //! cut off: its result always reaches the stream the client reads. The
 //! idle time counts from the later of the last request and the end of the
@@ -54,6 +55,9 @@ use crate::error_report::Escaped;
 
 /// How many HTTP sessions one user may keep at most, by default.
 pub const DEFAULT_MAX_SESSIONS_PER_USER: usize = 16;
+
+/// The header naming a request's session.
+const SESSION_ID: &str = "mcp-session-id";
 
 /// What a refused newcomer is told to wait before trying again.
 const RETRY_AFTER_SECS: u64 = 5;
@@ -315,6 +319,15 @@ impl BoundedSessions {
         }
     }
 
+    /// Marks the session of the request whose `extensions` rmcp handed a
+    /// handler (its HTTP `Parts`, with the `Mcp-Session-Id`) busy while the
+    /// guard lives: a call in flight, whether or not its stream still is.
+    pub(crate) fn call_in_flight(&self, extensions: &rmcp::model::Extensions) -> Option<Busy> {
+        let parts = extensions.get::<axum::http::request::Parts>()?;
+        let id = parts.headers.get(SESSION_ID)?.to_str().ok()?;
+        Some(Busy::enter(&self.shared, &SessionId::from(id)))
+    }
+
     /// Closes idle sessions every so often, from the first session on,
     /// while the store lives.
     fn start_sweeper(&self) {
@@ -340,8 +353,8 @@ impl BoundedSessions {
 }
 
 /// One request of a session being answered: the session is busy while its
-/// response stream lives.
-struct Busy {
+/// response stream lives, and while its handler runs.
+pub(crate) struct Busy {
     shared: Arc<Shared>,
     id: SessionId,
 }
