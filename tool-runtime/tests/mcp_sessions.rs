@@ -411,3 +411,34 @@ async fn flood() {
         call.await.unwrap();
     }
 }
+
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_a_durable_session_a_call_outlives_another_users_flood_and_its_outcome_is_journaled() {
+    use tool_runtime::journal::{CallStart, Journal};
+    let dir = std::env::temp_dir().join(format!("tool-runtime-mcp-sessions-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let journal = Journal::open(&dir.join("journal.db").display().to_string()).await.unwrap();
+    let addr = serve(server().with_journal(journal.clone()).with_max_sessions(6).with_max_sessions_per_user(3)).await;
+
+    let alices = open(addr, "alice", json!({"elicitation": {"form": {}}})).await;
+    let mut approval = call(addr, "alice", &alices, 2, "send_note", json!({"text": "hi"})).await;
+    let asked = approval.until(|reply| reply.messages().iter().any(|message| message["method"] == "elicitation/create")).await;
+    let ask = asked.messages().into_iter().find(|message| message["method"] == "elicitation/create").expect("asked");
+    let parked = journal.pending_for_user("alice").await.unwrap();
+    assert_eq!(parked.len(), 1, "{parked:?}");
+    for _ in 0..20 {
+        open(addr, "mallory", json!({})).await;
+    }
+    let accept = json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {}}}).to_string();
+    assert_eq!(send(addr, "alice", &alices, &accept).await.finish().await.status, 202);
+    let reply = approval.finish().await;
+    assert_eq!(result_text(&reply, 2), "sent 2", "{reply:?}");
+    let calls = journal.calls_of_run(&parked[0].run_id).await.unwrap();
+    let outcomes: Vec<_> = calls.iter().map(|call| &call.outcome).collect();
+    assert!(
+        matches!(outcomes.as_slice(), [CallStart::Finished(result)] if result.text == "sent 2"),
+        "the call's outcome is journaled: {outcomes:?}"
+    );
+}
