@@ -21,6 +21,12 @@
 //! target/debug/examples/mcp_memory [PATH_TO_MCP_SERVER] [SESSIONS]
 //! ```
 //!
+//! `mcp_memory approvals [PATH_TO_MCP_SERVER]` measures instead what a call
+//! waiting for its human's approval costs: 20 sessions, each with 16
+//! `issue_voucher` calls of 512 KiB of arguments sent to wait (elicitation
+//! never answered; those past the server's caps on waiting calls are
+//! refused at once), and the bytes per waiting call.
+//!
 //! Not a test: the figures depend on the machine and the allocator. It
 //! prints them and exits non-zero when a target is missed (3 MiB POST:
 //! under 16 MB; 3,000 sessions: under 64 MB; the new client served; the
@@ -37,7 +43,10 @@ use std::time::{Duration, Instant};
 const MB: f64 = 1024.0 * 1024.0;
 
 fn main() {
-    let mut args = std::env::args().skip(1);
+    let mut args = std::env::args().skip(1).peekable();
+    if args.next_if_eq("approvals").is_some() {
+        return waiting_approvals(args.next().map(PathBuf::from));
+    }
     let binary = args.next().map(PathBuf::from).unwrap_or_else(|| {
         let me = std::env::current_exe().expect("the path of this program");
         me.with_file_name("mcp_server")
@@ -400,8 +409,15 @@ fn status(reply: &str) -> u16 {
 
 /// `initialize` then `notifications/initialized`; the session id.
 fn open_session(addr: SocketAddr) -> String {
-    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"memory","version":"0"}}}"#;
-    let (code, reply) = post(addr, None, init);
+    open_session_with(addr, "{}")
+}
+
+/// `open_session` for a client with `capabilities` (JSON).
+fn open_session_with(addr: SocketAddr, capabilities: &str) -> String {
+    let init = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{capabilities},"clientInfo":{{"name":"memory","version":"0"}}}}}}"#
+    );
+    let (code, reply) = post(addr, None, &init);
     assert_eq!(code, 200, "initialize failed: {reply}");
     let session = reply
         .lines()
@@ -416,4 +432,69 @@ fn open_session(addr: SocketAddr) -> String {
 /// A request in `session`; the status and the body.
 fn request(addr: SocketAddr, session: &str, body: &str) -> (u16, String) {
     post(addr, Some(session), body)
+}
+
+/// Calls waiting for approval: `SESSIONS` x `CALLS` `issue_voucher` calls
+/// of `BYTES` of arguments each, their streams held open and never answered;
+/// the server's growth per waiting call.
+fn waiting_approvals(binary: Option<PathBuf>) {
+    const SESSIONS: usize = 20;
+    const CALLS: usize = 16;
+    const BYTES: usize = 512 << 10;
+    let binary = binary.unwrap_or_else(|| std::env::current_exe().expect("the path of this program").with_file_name("mcp_server"));
+    let server = Server::start(&binary);
+    let sessions: Vec<String> =
+        (0..SESSIONS).map(|_| open_session_with(server.addr, r#"{"elicitation":{"form":{}}}"#)).collect();
+    settle();
+    let before = server.rss();
+    let customer = "c".repeat(BYTES);
+    let (mut waiting, mut refused) = (Vec::new(), 0);
+    for session in &sessions {
+        for id in 0..CALLS {
+            let body = format!(
+                r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"issue_voucher","arguments":{{"customer":"{customer}","amount_cents":500}}}}}}"#,
+                id + 10
+            );
+            let mut stream = TcpStream::connect(server.addr).expect("the server accepts");
+            let mut head = head(server.addr, Some(session));
+            head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
+            stream.write_all(head.as_bytes()).unwrap();
+            stream.write_all(body.as_bytes()).unwrap();
+            // Read the server's whole request to the human (as a client
+            // does): the call waits now.
+            stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+            let mut seen = Vec::new();
+            let mut buffer = [0u8; 64 * 1024];
+            let asked = |seen: &[u8]| {
+                let seen = String::from_utf8_lossy(seen);
+                seen.find("elicitation/create").is_some_and(|at| seen[at..].contains("\n\n"))
+            };
+            loop {
+                if asked(&seen) {
+                    waiting.push(stream);
+                    break;
+                }
+                match stream.read(&mut buffer) {
+                    Ok(n) if n > 0 => seen.extend_from_slice(&buffer[..n]),
+                    // Answered at once: past a cap on waiting calls.
+                    _ if String::from_utf8_lossy(&seen).contains("TOO_MANY_PENDING") => {
+                        refused += 1;
+                        break;
+                    }
+                    _ => panic!("no approval request: {}", String::from_utf8_lossy(&seen)),
+                }
+            }
+        }
+    }
+    settle();
+    let grown = server.rss().saturating_sub(before);
+    let calls = waiting.len();
+    println!(
+        "{SESSIONS} sessions x {CALLS} calls of {} KiB: {calls} wait for approval, {refused} refused (TOO_MANY_PENDING); \
+         RSS +{:.1} MB, {:.0} KiB a waiting call ({:.2}x its arguments)",
+        BYTES >> 10,
+        grown as f64 / MB,
+        grown as f64 / calls as f64 / 1024.0,
+        grown as f64 / calls as f64 / BYTES as f64
+    );
 }

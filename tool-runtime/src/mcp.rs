@@ -57,8 +57,16 @@
 //!   refused as expired (code `APPROVAL_EXPIRED`), and an answer that comes
 //!   later runs nothing. At most
 //!   [`max_pending_approvals`](crate::RegistryBuilder::max_pending_approvals)
-//!   calls of a session wait at once; one more is refused
-//!   (`TOO_MANY_PENDING`) without asking anyone.
+//!   calls of a session wait at once, at most
+//!   [`with_max_waiting_approvals_per_user`](McpServer::with_max_waiting_approvals_per_user)
+//!   (default 32) of one user over all their sessions, and at most
+//!   [`with_max_waiting_approvals`](McpServer::with_max_waiting_approvals)
+//!   (default 128) in all; one more is refused (`TOO_MANY_PENDING`) without
+//!   asking anyone. A waiting call holds its arguments about twice (parsed
+//!   into the tool's input, and in the text the human reads; the arguments
+//!   as they came are dropped once shown, except where a journal or an
+//!   external runner still needs them): a call of 512 KiB of arguments
+//!   once cost the server 1,806 KiB while it waited, now 1,240 KiB.
 //! - **A cut output is not sent whole as structured content.** When a
 //!   tool's output was cut at its `max_output_chars`
 //!   ([`CallResult::truncated`](crate::CallResult::truncated)), the client gets the cut text only, never
@@ -90,7 +98,9 @@
 //!   a session is authenticated, and its calls (and `tools/list`) run as the
 //!   user its own headers gave, so that user's approval floor applies. A
 //!   session belongs to the user who opened it (by id): another user's
-//!   requests with its id get `404`, so a leaked session id is no use.
+//!   requests with its id get `404`, so a leaked session id is no use. A
+//!   caller the hook accepts without naming a user ([`UserContext::id`]
+//!   is `None`) cannot open a session (`403`): it would belong to no one.
 //!   [`serve_http`](McpServer::serve_http) refuses a non-loopback address
 //!   without a hook unless told otherwise
 //!   ([`allow_remote_without_auth`](McpServer::allow_remote_without_auth)).
@@ -120,14 +130,25 @@
 //!   1,024) at once; the server you mount [`http_service`](McpServer::http_service)
 //!   in must do both itself.
 //!
-//! Sessions are bounded ([`with_max_sessions`](McpServer::with_max_sessions),
-//! default 500; an idle one costs about 60 KB): when full, the least
-//! recently used session is closed to make room, and a session without a
-//! request for [`with_session_idle_timeout`](McpServer::with_session_idle_timeout)
-//! (default 5 minutes) is closed. A client whose session was closed gets
-//! `404` and starts a new one, as the transport asks. Evicting rather than
-//! refusing newcomers keeps one client that opens sessions in a loop from
-//! locking every other client out.
+//! Sessions are bounded, in all ([`with_max_sessions`](McpServer::with_max_sessions),
+//! default 500; an idle one costs about 60 KB) and for each user
+//! ([`with_max_sessions_per_user`](McpServer::with_max_sessions_per_user),
+//! default 16), and a session without a request for
+//! [`with_session_idle_timeout`](McpServer::with_session_idle_timeout)
+//! (default 5 minutes) is closed. A session with a call in flight or an
+//! approval waiting is *busy*: it is never idle and never closed to make
+//! room, so a long call or a slow human always gets its result to the
+//! client (an approval waits at most the registry's `approval_ttl`,
+//! 10 minutes by default, however short the idle timeout). To open one
+//! more session, a user at their own cap closes their least recently used
+//! session that is not busy, and a full server closes the least recently
+//! used one that is not busy of the user who holds the most; a client whose
+//! session was closed gets `404` and starts a new one, as the transport
+//! asks. When there is none to close, the newcomer is refused, with `429`
+//! (the user's sessions are all busy) or `503` (the server's are), and
+//! `Retry-After`. So one user who opens sessions in a loop closes only their
+//! own, and locks no one out. A session its client ends (`DELETE`) during a
+//! call takes no new requests and is closed once the call has answered.
 //!
 //! The server speaks the protocol revisions that have sessions (2024-11-05 to
 //! 2025-11-25): a run's state (which tools ran, what is offered) lives in a
@@ -150,11 +171,14 @@ mod session;
 #[cfg(feature = "journal")]
 mod durable;
 mod sessions;
+mod waiting;
 
 pub use http::{Unauthorized, DEFAULT_ENVELOPE_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT};
 pub use http::{DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_CONNECTIONS};
 pub use http::{DEFAULT_MAX_ARRIVING_BODY_BYTES, FREE_BODY_BYTES};
 pub use session::McpSession;
+pub use sessions::DEFAULT_MAX_SESSIONS_PER_USER;
+pub use waiting::{DEFAULT_MAX_WAITING_APPROVALS, DEFAULT_MAX_WAITING_APPROVALS_PER_USER};
 
 use crate::context::UserContext;
 use crate::registry::Registry;
@@ -181,6 +205,8 @@ pub struct McpServer<App> {
     journal: Option<crate::journal::Journal>,
     /// Who runs the calls of external tools ([`with_external`](Self::with_external)).
     external: Option<ExternalRunner>,
+    /// The calls of all sessions waiting for approval, capped.
+    waiting: Arc<waiting::WaitingCalls>,
 }
 
 /// The host's runner of external tools' calls, for an MCP server.
@@ -193,7 +219,9 @@ struct HttpOptions {
     envelope_bytes: usize,
     allowed_origins: Vec<String>,
     allowed_hosts: Option<Vec<String>>,
+    // The session caps (`mcp/sessions.rs`).
     max_sessions: usize,
+    max_sessions_per_user: usize,
     session_idle_timeout: Duration,
     auth: Option<Arc<http::AuthHook>>,
     remote_without_auth: bool,
@@ -212,6 +240,7 @@ impl Default for HttpOptions {
             allowed_origins: Vec::new(),
             allowed_hosts: None,
             max_sessions: DEFAULT_MAX_SESSIONS,
+            max_sessions_per_user: DEFAULT_MAX_SESSIONS_PER_USER,
             session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
             auth: None,
             remote_without_auth: false,
@@ -235,6 +264,7 @@ impl<App> Clone for McpServer<App> {
             #[cfg(feature = "journal")]
             journal: self.journal.clone(),
             external: self.external.clone(),
+            waiting: self.waiting.clone(),
         }
     }
 }
@@ -253,6 +283,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
             #[cfg(feature = "journal")]
             journal: None,
             external: None,
+            waiting: Arc::default(),
         }
     }
 
@@ -314,7 +345,10 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     /// the client reads in a `401` answer. Each request of a session is
     /// authenticated again, and its calls run as the user it gave. A
     /// session belongs to the user (by [`UserContext::id`]) who opened it:
-    /// another user's requests with its id get `404`.
+    /// another user's requests with its id get `404`. So the hook must name
+    /// each user: a caller it accepts without an id cannot open a session
+    /// (`403`, which tells the operator so), since the session would belong
+    /// to no one and anyone could use or end it.
     ///
     /// ```
     /// use tool_runtime::mcp::{McpServer, Unauthorized};
@@ -431,18 +465,57 @@ impl<App: Send + Sync + 'static> McpServer<App> {
 
     /// How many HTTP sessions are kept at most (default
     /// [`DEFAULT_MAX_SESSIONS`]). When a new session would pass it, the
-    /// least recently used one is closed: its client gets `404` on its next
-    /// request and starts a new session, as MCP clients do. Refusing new
-    /// sessions instead would let one client lock all others out.
+    /// least recently used session that is not busy (no call in flight, no
+    /// approval waiting), of the user who holds the most, is closed: its
+    /// client gets `404` on its next request and starts a new session, as
+    /// MCP clients do. When every session is busy, the new one is refused
+    /// with `503` and `Retry-After`: a busy session is never closed.
     pub fn with_max_sessions(mut self, sessions: usize) -> Self {
         self.http.max_sessions = sessions;
         self
     }
 
+    /// How many HTTP sessions one user (by [`UserContext::id`], as the
+    /// [authentication hook](Self::with_auth) gives it) keeps at most
+    /// (default [`DEFAULT_MAX_SESSIONS_PER_USER`]). A user at the cap who
+    /// opens one more closes their own least recently used session that is
+    /// not busy; when all of theirs are busy, the new one is refused with
+    /// `429` and `Retry-After`. So one user opening sessions in a loop
+    /// closes only their own. Without a hook, only
+    /// [`with_max_sessions`](Self::with_max_sessions) applies.
+    pub fn with_max_sessions_per_user(mut self, sessions: usize) -> Self {
+        self.http.max_sessions_per_user = sessions;
+        self
+    }
+
     /// How long an HTTP session may go without a request from its client
-    /// before it is closed (default [`DEFAULT_SESSION_IDLE_TIMEOUT`]).
+    /// before it is closed (default [`DEFAULT_SESSION_IDLE_TIMEOUT`]). A
+    /// session with a call in flight or an approval waiting is not idle,
+    /// however long the call or the human takes (an approval waits at most
+    /// the registry's [`approval_ttl`](Registry::approval_ttl), a call its
+    /// tool's timeout): the idle time counts from the later of its last
+    /// request and the end of its last call.
     pub fn with_session_idle_timeout(mut self, idle: Duration) -> Self {
         self.http.session_idle_timeout = idle;
+        self
+    }
+
+    /// How many calls may wait for a human's approval at once, over all
+    /// sessions (default [`DEFAULT_MAX_WAITING_APPROVALS`]). Each holds its
+    /// arguments until it is decided; one more is refused at once
+    /// (`TOO_MANY_PENDING`, status 429), asking no one.
+    pub fn with_max_waiting_approvals(mut self, calls: usize) -> Self {
+        self.waiting = Arc::new(waiting::WaitingCalls::new(calls, self.waiting.per_user));
+        self
+    }
+
+    /// How many calls of one user (by [`UserContext::id`]) may wait for
+    /// approval at once, over all their sessions (default
+    /// [`DEFAULT_MAX_WAITING_APPROVALS_PER_USER`]); one more is refused at
+    /// once (`TOO_MANY_PENDING`). A session's own cap is the registry's
+    /// [`max_pending_approvals`](crate::RegistryBuilder::max_pending_approvals).
+    pub fn with_max_waiting_approvals_per_user(mut self, calls: usize) -> Self {
+        self.waiting = Arc::new(waiting::WaitingCalls::new(self.waiting.max, calls));
         self
     }
 
@@ -500,8 +573,13 @@ impl<App: Send + Sync + 'static> McpServer<App> {
         let mut hosts = self.http.allowed_hosts.clone().unwrap_or_else(|| config.allowed_hosts.clone());
         hosts.extend(extra_hosts);
         let config = config.disable_allowed_hosts();
-        let sessions = Arc::new(sessions::BoundedSessions::new(self.http.max_sessions, self.http.session_idle_timeout));
-        let service = StreamableHttpService::new(move || Ok(server.session()), sessions.clone(), config);
+        let sessions = Arc::new(sessions::BoundedSessions::new(sessions::SessionLimits {
+            max: self.http.max_sessions,
+            per_user: self.http.max_sessions_per_user,
+            idle: self.http.session_idle_timeout,
+        }));
+        let store = sessions.clone();
+        let service = StreamableHttpService::new(move || Ok(server.session().in_store(store.clone())), sessions.clone(), config);
         let checks = http::Checks {
             max_body_bytes,
             max_body_values: self.registry.argument_limits().max_values.saturating_add(http::ENVELOPE_VALUES),

@@ -28,6 +28,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
+use crate::error_report::Escaped;
+
 /// How long a closed connection still reads (and drops) what its client
 /// sends, at most: time for a client to finish sending a refused body and
 /// read the answer.
@@ -66,7 +68,7 @@ pub(crate) async fn serve(listener: TcpListener, router: axum::Router, limits: L
             Ok((stream, _)) => stream,
             Err(error) if is_connection_error(&error) => continue,
             Err(error) => {
-                tracing::error!(%error, "accepting an MCP connection failed; retrying in 1 s");
+                tracing::error!(error = %Escaped(&error), "accepting an MCP connection failed; retrying in 1 s");
                 tokio::time::sleep(Duration::from_secs(1)).await;
                 continue;
             }

@@ -33,10 +33,9 @@ pub(super) async fn ask<App: Send + Sync + 'static>(
 ) -> CallResult {
     let registry = &session.server().registry;
     let (tool, id) = (pending.tool().clone(), pending.id().clone());
-    let max = registry.inner.config.max_pending;
-    let Some(_waiting) = Waiting::enter(session, max) else {
-        tracing::warn!(tool = %Escaped(&tool), max, "too many calls wait for approval in this session; refused");
-        return CallResult::failure(tool, id, ResultKind::Denied, &lines::too_many_pending(max));
+    let _waiting = match Waiting::enter(session, context) {
+        Ok(waiting) => waiting,
+        Err(refused) => return CallResult::failure(tool, id, ResultKind::Denied, &refused),
     };
     let ttl = registry.approval_ttl();
     let now = SystemTime::now();

@@ -133,8 +133,9 @@ pub(crate) struct Checks {
 /// size limit (a body sent without its length), and its JSON values
 /// counted (413 beyond the registry's value limit plus the envelope's; 400
 /// for a body that is not UTF-8, which could not be counted). A passing
-/// request goes on to rmcp with its caller in its extensions, and a
-/// session it opens is claimed for its caller.
+/// request goes on to rmcp with its caller in its extensions; one that
+/// opens a session is admitted under the session caps first, and the
+/// session is its caller's.
 pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Request, next: Next) -> Response {
     if let Err(refused) = check_host_and_origin(&checks, &request) {
         return refused.into_response();
@@ -168,14 +169,16 @@ pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Reques
         Err(refused) => return refused,
     };
     let request = Request::from_parts(parts, axum::body::Body::from(bytes));
-    let response = next.run(request).await;
-    // A new session belongs to the user who opened it.
-    if let (Some(owner), None, Some(opened)) =
-        (caller.as_ref().and_then(|user| user.id.as_deref()), &session, response.headers().get(SESSION_ID))
-        && let Ok(opened) = opened.to_str()
-    {
-        checks.sessions.claim(opened, owner);
-    }
+    // A request without a session may open one: it is admitted under the
+    // session caps first, for the user who opens it.
+    let admission = match session.is_none() && request.method() == axum::http::Method::POST {
+        true => match checks.sessions.admit(checks.auth.as_ref().and(caller.as_deref())).await {
+            Ok(admission) => Some(admission),
+            Err(refused) => return refused.into_response(),
+        },
+        false => None,
+    };
+    let response = super::sessions::opening(admission, next.run(request)).await;
     if response.status() == StatusCode::PAYLOAD_TOO_LARGE {
         // rmcp cut a body sent without its length: say the same.
         return too_large(&checks, "this request body is larger").into_response();

@@ -16,6 +16,7 @@ use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::sessions::BoundedSessions;
 use super::{http, McpServer};
 use crate::call::{CallOutcome, PendingCall};
 use crate::content::{base64, Block, ResourceBody};
@@ -24,7 +25,7 @@ use crate::error::ToolError;
 use crate::error_report::Escaped;
 use crate::result::{lines, CallResult, ResultKind};
 use crate::steps::Steps;
-use crate::tool::ToolDefinition;
+use crate::tool::{ParsedFrom, ToolDefinition};
 
 /// One MCP session: one run over the registry (step index, tools executed,
 /// whether a call ended it). Implements rmcp's [`ServerHandler`]; made by
@@ -35,6 +36,8 @@ pub struct McpSession<App> {
     /// The journal and run id of the session, when the server has a journal.
     #[cfg(feature = "journal")]
     durable: Option<Arc<crate::durable::Durable>>,
+    /// Over HTTP, the session store, told while a call is in flight.
+    sessions: Option<Arc<BoundedSessions>>,
 }
 
 /// What a session remembers between calls: the state a [`Run`](crate::Run)
@@ -59,7 +62,16 @@ impl<App: Send + Sync + 'static> McpSession<App> {
             run: Arc::new(Mutex::new(SessionRun::default())),
             #[cfg(feature = "journal")]
             durable,
+            sessions: None,
         }
+    }
+
+    /// A session served over HTTP from `sessions`: its calls in flight keep
+    /// it busy there (never idle, never evicted), even when the client's
+    /// stream of one was dropped and the call still runs.
+    pub(super) fn in_store(mut self, sessions: Arc<BoundedSessions>) -> Self {
+        self.sessions = Some(sessions);
+        self
     }
 
     /// The session's run id in the server's journal, if it has one.
@@ -87,6 +99,7 @@ impl<App: Send + Sync + 'static> McpSession<App> {
         }
     }
 
+    #[cfg(feature = "journal")]
     pub(super) fn server(&self) -> &McpServer<App> {
         &self.server
     }
@@ -208,19 +221,19 @@ impl<App: Send + Sync + 'static> McpSession<App> {
             tracing::info!(tool = %Escaped(pending.tool()), call_id = %Escaped(pending.id()), "needs approval; the client cannot elicit");
             return CallResult::failure(pending.tool().clone(), pending.id().clone(), ResultKind::Rejected, &approval_unavailable());
         }
-        // At most `max_pending_approvals` calls of a session wait at once,
-        // as in a run.
-        let max = registry.inner.config.max_pending;
-        let Some(_waiting) = Waiting::enter(self, max) else {
-            tracing::warn!(tool = %Escaped(pending.tool()), max, "too many calls wait for approval in this session; refused");
-            return CallResult::failure(pending.tool().clone(), pending.id().clone(), ResultKind::Denied, &lines::too_many_pending(max));
+        let _waiting = match Waiting::enter(self, context) {
+            Ok(waiting) => waiting,
+            Err(refused) => return CallResult::failure(pending.tool().clone(), pending.id().clone(), ResultKind::Denied, &refused),
         };
+        let def = registry.definition(pending.tool());
         let ask = ElicitRequestParams::FormElicitationParams {
             meta: None,
-            message: approval_message(&pending, registry.definition(pending.tool())),
+            message: approval_message(&pending, def),
             // Nothing to fill in: accepting or declining is the answer.
             requested_schema: ElicitationSchema::new(BTreeMap::new()),
         };
+        let mut pending = pending;
+        keep_arguments_once(&mut pending, def);
         // The wait ends at the approval's time to live: a client that went
         // away must not hold the call forever, nor run it when it comes back.
         let answer = tokio::select! {
@@ -251,24 +264,36 @@ impl<App: Send + Sync + 'static> McpSession<App> {
     }
 }
 
-/// One call of a session waiting for a human, counted while it lives.
-pub(super) struct Waiting<'s, App>(&'s McpSession<App>);
+/// One call of a session waiting for a human, counted while it lives, in
+/// its session and in the server's [`WaitingCalls`](super::waiting::WaitingCalls).
+pub(super) struct Waiting<'s, App> {
+    session: &'s McpSession<App>,
+    _counted: super::waiting::WaitingCall,
+}
 
 impl<'s, App: Send + Sync + 'static> Waiting<'s, App> {
-    /// Counts one more waiting call, unless `max` already wait.
-    pub(super) fn enter(session: &'s McpSession<App>, max: usize) -> Option<Self> {
+    /// Counts one more waiting call, unless the session's cap
+    /// (`max_pending_approvals`, as in a run), its user's or the server's
+    /// is reached: then the refusal the model reads.
+    pub(super) fn enter(session: &'s McpSession<App>, context: &RequestContext<RoleServer>) -> Result<Self, ToolError> {
+        let max = session.server.registry.inner.config.max_pending;
+        let user = session.caller(&context.extensions);
         let mut run = session.lock();
-        if run.waiting >= max {
-            return None;
-        }
+        let counted = match run.waiting >= max {
+            true => Err(lines::too_many_pending(max)),
+            false => session.server.waiting.enter(user.id.as_deref()),
+        };
+        let counted = counted.inspect_err(|refused| {
+            tracing::warn!(code = refused.code(), "too many calls wait for approval; refused");
+        })?;
         run.waiting += 1;
-        Some(Waiting(session))
+        Ok(Waiting { session, _counted: counted })
     }
 }
 
 impl<App> Drop for Waiting<'_, App> {
     fn drop(&mut self) {
-        let mut run = self.0.run.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut run = self.session.run.lock().unwrap_or_else(PoisonError::into_inner);
         run.waiting -= 1;
     }
 }
@@ -309,6 +334,7 @@ impl<App: Send + Sync + 'static> ServerHandler for McpSession<App> {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let user = self.caller(&context.extensions);
+        let _in_flight = self.sessions.as_ref().and_then(|sessions| sessions.call_in_flight(&context.extensions));
         // Boxed: rmcp moves the handler's future into a task per request, so
         // a small future here saves a large copy on every call.
         let result = Box::pin(async {
@@ -440,18 +466,36 @@ fn mcp_tool(def: &ToolDefinition) -> Tool {
     serde_json::from_value(crate::providers::mcp::tool(def)).expect("providers::mcp writes valid MCP tools")
 }
 
-/// What the human reads when asked to approve a call.
+/// What the human reads when asked to approve a call: the tool and its
+/// arguments, pretty-printed. Written straight from the call's copy of the
+/// arguments (no second value of them) into a text no larger than it is:
+/// it holds them for as long as the call waits.
 pub(super) fn approval_message<App>(pending: &PendingCall<App>, def: Option<&ToolDefinition>) -> String {
     let tool = match def.and_then(|def| def.title.as_deref()) {
         Some(title) => format!("{title} (`{}`)", pending.tool()),
         None => format!("`{}`", pending.tool()),
     };
-    let arguments = pending.arguments();
-    let arguments = serde_json::to_string_pretty(&arguments).unwrap_or_else(|_| arguments.to_string());
-    format!(
-        "The assistant wants to call {tool} with these arguments:\n\n{arguments}\n\n\
-         This call needs your approval. Accept to run it; decline to refuse it."
-    )
+    let mut text = format!("The assistant wants to call {tool} with these arguments:\n\n").into_bytes();
+    let written = match &pending.0.args {
+        ParsedFrom::Value(arguments) => serde_json::to_writer_pretty(&mut text, &**arguments),
+        ParsedFrom::Text(_) => serde_json::to_writer_pretty(&mut text, &pending.arguments()),
+    };
+    // Serialising a JSON value to memory cannot fail.
+    debug_assert!(written.is_ok(), "{written:?}");
+    text.extend_from_slice(b"\n\nThis call needs your approval. Accept to run it; decline to refuse it.");
+    text.shrink_to_fit();
+    String::from_utf8(text).expect("JSON and the text around it are UTF-8")
+}
+
+/// Drops the arguments as they came from a call that waits for its human,
+/// once [`approval_message`] shows them: a call that is neither handed over
+/// (an external tool) nor journaled (a durable session, which keeps them)
+/// runs from its parsed input alone, so while it waits it holds its
+/// arguments twice (input and message), not three times.
+fn keep_arguments_once<App>(pending: &mut PendingCall<App>, def: Option<&ToolDefinition>) {
+    if def.is_some_and(|def| !def.external) {
+        pending.0.args = ParsedFrom::Text(Cow::Borrowed("{}"));
+    }
 }
 
 /// The line the model reads when a call needs approval and the client
