@@ -59,7 +59,7 @@ fn scalars_are_typed_required_and_in_declaration_order() {
             "type": "object",
             "properties": {
                 "query": {"type": "string", "description": "Words to look for."},
-                "limit": {"type": "integer", "format": "int64"},
+                "limit": {"type": "integer", "format": "int64", "minimum": i64::MIN, "maximum": i64::MAX},
                 "level": {"type": "integer", "format": "uint8", "minimum": 0, "maximum": 255},
                 "boost": {"type": "number", "format": "double"},
                 "exact": {"type": "boolean"}
@@ -89,7 +89,7 @@ fn option_is_optional_and_nullable() {
             "properties": {
                 "customer": {"type": "string"},
                 "status": {"type": ["string", "null"]},
-                "page": {"type": ["integer", "null"], "format": "uint32", "minimum": 0}
+                "page": {"type": ["integer", "null"], "format": "uint32", "minimum": 0, "maximum": u32::MAX}
             },
             "required": ["customer"],
             "additionalProperties": false
@@ -121,7 +121,7 @@ fn defaults_make_parameters_optional_and_are_advertised() {
             "properties": {
                 "order_id": {"type": "string"},
                 "with_items": {"type": "boolean", "description": "Include the line items.", "default": false},
-                "limit": {"type": "integer", "format": "uint32", "minimum": 0, "default": 20},
+                "limit": {"type": "integer", "format": "uint32", "minimum": 0, "maximum": u32::MAX, "default": 20},
                 "language": {"type": "string", "default": "en"}
             },
             "required": ["order_id"],
@@ -190,7 +190,7 @@ fn vec_and_map() {
                 "skus": {"type": "array", "items": {"type": "string"}},
                 "quantities": {
                     "type": "object",
-                    "additionalProperties": {"type": "integer", "format": "uint32", "minimum": 0}
+                    "additionalProperties": {"type": "integer", "format": "uint32", "minimum": 0, "maximum": u32::MAX}
                 }
             },
             "required": ["skus", "quantities"],
@@ -376,7 +376,7 @@ fn serde_renames_are_honoured() {
                 "Filter": {
                     "type": "object",
                     "properties": {
-                        "minTotal": {"type": "integer", "format": "uint32", "minimum": 0},
+                        "minTotal": {"type": "integer", "format": "uint32", "minimum": 0, "maximum": u32::MAX},
                         "createdAfter": {"type": ["string", "null"]}
                     },
                     "required": ["minTotal"]
@@ -514,7 +514,7 @@ fn a_whole_input_struct_without_required_fields_still_lists_required() {
             "$schema": DIALECT,
             "type": "object",
             "properties": {
-                "page": {"type": "integer", "format": "uint32", "minimum": 0, "default": 0},
+                "page": {"type": "integer", "format": "uint32", "minimum": 0, "maximum": u32::MAX, "default": 0},
                 "per_page": {"type": ["integer", "null"], "format": "uint8", "minimum": 0, "maximum": 255}
             },
             "required": [],
@@ -576,6 +576,7 @@ fn parameter_descriptions_from_docs_and_the_arguments_section() {
                     "type": "integer",
                     "format": "uint64",
                     "minimum": 0,
+                    "maximum": u64::MAX,
                     "description": "In cents, never more than the order total."
                 },
                 "reason": {"type": "string", "description": "Why, in a word."}
@@ -715,7 +716,7 @@ fn every_attribute_is_carried_into_the_definition() {
         json!({
             "$schema": DIALECT,
             "type": "object",
-            "properties": {"cents": {"type": "integer", "format": "uint64", "minimum": 0}},
+            "properties": {"cents": {"type": "integer", "format": "uint64", "minimum": 0, "maximum": u64::MAX}},
             "required": ["cents"],
             "additionalProperties": false
         }),
@@ -803,7 +804,7 @@ fn the_durable_run_keys_are_carried_into_the_definition() {
             "type": "object",
             "properties": {
                 "order_id": {"type": "string"},
-                "cents": {"type": "integer", "format": "uint64", "minimum": 0}
+                "cents": {"type": "integer", "format": "uint64", "minimum": 0, "maximum": u64::MAX}
             },
             "required": ["order_id", "cents"],
             "additionalProperties": false
@@ -988,7 +989,7 @@ fn output_schema_of_a_json_schema_return_type() {
         "properties": {
             "id": {"type": "string"},
             "status": {"$ref": "#/$defs/Status"},
-            "total_cents": {"type": "integer", "format": "uint64", "minimum": 0}
+            "total_cents": {"type": "integer", "format": "uint64", "minimum": 0, "maximum": u64::MAX}
         },
         "required": ["id", "status", "total_cents"],
         "description": "An order.",
