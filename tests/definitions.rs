@@ -1239,3 +1239,65 @@ async fn a_built_registrys_definitions_cannot_be_widened_afterwards() {
     assert_eq!(registry.names().collect::<Vec<_>>(), ["search_catalogue"]);
     assert_eq!(registry.definition("search_catalogue").unwrap(), &before);
 }
+
+// ---------------------------------------------------------------- replay = false on a destructive tool
+
+/// A shell-like tool: destructive, not idempotent, and run again on every
+/// call (`replay(false)`); `{"slow": true}` outlasts its timeout.
+fn run_command(runs: std::sync::Arc<std::sync::atomic::AtomicUsize>, idempotent: bool) -> DynamicTool<Shop> {
+    let schema = json!({"type": "object", "properties": {"slow": {"type": "boolean"}}, "required": ["slow"]});
+    DynamicTool::new("run_command", "Run the command.", schema, move |args: Value, _ctx: Ctx<Shop>| {
+        let run = runs.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        async move {
+            if args["slow"] == true {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+            }
+            Ok::<_, ToolError>(json!(format!("run {run}")))
+        }
+    })
+    .annotations(Annotations { destructive: Some(true), idempotent: Some(idempotent), ..Annotations::default() })
+    .replay(false)
+    .timeout(Duration::from_millis(100))
+}
+
+#[tokio::test]
+async fn a_destructive_tool_with_replay_false_runs_again_but_never_over_an_unfinished_call() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tool_runtime::ToolCall;
+    use tool_runtime::journal::Journal;
+
+    let dir = std::env::temp_dir().join(format!("tool-runtime-definitions-replay-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let journal = Journal::open(dir.join("runs.db").to_str().unwrap()).await.unwrap();
+    let app = std::sync::Arc::new(Shop);
+    for idempotent in [false, true] {
+        let runs = std::sync::Arc::new(AtomicUsize::new(0));
+        let registry = Registry::<Shop>::builder().tool(run_command(runs.clone(), idempotent)).build().unwrap();
+        let run_id = format!("replay-{idempotent}");
+        let call = |id: &str, slow: bool| vec![ToolCall::new(id, "run_command", json!({"slow": slow}).to_string())];
+
+        // A finished call sent again runs again: its output is fresh.
+        let mut run = registry.run(app.clone()).durable(&journal, &run_id).await.unwrap();
+        assert_eq!(run.execute(call("c1", false)).await.results[0].text, "run 1");
+        let mut run = registry.run(app.clone()).durable(&journal, &run_id).await.unwrap();
+        assert_eq!(run.execute(call("c1", false)).await.results[0].text, "run 2");
+
+        // A call cut off (its timeout) may have had its effect.
+        let cut = run.execute(call("c2", true)).await.results.remove(0);
+        assert_eq!(cut.kind, tool_runtime::ResultKind::TimedOut, "{}", cut.text);
+        assert_eq!(runs.load(Ordering::SeqCst), 3);
+        let mut run = registry.run(app.clone()).durable(&journal, &run_id).await.unwrap();
+        let again = run.execute(call("c2", false)).await.results.remove(0);
+        if idempotent {
+            // Doing it twice does no more than once: it runs.
+            assert_eq!(again.text, "run 4");
+        } else {
+            // Not run over an effect that may have happened.
+            assert_eq!(again.error_code.as_deref(), Some("OUTCOME_UNKNOWN"), "{}", again.text);
+            assert_eq!(runs.load(Ordering::SeqCst), 3, "the tool did not run again");
+        }
+    }
+    journal.close().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}

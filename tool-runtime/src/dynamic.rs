@@ -335,7 +335,11 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
     }
 
     /// `false`: in a durable run, the tool runs again even when the journal
-    /// holds its effect (observation tools, whose answer changes).
+    /// holds its effect (observation tools, whose answer changes, and tools
+    /// that must do their work each time, such as running a command). A
+    /// call started and never finished still reads `OUTCOME_UNKNOWN` unless
+    /// the tool is `read_only` or `idempotent` (see
+    /// [`ToolDefinition::replay`]).
     pub fn replay(mut self, replay: bool) -> Self {
         self.definition.replay = replay;
         self
