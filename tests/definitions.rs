@@ -1301,3 +1301,112 @@ async fn a_destructive_tool_with_replay_false_runs_again_but_never_over_an_unfin
     journal.close().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// ---------------------------------------------------------------- a dynamic tool's contradictions
+
+fn dynamic(name: &str) -> DynamicTool<Shop> {
+    DynamicTool::new(name, "Do it.", json!({"type": "object"}), |_: Value, _: Ctx<Shop>| async { Ok::<_, ToolError>(json!("done")) })
+}
+
+#[test]
+fn a_dynamic_tool_s_contradictions_fail_the_build_as_the_macro_s_would() {
+    let external = |name: &str| DynamicTool::<Shop>::external(name, "Pick a date.", json!({"type": "object"}));
+    let cases: Vec<(&str, fn(DynamicTool<Shop>) -> DynamicTool<Shop>, &str)> = vec![
+        ("both_ways", |t| t.annotations(Annotations { read_only: Some(true), destructive: Some(true), ..Annotations::default() }),
+            "`read_only` and `destructive` contradict each other"),
+        ("serial_reader", |t| t.annotations(Annotations { read_only: Some(true), ..Annotations::default() }).parallel_safe(false),
+            "`parallel_safe = false` contradicts `read_only`"),
+        ("judged_reader", |t| t.annotations(Annotations { read_only: Some(true), ..Annotations::default() }).parallel_safe_fn(|_| true),
+            "`parallel_safe = predicate` contradicts `read_only`"),
+        ("two_ends", |t| t.ends_run(true).ends_turn(true), "`ends_turn` and `ends_run` cannot both be set"),
+        ("keyed_fresh", |t| t.idempotency_key(|_| "k".into()).replay(false), "`replay = false` contradicts `idempotency_key`"),
+        ("own_prerequisite", |t| t.requires(["own_prerequisite"]), "tool `own_prerequisite` cannot require itself"),
+        ("own_relative", |t| t.related(["own_relative"]), "tool `own_relative` cannot be related to itself"),
+        ("scoped_always", |t| t.always_active(true).scope(json!({"type": "string"}), |_, _| {}), "`scope` contradicts `always_active`"),
+    ];
+    let external_cases: Vec<(&str, fn(DynamicTool<Shop>) -> DynamicTool<Shop>, &str)> = vec![
+        ("host_recovered", |t| t.on_error(|_, _| None), "`on_error` contradicts `external`"),
+        ("host_interim", |t| t.interim("Waiting...", Duration::from_millis(10)), "`interim` contradicts `external`"),
+        ("host_uninterruptible", |t| t.interruptible(false), "`interruptible` contradicts `external`"),
+        ("host_keyed", |t| t.idempotency_key(|_| "k".into()), "`idempotency_key` contradicts `external`"),
+        ("host_judged_end", |t| t.ends_run_fn(|_, _| true), "`ends_run = path` contradicts `external`"),
+    ];
+    let mut tools: Vec<BoxedTool<Shop>> = cases.iter().map(|(name, make, _)| make(dynamic(name)).into()).collect();
+    tools.extend(external_cases.iter().map(|(name, make, _)| make(external(name)).into()));
+    let expected: Vec<(&str, &str)> = cases.iter().chain(&external_cases).map(|(name, _, message)| (*name, *message)).collect();
+    let error = Registry::<Shop>::builder().tools(tools).build().err().expect("every contradiction fails the build");
+    let problems: Vec<String> = error.problems.iter().map(ToString::to_string).collect();
+    assert_eq!(problems.len(), expected.len(), "one problem a tool:\n{}", problems.join("\n"));
+    for ((name, message), problem) in expected.iter().zip(&problems) {
+        assert!(problem.starts_with(&format!("dynamic tool `{name}`: {message}")), "{problem}");
+        // Each says what to do.
+        assert!(problem.contains("remove") || problem.contains("keep one"), "{problem}");
+    }
+    assert!(matches!(&error.problems[0], tool_runtime::BuildProblem::Contradiction { tool, .. } if tool == "both_ways"));
+    // What the macro allows, the build allows.
+    let allowed = dynamic("fresh_shell").annotations(Annotations { destructive: Some(true), ..Annotations::default() }).replay(false);
+    assert!(Registry::<Shop>::builder().tool(allowed).build().is_ok());
+}
+
+// ---------------------------------------------------------------- a dynamic tool that streams
+
+#[tokio::test]
+async fn a_dynamic_tool_streams_preliminary_results_like_a_streamed_tool() {
+    use std::sync::{Arc, Mutex};
+    use tool_runtime::{ProgressSink, ResultKind, Streamed, stream};
+
+    let schema = json!({"type": "object", "properties": {"to": {"type": "integer"}}, "required": ["to"]});
+    let count = DynamicTool::streamed("count", "Count up to a number.", schema.clone(), |args: Value, _: Ctx<Shop>| async move {
+        let to = args["to"].as_u64().unwrap_or_default();
+        Streamed::new(stream::iter((1..=to).map(|n| json!({"counted": n}))))
+    });
+    let failing = DynamicTool::streamed("failing", "Fail after one item.", json!({"type": "object"}), |_: Value, _: Ctx<Shop>| async {
+        Streamed::try_new(stream::iter([Ok(json!(1)), Err(ToolError::unavailable("FEED_DOWN", "The feed is down."))]))
+    });
+    let endless = DynamicTool::streamed("endless", "Never finish.", json!({"type": "object"}), |_: Value, _: Ctx<Shop>| async {
+        Streamed::new(stream::unfold(0u64, |n| async move {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            Some((json!(n), n + 1))
+        }))
+    })
+    .timeout(Duration::from_millis(200));
+    let registry = Registry::<Shop>::builder().tool(count).tool(failing).tool(endless).build().unwrap();
+    let app = Arc::new(Shop);
+    let collect = || {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        (ProgressSink::new(move |progress| sink.lock().unwrap().push(progress)), seen)
+    };
+
+    let (sink, seen) = collect();
+    let result = registry.call(&app, "count", r#"{"to": 3}"#).progress(sink).await.into_result().unwrap();
+    assert_eq!(result.kind, ResultKind::Success, "{}", result.text);
+    assert_eq!(result.structured(), Some(&json!({"counted": 3})), "the last item is the result");
+    let preliminary: Vec<Value> = seen.lock().unwrap().iter().map(|report| report.preliminary.clone().unwrap()).collect();
+    assert_eq!(preliminary, [json!({"counted": 1}), json!({"counted": 2})]);
+
+    // Validated like any dynamic tool.
+    assert_eq!(registry.call(&app, "count", r#"{"to": "three"}"#).await.into_result().unwrap().kind, ResultKind::InvalidArguments);
+    // An empty stream is a bug of the tool.
+    assert_eq!(registry.call(&app, "count", r#"{"to": 0}"#).await.into_result().unwrap().kind, ResultKind::Internal);
+
+    let (sink, seen) = collect();
+    let failed = registry.call(&app, "failing", "{}").progress(sink).await.into_result().unwrap();
+    assert_eq!(failed.error_code.as_deref(), Some("FEED_DOWN"), "{}", failed.text);
+    assert_eq!(seen.lock().unwrap().len(), 1, "the item before the error was sent");
+
+    // The timeout covers the whole stream.
+    let cut = registry.call(&app, "endless", "{}").await.into_result().unwrap();
+    assert_eq!(cut.kind, ResultKind::TimedOut, "{}", cut.text);
+
+    // `on_error` does not apply to a streaming tool, as the macro says.
+    let recovered = DynamicTool::streamed("recovered", "Count.", schema, |_: Value, _: Ctx<Shop>| async {
+        Streamed::new(stream::iter([json!(1)]))
+    })
+    .on_error(|_, _| Some(json!(0)));
+    let error = Registry::<Shop>::builder().tool(recovered).build().err().expect("on_error on a streaming tool fails the build");
+    assert!(
+        error.to_string().contains("dynamic tool `recovered`: `on_error` does not apply to a streaming tool"),
+        "{error}"
+    );
+}
