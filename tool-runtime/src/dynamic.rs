@@ -24,9 +24,11 @@ use crate::tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, Interim,
 /// What runs a call: a handler that returns the output, or one that returns
 /// a stream of outputs (every one but the last preliminary).
 enum Handler<App> {
-    Value(Arc<dyn Fn(Value, Ctx<App>) -> BoxFuture<'static, Result<Value, BoxError>> + Send + Sync>),
-    Streamed(Arc<dyn Fn(Value, Ctx<App>) -> BoxFuture<'static, Streamed<Value>> + Send + Sync>),
+    Value(ValueFn<App>),
+    Streamed(StreamFn<App>),
 }
+type ValueFn<App> = Arc<dyn Fn(Value, Ctx<App>) -> BoxFuture<'static, Result<Value, BoxError>> + Send + Sync>;
+type StreamFn<App> = Arc<dyn Fn(Value, Ctx<App>) -> BoxFuture<'static, Streamed<Value>> + Send + Sync>;
 type PolicyFn<App> = Arc<dyn for<'a> Fn(&'a Value, &'a Ctx<App>) -> PolicyFuture<'a> + Send + Sync>;
 type VisibleFn<App> = Arc<dyn Fn(&StepView<'_, App>) -> bool + Send + Sync>;
 /// An `ends_run` predicate, on the validated arguments and the output.
