@@ -59,7 +59,7 @@ fn scalars_are_typed_required_and_in_declaration_order() {
             "type": "object",
             "properties": {
                 "query": {"type": "string", "description": "Words to look for."},
-                "limit": {"type": "integer", "format": "int64"},
+                "limit": {"type": "integer", "format": "int64", "minimum": i64::MIN, "maximum": i64::MAX},
                 "level": {"type": "integer", "format": "uint8", "minimum": 0, "maximum": 255},
                 "boost": {"type": "number", "format": "double"},
                 "exact": {"type": "boolean"}
@@ -89,7 +89,7 @@ fn option_is_optional_and_nullable() {
             "properties": {
                 "customer": {"type": "string"},
                 "status": {"type": ["string", "null"]},
-                "page": {"type": ["integer", "null"], "format": "uint32", "minimum": 0}
+                "page": {"type": ["integer", "null"], "format": "uint32", "minimum": 0, "maximum": u32::MAX}
             },
             "required": ["customer"],
             "additionalProperties": false
@@ -121,7 +121,7 @@ fn defaults_make_parameters_optional_and_are_advertised() {
             "properties": {
                 "order_id": {"type": "string"},
                 "with_items": {"type": "boolean", "description": "Include the line items.", "default": false},
-                "limit": {"type": "integer", "format": "uint32", "minimum": 0, "default": 20},
+                "limit": {"type": "integer", "format": "uint32", "minimum": 0, "maximum": u32::MAX, "default": 20},
                 "language": {"type": "string", "default": "en"}
             },
             "required": ["order_id"],
@@ -190,7 +190,7 @@ fn vec_and_map() {
                 "skus": {"type": "array", "items": {"type": "string"}},
                 "quantities": {
                     "type": "object",
-                    "additionalProperties": {"type": "integer", "format": "uint32", "minimum": 0}
+                    "additionalProperties": {"type": "integer", "format": "uint32", "minimum": 0, "maximum": u32::MAX}
                 }
             },
             "required": ["skus", "quantities"],
@@ -376,7 +376,7 @@ fn serde_renames_are_honoured() {
                 "Filter": {
                     "type": "object",
                     "properties": {
-                        "minTotal": {"type": "integer", "format": "uint32", "minimum": 0},
+                        "minTotal": {"type": "integer", "format": "uint32", "minimum": 0, "maximum": u32::MAX},
                         "createdAfter": {"type": ["string", "null"]}
                     },
                     "required": ["minTotal"]
@@ -514,7 +514,7 @@ fn a_whole_input_struct_without_required_fields_still_lists_required() {
             "$schema": DIALECT,
             "type": "object",
             "properties": {
-                "page": {"type": "integer", "format": "uint32", "minimum": 0, "default": 0},
+                "page": {"type": "integer", "format": "uint32", "minimum": 0, "maximum": u32::MAX, "default": 0},
                 "per_page": {"type": ["integer", "null"], "format": "uint8", "minimum": 0, "maximum": 255}
             },
             "required": [],
@@ -576,6 +576,7 @@ fn parameter_descriptions_from_docs_and_the_arguments_section() {
                     "type": "integer",
                     "format": "uint64",
                     "minimum": 0,
+                    "maximum": u64::MAX,
                     "description": "In cents, never more than the order total."
                 },
                 "reason": {"type": "string", "description": "Why, in a word."}
@@ -715,7 +716,7 @@ fn every_attribute_is_carried_into_the_definition() {
         json!({
             "$schema": DIALECT,
             "type": "object",
-            "properties": {"cents": {"type": "integer", "format": "uint64", "minimum": 0}},
+            "properties": {"cents": {"type": "integer", "format": "uint64", "minimum": 0, "maximum": u64::MAX}},
             "required": ["cents"],
             "additionalProperties": false
         }),
@@ -803,7 +804,7 @@ fn the_durable_run_keys_are_carried_into_the_definition() {
             "type": "object",
             "properties": {
                 "order_id": {"type": "string"},
-                "cents": {"type": "integer", "format": "uint64", "minimum": 0}
+                "cents": {"type": "integer", "format": "uint64", "minimum": 0, "maximum": u64::MAX}
             },
             "required": ["order_id", "cents"],
             "additionalProperties": false
@@ -988,7 +989,7 @@ fn output_schema_of_a_json_schema_return_type() {
         "properties": {
             "id": {"type": "string"},
             "status": {"$ref": "#/$defs/Status"},
-            "total_cents": {"type": "integer", "format": "uint64", "minimum": 0}
+            "total_cents": {"type": "integer", "format": "uint64", "minimum": 0, "maximum": u64::MAX}
         },
         "required": ["id", "status", "total_cents"],
         "description": "An order.",
@@ -1237,4 +1238,175 @@ async fn a_built_registrys_definitions_cannot_be_widened_afterwards() {
     assert!(more.definition("no_params").is_some());
     assert_eq!(registry.names().collect::<Vec<_>>(), ["search_catalogue"]);
     assert_eq!(registry.definition("search_catalogue").unwrap(), &before);
+}
+
+// ---------------------------------------------------------------- replay = false on a destructive tool
+
+/// A shell-like tool: destructive, not idempotent, and run again on every
+/// call (`replay(false)`); `{"slow": true}` outlasts its timeout.
+fn run_command(runs: std::sync::Arc<std::sync::atomic::AtomicUsize>, idempotent: bool) -> DynamicTool<Shop> {
+    let schema = json!({"type": "object", "properties": {"slow": {"type": "boolean"}}, "required": ["slow"]});
+    DynamicTool::new("run_command", "Run the command.", schema, move |args: Value, _ctx: Ctx<Shop>| {
+        let run = runs.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        async move {
+            if args["slow"] == true {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+            }
+            Ok::<_, ToolError>(json!(format!("run {run}")))
+        }
+    })
+    .annotations(Annotations { destructive: Some(true), idempotent: Some(idempotent), ..Annotations::default() })
+    .replay(false)
+    .timeout(Duration::from_millis(100))
+}
+
+#[tokio::test]
+async fn a_destructive_tool_with_replay_false_runs_again_but_never_over_an_unfinished_call() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tool_runtime::ToolCall;
+    use tool_runtime::journal::Journal;
+
+    let dir = std::env::temp_dir().join(format!("tool-runtime-definitions-replay-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let journal = Journal::open(dir.join("runs.db").to_str().unwrap()).await.unwrap();
+    let app = std::sync::Arc::new(Shop);
+    for idempotent in [false, true] {
+        let runs = std::sync::Arc::new(AtomicUsize::new(0));
+        let registry = Registry::<Shop>::builder().tool(run_command(runs.clone(), idempotent)).build().unwrap();
+        let run_id = format!("replay-{idempotent}");
+        let call = |id: &str, slow: bool| vec![ToolCall::new(id, "run_command", json!({"slow": slow}).to_string())];
+
+        // A finished call sent again runs again: its output is fresh.
+        let mut run = registry.run(app.clone()).durable(&journal, &run_id).await.unwrap();
+        assert_eq!(run.execute(call("c1", false)).await.results[0].text, "run 1");
+        let mut run = registry.run(app.clone()).durable(&journal, &run_id).await.unwrap();
+        assert_eq!(run.execute(call("c1", false)).await.results[0].text, "run 2");
+
+        // A call cut off (its timeout) may have had its effect.
+        let cut = run.execute(call("c2", true)).await.results.remove(0);
+        assert_eq!(cut.kind, tool_runtime::ResultKind::TimedOut, "{}", cut.text);
+        assert_eq!(runs.load(Ordering::SeqCst), 3);
+        let mut run = registry.run(app.clone()).durable(&journal, &run_id).await.unwrap();
+        let again = run.execute(call("c2", false)).await.results.remove(0);
+        if idempotent {
+            // Doing it twice does no more than once: it runs.
+            assert_eq!(again.text, "run 4");
+        } else {
+            // Not run over an effect that may have happened.
+            assert_eq!(again.error_code.as_deref(), Some("OUTCOME_UNKNOWN"), "{}", again.text);
+            assert_eq!(runs.load(Ordering::SeqCst), 3, "the tool did not run again");
+        }
+    }
+    journal.close().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+// ---------------------------------------------------------------- a dynamic tool's contradictions
+
+fn dynamic(name: &str) -> DynamicTool<Shop> {
+    DynamicTool::new(name, "Do it.", json!({"type": "object"}), |_: Value, _: Ctx<Shop>| async { Ok::<_, ToolError>(json!("done")) })
+}
+
+#[test]
+fn a_dynamic_tool_s_contradictions_fail_the_build_as_the_macro_s_would() {
+    let external = |name: &str| DynamicTool::<Shop>::external(name, "Pick a date.", json!({"type": "object"}));
+    let cases: Vec<(&str, fn(DynamicTool<Shop>) -> DynamicTool<Shop>, &str)> = vec![
+        ("both_ways", |t| t.annotations(Annotations { read_only: Some(true), destructive: Some(true), ..Annotations::default() }),
+            "`read_only` and `destructive` contradict each other"),
+        ("serial_reader", |t| t.annotations(Annotations { read_only: Some(true), ..Annotations::default() }).parallel_safe(false),
+            "`parallel_safe = false` contradicts `read_only`"),
+        ("judged_reader", |t| t.annotations(Annotations { read_only: Some(true), ..Annotations::default() }).parallel_safe_fn(|_| true),
+            "`parallel_safe = predicate` contradicts `read_only`"),
+        ("two_ends", |t| t.ends_run(true).ends_turn(true), "`ends_turn` and `ends_run` cannot both be set"),
+        ("keyed_fresh", |t| t.idempotency_key(|_| "k".into()).replay(false), "`replay = false` contradicts `idempotency_key`"),
+        ("own_prerequisite", |t| t.requires(["own_prerequisite"]), "tool `own_prerequisite` cannot require itself"),
+        ("own_relative", |t| t.related(["own_relative"]), "tool `own_relative` cannot be related to itself"),
+        ("scoped_always", |t| t.always_active(true).scope(json!({"type": "string"}), |_, _| {}), "`scope` contradicts `always_active`"),
+    ];
+    let external_cases: Vec<(&str, fn(DynamicTool<Shop>) -> DynamicTool<Shop>, &str)> = vec![
+        ("host_recovered", |t| t.on_error(|_, _| None), "`on_error` contradicts `external`"),
+        ("host_interim", |t| t.interim("Waiting...", Duration::from_millis(10)), "`interim` contradicts `external`"),
+        ("host_uninterruptible", |t| t.interruptible(false), "`interruptible` contradicts `external`"),
+        ("host_keyed", |t| t.idempotency_key(|_| "k".into()), "`idempotency_key` contradicts `external`"),
+        ("host_judged_end", |t| t.ends_run_fn(|_, _| true), "`ends_run = path` contradicts `external`"),
+    ];
+    let mut tools: Vec<BoxedTool<Shop>> = cases.iter().map(|(name, make, _)| make(dynamic(name)).into()).collect();
+    tools.extend(external_cases.iter().map(|(name, make, _)| make(external(name)).into()));
+    let expected: Vec<(&str, &str)> = cases.iter().chain(&external_cases).map(|(name, _, message)| (*name, *message)).collect();
+    let error = Registry::<Shop>::builder().tools(tools).build().err().expect("every contradiction fails the build");
+    let problems: Vec<String> = error.problems.iter().map(ToString::to_string).collect();
+    assert_eq!(problems.len(), expected.len(), "one problem a tool:\n{}", problems.join("\n"));
+    for ((name, message), problem) in expected.iter().zip(&problems) {
+        assert!(problem.starts_with(&format!("dynamic tool `{name}`: {message}")), "{problem}");
+        // Each says what to do.
+        assert!(problem.contains("remove") || problem.contains("keep one"), "{problem}");
+    }
+    assert!(matches!(&error.problems[0], tool_runtime::BuildProblem::Contradiction { tool, .. } if tool == "both_ways"));
+    // What the macro allows, the build allows.
+    let allowed = dynamic("fresh_shell").annotations(Annotations { destructive: Some(true), ..Annotations::default() }).replay(false);
+    assert!(Registry::<Shop>::builder().tool(allowed).build().is_ok());
+}
+
+// ---------------------------------------------------------------- a dynamic tool that streams
+
+#[tokio::test]
+async fn a_dynamic_tool_streams_preliminary_results_like_a_streamed_tool() {
+    use std::sync::{Arc, Mutex};
+    use tool_runtime::{ProgressSink, ResultKind, Streamed, stream};
+
+    let schema = json!({"type": "object", "properties": {"to": {"type": "integer"}}, "required": ["to"]});
+    let count = DynamicTool::streamed("count", "Count up to a number.", schema.clone(), |args: Value, _: Ctx<Shop>| async move {
+        let to = args["to"].as_u64().unwrap_or_default();
+        Streamed::new(stream::iter((1..=to).map(|n| json!({"counted": n}))))
+    });
+    let failing = DynamicTool::streamed("failing", "Fail after one item.", json!({"type": "object"}), |_: Value, _: Ctx<Shop>| async {
+        Streamed::try_new(stream::iter([Ok(json!(1)), Err(ToolError::unavailable("FEED_DOWN", "The feed is down."))]))
+    });
+    let endless = DynamicTool::streamed("endless", "Never finish.", json!({"type": "object"}), |_: Value, _: Ctx<Shop>| async {
+        Streamed::new(stream::unfold(0u64, |n| async move {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            Some((json!(n), n + 1))
+        }))
+    })
+    .timeout(Duration::from_millis(200));
+    let registry = Registry::<Shop>::builder().tool(count).tool(failing).tool(endless).build().unwrap();
+    let app = Arc::new(Shop);
+    let collect = || {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        (ProgressSink::new(move |progress| sink.lock().unwrap().push(progress)), seen)
+    };
+
+    let (sink, seen) = collect();
+    let result = registry.call(&app, "count", r#"{"to": 3}"#).progress(sink).await.into_result().unwrap();
+    assert_eq!(result.kind, ResultKind::Success, "{}", result.text);
+    assert_eq!(result.structured(), Some(&json!({"counted": 3})), "the last item is the result");
+    let preliminary: Vec<Value> = seen.lock().unwrap().iter().map(|report| report.preliminary.clone().unwrap()).collect();
+    assert_eq!(preliminary, [json!({"counted": 1}), json!({"counted": 2})]);
+
+    // Validated like any dynamic tool.
+    assert_eq!(registry.call(&app, "count", r#"{"to": "three"}"#).await.into_result().unwrap().kind, ResultKind::InvalidArguments);
+    // An empty stream is a bug of the tool.
+    assert_eq!(registry.call(&app, "count", r#"{"to": 0}"#).await.into_result().unwrap().kind, ResultKind::Internal);
+
+    let (sink, seen) = collect();
+    let failed = registry.call(&app, "failing", "{}").progress(sink).await.into_result().unwrap();
+    assert_eq!(failed.error_code.as_deref(), Some("FEED_DOWN"), "{}", failed.text);
+    assert_eq!(seen.lock().unwrap().len(), 1, "the item before the error was sent");
+
+    // The timeout covers the whole stream.
+    let cut = registry.call(&app, "endless", "{}").await.into_result().unwrap();
+    assert_eq!(cut.kind, ResultKind::TimedOut, "{}", cut.text);
+
+    // `on_error` does not apply to a streaming tool, as the macro says.
+    let recovered = DynamicTool::streamed("recovered", "Count.", schema, |_: Value, _: Ctx<Shop>| async {
+        Streamed::new(stream::iter([json!(1)]))
+    })
+    .on_error(|_, _| Some(json!(0)));
+    let error = Registry::<Shop>::builder().tool(recovered).build().err().expect("on_error on a streaming tool fails the build");
+    assert!(
+        error.to_string().contains("dynamic tool `recovered`: `on_error` does not apply to a streaming tool"),
+        "{error}"
+    );
 }

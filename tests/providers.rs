@@ -4,6 +4,10 @@
 //! rule that a null means the default, and every exported schema checked
 //! against the JSON Schema 2020-12 meta-schema.
 
+#[path = "../examples/common/shop.rs"]
+#[allow(dead_code)]
+mod shop;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -129,9 +133,23 @@ fn assert_json(actual: &Value, expected: &Value) {
 /// The canonical input schema without `$schema`, as the dialects that read
 /// JSON Schema get it.
 fn canonical(def: &ToolDefinition) -> Value {
-    let mut schema = (*def.input_schema).clone();
+    let mut schema = exported(&def.input_schema);
     schema.as_object_mut().unwrap().shift_remove("$schema");
     schema
+}
+
+/// A canonical schema as every dialect exports it: without the formats
+/// that are not JSON Schema's (schemars' `uint8`).
+fn exported(schema: &Value) -> Value {
+    match schema {
+        Value::Object(map) => map
+            .iter()
+            .filter(|(key, value)| !(*key == "format" && value.as_str().is_some_and(|format| !STANDARD_FORMATS.contains(&format))))
+            .map(|(key, value)| (key.clone(), if key == "default" { value.clone() } else { exported(value) }))
+            .collect(),
+        Value::Array(items) => items.iter().map(exported).collect(),
+        other => other.clone(),
+    }
 }
 
 fn losses(export: &Export) -> Vec<(String, String, String, bool)> {
@@ -152,7 +170,7 @@ fn strict_find_orders_parameters() -> Value {
                 "type": ["integer", "null"],
                 "minimum": 0,
                 "maximum": 255,
-                "description": "At most this many. Format: uint8. Default: 10."
+                "description": "At most this many. Default: 10."
             },
             "ship_to": {"anyOf": [{"$ref": "#/$defs/Address"}, {"type": "null"}]}
         },
@@ -169,7 +187,7 @@ fn strict_find_orders_parameters() -> Value {
                         "type": ["integer", "null"],
                         "minimum": 0,
                         "maximum": 255,
-                        "description": "0 is the ground floor. Format: uint8. Default: 0."
+                        "description": "0 is the ground floor. Default: 0."
                     }
                 },
                 "required": ["street", "city", "floor"],
@@ -232,9 +250,7 @@ fn openai_chat_strict_is_on_where_nothing_is_lost_and_as_the_tools_say() {
     assert_eq!(
         losses(&export),
         [
-            loss("find_orders", "/properties/limit", "format", false),
             loss("find_orders", "/properties/limit", "default", false),
-            loss("find_orders", "/$defs/Address/properties/floor", "format", false),
             loss("find_orders", "/$defs/Address/properties/floor", "default", false),
             loss("write_note", "/properties/text", "maxLength", true),
         ]
@@ -321,7 +337,7 @@ fn maps_keep_strict_mode_off_and_recursion_stays_strict() {
         &forced.tools[0]["function"]["parameters"]["properties"]["quantities"],
         &json!({
             "type": "object",
-            "description": "Constraints: additionalProperties {\"type\":\"integer\",\"format\":\"uint32\",\"minimum\":0}.",
+            "description": "Constraints: additionalProperties {\"type\":\"integer\",\"minimum\":0,\"maximum\":4294967295}.",
             "properties": {},
             "required": [],
             "additionalProperties": false
@@ -382,13 +398,13 @@ fn gemini_inlines_definitions_and_uses_nullable() {
                     "properties": {
                         "customer": {"type": "STRING", "description": "The customer's id."},
                         "status": {"type": "STRING", "enum": ["open", "shipped"], "description": "Only orders in this status.", "nullable": true},
-                        "limit": {"type": "INTEGER", "minimum": 0, "maximum": 255, "description": "At most this many. Format: uint8.", "default": 10},
+                        "limit": {"type": "INTEGER", "minimum": 0, "maximum": 255, "description": "At most this many.", "default": 10},
                         "ship_to": {
                             "type": "OBJECT",
                             "properties": {
                                 "street": {"type": "STRING"},
                                 "city": {"type": "STRING"},
-                                "floor": {"type": "INTEGER", "minimum": 0, "maximum": 255, "description": "0 is the ground floor. Format: uint8.", "default": 0}
+                                "floor": {"type": "INTEGER", "minimum": 0, "maximum": 255, "description": "0 is the ground floor.", "default": 0}
                             },
                             "propertyOrdering": ["street", "city", "floor"],
                             "required": ["street", "city"],
@@ -434,8 +450,6 @@ fn gemini_inlines_definitions_and_uses_nullable() {
     assert_eq!(
         losses(&export),
         [
-            loss("find_orders", "/properties/limit", "format", false),
-            loss("find_orders", "/properties/ship_to/properties/floor", "format", false),
             loss("find_orders", "", "additionalProperties", true),
             loss("file_ticket", "", "additionalProperties", true),
             loss("wipe", "", "additionalProperties", true),
@@ -489,19 +503,19 @@ fn mcp_entries_carry_titles_hints_and_object_output_schemas() {
                 "name": "find_orders",
                 "title": "Find orders",
                 "description": "Find a customer's orders.",
-                "inputSchema": *find_orders.input_schema,
+                "inputSchema": exported(&find_orders.input_schema),
                 "annotations": {"title": "Find orders", "readOnlyHint": true}
             },
             {
                 "name": "wipe",
                 "description": "Wipe everything. Always refused.",
-                "inputSchema": *registry.definition("wipe").unwrap().input_schema,
+                "inputSchema": exported(&registry.definition("wipe").unwrap().input_schema),
                 "annotations": {"destructiveHint": true}
             },
             {
                 "name": "count_nodes",
                 "description": "Count the nodes of a tree.",
-                "inputSchema": *registry.definition("count_nodes").unwrap().input_schema
+                "inputSchema": exported(&registry.definition("count_nodes").unwrap().input_schema)
             }
         ]}),
     );
@@ -744,6 +758,125 @@ fn every_exported_schema_is_valid_json_schema_2020_12() {
             assert_valid_2020_12(output, &format!("mcp {} output", tool["name"]));
         }
     }
+}
+
+// ---------------------------------------------------------------- formats
+
+/// The formats of JSON Schema 2020-12's format vocabulary: the only ones a
+/// validator such as the MCP TypeScript client's knows.
+const STANDARD_FORMATS: &[&str] = &[
+    "date-time", "date", "time", "duration", "email", "idn-email", "hostname", "idn-hostname", "ipv4", "ipv6", "uri",
+    "uri-reference", "iri", "iri-reference", "uuid", "uri-template", "json-pointer", "relative-json-pointer", "regex",
+];
+
+/// Every `format` in `schema` that is not a standard one, with where it is.
+fn custom_formats(schema: &Value, at: &str, found: &mut Vec<String>) {
+    match schema {
+        Value::Object(map) => {
+            if let Some(Value::String(format)) = map.get("format")
+                && !STANDARD_FORMATS.contains(&format.as_str())
+            {
+                found.push(format!("{at}: {format}"));
+            }
+            for (key, value) in map {
+                if !matches!(key.as_str(), "default" | "examples" | "example" | "const" | "enum") {
+                    custom_formats(value, &format!("{at}/{key}"), found);
+                }
+            }
+        }
+        Value::Array(items) => items.iter().enumerate().for_each(|(i, item)| custom_formats(item, &format!("{at}/{i}"), found)),
+        _ => {}
+    }
+}
+
+/// Integers of every width, floats, and the standard formats schemars writes.
+#[tool]
+async fn every_number(
+    tiny: u8,
+    small: i16,
+    count: u32,
+    signed: i32,
+    big: u64,
+    offset: i64,
+    index: usize,
+    #[schemars(range(min = 1, max = 10))] rating: u32,
+    ratio: f32,
+    amount: f64,
+    #[schemars(email)] contact: String,
+    counts: HashMap<String, u16>,
+) -> u64 {
+    let _ = (tiny, small, count, signed, offset, index, rating, ratio, amount, contact, counts);
+    big
+}
+
+#[test]
+fn no_exported_schema_carries_a_non_standard_format() {
+    let examples = shop::registry();
+    let here = registry(tools![every_number, find_orders, file_ticket, restock, write_note]);
+    let all: Vec<&ToolDefinition> = examples.definitions().chain(here.definitions()).collect();
+    let mut exported: Vec<(String, Value)> = Vec::new();
+    for tool in mcp::tools_list(all.iter().copied())["tools"].as_array().unwrap() {
+        exported.push((format!("mcp {}", tool["name"]), tool.clone()));
+    }
+    for options in [ExportOptions::default(), ExportOptions::new().strict(true), ExportOptions::new().strict(false)] {
+        for tool in openai::chat::tools(all.iter().copied(), &options).unwrap().tools {
+            exported.push((format!("openai chat {} ({options:?})", tool["function"]["name"]), tool));
+        }
+        for tool in openai::responses::tools(all.iter().copied(), &options).unwrap().tools {
+            exported.push((format!("openai responses {} ({options:?})", tool["name"]), tool));
+        }
+    }
+    for tool in anthropic::tools(all.iter().copied(), &ExportOptions::default()).unwrap().tools {
+        exported.push((format!("anthropic {}", tool["name"]), tool));
+    }
+    // Gemini refuses maps (`restock`, `every_number`): the others.
+    let gemini_defs = all.iter().copied().filter(|def| !["restock", "every_number"].contains(&def.name.as_str()));
+    for tool in gemini::tools(gemini_defs, &ExportOptions::default()).unwrap().tools {
+        exported.push(("gemini".to_owned(), tool));
+    }
+    let mut found = Vec::new();
+    for (what, tool) in &exported {
+        custom_formats(tool, what, &mut found);
+    }
+    assert!(found.is_empty(), "non-standard formats exported:\n{}", found.join("\n"));
+    // The standard ones stay.
+    let mcp_every = &mcp::tools_list(here.definitions())["tools"][0];
+    assert_eq!(mcp_every["inputSchema"]["properties"]["contact"]["format"], "email");
+}
+
+#[tokio::test]
+async fn exported_integers_keep_their_type_range_as_minimum_and_maximum() {
+    let registry = registry(tools![every_number]);
+    let list = mcp::tools_list(defs(&registry));
+    let properties = &list["tools"][0]["inputSchema"]["properties"];
+    let range = |name: &str| (properties[name]["minimum"].clone(), properties[name]["maximum"].clone());
+    assert_eq!(range("tiny"), (json!(0), json!(255)));
+    assert_eq!(range("small"), (json!(i16::MIN), json!(i16::MAX)));
+    assert_eq!(range("count"), (json!(0), json!(4_294_967_295u32)));
+    assert_eq!(range("signed"), (json!(i32::MIN), json!(i32::MAX)));
+    assert_eq!(range("big"), (json!(0), json!(u64::MAX)));
+    assert_eq!(range("offset"), (json!(i64::MIN), json!(i64::MAX)));
+    assert_eq!(range("index"), (json!(0), json!(usize::MAX)));
+    assert_eq!(range("rating"), (json!(1), json!(10)), "a narrower range the type states is kept");
+    assert_eq!(properties["counts"]["additionalProperties"]["maximum"], json!(u16::MAX));
+    assert_eq!(properties["amount"], json!({"type": "number"}));
+    assert_eq!(list["tools"][0]["outputSchema"], Value::Null, "a u64 output is not an object schema");
+    // In every dialect.
+    let strict = openai::chat::tools(defs(&registry), &ExportOptions::new().strict(true)).unwrap();
+    let parameters = &strict.tools[0]["function"]["parameters"]["properties"];
+    assert_eq!((&parameters["count"]["minimum"], &parameters["count"]["maximum"]), (&json!(0), &json!(4_294_967_295u32)));
+    assert!(!parameters["count"]["description"].as_str().unwrap_or_default().contains("uint32"), "{parameters:#}");
+    // And the runtime holds calls to it: one past `u32::MAX` is refused.
+    let args = |count: u64| {
+        json!({"tiny": 1, "small": 1, "count": count, "signed": 1, "big": 1, "offset": 1, "index": 1, "rating": 1, "ratio": 1.0,
+               "amount": 1.0, "contact": "a@b.c", "counts": {}})
+        .to_string()
+    };
+    let app = Arc::new(Desk);
+    assert_eq!(registry.invoke(&app, "every_number", args(4_294_967_295).as_str()).await.kind, ResultKind::Success);
+    let beyond = registry.invoke(&app, "every_number", args(4_294_967_296).as_str()).await;
+    assert_eq!(beyond.kind, ResultKind::InvalidArguments);
+    assert!(beyond.text.contains("count"), "{}", beyond.text);
 }
 
 // ---------------------------------------------------------------- malformed payloads

@@ -306,8 +306,9 @@ fn check_keys(attrs: &ToolAttrs, tool_name: &str, errors: &mut Errors) {
 
 /// `replay` is on by default, so only `replay = false` is written; it
 /// contradicts `idempotency_key` (a tool that always runs again never reads
-/// the key it would be journaled under) and a destructive tool not marked
-/// `idempotent` (every re-sent call would repeat its effect).
+/// the key it would be journaled under). On a `destructive` tool it is
+/// allowed: a tool that writes a file or runs a command must run again, and
+/// the runtime still refuses to run a call over an unfinished one of it.
 fn check_replay(attrs: &ToolAttrs, errors: &mut Errors) {
     let Some(replay) = attrs.replay else { return };
     let span = quote_span(replay.span);
@@ -324,14 +325,6 @@ fn check_replay(attrs: &ToolAttrs, errors: &mut Errors) {
             error_at(&span, "`replay = false` contradicts `idempotency_key`"),
             "a tool that always runs again never answers from the journal, so its key would never be used: \
              keep `idempotency_key` for a tool whose effect must happen once, or `replay = false` for one that only observes",
-        ));
-    }
-    let is = |flag: Option<crate::attrs::Flag>| flag.is_some_and(|flag| flag.value);
-    if is(attrs.destructive) && !is(attrs.idempotent) {
-        errors.push(with_help(
-            error_at(&span, "`replay = false` on a `destructive` tool would repeat its effect"),
-            "`replay = false` runs the tool again on every re-sent call: remove it, or mark the tool `idempotent` \
-             if doing it twice does no more than doing it once",
         ));
     }
 }

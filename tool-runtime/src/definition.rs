@@ -205,8 +205,15 @@ pub struct ToolDefinition {
     pub idempotency_key: bool,
     /// In a durable run, whether a call whose effect the journal already
     /// holds returns the journaled result instead of running again (the
-    /// default). `replay = false` always runs the tool again (observation
-    /// tools, whose answer changes).
+    /// default). `replay = false` always runs the tool again: an observation
+    /// tool, whose answer changes, or one that must do its work each time
+    /// (write a file, run a command), destructive or not.
+    ///
+    /// A call found started and never finished (its process died, or it
+    /// still runs elsewhere) is another matter: whether its effect happened
+    /// is unknown. With `replay = false`, a tool that is `read_only` or
+    /// `idempotent` runs it again; any other reads `OUTCOME_UNKNOWN` ("check
+    /// its effect first"), as with `replay` on, and is not run over it.
     pub replay: bool,
     /// An external tool (`external`): a call is validated and decided like
     /// any other, then handed to the host to run instead of executed (its

@@ -16,8 +16,17 @@
 //!
 //! The effect key is the run id and the call id, or, for a tool with
 //! `idempotency_key = path`, the tool's name and the key it derives from
-//! the input (an order id), in every run. A tool with `replay = false` is
-//! not journaled: it runs every time.
+//! the input (an order id), in every run.
+//!
+//! A tool with `replay = false` runs every time: a finished effect is never
+//! replayed. One that is `read_only` or `idempotent` (or `external`) is not
+//! journaled at all. Any other (a tool that writes a file or runs a
+//! command) is journaled as started and finished all the same, so that a
+//! call of it found started and never finished is refused with
+//! `OUTCOME_UNKNOWN`, as for any tool: running it over an effect that may
+//! have happened, or may still be happening in another process, could do
+//! it twice at once. A finished one is started again
+//! (`Journal::restart_call`, atomic) and runs.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -109,9 +118,13 @@ pub(crate) fn external_key(durable: &Durable, call_id: &str) -> String {
     serde_json::json!(["call", &*durable.run_id, call_id]).to_string()
 }
 
-/// The durable run of a call, where its tool is journaled.
+/// The durable run of a call, where its tool is journaled: a tool that
+/// replays, and one that does not (`replay = false`) but whose unfinished
+/// call must not run again (neither `read_only` nor `idempotent`).
 pub(crate) fn durable_of<'c, App>(entry: &Entry<App>, info: &'c CallInfo) -> Option<&'c Arc<Durable>> {
-    info.durable.as_ref().filter(|_| entry.def.replay)
+    let def = &entry.def;
+    let runs_over_unfinished = def.annotations.read_only == Some(true) || def.annotations.idempotent == Some(true);
+    info.durable.as_ref().filter(|_| def.replay || !(def.external || runs_over_unfinished))
 }
 
 impl<App: Send + Sync + 'static> Registry<App> {
@@ -150,7 +163,14 @@ impl<App: Send + Sync + 'static> Registry<App> {
             Err(error) => return self.no_key(entry, &call_id, error),
         };
         let arguments = input.from.to_value();
-        match durable.journal.start_call(&durable.run_id, &call_id, &entry.def.name, &arguments, &key).await {
+        let mut started = durable.journal.start_call(&durable.run_id, &call_id, &entry.def.name, &arguments, &key).await;
+        if !entry.def.replay
+            && let Ok(CallStart::Finished(_)) = started
+        {
+            // Runs on every call: the finished effect is started again.
+            started = durable.journal.restart_call(&key, &call_id, &arguments).await;
+        }
+        match started {
             Err(error) => return self.journal_failed(entry, &call_id, &error),
             Ok(CallStart::Started) => {}
             Ok(known) => {
@@ -186,10 +206,12 @@ impl<App: Send + Sync + 'static> Registry<App> {
     }
 
     /// The result of a call whose effect key the journal knows; `None`
-    /// when it runs anyway (an idempotent tool whose call never finished).
+    /// when it runs anyway (an idempotent tool whose call never finished, a
+    /// tool with `replay = false` whose call finished).
     fn known(&self, entry: &Entry<App>, call_id: &SmolStr, key: &str, known: CallStart) -> Option<CallResult> {
         match known {
             CallStart::Started => None,
+            CallStart::Finished(_) if !entry.def.replay => None,
             CallStart::Finished(journaled) => Some(self.replayed(entry, call_id, journaled)),
             CallStart::UnknownOutcome { .. } if entry.def.annotations.idempotent == Some(true) => None,
             CallStart::UnknownOutcome { call_id: started_by, started_at } => {

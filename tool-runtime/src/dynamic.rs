@@ -1,5 +1,12 @@
 //! Tools defined at run time from a name, a description and a raw JSON
 //! Schema: tools discovered from an MCP server or loaded from configuration.
+//!
+//! A dynamic tool has the keys of `#[tool]`, as builder methods, and the
+//! macro's checks of them: where the macro refuses two keys together at
+//! compile time, [`RegistryBuilder::build`](crate::RegistryBuilder::build)
+//! refuses them with a [`BuildProblem::Contradiction`](crate::BuildProblem::Contradiction)
+//! naming the tool (`dynamic/checks.rs`). [`DynamicTool::streamed`] is the
+//! streaming form, as a `#[tool]` returning [`Streamed`].
 
 use std::future::Future;
 use std::sync::Arc;
@@ -11,9 +18,17 @@ use crate::context::{Ctx, StepView};
 use crate::error::ToolError;
 use crate::intent::ScopedTool;
 use crate::policy::{PolicyKind, Verdict};
+use crate::streamed::Streamed;
 use crate::tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, Interim, PolicyFuture, ToolDefinition};
 
-type Handler<App> = Arc<dyn Fn(Value, Ctx<App>) -> crate::tool::BoxFuture<'static, Result<Value, BoxError>> + Send + Sync>;
+/// What runs a call: a handler that returns the output, or one that returns
+/// a stream of outputs (every one but the last preliminary).
+enum Handler<App> {
+    Value(ValueFn<App>),
+    Streamed(StreamFn<App>),
+}
+type ValueFn<App> = Arc<dyn Fn(Value, Ctx<App>) -> BoxFuture<'static, Result<Value, BoxError>> + Send + Sync>;
+type StreamFn<App> = Arc<dyn Fn(Value, Ctx<App>) -> BoxFuture<'static, Streamed<Value>> + Send + Sync>;
 type PolicyFn<App> = Arc<dyn for<'a> Fn(&'a Value, &'a Ctx<App>) -> PolicyFuture<'a> + Send + Sync>;
 type VisibleFn<App> = Arc<dyn Fn(&StepView<'_, App>) -> bool + Send + Sync>;
 /// An `ends_run` predicate, on the validated arguments and the output.
@@ -79,12 +94,55 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
         Fut: Future<Output = Result<Value, E>> + Send + 'static,
         E: Into<BoxError>,
     {
-        let handler: Handler<App> = Arc::new(move |args, ctx| {
+        let handler = Handler::Value(Arc::new(move |args, ctx| {
             let future = handler(args, ctx);
             Box::pin(async move { future.await.map_err(Into::into) })
-        });
+        }));
+        DynamicTool::with_handler(ToolDefinition::new(name, description, input_schema), handler)
+    }
+
+    /// A streaming tool (a `#[tool]` returning [`Streamed`]): `handler`
+    /// returns a stream of values, of which every one but the last is a
+    /// preliminary result, sent through the call's progress sink (a
+    /// [`Progress`](crate::Progress) report whose `preliminary` holds it; MCP
+    /// progress notifications), and the last is the result the model reads.
+    /// The tool's timeout, cancellation and output limit cover the whole
+    /// stream, as for a `#[tool]`. An `Err` item of
+    /// [`Streamed::try_new`] ends the call with that error; a stream that
+    /// ends without an item gives the generic 500. `on_error` does not apply
+    /// (the build refuses it).
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use serde_json::{json, Value};
+    /// use tool_runtime::prelude::*;
+    /// use tool_runtime::{stream, ProgressSink, Streamed};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let count = DynamicTool::streamed("count", "Count to three.", json!({"type": "object"}), |_: Value, _: Ctx<()>| async {
+    ///     Streamed::new(stream::iter([json!(1), json!(2), json!(3)]))
+    /// });
+    /// let registry = Registry::builder().tool(count).build().unwrap();
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let sink = seen.clone();
+    /// let progress = ProgressSink::new(move |report| sink.lock().unwrap().push(report.preliminary.unwrap()));
+    /// let result = registry.call(&Arc::new(()), "count", "{}").progress(progress).await.into_result().unwrap();
+    /// assert_eq!(result.text, "3");
+    /// assert_eq!(*seen.lock().unwrap(), [json!(1), json!(2)]);
+    /// # }
+    /// ```
+    pub fn streamed<F, Fut>(name: impl Into<String>, description: impl Into<String>, input_schema: Value, handler: F) -> Self
+    where
+        F: Fn(Value, Ctx<App>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Streamed<Value>> + Send + 'static,
+    {
+        let handler = Handler::Streamed(Arc::new(move |args, ctx| Box::pin(handler(args, ctx))));
+        DynamicTool::with_handler(ToolDefinition::new(name, description, input_schema), handler)
+    }
+
+    fn with_handler(definition: ToolDefinition, handler: Handler<App>) -> Self {
         DynamicTool {
-            definition: ToolDefinition::new(name, description, input_schema),
+            definition,
             handler,
             policy: None,
             visible: None,
@@ -335,7 +393,11 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
     }
 
     /// `false`: in a durable run, the tool runs again even when the journal
-    /// holds its effect (observation tools, whose answer changes).
+    /// holds its effect (observation tools, whose answer changes, and tools
+    /// that must do their work each time, such as running a command). A
+    /// call started and never finished still reads `OUTCOME_UNKNOWN` unless
+    /// the tool is `read_only` or `idempotent` (see
+    /// [`ToolDefinition::replay`]).
     pub fn replay(mut self, replay: bool) -> Self {
         self.definition.replay = replay;
         self
@@ -519,4 +581,5 @@ impl<App: Send + Sync + 'static> From<DynamicTool<App>> for BoxedTool<App> {
     }
 }
 
+mod checks;
 mod erased;

@@ -382,6 +382,9 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
             if !valid_name(&def.name) {
                 problems.push(BuildProblem::InvalidName { tool: def.name.clone() });
             }
+            for reason in boxed.inner.contradictions() {
+                problems.push(BuildProblem::Contradiction { tool: def.name.clone(), reason });
+            }
             if def.description.trim().is_empty() {
                 problems.push(BuildProblem::EmptyDescription { tool: def.name.clone() });
             }

@@ -1,5 +1,14 @@
 //! The canonical input and output schemas: JSON Schema 2020-12, built once
 //! when the registry is built.
+//!
+//! schemars names each number's Rust type in a `format` (`uint32`, `int64`,
+//! `double`, ...). The canonical schema keeps these names, since they tell
+//! the registry which bounds the Rust type enforces itself
+//! (`validation::parser_enforces`), and states every integer type's range as
+//! `minimum` and `maximum` (a `u32` accepts `0..=4294967295`). No export
+//! carries them: they are not formats of JSON Schema, and validators (the
+//! MCP TypeScript client's) warn on each. Every dialect exports the schemas
+//! of [`standard_formats_only`], whose ranges still say what the type does.
 
 use std::cmp::Ordering;
 
@@ -83,7 +92,7 @@ pub(crate) fn normalize_input(schema: Schema, generator: &mut SchemaGenerator) -
     out.extend(root);
     attach_definitions(&mut out, defs, generator);
     let mut schema = Value::Object(out);
-    bound_wide_integers(&mut schema);
+    bound_integers(&mut schema);
     Ok(schema)
 }
 
@@ -96,37 +105,100 @@ pub(crate) fn normalize_input(schema: Schema, generator: &mut SchemaGenerator) -
 /// so.
 pub(crate) const WIDE_INTEGER_RANGE: (i64, u64) = (i64::MIN, u64::MAX);
 
-/// Adds the range of [`WIDE_INTEGER_RANGE`] to the schema of every `u128`
-/// and `i128` (`format: uint128 / int128`), at any depth, in `$defs` too.
-/// A narrower bound the type states (`#[schemars(range(...))]`) is kept.
-fn bound_wide_integers(schema: &mut Value) {
+/// The range of each integer `format` schemars writes, as the Rust type
+/// reads it (`uint32`: `0..=u32::MAX`); `uint128` and `int128` are read in
+/// [`WIDE_INTEGER_RANGE`]. `None` for any other format.
+pub(crate) fn integer_range(format: &str) -> Option<(i128, i128)> {
+    let (low, high) = WIDE_INTEGER_RANGE;
+    Some(match format {
+        "int8" => (i8::MIN.into(), i8::MAX.into()),
+        "int16" => (i16::MIN.into(), i16::MAX.into()),
+        "int32" => (i32::MIN.into(), i32::MAX.into()),
+        "int64" => (i64::MIN.into(), i64::MAX.into()),
+        "int" => (isize::MIN as i128, isize::MAX as i128),
+        "uint8" => (0, u8::MAX.into()),
+        "uint16" => (0, u16::MAX.into()),
+        "uint32" => (0, u32::MAX.into()),
+        "uint64" => (0, u64::MAX.into()),
+        "uint" => (0, usize::MAX as i128),
+        "uint128" => (0, high.into()),
+        "int128" => (low.into(), high.into()),
+        _ => return None,
+    })
+}
+
+/// States the range of [`integer_range`] on the schema of every integer
+/// (by its `format`), at any depth, in `$defs` too. A narrower bound the
+/// type states (`#[schemars(range(...))]`, a `NonZeroU32`) is kept.
+fn bound_integers(schema: &mut Value) {
+    each_schema(schema, &mut |map| {
+        if let Some((low, high)) = map.get("format").and_then(Value::as_str).and_then(integer_range) {
+            tighten(map, "minimum", low, Ordering::is_ge, "format");
+            tighten(map, "maximum", high, Ordering::is_le, "minimum");
+        }
+    });
+}
+
+/// Calls `visit` on every schema object in `schema`, outermost first: not
+/// on the values it holds (`default`, `examples`, `const`, `enum`).
+fn each_schema(schema: &mut Value, visit: &mut dyn FnMut(&mut Map<String, Value>)) {
     match schema {
         Value::Object(map) => {
-            let (low, high) = WIDE_INTEGER_RANGE;
-            let low = match map.get("format").and_then(Value::as_str) {
-                Some("uint128") => Some(0),
-                Some("int128") => Some(i128::from(low)),
-                _ => None,
-            };
-            if let Some(low) = low {
-                tighten(map, "minimum", low, Ordering::is_ge);
-                tighten(map, "maximum", i128::from(high), Ordering::is_le);
-            }
+            visit(map);
             for (key, value) in map.iter_mut() {
-                // Values, not schemas.
                 if !matches!(key.as_str(), "default" | "examples" | "const" | "enum") {
-                    bound_wide_integers(value);
+                    each_schema(value, visit);
                 }
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(bound_wide_integers),
+        Value::Array(items) => items.iter_mut().for_each(|item| each_schema(item, visit)),
         _ => {}
     }
 }
 
+/// The formats of JSON Schema 2020-12 (its format vocabulary): the only
+/// `format` values an export carries.
+pub(crate) const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// `schema` without the `format`s that are not JSON Schema's (schemars'
+/// names of Rust types: `uint32`, `int64`, `double`, `ip`, ...), or `None`
+/// when it has none. An integer's range stays, as `minimum` and `maximum`.
+pub(crate) fn standard_formats_only(schema: &Value) -> Option<Value> {
+    let mut schema = schema.clone();
+    let mut dropped = false;
+    each_schema(&mut schema, &mut |map| {
+        if map.get("format").and_then(Value::as_str).is_some_and(|format| !STANDARD_FORMATS.contains(&format)) {
+            map.shift_remove("format");
+            dropped = true;
+        }
+    });
+    dropped.then_some(schema)
+}
+
 /// Sets `key` to `ours` unless it holds a number that `keep` accepts
-/// (compared to `ours`).
-fn tighten(map: &mut Map<String, Value>, key: &str, ours: i128, keep: fn(Ordering) -> bool) {
+/// (compared to `ours`); a new key goes right after `after` (a bound
+/// beside the `format` it comes from, as schemars writes a `u8`'s).
+fn tighten(map: &mut Map<String, Value>, key: &str, ours: i128, keep: fn(Ordering) -> bool, after: &str) {
     let theirs = map.get(key).and_then(Value::as_number).and_then(|theirs| match (theirs.as_i64(), theirs.as_u64()) {
         (Some(theirs), _) => Some(i128::from(theirs).cmp(&ours)),
         (_, Some(theirs)) => Some(i128::from(theirs).cmp(&ours)),
@@ -134,7 +206,14 @@ fn tighten(map: &mut Map<String, Value>, key: &str, ours: i128, keep: fn(Orderin
     });
     if !theirs.is_some_and(keep) {
         let value = i64::try_from(ours).map(Value::from).unwrap_or_else(|_| Value::from(ours as u64));
-        map.insert(key.to_owned(), value);
+        match map.keys().position(|existing| existing == after) {
+            Some(index) if !map.contains_key(key) => {
+                map.shift_insert(index + 1, key.to_owned(), value);
+            }
+            _ => {
+                map.insert(key.to_owned(), value);
+            }
+        }
     }
 }
 
@@ -152,7 +231,9 @@ pub(crate) fn with_definitions(schema: Schema, generator: &mut SchemaGenerator) 
     }
     let defs = out.remove("$defs");
     attach_definitions(&mut out, defs, generator);
-    Value::Object(out)
+    let mut schema = Value::Object(out);
+    bound_integers(&mut schema);
+    schema
 }
 
 fn attach_definitions(out: &mut Map<String, Value>, existing: Option<Value>, generator: &mut SchemaGenerator) {
@@ -217,7 +298,58 @@ mod tests {
         assert_eq!(properties["signed"]["maximum"], json!(u64::MAX));
         assert_eq!((&properties["narrow"]["minimum"], &properties["narrow"]["maximum"]), (&json!(-5), &json!(u64::MAX)), "a narrower bound is kept");
         assert_eq!(schema["$defs"]["Inner"]["properties"]["n"], json!({"type": "integer", "format": "uint128", "maximum": 10, "minimum": 0}));
-        assert_eq!(properties["plain"], json!({"type": "integer", "format": "int64", "default": {"format": "uint128"}}), "values are not schemas");
+        assert_eq!(
+            properties["plain"],
+            json!({"type": "integer", "format": "int64", "default": {"format": "uint128"}, "minimum": i64::MIN, "maximum": i64::MAX}),
+            "values are not schemas"
+        );
+    }
+
+    #[test]
+    fn every_integer_states_its_type_s_range() {
+        let schema = normalized(json!({
+            "type": "object",
+            "properties": {
+                "count": {"type": "integer", "format": "uint32", "minimum": 0},
+                "tiny": {"type": "integer", "format": "uint8", "minimum": 0, "maximum": 255},
+                "signed": {"type": "integer", "format": "int32"},
+                "rating": {"type": "integer", "format": "uint32", "minimum": 1, "maximum": 5},
+                "index": {"type": "integer", "format": "uint", "minimum": 0},
+                "ratio": {"type": "number", "format": "double"}
+            }
+        }))
+        .unwrap();
+        let range = |name: &str| (schema["properties"][name]["minimum"].clone(), schema["properties"][name]["maximum"].clone());
+        assert_eq!(range("count"), (json!(0), json!(u32::MAX)));
+        assert_eq!(range("tiny"), (json!(0), json!(255)));
+        assert_eq!(range("signed"), (json!(i32::MIN), json!(i32::MAX)));
+        assert_eq!(range("rating"), (json!(1), json!(5)));
+        assert_eq!(range("index"), (json!(0), json!(usize::MAX)));
+        assert_eq!(schema["properties"]["ratio"], json!({"type": "number", "format": "double"}));
+    }
+
+    #[test]
+    fn exports_keep_only_the_formats_of_json_schema() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "count": {"type": "integer", "format": "uint32", "minimum": 0, "maximum": 4_294_967_295u32},
+                "at": {"type": "string", "format": "date-time"},
+                "host": {"type": "string", "format": "ip"},
+                "format": {"type": "string", "default": "pdf"},
+                "note": {"type": "string", "const": {"format": "uint8"}}
+            },
+            "$defs": {"Money": {"type": "number", "format": "double"}}
+        });
+        let exported = standard_formats_only(&schema).unwrap();
+        let properties = &exported["properties"];
+        assert_eq!(properties["count"], json!({"type": "integer", "minimum": 0, "maximum": 4_294_967_295u32}));
+        assert_eq!(properties["at"]["format"], "date-time");
+        assert_eq!(properties["host"], json!({"type": "string"}));
+        assert_eq!(properties["format"], json!({"type": "string", "default": "pdf"}), "a property named `format` stays");
+        assert_eq!(properties["note"]["const"], json!({"format": "uint8"}), "values are not schemas");
+        assert_eq!(exported["$defs"]["Money"], json!({"type": "number"}));
+        assert_eq!(standard_formats_only(&json!({"type": "string", "format": "email"})), None, "nothing to drop");
     }
 
     #[test]

@@ -239,6 +239,11 @@ impl ParsedFrom<'_> {
 /// The object-safe face of a tool, shared by macro-made and dynamic tools.
 pub(crate) trait ErasedTool<App>: Send + Sync {
     fn definition(&self) -> Result<ToolDefinition, String>;
+    /// The keys that contradict each other, each worded with what to do:
+    /// none for a `#[tool]`, whose macro refuses them at compile time.
+    fn contradictions(&self) -> Vec<String> {
+        Vec::new()
+    }
     fn parse(&self, args: &Map<String, Value>) -> Result<Box<dyn Any + Send + Sync>, serde_json::Error>;
     /// The text read straight into the input, where the schema makes it
     /// exact; `None` sends the call down the value path.

@@ -102,29 +102,23 @@ fn plain_type(value: &Value) -> bool {
     }
 }
 
-/// The bound schemars states for an integer type, which the type itself
-/// enforces (`minimum: 0` of a `u32`, `maximum: 255` of a `u8`).
+/// The bound of an integer type's own range (`crate::schema::integer_range`:
+/// `minimum: 0` of a `u32`, `maximum: 255` of a `u8`), which the type itself
+/// enforces.
 ///
-/// Not the bounds of `u128` and `i128` (`crate::schema::bound_wide_integers`):
+/// Not the bounds of `u128` and `i128` (`crate::schema::WIDE_INTEGER_RANGE`):
 /// a parsed value holds integers only up to 64 bits, so the schema of a
 /// 128-bit integer states that range, which the type does not enforce when
 /// it is read from text. Such tools are validated on every call.
 fn natural_bound(map: &Map<String, Value>, key: &str, value: &Value) -> bool {
-    let Some(format) = map.get("format").and_then(Value::as_str) else {
+    let Some(format) = map.get("format").and_then(Value::as_str).filter(|format| !matches!(*format, "uint128" | "int128")) else {
         return false;
     };
-    let (min, max): (i64, Option<i64>) = match format {
-        "uint8" => (0, Some(u8::MAX.into())),
-        "uint16" => (0, Some(u16::MAX.into())),
-        "uint32" | "uint64" | "uint" => (0, None),
-        "int8" => (i8::MIN.into(), Some(i8::MAX.into())),
-        "int16" => (i16::MIN.into(), Some(i16::MAX.into())),
-        _ => return false,
+    let Some((min, max)) = crate::schema::integer_range(format) else {
+        return false;
     };
-    match key {
-        "minimum" => value.as_i64() == Some(min),
-        _ => max.is_some() && value.as_i64() == max,
-    }
+    let bound = value.as_i64().map(i128::from).or_else(|| value.as_u64().map(i128::from));
+    bound == Some(if key == "minimum" { min } else { max })
 }
 
 /// Whether a tool's text arguments may be read straight into its input, with
@@ -277,6 +271,16 @@ mod tests {
             "anything": true
         }));
         assert!(parser_enforces(&schema));
+        // The ranges the canonical schema states for each integer type.
+        let schema = root(json!({
+            "limit": {"type": "integer", "format": "uint32", "minimum": 0, "maximum": u32::MAX},
+            "page": {"type": ["integer", "null"], "format": "int64", "minimum": i64::MIN, "maximum": i64::MAX},
+            "cents": {"type": "integer", "format": "uint64", "minimum": 0, "maximum": u64::MAX},
+            "index": {"type": "integer", "format": "uint", "minimum": 0, "maximum": usize::MAX}
+        }));
+        assert!(parser_enforces(&schema));
+        let wide = root(json!({"big": {"type": "integer", "format": "uint128", "minimum": 0, "maximum": u64::MAX}}));
+        assert!(!parser_enforces(&wide), "a 128-bit integer's stated range is not its type's");
     }
 
     #[test]
@@ -284,6 +288,7 @@ mod tests {
         for property in [
             json!({"type": "integer", "format": "uint32", "minimum": 1}),
             json!({"type": "integer", "format": "uint8", "minimum": 0, "maximum": 100}),
+            json!({"type": "integer", "format": "uint32", "minimum": 0, "maximum": 4_294_967_294u32}),
             json!({"type": "integer", "minimum": 0}),
             json!({"type": "string", "pattern": "^A-"}),
             json!({"type": "string", "minLength": 10}),

@@ -1,5 +1,6 @@
 //! `DynamicTool` as the registry runs it: its `ErasedTool` implementation
-//! (the arguments as its input, its predicates, its handler and recovery).
+//! (the arguments as its input, its predicates, its handler and recovery,
+//! a streaming handler's items drained by `streamed::drain`).
 
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
@@ -8,12 +9,12 @@ use std::sync::Arc;
 use futures_util::FutureExt;
 use serde_json::{Map, Value};
 
-use super::{DynamicTool, EndsRunFn, RecoverFn};
+use super::{DynamicTool, EndsRunFn, Handler, RecoverFn};
 use crate::context::{CallState, Ctx, StepView};
 use crate::error::ToolError;
 use crate::intent::ScopedTool;
 use crate::policy::Verdict;
-use crate::tool::{BoxError, CallFuture, EndsRun, ErasedTool, Failure, ParsedFrom, PolicyFuture, ToolDefinition, ToolOutput};
+use crate::tool::{BoxError, BoxFuture, CallFuture, EndsRun, ErasedTool, Failure, ParsedFrom, PolicyFuture, ToolDefinition, ToolOutput};
 
 impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
     fn definition(&self) -> Result<ToolDefinition, String> {
@@ -25,6 +26,10 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
             Some(Value::String(kind)) if kind == "object" => Ok(self.definition.clone()),
             _ => Err("a dynamic tool's input schema must have `\"type\": \"object\"` at the root".to_owned()),
         }
+    }
+
+    fn contradictions(&self) -> Vec<String> {
+        super::checks::contradictions(self)
     }
 
     fn parse(&self, args: &Map<String, Value>) -> Result<Box<dyn Any + Send + Sync>, serde_json::Error> {
@@ -75,13 +80,9 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
         let recover = self.recover.clone().map(|recovery| (recovery, args.clone()));
         let always = self.definition.ends_run == EndsRun::Always;
         let blocks = self.content_blocks;
-        let future = (self.handler)(args, call.ctx().clone());
+        let returned = run(&self.handler, args, call, recover);
         Box::pin(async move {
-            let returned = match (future.await, recover) {
-                (Err(error), Some((recovery, args))) => recovered(recovery, args, error).await,
-                (returned, _) => returned,
-            };
-            match returned {
+            match returned.await {
                 Ok(value) => {
                     let ends_run = always
                         || match ends_run {
@@ -97,9 +98,37 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
                         Err(err) => Err(Failure::Internal(format!("the handler's value is not a list of content blocks: {err}").into())),
                     }
                 }
-                Err(error) => Err(Failure::from_error(error)),
+                Err(failure) => Err(failure),
             }
         })
+    }
+}
+
+/// The handler's output: its value (or its recovery's), or a streaming
+/// handler's last item, the items before it sent as preliminary results.
+fn run<App: Send + Sync + 'static>(
+    handler: &Handler<App>,
+    args: Value,
+    call: &mut CallState<'_, App>,
+    recover: Option<(RecoverFn, Value)>,
+) -> BoxFuture<'static, Result<Value, Failure>> {
+    match handler {
+        Handler::Value(handler) => {
+            let future = handler(args, call.ctx().clone());
+            Box::pin(async move {
+                let returned = match (future.await, recover) {
+                    (Err(error), Some((recovery, args))) => recovered(recovery, args, error).await,
+                    (returned, _) => returned,
+                };
+                returned.map_err(Failure::from_error)
+            })
+        }
+        Handler::Streamed(handler) => {
+            // Taken before the handler runs, as a `#[tool]`'s is.
+            let preliminary = call.preliminary();
+            let future = handler(args, call.ctx().clone());
+            Box::pin(async move { crate::streamed::drain(future.await, preliminary).await })
+        }
     }
 }
 

@@ -19,6 +19,8 @@ const KNOWN: &str = "SELECT effect_key, call_id, started_at, finished_at, kind, 
 const OF_RUN: &str = "SELECT effect_key, call_id, tool, input, started_at, finished_at, kind, text, structured, error_code, status, truncated, ends_run \
      FROM journal_calls WHERE run_id = $1 ORDER BY started_at, call_id";
 const EXISTS: &str = "SELECT call_id FROM journal_calls WHERE effect_key = $1";
+const RESTART: &str = "UPDATE journal_calls SET call_id = $2, started_at = $3, input = $4, finished_at = NULL, kind = NULL, text = NULL, \
+     structured = NULL, error_code = NULL, status = NULL, truncated = NULL, ends_run = NULL WHERE effect_key = $1 AND finished_at IS NOT NULL";
 const FINISH: &str = "UPDATE journal_calls SET finished_at = $2, kind = $3, text = $4, structured = $5, error_code = $6, status = $7, \
      truncated = $8, ends_run = $9 WHERE effect_key = $1 AND finished_at IS NULL";
 
@@ -72,6 +74,37 @@ impl Journal {
         })
     }
 
+    /// Records a finished call as started again, before its tool runs once
+    /// more: for a tool that runs on every call (`replay = false`), whose
+    /// stored result is then replaced when it finishes. Says which, as
+    /// [`start_call`](Self::start_call) does: [`CallStart::Started`] when
+    /// this call restarted it; else what another process left (a call it
+    /// restarted first is [`CallStart::UnknownOutcome`]). Atomic, as
+    /// `start_call` is: of several processes, exactly one restarts a key.
+    pub(crate) async fn restart_call(&self, effect_key: &str, call_id: &str, input: &Value) -> Result<CallStart, JournalError> {
+        limits::id("call_id", call_id)?;
+        let effect_key = &*self.stored_key(effect_key).await?;
+        let input = input.to_string();
+        on_pool!(self, pool => {
+            let updated = sqlx::query(RESTART)
+                .bind(effect_key)
+                .bind(call_id)
+                .bind(millis(SystemTime::now()))
+                .bind(&input)
+                .execute(pool)
+                .await
+                .map_err(JournalError::database("restart_call"))?;
+            if updated.rows_affected() == 1 {
+                return Ok(CallStart::Started);
+            }
+            let known = sqlx::query(KNOWN).bind(effect_key).fetch_optional(pool).await.map_err(JournalError::database("restart_call"))?;
+            match known {
+                Some(row) => decode_known(&row),
+                None => Err(JournalError::CallNotStarted { effect_key: effect_key.to_owned() }),
+            }
+        })
+    }
+
     /// What the journal knows of an effect key, without recording anything:
     /// `None` for a key never started, else [`CallStart::Finished`] or
     /// [`CallStart::UnknownOutcome`].
@@ -118,7 +151,8 @@ impl Journal {
     ///
     /// [`JournalError::CallNotStarted`] for a key never started,
     /// [`JournalError::CallAlreadyFinished`] for one whose result is
-    /// already stored (a stored effect is never rewritten),
+    /// already stored (a stored effect is never rewritten; only a tool that
+    /// runs on every call starts its key again, `restart_call`),
     /// [`JournalError::Refused`] for a text holding a NUL.
     pub async fn finish_call(&self, effect_key: &str, result: &JournaledResult) -> Result<(), JournalError> {
         limits::text("text", &result.text)?;

@@ -284,7 +284,7 @@ impl<'s, App: Send + Sync + 'static> Waiting<'s, App> {
             false => session.server.waiting.enter(user.id.as_deref()),
         };
         let counted = counted.inspect_err(|refused| {
-            tracing::warn!(code = refused.code(), "too many calls wait for approval; refused");
+            tracing::warn!(code = %Escaped(&refused.code()), "too many calls wait for approval; refused");
         })?;
         run.waiting += 1;
         Ok(Waiting { session, _counted: counted })

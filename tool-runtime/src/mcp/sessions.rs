@@ -172,7 +172,7 @@ impl Ledger {
                 return (closing, Some(Refusal::Full { max: limits.max }));
             };
             let owner = self.open.remove(&id).and_then(|session| session.owner);
-            tracing::info!(session = %id, owner = %Escaped(owner.as_deref().unwrap_or("")), max = limits.max,
+            tracing::info!(session = %Escaped(&id), owner = %Escaped(owner.as_deref().unwrap_or("")), max = limits.max,
                 "closed the least recently used idle MCP session to open a new one");
             closing.push(id);
         }
@@ -266,7 +266,7 @@ impl Shared {
     async fn close_all(&self, ids: Vec<SessionId>) {
         for id in ids {
             if let Err(error) = self.inner.close_session(&id).await {
-                tracing::debug!(session = %id, %error, "closing an MCP session failed");
+                tracing::debug!(session = %Escaped(&id), error = %Escaped(&error), "closing an MCP session failed");
             }
         }
     }
@@ -301,7 +301,7 @@ impl BoundedSessions {
         };
         self.shared.close_all(closing).await;
         if let Some(refused) = refused {
-            tracing::warn!(owner = %Escaped(owner.as_deref().unwrap_or("")), ?refused, "refused a new MCP session: every session is busy");
+            tracing::warn!(owner = %Escaped(owner.as_deref().unwrap_or("")), refused = ?Escaped(&refused), "refused a new MCP session: every session is busy");
             return Err(refused);
         }
         Ok(Admission { shared: self.shared.clone(), owner })

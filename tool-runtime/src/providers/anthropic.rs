@@ -5,8 +5,9 @@
 //! editor) are ordinary `tool_use` blocks, under the tool's fixed name.
 //!
 //! Anthropic reads JSON Schema as it is (`$defs` and `$ref` included), so
-//! the input schema is the canonical one without `$schema`, and nothing is
-//! lost. Anthropic's rule for names, `^[a-zA-Z0-9_-]{1,64}$`, is looser than
+//! the input schema is the canonical one without `$schema` (and without
+//! the formats that are not JSON Schema's, as in every dialect), and nothing
+//! is lost. Anthropic's rule for names, `^[a-zA-Z0-9_-]{1,64}$`, is looser than
 //! the registry's `^[a-z][a-z0-9_]{0,63}$`, so every registered tool passes
 //! it; a hand-made [`ToolDefinition`] is checked.
 
@@ -56,7 +57,7 @@ pub fn tools<'a>(defs: impl IntoIterator<Item = &'a ToolDefinition>, options: &E
             continue;
         }
         check_name(PROVIDER, &def.name, NAME_RULE, allowed, allowed, 64)?;
-        let mut schema = (*def.input_schema).clone();
+        let mut schema = (*super::exported(def).input_schema).clone();
         if let Value::Object(map) = &mut schema {
             map.shift_remove("$schema");
         }

@@ -132,6 +132,8 @@ fn declaration(def: &ToolDefinition) -> Result<(Value, Vec<super::Loss>), Dialec
         |c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-'),
         64,
     )?;
+    let exported = super::exported(def);
+    let def = &*exported;
     let mut subset = Subset { def, losses: Losses::new(&def.name), stack: Vec::new() };
     let parameters = subset.schema(&def.input_schema, "", "")?;
     let mut declaration = Map::new();

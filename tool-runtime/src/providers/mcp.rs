@@ -5,7 +5,9 @@
 //! `outputSchema`, `annotations`, `_meta`, in that order, absent fields left
 //! out.
 //! The input schema is the canonical one, `$schema` included: MCP clients
-//! read JSON Schema 2020-12 and accept the keyword.
+//! read JSON Schema 2020-12 and accept the keyword. Its formats are JSON
+//! Schema's only (`super::exported`): a client's validator warns on
+//! schemars' `uint32`.
 
 use serde_json::{Map, Value};
 
@@ -39,6 +41,8 @@ use crate::tool::ToolDefinition;
 /// assert!(entry.get("outputSchema").is_none());
 /// ```
 pub fn tool(def: &ToolDefinition) -> Value {
+    let exported = super::exported(def);
+    let def = &*exported;
     let mut entry = Map::new();
     entry.insert("name".into(), def.name.clone().into());
     if let Some(title) = &def.title {

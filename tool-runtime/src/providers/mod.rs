@@ -29,6 +29,11 @@
 //! Anthropic's bash...): declared in a registry, each exported to its own
 //! provider only, their calls and results read back by `provider_items`.
 //!
+//! Every dialect exports a tool's schemas with the `format`s of JSON Schema
+//! only ([`exported`]): schemars' names of number types (`uint32`, `int64`,
+//! `double`) are dropped, and an integer's range stays as `minimum` and
+//! `maximum`, which the canonical schema states for every integer type.
+//!
 //! A host loop with any HTTP client is then a few lines:
 //!
 //! ```
@@ -57,11 +62,14 @@
 //! # }
 //! ```
 
+use std::borrow::Cow;
 use std::fmt;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
 use crate::result::{CallResult, ResultKind};
+use crate::tool::ToolDefinition;
 
 pub mod anthropic;
 mod blocks;
@@ -212,6 +220,25 @@ pub struct PayloadError {
     pub pointer: String,
     /// What was expected there.
     pub problem: String,
+}
+
+/// The definition as every dialect exports it: its input, output and
+/// failure schemas without the formats that are not JSON Schema's
+/// (`crate::schema::standard_formats_only`); the definition itself when
+/// they have none.
+pub(crate) fn exported(def: &ToolDefinition) -> Cow<'_, ToolDefinition> {
+    let clean = |schema: &Arc<Value>| crate::schema::standard_formats_only(schema).map(Arc::new);
+    let input = clean(&def.input_schema);
+    let output = def.output_schema.as_ref().and_then(clean);
+    let failure = def.failure_schema.as_ref().and_then(clean);
+    if input.is_none() && output.is_none() && failure.is_none() {
+        return Cow::Borrowed(def);
+    }
+    let mut def = def.clone();
+    def.input_schema = input.unwrap_or(def.input_schema);
+    def.output_schema = output.or(def.output_schema);
+    def.failure_schema = failure.or(def.failure_schema);
+    Cow::Owned(def)
 }
 
 /// Whether a result tells the model that the call failed: errors, invalid

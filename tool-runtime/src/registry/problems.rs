@@ -98,6 +98,17 @@ pub enum BuildProblem {
         /// What is wrong.
         reason: String,
     },
+    /// Two keys of a [`DynamicTool`](crate::DynamicTool) that contradict
+    /// each other, as `#[tool]` refuses them at compile time (`read_only`
+    /// and `destructive`, `replay(false)` and `idempotency_key`, a key about
+    /// running the tool here on an external tool, ...).
+    #[error("dynamic tool `{tool}`: {reason}")]
+    Contradiction {
+        /// The tool.
+        tool: String,
+        /// What contradicts what, why, and what to do.
+        reason: String,
+    },
     /// `max_argument_depth` above what JSON text can be parsed at.
     #[error("max_argument_depth({depth}) is above the largest supported depth, {max}; lower it")]
     DepthLimitTooHigh {

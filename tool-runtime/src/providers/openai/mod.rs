@@ -91,6 +91,8 @@ struct Function {
 
 fn function(def: &ToolDefinition, options: &ExportOptions, losses: &mut Vec<super::Loss>) -> Result<Function, DialectError> {
     check(def)?;
+    let exported = super::exported(def);
+    let def = &*exported;
     let plain = || {
         let mut schema = (*def.input_schema).clone();
         if let Value::Object(map) = &mut schema {
