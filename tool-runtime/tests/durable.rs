@@ -37,6 +37,7 @@ on_both_backends!(
     a_finished_run_is_journaled_as_finished_with_its_pending_calls_rejected,
     an_external_call_survives_a_restart_and_is_completed_once,
     a_long_run_keeps_and_journals_each_executed_tool_once,
+    a_result_holding_a_nul_is_journaled_and_replayed,
 );
 
 /// The world the tools change, counted outside the journal.
@@ -69,6 +70,13 @@ async fn set_flag(ctx: Ctx<Shop>, flag: String) -> String {
     ctx.app().flags.fetch_add(1, Ordering::SeqCst);
     tokio::time::sleep(Duration::from_secs(5)).await;
     format!("set {flag}")
+}
+
+/// Read a label, NUL characters and all, as a device wrote it.
+#[tool]
+async fn read_label(ctx: Ctx<Shop>, label: String) -> String {
+    ctx.app().reads.fetch_add(1, Ordering::SeqCst);
+    format!("label: {label}")
 }
 
 /// Refund an order; a human approves each refund.
@@ -118,7 +126,7 @@ fn desk(ttl: Duration) -> Desk {
     let reports = Arc::new(Mutex::new(Vec::new()));
     let sink = reports.clone();
     let registry = Registry::builder()
-        .tools(tools![charge, charge_slowly, set_flag, refund, balance])
+        .tools(tools![charge, charge_slowly, set_flag, refund, balance, read_label])
         .tools(dynamic_tools())
         .approval_ttl(ttl)
         .on_tool_error(move |report| sink.lock().unwrap().push(report.clone()))
@@ -177,6 +185,23 @@ async fn a_re_sent_call_returns_its_journaled_result_without_running_again(db: D
     // A new call is a new effect.
     run.execute(vec![call("c2", "charge", json!({"cents": 5}))]).await;
     assert_eq!(shop.charges.load(Ordering::SeqCst), 2);
+}
+
+async fn a_result_holding_a_nul_is_journaled_and_replayed(db: Db) {
+    // Postgres cannot store a NUL in text: the journal keeps U+FFFD in its
+    // place, so the effect is recorded on both backends and never runs twice.
+    let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
+    let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    let first = run.execute(vec![call("c1", "read_label", json!({"label": "A\u{0}B"}))]).await;
+    assert_eq!(first.results[0].kind, ResultKind::Success, "{}", first.results[0].text);
+    assert_eq!(first.results[0].text, "label: A\u{0}B", "the live result is the tool's own");
+    assert!(desk.reports.lock().unwrap().is_empty(), "journaled without a problem: {:?}", desk.reports.lock().unwrap());
+    drop(run);
+    let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    let again = run.execute(vec![call("c1", "read_label", json!({"label": "A\u{0}B"}))]).await;
+    assert_eq!(again.results[0].kind, ResultKind::Success, "{}", again.results[0].text);
+    assert_eq!(again.results[0].text, "label: A\u{fffd}B");
+    assert_eq!(shop.reads.load(Ordering::SeqCst), 1, "replayed, not run again");
 }
 
 async fn a_call_cut_off_midway_is_not_run_again_unless_idempotent(db: Db) {

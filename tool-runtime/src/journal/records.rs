@@ -56,18 +56,27 @@ pub struct JournaledResult {
     pub ends_run: bool,
 }
 
+/// A result as the journal keeps it. Its text and error code are kept with
+/// each NUL character replaced by U+FFFD, which both backends store
+/// (Postgres refuses NUL in text): the effect is journaled, and a replay
+/// reads the text so. Structured values keep NUL (JSON writes `\u0000`).
 impl From<&CallResult> for JournaledResult {
     fn from(result: &CallResult) -> Self {
         JournaledResult {
             kind: result.kind,
-            text: result.text.clone(),
+            text: without_nul(&result.text),
             structured: result.structured.as_deref().cloned(),
-            error_code: result.error_code.clone(),
+            error_code: result.error_code.as_deref().map(without_nul),
             status: result.status,
             truncated: result.truncated,
             ends_run: result.ends_run,
         }
     }
+}
+
+/// `text` with each NUL replaced by U+FFFD.
+fn without_nul(text: &str) -> String {
+    text.replace('\0', "\u{fffd}")
 }
 
 impl JournaledResult {
