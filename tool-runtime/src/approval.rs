@@ -54,12 +54,12 @@ impl<App: Send + Sync + 'static> Registry<App> {
     }
 
     async fn run_edited(&self, entry: &Entry<App>, id: &SmolStr, edited: Arguments<'_>, ctx: Ctx<App>, span: &tracing::Span) -> CallResult {
-        let input = match self.read_input(entry, id, edited) {
+        let mut input = match self.read_input(entry, id, edited) {
             Ok(input) => input,
             Err(result) => return result,
         };
         let mut call = CallState::shared(&ctx);
-        match self.decide(entry, input.value.as_ref(), &mut call).await {
+        match self.decide(entry, &mut input, &mut call).await {
             Err(why) => self.undecided(entry, id, why),
             Ok(Verdict::Deny { reason }) => {
                 span.record("verdict", "deny");

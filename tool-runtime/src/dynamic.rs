@@ -11,10 +11,10 @@ use crate::context::{Ctx, StepView};
 use crate::error::ToolError;
 use crate::intent::ScopedTool;
 use crate::policy::{PolicyKind, Verdict};
-use crate::tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, Interim, PolicyFuture, ToolDefinition};
+use crate::tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, Interim, PolicyCall, ToolDefinition};
 
 type Handler<App> = Arc<dyn Fn(Value, Ctx<App>) -> crate::tool::BoxFuture<'static, Result<Value, BoxError>> + Send + Sync>;
-type PolicyFn<App> = Arc<dyn for<'a> Fn(&'a Value, &'a Ctx<App>) -> PolicyFuture<'a> + Send + Sync>;
+type PolicyFn<App> = Arc<dyn for<'a> Fn(&'a Value, &'a Ctx<App>) -> PolicyCall<'a> + Send + Sync>;
 type VisibleFn<App> = Arc<dyn Fn(&StepView<'_, App>) -> bool + Send + Sync>;
 /// An `ends_run` predicate, on the validated arguments and the output.
 #[derive(Clone)]
@@ -138,9 +138,16 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
     }
 
     /// A policy predicate on the validated arguments and the call context.
+    /// It may block: it runs on a blocking thread, raced against the
+    /// registry's policy timeout (one still running then is left to finish
+    /// there, and the call is denied).
     pub fn policy_fn(mut self, predicate: impl Fn(&Value, &Ctx<App>) -> Verdict + Send + Sync + 'static) -> Self {
         self.definition.policy = PolicyKind::Predicate;
-        self.policy = Some(Arc::new(move |args, ctx| Box::pin(std::future::ready(Ok(predicate(args, ctx))))));
+        let predicate = Arc::new(predicate);
+        self.policy = Some(Arc::new(move |args, ctx| {
+            let predicate = predicate.clone();
+            PolicyCall::Blocking(Box::new(move || Ok(predicate(args, ctx))))
+        }));
         self
     }
 
@@ -176,7 +183,7 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
         self.definition.policy = PolicyKind::Predicate;
         self.policy = Some(Arc::new(move |args, ctx| {
             let decided = predicate(args.clone(), ctx.clone());
-            Box::pin(async move { decided.await.map_err(Into::into) })
+            PolicyCall::Async(Box::pin(async move { decided.await.map_err(Into::into) }))
         }));
         self
     }

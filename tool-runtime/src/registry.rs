@@ -326,7 +326,10 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
     /// How long a policy predicate may take (default 10 s). One that takes
     /// longer denies the call (fail closed, code `POLICY_TIMEOUT`) and is
     /// reported; a predicate whose call is cancelled meanwhile is dropped
-    /// and the call reads as cancelled.
+    /// and the call reads as cancelled. A synchronous predicate runs on a
+    /// blocking thread (`spawn_blocking`), raced against this limit: one
+    /// still running at it cannot be stopped, so it finishes there and its
+    /// verdict is dropped.
     pub fn policy_timeout(mut self, timeout: Duration) -> Self {
         self.config.policy_timeout = timeout;
         self
