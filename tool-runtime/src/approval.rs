@@ -82,6 +82,22 @@ impl<App: Send + Sync + 'static> Registry<App> {
         Some(CallResult::failure(tool.clone(), id.clone(), ResultKind::Rejected, &lines::approval_expired(ttl)))
     }
 
+    /// Whether `pending` waited longer than the approval TTL, by Tokio's
+    /// clock (a durable run's journal decides by its own).
+    pub(crate) fn has_expired(&self, pending: &PendingCall<App>) -> bool {
+        pending.0.parked.elapsed() >= self.approval_ttl()
+    }
+
+    /// Ends a pending call whose approval expired, without running it: the
+    /// model reads `APPROVAL_EXPIRED`, as for an approval after the TTL.
+    pub(crate) fn expire(&self, pending: PendingCall<App>) -> CallResult {
+        let Pending { id, tool, .. } = *pending.0;
+        let span = call_span(&tool, &id);
+        span.record("verdict", "expired");
+        record_outcome(&span, ResultKind::Rejected);
+        CallResult::failure(tool, id, ResultKind::Rejected, &lines::approval_expired(self.approval_ttl()))
+    }
+
     /// Ends a pending call without running it; the model reads `text`, or
     /// the tool's rejection text, or a generic rejection.
     pub fn reject(&self, pending: PendingCall<App>, text: Option<&str>) -> CallResult {

@@ -86,6 +86,7 @@ pub(crate) struct Config {
     pub(crate) validate_outputs: bool,
     pub(crate) policy_timeout: Duration,
     pub(crate) max_pending: usize,
+    pub(crate) max_external: usize,
     pub(crate) approval_ttl: Duration,
 }
 
@@ -101,6 +102,7 @@ impl Default for Config {
             validate_outputs: cfg!(debug_assertions),
             policy_timeout: Duration::from_secs(10),
             max_pending: 16,
+            max_external: 64,
             approval_ttl: DEFAULT_APPROVAL_TTL,
         }
     }
@@ -341,6 +343,16 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
     /// `TOO_MANY_PENDING`) and may try again once some are decided.
     pub fn max_pending_approvals(mut self, max: usize) -> Self {
         self.config.max_pending = max;
+        self
+    }
+
+    /// How many calls of external tools one [`Run`](crate::Run) may have
+    /// handed to the host and not yet had completed, counting those
+    /// waiting for approval (default 64). A call beyond that is not handed
+    /// over: the model reads that too many calls wait for the application
+    /// (code `TOO_MANY_EXTERNAL`) and may try again once some are completed.
+    pub fn max_external_calls(mut self, max: usize) -> Self {
+        self.config.max_external = max;
         self
     }
 
