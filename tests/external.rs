@@ -112,15 +112,24 @@ async fn an_approved_call_is_handed_and_its_output_may_end_the_run() {
 }
 
 #[tokio::test]
-async fn invoke_hands_the_call_and_the_registry_completes_it() {
+async fn invoke_hands_the_call_with_its_input() {
     let registry = registry();
     let handed = registry.invoke(&Arc::new(()), "pick_slot", r#"{"day": "2026-12-02"}"#).await;
+    assert_eq!(handed.kind, ResultKind::External);
     let call: ExternalCall = handed.external_call().unwrap();
-    let done = registry.complete_external(&call.tool, &call.id, json!({"start": "10:00", "minutes": 15})).unwrap();
-    assert_eq!(done.call_id, call.id);
-    assert_eq!(done.kind, ResultKind::Success);
-    assert!(registry.complete_external("wipe_calendar_typo", "x", json!(1)).is_err());
+    assert_eq!((call.tool.as_str(), call.input), ("pick_slot", json!({"day": "2026-12-02"})));
     assert!(registry.definition("pick_slot").unwrap().external);
+}
+
+#[tokio::test]
+async fn only_a_call_the_run_handed_is_completed_and_only_once() {
+    let mut run = registry().run(Arc::new(()));
+    // Never handed: an id the host made up, and a call of a tool that is not external.
+    assert_eq!(run.complete("made-up", json!({"start": "10:00", "minutes": 15})).await, Err(RunError::UnknownExternal("made-up".into())));
+    run.execute(vec![ToolCall::new("c1", "pick_slot", r#"{"day": "2026-12-02"}"#)]).await;
+    run.complete("c1", json!({"start": "10:00", "minutes": 15})).await.unwrap();
+    assert_eq!(run.complete("c1", json!({"start": "11:00", "minutes": 15})).await, Err(RunError::UnknownExternal("c1".into())));
+    assert_eq!(run.fail("c1", &ToolError::conflict("LATE", "Too late.")).await, Err(RunError::UnknownExternal("c1".into())));
 }
 
 #[tokio::test]
@@ -137,4 +146,62 @@ async fn a_dynamic_external_tool_is_handed_too() {
     assert_eq!(step.results[0].kind, ResultKind::External);
     assert!(matches!(run.complete("c1", json!({"town": "Delft"})).await, Err(RunError::InvalidOutput { .. })));
     assert_eq!(run.complete("c1", json!({"city": "Delft"})).await.unwrap().kind, ResultKind::Success);
+}
+
+#[tokio::test]
+async fn a_call_id_reused_while_its_external_call_waits_is_refused() {
+    let mut run = registry().run(Arc::new(()));
+    run.execute(vec![ToolCall::new("c1", "pick_slot", r#"{"day": "2026-12-02"}"#)]).await;
+    // A later step reuses the id, for another input and for another tool.
+    let step = run
+        .execute(vec![
+            ToolCall::new("c1", "pick_slot", r#"{"day": "2026-12-03"}"#),
+            ToolCall::new("c1", "confirm_booking", r#"{"slot": "09:30"}"#),
+        ])
+        .await;
+    for refused in &step.results {
+        assert_eq!(refused.kind, ResultKind::InvalidArguments, "{}", refused.text);
+        assert_eq!(refused.error_code.as_deref(), Some("DUPLICATE_CALL_ID"));
+    }
+    assert!(run.pending().is_empty(), "the reused id was not parked either");
+    assert_eq!(run.external().len(), 1);
+    assert_eq!(run.external()[0].input, json!({"day": "2026-12-02"}), "the waiting call is the first one");
+    // Once it is completed, the id is free again.
+    run.complete("c1", json!({"start": "10:00", "minutes": 15})).await.unwrap();
+    let step = run.execute(vec![ToolCall::new("c1", "pick_slot", r#"{"day": "2026-12-04"}"#)]).await;
+    assert_eq!(step.results[0].kind, ResultKind::External);
+}
+
+#[tokio::test]
+async fn waiting_external_calls_are_capped() {
+    let mut run = registry().run(Arc::new(()));
+    let calls = |from: usize, to: usize| (from..to).map(|i| ToolCall::new(format!("c{i}"), "pick_slot", r#"{"day": "2026-12-02"}"#)).collect();
+    let step = run.execute(calls(0, 70)).await;
+    assert!(step.results[..64].iter().all(|result| result.kind == ResultKind::External));
+    for refused in &step.results[64..] {
+        assert_eq!(refused.error_code.as_deref(), Some("TOO_MANY_EXTERNAL"), "{}", refused.text);
+    }
+    assert_eq!(run.external().len(), 64);
+    let step = run.execute(calls(70, 71)).await;
+    assert_eq!(step.results[0].error_code.as_deref(), Some("TOO_MANY_EXTERNAL"));
+    // Completing one makes room.
+    run.complete("c0", json!({"start": "10:00", "minutes": 15})).await.unwrap();
+    let step = run.execute(calls(71, 72)).await;
+    assert_eq!(step.results[0].kind, ResultKind::External);
+
+    // The cap is the registry's, and counts calls waiting for approval
+    // that would be handed once approved.
+    let registry = Registry::<()>::builder().tools(tools![pick_slot, confirm_booking]).max_external_calls(2).build().unwrap();
+    let mut run = registry.run(Arc::new(()));
+    let step = run
+        .execute(vec![
+            ToolCall::new("b1", "confirm_booking", r#"{"slot": "09:30"}"#),
+            ToolCall::new("p1", "pick_slot", r#"{"day": "2026-12-02"}"#),
+            ToolCall::new("p2", "pick_slot", r#"{"day": "2026-12-03"}"#),
+        ])
+        .await;
+    assert_eq!(step.results[0].kind, ResultKind::PendingApproval);
+    assert_eq!(step.results[1].kind, ResultKind::External);
+    assert_eq!(step.results[2].error_code.as_deref(), Some("TOO_MANY_EXTERNAL"));
+    assert!(step.results[2].text.contains("2 calls already wait for the application"), "{}", step.results[2].text);
 }

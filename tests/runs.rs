@@ -604,3 +604,99 @@ async fn a_dropped_call_of_a_tool_that_is_not_interruptible_runs_on_to_its_end()
     tokio::time::sleep(Duration::from_millis(150)).await;
     assert_eq!(desk.stock.load(Ordering::SeqCst), 1, "the booking went through");
 }
+
+/// Pay out; a human approves payouts over 100, and nothing to pay fails.
+#[tool(max_retries = 1, policy = large_payouts_need_approval)]
+async fn payout(ctx: Ctx<Desk>, amount: u32) -> Result<String, ToolError> {
+    if amount == 0 {
+        return Err(ToolError::bad_request("NOTHING_TO_PAY", "There is nothing to pay."));
+    }
+    ctx.app().stock.fetch_add(1, Ordering::SeqCst);
+    Ok(format!("paid {amount}"))
+}
+
+fn large_payouts_need_approval(input: &payout, _ctx: &Ctx<Desk>) -> Verdict {
+    if input.amount > 100 { Verdict::needs_approval() } else { Verdict::Allow }
+}
+
+#[tokio::test]
+async fn a_parked_call_of_a_tool_that_max_retries_has_since_exhausted_is_refused_at_approval() {
+    let desk = desk(0);
+    let registry = Registry::<Desk>::builder().tools(tools![payout]).build().unwrap();
+    let mut run = registry.run(desk.clone());
+    let step = run.execute(vec![call("p1", "payout", json!({"amount": 500})), call("p2", "payout", json!({"amount": 600}))]).await;
+    assert!(step.has_pending());
+    // The tool fails once: `max_retries = 1` is used up, it is no longer offered.
+    let step = run.execute(vec![call("p3", "payout", json!({"amount": 0}))]).await;
+    assert_eq!(step.results[0].error_code.as_deref(), Some("NOTHING_TO_PAY"));
+    assert!(run.offered_names().is_empty());
+
+    let approved = run.approve("p1").await.unwrap();
+    assert_eq!(approved.kind, ResultKind::Denied, "{}", approved.text);
+    assert_eq!(approved.error_code.as_deref(), Some("TOOL_EXHAUSTED"));
+    let edited = run.approve_with("p2", json!({"amount": 700})).await.unwrap();
+    assert_eq!(edited.error_code.as_deref(), Some("TOOL_EXHAUSTED"), "{}", edited.text);
+    assert_eq!(desk.stock.load(Ordering::SeqCst), 0, "neither call ran");
+    assert!(run.pending().is_empty(), "both calls are settled");
+    assert!(run.executed().is_empty());
+}
+
+#[tokio::test]
+async fn a_call_parked_before_the_runs_deadline_and_approved_after_it_is_not_run() {
+    let desk = desk(0);
+    let registry = Registry::<Desk>::builder().tools(tools![payout]).build().unwrap();
+    let mut run = registry.run(desk.clone()).with_deadline(Duration::from_millis(100));
+    let step = run.execute(vec![call("p1", "payout", json!({"amount": 500})), call("p2", "payout", json!({"amount": 600}))]).await;
+    assert!(step.has_pending());
+    tokio::time::sleep(Duration::from_millis(150)).await;
+
+    let approved = run.approve("p1").await.unwrap();
+    assert_eq!(approved.kind, ResultKind::TimedOut, "{}", approved.text);
+    assert_eq!(approved.error_code.as_deref(), Some("RUN_DEADLINE"));
+    assert!(approved.text.contains("the run's time limit ran out") && approved.text.ends_with("Do not retry this call."), "{}", approved.text);
+    let edited = run.approve_with("p2", json!({"amount": 700})).await.unwrap();
+    assert_eq!(edited.error_code.as_deref(), Some("RUN_DEADLINE"), "{}", edited.text);
+    assert_eq!(desk.stock.load(Ordering::SeqCst), 0, "no call ran past the deadline");
+    // A rejection is still the human's to make, and reads as one.
+    assert!(run.pending().is_empty());
+}
+
+/// Answer, break, or take too long, as asked.
+#[tool(max_retries = 2, timeout = "50ms")]
+async fn brittle(mode: String) -> String {
+    match mode.as_str() {
+        "panic" => panic!("a bug in the tool"),
+        "slow" => {
+            tokio::time::sleep(Duration::from_secs(10)).await;
+            "late".into()
+        }
+        _ => "fine".into(),
+    }
+}
+
+#[tokio::test]
+async fn max_retries_counts_internal_errors_and_timeouts_too() {
+    let desk = desk(0);
+    let registry = Registry::<Desk>::builder().tools(tools![brittle, quick]).build().unwrap();
+    let mut run = registry.run(desk.clone());
+    let step = run.execute(vec![call("1", "brittle", json!({"mode": "panic"}))]).await;
+    assert_eq!(step.results[0].kind, ResultKind::Internal);
+    assert!(run.offered_names().contains(&"brittle".to_owned()), "one failure of two");
+    let step = run.execute(vec![call("2", "brittle", json!({"mode": "slow"}))]).await;
+    assert_eq!(step.results[0].error_code.as_deref(), Some("TOOL_TIMEOUT"));
+    assert_eq!(run.offered_names(), ["quick"], "a tool that keeps breaking is no longer offered");
+    let step = run.execute(vec![call("3", "brittle", json!({"mode": "ok"}))]).await;
+    assert_eq!(step.results[0].error_code.as_deref(), Some("TOOL_EXHAUSTED"), "{}", step.results[0].text);
+}
+
+#[tokio::test]
+async fn a_step_cut_off_by_its_time_limit_does_not_count_toward_max_retries() {
+    let desk = desk(0);
+    let registry = Registry::<Desk>::builder().tools(tools![brittle, ponder]).build().unwrap();
+    let mut run = registry.run(desk.clone()).with_step_timeout(Duration::from_millis(20));
+    for id in ["1", "2", "3"] {
+        let step = run.execute(vec![call(id, "ponder", json!({}))]).await;
+        assert_eq!(step.results[0].error_code.as_deref(), Some("STEP_DEADLINE"));
+    }
+    assert_eq!(run.offered_names(), ["brittle", "ponder"], "the step's limit, not the tool, stopped those calls");
+}

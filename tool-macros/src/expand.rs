@@ -206,13 +206,14 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
             // as a mismatch with the expected one, and only once.
             let expected = respan(&quote!(fn(&'a Self::Input, &'a #p::Ctx<#app>) -> _), path.span());
             let probe = respan(&p, path.span());
+            // Not called here: the runtime calls it under the policy timeout
+            // (a sync one on a blocking thread).
             let invoke = quote_spanned! {path.span()=>
                 let predicate: #expected = #path;
-                let returned = predicate(input, ctx);
-                #probe::PolicyProbe(returned).into_policy()
+                #probe::PolicyProbe(move || predicate(input, ctx)).into_policy()
             };
             Some(quote! {
-                fn decide<'a>(input: &'a Self::Input, ctx: &'a #p::Ctx<#app>) -> #p::PolicyFuture<'a> {
+                fn decide<'a>(input: &'a Self::Input, ctx: &'a #p::Ctx<#app>) -> #p::PolicyCall<'a> {
                     #[allow(unused_imports)]
                     use #p::SyncPolicy as _;
                     #invoke

@@ -54,12 +54,12 @@ impl<App: Send + Sync + 'static> Registry<App> {
     }
 
     async fn run_edited(&self, entry: &Entry<App>, id: &SmolStr, edited: Arguments<'_>, ctx: Ctx<App>, span: &tracing::Span) -> CallResult {
-        let input = match self.read_input(entry, id, edited) {
+        let mut input = match self.read_input(entry, id, edited) {
             Ok(input) => input,
             Err(result) => return result,
         };
         let mut call = CallState::shared(&ctx);
-        match self.decide(entry, input.value.as_ref(), &mut call).await {
+        match self.decide(entry, &mut input, &mut call).await {
             Err(why) => self.undecided(entry, id, why),
             Ok(Verdict::Deny { reason }) => {
                 span.record("verdict", "deny");
@@ -80,6 +80,22 @@ impl<App: Send + Sync + 'static> Registry<App> {
         }
         span.record("verdict", "expired");
         Some(CallResult::failure(tool.clone(), id.clone(), ResultKind::Rejected, &lines::approval_expired(ttl)))
+    }
+
+    /// Whether `pending` waited longer than the approval TTL, by Tokio's
+    /// clock (a durable run's journal decides by its own).
+    pub(crate) fn has_expired(&self, pending: &PendingCall<App>) -> bool {
+        pending.0.parked.elapsed() >= self.approval_ttl()
+    }
+
+    /// Ends a pending call whose approval expired, without running it: the
+    /// model reads `APPROVAL_EXPIRED`, as for an approval after the TTL.
+    pub(crate) fn expire(&self, pending: PendingCall<App>) -> CallResult {
+        let Pending { id, tool, .. } = *pending.0;
+        let span = call_span(&tool, &id);
+        span.record("verdict", "expired");
+        record_outcome(&span, ResultKind::Rejected);
+        CallResult::failure(tool, id, ResultKind::Rejected, &lines::approval_expired(self.approval_ttl()))
     }
 
     /// Ends a pending call without running it; the model reads `text`, or

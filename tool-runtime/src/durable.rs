@@ -38,9 +38,8 @@ use smol_str::SmolStr;
 use crate::call::{Arguments, PendingCall};
 use crate::context::{CallInfo, CallState};
 use crate::error::ToolError;
-use crate::error_report::{ErrorKind, ErrorReport};
-use crate::error_report::Escaped;
-use crate::journal::{CallStart, Decision, Journal, JournalError, JournaledResult, ParkedCall, RunRecord};
+use crate::error_report::{ErrorKind, ErrorReport, Escaped};
+use crate::journal::{CallStart, Decided, Decision, Journal, JournalError, JournaledResult, ParkedCall, RunRecord, EXPIRED_BY};
 use crate::pipeline::Input;
 use crate::registry::{Entry, Registry};
 use crate::result::{lines, CallResult, ResultKind};
@@ -338,8 +337,10 @@ impl<App: Send + Sync + 'static> Run<App> {
 
     /// Settles the pending calls that were decided out of band (by any
     /// process, with [`Journal::decide`]) or that expired: an approved call
-    /// runs (with its edited input, validated and decided again), a
-    /// rejected or expired one reads its rejection. Returns their results,
+    /// runs (with its edited input, validated and decided again) unless the
+    /// run may no longer run it (past its deadline, or its tool exhausted
+    /// by `max_retries`, as [`approve`](Self::approve) says), a rejected one
+    /// reads its rejection, an expired one `APPROVAL_EXPIRED`. Returns their results,
     /// in the order they were parked, then those of the external calls
     /// another process completed ([`Run::complete`] on the resumed run);
     /// calls still waiting stay pending.
@@ -361,11 +362,7 @@ impl<App: Send + Sync + 'static> Run<App> {
                 continue;
             };
             let pending = self.pending.remove(index);
-            let result = match decided.decision {
-                Decision::Approve => self.registry.approve(pending).await,
-                Decision::ApproveEdited(input) => self.registry.approve_with(pending, Arguments::Value(input)).await,
-                Decision::Reject(text) => self.registry.reject(pending, Some(text.as_str()).filter(|text| !text.is_empty())),
-            };
+            let result = self.carry_out(pending, decided).await;
             self.steps.record(&result, self.ends_turn(&result));
             durable.journal.settle(&id).await?;
             results.push(result);
@@ -387,14 +384,61 @@ impl<App: Send + Sync + 'static> Run<App> {
         Ok(results)
     }
 
+    /// Carries out a decision the journal holds on `pending`.
+    async fn carry_out(&self, pending: PendingCall<App>, decided: Decided) -> CallResult {
+        // The journal's own expiry: its line, not a rejection quoting it.
+        if decided.by == EXPIRED_BY {
+            return self.registry.expire(pending);
+        }
+        if let Decision::Reject(text) = &decided.decision {
+            return self.registry.reject(pending, Some(text.as_str()).filter(|text| !text.is_empty()));
+        }
+        if let Some(refused) = self.refused_at_approval(&pending) {
+            return refused;
+        }
+        match decided.decision {
+            Decision::ApproveEdited(input) => self.registry.approve_with(pending, Arguments::Value(input)).await,
+            _ => self.registry.approve(pending).await,
+        }
+    }
+
+    /// [`sweep_expired`](Self::sweep_expired) in a durable run: the journal
+    /// expires what is due by its clock, and this run's calls it expired
+    /// are settled. A journal that fails sweeps nothing (reported).
+    pub(crate) async fn sweep_journaled(&mut self) -> Vec<CallResult> {
+        let Some(durable) = self.durable.clone() else { return Vec::new() };
+        let text = lines::approval_expired(self.registry.approval_ttl()).model_line();
+        if let Err(error) = durable.journal.expire(SystemTime::now(), &text).await {
+            tracing::error!(run_id = %Escaped(&durable.run_id), %error, "expired approvals could not be swept");
+            return Vec::new();
+        }
+        let mut expired = Vec::new();
+        let mut index = 0;
+        while index < self.pending.len() {
+            let id = self.pending[index].id().clone();
+            match durable.journal.approval(&id).await {
+                Ok(Some(approval)) if approval.decided.as_ref().is_some_and(|decided| decided.by == EXPIRED_BY) => {
+                    expired.push(self.registry.expire(self.pending.remove(index)));
+                    self.settle_or_report(&id).await;
+                }
+                Ok(_) => index += 1,
+                Err(error) => {
+                    tracing::error!(call_id = %Escaped(&id), %error, "an expired approval could not be read back");
+                    index += 1;
+                }
+            }
+        }
+        expired
+    }
+
     /// After a step: the calls it parked and how the run stands go to the
     /// journal. A failure is reported: the step's results stand, but a
     /// call not journaled cannot be decided out of band.
-    pub(crate) async fn journal_step(&mut self, parked_before: usize) {
+    pub(crate) async fn journal_step(&mut self, parked: usize) {
         if self.durable.is_none() {
             return;
         }
-        for pending in &self.pending[parked_before..] {
+        for pending in &self.pending[self.pending.len().saturating_sub(parked)..] {
             if let Err(error) = self.park(pending).await {
                 let detail = format!("the pending call could not be journaled, so it can only be decided in this process: {error}");
                 self.registry.report(ErrorReport::new(pending.tool().as_str(), pending.id().as_str(), ErrorKind::Journal, "JOURNAL", detail));

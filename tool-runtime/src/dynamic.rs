@@ -19,7 +19,7 @@ use crate::error::ToolError;
 use crate::intent::ScopedTool;
 use crate::policy::{PolicyKind, Verdict};
 use crate::streamed::Streamed;
-use crate::tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, Interim, PolicyFuture, ToolDefinition};
+use crate::tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, Interim, PolicyCall, ToolDefinition};
 
 /// What runs a call: a handler that returns the output, or one that returns
 /// a stream of outputs (every one but the last preliminary).
@@ -29,7 +29,7 @@ enum Handler<App> {
 }
 type ValueFn<App> = Arc<dyn Fn(Value, Ctx<App>) -> BoxFuture<'static, Result<Value, BoxError>> + Send + Sync>;
 type StreamFn<App> = Arc<dyn Fn(Value, Ctx<App>) -> BoxFuture<'static, Streamed<Value>> + Send + Sync>;
-type PolicyFn<App> = Arc<dyn for<'a> Fn(&'a Value, &'a Ctx<App>) -> PolicyFuture<'a> + Send + Sync>;
+type PolicyFn<App> = Arc<dyn for<'a> Fn(&'a Value, &'a Ctx<App>) -> PolicyCall<'a> + Send + Sync>;
 type VisibleFn<App> = Arc<dyn Fn(&StepView<'_, App>) -> bool + Send + Sync>;
 /// An `ends_run` predicate, on the validated arguments and the output.
 #[derive(Clone)]
@@ -196,9 +196,16 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
     }
 
     /// A policy predicate on the validated arguments and the call context.
+    /// It may block: it runs on a blocking thread, raced against the
+    /// registry's policy timeout (one still running then is left to finish
+    /// there, and the call is denied).
     pub fn policy_fn(mut self, predicate: impl Fn(&Value, &Ctx<App>) -> Verdict + Send + Sync + 'static) -> Self {
         self.definition.policy = PolicyKind::Predicate;
-        self.policy = Some(Arc::new(move |args, ctx| Box::pin(std::future::ready(Ok(predicate(args, ctx))))));
+        let predicate = Arc::new(predicate);
+        self.policy = Some(Arc::new(move |args, ctx| {
+            let predicate = predicate.clone();
+            PolicyCall::Blocking(Box::new(move || Ok(predicate(args, ctx))))
+        }));
         self
     }
 
@@ -234,7 +241,7 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
         self.definition.policy = PolicyKind::Predicate;
         self.policy = Some(Arc::new(move |args, ctx| {
             let decided = predicate(args.clone(), ctx.clone());
-            Box::pin(async move { decided.await.map_err(Into::into) })
+            PolicyCall::Async(Box::pin(async move { decided.await.map_err(Into::into) }))
         }));
         self
     }

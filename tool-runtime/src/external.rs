@@ -4,6 +4,15 @@
 //! [`ResultKind::External`], carrying the validated input; the host runs
 //! the tool and supplies the output later, which is checked against the
 //! tool's output schema before the model reads it.
+//!
+//! Only what handed a call can complete it, since only it knows what it
+//! handed: a [`Run`] ([`Run::complete`], [`Run::fail`]), each call once, or
+//! an MCP server's runner. A call handed by [`Registry::invoke`] outside a
+//! run is not completed by the runtime. A run keeps a call's id taken
+//! while the call waits (a later call with that id is refused, so that the
+//! host's result cannot answer it), and hands over at most
+//! [`max_external_calls`](crate::RegistryBuilder::max_external_calls) at a
+//! time.
 
 use serde_json::Value;
 use smol_str::SmolStr;
@@ -31,8 +40,7 @@ pub struct ExternalCall {
 /// Why the host's result of an external call was not accepted; the call
 /// still waits for one.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ExternalError {
+pub(crate) enum ExternalError {
     /// No external call with this id waits (in this run), or its tool is
     /// not an external tool of the registry.
     #[error("no external call `{0}` waits for a result")]
@@ -71,14 +79,15 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// checked against the tool's output schema and rendered as a tool's
     /// output is (cut at `max_output_chars`). `ends_run` on the tool ends
     /// the run as it does for any tool (a predicate is not called: the
-    /// host decides, and it ends nothing).
+    /// host decides, and it ends nothing). The caller knows that it handed
+    /// `call_id` and that it waits ([`Run::complete`], the MCP runner).
     ///
     /// # Errors
     ///
     /// [`ExternalError::Unknown`] when `tool` is not an external tool of
     /// this registry; [`ExternalError::InvalidOutput`] when `output` does
     /// not match its output schema.
-    pub fn complete_external(&self, tool: &str, call_id: &str, output: Value) -> Result<CallResult, ExternalError> {
+    pub(crate) fn complete_external(&self, tool: &str, call_id: &str, output: Value) -> Result<CallResult, ExternalError> {
         let entry = self.entry(tool).filter(|entry| entry.def.external).ok_or_else(|| ExternalError::Unknown(call_id.to_owned()))?;
         if let Some(schema) = &entry.def.output_schema {
             let problems = match jsonschema::draft202012::new(schema) {
@@ -106,13 +115,14 @@ impl<App: Send + Sync + 'static> Registry<App> {
 
     /// What the model reads of an external call that failed where the host
     /// ran it: `error`'s line, as for a tool's own error (and reported to
-    /// `on_tool_error`).
+    /// `on_tool_error`). As for [`complete_external`](Self::complete_external),
+    /// the caller knows the call waits.
     ///
     /// # Errors
     ///
     /// [`ExternalError::Unknown`] when `tool` is not an external tool of
     /// this registry.
-    pub fn fail_external(&self, tool: &str, call_id: &str, error: &ToolError) -> Result<CallResult, ExternalError> {
+    pub(crate) fn fail_external(&self, tool: &str, call_id: &str, error: &ToolError) -> Result<CallResult, ExternalError> {
         let entry = self.entry(tool).filter(|entry| entry.def.external).ok_or_else(|| ExternalError::Unknown(call_id.to_owned()))?;
         self.report(ErrorReport {
             message: error.message().map(str::to_owned),

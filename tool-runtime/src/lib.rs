@@ -87,7 +87,7 @@ pub use context::{Ctx, Progress, ProgressSink, StepView, UserContext};
 pub use dynamic::DynamicTool;
 pub use error::{ToolError, INTERNAL_ERROR_CODE};
 pub use error_report::{ErrorKind, ErrorReport};
-pub use external::{ExternalCall, ExternalError};
+pub use external::ExternalCall;
 pub use guard::{ArgumentLimits, MAX_ARGUMENT_DEPTH};
 pub use intent::{Classifier, ScopeProblem, ScopedTool, Selection};
 pub use call::{Arguments, Call, CallOutcome, PendingCall};
@@ -139,7 +139,7 @@ pub use tokio_util::sync::CancellationToken;
 /// | `interim = "..."`, `interim_after = "2s"` | a call still running after the delay (default 2 s) sends the text once, as a [`Progress`] report with `interim: true` |
 /// | `timeout = "500ms" \| "5s" \| "2m"` | overrides the registry default |
 /// | `max_output_chars = N` | overrides the registry default |
-/// | `max_retries = N` | after N failed calls in one run, the tool is no longer offered in that run |
+/// | `max_retries = N` | after N failed calls in one run (invalid arguments, tool errors, internal errors, the tool's own timeout), the tool is no longer offered in that run |
 /// | `parallel_safe` / `parallel_safe = bool` / `parallel_safe = path` | may run concurrently with other calls of the same step; implied by `read_only`; a predicate `fn(&serde_json::Value) -> bool` decides on the raw arguments |
 /// | `strict = bool` | per-tool override of provider strict mode |
 /// | `kind = "..."` | a declared grouping, filterable with [`Registry::definitions_of_kind`]; not an authorisation boundary |

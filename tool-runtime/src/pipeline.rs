@@ -15,7 +15,8 @@
 //!    the check, and the validator only words a failure.
 //! 4. **Decide**: the tool's policy, then the user's approval floor. A
 //!    predicate runs under the policy timeout and the call's cancellation,
-//!    and fails closed.
+//!    and fails closed; a synchronous one runs on a blocking thread, so
+//!    that the timeout applies to it too.
 //! 5. **Approve**: a call that needs approval is parked as a
 //!    [`PendingCall`]; the host later approves it (as it is, or with an
 //!    edited input, which goes through stages 1 to 4 again) or rejects it.
@@ -61,7 +62,7 @@ use crate::guard::{self, GuardError};
 use crate::policy::Verdict;
 use crate::registry::{Entry, Registry};
 use crate::result::{lines, CallResult, ResultKind};
-use crate::tool::{BoxFuture, CallFuture, Failure, ParsedFrom, ToolOutput};
+use crate::tool::{BoxError, BoxFuture, CallFuture, Failure, ParsedFrom, PolicyCall, ToolOutput};
 
 /// A call's input: the tool's parsed input, and what it was read from
 /// (kept for an `ends_run` predicate and for a human to review).
@@ -187,7 +188,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
     fn settle<'s>(
         &'s self,
         entry: &'s Entry<App>,
-        input: Input<'s>,
+        mut input: Input<'s>,
         mut call: CallState<'s, App>,
         span: tracing::Span,
     ) -> impl Future<Output = CallOutcome<App>> + Send + 's {
@@ -200,7 +201,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
                 return self.outcome(&span, CallOutcome::Done(result));
             }
             // 4. Decide.
-            let verdict = match self.decide(entry, input.value.as_ref(), &mut call).await {
+            let verdict = match self.decide(entry, &mut input, &mut call).await {
                 Ok(verdict) => verdict,
                 Err(why) => return self.outcome(&span, CallOutcome::Done(self.undecided(entry, call.call_id(), why))),
             };
@@ -350,7 +351,13 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// panics or fails denies, and is reported. A predicate runs under the
     /// registry's policy timeout and stops when the call is cancelled: then
     /// there is no verdict, and the call ends as [`Undecided`] says.
-    pub(crate) async fn decide(&self, entry: &Entry<App>, input: &(dyn Any + Send + Sync), call: &mut CallState<'_, App>) -> Result<Verdict, Undecided> {
+    ///
+    /// A synchronous predicate may block its thread, so it is called on a
+    /// blocking thread (`spawn_blocking`) with the input, which comes back
+    /// with its verdict; one still running at the timeout or the
+    /// cancellation is left to finish there, and the input goes with it
+    /// (the call ends undecided, so nothing needs it).
+    pub(crate) async fn decide(&self, entry: &Entry<App>, input: &mut Input<'_>, call: &mut CallState<'_, App>) -> Result<Verdict, Undecided> {
         let verdict = match entry.def.policy.static_verdict() {
             Some(verdict) => verdict,
             // Boxed: only predicates wait here, and their timer would make
@@ -360,20 +367,57 @@ impl<App: Send + Sync + 'static> Registry<App> {
         Ok(verdict.with_floor(self.floor_applies(entry, call.info())))
     }
 
-    async fn predicate(&self, entry: &Entry<App>, input: &(dyn Any + Send + Sync), ctx: &Ctx<App>) -> Result<Verdict, Undecided> {
-        let future = match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.decide(input, ctx))) {
-            Ok(future) => future,
-            Err(payload) => return Ok(self.fail_closed(entry, ctx, format!("panic: {}", panic_message(payload.as_ref())))),
-        };
+    async fn predicate(&self, entry: &Entry<App>, input: &mut Input<'_>, ctx: &Ctx<App>) -> Result<Verdict, Undecided> {
         let timeout = self.inner.config.policy_timeout;
         let Some(timer) = runtime_timer(tokio::time::Instant::now() + timeout) else {
             self.report_no_runtime(entry, &ctx.info().call_id);
             return Err(Undecided::NoRuntime);
         };
+        // Making the call runs none of a `#[tool]`'s predicate yet.
+        match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.decide(input.value.as_ref(), ctx))) {
+            Err(payload) => return Ok(self.fail_closed(entry, ctx, format!("panic: {}", panic_message(payload.as_ref())))),
+            Ok(PolicyCall::Async(future)) => return self.within_limits(entry, ctx, timer, AssertUnwindSafe(future).catch_unwind()).await,
+            // Made again on the blocking thread, with the input moved there.
+            Ok(PolicyCall::Blocking(_)) => {}
+        }
+        let value = std::mem::replace(&mut input.value, Box::new(()));
+        let (tool, blocking_ctx) = (entry.tool.clone(), ctx.clone());
+        let task = tokio::task::spawn_blocking(move || {
+            let verdict = std::panic::catch_unwind(AssertUnwindSafe(|| match tool.decide(value.as_ref(), &blocking_ctx) {
+                PolicyCall::Blocking(decide) => decide(),
+                PolicyCall::Async(_) => Err("the policy predicate was synchronous, then async".into()),
+            }));
+            (value, verdict)
+        });
+        let decided = async {
+            match task.await {
+                Ok((value, verdict)) => {
+                    input.value = value;
+                    verdict
+                }
+                Err(joined) => match joined.try_into_panic() {
+                    Ok(payload) => Err(payload),
+                    Err(joined) => Ok(Err(Box::new(joined) as BoxError)),
+                },
+            }
+        };
+        self.within_limits(entry, ctx, timer, decided).await
+    }
+
+    /// A predicate's verdict, raced against the call's cancellation and the
+    /// policy timeout.
+    async fn within_limits(
+        &self,
+        entry: &Entry<App>,
+        ctx: &Ctx<App>,
+        timer: tokio::time::Sleep,
+        decided: impl Future<Output = Result<Result<Verdict, BoxError>, Box<dyn Any + Send>>>,
+    ) -> Result<Verdict, Undecided> {
+        let timeout = self.inner.config.policy_timeout;
         tokio::select! {
             biased;
             () = ctx.cancellation().cancelled() => Err(Undecided::Cancelled),
-            decided = AssertUnwindSafe(future).catch_unwind() => Ok(match decided {
+            decided = decided => Ok(match decided {
                 Ok(Ok(verdict)) => verdict,
                 Ok(Err(error)) => self.fail_closed(entry, ctx, error.to_string()),
                 Err(payload) => self.fail_closed(entry, ctx, format!("panic: {}", panic_message(payload.as_ref()))),

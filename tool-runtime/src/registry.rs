@@ -86,6 +86,7 @@ pub(crate) struct Config {
     pub(crate) validate_outputs: bool,
     pub(crate) policy_timeout: Duration,
     pub(crate) max_pending: usize,
+    pub(crate) max_external: usize,
     pub(crate) approval_ttl: Duration,
 }
 
@@ -101,6 +102,7 @@ impl Default for Config {
             validate_outputs: cfg!(debug_assertions),
             policy_timeout: Duration::from_secs(10),
             max_pending: 16,
+            max_external: 64,
             approval_ttl: DEFAULT_APPROVAL_TTL,
         }
     }
@@ -343,7 +345,10 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
     /// How long a policy predicate may take (default 10 s). One that takes
     /// longer denies the call (fail closed, code `POLICY_TIMEOUT`) and is
     /// reported; a predicate whose call is cancelled meanwhile is dropped
-    /// and the call reads as cancelled.
+    /// and the call reads as cancelled. A synchronous predicate runs on a
+    /// blocking thread (`spawn_blocking`), raced against this limit: one
+    /// still running at it cannot be stopped, so it finishes there and its
+    /// verdict is dropped.
     pub fn policy_timeout(mut self, timeout: Duration) -> Self {
         self.config.policy_timeout = timeout;
         self
@@ -355,6 +360,16 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
     /// `TOO_MANY_PENDING`) and may try again once some are decided.
     pub fn max_pending_approvals(mut self, max: usize) -> Self {
         self.config.max_pending = max;
+        self
+    }
+
+    /// How many calls of external tools one [`Run`](crate::Run) may have
+    /// handed to the host and not yet had completed, counting those
+    /// waiting for approval (default 64). A call beyond that is not handed
+    /// over: the model reads that too many calls wait for the application
+    /// (code `TOO_MANY_EXTERNAL`) and may try again once some are completed.
+    pub fn max_external_calls(mut self, max: usize) -> Self {
+        self.config.max_external = max;
         self
     }
 

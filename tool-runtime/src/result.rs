@@ -32,8 +32,8 @@ pub enum ResultKind {
     Internal,
     /// The call of an external tool was validated and allowed, and handed
     /// to the host to run: [`CallResult::external_call`] has its input, and
-    /// the host supplies the result ([`Run::complete`](crate::Run::complete),
-    /// [`Registry::complete_external`](crate::Registry::complete_external)).
+    /// the host supplies the result through the run that handed it
+    /// ([`Run::complete`](crate::Run::complete), [`Run::fail`](crate::Run::fail)).
     External,
 }
 
@@ -282,10 +282,13 @@ pub(crate) mod lines {
         )
     }
 
+    /// The code of a call its tool's own timeout stopped.
+    pub(crate) const TOOL_TIMEOUT: &str = "TOOL_TIMEOUT";
+
     pub(crate) fn timed_out(timeout: Duration) -> ToolError {
         ToolError::new(
             504,
-            "TOOL_TIMEOUT",
+            TOOL_TIMEOUT,
             format!(
                 "The tool did not finish within {}; it was stopped. Try again later or with a smaller request.",
                 human_duration(timeout)
@@ -310,6 +313,16 @@ pub(crate) mod lines {
             format!(
                 "{max} calls already wait for a human's approval, so this one was not run. \
                  Ask the user to decide those first, then call it again."
+            ),
+        )
+    }
+
+    pub(crate) fn too_many_external(max: usize) -> ToolError {
+        ToolError::rate_limited(
+            "TOO_MANY_EXTERNAL",
+            format!(
+                "{max} calls already wait for the application to run them, so this one was not handed over. \
+                 Wait for their results, then call it again."
             ),
         )
     }

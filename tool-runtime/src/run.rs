@@ -19,6 +19,7 @@ use crate::result::{lines, CallResult, ResultKind};
 use crate::tool::ToolDefinition;
 
 mod approvals;
+mod refusals;
 
 /// One tool call the model emitted.
 #[derive(Clone, Debug, PartialEq)]
@@ -66,6 +67,11 @@ pub struct StepResults {
     pub step: usize,
     /// One result per call.
     pub results: Vec<CallResult>,
+    /// Calls of earlier steps that this step settled as expired (each reads
+    /// `APPROVAL_EXPIRED`; none ran): pending calls past the approval TTL,
+    /// swept to make room for a call of this step that needs approval.
+    /// Give each to [`settle`](Self::settle) on the step that parked it.
+    pub expired: Vec<CallResult>,
 }
 
 impl StepResults {
@@ -383,16 +389,21 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// may read what they change); otherwise one after the other, in the
     /// model's order, each decided by its policy after the earlier ones ran.
     ///
-    /// A call whose id an earlier call of the step, or a call still waiting
-    /// for approval, already has is not run: the model reads that the id is
-    /// taken (code `DUPLICATE_CALL_ID`), and every other call's result
-    /// stays its own. A call that needs approval while
+    /// A call whose id an earlier call of the step, a call still waiting
+    /// for approval, or an external call still waiting for the host's
+    /// result already has is not run: the model reads that the id is taken
+    /// (code `DUPLICATE_CALL_ID`), and every other call's result stays its
+    /// own. (In a durable run, a re-sent step's call of an external call
+    /// still with the host, same id, tool and arguments, is that call: it
+    /// is handed again, and kept once.) A call that needs approval while
     /// [`max_pending_approvals`](crate::RegistryBuilder::max_pending_approvals)
-    /// calls already wait is refused (code `TOO_MANY_PENDING`).
+    /// calls already wait is refused (code `TOO_MANY_PENDING`), once the
+    /// expired ones are swept ([`StepResults::expired`]); a call of an
+    /// external tool beyond
+    /// [`max_external_calls`](crate::RegistryBuilder::max_external_calls)
+    /// is not handed over (code `TOO_MANY_EXTERNAL`).
     pub async fn execute(&mut self, calls: Vec<ToolCall>) -> StepResults {
         let step = self.steps.step;
-        #[cfg(feature = "journal")]
-        let parked_before = self.pending.len();
         let offered = self.offered_names();
         let refusals = self.refusals(&calls);
         let parallel = calls.len() > 1 && calls.iter().all(|call| self.parallel_safe(call));
@@ -424,6 +435,9 @@ impl<App: Send + Sync + 'static> Run<App> {
             (outcome, _) => outcome,
         });
         let mut results = Vec::with_capacity(outcomes.len());
+        let mut expired = Vec::new();
+        // Parked by this step: the last of `pending` (a sweep removes older ones only).
+        let mut parked = 0;
         for outcome in outcomes {
             match outcome {
                 CallOutcome::Done(result) => {
@@ -431,22 +445,30 @@ impl<App: Send + Sync + 'static> Run<App> {
                     self.track_external(&result);
                     results.push(result);
                 }
-                CallOutcome::NeedsApproval(pending) if self.pending.len() >= self.registry.inner.config.max_pending => {
-                    let max = self.registry.inner.config.max_pending;
-                    tracing::warn!(tool = %Escaped(pending.tool()), max, "too many calls wait for approval in this run; refused");
-                    let (tool, id) = (pending.tool().clone(), pending.id().clone());
-                    results.push(CallResult::failure(tool, id, ResultKind::Denied, &lines::too_many_pending(max)));
-                }
                 CallOutcome::NeedsApproval(pending) => {
-                    results.push(pending.pending_result());
-                    self.pending.push(pending);
+                    let max = self.registry.inner.config.max_pending;
+                    // Expired calls give up their places first.
+                    if self.pending.len() >= max {
+                        expired.extend(self.sweep_expired().await);
+                    }
+                    if self.pending.len() >= max {
+                        tracing::warn!(tool = %pending.tool(), max, "too many calls wait for approval in this run; refused");
+                        let (tool, id) = (pending.tool().clone(), pending.id().clone());
+                        results.push(CallResult::failure(tool, id, ResultKind::Denied, &lines::too_many_pending(max)));
+                    } else {
+                        results.push(pending.pending_result());
+                        self.pending.push(pending);
+                        parked += 1;
+                    }
                 }
             }
         }
         self.steps.step += 1;
         #[cfg(feature = "journal")]
-        self.journal_step(parked_before).await;
-        StepResults { step, results }
+        self.journal_step(parked).await;
+        #[cfg(not(feature = "journal"))]
+        let _ = parked;
+        StepResults { step, results, expired }
     }
 
     /// Marks the run finished: call it after the model's last answer.
@@ -515,20 +537,19 @@ impl<App: Send + Sync + 'static> Run<App> {
         if entry.def.parallel_safe {
             return true;
         }
+        let Some(args) = self.guarded_value(&call.arguments) else { return false };
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| entry.tool.parallel_safe(&args))).ok().flatten().unwrap_or(false)
+    }
+
+    /// The raw arguments as a JSON value, once they passed the guard; `None`
+    /// when they do not, or are not JSON.
+    pub(crate) fn guarded_value<'a>(&self, arguments: &'a Arguments<'_>) -> Option<std::borrow::Cow<'a, serde_json::Value>> {
         let limits = &self.registry.inner.config.limits;
-        let parsed;
-        let args = match &call.arguments {
-            Arguments::Value(value) if crate::guard::check_value(value, limits).is_ok() => value,
-            Arguments::Text(text) if crate::guard::check_text(text, limits).is_ok() => match serde_json::from_str(text) {
-                Ok(value) => {
-                    parsed = value;
-                    &parsed
-                }
-                Err(_) => return false,
-            },
-            _ => return false,
-        };
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| entry.tool.parallel_safe(args))).ok().flatten().unwrap_or(false)
+        match arguments {
+            Arguments::Value(value) if crate::guard::check_value(value, limits).is_ok() => Some(std::borrow::Cow::Borrowed(value)),
+            Arguments::Text(text) if crate::guard::check_text(text, limits).is_ok() => serde_json::from_str(text).ok().map(std::borrow::Cow::Owned),
+            _ => None,
+        }
     }
 
     /// Whether the tool of `result` halts the run when it succeeds.
@@ -546,29 +567,6 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// Cancels every running call of this run.
     pub fn cancel(&self) {
         self.cancel.cancel();
-    }
-
-    /// For each call, its refusal: when its id is taken, by an earlier call
-    /// of the step or by a call waiting for approval (an empty id gets a
-    /// fresh one, which is never taken); or when its tool failed
-    /// `max_retries` times in this run.
-    fn refusals(&self, calls: &[ToolCall]) -> Vec<Option<CallResult>> {
-        let mut taken: Vec<&str> = self.pending.iter().map(|pending| pending.id().as_str()).collect();
-        calls
-            .iter()
-            .map(|call| {
-                if !call.id.is_empty() {
-                    if taken.contains(&call.id.as_str()) {
-                        let error = lines::duplicate_call_id(&call.id);
-                        return Some(CallResult::failure(call.name.as_str().into(), call.id.as_str().into(), ResultKind::InvalidArguments, &error));
-                    }
-                    taken.push(&call.id);
-                }
-                let error = self.steps.exhausted(self.registry.definition(&call.name)?)?;
-                let id = if call.id.is_empty() { fresh_call_id() } else { call.id.as_str().into() };
-                Some(CallResult::failure(call.name.as_str().into(), id, ResultKind::Denied, &error))
-            })
-            .collect()
     }
 
     pub(crate) fn call_info(&self, id: &str, step: &CancellationToken) -> CallInfo {

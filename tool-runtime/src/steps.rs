@@ -24,8 +24,7 @@ pub(crate) struct Steps {
     /// session (tens of thousands of calls) slower than the one before.
     pub(crate) executed: Vec<String>,
     pub(crate) state: RunState,
-    /// Failed calls (invalid arguments or tool errors) per tool, for
-    /// `max_retries`.
+    /// Failed calls per tool, for `max_retries` (see [`counts_as_failure`]).
     failures: Vec<(String, u32)>,
 }
 
@@ -40,7 +39,7 @@ impl Steps {
     /// success marks its tool executed, and may end the run (`ends_run`) or halt
     /// it at once (`ends_turn`, the tool's key).
     pub(crate) fn record(&mut self, result: &CallResult, ends_turn: bool) {
-        if matches!(result.kind, ResultKind::InvalidArguments | ResultKind::ToolError) {
+        if counts_as_failure(result) {
             match self.failures.iter_mut().find(|(tool, _)| *tool == result.tool) {
                 Some((_, failed)) => *failed += 1,
                 None => self.failures.push((result.tool.to_string(), 1)),
@@ -102,5 +101,18 @@ impl Steps {
             })
             .map(|entry| &entry.def)
             .collect()
+    }
+}
+
+/// Whether a call's result counts toward its tool's `max_retries`: invalid
+/// arguments, the tool's own error, an internal error (a bug or an outage:
+/// the generic 500) and the tool's own timeout. A call stopped by the run's
+/// or the step's time limit, cancelled, or refused (by policy or a human)
+/// does not: the tool did not fail.
+fn counts_as_failure(result: &CallResult) -> bool {
+    match result.kind {
+        ResultKind::InvalidArguments | ResultKind::ToolError | ResultKind::Internal => true,
+        ResultKind::TimedOut => result.error_code.as_deref() == Some(lines::TOOL_TIMEOUT),
+        _ => false,
     }
 }

@@ -27,6 +27,16 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// the call (fail closed) and is reported to the developer.
 pub type PolicyFuture<'a> = BoxFuture<'a, Result<Verdict, BoxError>>;
 
+/// A policy predicate's call, not made yet: the pipeline makes it where the
+/// registry's policy timeout applies.
+pub enum PolicyCall<'a> {
+    /// A synchronous predicate, which may block its thread: it is called on
+    /// a blocking thread, raced against the timeout.
+    Blocking(Box<dyn FnOnce() -> Result<Verdict, BoxError> + Send + 'a>),
+    /// An async predicate's future, awaited under the timeout.
+    Async(PolicyFuture<'a>),
+}
+
 /// An error of any type, boxed.
 pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
 
@@ -151,9 +161,9 @@ pub trait Tool<App>: 'static {
 
     /// The policy predicate; only called when `META.policy` is `Predicate`.
     #[doc(hidden)]
-    fn decide<'a>(input: &'a Self::Input, ctx: &'a Ctx<App>) -> PolicyFuture<'a> {
+    fn decide<'a>(input: &'a Self::Input, ctx: &'a Ctx<App>) -> PolicyCall<'a> {
         let _ = (input, ctx);
-        Box::pin(std::future::ready(Ok(Verdict::Allow)))
+        PolicyCall::Async(Box::pin(std::future::ready(Ok(Verdict::Allow))))
     }
 
     /// Whether this call may run beside the other calls of its step, by
@@ -252,7 +262,7 @@ pub(crate) trait ErasedTool<App>: Send + Sync {
     /// `#[tool]`s, whose input is a Rust type; false for dynamic tools,
     /// whose input is any JSON value and whose schema is the only check).
     fn parses_types(&self) -> bool;
-    fn decide<'a>(&'a self, input: &'a (dyn Any + Send + Sync), ctx: &'a Ctx<App>) -> PolicyFuture<'a>;
+    fn decide<'a>(&'a self, input: &'a (dyn Any + Send + Sync), ctx: &'a Ctx<App>) -> PolicyCall<'a>;
     fn visible(&self, view: &StepView<'_, App>) -> bool;
     /// The `parallel_safe` predicate on the raw arguments, if the tool has one.
     fn parallel_safe(&self, args: &Value) -> Option<bool>;
@@ -295,10 +305,10 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
         true
     }
 
-    fn decide<'a>(&'a self, input: &'a (dyn Any + Send + Sync), ctx: &'a Ctx<App>) -> PolicyFuture<'a> {
+    fn decide<'a>(&'a self, input: &'a (dyn Any + Send + Sync), ctx: &'a Ctx<App>) -> PolicyCall<'a> {
         match input.downcast_ref::<T::Input>() {
             Some(input) => T::decide(input, ctx),
-            None => Box::pin(std::future::ready(Err("policy input of the wrong type".into()))),
+            None => PolicyCall::Async(Box::pin(std::future::ready(Err("policy input of the wrong type".into())))),
         }
     }
 

@@ -32,6 +32,8 @@ on_both_backends!(
     approvals_decided_out_of_band_settle_when_the_run_resumes,
     a_call_decided_elsewhere_cannot_be_decided_again,
     a_pending_call_expires_with_a_rejection_the_model_reads,
+    an_expired_approval_gives_up_its_slot_by_the_journals_clock,
+    an_approval_decided_out_of_band_runs_nothing_past_the_runs_deadline,
     resuming_with_an_incompatible_registry_names_the_tool,
     a_journaled_result_that_no_longer_fits_the_output_schema_is_not_passed_on,
     a_finished_run_is_journaled_as_finished_with_its_pending_calls_rejected,
@@ -317,9 +319,45 @@ async fn a_pending_call_expires_with_a_rejection_the_model_reads(db: Db) {
     let settled = run.settle_decided().await.unwrap();
     assert_eq!(settled.len(), 1);
     assert_eq!(settled[0].kind, ResultKind::Rejected);
-    assert!(settled[0].text.contains("APPROVAL_EXPIRED"), "{}", settled[0].text);
+    // One line, with the expiry's own code.
+    assert_eq!(settled[0].error_code.as_deref(), Some("APPROVAL_EXPIRED"), "{}", settled[0].text);
+    assert!(settled[0].text.starts_with("code: APPROVAL_EXPIRED, status: 403, userMessage: No human approved"), "{}", settled[0].text);
+    assert_eq!(settled[0].text.matches("code:").count(), 1, "{}", settled[0].text);
+    assert_eq!(settled[0].text.matches("Do not retry this call.").count(), 1, "{}", settled[0].text);
     assert!(run.pending().is_empty());
     assert_eq!(shop.refunds.load(Ordering::SeqCst), 0);
+}
+
+async fn an_expired_approval_gives_up_its_slot_by_the_journals_clock(db: Db) {
+    let registry = Registry::builder().tools(tools![refund]).approval_ttl(Duration::from_millis(50)).max_pending_approvals(1).build().unwrap();
+    let (desk, shop) = (Desk { registry, reports: Arc::default() }, Arc::new(Shop::default()));
+    let (mut run, journal) = resume(&db, &desk, &shop, "t-1").await;
+    run.execute(vec![call("c1", "refund", json!({"order_id": "A-1"}))]).await;
+    tokio::time::sleep(Duration::from_millis(120)).await;
+    let step = run.execute(vec![call("c2", "refund", json!({"order_id": "A-2"}))]).await;
+    assert_eq!(step.results[0].kind, ResultKind::PendingApproval, "{}", step.results[0].text);
+    assert_eq!(step.expired.len(), 1);
+    assert_eq!(step.expired[0].call_id, "c1");
+    assert_eq!(step.expired[0].error_code.as_deref(), Some("APPROVAL_EXPIRED"), "{}", step.expired[0].text);
+    // Journaled as expired and settled: a resumed run holds only c2.
+    let expired = journal.approval("c1").await.unwrap().unwrap().decided.unwrap();
+    assert_eq!(expired.by, tool_runtime::journal::EXPIRED_BY);
+    let (resumed, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    assert_eq!(resumed.pending().iter().map(|p| p.id().as_str()).collect::<Vec<_>>(), ["c2"]);
+    assert_eq!(shop.refunds.load(Ordering::SeqCst), 0);
+}
+
+async fn an_approval_decided_out_of_band_runs_nothing_past_the_runs_deadline(db: Db) {
+    let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
+    let journal = db.open().await;
+    let mut run = desk.registry.run(shop.clone()).with_deadline(Duration::from_millis(100)).durable(&journal, "t-1").await.unwrap();
+    run.execute(vec![call("c1", "refund", json!({"order_id": "A-1"}))]).await;
+    journal.decide("c1", Decision::Approve, "alice").await.unwrap();
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let settled = run.settle_decided().await.unwrap();
+    assert_eq!(settled[0].error_code.as_deref(), Some("RUN_DEADLINE"), "{}", settled[0].text);
+    assert_eq!(shop.refunds.load(Ordering::SeqCst), 0);
+    assert!(run.pending().is_empty());
 }
 
 async fn resuming_with_an_incompatible_registry_names_the_tool(db: Db) {

@@ -25,7 +25,7 @@ pub use core::time::Duration;
 
 pub use crate::context::{CallState, Ctx, StepView};
 pub use crate::tool::{
-    Annotations, BoxError, CallFuture, EndsRun, Execution, Failure, Interim, Metadata, MetaValue, ParsedFrom, PolicyFuture, Tool, ToolMeta,
+    Annotations, BoxError, CallFuture, EndsRun, Execution, Failure, Interim, Metadata, MetaValue, ParsedFrom, PolicyCall, Tool, ToolMeta,
     ToolOutput,
 };
 pub use crate::policy::{PolicyKind, Verdict};

@@ -12,7 +12,7 @@ use super::readers::Args;
 use super::schemas::{struct_schema, InputSchema};
 use crate::context::{Ctx, StepView};
 use crate::policy::Verdict;
-use crate::tool::{BoxError, PolicyFuture};
+use crate::tool::{BoxError, PolicyCall};
 
 /// A type usable as a tool parameter. Generated code goes through its
 /// functions, spanned on the parameter's type, so a type that is not
@@ -165,20 +165,23 @@ impl<E: Into<BoxError>> IntoVerdict for Result<Verdict, E> {
     }
 }
 
-/// `PolicyProbe(predicate(input, ctx)).into_policy()`: boxes the result of
-/// a sync or an async predicate.
-pub struct PolicyProbe<T>(pub T);
+/// `PolicyProbe(move || predicate(input, ctx)).into_policy()`: the call of a
+/// sync or an async predicate, not made yet (the pipeline makes it under
+/// the policy timeout; a sync one on a blocking thread).
+pub struct PolicyProbe<C>(pub C);
 
-impl<F> PolicyProbe<F>
+impl<C, F> PolicyProbe<C>
 where
+    C: FnOnce() -> F,
     F: Future + Send,
     F::Output: IntoVerdict,
 {
-    pub fn into_policy<'a>(self) -> PolicyFuture<'a>
+    pub fn into_policy<'a>(self) -> PolicyCall<'a>
     where
+        C: Send + 'a,
         F: 'a,
     {
-        Box::pin(async move { self.0.await.into_verdict() })
+        PolicyCall::Async(Box::pin(async move { (self.0)().await.into_verdict() }))
     }
 }
 
@@ -186,17 +189,23 @@ where
 /// wrong one is reported as `IntoVerdict`, with its message.
 pub trait SyncPolicy {
     type Returned;
-    fn into_policy<'a>(self) -> PolicyFuture<'a>
+    fn into_policy<'a>(self) -> PolicyCall<'a>
     where
+        Self: Send + 'a,
         Self::Returned: IntoVerdict;
 }
-impl<T> SyncPolicy for PolicyProbe<T> {
-    type Returned = T;
-    fn into_policy<'a>(self) -> PolicyFuture<'a>
+impl<C: FnOnce() -> R, R> SyncPolicy for PolicyProbe<C> {
+    type Returned = R;
+    fn into_policy<'a>(self) -> PolicyCall<'a>
     where
-        T: IntoVerdict,
+        Self: Send + 'a,
+        R: IntoVerdict,
     {
-        Box::pin(std::future::ready(self.0.into_verdict()))
+        PolicyCall::Blocking(Box::new(move || {
+            // Moved whole: the probe is what is known to be `Send`.
+            let probe = self;
+            (probe.0)().into_verdict()
+        }))
     }
 }
 

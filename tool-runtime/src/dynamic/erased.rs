@@ -14,7 +14,7 @@ use crate::context::{CallState, Ctx, StepView};
 use crate::error::ToolError;
 use crate::intent::ScopedTool;
 use crate::policy::Verdict;
-use crate::tool::{BoxError, BoxFuture, CallFuture, EndsRun, ErasedTool, Failure, ParsedFrom, PolicyFuture, ToolDefinition, ToolOutput};
+use crate::tool::{BoxError, BoxFuture, CallFuture, EndsRun, ErasedTool, Failure, ParsedFrom, PolicyCall, ToolDefinition, ToolOutput};
 
 impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
     fn definition(&self) -> Result<ToolDefinition, String> {
@@ -45,10 +45,10 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
         false
     }
 
-    fn decide<'a>(&'a self, input: &'a (dyn Any + Send + Sync), ctx: &'a Ctx<App>) -> PolicyFuture<'a> {
+    fn decide<'a>(&'a self, input: &'a (dyn Any + Send + Sync), ctx: &'a Ctx<App>) -> PolicyCall<'a> {
         match (&self.policy, input.downcast_ref::<Value>()) {
             (Some(policy), Some(args)) => policy(args, ctx),
-            _ => Box::pin(std::future::ready(Ok(Verdict::Allow))),
+            _ => PolicyCall::Async(Box::pin(std::future::ready(Ok(Verdict::Allow)))),
         }
     }
 

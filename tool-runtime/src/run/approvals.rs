@@ -1,15 +1,26 @@
 //! The host's decisions on a run's pending calls: approve, approve with an
 //! edited input, reject. In a durable run each decision is journaled first,
 //! so that of two processes deciding one call, one wins.
+//!
+//! An approval runs a call only while the run may still run it: not past
+//! the run's deadline, and not once its tool failed `max_retries` times
+//! since the call was parked (checked at approval, as an edited input's
+//! policy is). And a call waits only within the approval TTL: expired ones
+//! are swept when they would keep a newer call from waiting.
 
 use crate::call::{Arguments, PendingCall};
-use crate::result::CallResult;
+use crate::result::{lines, CallResult, ResultKind};
 
-use super::{Run, RunError};
+use super::{Deadline, Run, RunError};
 
 impl<App: Send + Sync + 'static> Run<App> {
     /// Runs a pending call as the model sent it: a human approved it. In a
     /// durable run the decision is journaled first (who: the run's user).
+    ///
+    /// Past the run's deadline ([`with_deadline`](Self::with_deadline)) the
+    /// call is not run and reads `RUN_DEADLINE`; once its tool failed
+    /// `max_retries` times in this run, it reads `TOOL_EXHAUSTED`; after the
+    /// approval TTL, `APPROVAL_EXPIRED`. Either way the call is settled.
     ///
     /// # Errors
     ///
@@ -18,7 +29,10 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// decided it first, [`RunError::Journal`] when the journal failed.
     pub async fn approve(&mut self, id: &str) -> Result<CallResult, RunError> {
         let pending = self.decide(id, || Decided::Approve).await?;
-        let result = self.registry.approve(pending).await;
+        let result = match self.refused_at_approval(&pending) {
+            Some(refused) => refused,
+            None => self.registry.approve(pending).await,
+        };
         self.settled(&result).await;
         Ok(result)
     }
@@ -34,7 +48,7 @@ impl<App: Send + Sync + 'static> Run<App> {
     pub async fn approve_with(&mut self, id: &str, edited: impl Into<Arguments<'_>>) -> Result<CallResult, RunError> {
         let edited = edited.into();
         let pending = self.decide(id, || Decided::Edited(&edited)).await?;
-        let result = match self.outside_the_turns_scope(&pending, &edited) {
+        let result = match self.refused_at_approval(&pending).or_else(|| self.outside_the_turns_scope(&pending, &edited)) {
             Some(refused) => refused,
             None => self.registry.approve_with(pending, edited).await,
         };
@@ -53,6 +67,35 @@ impl<App: Send + Sync + 'static> Run<App> {
         let result = self.registry.reject(pending, text);
         self.settled(&result).await;
         Ok(result)
+    }
+
+    /// What a pending call reads instead of running when this run may no
+    /// longer run it, whatever a human decided: the run's deadline passed
+    /// (`RUN_DEADLINE`), or its tool failed `max_retries` times since the
+    /// call was parked (`TOOL_EXHAUSTED`).
+    pub(crate) fn refused_at_approval(&self, pending: &PendingCall<App>) -> Option<CallResult> {
+        let (tool, id) = (pending.tool().clone(), pending.id().clone());
+        if self.deadline.is_some_and(|deadline| tokio::time::Instant::now() >= deadline) {
+            return Some(CallResult::failure(tool, id, ResultKind::TimedOut, &lines::deadline(Deadline::Run)));
+        }
+        let error = self.steps.exhausted(self.registry.definition(&tool)?)?;
+        Some(CallResult::failure(tool, id, ResultKind::Denied, &error))
+    }
+
+    /// Settles the pending calls whose approval expired, as expired: they
+    /// are not run, give up their places under
+    /// [`max_pending_approvals`](crate::RegistryBuilder::max_pending_approvals),
+    /// and read `APPROVAL_EXPIRED`. In a durable run the journal's clock
+    /// decides, and a call another process decided meanwhile stays pending
+    /// for [`settle_decided`](Self::settle_decided).
+    pub(crate) async fn sweep_expired(&mut self) -> Vec<CallResult> {
+        #[cfg(feature = "journal")]
+        if self.durable.is_some() {
+            return self.sweep_journaled().await;
+        }
+        let (expired, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pending).into_iter().partition(|pending| self.registry.has_expired(pending));
+        self.pending = waiting;
+        expired.into_iter().map(|pending| self.registry.expire(pending)).collect()
     }
 
     /// What an edited input reads when it fits the tool but not the scope
