@@ -10,7 +10,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::context::{CallInfo, ProgressSink, UserContext};
 use crate::call::{fresh_call_id, Arguments, CallOutcome, PendingCall};
-use crate::error_report::Escaped;
 use crate::policy::PolicyKind;
 use crate::registry::{BuildError, Registry, RegistryBuilder};
 use crate::steps::Steps;
