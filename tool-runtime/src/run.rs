@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::context::{CallInfo, ProgressSink, UserContext};
 use crate::call::{fresh_call_id, Arguments, CallOutcome, PendingCall};
+use crate::error_report::Escaped;
 use crate::policy::PolicyKind;
 use crate::registry::{BuildError, Registry, RegistryBuilder};
 use crate::steps::Steps;
@@ -451,7 +452,7 @@ impl<App: Send + Sync + 'static> Run<App> {
                         expired.extend(self.sweep_expired().await);
                     }
                     if self.pending.len() >= max {
-                        tracing::warn!(tool = %pending.tool(), max, "too many calls wait for approval in this run; refused");
+                        tracing::warn!(tool = %Escaped(pending.tool()), max, "too many calls wait for approval in this run; refused");
                         let (tool, id) = (pending.tool().clone(), pending.id().clone());
                         results.push(CallResult::failure(tool, id, ResultKind::Denied, &lines::too_many_pending(max)));
                     } else {
