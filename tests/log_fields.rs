@@ -34,6 +34,7 @@ struct Allowed {
 const ALLOWED: &[Allowed] = &[
     Allowed { field: "max", value: "max", why: "a limit the host configured, a number" },
     Allowed { field: "max", value: "limits.max", why: "the session cap, a number" },
+    Allowed { field: "max", value: "max_external", why: "the cap on waiting external calls, a number" },
     Allowed { field: "max_connections", value: "max_connections", why: "the connection cap, a number" },
     Allowed { field: "kind", value: "report.kind.as_str()", why: "ErrorKind's fixed lowercase name" },
     Allowed { field: "block", value: "loss.block", why: "a block's index in its result, a number" },

@@ -409,7 +409,7 @@ impl<App: Send + Sync + 'static> Run<App> {
         let Some(durable) = self.durable.clone() else { return Vec::new() };
         let text = lines::approval_expired(self.registry.approval_ttl()).model_line();
         if let Err(error) = durable.journal.expire(SystemTime::now(), &text).await {
-            tracing::error!(run_id = %Escaped(&durable.run_id), %error, "expired approvals could not be swept");
+            tracing::error!(run_id = %Escaped(&durable.run_id), error = %Escaped(&error), "expired approvals could not be swept");
             return Vec::new();
         }
         let mut expired = Vec::new();
@@ -423,7 +423,7 @@ impl<App: Send + Sync + 'static> Run<App> {
                 }
                 Ok(_) => index += 1,
                 Err(error) => {
-                    tracing::error!(call_id = %Escaped(&id), %error, "an expired approval could not be read back");
+                    tracing::error!(call_id = %Escaped(&id), error = %Escaped(&error), "an expired approval could not be read back");
                     index += 1;
                 }
             }
