@@ -4,14 +4,14 @@
 //!
 //! ```text
 //! cargo run --example durable_desk                          # runs until a refund waits for approval, then exits
-//! cargo run --example durable_desk -- --approve <call id>   # a supervisor approves it, from another process
+//! cargo run --example durable_desk -- --approve <run id> <call id>   # a supervisor approves it, from another process
 //! cargo run --example durable_desk -- --resume <run id>     # a third process resumes the run and finishes it
 //! ```
 //!
 //! The journal is a SQLite file in the system's temp directory; with
 //! `DATABASE_URL=postgres://...` (and `--features postgres`) it is that
-//! Postgres database. Each start makes a new run, with call ids of its own
-//! (a pending call is decided by its id alone).
+//! Postgres database. Each start makes a new run; a pending call is decided
+//! by its run's id and its own.
 
 #[path = "common/shop.rs"]
 mod shop;
@@ -30,9 +30,9 @@ async fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let outcome = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         [] => start().await,
-        ["--approve", call_id] => approve(call_id).await,
+        ["--approve", run_id, call_id] => approve(run_id, call_id).await,
         ["--resume", run_id] => resume(run_id).await,
-        _ => Err("usage: durable_desk [--approve <call id> | --resume <run id>]".into()),
+        _ => Err("usage: durable_desk [--approve <run id> <call id> | --resume <run id>]".into()),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -81,7 +81,7 @@ async fn start() -> Outcome {
     print_results(&step.results);
     for pending in run.pending() {
         println!("\n{} waits for a supervisor. This process exits now; approve it from another one:", pending.id());
-        println!("  cargo run --example durable_desk -- --approve {}", pending.id());
+        println!("  cargo run --example durable_desk -- --approve {run_id} {}", pending.id());
         println!("then resume the run:");
         println!("  cargo run --example durable_desk -- --resume {run_id}");
     }
@@ -90,11 +90,11 @@ async fn start() -> Outcome {
 }
 
 /// The admin page: shows the call and approves it.
-async fn approve(call_id: &str) -> Outcome {
+async fn approve(run_id: &str, call_id: &str) -> Outcome {
     let journal = journal().await?;
-    let approval = journal.approval(call_id).await?.ok_or_else(|| format!("no call {call_id} was parked in this journal"))?;
+    let approval = journal.approval(run_id, call_id).await?.ok_or_else(|| format!("run {run_id} parked no call {call_id} in this journal"))?;
     println!("run {}: {} wants to call {} with {}", approval.call.run_id, approval.call.user_id.as_deref().unwrap_or("?"), approval.call.tool, approval.call.input);
-    let decided = journal.decide(call_id, Decision::Approve, "supervisor-1").await?;
+    let decided = journal.decide(run_id, call_id, Decision::Approve, "supervisor-1").await?;
     println!("approved by {}; resume the run:", decided.decided.map(|d| d.by).unwrap_or_default());
     println!("  cargo run --example durable_desk -- --resume {}", approval.call.run_id);
     journal.close().await;

@@ -20,19 +20,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// is not run: the result is [`Rejected`](ResultKind::Rejected) with
     /// the code `APPROVAL_EXPIRED`.
     pub async fn approve(&self, pending: PendingCall<App>) -> CallResult {
-        let Pending { id, tool, input, args, ctx, parked, .. } = *pending.0;
-        let span = call_span(&tool, &id);
-        let result = match (self.expired(&tool, &id, parked, &span), self.entry(&tool)) {
-            (Some(expired), _) => expired,
-            (None, None) => self.unknown(&tool, &id, Some(&[][..])),
-            (None, Some(entry)) => {
-                span.record("verdict", "approved");
-                let input = Input { value: input, from: args };
-                self.run_tool(entry, input, &mut CallState::shared(&ctx), &span).instrument(span.clone()).await
-            }
-        };
-        record_outcome(&span, result.kind);
-        result
+        self.approved(pending, None, true).await
     }
 
     /// Runs a pending call with the input a human edited. The edited input
@@ -42,12 +30,32 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// A call that waited longer than [`approval_ttl`](Self::approval_ttl)
     /// is not run, as by [`approve`](Self::approve).
     pub async fn approve_with(&self, pending: PendingCall<App>, edited: impl Into<Arguments<'_>>) -> CallResult {
-        let Pending { id, tool, ctx, parked, .. } = *pending.0;
+        self.approved(pending, Some(edited.into()), true).await
+    }
+
+    /// Runs a pending call whose approval the journal accepted (as it is,
+    /// or with `edited` input): the journal's clock decided that it came
+    /// within the time to live, so this process's clock is not asked again.
+    #[cfg(feature = "journal")]
+    pub(crate) async fn approve_decided(&self, pending: PendingCall<App>, edited: Option<Arguments<'_>>) -> CallResult {
+        self.approved(pending, edited, false).await
+    }
+
+    /// Runs an approved call, with its edited input if any; `timed` checks
+    /// the approval TTL by this process's clock first.
+    async fn approved(&self, pending: PendingCall<App>, edited: Option<Arguments<'_>>, timed: bool) -> CallResult {
+        let Pending { id, tool, input, args, ctx, parked, .. } = *pending.0;
         let span = call_span(&tool, &id);
-        let result = match (self.expired(&tool, &id, parked, &span), self.entry(&tool)) {
-            (Some(expired), _) => expired,
-            (None, None) => self.unknown(&tool, &id, Some(&[][..])),
-            (None, Some(entry)) => self.run_edited(entry, &id, edited.into(), ctx, &span).instrument(span.clone()).await,
+        let expired = if timed { self.expired(&tool, &id, parked, &span) } else { None };
+        let result = match (expired, self.entry(&tool), edited) {
+            (Some(expired), _, _) => expired,
+            (None, None, _) => self.unknown(&tool, &id, Some(&[][..])),
+            (None, Some(entry), Some(edited)) => self.run_edited(entry, &id, edited, ctx, &span).instrument(span.clone()).await,
+            (None, Some(entry), None) => {
+                span.record("verdict", "approved");
+                let input = Input { value: input, from: args };
+                self.run_tool(entry, input, &mut CallState::shared(&ctx), &span).instrument(span.clone()).await
+            }
         };
         record_outcome(&span, result.kind);
         result

@@ -1,6 +1,6 @@
 //! What a call is made of and what it ends with: its [`Arguments`], the
 //! [`Call`] a host sets up, its [`CallOutcome`], a [`PendingCall`] waiting
-//! for a human, and fresh call ids. The stages a call goes through are in
+//! for a human. The stages a call goes through are in
 //! `pipeline`.
 
 use std::any::Any;
@@ -8,7 +8,6 @@ use std::borrow::Cow;
 use std::fmt;
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -167,7 +166,7 @@ pub struct Call<'r, App> {
 
 impl<'r, App: Send + Sync + 'static> Call<'r, App> {
     pub(crate) fn new(registry: &'r Registry<App>, app: &'r Arc<App>, name: &str, args: Arguments<'r>) -> Self {
-        Call { registry, app, name: name.to_owned(), args, info: CallInfo::anonymous(fresh_call_id()), offered: None }
+        Call { registry, app, name: name.to_owned(), args, info: CallInfo::anonymous(crate::ids::fresh_call_id()), offered: None }
     }
 
     /// Who is calling (default: an anonymous user).
@@ -227,32 +226,5 @@ impl<'r, App: Send + Sync + 'static> IntoFuture for Call<'r, App> {
         let Call { registry, app, name, args, info, offered } = self;
         registry.process(app, &name, args, info, offered.as_deref(), None)
     }
-}
-
-static NEXT_CALL: AtomicU64 = AtomicU64::new(1);
-
-/// How many ids a thread takes from the shared counter at a time.
-const CALL_ID_BLOCK: u64 = 1024;
-
-thread_local! {
-    /// The ids this thread may hand out: `(next, end)` of its current block.
-    static CALL_IDS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
-}
-
-/// A fresh, process-unique call id (`call_N`). Each thread takes blocks of
-/// numbers from a shared counter, so ids are unique but not in call order
-/// across threads. The id fits a `SmolStr` inline: no allocation.
-pub(crate) fn fresh_call_id() -> SmolStr {
-    let n = CALL_IDS.with(|ids| {
-        let (mut next, mut end) = ids.get();
-        if next == end {
-            next = NEXT_CALL.fetch_add(CALL_ID_BLOCK, Ordering::Relaxed);
-            end = next + CALL_ID_BLOCK;
-        }
-        ids.set((next + 1, end));
-        next
-    });
-    // Not `format!`: it costs a call as much as the rest of its setup.
-    SmolStr::from_iter(["call_", itoa::Buffer::new().format(n)])
 }
 

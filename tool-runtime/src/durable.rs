@@ -15,8 +15,10 @@
 //!   cancelled stays started: whether it took effect is unknown.
 //!
 //! The effect key is the run id and the call id, or, for a tool with
-//! `idempotency_key = path`, the tool's name and the key it derives from
-//! the input (an order id), in every run.
+//! `idempotency_key = path`, the tool's name, the caller's user id and the
+//! key it derives from the input (an order id), in every run of that user:
+//! keys are scoped by user, so two tenants whose inputs give the same key
+//! never share a result.
 //!
 //! A tool with `replay = false` runs every time: a finished effect is never
 //! replayed. One that is `read_only` or `idempotent` (or `external`) is not
@@ -39,7 +41,7 @@ use crate::call::{Arguments, PendingCall};
 use crate::context::{CallInfo, CallState};
 use crate::error::ToolError;
 use crate::error_report::{ErrorKind, ErrorReport, Escaped};
-use crate::journal::{CallStart, Decided, Decision, Journal, JournalError, JournaledResult, ParkedCall, RunRecord, EXPIRED_BY};
+use crate::journal::{CallStart, Decided, Decision, Journal, JournalError, JournaledResult, ParkedCall, RunRecord, EXPIRED_BY, GONE_BY};
 use crate::pipeline::Input;
 use crate::registry::{Entry, Registry};
 use crate::result::{lines, CallResult, ResultKind};
@@ -96,17 +98,20 @@ pub enum DurableError {
 
 /// The journal's key for the effect of a call (JSON arrays: no run id,
 /// call id or key can make two of them equal). A tool's `idempotency_key`
-/// function that panics or gives an empty key is an error: the call is not
-/// run.
-pub(crate) fn effect_key<App>(durable: &Durable, entry: &Entry<App>, input: &(dyn std::any::Any + Send + Sync), call_id: &str) -> Result<String, String> {
-    let by_call = || external_key(durable, call_id);
+/// is scoped by the caller's user id: two users (tenants) whose inputs give
+/// the same key never share an effect; callers without a user id share
+/// theirs. A tool's `idempotency_key` function that panics or gives an
+/// empty key is an error: the call is not run.
+pub(crate) fn effect_key<App>(durable: &Durable, entry: &Entry<App>, input: &(dyn std::any::Any + Send + Sync), info: &CallInfo) -> Result<String, String> {
+    let by_call = || external_key(durable, &info.call_id);
+    let user = info.user.as_ref().and_then(|user| user.id.as_deref());
     // An external call is completed by its id, so it is keyed by it.
     if !entry.def.idempotency_key || entry.def.external {
         return Ok(by_call());
     }
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| entry.tool.effect_key(input))) {
         Ok(Some(key)) if key.is_empty() => Err("the idempotency_key function gave an empty key".to_owned()),
-        Ok(Some(key)) => Ok(serde_json::json!(["tool", entry.def.name, key]).to_string()),
+        Ok(Some(key)) => Ok(serde_json::json!(["tool", entry.def.name, user, key]).to_string()),
         Ok(None) => Ok(by_call()),
         Err(payload) => Err(format!("the idempotency_key function panicked: {}", crate::error_report::panic_message(payload.as_ref()))),
     }
@@ -129,8 +134,9 @@ pub(crate) fn durable_of<'c, App>(entry: &Entry<App>, info: &'c CallInfo) -> Opt
 impl<App: Send + Sync + 'static> Registry<App> {
     /// Before a call is decided: the result of its effect where the journal
     /// holds one (replayed, or refused as of unknown outcome), else `None`.
-    pub(crate) async fn journaled(&self, durable: &Durable, entry: &Entry<App>, input: &Input<'_>, call_id: &SmolStr) -> Option<CallResult> {
-        let key = match effect_key(durable, entry, input.value.as_ref(), call_id) {
+    pub(crate) async fn journaled(&self, durable: &Durable, entry: &Entry<App>, input: &Input<'_>, info: &CallInfo) -> Option<CallResult> {
+        let call_id = &info.call_id;
+        let key = match effect_key(durable, entry, input.value.as_ref(), info) {
             Ok(key) => key,
             Err(error) => return Some(self.no_key(entry, call_id, error)),
         };
@@ -157,7 +163,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
         span: &tracing::Span,
     ) -> CallResult {
         let call_id = call.call_id().clone();
-        let key = match effect_key(durable, entry, input.value.as_ref(), &call_id) {
+        let key = match effect_key(durable, entry, input.value.as_ref(), call.info()) {
             Ok(key) => key,
             Err(error) => return self.no_key(entry, &call_id, error),
         };
@@ -286,7 +292,7 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// run.execute(vec![ToolCall::new("c1", "refund", r#"{"order_id": "A-1"}"#)]).await;
     ///
     /// // ...a human approves it from another (an admin page)...
-    /// journal.decide("c1", tool_runtime::journal::Decision::Approve, "alice").await?;
+    /// journal.decide("thread-7", "c1", tool_runtime::journal::Decision::Approve, "alice").await?;
     ///
     /// // ...and the run, resumed anywhere, runs it.
     /// let mut run = registry.run(Arc::new(())).durable(&journal, "thread-7").await?;
@@ -357,14 +363,14 @@ impl<App: Send + Sync + 'static> Run<App> {
         let mut index = 0;
         while index < self.pending.len() {
             let id = self.pending[index].id().clone();
-            let Some(decided) = durable.journal.approval(&id).await?.and_then(|approval| approval.decided) else {
+            let Some(decided) = durable.journal.approval(&durable.run_id, &id).await?.and_then(|approval| approval.decided) else {
                 index += 1;
                 continue;
             };
             let pending = self.pending.remove(index);
             let result = self.carry_out(pending, decided).await;
             self.steps.record(&result, self.ends_turn(&result));
-            durable.journal.settle(&id).await?;
+            durable.journal.settle(&durable.run_id, &id).await?;
             results.push(result);
         }
         // External calls another process completed.
@@ -396,9 +402,11 @@ impl<App: Send + Sync + 'static> Run<App> {
         if let Some(refused) = self.refused_at_approval(&pending) {
             return refused;
         }
+        // The journal accepted the decision: its clock decided it came in
+        // time, not this process's.
         match decided.decision {
-            Decision::ApproveEdited(input) => self.registry.approve_with(pending, Arguments::Value(input)).await,
-            _ => self.registry.approve(pending).await,
+            Decision::ApproveEdited(input) => self.registry.approve_decided(pending, Some(Arguments::Value(input))).await,
+            _ => self.registry.approve_decided(pending, None).await,
         }
     }
 
@@ -416,7 +424,7 @@ impl<App: Send + Sync + 'static> Run<App> {
         let mut index = 0;
         while index < self.pending.len() {
             let id = self.pending[index].id().clone();
-            match durable.journal.approval(&id).await {
+            match durable.journal.approval(&durable.run_id, &id).await {
                 Ok(Some(approval)) if approval.decided.as_ref().is_some_and(|decided| decided.by == EXPIRED_BY) => {
                     expired.push(self.registry.expire(self.pending.remove(index)));
                     self.settle_or_report(&id).await;
@@ -431,20 +439,19 @@ impl<App: Send + Sync + 'static> Run<App> {
         expired
     }
 
-    /// After a step: the calls it parked and how the run stands go to the
-    /// journal. A failure is reported: the step's results stand, but a
-    /// call not journaled cannot be decided out of band.
-    pub(crate) async fn journal_step(&mut self, parked: usize) {
-        if self.durable.is_none() {
-            return;
-        }
-        for pending in &self.pending[self.pending.len().saturating_sub(parked)..] {
-            if let Err(error) = self.park(pending).await {
-                let detail = format!("the pending call could not be journaled, so it can only be decided in this process: {error}");
+    /// A call that needs approval, parked in the journal of a durable run
+    /// before it is shown as waiting: `Err` with the result the model reads
+    /// when the journal could not record it (the call is not run, and no
+    /// one is asked to decide what could never be carried out).
+    pub(crate) async fn park_durably(&self, pending: PendingCall<App>) -> Result<PendingCall<App>, CallResult> {
+        match self.park(&pending).await {
+            Ok(()) => Ok(pending),
+            Err(error) => {
+                let detail = format!("the pending call could not be journaled, so it was not run: {error}");
                 self.registry.report(ErrorReport::new(pending.tool().as_str(), pending.id().as_str(), ErrorKind::Journal, "JOURNAL", detail));
+                Err(unrecorded(pending.tool().clone(), pending.id().clone()))
             }
         }
-        self.save_or_report().await;
     }
 
     /// Journals a finished run: its dropped pending calls rejected and
@@ -452,7 +459,7 @@ impl<App: Send + Sync + 'static> Run<App> {
     pub(crate) async fn journal_finish(&self, dropped: &[PendingCall<App>]) {
         let Some(durable) = &self.durable else { return };
         for pending in dropped {
-            let rejected = durable.journal.decide(pending.id(), Decision::Reject("The run finished before a decision.".into()), "tool-runtime:finish").await;
+            let rejected = durable.journal.decide(&durable.run_id, pending.id(), Decision::Reject("The run finished before a decision.".into()), GONE_BY).await;
             if let Err(error) = rejected.map(drop).or_else(|error| match error {
                 JournalError::AlreadyDecided { .. } => Ok(()),
                 other => Err(other),
@@ -474,7 +481,7 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// Journals that a call decided in this process was settled.
     pub(crate) async fn settle_or_report(&self, call_id: &str) {
         if let Some(durable) = &self.durable
-            && let Err(error) = durable.journal.settle(call_id).await
+            && let Err(error) = durable.journal.settle(&durable.run_id, call_id).await
         {
             tracing::error!(run_id = %Escaped(&durable.run_id), call_id = %Escaped(call_id), error = %Escaped(&error), "a settled call could not be journaled as settled");
         }
@@ -512,7 +519,7 @@ impl<App: Send + Sync + 'static> Run<App> {
     pub(crate) async fn record_decision(&self, id: &str, decision: Decision) -> Result<(), JournalError> {
         let Some(durable) = &self.durable else { return Ok(()) };
         let by = self.user.id.as_deref().unwrap_or("host");
-        durable.journal.decide(id, decision, by).await.map(drop)
+        durable.journal.decide(&durable.run_id, id, decision, by).await.map(drop)
     }
 
     fn record(&self, durable: &Durable) -> RunRecord {
@@ -549,4 +556,10 @@ impl<App: Send + Sync + 'static> Run<App> {
             .map_err(|refused| incompatible(format!("no longer accepts the journaled input: {}", refused.text)))?;
         Ok((entry, input))
     }
+}
+
+/// What a call that needs approval reads when the journal could not record
+/// that it waits: it was not run, and no one can approve it.
+pub(crate) fn unrecorded(tool: SmolStr, id: SmolStr) -> CallResult {
+    CallResult::failure(tool, id, ResultKind::Rejected, &lines::rejected(Some("The approval could not be recorded, so the call was not run.")))
 }

@@ -56,6 +56,7 @@ mod error;
 mod error_report;
 mod external;
 mod guard;
+mod ids;
 mod intent;
 #[cfg(feature = "journal")]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]

@@ -54,7 +54,8 @@ mod wait;
 pub(crate) use checks::out_of_scope;
 use checks::{validate, wrong_failure, wrong_output};
 
-use crate::call::{fresh_call_id, Arguments, Call, CallOutcome, Pending, PendingCall};
+use crate::call::{Arguments, Call, CallOutcome, Pending, PendingCall};
+use crate::ids::fresh_call_id;
 use crate::context::{CallInfo, CallState, Ctx};
 use crate::error::ToolError;
 use crate::error_report::{describe, panic_message, ErrorKind, ErrorReport, Escaped};
@@ -196,7 +197,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
             // A durable run's journal may hold this call's effect already.
             #[cfg(feature = "journal")]
             if let Some(durable) = crate::durable::durable_of(entry, call.info())
-                && let Some(result) = Box::pin(self.journaled(durable, entry, &input, call.call_id())).await
+                && let Some(result) = Box::pin(self.journaled(durable, entry, &input, call.info())).await
             {
                 return self.outcome(&span, CallOutcome::Done(result));
             }

@@ -9,7 +9,8 @@ use futures_util::future::join_all;
 use tokio_util::sync::CancellationToken;
 
 use crate::context::{CallInfo, ProgressSink, UserContext};
-use crate::call::{fresh_call_id, Arguments, CallOutcome, PendingCall};
+use crate::call::{Arguments, CallOutcome, PendingCall};
+use crate::ids::fresh_call_id;
 use crate::error_report::Escaped;
 use crate::policy::PolicyKind;
 use crate::registry::{BuildError, Registry, RegistryBuilder};
@@ -436,8 +437,6 @@ impl<App: Send + Sync + 'static> Run<App> {
         });
         let mut results = Vec::with_capacity(outcomes.len());
         let mut expired = Vec::new();
-        // Parked by this step: the last of `pending` (a sweep removes older ones only).
-        let mut parked = 0;
         for outcome in outcomes {
             match outcome {
                 CallOutcome::Done(result) => {
@@ -456,18 +455,20 @@ impl<App: Send + Sync + 'static> Run<App> {
                         let (tool, id) = (pending.tool().clone(), pending.id().clone());
                         results.push(CallResult::failure(tool, id, ResultKind::Denied, &lines::too_many_pending(max)));
                     } else {
-                        results.push(pending.pending_result());
-                        self.pending.push(pending);
-                        parked += 1;
+                        match self.park_durably(pending).await {
+                            Ok(pending) => {
+                                results.push(pending.pending_result());
+                                self.pending.push(pending);
+                            }
+                            Err(refused) => results.push(refused),
+                        }
                     }
                 }
             }
         }
         self.steps.step += 1;
         #[cfg(feature = "journal")]
-        self.journal_step(parked).await;
-        #[cfg(not(feature = "journal"))]
-        let _ = parked;
+        self.save_or_report().await;
         StepResults { step, results, expired }
     }
 
@@ -579,6 +580,14 @@ impl<App: Send + Sync + 'static> Run<App> {
             #[cfg(feature = "journal")]
             durable: self.durable.clone(),
         }
+    }
+}
+
+#[cfg(not(feature = "journal"))]
+impl<App: Send + Sync + 'static> Run<App> {
+    /// Without the journal, a call that needs approval waits in memory.
+    async fn park_durably(&self, pending: PendingCall<App>) -> Result<PendingCall<App>, CallResult> {
+        Ok(pending)
     }
 }
 

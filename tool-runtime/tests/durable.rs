@@ -271,9 +271,9 @@ async fn approvals_decided_out_of_band_settle_when_the_run_resumes(db: Db) {
     let admin = db.open().await;
     let listed: Vec<_> = admin.pending_for_user("u-1").await.unwrap().into_iter().map(|p| p.call_id).collect();
     assert_eq!(listed, ["c1", "c2", "c3", "c4"]);
-    admin.decide("c1", Decision::Approve, "alice").await.unwrap();
-    admin.decide("c2", Decision::ApproveEdited(json!({"order_id": "A-9"})), "alice").await.unwrap();
-    admin.decide("c3", Decision::Reject("Refunds of A-3 go through the bank.".into()), "bob").await.unwrap();
+    admin.decide("t-1", "c1", Decision::Approve, "alice").await.unwrap();
+    admin.decide("t-1", "c2", Decision::ApproveEdited(json!({"order_id": "A-9"})), "alice").await.unwrap();
+    admin.decide("t-1", "c3", Decision::Reject("Refunds of A-3 go through the bank.".into()), "bob").await.unwrap();
 
     let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
     let settled = run.settle_decided().await.unwrap();
@@ -285,7 +285,7 @@ async fn approvals_decided_out_of_band_settle_when_the_run_resumes(db: Db) {
     assert_eq!(run.pending().iter().map(|p| p.id().as_str()).collect::<Vec<_>>(), ["c4"], "c4 still waits");
     assert_eq!(shop.refunds.load(Ordering::SeqCst), 2);
     assert_eq!(run.executed(), ["refund"]);
-    let decided = admin.approval("c1").await.unwrap().unwrap().decided.unwrap();
+    let decided = admin.approval("t-1", "c1").await.unwrap().unwrap().decided.unwrap();
     assert_eq!(decided.by, "alice");
 
     // Settling again runs nothing twice; a resumed run keeps what was settled.
@@ -300,7 +300,7 @@ async fn a_call_decided_elsewhere_cannot_be_decided_again(db: Db) {
     let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
     let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
     run.execute(vec![call("c1", "refund", json!({"order_id": "A-1"}))]).await;
-    db.open().await.decide("c1", Decision::Reject("No.".into()), "bob").await.unwrap();
+    db.open().await.decide("t-1", "c1", Decision::Reject("No.".into()), "bob").await.unwrap();
     // This process still holds the call and tries to approve it.
     let refused = run.approve("c1").await.unwrap_err();
     assert_eq!(refused, RunError::AlreadyDecided { call_id: "c1".into(), by: "bob".into() });
@@ -340,7 +340,7 @@ async fn an_expired_approval_gives_up_its_slot_by_the_journals_clock(db: Db) {
     assert_eq!(step.expired[0].call_id, "c1");
     assert_eq!(step.expired[0].error_code.as_deref(), Some("APPROVAL_EXPIRED"), "{}", step.expired[0].text);
     // Journaled as expired and settled: a resumed run holds only c2.
-    let expired = journal.approval("c1").await.unwrap().unwrap().decided.unwrap();
+    let expired = journal.approval("t-1", "c1").await.unwrap().unwrap().decided.unwrap();
     assert_eq!(expired.by, tool_runtime::journal::EXPIRED_BY);
     let (resumed, _journal) = resume(&db, &desk, &shop, "t-1").await;
     assert_eq!(resumed.pending().iter().map(|p| p.id().as_str()).collect::<Vec<_>>(), ["c2"]);
@@ -352,7 +352,7 @@ async fn an_approval_decided_out_of_band_runs_nothing_past_the_runs_deadline(db:
     let journal = db.open().await;
     let mut run = desk.registry.run(shop.clone()).with_deadline(Duration::from_millis(100)).durable(&journal, "t-1").await.unwrap();
     run.execute(vec![call("c1", "refund", json!({"order_id": "A-1"}))]).await;
-    journal.decide("c1", Decision::Approve, "alice").await.unwrap();
+    journal.decide("t-1", "c1", Decision::Approve, "alice").await.unwrap();
     tokio::time::sleep(Duration::from_millis(150)).await;
     let settled = run.settle_decided().await.unwrap();
     assert_eq!(settled[0].error_code.as_deref(), Some("RUN_DEADLINE"), "{}", settled[0].text);

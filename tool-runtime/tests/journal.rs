@@ -34,6 +34,8 @@ on_both_backends!(
     a_started_call_has_an_unknown_outcome,
     racing_starts_of_one_key_start_it_once,
     racing_decisions_record_one,
+    two_runs_holding_one_call_id_are_decided_apart,
+    a_version_2_journal_keeps_its_approvals_now_keyed_by_run,
     pending_calls_are_listed_by_run_and_user,
     expiry_rejects_what_waited_too_long,
     what_postgres_refuses_is_refused_on_both_before_the_write,
@@ -142,7 +144,7 @@ async fn a_corrupt_approval_row_is_an_error(db: Db) {
     assert_corrupt(journal.pending_for_run("t-1").await.unwrap_err(), "journal_approvals", "c-bad", "input is not valid JSON");
     assert_corrupt(journal.pending_for_user("u-1").await.unwrap_err(), "journal_approvals", "c-bad", "input is not valid JSON");
     db.exec("UPDATE journal_approvals SET input = '{}', decision = 'maybe' WHERE call_id = 'c-bad'".into()).await;
-    assert_corrupt(journal.approval("c-bad").await.unwrap_err(), "journal_approvals", "c-bad", "unknown decision \"maybe\"");
+    assert_corrupt(journal.approval("t-1", "c-bad").await.unwrap_err(), "journal_approvals", "c-bad", "unknown decision \"maybe\"");
 }
 
 async fn runs_are_saved_and_loaded(db: Db) {
@@ -314,11 +316,11 @@ async fn racing_decisions_record_one(db: Db) {
         let (x, y) = tokio::join!(
             tokio::spawn({
                 let (a, id) = (a.clone(), call_id.clone());
-                async move { a.decide(&id, Decision::Approve, "alice").await }
+                async move { a.decide("t-1", &id, Decision::Approve, "alice").await }
             }),
             tokio::spawn({
                 let (b, id) = (b.clone(), call_id.clone());
-                async move { b.decide(&id, Decision::Reject("Not this one.".into()), "bob").await }
+                async move { b.decide("t-1", &id, Decision::Reject("Not this one.".into()), "bob").await }
             }),
         );
         let (won, lost) = match (x.unwrap(), y.unwrap()) {
@@ -327,14 +329,61 @@ async fn racing_decisions_record_one(db: Db) {
         };
         let Decided { by: winner, at: when, .. } = won.decided.clone().expect("the winner's decision");
         match lost {
-            JournalError::AlreadyDecided { call_id: id, by, at } => {
+            JournalError::AlreadyDecided { call_id: id, by, at, .. } => {
                 assert_eq!((id.as_str(), by.as_str(), at), (call_id.as_str(), winner.as_str(), when), "round {round}");
             }
             other => panic!("round {round}: expected AlreadyDecided, got {other:?}"),
         }
         // What is stored is the winner's decision.
-        assert_eq!(a.approval(&call_id).await.unwrap(), Some(won));
+        assert_eq!(a.approval("t-1", &call_id).await.unwrap(), Some(won));
     }
+}
+
+/// Two runs hold the call id `call_1` (ids a model or a counter made):
+/// each parks its own approval, and a decision, a settlement or a read of
+/// one run's call never touches the other's.
+async fn two_runs_holding_one_call_id_are_decided_apart(db: Db) {
+    let (journal, bobs_host) = (db.open().await, db.open().await);
+    journal.park(&parked("alice-run", "call_1", Some("alice"), at(1), None)).await.unwrap();
+    bobs_host.park(&parked("bob-run", "call_1", Some("bob"), at(2), None)).await.expect("another run's call of the same id parks");
+    let decided = bobs_host.decide("bob-run", "call_1", Decision::Approve, "bob").await.unwrap();
+    assert_eq!(decided.call.run_id, "bob-run");
+    bobs_host.settle("bob-run", "call_1").await.unwrap();
+
+    let alices = journal.approval("alice-run", "call_1").await.unwrap().expect("alice's call is parked");
+    assert_eq!((alices.call.user_id.as_deref(), alices.decided), (Some("alice"), None), "bob's decision reached alice's call");
+    assert_eq!(journal.pending_for_run("alice-run").await.unwrap().len(), 1);
+    assert_eq!(journal.unsettled_for_run("alice-run").await.unwrap().len(), 1, "bob's settlement settled alice's call");
+    assert!(journal.pending_for_run("bob-run").await.unwrap().is_empty());
+    // Alice's own decision is hers to make, once.
+    journal.decide("alice-run", "call_1", Decision::Reject("Keep the account.".into()), "alice").await.unwrap();
+    let error = bobs_host.decide("alice-run", "call_1", Decision::Approve, "bob").await.unwrap_err();
+    assert!(matches!(&error, JournalError::AlreadyDecided { run_id, by, .. } if run_id == "alice-run" && by == "alice"), "{error:?}");
+}
+
+/// A journal written before approvals were keyed by run keeps them: each
+/// is found under its run, and another run may now park the same call id.
+async fn a_version_2_journal_keeps_its_approvals_now_keyed_by_run(db: Db) {
+    let (version_1, version_2) = if db.url().starts_with("postgres") {
+        (include_str!("../src/journal/sql/postgres/0001_journal.sql"), include_str!("../src/journal/sql/postgres/0002_run_tools.sql"))
+    } else {
+        (include_str!("../src/journal/sql/sqlite/0001_journal.sql"), include_str!("../src/journal/sql/sqlite/0002_run_tools.sql"))
+    };
+    db.exec(format!(
+        "{version_1};
+         {version_2};
+         CREATE TABLE journal_schema (version BIGINT PRIMARY KEY NOT NULL, applied_at BIGINT NOT NULL);
+         INSERT INTO journal_schema (version, applied_at) VALUES (1, 0), (2, 0);
+         INSERT INTO journal_approvals (call_id, run_id, tool, input, user_id, parked_at) VALUES
+             ('call_1', 'alice-run', 'refund', '{{\"order_id\": \"A-1\"}}', 'alice', 1000);"
+    ))
+    .await;
+    let journal = db.open().await;
+    let kept = journal.approval("alice-run", "call_1").await.unwrap().expect("the approval is kept");
+    assert_eq!((kept.call.tool.as_str(), kept.call.input.clone(), kept.decided), ("refund", json!({"order_id": "A-1"}), None));
+    journal.park(&parked("bob-run", "call_1", None, at(2), None)).await.unwrap();
+    journal.decide("bob-run", "call_1", Decision::Approve, "bob").await.unwrap();
+    assert_eq!(journal.approval("alice-run", "call_1").await.unwrap().unwrap().decided, None);
 }
 
 async fn pending_calls_are_listed_by_run_and_user(db: Db) {
@@ -352,21 +401,21 @@ async fn pending_calls_are_listed_by_run_and_user(db: Db) {
 
     // A decided call is no longer pending; its decision is kept with who and when.
     let edited = json!({"order_id": "A-1", "amount": 20});
-    let decided = other.decide("c1", Decision::ApproveEdited(edited.clone()), "admin@shop").await.unwrap();
+    let decided = other.decide("t-1", "c1", Decision::ApproveEdited(edited.clone()), "admin@shop").await.unwrap();
     assert_eq!(ids(journal.pending_for_run("t-1").await.unwrap()), ["c3", "c4"]);
     assert_eq!(ids(journal.pending_for_user("ann").await.unwrap()), ["c2"]);
-    let stored = journal.approval("c1").await.unwrap().unwrap();
+    let stored = journal.approval("t-1", "c1").await.unwrap().unwrap();
     assert_eq!(stored, decided);
     let Decided { decision, by, at: when } = stored.decided.unwrap();
     assert_eq!((decision, by.as_str()), (Decision::ApproveEdited(edited), "admin@shop"));
     assert!(when <= SystemTime::now());
 
-    // Parking a call id twice, deciding an unknown one: errors that say so.
-    let error = journal.park(&parked("t-9", "c2", None, at(5), None)).await.unwrap_err();
-    assert!(matches!(&error, JournalError::AlreadyParked { call_id } if call_id == "c2"), "{error:?}");
-    let error = journal.decide("c-none", Decision::Approve, "admin").await.unwrap_err();
-    assert!(matches!(&error, JournalError::UnknownApproval { call_id } if call_id == "c-none"), "{error:?}");
-    assert_eq!(journal.approval("c-none").await.unwrap(), None);
+    // Parking a run's call twice, deciding an unknown one: errors that say so.
+    let error = journal.park(&parked("t-2", "c2", None, at(5), None)).await.unwrap_err();
+    assert!(matches!(&error, JournalError::AlreadyParked { run_id, call_id } if run_id == "t-2" && call_id == "c2"), "{error:?}");
+    let error = journal.decide("t-1", "c-none", Decision::Approve, "admin").await.unwrap_err();
+    assert!(matches!(&error, JournalError::UnknownApproval { call_id, .. } if call_id == "c-none"), "{error:?}");
+    assert_eq!(journal.approval("t-1", "c-none").await.unwrap(), None);
 }
 
 async fn expiry_rejects_what_waited_too_long(db: Db) {
@@ -380,7 +429,7 @@ async fn expiry_rejects_what_waited_too_long(db: Db) {
     journal.park(&parked("t-1", "c-forever", Some("ann"), at(3), None)).await.unwrap();
 
     // Past its expiry but not yet expired by `expire`: no one can approve it any more.
-    let error = journal.decide("c-old", Decision::Approve, "ann").await.unwrap_err();
+    let error = journal.decide("t-1", "c-old", Decision::Approve, "ann").await.unwrap_err();
     assert!(matches!(&error, JournalError::ApprovalExpired { call_id, .. } if call_id == "c-old"), "{error:?}");
 
     let text = "The approval expired; ask the user again.";
@@ -396,9 +445,9 @@ async fn expiry_rejects_what_waited_too_long(db: Db) {
     assert_eq!(pending, ["c-fresh", "c-forever"]);
 
     // Deciding an expired call names the expiry as the decider.
-    let error = journal.decide("c-old", Decision::Approve, "ann").await.unwrap_err();
+    let error = journal.decide("t-1", "c-old", Decision::Approve, "ann").await.unwrap_err();
     assert!(matches!(&error, JournalError::AlreadyDecided { by, .. } if by == EXPIRED_BY), "{error:?}");
-    journal.decide("c-fresh", Decision::Approve, "ann").await.expect("not expired yet");
+    journal.decide("t-1", "c-fresh", Decision::Approve, "ann").await.expect("not expired yet");
 }
 
 /// `len` bytes that do not compress (Postgres compresses a long index entry
@@ -451,9 +500,9 @@ async fn what_postgres_refuses_is_refused_on_both_before_the_write(db: Db) {
     assert_refused(journal.finish_call("k-6", &result("refunded\0")).await.unwrap_err(), "text", "NUL");
     assert!(matches!(journal.known_call("k-6").await.unwrap(), Some(CallStart::UnknownOutcome { .. })));
     journal.park(&parked("t-1", "c7", Some("ann"), at(1), None)).await.unwrap();
-    assert_refused(journal.decide("c7", Decision::Reject("no\0".into()), "ann").await.unwrap_err(), "reject_text", "NUL");
-    assert_refused(journal.decide("c7", Decision::Approve, "a\0nn").await.unwrap_err(), "decided_by", "NUL");
-    assert_eq!(journal.approval("c7").await.unwrap().unwrap().decided, None, "a refused decision is not recorded");
+    assert_refused(journal.decide("t-1", "c7", Decision::Reject("no\0".into()), "ann").await.unwrap_err(), "reject_text", "NUL");
+    assert_refused(journal.decide("t-1", "c7", Decision::Approve, "a\0nn").await.unwrap_err(), "decided_by", "NUL");
+    assert_eq!(journal.approval("t-1", "c7").await.unwrap().unwrap().decided, None, "a refused decision is not recorded");
 }
 
 async fn prune_forgets_finished_runs_and_keeps_everything_in_flight(db: Db) {
@@ -473,8 +522,8 @@ async fn prune_forgets_finished_runs_and_keeps_everything_in_flight(db: Db) {
     journal.save_run(&finished("r-old")).await.unwrap();
     call("r-old", "k-old", true).await;
     journal.park(&parked("r-old", "a-old", None, at(1), None)).await.unwrap();
-    journal.decide("a-old", Decision::Approve, "ann").await.unwrap();
-    journal.settle("a-old").await.unwrap();
+    journal.decide("r-old", "a-old", Decision::Approve, "ann").await.unwrap();
+    journal.settle("r-old", "a-old").await.unwrap();
     // Still going, however old.
     journal.save_run(&RunRecord::new("r-active")).await.unwrap();
     call("r-active", "k-active", true).await;
@@ -485,7 +534,7 @@ async fn prune_forgets_finished_runs_and_keeps_everything_in_flight(db: Db) {
     journal.save_run(&finished("r-waiting")).await.unwrap();
     journal.park(&parked("r-waiting", "a-waiting", None, at(1), None)).await.unwrap();
     journal.park(&parked("r-waiting", "a-unsettled", None, at(2), None)).await.unwrap();
-    journal.decide("a-unsettled", Decision::Approve, "ann").await.unwrap();
+    journal.decide("r-waiting", "a-unsettled", Decision::Approve, "ann").await.unwrap();
     // A call journaled without a run.
     call("r-none", "k-orphan", true).await;
     // Two hours pass for all of them; then a run finishes now.
@@ -500,7 +549,7 @@ async fn prune_forgets_finished_runs_and_keeps_everything_in_flight(db: Db) {
     assert_eq!(pruned, Pruned { runs: 1, calls: 2, approvals: 1 });
     assert_eq!(journal.load_run("r-old").await.unwrap(), None);
     assert_eq!(journal.known_call("k-old").await.unwrap(), None);
-    assert_eq!(journal.approval("a-old").await.unwrap(), None);
+    assert_eq!(journal.approval("r-old", "a-old").await.unwrap(), None);
     assert_eq!(journal.known_call("k-orphan").await.unwrap(), None);
     // Kept: the run still going, the call in doubt, the open approvals and their runs, the recent run.
     assert!(journal.load_run("r-active").await.unwrap().is_some());

@@ -165,7 +165,7 @@ async fn with_a_journal_a_decision_made_out_of_band_reaches_the_waiting_call() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     assert_eq!((parked.tool.as_str(), &parked.input), ("delete_item", &json!({"id": 1})));
-    admin.decide(&parked.call_id, Decision::Approve, "alice").await.unwrap();
+    admin.decide(&parked.run_id, &parked.call_id, Decision::Approve, "alice").await.unwrap();
     let deleted = wire.response(waiting).await;
     assert_eq!(text(&deleted), "deleted 1", "{deleted}");
     assert_eq!(*store.deleted.lock().unwrap(), [1]);
@@ -182,7 +182,7 @@ async fn with_a_journal_a_decision_made_out_of_band_reaches_the_waiting_call() {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    admin.decide(&parked.call_id, Decision::Reject("Item 2 is kept for the audit.".into()), "bob").await.unwrap();
+    admin.decide(&parked.run_id, &parked.call_id, Decision::Reject("Item 2 is kept for the audit.".into()), "bob").await.unwrap();
     let refused = wire.response(waiting).await;
     assert_eq!(refused["isError"], true);
     assert!(text(&refused).contains("Item 2 is kept for the audit."), "{refused}");

@@ -1,6 +1,8 @@
-//! Pending approvals by call id: parked, listed, decided once, expired.
-//! A decision is a conditional update (`WHERE decision IS NULL`), so of two
-//! deciders exactly one changes the row; the other reads who did.
+//! Pending approvals, each one run's one call (keyed by run id and call
+//! id: two runs may hold the same call id, and a decision on one never
+//! touches the other): parked, listed, decided once, expired. A decision is
+//! a conditional update (`WHERE decision IS NULL`), so of two deciders
+//! exactly one changes the row; the other reads who did.
 
 use std::time::SystemTime;
 
@@ -10,18 +12,18 @@ use super::records::{encode_decision, millis, RowReader};
 use super::{limits, on_pool, Approval, Decided, Decision, Journal, JournalError, ParkedCall, EXPIRED_BY};
 
 const PARK: &str = "INSERT INTO journal_approvals (call_id, run_id, tool, input, user_id, parked_at, expires_at) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (call_id) DO NOTHING";
+     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run_id, call_id) DO NOTHING";
 const BY_RUN: &str = "SELECT call_id, run_id, tool, input, user_id, parked_at, expires_at, decision, edited_input, reject_text, decided_by, decided_at \
      FROM journal_approvals WHERE run_id = $1 AND decision IS NULL ORDER BY parked_at, call_id";
 const BY_USER: &str = "SELECT call_id, run_id, tool, input, user_id, parked_at, expires_at, decision, edited_input, reject_text, decided_by, decided_at \
      FROM journal_approvals WHERE user_id = $1 AND decision IS NULL ORDER BY parked_at, call_id";
 const UNSETTLED: &str = "SELECT call_id, run_id, tool, input, user_id, parked_at, expires_at, decision, edited_input, reject_text, decided_by, decided_at \
      FROM journal_approvals WHERE run_id = $1 AND settled_at IS NULL ORDER BY parked_at, call_id";
-const SETTLE: &str = "UPDATE journal_approvals SET settled_at = $2 WHERE call_id = $1 AND settled_at IS NULL";
+const SETTLE: &str = "UPDATE journal_approvals SET settled_at = $3 WHERE run_id = $1 AND call_id = $2 AND settled_at IS NULL";
 const ONE: &str = "SELECT call_id, run_id, tool, input, user_id, parked_at, expires_at, decision, edited_input, reject_text, decided_by, decided_at \
-     FROM journal_approvals WHERE call_id = $1";
-const DECIDE: &str = "UPDATE journal_approvals SET decision = $2, edited_input = $3, reject_text = $4, decided_by = $5, decided_at = $6 \
-     WHERE call_id = $1 AND decision IS NULL AND (expires_at IS NULL OR expires_at > $6) \
+     FROM journal_approvals WHERE run_id = $1 AND call_id = $2";
+const DECIDE: &str = "UPDATE journal_approvals SET decision = $3, edited_input = $4, reject_text = $5, decided_by = $6, decided_at = $7 \
+     WHERE run_id = $1 AND call_id = $2 AND decision IS NULL AND (expires_at IS NULL OR expires_at > $7) \
      RETURNING call_id, run_id, tool, input, user_id, parked_at, expires_at, decision, edited_input, reject_text, decided_by, decided_at";
 const EXPIRE: &str = "UPDATE journal_approvals SET decision = 'reject', reject_text = $2, decided_by = $3, decided_at = $1 \
      WHERE decision IS NULL AND expires_at <= $1 \
@@ -32,8 +34,8 @@ impl Journal {
     ///
     /// # Errors
     ///
-    /// [`JournalError::AlreadyParked`] when a call of that id is already
-    /// parked (decided or not): decisions name only the call id;
+    /// [`JournalError::AlreadyParked`] when the run parked a call of that
+    /// id already (decided or not);
     /// [`JournalError::Refused`] for an id over the [`limits`].
     pub async fn park(&self, call: &ParkedCall) -> Result<(), JournalError> {
         limits::id("call_id", &call.call_id)?;
@@ -55,7 +57,7 @@ impl Journal {
                 .map_err(JournalError::database("park"))?;
             match inserted.rows_affected() {
                 1 => Ok(()),
-                _ => Err(JournalError::AlreadyParked { call_id: call.call_id.clone() }),
+                _ => Err(JournalError::AlreadyParked { run_id: call.run_id.clone(), call_id: call.call_id.clone() }),
             }
         })
     }
@@ -89,12 +91,14 @@ impl Journal {
         })
     }
 
-    /// Marks a call settled: its run read its decision and gave the model
-    /// the result. Settling twice changes nothing.
-    pub async fn settle(&self, call_id: &str) -> Result<(), JournalError> {
+    /// Marks a call of `run_id` settled: its run read its decision and gave
+    /// the model the result. Settling twice changes nothing.
+    pub async fn settle(&self, run_id: &str, call_id: &str) -> Result<(), JournalError> {
+        limits::id("run_id", run_id)?;
         limits::id("call_id", call_id)?;
         on_pool!(self, pool => {
             sqlx::query(SETTLE)
+                .bind(run_id)
                 .bind(call_id)
                 .bind(millis(SystemTime::now()))
                 .execute(pool)
@@ -104,27 +108,30 @@ impl Journal {
         })
     }
 
-    /// A parked call and its decision, if any; `None` when no call of that
-    /// id was parked.
-    pub async fn approval(&self, call_id: &str) -> Result<Option<Approval>, JournalError> {
+    /// A call `run_id` parked, and its decision, if any; `None` when the
+    /// run parked no call of that id.
+    pub async fn approval(&self, run_id: &str, call_id: &str) -> Result<Option<Approval>, JournalError> {
+        limits::id("run_id", run_id)?;
         limits::id("call_id", call_id)?;
         on_pool!(self, pool => {
-            let row = sqlx::query(ONE).bind(call_id).fetch_optional(pool).await.map_err(JournalError::database("approval"))?;
+            let row = sqlx::query(ONE).bind(run_id).bind(call_id).fetch_optional(pool).await.map_err(JournalError::database("approval"))?;
             row.as_ref().map(decode_approval).transpose()
         })
     }
 
-    /// Decides a parked call, recording who (`by`) and when (now). Exactly
-    /// one decision is ever recorded per call.
+    /// Decides the call `call_id` that the run `run_id` parked, recording
+    /// who (`by`) and when (now). Exactly one decision is ever recorded per
+    /// call, and it is the one its run carries out.
     ///
     /// # Errors
     ///
     /// [`JournalError::AlreadyDecided`] (naming who decided and when) when
     /// another decider or [`expire`](Self::expire) came first,
     /// [`JournalError::ApprovalExpired`] when it expired undecided,
-    /// [`JournalError::UnknownApproval`] when no call of that id was parked,
+    /// [`JournalError::UnknownApproval`] when the run parked no call of that id,
     /// [`JournalError::Refused`] for a value over the [`limits`].
-    pub async fn decide(&self, call_id: &str, decision: Decision, by: &str) -> Result<Approval, JournalError> {
+    pub async fn decide(&self, run_id: &str, call_id: &str, decision: Decision, by: &str) -> Result<Approval, JournalError> {
+        limits::id("run_id", run_id)?;
         limits::id("call_id", call_id)?;
         limits::text("decided_by", by)?;
         let (name, edited, text) = encode_decision(&decision);
@@ -132,6 +139,7 @@ impl Journal {
         let now = SystemTime::now();
         on_pool!(self, pool => {
             let decided = sqlx::query(DECIDE)
+                .bind(run_id)
                 .bind(call_id)
                 .bind(name)
                 .bind(edited.as_deref())
@@ -144,14 +152,14 @@ impl Journal {
             if let Some(row) = decided {
                 return decode_approval(&row);
             }
-            let row = sqlx::query(ONE).bind(call_id).fetch_optional(pool).await.map_err(JournalError::database("decide"))?;
+            let row = sqlx::query(ONE).bind(run_id).bind(call_id).fetch_optional(pool).await.map_err(JournalError::database("decide"))?;
             let Some(row) = row else {
-                return Err(JournalError::UnknownApproval { call_id: call_id.to_owned() });
+                return Err(JournalError::UnknownApproval { run_id: run_id.to_owned(), call_id: call_id.to_owned() });
             };
             let approval = decode_approval(&row)?;
             Err(match (approval.decided, approval.call.expires_at) {
-                (Some(Decided { by, at, .. }), _) => JournalError::AlreadyDecided { call_id: call_id.to_owned(), by, at },
-                (None, Some(expires_at)) => JournalError::ApprovalExpired { call_id: call_id.to_owned(), expires_at },
+                (Some(Decided { by, at, .. }), _) => JournalError::AlreadyDecided { run_id: run_id.to_owned(), call_id: call_id.to_owned(), by, at },
+                (None, Some(expires_at)) => JournalError::ApprovalExpired { run_id: run_id.to_owned(), call_id: call_id.to_owned(), expires_at },
                 // The update applies to every undecided call without an
                 // expiry, so such a row means the table changed under us.
                 (None, None) => JournalError::corrupt("journal_approvals", call_id, "undecided and without expiry, yet the decision did not apply"),

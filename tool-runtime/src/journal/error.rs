@@ -80,31 +80,43 @@ pub enum JournalError {
         /// The effect key.
         effect_key: String,
     },
-    /// `park` of a call id that is already parked.
-    #[error("call {call_id:?} is already parked for approval; call ids must be unique across runs")]
+    /// `park` of a call that its run parked already.
+    #[error("call {call_id:?} of run {run_id:?} is already parked for approval; a run's call ids must be unique")]
     AlreadyParked {
+        /// The run.
+        run_id: String,
         /// The call id.
         call_id: String,
     },
-    /// `decide` of a call id that was never parked.
-    #[error("no call {call_id:?} waits for approval; list the pending calls to find its id")]
+    /// `decide` of a call that its run never parked.
+    #[error("no call {call_id:?} of run {run_id:?} waits for approval; list the pending calls to find its run and id")]
     UnknownApproval {
+        /// The run.
+        run_id: String,
         /// The call id.
         call_id: String,
     },
-    /// `decide` of a call that another decider (or expiry) decided first.
-    #[error("call {call_id:?} was already decided by {by:?} at {} ms after the Unix epoch; its decision stands", millis(*at))]
+    /// `decide` of a call that another decider (or expiry, or the end of
+    /// its run) decided first.
+    #[error("call {call_id:?} of run {run_id:?} was already decided by {by:?} at {} ms after the Unix epoch; its decision stands", millis(*at))]
     AlreadyDecided {
+        /// The run.
+        run_id: String,
         /// The call id.
         call_id: String,
-        /// Who decided it ([`EXPIRED_BY`](super::EXPIRED_BY) when it expired).
+        /// Who decided it ([`EXPIRED_BY`](super::EXPIRED_BY) when it
+        /// expired, [`GONE_BY`](super::GONE_BY) when its run could no
+        /// longer carry it out).
         by: String,
         /// When.
         at: SystemTime,
     },
-    /// `decide` of a call whose approval expired before anyone decided it.
-    #[error("the approval of call {call_id:?} expired at {} ms after the Unix epoch; it can no longer be decided, only rejected by expire", millis(*expires_at))]
+    /// `decide` of a call whose approval expired, by the journal's clock,
+    /// before anyone decided it.
+    #[error("the approval of call {call_id:?} of run {run_id:?} expired at {} ms after the Unix epoch; it can no longer be decided", millis(*expires_at))]
     ApprovalExpired {
+        /// The run.
+        run_id: String,
         /// The call id.
         call_id: String,
         /// When it expired.

@@ -32,8 +32,8 @@
 //!   ([`CallStart`]): the stored result, or that the outcome is unknown;
 //!   of two processes starting one key, exactly one gets
 //!   [`CallStart::Started`];
-//! - **pending approvals** by call id: parked, listed by run and by user,
-//!   decided once ([`decide`](Journal::decide): of two deciders exactly one
+//! - **pending approvals** by run and call id (two runs may hold the same
+//!   call id): parked, listed by run and by user, decided once ([`decide`](Journal::decide): of two deciders exactly one
 //!   wins, the other gets [`JournalError::AlreadyDecided`] naming who won),
 //!   expired into rejections ([`expire`](Journal::expire)).
 //!
@@ -95,6 +95,13 @@ pub use crate::durable::DurableError;
 
 /// The `by` of a decision made by [`Journal::expire`] rather than a person.
 pub const EXPIRED_BY: &str = "tool-runtime:expiry";
+
+/// The `by` of a rejection the runtime records when the run can no longer
+/// carry a decision out: the run finished before anyone decided, or the
+/// MCP client that waited for the call went away. A person deciding such a
+/// call later is told so ([`JournalError::AlreadyDecided`] names this),
+/// never handed a success that runs nothing.
+pub const GONE_BY: &str = "tool-runtime:gone";
 
 /// The journal of durable runs, over SQLite or Postgres. Cheap to clone:
 /// clones share one connection pool.

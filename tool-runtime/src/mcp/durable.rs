@@ -1,9 +1,16 @@
 //! Approvals of a durable session ([`McpServer::with_journal`](super::McpServer::with_journal)):
 //! a pending call is parked in the journal, and waits for the first of the
 //! client's answer (elicitation, where the client supports it) and a
-//! decision made out of band by any process, within the approval's time to
-//! live. The client's answer is journaled as a decision; when another
-//! process decided first, its decision stands.
+//! decision made out of band by any process. The client's answer is
+//! journaled as a decision; when another process decided first, its
+//! decision stands.
+//!
+//! One clock decides expiry, the journal's: when the approval's time to
+//! live has passed here, the journal is asked to expire the call, which it
+//! does only if no decision came first; a decision it accepted, even in
+//! the last moment, is carried out. A call whose client goes away while it
+//! waits is rejected in the journal (by [`GONE_BY`]), so a person deciding
+//! it later is told it is gone, never handed a success that runs nothing.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
@@ -17,11 +24,14 @@ use crate::call::{Arguments, PendingCall};
 use crate::durable::Durable;
 use crate::error_report::{ErrorKind, ErrorReport};
 use crate::error_report::Escaped;
-use crate::journal::{Decision, JournalError, ParkedCall};
+use crate::journal::{Decision, JournalError, ParkedCall, EXPIRED_BY, GONE_BY};
 use crate::result::{lines, CallResult, ResultKind};
 
 /// How often a waiting call looks for a decision made out of band.
 const POLL: Duration = Duration::from_millis(200);
+
+/// What a call waiting here reads when its client went away.
+const GONE_TEXT: &str = "The client went away before a decision.";
 
 /// Waits for a human's decision on `pending`, from the client or from any
 /// process, and applies it.
@@ -51,59 +61,39 @@ pub(super) async fn ask<App: Send + Sync + 'static>(
     if let Err(error) = durable.journal.park(&parked).await {
         let detail = format!("the pending call could not be journaled, so it was not run: {error}");
         registry.report(ErrorReport::new(tool.as_str(), id.as_str(), ErrorKind::Journal, "JOURNAL", detail));
-        return CallResult::failure(tool, id, ResultKind::Rejected, &lines::rejected(Some("The approval could not be recorded, so the call was not run.")));
+        return crate::durable::unrecorded(tool, id);
     }
-    let by_client = async {
-        if !context.peer.supported_elicitation_modes().contains(&ElicitationMode::Form) {
-            return std::future::pending().await;
-        }
-        let ask = ElicitRequestParams::FormElicitationParams {
-            meta: None,
-            message: approval_message(&pending, registry.definition(&tool)),
-            requested_schema: ElicitationSchema::new(BTreeMap::new()),
-        };
-        let decision = match context.peer.create_elicitation(ask).await {
-            Ok(answer) if answer.action == ElicitationAction::Accept => Decision::Approve,
-            Ok(_) => Decision::Reject(String::new()),
-            Err(error) => {
-                tracing::warn!(tool = %Escaped(&tool), call_id = %Escaped(&id), error = %Escaped(&error), "the approval request failed; waiting for a decision out of band");
-                return std::future::pending().await;
-            }
-        };
-        let by = context_user(session, context).unwrap_or_else(|| "mcp-client".to_owned());
-        match durable.journal.decide(&id, decision.clone(), &by).await {
-            Ok(_) => Ok(decision),
-            // Another process decided first: its decision stands.
-            Err(JournalError::AlreadyDecided { .. }) => decided(durable, &id).await,
-            Err(error) => Err(error),
-        }
-    };
-    let out_of_band = async {
-        loop {
-            tokio::time::sleep(POLL).await;
-            match decided(durable, &id).await {
-                Ok(decision) => return Ok(decision),
-                Err(JournalError::CallNotStarted { .. }) => continue,
-                Err(error) => return Err(error),
-            }
-        }
-    };
+    // From here until a decision is carried out, a call whose wait is
+    // dropped (its client's stream or session gone) is rejected in the
+    // journal.
+    let mut gone = Gone { durable, id: id.clone(), armed: true };
     let decision = tokio::select! {
-        decision = by_client => decision,
-        decision = out_of_band => decision,
-        () = tokio::time::sleep(ttl) => {
-            tracing::info!(tool = %Escaped(&tool), call_id = %Escaped(&id), "no decision on the approval in time");
-            let _ = durable.journal.expire(SystemTime::now(), &lines::approval_expired(ttl).model_line()).await;
-            settle(durable, &id).await;
-            return CallResult::failure(tool, id, ResultKind::Rejected, &lines::approval_expired(ttl));
-        }
-        () = context.ct.cancelled() => {
-            return CallResult::failure(tool, id, ResultKind::Cancelled, &lines::cancelled());
-        }
+        decision = by_client(session, durable, &pending, context) => decision,
+        decision = out_of_band(durable, &id) => decision,
+        () = tokio::time::sleep(ttl) => match expire(durable, &id, ttl).await {
+            Ok(Some(decision)) => Ok(decision),
+            Ok(None) => {
+                gone.armed = false;
+                tracing::info!(tool = %Escaped(&tool), call_id = %Escaped(&id), "no decision on the approval in time");
+                settle(durable, &id).await;
+                return CallResult::failure(tool, id, ResultKind::Rejected, &lines::approval_expired(ttl));
+            }
+            Err(error) => Err(error),
+        },
+        () = context.ct.cancelled() => match gone.reject().await {
+            Ok(None) => return CallResult::failure(tool, id, ResultKind::Cancelled, &lines::cancelled()),
+            // Decided before the client went: the decision is carried
+            // out (a tool that can be interrupted reads the cancellation).
+            Ok(Some(decision)) => Ok(decision),
+            Err(error) => Err(error),
+        },
     };
+    gone.armed = false;
     let result = match decision {
-        Ok(Decision::Approve) => registry.approve(pending).await,
-        Ok(Decision::ApproveEdited(input)) => registry.approve_with(pending, Arguments::Value(input)).await,
+        // The journal accepted the decision: its clock decided that it
+        // came in time, not this process's.
+        Ok(Decision::Approve) => registry.approve_decided(pending, None).await,
+        Ok(Decision::ApproveEdited(input)) => registry.approve_decided(pending, Some(Arguments::Value(input))).await,
         Ok(Decision::Reject(text)) => registry.reject(pending, Some(text.as_str()).filter(|text| !text.is_empty())),
         Err(error) => {
             registry.report(ErrorReport::new(tool.as_str(), id.as_str(), ErrorKind::Journal, "JOURNAL", error.to_string()));
@@ -114,19 +104,132 @@ pub(super) async fn ask<App: Send + Sync + 'static>(
     result
 }
 
-/// The decision recorded on a call; `CallNotStarted` while there is none.
-async fn decided(durable: &Durable, id: &str) -> Result<Decision, JournalError> {
-    match durable.journal.approval(id).await? {
-        Some(approval) => match approval.decided {
-            Some(decided) => Ok(decided.decision),
-            None => Err(JournalError::CallNotStarted { effect_key: id.to_owned() }),
-        },
-        None => Err(JournalError::CallNotStarted { effect_key: id.to_owned() }),
+/// The client's answer, where it supports elicitation, journaled as the
+/// decision; pending forever otherwise (the decision comes out of band).
+async fn by_client<App: Send + Sync + 'static>(
+    session: &McpSession<App>,
+    durable: &Durable,
+    pending: &PendingCall<App>,
+    context: &RequestContext<RoleServer>,
+) -> Result<Decision, JournalError> {
+    let (tool, id) = (pending.tool(), pending.id());
+    if !context.peer.supported_elicitation_modes().contains(&ElicitationMode::Form) {
+        return std::future::pending().await;
+    }
+    let ask = ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: approval_message(pending, session.server().registry.definition(tool)),
+        requested_schema: ElicitationSchema::new(BTreeMap::new()),
+    };
+    let decision = match context.peer.create_elicitation(ask).await {
+        Ok(answer) if answer.action == ElicitationAction::Accept => Decision::Approve,
+        Ok(_) => Decision::Reject(String::new()),
+        Err(error) => {
+            tracing::warn!(tool = %Escaped(tool), call_id = %Escaped(id), error = %Escaped(&error), "the approval request failed; waiting for a decision out of band");
+            return std::future::pending().await;
+        }
+    };
+    let by = context_user(session, context).unwrap_or_else(|| "mcp-client".to_owned());
+    match durable.journal.decide(&durable.run_id, id, decision.clone(), &by).await {
+        Ok(_) => Ok(decision),
+        // Another process decided first: its decision stands.
+        Err(JournalError::AlreadyDecided { .. }) => decided(durable, id).await.map(|decision| decision.unwrap_or(Decision::Reject(String::new()))),
+        Err(error) => Err(error),
     }
 }
 
+/// A decision made out of band, polled for.
+async fn out_of_band(durable: &Durable, id: &str) -> Result<Decision, JournalError> {
+    loop {
+        tokio::time::sleep(POLL).await;
+        if let Some(decision) = decided(durable, id).await? {
+            return Ok(decision);
+        }
+    }
+}
+
+/// At the end of the approval's time to live here: the journal expires the
+/// call unless a decision came first, which is returned (`None`: expired).
+async fn expire(durable: &Durable, id: &str, ttl: Duration) -> Result<Option<Decision>, JournalError> {
+    durable.journal.expire(SystemTime::now(), &lines::approval_expired(ttl).model_line()).await?;
+    let approval = durable.journal.approval(&durable.run_id, id).await?;
+    match approval.and_then(|approval| approval.decided) {
+        Some(decided) if decided.by != EXPIRED_BY => Ok(Some(decided.decision)),
+        Some(_) => Ok(None),
+        // Not due by the journal's clock yet (this process's timer ran
+        // ahead of it): expired all the same, in the journal first.
+        None => match durable.journal.decide(&durable.run_id, id, Decision::Reject(lines::approval_expired(ttl).model_line()), EXPIRED_BY).await {
+            Ok(_) => Ok(None),
+            Err(JournalError::AlreadyDecided { by, .. }) if by == EXPIRED_BY => Ok(None),
+            Err(JournalError::AlreadyDecided { .. }) => decided(durable, id).await,
+            Err(JournalError::ApprovalExpired { .. }) => Ok(None),
+            Err(error) => Err(error),
+        },
+    }
+}
+
+/// A waiting call's rejection in the journal when its wait ends without a
+/// decision carried out: its client went away (the wait was cancelled, or
+/// dropped with its stream or session).
+struct Gone<'d> {
+    durable: &'d Durable,
+    id: smol_str::SmolStr,
+    armed: bool,
+}
+
+impl Gone<'_> {
+    /// Rejects the call by [`GONE_BY`] and settles it; `Some` with the
+    /// decision someone made first, which stands.
+    async fn reject(&mut self) -> Result<Option<Decision>, JournalError> {
+        self.armed = false;
+        let rejected = self.durable.journal.decide(&self.durable.run_id, &self.id, Decision::Reject(GONE_TEXT.to_owned()), GONE_BY).await;
+        match rejected {
+            Ok(_) | Err(JournalError::ApprovalExpired { .. }) => {
+                settle(self.durable, &self.id).await;
+                Ok(None)
+            }
+            Err(JournalError::AlreadyDecided { by, .. }) if by == EXPIRED_BY || by == GONE_BY => {
+                settle(self.durable, &self.id).await;
+                Ok(None)
+            }
+            Err(JournalError::AlreadyDecided { .. }) => decided(self.durable, &self.id).await,
+            Err(error) => Err(error),
+        }
+    }
+}
+
+impl Drop for Gone<'_> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        // The wait was dropped mid-way: reject the call on the runtime, as
+        // `reject` would, since no one here can carry a decision out.
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let (journal, run_id, id) = (self.durable.journal.clone(), self.durable.run_id.clone(), self.id.clone());
+        runtime.spawn(async move {
+            match journal.decide(&run_id, &id, Decision::Reject(GONE_TEXT.to_owned()), GONE_BY).await {
+                Ok(_) | Err(JournalError::AlreadyDecided { .. } | JournalError::ApprovalExpired { .. }) => {}
+                Err(error) => {
+                    tracing::error!(run_id = %Escaped(&run_id), call_id = %Escaped(&id), error = %Escaped(&error), "a call whose client went away could not be journaled as rejected");
+                }
+            }
+            if let Err(error) = journal.settle(&run_id, &id).await {
+                tracing::error!(call_id = %Escaped(&id), error = %Escaped(&error), "a settled call could not be journaled as settled");
+            }
+        });
+    }
+}
+
+/// The decision recorded on a call of this session's run; `None` while
+/// there is none.
+async fn decided(durable: &Durable, id: &str) -> Result<Option<Decision>, JournalError> {
+    let approval = durable.journal.approval(&durable.run_id, id).await?;
+    Ok(approval.and_then(|approval| approval.decided).map(|decided| decided.decision))
+}
+
 async fn settle(durable: &Durable, id: &str) {
-    if let Err(error) = durable.journal.settle(id).await {
+    if let Err(error) = durable.journal.settle(&durable.run_id, id).await {
         tracing::error!(call_id = %Escaped(id), error = %Escaped(&error), "a settled call could not be journaled as settled");
     }
 }

@@ -53,9 +53,8 @@ impl<App: Send + Sync + 'static> McpSession<App> {
     pub(super) fn new(server: McpServer<App>) -> Self {
         #[cfg(feature = "journal")]
         let durable = server.journal.clone().map(|journal| {
-            let run_id = format!("mcp-{}", crate::call::fresh_call_id().trim_start_matches("call_"));
-            let started = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
-            Arc::new(crate::durable::Durable::new(journal, format!("{run_id}-{started}").into()))
+            // Unique across instances and restarts sharing the journal (`ids`).
+            Arc::new(crate::durable::Durable::new(journal, crate::ids::fresh_id("mcp-").as_str().into()))
         });
         McpSession {
             server,
@@ -161,7 +160,7 @@ impl<App: Send + Sync + 'static> McpSession<App> {
             let run = self.lock();
             // A tool that failed `max_retries` times in this session reads why.
             if let Some(error) = server.registry.definition(&request.name).and_then(|def| run.steps.exhausted(def)) {
-                let id = crate::call::fresh_call_id();
+                let id = crate::ids::fresh_call_id();
                 return CallResult::failure(request.name.as_ref().into(), id, ResultKind::Denied, &error);
             }
             self.offered_names(&run, user)

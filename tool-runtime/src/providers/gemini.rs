@@ -33,7 +33,8 @@ use super::{
     check_name, discriminated, failed, pointer, rename, show, show_all, DialectError, Export, ExportOptions, Losses, Moved,
     PayloadError, Reader,
 };
-use crate::call::{fresh_call_id, Arguments};
+use crate::call::Arguments;
+use crate::ids::fresh_call_id;
 use crate::result::CallResult;
 use crate::run::ToolCall;
 use crate::tool::ToolDefinition;

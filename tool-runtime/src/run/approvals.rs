@@ -31,7 +31,7 @@ impl<App: Send + Sync + 'static> Run<App> {
         let pending = self.decide(id, || Decided::Approve).await?;
         let result = match self.refused_at_approval(&pending) {
             Some(refused) => refused,
-            None => self.registry.approve(pending).await,
+            None => self.run_approved(pending, None).await,
         };
         self.settled(&result).await;
         Ok(result)
@@ -50,7 +50,7 @@ impl<App: Send + Sync + 'static> Run<App> {
         let pending = self.decide(id, || Decided::Edited(&edited)).await?;
         let result = match self.refused_at_approval(&pending).or_else(|| self.outside_the_turns_scope(&pending, &edited)) {
             Some(refused) => refused,
-            None => self.registry.approve_with(pending, edited).await,
+            None => self.run_approved(pending, Some(edited)).await,
         };
         self.settled(&result).await;
         Ok(result)
@@ -67,6 +67,20 @@ impl<App: Send + Sync + 'static> Run<App> {
         let result = self.registry.reject(pending, text);
         self.settled(&result).await;
         Ok(result)
+    }
+
+    /// Runs a call the host approved: in a durable run the journal accepted
+    /// the decision, and its clock, not this process's, decided that it
+    /// came within the approval TTL.
+    async fn run_approved(&self, pending: PendingCall<App>, edited: Option<Arguments<'_>>) -> CallResult {
+        #[cfg(feature = "journal")]
+        if self.durable.is_some() {
+            return self.registry.approve_decided(pending, edited).await;
+        }
+        match edited {
+            Some(edited) => self.registry.approve_with(pending, edited).await,
+            None => self.registry.approve(pending).await,
+        }
     }
 
     /// What a pending call reads instead of running when this run may no

@@ -5,7 +5,7 @@
 //! failed `max_retries` times in this run, and a call of an external tool
 //! beyond `max_external_calls`.
 
-use crate::call::fresh_call_id;
+use crate::ids::fresh_call_id;
 use crate::error::ToolError;
 use crate::result::{lines, CallResult, ResultKind};
 

@@ -76,8 +76,8 @@ async fn journal_writes(
     let now = SystemTime::now();
     let parked = super::parked(&run_id, &call_id, Some("ann"), now, Some(now + Duration::from_secs(3_600)));
     journal.park(&parked).await.map_err(|e| ("park", e))?;
-    journal.decide(&call_id, Decision::Approve, "bob").await.map_err(|e| ("decide", e))?;
-    journal.settle(&call_id).await.map_err(|e| ("settle", e))?;
+    journal.decide(&run_id, &call_id, Decision::Approve, "bob").await.map_err(|e| ("decide", e))?;
+    journal.settle(&run_id, &call_id).await.map_err(|e| ("settle", e))?;
     run.step = 1;
     run.state = RunState::Finished { by: None };
     journal.save_run(&run).await.map_err(|e| ("save_run (finished)", e))?;
