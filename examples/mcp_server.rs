@@ -3,7 +3,14 @@
 //! ```text
 //! cargo run --example mcp_server --features mcp
 //! cargo run --example mcp_server --features mcp -- --http 127.0.0.1:8080
+//! cargo run --example mcp_server --features mcp -- --journal sqlite:mcp.db
 //! ```
+//!
+//! With `--journal URL` (a SQLite file, or `postgres://...` with
+//! `--features postgres`) each session's run is durable: its calls' effects
+//! and its calls waiting for approval are journaled, so any process on the
+//! same journal can decide them (`Journal::decide`), and several instances
+//! (or a restarted one) share it.
 //!
 //! With `--http ADDR` it serves streamable HTTP at `http://ADDR/mcp` (port 0
 //! picks a free one; the address is printed on stderr). Stdout carries the
@@ -98,9 +105,23 @@ async fn main() {
         .with_instructions(
             "Tools of a shop's support desk: look orders up, refund delivered ones, hand over to a human.",
         );
-    let served = match parse_args(std::env::args().skip(1)) {
-        Some(Options { http: None, .. }) => server.serve_stdio().await,
-        Some(Options { http: Some(addr), insecure_no_auth, allowed_hosts }) => {
+    let Some(options) = parse_args(std::env::args().skip(1)) else {
+        eprintln!("usage: mcp_server [--journal URL] [--http ADDR [--insecure-no-auth] [--allowed-host NAME]...]");
+        std::process::exit(2);
+    };
+    let server = match &options.journal {
+        None => server,
+        Some(url) => match tool_runtime::journal::Journal::open(url).await {
+            Ok(journal) => server.with_journal(journal),
+            Err(error) => {
+                eprintln!("mcp_server: {error}");
+                std::process::exit(1);
+            }
+        },
+    };
+    let served = match options {
+        Options { http: None, .. } => server.serve_stdio().await,
+        Options { http: Some(addr), insecure_no_auth, allowed_hosts, .. } => {
             let mut server = server;
             if let Some(token) = std::env::var("MCP_BEARER_TOKEN").ok().filter(|token| !token.is_empty()) {
                 server = server.with_bearer_token(token, UserContext::new("bearer"));
@@ -125,10 +146,6 @@ async fn main() {
                 Err(error) => Err(error),
             }
         }
-        None => {
-            eprintln!("usage: mcp_server [--http ADDR [--insecure-no-auth] [--allowed-host NAME]...]");
-            std::process::exit(2);
-        }
     };
     if let Err(error) = served {
         eprintln!("mcp_server: {error}");
@@ -138,16 +155,18 @@ async fn main() {
 
 /// The command line.
 struct Options {
+    journal: Option<String>,
     http: Option<String>,
     insecure_no_auth: bool,
     allowed_hosts: Vec<String>,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Option<Options> {
-    let mut options = Options { http: None, insecure_no_auth: false, allowed_hosts: Vec::new() };
+    let mut options = Options { journal: None, http: None, insecure_no_auth: false, allowed_hosts: Vec::new() };
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--http" => options.http = Some(args.next()?),
+            "--journal" => options.journal = Some(args.next()?),
             "--insecure-no-auth" => options.insecure_no_auth = true,
             "--allowed-host" => options.allowed_hosts.push(args.next()?),
             _ => return None,

@@ -66,7 +66,9 @@ impl Db {
             eprintln!("skipping the Postgres journal test {test}: set TOOL_RUNTIME_TEST_POSTGRES_URL (source .ci/postgres.sh; postgres_start)");
             return None;
         };
-        let name = format!("journal_{test}");
+        // Checkouts sharing one server (worktrees) keep their databases apart.
+        let checkout = env!("CARGO_MANIFEST_DIR").bytes().fold(0u32, |hash, byte| hash.wrapping_mul(31).wrapping_add(u32::from(byte))) % 10_000;
+        let name = format!("journal{checkout}_{test}");
         let mut admin = sqlx::PgConnection::connect(&base).await.expect("connect to TOOL_RUNTIME_TEST_POSTGRES_URL");
         sqlx::raw_sql(AssertSqlSafe(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))).execute(&mut admin).await.unwrap();
         sqlx::raw_sql(AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&mut admin).await.unwrap();

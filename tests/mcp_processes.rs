@@ -1,0 +1,187 @@
+//! `mcp_server` processes sharing one journal (`--journal`), as a restarted
+//! server or two instances behind a load balancer would: each session's
+//! run and call ids are its own, so a restarted server parks its calls for
+//! approval (their ids collided with the last start's rows), and two
+//! instances never answer one client with the other's result.
+//!
+//! ```text
+//! cargo test --features mcp --test mcp_processes
+//! ```
+#![cfg(feature = "mcp")]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tool_runtime::journal::{Decision, Journal};
+
+/// Builds the example (once per test process) and returns its path.
+fn example_binary() -> PathBuf {
+    static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    BINARY
+        .get_or_init(|| {
+            let output = Command::new(env!("CARGO"))
+                .args(["build", "--example", "mcp_server", "--features", "mcp", "--message-format=json"])
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .stderr(Stdio::inherit())
+                .output()
+                .expect("cargo runs");
+            assert!(output.status.success(), "`cargo build --example mcp_server --features mcp` failed");
+            String::from_utf8_lossy(&output.stdout)
+                .lines()
+                .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+                .filter(|message| message["target"]["name"] == "mcp_server")
+                .find_map(|message| message["executable"].as_str().map(PathBuf::from))
+                .expect("cargo reports the example's executable")
+        })
+        .clone()
+}
+
+/// One `mcp_server --journal` process, spoken to over its stdio.
+struct Instance {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next_id: u64,
+}
+
+impl Instance {
+    /// Starts the server on `journal` and initializes a session (a client
+    /// without elicitation: calls needing approval wait for a decision
+    /// made out of band).
+    fn start(journal: &Path) -> Instance {
+        let mut child = Command::new(example_binary())
+            .args(["--journal", journal.to_str().unwrap()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("mcp_server starts");
+        let (stdin, stdout) = (child.stdin.take().unwrap(), BufReader::new(child.stdout.take().unwrap()));
+        let mut instance = Instance { child, stdin, stdout, next_id: 1 };
+        let init = json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "processes", "version": "0"}});
+        let id = instance.send("initialize", init);
+        instance.response(id);
+        instance.notify("notifications/initialized");
+        instance
+    }
+
+    fn write(&mut self, message: Value) {
+        writeln!(self.stdin, "{message}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn notify(&mut self, method: &str) {
+        self.write(json!({"jsonrpc": "2.0", "method": method}));
+    }
+
+    fn send(&mut self, method: &str, params: Value) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.write(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    /// The response to request `id` (notifications on the way are skipped).
+    fn response(&mut self, id: u64) -> Value {
+        loop {
+            let mut line = String::new();
+            assert!(self.stdout.read_line(&mut line).unwrap() > 0, "the server closed its output");
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == id {
+                return message;
+            }
+        }
+    }
+
+    fn call(&mut self, name: &str, arguments: Value) -> String {
+        let id = self.send("tools/call", json!({"name": name, "arguments": arguments}));
+        text(&self.response(id))
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn text(response: &Value) -> String {
+    response["result"]["content"][0]["text"].as_str().unwrap_or_else(|| panic!("no text in {response}")).to_owned()
+}
+
+fn journal_path(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mcp-processes-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join("journal.db")
+}
+
+/// Waits for the one undecided call in the journal and approves it.
+async fn approve_the_waiting_call(journal: &Journal, path: &Path) -> (String, String) {
+    use sqlx::Connection;
+    let started = Instant::now();
+    loop {
+        let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{}", path.display())).await.unwrap();
+        let waiting: Option<(String, String)> =
+            sqlx::query_as("SELECT run_id, call_id FROM journal_approvals WHERE decision IS NULL").fetch_optional(&mut conn).await.unwrap();
+        conn.close().await.unwrap();
+        if let Some((run_id, call_id)) = waiting {
+            journal.decide(&run_id, &call_id, Decision::Approve, "supervisor").await.unwrap();
+            return (run_id, call_id);
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "no call waits for approval");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A voucher needs a human's approval. The server is started, a voucher
+/// is approved out of band, the server is killed and started again on the
+/// same journal: the new process's voucher waits for approval too, and is
+/// issued once approved (before: "The approval could not be recorded",
+/// since its call ids repeated the first start's).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_server_on_the_same_journal_parks_and_runs_calls_needing_approval() {
+    let path = journal_path("restart");
+    let mut decided = Vec::new();
+    for start in 0..2 {
+        let mut instance = Instance::start(&path);
+        let id = instance.send("tools/call", json!({"name": "issue_voucher", "arguments": {"customer": "c-17", "amount_cents": 500}}));
+        let journal = Journal::open(path.to_str().unwrap()).await.unwrap();
+        decided.push(approve_the_waiting_call(&journal, &path).await);
+        let response = instance.response(id);
+        let text = text(&response);
+        assert!(text.contains("V-0001") && text.contains("c-17"), "start {start}: {response}");
+        journal.close().await;
+    }
+    assert_ne!(decided[0], decided[1], "two starts gave their calls one identity");
+}
+
+/// Two instances on one journal, started together, each serving one
+/// client's refund of its own amount: each client reads its own refund
+/// (before: sessions opened in the same millisecond had one run id and
+/// call ids, and one client read the other's result).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_on_one_journal_answer_each_client_its_own_call() {
+    let path = journal_path("instances");
+    for round in 0..3 {
+        let (mut alice, mut bob) = (Instance::start(&path), Instance::start(&path));
+        for instance in [&mut alice, &mut bob] {
+            instance.call("lookup_order", json!({"order_id": "A-1002"}));
+        }
+        let alices = alice.call("refund", json!({"order_id": "A-1002", "amount_cents": 1000, "reason": "late"}));
+        let bobs = bob.call("refund", json!({"order_id": "A-1002", "amount_cents": 1500, "reason": "scratched"}));
+        assert!(alices.contains("\"refunded_cents\":1000"), "round {round}: alice read {alices}");
+        assert!(bobs.contains("\"refunded_cents\":1500"), "round {round}: bob read {bobs}");
+    }
+    let journal = Journal::open(path.to_str().unwrap()).await.unwrap();
+    use sqlx::Connection;
+    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{}", path.display())).await.unwrap();
+    let (runs,): (i64,) = sqlx::query_as("SELECT COUNT(DISTINCT run_id) FROM journal_calls").fetch_one(&mut conn).await.unwrap();
+    assert_eq!(runs, 6, "each session is a run of its own");
+    journal.close().await;
+}

@@ -1,0 +1,126 @@
+//! Identities across processes on one journal (SQLite and Postgres, as in
+//! `journal.rs`): the ids the runtime makes are unique across processes,
+//! so a new process's id-less call never reads an earlier process's
+//! result; and an approval belongs to one run's one call, so deciding one
+//! run's call never decides another run's call of the same id.
+#![cfg(any(feature = "sqlite", feature = "postgres"))]
+
+#[path = "journal/db.rs"]
+mod db;
+
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use serde_json::json;
+use tool_runtime::journal::Journal;
+use tool_runtime::prelude::*;
+use tool_runtime::{ResultKind, ToolCall};
+
+use db::Db;
+
+on_both_backends!(
+    "identity_":
+    each_process_s_id_less_call_runs_its_own_effect,
+    approving_one_run_s_call_never_approves_another_run_s_call_of_the_same_id,
+);
+
+#[derive(Default)]
+struct Bank {
+    charges: AtomicUsize,
+    deleted: AtomicUsize,
+}
+
+/// Charge an order.
+#[tool]
+async fn charge(ctx: Ctx<Bank>, order: String) -> String {
+    ctx.app().charges.fetch_add(1, Ordering::SeqCst);
+    format!("charged {order}")
+}
+
+/// Delete the user's account; a human approves it.
+#[tool(policy = needs_approval, destructive)]
+async fn delete_account(ctx: Ctx<Bank>) -> String {
+    ctx.app().deleted.fetch_add(1, Ordering::SeqCst);
+    "account deleted".into()
+}
+
+/// Refund an order; a human approves it.
+#[tool(policy = needs_approval)]
+async fn refund(order: String) -> String {
+    format!("refunded {order}")
+}
+
+fn registry() -> Registry<Bank> {
+    Registry::builder().tools(tools![charge, delete_account, refund]).build().unwrap()
+}
+
+/// One request of a deployment that starts a process per request (a
+/// serverless function): the run is resumed by id and the model's call
+/// comes without an id (as Gemini's may), so the runtime makes one.
+#[test]
+#[ignore = "run by each_process_s_id_less_call_runs_its_own_effect in child processes"]
+fn one_request_child() {
+    let (Ok(url), Ok(run_id), Ok(order)) = (std::env::var("IDENTITY_URL"), std::env::var("IDENTITY_RUN"), std::env::var("IDENTITY_ORDER")) else {
+        return;
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let journal = Journal::open(&url).await.unwrap();
+        let bank = Arc::new(Bank::default());
+        let mut run = registry().run(bank.clone()).durable(&journal, &run_id).await.unwrap();
+        let step = run.execute(vec![ToolCall::new("", "charge", json!({"order": order}))]).await;
+        let result = &step.results[0];
+        println!("RESULT {:?} {} {}", result.kind, bank.charges.load(Ordering::SeqCst), result.text);
+        journal.close().await;
+    });
+}
+
+async fn each_process_s_id_less_call_runs_its_own_effect(db: Db) {
+    let run_id = format!("gemini-{}", std::process::id());
+    let mut ran = 0;
+    for order in ["order-1", "order-2", "order-3"] {
+        let output = Command::new(std::env::current_exe().unwrap())
+            .args(["--ignored", "--exact", "one_request_child", "--nocapture", "--test-threads=1"])
+            .env("IDENTITY_URL", db.url())
+            .env("IDENTITY_RUN", &run_id)
+            .env("IDENTITY_ORDER", order)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let line = stdout.lines().find_map(|line| Some(line.split_once("RESULT ")?.1)).unwrap_or_else(|| panic!("no result from the child: {stdout}"));
+        let (kind, rest) = line.split_once(' ').unwrap();
+        let (runs, text) = rest.split_once(' ').unwrap();
+        assert_eq!((kind, text), ("Success", format!("charged {order}").as_str()), "the request for {order} read another request's result");
+        ran += runs.parse::<usize>().unwrap();
+    }
+    assert_eq!(ran, 3, "each request's charge ran once");
+    let calls = db.open().await.calls_of_run(&run_id).await.unwrap();
+    assert_eq!(calls.len(), 3, "three effects, one per call: {calls:?}");
+}
+
+/// Alice's run and Bob's run each hold a call `call_1` waiting for a human
+/// (their hosts number calls from 1). Bob's host approves Bob's refund:
+/// Alice's `delete_account` still waits, undecided, and never runs.
+async fn approving_one_run_s_call_never_approves_another_run_s_call_of_the_same_id(db: Db) {
+    let (alices_host, bobs_host) = (db.open().await, db.open().await);
+    let alice = Arc::new(Bank::default());
+    let mut alices_run = registry().run(alice.clone()).with_user(UserContext::new("alice")).durable(&alices_host, "alice-run").await.unwrap();
+    let step = alices_run.execute(vec![ToolCall::new("call_1", "delete_account", json!({}))]).await;
+    assert_eq!(step.results[0].kind, ResultKind::PendingApproval);
+
+    let mut bobs_run = registry().run(Arc::new(Bank::default())).with_user(UserContext::new("bob")).durable(&bobs_host, "bob-run").await.unwrap();
+    let step = bobs_run.execute(vec![ToolCall::new("call_1", "refund", json!({"order": "B-7"}))]).await;
+    assert_eq!(step.results[0].kind, ResultKind::PendingApproval, "{}", step.results[0].text);
+    let approved = bobs_run.approve("call_1").await.unwrap();
+    assert_eq!(approved.text, "refunded B-7");
+
+    // Alice's run, in its own process, settles what was decided for it: nothing.
+    let mut alices_run = registry().run(alice.clone()).with_user(UserContext::new("alice")).durable(&alices_host, "alice-run").await.unwrap();
+    let settled = alices_run.settle_decided().await.unwrap();
+    assert!(settled.is_empty(), "bob's approval settled alice's call: {settled:?}");
+    assert_eq!(alice.deleted.load(Ordering::SeqCst), 0, "alice's account was deleted on bob's approval");
+    assert_eq!(alices_run.pending().len(), 1);
+    let alices = alices_host.approval("alice-run", "call_1").await.unwrap().unwrap();
+    assert_eq!((alices.call.tool.as_str(), alices.decided), ("delete_account", None));
+}
