@@ -208,3 +208,88 @@ async fn with_a_journal_the_clients_answer_is_journaled_as_the_decision() {
         sqlx::query_as("SELECT decision, decided_by FROM journal_approvals").fetch_all(&mut conn).await.unwrap();
     assert_eq!(decided, [("approve".to_owned(), "u-mcp".to_owned())]);
 }
+
+/// Waits for the one call of user `u-mcp` waiting in `admin`'s journal.
+#[cfg(feature = "sqlite")]
+async fn parked_call(admin: &tool_runtime::journal::Journal) -> tool_runtime::journal::ParkedCall {
+    loop {
+        if let Some(parked) = admin.pending_for_user("u-mcp").await.unwrap().into_iter().next() {
+            return parked;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// One clock, the journal's: a decision it accepted just before the time
+/// to live ran out (in this server's last poll interval) is carried out,
+/// never dropped as expired.
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_journal_a_decision_accepted_in_the_last_moment_of_the_ttl_runs() {
+    use tool_runtime::journal::{Decision, Journal};
+
+    let ttl = Duration::from_millis(1_000);
+    let (journal, path) = journal("last_moment").await;
+    let (server, store) = server_of(tools![get_item, delete_item], Some(ttl));
+    let server = server.with_user(UserContext::new("u-mcp")).with_journal(journal);
+    let mut wire = Wire::connect(&server, no_capabilities(), Human::Accept).await;
+    wire.call("get_item", json!({"id": 4})).await;
+    let waiting = wire.start("tools/call", json!({"name": "delete_item", "arguments": {"id": 4}})).await;
+    let admin = Journal::open(&path).await.unwrap();
+    let parked = parked_call(&admin).await;
+    // 95% of the time to live, by the journal's clock.
+    let at = parked.parked_at + ttl.mul_f64(0.95);
+    tokio::time::sleep(at.duration_since(std::time::SystemTime::now()).unwrap_or_default()).await;
+    admin.decide(&parked.run_id, &parked.call_id, Decision::Approve, "alice").await.expect("the journal accepts it in time");
+    let deleted = wire.response(waiting).await;
+    assert_eq!(text(&deleted), "deleted 4", "{deleted}");
+    assert_eq!(*store.deleted.lock().unwrap(), [4]);
+}
+
+/// A client that goes away while its call waits for approval: the call is
+/// rejected in the journal, and a supervisor deciding it later is told it
+/// is gone instead of an Ok that runs nothing.
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_journal_a_call_whose_client_left_is_settled_and_its_decider_told() {
+    use tool_runtime::journal::{Decision, Journal, JournalError, GONE_BY};
+
+    let (journal, path) = journal("client_left").await;
+    let (server, store) = server();
+    let server = server.with_user(UserContext::new("u-mcp")).with_journal(journal);
+    let admin = Journal::open(&path).await.unwrap();
+    let mut wire = Wire::connect(&server, no_capabilities(), Human::Accept).await;
+    wire.call("get_item", json!({"id": 5})).await;
+
+    // The client cancels its waiting call, then goes away altogether.
+    let waiting = wire.start("tools/call", json!({"name": "delete_item", "arguments": {"id": 5}})).await;
+    let cancelled = parked_call(&admin).await;
+    wire.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": waiting}})).await;
+    // A second call waits, and the client's connection closes under it.
+    wire.start("tools/call", json!({"name": "delete_item", "arguments": {"id": 6}})).await;
+    let dropped = loop {
+        let pending = admin.pending_for_user("u-mcp").await.unwrap();
+        if let Some(parked) = pending.into_iter().find(|parked| parked.call_id != cancelled.call_id) {
+            break parked;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    drop(wire);
+
+    for parked in [cancelled, dropped] {
+        // The session notices its client left; the call is decided for it.
+        let started = std::time::Instant::now();
+        while admin.approval(&parked.run_id, &parked.call_id).await.unwrap().unwrap().decided.is_none() {
+            assert!(started.elapsed() < Duration::from_secs(10), "the call of a client that left still waits: {parked:?}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let told = match admin.decide(&parked.run_id, &parked.call_id, Decision::Approve, "supervisor").await {
+            Err(error) => error,
+            Ok(approval) => panic!("the supervisor's approval of a call whose client left was accepted: {approval:?}"),
+        };
+        assert!(matches!(&told, JournalError::AlreadyDecided { by, .. } if by == GONE_BY), "{told:?}");
+        let settled = admin.unsettled_for_run(&parked.run_id).await.unwrap();
+        assert!(settled.iter().all(|approval| approval.call.call_id != parked.call_id), "the call is left unsettled");
+    }
+    assert!(store.deleted.lock().unwrap().is_empty(), "nothing ran");
+}
