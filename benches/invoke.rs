@@ -75,7 +75,7 @@ fn registry() -> Registry<()> {
 }
 
 async fn via_registry(registry: &Registry<()>, app: &Arc<()>, tool: &str, args: &str) -> String {
-    registry.invoke(&app, tool, args).await.text
+    registry.invoke(app, tool, args).await.text
 }
 
 async fn direct_lookup(args: &str) -> String {

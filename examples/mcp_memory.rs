@@ -95,7 +95,7 @@ fn main() {
     }
 }
 
-/// 2. Many sessions from one client, then a new client.
+/// Case 2: many sessions from one client, then a new client.
 fn many_sessions(binary: &PathBuf, sessions: usize, missed: &mut Vec<String>) {
     let server = Server::start(binary);
     open_session(server.addr);
@@ -141,8 +141,8 @@ fn many_sessions(binary: &PathBuf, sessions: usize, missed: &mut Vec<String>) {
     }
 }
 
-/// 3. A body under the byte limit and over the value limit, ending in one
-/// byte that is not UTF-8: refused with `400`, neither counted nor parsed.
+/// Case 3: a body under the byte limit and over the value limit, ending
+/// in one byte that is not UTF-8: refused with `400`, neither counted nor parsed.
 fn not_utf8(binary: &PathBuf, missed: &mut Vec<String>) {
     let mut body = big_arguments(1_100_000).into_bytes();
     body.push(0xFF);
@@ -171,7 +171,7 @@ fn not_utf8(binary: &PathBuf, missed: &mut Vec<String>) {
     }
 }
 
-/// 4. Connections that never finish their headers: closed once the
+/// Case 4: connections that never finish their headers, closed once the
 /// header read timeout (10 s, the default) has passed.
 fn unfinished_heads(binary: &PathBuf, missed: &mut Vec<String>) {
     const CONNECTIONS: usize = 1_000;
@@ -209,8 +209,8 @@ fn is_open(stream: &TcpStream) -> bool {
     open
 }
 
-/// 5. POSTs of 1 MB whose last byte never comes: what they hold while
-/// they wait, then `408` once the body read timeout (30 s) has passed.
+/// Case 5: POSTs of 1 MB whose last byte never comes: what they hold
+/// while they wait, then `408` once the body read timeout (30 s) has passed.
 fn unfinished_bodies(binary: &PathBuf, missed: &mut Vec<String>) {
     const BODIES: usize = 200;
     let server = Server::start(binary);

@@ -278,7 +278,7 @@ impl Schema {
                 (_, Some(u), _) => i128::from(u),
                 // The float -2^63 also stands for the integers below
                 // `i64::MIN` that round to it: refused.
-                (_, _, Some(f)) if f == -9_223_372_036_854_775_808.0 => return Some(name.clone()),
+                (_, _, Some(-9_223_372_036_854_775_808.0)) => return Some(name.clone()),
                 (_, _, Some(f)) if f.fract() == 0.0 => f as i128,
                 _ => return None,
             };

@@ -637,13 +637,15 @@ fn tool_descriptions() {
 // ---------------------------------------------------------------- attributes carried into the definition
 
 fn large_refunds(input: &approve_refund, _ctx: &Ctx<Shop>) -> Verdict {
-    if input.cents > 100_00 { Verdict::needs_approval() } else { Verdict::Allow }
+    // Over 100.00.
+    if input.cents > 10_000 { Verdict::needs_approval() } else { Verdict::Allow }
 }
 
 fn after_login(view: &StepView<'_, Shop>) -> bool {
     view.has_executed("login")
 }
 
+#[allow(clippy::ptr_arg, reason = "an `ends_run` predicate takes the tool's output type, here `String`")]
 fn refunded(_input: &approve_refund, output: &String) -> bool {
     output.starts_with("refunded")
 }
@@ -1015,6 +1017,7 @@ type MaybeText = Option<String>;
 /// # Arguments
 ///
 /// * `note` - A note for the record.
+#[allow(clippy::too_many_arguments, reason = "a tool of many parameters, each a property of its input")]
 #[tool]
 async fn fast_path(
     /// The order number.
@@ -1041,6 +1044,7 @@ async fn fast_path(
 /// # Arguments
 ///
 /// * `note` - A note for the record.
+#[allow(clippy::too_many_arguments, reason = "a tool of many parameters, each a property of its input")]
 #[tool]
 async fn derive_path(
     /// The order number.
@@ -1311,7 +1315,8 @@ fn dynamic(name: &str) -> DynamicTool<Shop> {
 #[test]
 fn a_dynamic_tool_s_contradictions_fail_the_build_as_the_macro_s_would() {
     let external = |name: &str| DynamicTool::<Shop>::external(name, "Pick a date.", json!({"type": "object"}));
-    let cases: Vec<(&str, fn(DynamicTool<Shop>) -> DynamicTool<Shop>, &str)> = vec![
+    type Case = (&'static str, fn(DynamicTool<Shop>) -> DynamicTool<Shop>, &'static str);
+    let cases: Vec<Case> = vec![
         ("both_ways", |t| t.annotations(Annotations { read_only: Some(true), destructive: Some(true), ..Annotations::default() }),
             "`read_only` and `destructive` contradict each other"),
         ("serial_reader", |t| t.annotations(Annotations { read_only: Some(true), ..Annotations::default() }).parallel_safe(false),
@@ -1324,7 +1329,7 @@ fn a_dynamic_tool_s_contradictions_fail_the_build_as_the_macro_s_would() {
         ("own_relative", |t| t.related(["own_relative"]), "tool `own_relative` cannot be related to itself"),
         ("scoped_always", |t| t.always_active(true).scope(json!({"type": "string"}), |_, _| {}), "`scope` contradicts `always_active`"),
     ];
-    let external_cases: Vec<(&str, fn(DynamicTool<Shop>) -> DynamicTool<Shop>, &str)> = vec![
+    let external_cases: Vec<Case> = vec![
         ("host_recovered", |t| t.on_error(|_, _| None), "`on_error` contradicts `external`"),
         ("host_interim", |t| t.interim("Waiting...", Duration::from_millis(10)), "`interim` contradicts `external`"),
         ("host_uninterruptible", |t| t.interruptible(false), "`interruptible` contradicts `external`"),
@@ -1334,7 +1339,7 @@ fn a_dynamic_tool_s_contradictions_fail_the_build_as_the_macro_s_would() {
     let mut tools: Vec<BoxedTool<Shop>> = cases.iter().map(|(name, make, _)| make(dynamic(name)).into()).collect();
     tools.extend(external_cases.iter().map(|(name, make, _)| make(external(name)).into()));
     let expected: Vec<(&str, &str)> = cases.iter().chain(&external_cases).map(|(name, _, message)| (*name, *message)).collect();
-    let error = Registry::<Shop>::builder().tools(tools).build().err().expect("every contradiction fails the build");
+    let error = Registry::<Shop>::builder().tools(tools).build().expect_err("every contradiction fails the build");
     let problems: Vec<String> = error.problems.iter().map(ToString::to_string).collect();
     assert_eq!(problems.len(), expected.len(), "one problem a tool:\n{}", problems.join("\n"));
     for ((name, message), problem) in expected.iter().zip(&problems) {
@@ -1404,7 +1409,7 @@ async fn a_dynamic_tool_streams_preliminary_results_like_a_streamed_tool() {
         Streamed::new(stream::iter([json!(1)]))
     })
     .on_error(|_, _| Some(json!(0)));
-    let error = Registry::<Shop>::builder().tool(recovered).build().err().expect("on_error on a streaming tool fails the build");
+    let error = Registry::<Shop>::builder().tool(recovered).build().expect_err("on_error on a streaming tool fails the build");
     assert!(
         error.to_string().contains("dynamic tool `recovered`: `on_error` does not apply to a streaming tool"),
         "{error}"

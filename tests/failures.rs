@@ -180,11 +180,13 @@ async fn where_outputs_are_checked_a_failure_that_breaks_its_schema_is_the_gener
     assert_eq!(result.kind, ResultKind::Internal);
     assert_eq!(result.structured(), None);
     assert!(!result.text.contains("Only 2"), "never passed on: {}", result.text);
-    let reports = reports.lock().unwrap();
-    assert_eq!(reports.len(), 1);
-    assert_eq!(reports[0].kind, ErrorKind::Output);
-    assert!(reports[0].error.contains("`OUT_OF_STOCK` does not match the failure schema"), "{}", reports[0].error);
-    assert!(reports[0].error.contains("/available"), "says which part is wrong: {}", reports[0].error);
+    {
+        let reports = reports.lock().unwrap();
+        assert_eq!(reports.len(), 1);
+        assert_eq!(reports[0].kind, ErrorKind::Output);
+        assert!(reports[0].error.contains("`OUT_OF_STOCK` does not match the failure schema"), "{}", reports[0].error);
+        assert!(reports[0].error.contains("/available"), "says which part is wrong: {}", reports[0].error);
+    }
 
     let unchecked = Registry::<()>::builder().tools(tools![order_item]).validate_outputs(false).build().unwrap();
     let result = unchecked.invoke(&Arc::new(()), "order_item", "{}").await;

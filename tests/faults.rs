@@ -16,6 +16,7 @@
 //! ignores its token: the registry drops it at the timeout. (A tool that
 //! blocks its thread in a loop cannot be stopped by any async runtime; such
 //! work belongs in `tokio::task::spawn_blocking`.)
+#![allow(clippy::await_holding_lock, reason = "each test holds the process-wide serial lock for its whole body, across awaits, on purpose: RSS is the whole process's, and each test has its own runtime, so no task waits on a lock another task holds")]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -119,7 +120,7 @@ fn assert_bounded(before: f64, after: f64, what: &str) {
 }
 
 async fn still_serving(registry: &Registry<App>, app: &Arc<App>) {
-    assert_eq!(registry.invoke(&app, "ping", "{}").await.text, "pong");
+    assert_eq!(registry.invoke(app, "ping", "{}").await.text, "pong");
 }
 
 fn quiet_panics() {

@@ -4,6 +4,7 @@
 //! Memory is measured by a counting allocator (this file's global
 //! allocator): the peak of live heap bytes while one call runs, above what
 //! was live before it. The tests run one at a time.
+#![allow(clippy::await_holding_lock, reason = "each test holds the process-wide serial lock for its whole body, across awaits, on purpose: the allocation counters are the whole process's, and each test has its own runtime, so no task waits on a lock another task holds")]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::future::{Future, IntoFuture};

@@ -37,7 +37,10 @@ fn registry() -> Registry<()> {
 }
 
 /// A progress sink that keeps every report with when it came (paused time).
-fn recorder() -> (ProgressSink, Arc<Mutex<Vec<(Duration, Progress)>>>) {
+/// Each progress report, with when it came.
+type Seen = Arc<Mutex<Vec<(Duration, Progress)>>>;
+
+fn recorder() -> (ProgressSink, Seen) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = seen.clone();
     let start = tokio::time::Instant::now();

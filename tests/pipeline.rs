@@ -735,10 +735,12 @@ async fn an_output_that_does_not_match_its_schema_is_never_passed_on() {
     let result = registry.invoke(&Arc::new(()), "read_level", r#"{"level": 3}"#).await;
     assert_eq!(result.kind, ResultKind::Internal);
     assert!(result.structured.is_none() && !result.text.contains('3'), "{}", result.text);
-    let reports = reports.lock().unwrap();
-    assert_eq!(reports.len(), 1);
-    assert_eq!(reports[0].kind, ErrorKind::Output);
-    assert!(reports[0].error.contains("/level"), "{}", reports[0].error);
+    {
+        let reports = reports.lock().unwrap();
+        assert_eq!(reports.len(), 1);
+        assert_eq!(reports[0].kind, ErrorKind::Output);
+        assert!(reports[0].error.contains("/level"), "{}", reports[0].error);
+    }
 
     // Off: the output goes through as the tool wrote it.
     let unchecked = Registry::<()>::builder().tools(tools![read_level]).validate_outputs(false).build().unwrap();

@@ -790,6 +790,7 @@ fn custom_formats(schema: &Value, at: &str, found: &mut Vec<String>) {
 }
 
 /// Integers of every width, floats, and the standard formats schemars writes.
+#[allow(clippy::too_many_arguments, reason = "a tool of many parameters, each a property of its input")]
 #[tool]
 async fn every_number(
     tiny: u8,

@@ -110,7 +110,7 @@ async fn a_recovered_output_is_a_success_that_ends_run_sees() {
 
 #[tokio::test]
 async fn a_sync_recovery_sees_the_input_and_the_error_and_its_output_is_the_result() {
-    let result = registry().invoke(&Arc::new(App::default()), "price", json!({"sku": "S-1"})).await;
+    let result = registry().invoke(&Arc::new(App), "price", json!({"sku": "S-1"})).await;
     assert_eq!(result.kind, ResultKind::Success, "{}", result.text);
     assert_eq!(result.text, "S-1: 9.99 (cached; FEED_DOWN)");
 }
@@ -118,7 +118,7 @@ async fn a_sync_recovery_sees_the_input_and_the_error_and_its_output_is_the_resu
 #[tokio::test]
 async fn an_async_recovery_recovers_or_declines_with_the_original_error() {
     let registry = registry();
-    let app = Arc::new(App::default());
+    let app = Arc::new(App);
     let recovered = registry.invoke(&app, "convert", json!({"currency": "EUR"})).await;
     assert_eq!(recovered.structured(), Some(&json!(100)), "{}", recovered.text);
     let declined = registry.invoke(&app, "convert", json!({"currency": "XYZ"})).await;
@@ -130,7 +130,7 @@ async fn an_async_recovery_recovers_or_declines_with_the_original_error() {
 #[tokio::test]
 async fn a_panicking_recovery_gives_the_original_error() {
     let registry = registry();
-    let app = Arc::new(App::default());
+    let app = Arc::new(App);
     for tool in ["flaky", "flaky_later"] {
         let result = registry.invoke(&app, tool, "{}").await;
         assert_eq!(result.kind, ResultKind::ToolError, "{tool}: {}", result.text);
@@ -141,7 +141,7 @@ async fn a_panicking_recovery_gives_the_original_error() {
 #[tokio::test]
 async fn a_recovery_is_never_called_for_timeouts_cancellation_invalid_arguments_or_refusals() {
     let registry = registry();
-    let app = Arc::new(App::default());
+    let app = Arc::new(App);
     let before = RECOVERIES.load(Ordering::SeqCst);
     let timed_out = registry.invoke(&app, "guarded", json!({"amount": 5})).await;
     assert_eq!(timed_out.kind, ResultKind::TimedOut, "{}", timed_out.text);

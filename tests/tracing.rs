@@ -178,7 +178,7 @@ fn a_block_a_dialect_cannot_carry_is_a_warning() {
     let recorder = recording(|| async {
         let registry = Registry::<()>::builder().tools(tools![voice]).build().unwrap();
         let result = registry.call(&Arc::new(()), "voice", "{}").call_id("c-1\nforged").await.into_result().unwrap();
-        tool_runtime::providers::openai::chat::results(&[result.clone()]);
+        tool_runtime::providers::openai::chat::results(std::slice::from_ref(&result));
         tool_runtime::providers::anthropic::results(&[result]);
     });
     let events = recorder.events.lock().unwrap();

@@ -37,6 +37,7 @@ pub struct CtxParam {
     pub app: Type,
 }
 
+#[allow(clippy::large_enum_variant, reason = "one per item the macro expands, read once")]
 pub enum InputKind {
     /// One property per parameter.
     Params(Vec<Param>),

@@ -31,6 +31,7 @@ impl Default for ArgumentLimits {
 
 /// Why the guard refused the arguments.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[allow(clippy::enum_variant_names, reason = "each limit the arguments went past: too large, too deep, too many values")]
 pub(crate) enum GuardError {
     /// `bytes` is the exact size when known (text); a parsed value is
     /// measured only up to the limit.

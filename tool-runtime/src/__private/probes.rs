@@ -244,6 +244,7 @@ impl<F: Fn(&Value) -> R, R: ParallelVerdict> ParallelSafeWhen for F {
 /// What a `parallel_safe` predicate returns: `bool`, or `Result<bool, E>`
 /// (an error means not parallel-safe).
 pub trait ParallelVerdict {
+    #[allow(clippy::wrong_self_convention, reason = "a predicate's verdict is read once, consumed")]
     fn is_parallel_safe(self) -> bool;
 }
 impl ParallelVerdict for bool {

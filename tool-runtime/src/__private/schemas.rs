@@ -149,12 +149,12 @@ mod tests {
     #[test]
     fn output_schema_probe_sees_through_result() {
         let mut generator = SchemaGenerator::default();
-        let schema = (&OutputSchema::<Result<String, std::io::Error>>::new()).get(&mut generator);
+        let schema = OutputSchema::<Result<String, std::io::Error>>::new().get(&mut generator);
         assert_eq!(schema.unwrap().as_value()["type"], "string");
         struct NoSchema;
         assert!((&OutputSchema::<NoSchema>::new()).get(&mut generator).is_none());
         assert!((&OutputSchema::<Result<NoSchema, String>>::new()).get(&mut generator).is_none());
-        assert!((&OutputSchema::<u8>::new()).get(&mut generator).is_some());
+        assert!(OutputSchema::<u8>::new().get(&mut generator).is_some());
     }
     #[test]
     fn failure_schema_probe_only_for_typed_failures() {
@@ -171,7 +171,7 @@ mod tests {
         #[derive(Serialize, JsonSchema)]
         struct NotToolError;
         let mut generator = SchemaGenerator::default();
-        let schema = (&FailureSchema::<Typed>::new()).get(&mut generator).unwrap();
+        let schema = FailureSchema::<Typed>::new().get(&mut generator).unwrap();
         assert_eq!(schema.as_value()["enum"], serde_json::json!(["Gone"]));
         assert!((&FailureSchema::<NotToolError>::new()).get(&mut generator).is_none());
         assert!((&FailureSchema::<std::io::Error>::new()).get(&mut generator).is_none());

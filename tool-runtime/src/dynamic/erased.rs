@@ -69,7 +69,10 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
         let validator = jsonschema::draft202012::new(schema).map_err(|err| format!("the scope schema does not compile: {err}"))?;
         match crate::validation::problems(&validator, scope).first() {
             Some(problem) => Err(problem.clone()),
-            None => Ok(rebuild(scope, tool)),
+            None => {
+                let _: () = rebuild(scope, tool);
+                Ok(())
+            },
         }
     }
 

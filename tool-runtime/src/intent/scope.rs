@@ -288,6 +288,9 @@ fn shown(at: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
+    /// A change to a schema, and the start of what `widening` says of it.
+    type Change = (fn(&mut serde_json::Value), &'static str);
+
     use serde_json::json;
 
     use super::widening;
@@ -318,7 +321,7 @@ mod tests {
 
     #[test]
     fn each_way_to_accept_more_is_refused_with_its_pointer() {
-        let cases: Vec<(fn(&mut serde_json::Value), &str)> = vec![
+        let cases: Vec<Change> = vec![
             (|s| s["properties"]["region"]["enum"] = json!(["eu", "mars"]), "/properties/region/enum: \"mars\" is not one of"),
             (|s| s["properties"]["limit"]["maximum"] = json!(500), "/properties/limit/maximum: the bound 50 is loosened to 500"),
             (|s| s["properties"]["limit"]["minimum"] = json!(0), "/properties/limit/minimum: the bound 1 is loosened"),
@@ -347,7 +350,7 @@ mod tests {
             "$defs": {"Query": {"type": "string"}},
             "unevaluatedProperties": false
         });
-        let cases: Vec<(fn(&mut serde_json::Value), &str)> = vec![
+        let cases: Vec<Change> = vec![
             (|s| s["anyOf"] = json!([{"properties": {"admin": {}}}]), "/anyOf: `anyOf` may not be added beside `unevaluated"),
             (|s| s["allOf"].as_array_mut().unwrap().push(json!({"properties": {"admin": {}}})), "/allOf: `allOf` may not be added beside `unevaluated"),
             (|s| s["allOf"][0] = json!({"patternProperties": {"^a": {}}}), "/allOf/0/patternProperties: `patternProperties` may not"),
