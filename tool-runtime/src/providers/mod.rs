@@ -30,8 +30,9 @@
 //! provider only, their calls and results read back by `provider_items`.
 //!
 //! Every dialect exports a tool's schemas with the `format`s of JSON Schema
-//! only ([`exported`]): schemars' names of number types (`uint32`, `int64`,
-//! `double`) are dropped, and an integer's range stays as `minimum` and
+//! only (one function, `exported`, does it for all): schemars' names of
+//! number types (`uint32`, `int64`, `double`) are dropped, and an
+//! integer's range stays as `minimum` and
 //! `maximum`, which the canonical schema states for every integer type.
 //!
 //! A host loop with any HTTP client is then a few lines:
