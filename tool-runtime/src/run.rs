@@ -404,6 +404,10 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// is not handed over (code `TOO_MANY_EXTERNAL`).
     pub async fn execute(&mut self, calls: Vec<ToolCall>) -> StepResults {
         let step = self.steps.step;
+        #[cfg(feature = "journal")]
+        let digest = self.step_digest(&calls);
+        #[cfg(not(feature = "journal"))]
+        let digest = None;
         let offered = self.offered_names();
         let refusals = self.refusals(&calls);
         let parallel = calls.len() > 1 && calls.iter().all(|call| self.parallel_safe(call));
@@ -463,7 +467,7 @@ impl<App: Send + Sync + 'static> Run<App> {
                 }
             }
         }
-        self.steps.step += 1;
+        self.steps.advance(digest);
         #[cfg(feature = "journal")]
         self.journal_step(parked).await;
         #[cfg(not(feature = "journal"))]

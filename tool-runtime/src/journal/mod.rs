@@ -85,7 +85,7 @@ mod error;
 pub mod limits;
 mod records;
 mod retention;
-mod runs;
+pub(crate) mod runs;
 mod schema;
 
 pub use error::JournalError;
