@@ -14,6 +14,17 @@
 //!   it, as finished with its result. A call that timed out or was
 //!   cancelled stays started: whether it took effect is unknown.
 //!
+//! After each step (and each approval settled), what the run changed since
+//! its last save is added to its record in the journal, in one transaction:
+//! the steps taken, the tools executed for the first time, the failures per
+//! tool (`max_retries` counts, so they survive a resume), and the state,
+//! which only moves forward. The run then takes its record as the journal
+//! holds it, so that processes stepping one run at once each see the
+//! others' steps, and one that steps a run another finished learns that it
+//! is finished. A step that re-sends exactly the call ids of the run's last
+//! journaled step (a host retrying after a crash) replays its calls and is
+//! not counted again.
+//!
 //! The effect key is the run id and the call id, or, for a tool with
 //! `idempotency_key = path`, the tool's name and the key it derives from
 //! the input (an order id), in every run.
@@ -65,7 +76,7 @@ impl Durable {
     }
 }
 
-/// What a save of a run's steps sends ([`Steps::to_save`]).
+/// What a save of a run's steps sends ([`Steps::take_save`]).
 #[derive(Debug)]
 pub(crate) struct Save {
     unsaved: Unsaved,
@@ -77,7 +88,7 @@ impl Steps {
     /// Takes what changed since the last save, to journal it: an MCP
     /// session does this under its lock, and saves of one session may run
     /// at once.
-    pub(crate) fn to_save(&mut self) -> Save {
+    pub(crate) fn take_save(&mut self) -> Save {
         Save { unsaved: std::mem::take(&mut self.unsaved), state: self.state.clone(), known: self.journaled.1 }
     }
 
@@ -335,10 +346,13 @@ impl<App: Send + Sync + 'static> Registry<App> {
 
 impl<App: Send + Sync + 'static> Run<App> {
     /// Makes this run durable under `run_id` in `journal`: a run the
-    /// journal knows is resumed (its step, tools executed, how it ended and
-    /// its pending approvals), a new one is recorded. From then on each
-    /// step, each call's effect and each approval are journaled (see the
-    /// [module docs](crate::journal)). Set the run's user and thread first:
+    /// journal knows is resumed (its step, tools executed, failures per
+    /// tool, how it ended and its pending approvals), a new one is
+    /// recorded. From then on each step, each call's effect and each
+    /// approval are journaled (see the [module docs](crate::journal)).
+    /// Several processes may resume and step one run at once: each step is
+    /// added to the journal's record, and after it the run holds the steps
+    /// and tools of all of them. Set the run's user and thread first:
     /// resumed pending calls run as that user.
     ///
     /// ```
@@ -552,7 +566,7 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// the other processes' steps from the journal ([`Durable::save`]).
     pub(crate) async fn save(&mut self) -> Result<(), JournalError> {
         let Some(durable) = self.durable.clone() else { return Ok(()) };
-        let save = self.steps.to_save();
+        let save = self.steps.take_save();
         let answer = durable.save(&save).await;
         self.steps.saved(save, answer)
     }

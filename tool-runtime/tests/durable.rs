@@ -619,8 +619,13 @@ async fn max_retries_failures_survive_a_resume_and_add_up_across_processes(db: D
     assert_eq!(run.offered_names(), ["read_sensor", "balance"], "one failure of two allowed");
     drop(run);
 
-    // A resumed run keeps the count: one more failure exhausts the tool.
+    // A resumed run keeps the count; the step re-sent replays its failure,
+    // which is not counted again.
     let mut run = registry.run(shop.clone()).durable(&journal, "t-retries").await.unwrap();
+    let replayed = run.execute(vec![call("c1", "read_sensor", json!({}))]).await;
+    assert_eq!(replayed.results[0].kind, ResultKind::ToolError);
+    assert_eq!(run.offered_names(), ["read_sensor", "balance"], "still one failure");
+    // One more failure exhausts the tool.
     run.execute(vec![call("c2", "read_sensor", json!({}))]).await;
     assert_eq!(run.offered_names(), ["balance"], "two failures, counted across a resume");
     // Another process, resumed before either failure, learns of both at its next step.

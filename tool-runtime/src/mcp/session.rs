@@ -86,7 +86,7 @@ impl<App: Send + Sync + 'static> McpSession<App> {
     #[cfg(feature = "journal")]
     async fn save(&self) {
         let Some(durable) = &self.durable else { return };
-        let save = self.lock().steps.to_save();
+        let save = self.lock().steps.take_save();
         let answer = durable.save(&save).await;
         if let Err(error) = self.lock().steps.saved(save, answer) {
             tracing::error!(run_id = %Escaped(&durable.run_id), error = %Escaped(&error), "the session's run could not be journaled");
