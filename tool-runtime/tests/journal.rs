@@ -504,7 +504,7 @@ async fn prune_forgets_finished_runs_and_keeps_everything_in_flight(db: Db) {
         }
     };
     // Finished long ago: a finished call and a settled approval.
-    journal.save_run(&finished("r-old")).await.unwrap();
+    journal.save_run(&RunRecord { executed: vec!["refund".into()], failures: vec![("refund".into(), 2)], ..finished("r-old") }).await.unwrap();
     call("r-old", "k-old", true).await;
     journal.park(&parked("r-old", "a-old", None, at(1), None)).await.unwrap();
     journal.decide("a-old", Decision::Approve, "ann").await.unwrap();
@@ -536,6 +536,10 @@ async fn prune_forgets_finished_runs_and_keeps_everything_in_flight(db: Db) {
     assert_eq!(journal.known_call("k-old").await.unwrap(), None);
     assert_eq!(journal.approval("a-old").await.unwrap(), None);
     assert_eq!(journal.known_call("k-orphan").await.unwrap(), None);
+    // Its id used again is a new run, with nothing executed or failed.
+    journal.update_run(&RunRecord::new("r-old"), 0).await.unwrap();
+    let again = journal.load_run("r-old").await.unwrap().unwrap();
+    assert_eq!((again.executed.len(), again.failures.len()), (0, 0), "{again:?}");
     // Kept: the run still going, the call in doubt, the open approvals and their runs, the recent run.
     assert!(journal.load_run("r-active").await.unwrap().is_some());
     assert!(matches!(journal.known_call("k-active").await.unwrap(), Some(CallStart::Finished(_))));
