@@ -76,6 +76,12 @@ const SAVE_FAILURES: &str = "INSERT INTO journal_run_failures (run_id, tool, fai
      THEN excluded.failures ELSE journal_run_failures.failures END";
 const CLEAR_FAILURES: &str = "DELETE FROM journal_run_failures WHERE run_id = $1";
 const LOAD_FAILURES: &str = "SELECT tool, failures FROM journal_run_failures WHERE run_id = $1 ORDER BY tool";
+/// What a step reads back, in one statement: the run's tools from the
+/// `$2`th on (`is_tool` 1, `n` its ordinal), then its failures (`n` the
+/// count).
+const READ_BACK: &str = "SELECT * FROM (SELECT CAST(1 AS BIGINT) AS is_tool, ordinal AS n, tool FROM journal_run_tools \
+     WHERE run_id = $1 AND ordinal >= $2 UNION ALL SELECT CAST(0 AS BIGINT), failures, tool FROM journal_run_failures \
+     WHERE run_id = $1) AS back ORDER BY is_tool DESC, n, tool";
 
 /// A run as the journal holds it once [`Journal::add_step`] added a step.
 #[derive(Debug)]
@@ -228,17 +234,17 @@ impl Journal {
                 write_failures!(tx, ADD_FAILURES, run_id, &delta.failures, "add_step");
             }
             let known_from = i64::try_from(known).unwrap_or(i64::MAX);
-            let tools: Vec<(i64, String)> = sqlx::query_as(LOAD_TOOLS).bind(run_id).bind(known_from).fetch_all(&mut *tx).await.map_err(failed())?;
-            let failures: Vec<(String, i64)> = sqlx::query_as(LOAD_FAILURES).bind(run_id).fetch_all(&mut *tx).await.map_err(failed())?;
+            let back: Vec<(i64, i64, String)> = sqlx::query_as(READ_BACK).bind(run_id).bind(known_from).fetch_all(&mut *tx).await.map_err(failed())?;
             tx.commit().await.map_err(failed())?;
-            let tool_count = tools.last().map_or(known, |(ordinal, _)| usize::try_from(*ordinal).map_or(known, |last| last + 1));
+            let (tools, failures): (Vec<_>, Vec<_>) = back.into_iter().partition(|(is_tool, _, _)| *is_tool == 1);
+            let tool_count = tools.last().map_or(known, |(_, ordinal, _)| usize::try_from(*ordinal).map_or(known, |last| last + 1));
             Ok(Stepped {
                 version: stored.version,
                 step,
                 state,
-                tools: tools.into_iter().map(|(_, tool)| tool).collect(),
+                tools: tools.into_iter().map(|(_, _, tool)| tool).collect(),
                 tool_count,
-                failures: decode_failures(run_id, failures)?,
+                failures: decode_failures(run_id, failures.into_iter().map(|(_, failed, tool)| (tool, failed)).collect())?,
             })
         })
     }
