@@ -139,6 +139,7 @@ impl Steps {
             }
         }
         self.journaled.1 = self.journaled.1.max(stepped.tool_count);
+        self.resent = stepped.resent.then(|| stepped.step.saturating_sub(1));
         if stepped.version <= self.journaled.0 {
             return;
         }

@@ -402,6 +402,12 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// external tool beyond
     /// [`max_external_calls`](crate::RegistryBuilder::max_external_calls)
     /// is not handed over (code `TOO_MANY_EXTERNAL`).
+    ///
+    /// In a durable run, a step whose calls carry exactly the ids of the
+    /// run's last journaled step is that step re-sent (a host retrying
+    /// after a crash): its calls are replayed from the journal, the step
+    /// index does not advance, and [`StepResults::step`] is the index the
+    /// step had.
     pub async fn execute(&mut self, calls: Vec<ToolCall>) -> StepResults {
         let step = self.steps.step;
         #[cfg(feature = "journal")]
@@ -470,6 +476,8 @@ impl<App: Send + Sync + 'static> Run<App> {
         self.steps.advance(digest);
         #[cfg(feature = "journal")]
         self.journal_step(parked).await;
+        #[cfg(feature = "journal")]
+        let step = self.steps.resent.take().unwrap_or(step);
         #[cfg(not(feature = "journal"))]
         let _ = parked;
         StepResults { step, results, expired }

@@ -36,6 +36,10 @@ pub(crate) struct Steps {
     /// of the run's tools the journal held then.
     #[cfg_attr(not(feature = "journal"), allow(dead_code))]
     pub(crate) journaled: (i64, usize),
+    /// Set by a save that found the last step re-sent: the index that step
+    /// had when it was first journaled.
+    #[cfg_attr(not(feature = "journal"), allow(dead_code))]
+    pub(crate) resent: Option<usize>,
 }
 
 /// What the steps of a run changed since the journal last took it: a save
@@ -66,6 +70,7 @@ impl Default for Steps {
             failures: Vec::new(),
             unsaved: Unsaved::default(),
             journaled: (0, 0),
+            resent: None,
         }
     }
 }

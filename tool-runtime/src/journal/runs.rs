@@ -90,6 +90,9 @@ pub(crate) struct Stepped {
     /// version is the newer.
     pub(crate) version: i64,
     pub(crate) step: usize,
+    /// Whether the last step added re-sent the run's last journaled step
+    /// (and so was not counted).
+    pub(crate) resent: bool,
     pub(crate) state: RunState,
     /// The run's tools from the `known`th on (the caller holds the
     /// others), in the order the run first executed them.
@@ -241,6 +244,7 @@ impl Journal {
             Ok(Stepped {
                 version: stored.version,
                 step,
+                resent,
                 state,
                 tools: tools.into_iter().map(|(_, _, tool)| tool).collect(),
                 tool_count,
