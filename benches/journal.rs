@@ -8,13 +8,13 @@
 //!   statements: the effect key looked up before the policy is decided
 //!   (`known_call`: a SELECT), the call recorded as started before the tool
 //!   runs (`start_call`: INSERT ... ON CONFLICT DO NOTHING), as finished
-//!   after it (`finish_call`: an UPDATE), and the run's record saved after
-//!   the step (`update_run`: an upsert of its step and state; on the run's
-//!   first call of the tool, in one transaction with the tool's row
-//!   appended). Three of them write, each its own transaction (a commit, so
-//!   an fsync on SQLite with synchronous = FULL and a WAL flush on
-//!   Postgres).
-//! - **bare**, the limit: those four statements with the same parameters,
+//!   after it (`finish_call`: an UPDATE), and the step added to the run's
+//!   record (`add_step`: one transaction that takes the run's row and reads
+//!   it, writes its step and state, appends the tool on the run's first call
+//!   of it, and reads back the tools and failures other processes added).
+//!   Three of them write, each its own transaction (a commit, so an fsync on
+//!   SQLite with synchronous = FULL and a WAL flush on Postgres).
+//! - **bare**, the limit: those statements with the same parameters,
 //!   written with sqlx directly on the same database, through a pool with
 //!   the same connection settings as `Journal::open`'s (SQLite: WAL,
 //!   synchronous = FULL, 5 s busy timeout; sqlx's default pool).
@@ -66,10 +66,19 @@ const START: &str = "INSERT INTO journal_calls (effect_key, run_id, call_id, too
      ON CONFLICT (effect_key) DO NOTHING";
 const FINISH: &str = "UPDATE journal_calls SET finished_at = $2, kind = $3, text = $4, structured = $5, error_code = $6, status = $7, \
      truncated = $8, ends_run = $9 WHERE effect_key = $1 AND finished_at IS NULL";
-const SAVE: &str = "INSERT INTO journal_runs (run_id, step, state, ended_by, updated_at) VALUES ($1, $2, $3, $4, $5) \
+const SAVE: &str = "INSERT INTO journal_runs (run_id, step, state, ended_by, updated_at, version) VALUES ($1, $2, $3, $4, $5, 1) \
      ON CONFLICT (run_id) DO UPDATE SET step = excluded.step, state = excluded.state, ended_by = excluded.ended_by, \
-     updated_at = excluded.updated_at";
-const APPEND_TOOL: &str = "INSERT INTO journal_run_tools (run_id, ordinal, tool) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING";
+     updated_at = excluded.updated_at, version = journal_runs.version + 1";
+const TAKE: &str = "INSERT INTO journal_runs (run_id, step, state, ended_by, updated_at, version) VALUES ($1, 0, 'active', NULL, $2, 1) \
+     ON CONFLICT (run_id) DO UPDATE SET version = journal_runs.version + 1, updated_at = excluded.updated_at \
+     RETURNING run_id, step, state, ended_by, last_calls, version";
+const STEP: &str = "UPDATE journal_runs SET step = $2, state = $3, ended_by = $4, last_calls = $5 WHERE run_id = $1";
+const APPEND_TOOL: &str = "INSERT INTO journal_run_tools (run_id, ordinal, tool) \
+     SELECT $1, (SELECT COALESCE(MAX(ordinal) + 1, 0) FROM journal_run_tools WHERE run_id = $1), $2 \
+     WHERE NOT EXISTS (SELECT 1 FROM journal_run_tools WHERE run_id = $1 AND tool = $2)";
+const READ_BACK: &str = "SELECT * FROM (SELECT CAST(1 AS BIGINT) AS is_tool, ordinal AS n, tool FROM journal_run_tools \
+     WHERE run_id = $1 AND ordinal >= $2 UNION ALL SELECT CAST(0 AS BIGINT), failures, tool FROM journal_run_failures \
+     WHERE run_id = $1) AS back ORDER BY is_tool DESC, n, tool";
 
 /// A pool beside the journal's, for the bare writes.
 enum Bare {
@@ -169,7 +178,8 @@ async fn bare_writes(backend: &Backend, calls: u64) -> Duration {
 
 /// What a durable run's `execute` writes for one call of `noop` as its
 /// `step`th step: the effect key looked up, the call started and finished,
-/// the run saved (with `noop` appended to its tools on the first step).
+/// the step added to the run (with `noop` appended to its tools on the
+/// first step, and read back).
 async fn bare_call(backend: &Backend, run_id: &str, call_id: &str, step: u64) {
     let result = &backend.result;
     let key = effect_key(run_id, call_id);
@@ -202,20 +212,26 @@ async fn bare_call(backend: &Backend, run_id: &str, call_id: &str, step: u64) {
             .await
             .unwrap();
         assert_eq!(updated.rows_affected(), 1);
-        let save = sqlx::query(SAVE)
+        let mut tx = pool.begin().await.unwrap();
+        let taken = sqlx::query(TAKE).bind(run_id).bind(millis(SystemTime::now())).fetch_one(&mut *tx).await.unwrap();
+        let stored: i64 = sqlx::Row::get(&taken, "step");
+        assert_eq!(stored, i64::try_from(step).unwrap() - 1);
+        sqlx::query(STEP)
             .bind(run_id)
             .bind(i64::try_from(step).unwrap())
             .bind("active")
             .bind(None::<&str>)
-            .bind(millis(SystemTime::now()));
+            .bind(call_id)
+            .execute(&mut *tx)
+            .await
+            .unwrap();
         if step == 1 {
-            let mut tx = pool.begin().await.unwrap();
-            save.execute(&mut *tx).await.unwrap();
-            sqlx::query(APPEND_TOOL).bind(run_id).bind(0_i64).bind("noop").execute(&mut *tx).await.unwrap();
-            tx.commit().await.unwrap();
-        } else {
-            save.execute(pool).await.unwrap();
+            sqlx::query(APPEND_TOOL).bind(run_id).bind("noop").execute(&mut *tx).await.unwrap();
         }
+        let known = i64::from(step > 1);
+        let back: Vec<(i64, i64, String)> = sqlx::query_as(READ_BACK).bind(run_id).bind(known).fetch_all(&mut *tx).await.unwrap();
+        assert_eq!(back.len(), usize::from(step == 1));
+        tx.commit().await.unwrap();
     });
 }
 
@@ -449,8 +465,8 @@ fn summary() {
     let backends = rt.block_on(databases.backends(&registry));
     let (rounds, batch) = (15, 20);
     println!("\njournal: one call of a tool that does nothing through Run::execute (median of {rounds} alternating batches of {batch} calls)");
-    println!("durable: 4 statements per call (SELECT by effect key, INSERT start, UPDATE finish, run upsert), 3 of them commits");
-    println!("bare: those 4 statements with the same parameters, sqlx directly, same database and connection settings");
+    println!("durable: per call a SELECT by effect key, an INSERT start, an UPDATE finish, and the step's transaction (row taken, UPDATE, read back); 3 commits");
+    println!("bare: those statements with the same parameters, sqlx directly, same database and connection settings");
     println!("{:<10} {:>12} {:>12} {:>12} {:>13} {:>15}  target", "backend", "durable", "bare", "in memory", "durable/bare", "durable/memory");
     for backend in &backends {
         let [durable, bare, memory] = side_by_side(

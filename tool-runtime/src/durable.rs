@@ -14,6 +14,17 @@
 //!   it, as finished with its result. A call that timed out or was
 //!   cancelled stays started: whether it took effect is unknown.
 //!
+//! After each step (and each approval settled), what the run changed since
+//! its last save is added to its record in the journal, in one transaction:
+//! the steps taken, the tools executed for the first time, the failures per
+//! tool (`max_retries` counts, so they survive a resume), and the state,
+//! which only moves forward. The run then takes its record as the journal
+//! holds it, so that processes stepping one run at once each see the
+//! others' steps, and one that steps a run another finished learns that it
+//! is finished. A step that re-sends exactly the call ids of the run's last
+//! journaled step (a host retrying after a crash) replays its calls and is
+//! not counted again.
+//!
 //! The effect key is the run id and the call id, or, for a tool with
 //! `idempotency_key = path`, the tool's name, the caller's user id and the
 //! key it derives from the input (an order id), in every run of that user:
@@ -30,7 +41,6 @@
 //! it twice at once. A finished one is started again
 //! (`Journal::restart_call`, atomic) and runs.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -41,34 +51,109 @@ use crate::call::{Arguments, PendingCall};
 use crate::context::{CallInfo, CallState};
 use crate::error::ToolError;
 use crate::error_report::{ErrorKind, ErrorReport, Escaped};
-use crate::journal::{CallStart, Decided, Decision, Journal, JournalError, JournaledResult, ParkedCall, RunRecord, EXPIRED_BY, GONE_BY};
+use crate::journal::runs::{rank, Stepped};
+use crate::journal::{CallStart, Decided, Decision, Journal, JournalError, JournaledResult, ParkedCall, EXPIRED_BY, GONE_BY};
 use crate::pipeline::Input;
 use crate::registry::{Entry, Registry};
 use crate::result::{lines, CallResult, ResultKind};
-use crate::run::Run;
+use crate::run::{Run, RunState, ToolCall};
+use crate::steps::{add_failures, Steps, Unsaved};
 
 /// What a call of a durable run carries: the journal and the run's id.
 #[derive(Debug)]
 pub(crate) struct Durable {
     pub(crate) journal: Journal,
     pub(crate) run_id: Arc<str>,
-    /// How many of the run's executed tools the journal holds: a save
-    /// appends those after them.
-    stored_tools: AtomicUsize,
 }
 
 impl Durable {
     pub(crate) fn new(journal: Journal, run_id: Arc<str>) -> Self {
-        Durable { journal, run_id, stored_tools: AtomicUsize::new(0) }
+        Durable { journal, run_id }
     }
 
-    /// Journals how the run stands: its step and state, and the tools it
-    /// executed since the last save appended ([`Journal::update_run`]).
-    pub(crate) async fn save(&self, run: &RunRecord) -> Result<(), JournalError> {
-        self.journal.update_run(run, self.stored_tools.load(Ordering::Acquire)).await?;
-        // Saves of one MCP session may finish out of order: the longest wins.
-        self.stored_tools.fetch_max(run.executed.len(), Ordering::AcqRel);
-        Ok(())
+    /// Adds what `save` took from a run's steps to its record
+    /// ([`Journal::add_step`]); the answer is for [`Steps::saved`].
+    pub(crate) async fn save(&self, save: &Save) -> Result<Stepped, JournalError> {
+        self.journal.add_step(&self.run_id, &save.unsaved, &save.state, save.known).await
+    }
+}
+
+/// What a save of a run's steps sends ([`Steps::take_save`]).
+#[derive(Debug)]
+pub(crate) struct Save {
+    unsaved: Unsaved,
+    state: RunState,
+    known: usize,
+}
+
+impl Steps {
+    /// Takes what changed since the last save, to journal it: an MCP
+    /// session does this under its lock, and saves of one session may run
+    /// at once.
+    pub(crate) fn take_save(&mut self) -> Save {
+        Save { unsaved: std::mem::take(&mut self.unsaved), state: self.state.clone(), known: self.journaled.1 }
+    }
+
+    /// Takes the journal's answer to `save`: on success the run as the
+    /// journal holds it, with the other processes' steps, tools and
+    /// failures; on failure the change is kept for the next save.
+    pub(crate) fn saved(&mut self, save: Save, answer: Result<Stepped, JournalError>) -> Result<(), JournalError> {
+        match answer {
+            Ok(stepped) => {
+                self.journaled(stepped);
+                Ok(())
+            }
+            Err(error) => {
+                self.restore(save.unsaved);
+                Err(error)
+            }
+        }
+    }
+
+    /// Puts back what a save that failed took, before what changed since:
+    /// the next save sends both.
+    fn restore(&mut self, taken: Unsaved) {
+        let newer = std::mem::replace(&mut self.unsaved, taken);
+        self.unsaved.steps += newer.steps;
+        if newer.steps > 0 {
+            self.unsaved.last_calls = newer.last_calls;
+        }
+        for tool in newer.tools {
+            if !self.unsaved.tools.contains(&tool) {
+                self.unsaved.tools.push(tool);
+            }
+        }
+        for (tool, failed) in &newer.failures {
+            add_failures(&mut self.unsaved.failures, tool, *failed);
+        }
+    }
+
+    /// Takes the run as the journal holds it after a save, plus what
+    /// changed here since the save was sent. Tools only grow, so the
+    /// journal's new ones are always added; the rest is taken only from an
+    /// answer newer than the last one taken (two saves of one MCP session
+    /// may answer out of order), and a state only when it is as far along
+    /// as this one (a finished run stays finished).
+    fn journaled(&mut self, stepped: Stepped) {
+        for tool in stepped.tools {
+            if !self.executed.contains(&tool) {
+                self.executed.push(tool);
+            }
+        }
+        self.journaled.1 = self.journaled.1.max(stepped.tool_count);
+        self.resent = stepped.resent.then(|| stepped.step.saturating_sub(1));
+        if stepped.version <= self.journaled.0 {
+            return;
+        }
+        self.journaled.0 = stepped.version;
+        self.step = stepped.step + self.unsaved.steps;
+        self.failures = stepped.failures;
+        for (tool, failed) in &self.unsaved.failures {
+            add_failures(&mut self.failures, tool, *failed);
+        }
+        if rank(&stepped.state) >= rank(&self.state) {
+            self.state = stepped.state;
+        }
     }
 }
 
@@ -268,10 +353,13 @@ impl<App: Send + Sync + 'static> Registry<App> {
 
 impl<App: Send + Sync + 'static> Run<App> {
     /// Makes this run durable under `run_id` in `journal`: a run the
-    /// journal knows is resumed (its step, tools executed, how it ended and
-    /// its pending approvals), a new one is recorded. From then on each
-    /// step, each call's effect and each approval are journaled (see the
-    /// [module docs](crate::journal)). Set the run's user and thread first:
+    /// journal knows is resumed (its step, tools executed, failures per
+    /// tool, how it ended and its pending approvals), a new one is
+    /// recorded. From then on each step, each call's effect and each
+    /// approval are journaled (see the [module docs](crate::journal)).
+    /// Several processes may resume and step one run at once: each step is
+    /// added to the journal's record, and after it the run holds the steps
+    /// and tools of all of them. Set the run's user and thread first:
     /// resumed pending calls run as that user.
     ///
     /// ```
@@ -309,15 +397,10 @@ impl<App: Send + Sync + 'static> Run<App> {
     pub async fn durable(mut self, journal: &Journal, run_id: &str) -> Result<Self, DurableError> {
         let durable = Arc::new(Durable::new(journal.clone(), run_id.into()));
         self.durable = Some(durable.clone());
-        match journal.load_run(run_id).await? {
-            Some(record) => {
-                durable.stored_tools.store(record.executed.len(), Ordering::Release);
-                self.steps.step = record.step;
-                self.steps.executed = record.executed;
-                self.steps.state = record.state;
-            }
-            None => journal.save_run(&self.record(&durable)).await?,
-        }
+        // A run the journal knows is taken as it holds it; a new one is
+        // recorded (with whatever this run did before).
+        self.steps.journaled = (0, 0);
+        self.save().await?;
         // The journaled calls must still fit this registry: a re-sent step
         // replays them.
         for call in journal.calls_of_run(run_id).await? {
@@ -456,8 +539,8 @@ impl<App: Send + Sync + 'static> Run<App> {
 
     /// Journals a finished run: its dropped pending calls rejected and
     /// settled, its state saved (failures logged).
-    pub(crate) async fn journal_finish(&self, dropped: &[PendingCall<App>]) {
-        let Some(durable) = &self.durable else { return };
+    pub(crate) async fn journal_finish(&mut self, dropped: &[PendingCall<App>]) {
+        let Some(durable) = self.durable.clone() else { return };
         for pending in dropped {
             let rejected = durable.journal.decide(&durable.run_id, pending.id(), Decision::Reject("The run finished before a decision.".into()), GONE_BY).await;
             if let Err(error) = rejected.map(drop).or_else(|error| match error {
@@ -472,7 +555,7 @@ impl<App: Send + Sync + 'static> Run<App> {
     }
 
     /// [`save`](Self::save), a failure logged.
-    pub(crate) async fn save_or_report(&self) {
+    pub(crate) async fn save_or_report(&mut self) {
         if let Err(error) = self.save().await {
             tracing::error!(run_id = %Escaped(self.run_id().unwrap_or_default()), error = %Escaped(&error), "the run's state could not be journaled");
         }
@@ -487,12 +570,27 @@ impl<App: Send + Sync + 'static> Run<App> {
         }
     }
 
-    /// Records how the run stands, after a step or an approval.
-    pub(crate) async fn save(&self) -> Result<(), JournalError> {
-        match &self.durable {
-            Some(durable) => durable.save(&self.record(durable)).await,
-            None => Ok(()),
+    /// Records how the run stands, after a step or an approval, and takes
+    /// the other processes' steps from the journal ([`Durable::save`]).
+    pub(crate) async fn save(&mut self) -> Result<(), JournalError> {
+        let Some(durable) = self.durable.clone() else { return Ok(()) };
+        let save = self.steps.take_save();
+        let answer = durable.save(&save).await;
+        self.steps.saved(save, answer)
+    }
+
+    /// The digest of a step's call ids in a durable run, by which a step
+    /// re-sent after a crash is told from a new one; `None` when the run
+    /// is not durable, or a call has no id of the host's.
+    pub(crate) fn step_digest(&self, calls: &[ToolCall]) -> Option<String> {
+        use sha2::{Digest, Sha256};
+
+        if self.durable.is_none() || calls.is_empty() || calls.iter().any(|call| call.id.is_empty()) {
+            return None;
         }
+        let ids: Vec<&str> = calls.iter().map(|call| call.id.as_str()).collect();
+        let digest = Sha256::digest(serde_json::to_string(&ids).unwrap_or_default().as_bytes());
+        Some(digest.iter().map(|byte| format!("{byte:02x}")).collect())
     }
 
     /// Journals a call that now waits for approval.
@@ -520,15 +618,6 @@ impl<App: Send + Sync + 'static> Run<App> {
         let Some(durable) = &self.durable else { return Ok(()) };
         let by = self.user.id.as_deref().unwrap_or("host");
         durable.journal.decide(&durable.run_id, id, decision, by).await.map(drop)
-    }
-
-    fn record(&self, durable: &Durable) -> RunRecord {
-        RunRecord {
-            step: self.steps.step,
-            executed: self.steps.executed.clone(),
-            state: self.steps.state.clone(),
-            ..RunRecord::new(&*durable.run_id)
-        }
     }
 
     /// A journaled pending call, read back into this registry's tool.

@@ -403,8 +403,18 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// external tool beyond
     /// [`max_external_calls`](crate::RegistryBuilder::max_external_calls)
     /// is not handed over (code `TOO_MANY_EXTERNAL`).
+    ///
+    /// In a durable run, a step whose calls carry exactly the ids of the
+    /// run's last journaled step is that step re-sent (a host retrying
+    /// after a crash): its calls are replayed from the journal, the step
+    /// index does not advance, and [`StepResults::step`] is the index the
+    /// step had.
     pub async fn execute(&mut self, calls: Vec<ToolCall>) -> StepResults {
         let step = self.steps.step;
+        #[cfg(feature = "journal")]
+        let digest = self.step_digest(&calls);
+        #[cfg(not(feature = "journal"))]
+        let digest = None;
         let offered = self.offered_names();
         let refusals = self.refusals(&calls);
         let parallel = calls.len() > 1 && calls.iter().all(|call| self.parallel_safe(call));
@@ -466,9 +476,11 @@ impl<App: Send + Sync + 'static> Run<App> {
                 }
             }
         }
-        self.steps.step += 1;
+        self.steps.advance(digest);
         #[cfg(feature = "journal")]
         self.save_or_report().await;
+        #[cfg(feature = "journal")]
+        let step = self.steps.resent.take().unwrap_or(step);
         StepResults { step, results, expired }
     }
 

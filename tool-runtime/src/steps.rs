@@ -1,6 +1,9 @@
 //! What a run remembers of its steps, shared by a [`Run`](crate::Run) and
 //! each MCP session: the step index, the tools executed, failures per tool,
-//! how the run ends, and what is offered.
+//! how the run ends, and what is offered; and, for a durable run, what
+//! changed since the journal last took it ([`Unsaved`]), which a save adds
+//! to the journal's record rather than writing over it, since other
+//! processes may step the same run at once.
 
 use std::panic::AssertUnwindSafe;
 
@@ -25,31 +28,76 @@ pub(crate) struct Steps {
     pub(crate) executed: Vec<String>,
     pub(crate) state: RunState,
     /// Failed calls per tool, for `max_retries` (see [`counts_as_failure`]).
-    failures: Vec<(String, u32)>,
+    pub(crate) failures: Vec<(String, u32)>,
+    /// What changed since the journal last took it.
+    pub(crate) unsaved: Unsaved,
+    /// The version of the run's record this process last read from the
+    /// journal (an older answer arriving late is not taken), and how many
+    /// of the run's tools the journal held then.
+    #[cfg_attr(not(feature = "journal"), allow(dead_code))]
+    pub(crate) journaled: (i64, usize),
+    /// Set by a save that found the last step re-sent: the index that step
+    /// had when it was first journaled.
+    #[cfg_attr(not(feature = "journal"), allow(dead_code))]
+    pub(crate) resent: Option<usize>,
+}
+
+/// What the steps of a run changed since the journal last took it: a save
+/// adds it to the journal's record, so that of several processes stepping
+/// one run at once none loses another's steps, tools or failures. Kept by
+/// every run (a few counters and names; at most one entry per tool).
+#[derive(Debug, Default)]
+#[cfg_attr(not(feature = "journal"), allow(dead_code))]
+pub(crate) struct Unsaved {
+    /// Steps taken.
+    pub(crate) steps: usize,
+    /// The digest of the call ids of the last of those steps, when the
+    /// host gave each call an id: a step re-sending exactly the calls of
+    /// the run's last journaled step is that step again.
+    pub(crate) last_calls: Option<String>,
+    /// Tools executed for the first time.
+    pub(crate) tools: Vec<String>,
+    /// Failed calls per tool.
+    pub(crate) failures: Vec<(String, u32)>,
 }
 
 impl Default for Steps {
     fn default() -> Self {
-        Steps { step: 0, executed: Vec::new(), state: RunState::Active, failures: Vec::new() }
+        Steps {
+            step: 0,
+            executed: Vec::new(),
+            state: RunState::Active,
+            failures: Vec::new(),
+            unsaved: Unsaved::default(),
+            journaled: (0, 0),
+            resent: None,
+        }
     }
 }
 
 impl Steps {
+    /// Moves to the next step; `calls` is the digest of the call ids of
+    /// the step that ended, in a durable run.
+    pub(crate) fn advance(&mut self, calls: Option<String>) {
+        self.step += 1;
+        self.unsaved.steps += 1;
+        self.unsaved.last_calls = calls;
+    }
+
     /// Records a settled call: a failure counts toward `max_retries`; a
     /// success marks its tool executed, and may end the run (`ends_run`) or halt
     /// it at once (`ends_turn`, the tool's key).
     pub(crate) fn record(&mut self, result: &CallResult, ends_turn: bool) {
         if counts_as_failure(result) {
-            match self.failures.iter_mut().find(|(tool, _)| *tool == result.tool) {
-                Some((_, failed)) => *failed += 1,
-                None => self.failures.push((result.tool.to_string(), 1)),
-            }
+            add_failures(&mut self.failures, &result.tool, 1);
+            add_failures(&mut self.unsaved.failures, &result.tool, 1);
         }
         if result.kind != ResultKind::Success {
             return;
         }
         if !self.executed.iter().any(|tool| *tool == result.tool) {
             self.executed.push(result.tool.to_string());
+            self.unsaved.tools.push(result.tool.to_string());
         }
         if ends_turn && self.state == RunState::Active {
             self.state = RunState::Finished { by: Some(result.tool.to_string()) };
@@ -101,6 +149,14 @@ impl Steps {
             })
             .map(|entry| &entry.def)
             .collect()
+    }
+}
+
+/// Adds `failed` failures of `tool` to `failures`.
+pub(crate) fn add_failures(failures: &mut Vec<(String, u32)>, tool: &str, failed: u32) {
+    match failures.iter_mut().find(|(name, _)| name == tool) {
+        Some((_, count)) => *count = count.saturating_add(failed),
+        None => failures.push((tool.to_owned(), failed)),
     }
 }
 

@@ -1,7 +1,8 @@
 //! Durable runs against real databases (a SQLite file, and the Postgres
 //! server of `TOOL_RUNTIME_TEST_POSTGRES_URL`, as in `journal.rs`): resume
 //! by id, effects never repeated, approvals decided out of band, expiry,
-//! an incompatible registry, a journaled result that no longer fits.
+//! an incompatible registry, a journaled result that no longer fits,
+//! several processes stepping one run at once.
 //! Every case runs on both backends from one body; each "process" is a
 //! journal of its own on the same database.
 #![cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -40,6 +41,10 @@ on_both_backends!(
     an_external_call_survives_a_restart_and_is_completed_once,
     a_long_run_keeps_and_journals_each_executed_tool_once,
     a_result_holding_a_nul_is_journaled_and_replayed,
+    steps_of_one_run_in_three_processes_at_once_are_all_kept,
+    a_run_one_process_finished_stays_finished_after_anothers_late_step,
+    a_re_sent_step_does_not_advance_the_step,
+    max_retries_failures_survive_a_resume_and_add_up_across_processes,
 );
 
 /// The world the tools change, counted outside the journal.
@@ -525,4 +530,109 @@ async fn a_long_runs_calls_cost_what_its_first_calls_cost() {
     println!("per call, over calls 0-10k: {:?}; over calls 40k-50k: {:?}", per_call[0], per_call[4]);
     assert_eq!(run.executed(), ["charge"]);
     assert!(per_call[4] < per_call[0] * 3, "calls 40k-50k cost {:?} each, calls 0-10k {:?}", per_call[4], per_call[0]);
+}
+
+async fn steps_of_one_run_in_three_processes_at_once_are_all_kept(db: Db) {
+    let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
+    let rounds = 5;
+    // Three processes resume one run and step it at the same time, each
+    // calling a tool of its own.
+    let (a, _ja) = resume(&db, &desk, &shop, "t-many").await;
+    let (b, _jb) = resume(&db, &desk, &shop, "t-many").await;
+    let (c, _jc) = resume(&db, &desk, &shop, "t-many").await;
+    let (a, b, c) = tokio::join!(
+        steps(a, "a", "charge", json!({"cents": 5}), rounds),
+        steps(b, "b", "balance", json!({}), rounds),
+        steps(c, "c", "read_label", json!({"label": "x"}), rounds),
+    );
+    // Each process saw the others' steps by its last one.
+    for run in [&a, &b, &c] {
+        assert!(run.step() >= rounds, "a process's own steps at least: {}", run.step());
+    }
+    let (resumed, _journal) = resume(&db, &desk, &shop, "t-many").await;
+    let mut executed = resumed.executed().to_vec();
+    executed.sort();
+    assert_eq!(
+        (resumed.step(), executed),
+        (3 * rounds, vec!["balance".to_owned(), "charge".to_owned(), "read_label".to_owned()]),
+        "every step of every process counted, every executed tool kept"
+    );
+}
+
+/// `rounds` steps of `run`, each one call of `tool`, ids named after `process`.
+async fn steps(mut run: Run<Shop>, process: &str, tool: &str, args: Value, rounds: usize) -> Run<Shop> {
+    for round in 0..rounds {
+        let step = run.execute(vec![call(&format!("{process}-{round}"), tool, args.clone())]).await;
+        assert_eq!(step.results[0].kind, ResultKind::Success, "{}", step.results[0].text);
+    }
+    run
+}
+
+async fn a_run_one_process_finished_stays_finished_after_anothers_late_step(db: Db) {
+    let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
+    let (mut first, _journal) = resume(&db, &desk, &shop, "t-fin").await;
+    let (mut late, _other) = resume(&db, &desk, &shop, "t-fin").await;
+    first.execute(vec![call("c1", "charge", json!({"cents": 5}))]).await;
+    first.finish().await;
+    // The other process still holds the run as active, and steps it.
+    late.execute(vec![call("c2", "balance", json!({}))]).await;
+    assert_eq!(late.state(), &RunState::Finished { by: None }, "the late process learns the run is finished");
+    assert!(late.offered().is_empty(), "a finished run offers nothing");
+    let (resumed, _journal) = resume(&db, &desk, &shop, "t-fin").await;
+    assert_eq!((resumed.state(), resumed.step()), (&RunState::Finished { by: None }, 2), "finished, both steps counted");
+}
+
+async fn a_re_sent_step_does_not_advance_the_step(db: Db) {
+    let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
+    let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    run.execute(vec![call("c1", "charge", json!({"cents": 5})), call("c2", "balance", json!({}))]).await;
+    drop(run);
+    // The host crashed before it saw the step through, and re-sends it.
+    let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    assert_eq!(run.step(), 1);
+    let again = run.execute(vec![call("c1", "charge", json!({"cents": 5})), call("c2", "balance", json!({}))]).await;
+    assert_eq!((run.step(), again.step), (1, 0), "the same step again is not a new step");
+    assert_eq!(shop.charges.load(Ordering::SeqCst), 1, "charged once");
+    let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    assert_eq!(run.step(), 1, "nor in the journal");
+    // A step with other calls is the next one; so is one with a part of them.
+    run.execute(vec![call("c3", "charge", json!({"cents": 5}))]).await;
+    run.execute(vec![call("c1", "charge", json!({"cents": 5}))]).await;
+    assert_eq!(run.step(), 3);
+}
+
+/// Read a sensor that is down; after two failures it is not offered again.
+#[tool(max_retries = 2)]
+async fn read_sensor(_ctx: Ctx<Shop>) -> Result<String, ToolError> {
+    Err(ToolError::not_found("SENSOR_DOWN", "The sensor does not answer."))
+}
+
+async fn max_retries_failures_survive_a_resume_and_add_up_across_processes(db: Db) {
+    let registry = Registry::<Shop>::builder().tools(tools![read_sensor, balance]).build().unwrap();
+    let shop = Arc::new(Shop::default());
+    let journal = db.open().await;
+    let mut run = registry.run(shop.clone()).durable(&journal, "t-retries").await.unwrap();
+    let other = db.open().await;
+    let mut elsewhere = registry.run(shop.clone()).durable(&other, "t-retries").await.unwrap();
+    let failed = run.execute(vec![call("c1", "read_sensor", json!({}))]).await;
+    assert_eq!(failed.results[0].kind, ResultKind::ToolError);
+    assert_eq!(run.offered_names(), ["read_sensor", "balance"], "one failure of two allowed");
+    drop(run);
+
+    // A resumed run keeps the count; the step re-sent replays its failure,
+    // which is not counted again.
+    let mut run = registry.run(shop.clone()).durable(&journal, "t-retries").await.unwrap();
+    let replayed = run.execute(vec![call("c1", "read_sensor", json!({}))]).await;
+    assert_eq!(replayed.results[0].kind, ResultKind::ToolError);
+    assert_eq!(run.offered_names(), ["read_sensor", "balance"], "still one failure");
+    // One more failure exhausts the tool.
+    run.execute(vec![call("c2", "read_sensor", json!({}))]).await;
+    assert_eq!(run.offered_names(), ["balance"], "two failures, counted across a resume");
+    // Another process, resumed before either failure, learns of both at its next step.
+    elsewhere.execute(vec![call("c3", "balance", json!({}))]).await;
+    assert_eq!(elsewhere.offered_names(), ["balance"], "the failures of the other process count");
+    let refused = elsewhere.execute(vec![call("c4", "read_sensor", json!({}))]).await;
+    assert_eq!(refused.results[0].kind, ResultKind::Denied, "{}", refused.results[0].text);
+    let resumed = registry.run(shop).durable(&db.open().await, "t-retries").await.unwrap();
+    assert_eq!(resumed.offered_names(), ["balance"]);
 }

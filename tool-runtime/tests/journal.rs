@@ -29,6 +29,7 @@ on_both_backends!(
     a_corrupt_approval_row_is_an_error,
     runs_are_saved_and_loaded,
     an_update_appends_the_new_tools_and_rewrites_nothing_else,
+    a_saved_run_only_moves_forward_and_keeps_its_failures,
     a_version_1_journal_migrates_with_each_executed_tool_once,
     a_finished_call_is_replayed,
     a_started_call_has_an_unknown_outcome,
@@ -203,6 +204,39 @@ async fn an_update_appends_the_new_tools_and_rewrites_nothing_else(db: Db) {
     other.executed = vec!["pong".into()];
     journal.save_run(&other).await.unwrap();
     assert_eq!(journal.load_run("t-2").await.unwrap().unwrap().executed, ["pong"]);
+}
+
+async fn a_saved_run_only_moves_forward_and_keeps_its_failures(db: Db) {
+    let journal = db.open().await;
+    let mut run = RunRecord::new("t-1");
+    run.state = RunState::Finished { by: Some("refund".into()) };
+    run.failures = vec![("lookup".into(), 2)];
+    journal.save_run(&run).await.unwrap();
+    // A process that still held the run as active, or ending, saves late.
+    let other = db.open().await;
+    let mut late = RunRecord::new("t-1");
+    late.step = 4;
+    other.save_run(&late).await.unwrap();
+    late.state = RunState::Ending { by: "lookup".into() };
+    other.update_run(&late, 0).await.unwrap();
+    let loaded = journal.load_run("t-1").await.unwrap().unwrap();
+    assert_eq!((loaded.step, loaded.state), (4, RunState::Finished { by: Some("refund".into()) }), "finished, the step written");
+    // An ending run finishes, and does not become active again.
+    let mut ending = RunRecord::new("t-2");
+    ending.state = RunState::Ending { by: "refund".into() };
+    journal.update_run(&ending, 0).await.unwrap();
+    other.update_run(&RunRecord::new("t-2"), 0).await.unwrap();
+    assert_eq!(journal.load_run("t-2").await.unwrap().unwrap().state, RunState::Ending { by: "refund".into() });
+    // Failures: replaced by `save_run`, raised (never lowered) by `update_run`.
+    let mut counted = RunRecord::new("t-3");
+    counted.failures = vec![("lookup".into(), 2), ("refund".into(), 1)];
+    journal.update_run(&counted, 0).await.unwrap();
+    counted.failures = vec![("lookup".into(), 1), ("refund".into(), 3)];
+    journal.update_run(&counted, 0).await.unwrap();
+    assert_eq!(journal.load_run("t-3").await.unwrap().unwrap().failures, [("lookup".to_owned(), 2), ("refund".to_owned(), 3)]);
+    counted.failures = vec![("refund".into(), 1)];
+    journal.save_run(&counted).await.unwrap();
+    assert_eq!(journal.load_run("t-3").await.unwrap().unwrap().failures, [("refund".to_owned(), 1)]);
 }
 
 async fn a_version_1_journal_migrates_with_each_executed_tool_once(db: Db) {
@@ -519,7 +553,7 @@ async fn prune_forgets_finished_runs_and_keeps_everything_in_flight(db: Db) {
         }
     };
     // Finished long ago: a finished call and a settled approval.
-    journal.save_run(&finished("r-old")).await.unwrap();
+    journal.save_run(&RunRecord { executed: vec!["refund".into()], failures: vec![("refund".into(), 2)], ..finished("r-old") }).await.unwrap();
     call("r-old", "k-old", true).await;
     journal.park(&parked("r-old", "a-old", None, at(1), None)).await.unwrap();
     journal.decide("r-old", "a-old", Decision::Approve, "ann").await.unwrap();
@@ -551,6 +585,10 @@ async fn prune_forgets_finished_runs_and_keeps_everything_in_flight(db: Db) {
     assert_eq!(journal.known_call("k-old").await.unwrap(), None);
     assert_eq!(journal.approval("r-old", "a-old").await.unwrap(), None);
     assert_eq!(journal.known_call("k-orphan").await.unwrap(), None);
+    // Its id used again is a new run, with nothing executed or failed.
+    journal.update_run(&RunRecord::new("r-old"), 0).await.unwrap();
+    let again = journal.load_run("r-old").await.unwrap().unwrap();
+    assert_eq!((again.executed.len(), again.failures.len()), (0, 0), "{again:?}");
     // Kept: the run still going, the call in doubt, the open approvals and their runs, the recent run.
     assert!(journal.load_run("r-active").await.unwrap().is_some());
     assert!(matches!(journal.known_call("k-active").await.unwrap(), Some(CallStart::Finished(_))));

@@ -20,11 +20,13 @@
 //!
 //! It stores three things:
 //!
-//! - **runs** by the host's id: step index, tools executed, how the run
-//!   ended ([`RunRecord`]; [`save_run`](Journal::save_run),
-//!   [`load_run`](Journal::load_run)); a step appends the tools the run
-//!   executed for the first time ([`update_run`](Journal::update_run)), so
-//!   what it writes does not grow with the run;
+//! - **runs** by the host's id: step index, tools executed, failed calls
+//!   per tool, how the run ended ([`RunRecord`];
+//!   [`save_run`](Journal::save_run), [`load_run`](Journal::load_run)). A
+//!   durable run's step is added to the record, not written over it: of
+//!   several processes stepping one run at once, none loses another's
+//!   steps, tools or failures, and a finished run stays finished; what a
+//!   step writes does not grow with the run;
 //! - **calls**, the effect journal, by effect key: a call is recorded as
 //!   started before its tool runs and as finished with its result after
 //!   ([`start_call`](Journal::start_call), [`finish_call`](Journal::finish_call)).
@@ -85,7 +87,7 @@ mod error;
 pub mod limits;
 mod records;
 mod retention;
-mod runs;
+pub(crate) mod runs;
 mod schema;
 
 pub use error::JournalError;

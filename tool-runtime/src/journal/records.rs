@@ -22,6 +22,9 @@ pub struct RunRecord {
     /// The tools executed so far, a set: each once, in the order the run
     /// first executed them.
     pub executed: Vec<String>,
+    /// Failed calls per tool, each tool once, counted toward its
+    /// `max_retries`.
+    pub failures: Vec<(String, u32)>,
     /// Where the run stands, and which tool ended it.
     pub state: RunState,
     /// When the record was last saved. [`save_run`](super::Journal::save_run)
@@ -30,9 +33,16 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
-    /// A new, active run at step 0 with nothing executed.
+    /// A new, active run at step 0 with nothing executed or failed.
     pub fn new(run_id: impl Into<String>) -> Self {
-        RunRecord { run_id: run_id.into(), step: 0, executed: Vec::new(), state: RunState::Active, updated_at: SystemTime::now() }
+        RunRecord {
+            run_id: run_id.into(),
+            step: 0,
+            executed: Vec::new(),
+            failures: Vec::new(),
+            state: RunState::Active,
+            updated_at: SystemTime::now(),
+        }
     }
 }
 

@@ -64,10 +64,17 @@ const RUNS: &str = "DELETE FROM journal_runs WHERE state = 'finished' AND update
      AND NOT EXISTS (SELECT 1 FROM journal_calls c WHERE c.run_id = journal_runs.run_id AND c.finished_at IS NULL) \
      AND NOT EXISTS (SELECT 1 FROM journal_approvals a WHERE a.run_id = journal_runs.run_id \
      AND (a.decision IS NULL OR a.settled_at IS NULL))";
+/// A pruned run's tools and failures: the rows of runs the journal no
+/// longer has.
+const RUN_ROWS: [&str; 2] = [
+    "DELETE FROM journal_run_tools WHERE NOT EXISTS (SELECT 1 FROM journal_runs r WHERE r.run_id = journal_run_tools.run_id)",
+    "DELETE FROM journal_run_failures WHERE NOT EXISTS (SELECT 1 FROM journal_runs r WHERE r.run_id = journal_run_failures.run_id)",
+];
 
 impl Journal {
     /// Deletes what `retention` lets go: the finished calls and settled
-    /// approvals of runs finished before it, those runs' records, and
+    /// approvals of runs finished before it, those runs' records (their
+    /// executed tools and failures included), and
     /// finished calls journaled without a run record. Never a row of a run
     /// still going, a call in doubt or an approval not settled (see
     /// [`Retention`]).
@@ -116,6 +123,11 @@ impl Journal {
                 .await
                 .map(|done| done.rows_affected())
                 .map_err(JournalError::database("prune")))?;
+        }
+        // A run's id may be used again: its new run starts with no tools
+        // executed and no failures.
+        for sql in RUN_ROWS {
+            on_pool!(self, pool => sqlx::query(sql).execute(pool).await.map(drop).map_err(JournalError::database("prune")))?;
         }
         Ok(pruned)
     }

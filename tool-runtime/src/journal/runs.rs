@@ -1,9 +1,25 @@
-//! Runs by the host's id: a row of `journal_runs` (step, state) and the
-//! tools the run executed, a set, one row each in `journal_run_tools` in the
-//! order the run first executed them. A durable run's step appends the
-//! tools it executed for the first time ([`Journal::update_run`]), so what a
-//! step writes does not grow with the run; [`Journal::save_run`] replaces
-//! the whole record.
+//! Runs by the host's id: a row of `journal_runs` (step, state), the tools
+//! the run executed, a set, one row each in `journal_run_tools` in the order
+//! the run first executed them, and its failed calls per tool (for
+//! `max_retries`) in `journal_run_failures`.
+//!
+//! Several processes may step one run at once, so a durable run's step is
+//! added to the record rather than written over it ([`Journal::add_step`]):
+//! in one transaction, which first takes the run's row (its lock on Postgres,
+//! the write lock on SQLite), the step count grows by the steps taken, the
+//! new tools are appended after whatever the journal holds, the failures are
+//! added to the journal's counts, and the state only moves forward (active,
+//! ending, finished): a finished run stays finished. The transaction returns
+//! the run as the journal now holds it, which the process takes as its own,
+//! so that each process sees the others' steps. A step that re-sends exactly
+//! the call ids of the run's last step (a host retrying after a crash) is
+//! that step again: the count does not grow, and its failures, replayed from
+//! the journal, are not counted twice. What a step writes does not grow with
+//! the run.
+//!
+//! [`Journal::save_run`] replaces the whole record, and
+//! [`Journal::update_run`] writes a record's step over the stored one; both
+//! keep the state moving forward only.
 
 use std::time::SystemTime;
 
@@ -11,15 +27,81 @@ use sqlx::{ColumnIndex, Decode, Row, Type};
 
 use super::records::{encode_state, millis, RowReader};
 use super::{limits, on_pool, Journal, JournalError, RunRecord};
+use crate::run::RunState;
+use crate::steps::Unsaved;
 
-const SAVE: &str = "INSERT INTO journal_runs (run_id, step, state, ended_by, updated_at) VALUES ($1, $2, $3, $4, $5) \
-     ON CONFLICT (run_id) DO UPDATE SET step = excluded.step, state = excluded.state, ended_by = excluded.ended_by, \
-     updated_at = excluded.updated_at";
+/// Whether the stored state (`journal_runs.state`) gives way to the one
+/// written (`excluded.state`): only for one as far along or further.
+macro_rules! forward {
+    () => {
+        "CASE excluded.state WHEN 'active' THEN 0 WHEN 'ending' THEN 1 ELSE 2 END \
+         >= CASE journal_runs.state WHEN 'active' THEN 0 WHEN 'ending' THEN 1 ELSE 2 END"
+    };
+}
+
+const SAVE: &str = concat!(
+    "INSERT INTO journal_runs (run_id, step, state, ended_by, updated_at, version) VALUES ($1, $2, $3, $4, $5, 1) \
+     ON CONFLICT (run_id) DO UPDATE SET step = excluded.step, \
+     state = CASE WHEN ",
+    forward!(),
+    " THEN excluded.state ELSE journal_runs.state END, ended_by = CASE WHEN ",
+    forward!(),
+    " THEN excluded.ended_by ELSE journal_runs.ended_by END, \
+     updated_at = excluded.updated_at, version = journal_runs.version + 1"
+);
 const LOAD: &str = "SELECT run_id, step, state, ended_by, updated_at FROM journal_runs WHERE run_id = $1";
-/// A tool the run executed, at its place; one it holds already is skipped.
-const APPEND_TOOL: &str = "INSERT INTO journal_run_tools (run_id, ordinal, tool) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING";
+/// Takes the run's row for the rest of the transaction (creating it when
+/// missing) and reads it as stored: only its version and time change.
+const TAKE: &str = "INSERT INTO journal_runs (run_id, step, state, ended_by, updated_at, version) VALUES ($1, 0, 'active', NULL, $2, 1) \
+     ON CONFLICT (run_id) DO UPDATE SET version = journal_runs.version + 1, updated_at = excluded.updated_at \
+     RETURNING run_id, step, state, ended_by, last_calls, version";
+const STEP: &str = "UPDATE journal_runs SET step = $2, state = $3, ended_by = $4, last_calls = $5 WHERE run_id = $1";
+/// A tool the run executed, after those the journal holds; one it holds
+/// already is skipped. The run's row is taken first, so no other
+/// transaction appends at once.
+const APPEND_TOOL: &str = "INSERT INTO journal_run_tools (run_id, ordinal, tool) \
+     SELECT $1, (SELECT COALESCE(MAX(ordinal) + 1, 0) FROM journal_run_tools WHERE run_id = $1), $2 \
+     WHERE NOT EXISTS (SELECT 1 FROM journal_run_tools WHERE run_id = $1 AND tool = $2)";
+/// A tool at its place in the run's list, for [`Journal::update_run`]; a
+/// place taken already is skipped.
+const PLACE_TOOL: &str = "INSERT INTO journal_run_tools (run_id, ordinal, tool) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING";
 const CLEAR_TOOLS: &str = "DELETE FROM journal_run_tools WHERE run_id = $1";
-const LOAD_TOOLS: &str = "SELECT tool FROM journal_run_tools WHERE run_id = $1 ORDER BY ordinal";
+const LOAD_TOOLS: &str = "SELECT ordinal, tool FROM journal_run_tools WHERE run_id = $1 AND ordinal >= $2 ORDER BY ordinal";
+/// Failures of a step, added to the journal's count.
+const ADD_FAILURES: &str = "INSERT INTO journal_run_failures (run_id, tool, failures) VALUES ($1, $2, $3) \
+     ON CONFLICT (run_id, tool) DO UPDATE SET failures = journal_run_failures.failures + excluded.failures";
+/// A record's count of failures, kept when the journal counts more.
+const SAVE_FAILURES: &str = "INSERT INTO journal_run_failures (run_id, tool, failures) VALUES ($1, $2, $3) \
+     ON CONFLICT (run_id, tool) DO UPDATE SET failures = CASE WHEN excluded.failures > journal_run_failures.failures \
+     THEN excluded.failures ELSE journal_run_failures.failures END";
+const CLEAR_FAILURES: &str = "DELETE FROM journal_run_failures WHERE run_id = $1";
+const LOAD_FAILURES: &str = "SELECT tool, failures FROM journal_run_failures WHERE run_id = $1 ORDER BY tool";
+/// What a step reads back, in one statement: the run's tools from the
+/// `$2`th on (`is_tool` 1, `n` its ordinal), then its failures (`n` the
+/// count).
+const READ_BACK: &str = "SELECT * FROM (SELECT CAST(1 AS BIGINT) AS is_tool, ordinal AS n, tool FROM journal_run_tools \
+     WHERE run_id = $1 AND ordinal >= $2 UNION ALL SELECT CAST(0 AS BIGINT), failures, tool FROM journal_run_failures \
+     WHERE run_id = $1) AS back ORDER BY is_tool DESC, n, tool";
+
+/// A run as the journal holds it once [`Journal::add_step`] added a step.
+#[derive(Debug)]
+pub(crate) struct Stepped {
+    /// Raised by every write of the run: of two answers, the higher
+    /// version is the newer.
+    pub(crate) version: i64,
+    pub(crate) step: usize,
+    /// Whether the last step added re-sent the run's last journaled step
+    /// (and so was not counted).
+    pub(crate) resent: bool,
+    pub(crate) state: RunState,
+    /// The run's tools from the `known`th on (the caller holds the
+    /// others), in the order the run first executed them.
+    pub(crate) tools: Vec<String>,
+    /// How many tools the journal holds for the run.
+    pub(crate) tool_count: usize,
+    /// Failed calls per tool, all the run's.
+    pub(crate) failures: Vec<(String, u32)>,
+}
 
 /// Binds `run`'s step and state to [`SAVE`], on either backend's pool or
 /// transaction.
@@ -35,15 +117,24 @@ macro_rules! save_query {
     }};
 }
 
-/// Appends `tools` to `run_id`'s executed tools, the first at `from`, in
-/// the transaction `tx`.
+/// Appends `tools` to `run_id`'s executed tools, each after those the
+/// journal holds, in the transaction `tx`.
 macro_rules! append_tools {
-    ($tx:ident, $run_id:expr, $from:expr, $tools:expr, $operation:literal) => {
-        for (ordinal, tool) in ($from..).zip($tools) {
-            sqlx::query(APPEND_TOOL)
+    ($tx:ident, $run_id:expr, $tools:expr, $operation:literal) => {
+        for tool in $tools {
+            sqlx::query(APPEND_TOOL).bind($run_id).bind(tool).execute(&mut *$tx).await.map_err(JournalError::database($operation))?;
+        }
+    };
+}
+
+/// Writes `failures` of `run_id` with `sql` in the transaction `tx`.
+macro_rules! write_failures {
+    ($tx:ident, $sql:expr, $run_id:expr, $failures:expr, $operation:literal) => {
+        for (tool, failed) in $failures {
+            sqlx::query($sql)
                 .bind($run_id)
-                .bind(i64::try_from(ordinal).unwrap_or(i64::MAX))
                 .bind(tool)
+                .bind(i64::from(*failed))
                 .execute(&mut *$tx)
                 .await
                 .map_err(JournalError::database($operation))?;
@@ -53,36 +144,112 @@ macro_rules! append_tools {
 
 impl Journal {
     /// Saves a run under its id, replacing what was stored, its executed
-    /// tools included; its `updated_at` is set to now.
+    /// tools and failures included; its `updated_at` is set to now. The
+    /// state only moves forward: a run the journal holds as finished stays
+    /// finished (a record saying it is active or ending does not reopen it),
+    /// one it holds as ending stays ending or finishes.
     pub async fn save_run(&self, run: &RunRecord) -> Result<(), JournalError> {
         check_run(run, &run.executed)?;
         on_pool!(self, pool => {
             let mut tx = pool.begin().await.map_err(JournalError::database("save_run"))?;
             save_query!(run).execute(&mut *tx).await.map_err(JournalError::database("save_run"))?;
             sqlx::query(CLEAR_TOOLS).bind(&run.run_id).execute(&mut *tx).await.map_err(JournalError::database("save_run"))?;
-            append_tools!(tx, &run.run_id, 0usize, &run.executed, "save_run");
+            append_tools!(tx, &run.run_id, &run.executed, "save_run");
+            sqlx::query(CLEAR_FAILURES).bind(&run.run_id).execute(&mut *tx).await.map_err(JournalError::database("save_run"))?;
+            write_failures!(tx, SAVE_FAILURES, &run.run_id, &run.failures, "save_run");
             tx.commit().await.map_err(JournalError::database("save_run"))
         })
     }
 
     /// Saves a run whose first `stored` executed tools the journal holds
-    /// already: its step and state replace the stored ones, and its
-    /// executed tools after the first `stored` are appended (one the
-    /// journal holds already is skipped). A step that executed no tool for
-    /// the first time is one statement, whatever the run's length. Its
-    /// `updated_at` is set to now; a run the journal does not know is
-    /// created.
+    /// already: its step replaces the stored one, its state too unless the
+    /// stored one is further along (see [`save_run`](Self::save_run)), its
+    /// executed tools after the first `stored` are written at their places
+    /// (a place the journal holds already is skipped), and each of its failure counts
+    /// replaces a smaller stored one. A step that executed no tool for the
+    /// first time is one statement (two with failures), whatever the run's
+    /// length. Its `updated_at` is set to now; a run the journal does not
+    /// know is created.
+    ///
+    /// The step is written over the stored one, and tools at their places:
+    /// of two processes stepping one run at once through this call, the
+    /// last step written wins and a tool the other placed first is lost. Durable
+    /// runs ([`Run::durable`](crate::Run::durable)) add each step to the
+    /// journal's count instead, and lose none.
     pub async fn update_run(&self, run: &RunRecord, stored: usize) -> Result<(), JournalError> {
         let new = run.executed.get(stored..).unwrap_or_default();
         check_run(run, new)?;
         on_pool!(self, pool => {
-            if new.is_empty() {
+            if new.is_empty() && run.failures.is_empty() {
                 return save_query!(run).execute(pool).await.map(drop).map_err(JournalError::database("update_run"));
             }
             let mut tx = pool.begin().await.map_err(JournalError::database("update_run"))?;
             save_query!(run).execute(&mut *tx).await.map_err(JournalError::database("update_run"))?;
-            append_tools!(tx, &run.run_id, stored, new, "update_run");
+            for (ordinal, tool) in (stored..).zip(new) {
+                sqlx::query(PLACE_TOOL)
+                    .bind(&run.run_id)
+                    .bind(i64::try_from(ordinal).unwrap_or(i64::MAX))
+                    .bind(tool)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(JournalError::database("update_run"))?;
+            }
+            write_failures!(tx, SAVE_FAILURES, &run.run_id, &run.failures, "update_run");
             tx.commit().await.map_err(JournalError::database("update_run"))
+        })
+    }
+
+    /// Adds what a process's steps changed to the run `run_id` (created
+    /// when the journal does not know it), in one transaction (see the
+    /// [module docs](self)): the steps taken, less the last one when it
+    /// re-sends exactly the call ids of the run's last journaled step (then
+    /// its failures are not added either: they were replayed); the new
+    /// tools; the failures; the state `state` unless the stored one is as
+    /// far along (the first process to end the run names the tool that
+    /// ended it). Returns the run as the journal then holds it, with its
+    /// tools from the `known`th on.
+    pub(crate) async fn add_step(&self, run_id: &str, delta: &Unsaved, state: &RunState, known: usize) -> Result<Stepped, JournalError> {
+        limits::id("run_id", run_id)?;
+        let (_, ended_by) = encode_state(state);
+        limits::text("ended_by", ended_by.unwrap_or_default())?;
+        delta.tools.iter().chain(delta.failures.iter().map(|(tool, _)| tool)).try_for_each(|tool| limits::text("tool", tool))?;
+        on_pool!(self, pool => {
+            let failed = || JournalError::database("add_step");
+            let mut tx = pool.begin().await.map_err(failed())?;
+            let row = sqlx::query(TAKE).bind(run_id).bind(millis(SystemTime::now())).fetch_one(&mut *tx).await.map_err(failed())?;
+            let stored = decode_taken(&row)?;
+            let resent = delta.steps > 0 && delta.last_calls.is_some() && delta.last_calls == stored.last_calls;
+            let step = stored.step.saturating_add(delta.steps) - usize::from(resent);
+            let state = if rank(state) > rank(&stored.state) { state.clone() } else { stored.state };
+            let last_calls = if delta.steps > 0 { delta.last_calls.as_deref() } else { stored.last_calls.as_deref() };
+            let (state_text, ended_by) = encode_state(&state);
+            sqlx::query(STEP)
+                .bind(run_id)
+                .bind(i64::try_from(step).unwrap_or(i64::MAX))
+                .bind(state_text)
+                .bind(ended_by)
+                .bind(last_calls)
+                .execute(&mut *tx)
+                .await
+                .map_err(failed())?;
+            append_tools!(tx, run_id, &delta.tools, "add_step");
+            if !resent {
+                write_failures!(tx, ADD_FAILURES, run_id, &delta.failures, "add_step");
+            }
+            let known_from = i64::try_from(known).unwrap_or(i64::MAX);
+            let back: Vec<(i64, i64, String)> = sqlx::query_as(READ_BACK).bind(run_id).bind(known_from).fetch_all(&mut *tx).await.map_err(failed())?;
+            tx.commit().await.map_err(failed())?;
+            let (tools, failures): (Vec<_>, Vec<_>) = back.into_iter().partition(|(is_tool, _, _)| *is_tool == 1);
+            let tool_count = tools.last().map_or(known, |(_, ordinal, _)| usize::try_from(*ordinal).map_or(known, |last| last + 1));
+            Ok(Stepped {
+                version: stored.version,
+                step,
+                resent,
+                state,
+                tools: tools.into_iter().map(|(_, _, tool)| tool).collect(),
+                tool_count,
+                failures: decode_failures(run_id, failures.into_iter().map(|(_, failed, tool)| (tool, failed)).collect())?,
+            })
         })
     }
 
@@ -99,10 +266,21 @@ impl Journal {
                 return Ok(None);
             };
             let mut run = decode_run(&row)?;
-            let tools: Vec<(String,)> = sqlx::query_as(LOAD_TOOLS).bind(run_id).fetch_all(pool).await.map_err(failed())?;
-            run.executed = tools.into_iter().map(|(tool,)| tool).collect();
+            let tools: Vec<(i64, String)> = sqlx::query_as(LOAD_TOOLS).bind(run_id).bind(0_i64).fetch_all(pool).await.map_err(failed())?;
+            run.executed = tools.into_iter().map(|(_, tool)| tool).collect();
+            let failures: Vec<(String, i64)> = sqlx::query_as(LOAD_FAILURES).bind(run_id).fetch_all(pool).await.map_err(failed())?;
+            run.failures = decode_failures(run_id, failures)?;
             Ok(Some(run))
         })
+    }
+}
+
+/// How far along a run is: active, ending, finished.
+pub(crate) fn rank(state: &RunState) -> u8 {
+    match state {
+        RunState::Active => 0,
+        RunState::Ending { .. } => 1,
+        RunState::Finished { .. } => 2,
     }
 }
 
@@ -112,7 +290,7 @@ fn check_run(run: &RunRecord, tools: &[String]) -> Result<(), JournalError> {
     limits::id("run_id", &run.run_id)?;
     let (_, ended_by) = encode_state(&run.state);
     limits::text("ended_by", ended_by.unwrap_or_default())?;
-    tools.iter().try_for_each(|tool| limits::text("tool", tool))
+    tools.iter().chain(run.failures.iter().map(|(tool, _)| tool)).try_for_each(|tool| limits::text("tool", tool))
 }
 
 /// The run of a `journal_runs` row, its executed tools not read yet.
@@ -124,9 +302,49 @@ where
     i64: Decode<'r, R::Database> + Type<R::Database>,
 {
     let row = RowReader::new(row, "journal_runs", "run_id")?;
+    let (step, state) = step_and_state(&row)?;
+    Ok(RunRecord { step, executed: Vec::new(), failures: Vec::new(), state, updated_at: row.time("updated_at")?, run_id: row.key })
+}
+
+/// A run's row as [`TAKE`] read it.
+struct Taken {
+    step: usize,
+    state: RunState,
+    last_calls: Option<String>,
+    version: i64,
+}
+
+fn decode_taken<'r, R: Row>(row: &'r R) -> Result<Taken, JournalError>
+where
+    &'static str: ColumnIndex<R>,
+    String: Decode<'r, R::Database> + Type<R::Database>,
+    Option<String>: Decode<'r, R::Database> + Type<R::Database>,
+    i64: Decode<'r, R::Database> + Type<R::Database>,
+{
+    let row = RowReader::new(row, "journal_runs", "run_id")?;
+    let (step, state) = step_and_state(&row)?;
+    Ok(Taken { step, state, last_calls: row.get("last_calls")?, version: row.get("version")? })
+}
+
+fn step_and_state<'r, R: Row>(row: &RowReader<'r, R>) -> Result<(usize, RunState), JournalError>
+where
+    &'static str: ColumnIndex<R>,
+    String: Decode<'r, R::Database> + Type<R::Database>,
+    Option<String>: Decode<'r, R::Database> + Type<R::Database>,
+    i64: Decode<'r, R::Database> + Type<R::Database>,
+{
     let step: i64 = row.get("step")?;
     let step = usize::try_from(step).map_err(|_| row.corrupt(format!("column step holds {step}, not a step index")))?;
     let state: String = row.get("state")?;
-    let state = row.state(&state, row.get("ended_by")?)?;
-    Ok(RunRecord { step, executed: Vec::new(), state, updated_at: row.time("updated_at")?, run_id: row.key })
+    Ok((step, row.state(&state, row.get("ended_by")?)?))
+}
+
+/// A run's rows of `journal_run_failures`, read as counts.
+fn decode_failures(run_id: &str, rows: Vec<(String, i64)>) -> Result<Vec<(String, u32)>, JournalError> {
+    rows.into_iter()
+        .map(|(tool, failed)| match u32::try_from(failed) {
+            Ok(failed) => Ok((tool, failed)),
+            Err(_) => Err(JournalError::corrupt("journal_run_failures", run_id, format!("tool {tool} failed {failed} times"))),
+        })
+        .collect()
 }

@@ -11,19 +11,21 @@
 use super::{records::millis, Journal, JournalError};
 
 /// The newest schema version this code knows.
-pub(crate) const LATEST: i64 = 3;
+pub(crate) const LATEST: i64 = 4;
 
 #[cfg(feature = "sqlite")]
 const SQLITE: [&str; LATEST as usize] = [
     include_str!("sql/sqlite/0001_journal.sql"),
     include_str!("sql/sqlite/0002_run_tools.sql"),
     include_str!("sql/sqlite/0003_approvals_by_run.sql"),
+    include_str!("sql/sqlite/0004_run_steps.sql"),
 ];
 #[cfg(feature = "postgres")]
 const POSTGRES: [&str; LATEST as usize] = [
     include_str!("sql/postgres/0001_journal.sql"),
     include_str!("sql/postgres/0002_run_tools.sql"),
     include_str!("sql/postgres/0003_approvals_by_run.sql"),
+    include_str!("sql/postgres/0004_run_steps.sql"),
 ];
 
 const CREATE_VERSIONS: &str = "CREATE TABLE IF NOT EXISTS journal_schema (version BIGINT PRIMARY KEY NOT NULL, applied_at BIGINT NOT NULL)";

@@ -79,21 +79,15 @@ impl<App: Send + Sync + 'static> McpSession<App> {
         self.durable.as_deref().map(|durable| &*durable.run_id)
     }
 
-    /// Journals how the session's run stands (a failure is logged: the
-    /// call's result stands).
+    /// Journals how the session's run stands, and takes what other saves
+    /// added to it (a failure is logged: the call's result stands, and the
+    /// next save sends what this one could not).
     #[cfg(feature = "journal")]
     async fn save(&self) {
         let Some(durable) = &self.durable else { return };
-        let record = {
-            let run = self.lock();
-            crate::journal::RunRecord {
-                step: run.steps.step,
-                executed: run.steps.executed.clone(),
-                state: run.steps.state.clone(),
-                ..crate::journal::RunRecord::new(&*durable.run_id)
-            }
-        };
-        if let Err(error) = durable.save(&record).await {
+        let save = self.lock().steps.take_save();
+        let answer = durable.save(&save).await;
+        if let Err(error) = self.lock().steps.saved(save, answer) {
             tracing::error!(run_id = %Escaped(&durable.run_id), error = %Escaped(&error), "the session's run could not be journaled");
         }
     }
@@ -140,7 +134,7 @@ impl<App: Send + Sync + 'static> McpSession<App> {
     fn record(&self, result: &CallResult, user: &UserContext) -> bool {
         let mut run = self.lock();
         let before = self.offered_names(&run, user);
-        run.steps.step += 1;
+        run.steps.advance(None);
         let ends_turn = self.server.registry.definition(&result.tool).is_some_and(|def| def.ends_turn);
         run.steps.record(result, ends_turn);
         self.offered_names(&run, user) != before
