@@ -228,22 +228,33 @@ async fn parked_call(admin: &tool_runtime::journal::Journal) -> tool_runtime::jo
 async fn with_a_journal_a_decision_accepted_in_the_last_moment_of_the_ttl_runs() {
     use tool_runtime::journal::{Decision, Journal};
 
+    // `LAST_MOMENT_PERCENTS` (say `90,91,92,93,94,95`) tries more moments.
+    let percents: Vec<u32> = std::env::var("LAST_MOMENT_PERCENTS")
+        .map(|list| list.split(',').map(|p| p.trim().parse().unwrap()).collect())
+        .unwrap_or_else(|_| vec![95]);
     let ttl = Duration::from_millis(1_000);
     let (journal, path) = journal("last_moment").await;
     let (server, store) = server_of(tools![get_item, delete_item], Some(ttl));
     let server = server.with_user(UserContext::new("u-mcp")).with_journal(journal);
-    let mut wire = Wire::connect(&server, no_capabilities(), Human::Accept).await;
-    wire.call("get_item", json!({"id": 4})).await;
-    let waiting = wire.start("tools/call", json!({"name": "delete_item", "arguments": {"id": 4}})).await;
     let admin = Journal::open(&path).await.unwrap();
-    let parked = parked_call(&admin).await;
-    // 95% of the time to live, by the journal's clock.
-    let at = parked.parked_at + ttl.mul_f64(0.95);
-    tokio::time::sleep(at.duration_since(std::time::SystemTime::now()).unwrap_or_default()).await;
-    admin.decide(&parked.run_id, &parked.call_id, Decision::Approve, "alice").await.expect("the journal accepts it in time");
-    let deleted = wire.response(waiting).await;
-    assert_eq!(text(&deleted), "deleted 4", "{deleted}");
-    assert_eq!(*store.deleted.lock().unwrap(), [4]);
+    let mut carried_out = Vec::new();
+    for (id, percent) in (10..).zip(&percents) {
+        let mut wire = Wire::connect(&server, no_capabilities(), Human::Accept).await;
+        wire.call("get_item", json!({"id": id})).await;
+        let waiting = wire.start("tools/call", json!({"name": "delete_item", "arguments": {"id": id}})).await;
+        let parked = parked_call(&admin).await;
+        // That share of the time to live, by the journal's clock.
+        let at = parked.parked_at + ttl.mul_f64(f64::from(*percent) / 100.0);
+        tokio::time::sleep(at.duration_since(std::time::SystemTime::now()).unwrap_or_default()).await;
+        admin.decide(&parked.run_id, &parked.call_id, Decision::Approve, "alice").await.expect("the journal accepts it in time");
+        let answered = wire.response(waiting).await;
+        if text(&answered) == format!("deleted {id}") {
+            carried_out.push(*percent);
+        }
+    }
+    eprintln!("decisions accepted at {percents:?}% of a 1 s TTL: carried out at {carried_out:?}");
+    assert_eq!(carried_out, percents, "a decision the journal accepted was dropped");
+    assert_eq!(store.deleted.lock().unwrap().len(), percents.len());
 }
 
 /// A client that goes away while its call waits for approval: the call is
