@@ -30,7 +30,7 @@
 //! provider only, their calls and results read back by `provider_items`.
 //!
 //! Every dialect exports a tool's schemas with the `format`s of JSON Schema
-//! only ([`exported`]): schemars' names of number types (`uint32`, `int64`,
+//! only (`exported`): schemars' names of number types (`uint32`, `int64`,
 //! `double`) are dropped, and an integer's range stays as `minimum` and
 //! `maximum`, which the canonical schema states for every integer type.
 //!
