@@ -87,6 +87,24 @@ pub mod __private;
 
 /// The manual, one page per subject. The pages are documentation only:
 /// their examples are compiled and run as doctests.
+///
+/// - [`defining`](crate::guide::defining): what `#[tool]` reads from a
+///   function: name, description, parameters, context, returns.
+/// - [`keys`](crate::guide::keys): every key of `#[tool(...)]`, in one table.
+/// - [`pipeline`](crate::guide::pipeline): one call, stage by stage.
+/// - [`runs`](crate::guide::runs): steps, offered tools, time limits.
+/// - [`intent`](crate::guide::intent): a cheap model call picks a turn's
+///   tools, and scopes them.
+/// - [`streaming`](crate::guide::streaming): preliminary results.
+/// - [`external`](crate::guide::external): tools the host runs.
+/// - [`content`](crate::guide::content): images, audio and resources.
+/// - [`dynamic`](crate::guide::dynamic): tools defined at run time.
+/// - [`providers`](crate::guide::providers): the dialects of OpenAI,
+///   Anthropic, Gemini and MCP; provider-defined tools.
+#[cfg_attr(feature = "mcp", doc = "- [`mcp`](crate::guide::mcp): the MCP server.")]
+#[cfg_attr(not(feature = "mcp"), doc = "- `mcp`: the MCP server (feature `mcp`).")]
+#[cfg_attr(feature = "journal", doc = "- [`durable`](crate::guide::durable): durable runs and the journal.")]
+#[cfg_attr(not(feature = "journal"), doc = "- `durable`: durable runs (feature `sqlite` or `postgres`).")]
 pub mod guide {
     #[doc = include_str!("../docs/defining.md")]
     pub mod defining {}
