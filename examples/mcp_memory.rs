@@ -33,6 +33,12 @@
 //! body that is not UTF-8: `400`, peak under 16 MB alone and 64 MB for 10;
 //! no unfinished head open after the timeout; every unfinished body
 //! answered `408` or `503`, peak under 112 MB: 64 MiB plus 64 KiB a body).
+//!
+//! Figures it printed (debug build): one idle session about 60 KB; the
+//! largest body both limits let through (64 KiB of `[0],[0],...`) about
+//! 6 MB while it is parsed, where 1 MiB of it (260,000 values) cost 148 MB
+//! before bodies had their values counted (now refused with `413` at about
+//! 0.1 MB).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};

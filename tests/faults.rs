@@ -1,5 +1,5 @@
 //! Faults: bad tools, bad input and floods. Each gives the result the call
-//! pipeline promises (README, "One call, stage by stage"), memory stays bounded, and the registry keeps serving.
+//! pipeline promises (the guide's pipeline page, `tool-runtime/docs/pipeline.md`), memory stays bounded, and the registry keeps serving.
 //!
 //! Memory is read from `/proc/self/statm` (the resident set) before and
 //! after 1,000 repetitions of a fault (50 for the 100 MB output and 100 for

@@ -17,8 +17,8 @@ use syn::{Expr, Lit, LitInt, LitStr, Meta, Path};
 use crate::checks;
 use crate::diag::{error_at, with_help, Diag, Errors};
 
-/// The keys of `#[tool(...)]` on the function, in the order the README
-/// lists them, each as the user wrote it.
+/// The keys of `#[tool(...)]` on the function, in the order the keys
+/// page (`tool-runtime/docs/keys.md`) lists them, each as the user wrote it.
 #[derive(Default, FromMeta)]
 struct ToolKeys {
     name: Option<Meta>,

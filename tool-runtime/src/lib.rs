@@ -41,7 +41,9 @@
 //! # }
 //! ```
 //!
-//! See the crate's README for the attribute reference.
+//! The manual is the [`guide`]: the keys of `#[tool(...)]` in one table
+//! ([`guide::keys`]), a call stage by stage ([`guide::pipeline`]), runs,
+//! providers, MCP and durable runs.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -83,6 +85,62 @@ mod validation;
 #[doc(hidden)]
 pub mod __private;
 
+/// The manual, one page per subject. The pages are documentation only:
+/// their examples are compiled and run as doctests.
+///
+/// - [`defining`](crate::guide::defining): what `#[tool]` reads from a
+///   function: name, description, parameters, context, returns.
+/// - [`keys`](crate::guide::keys): every key of `#[tool(...)]`, in one table.
+/// - [`pipeline`](crate::guide::pipeline): one call, stage by stage.
+/// - [`runs`](crate::guide::runs): steps, offered tools, time limits.
+/// - [`intent`](crate::guide::intent): a cheap model call picks a turn's
+///   tools, and scopes them.
+/// - [`streaming`](crate::guide::streaming): preliminary results.
+/// - [`external`](crate::guide::external): tools the host runs.
+/// - [`content`](crate::guide::content): images, audio and resources.
+/// - [`dynamic`](crate::guide::dynamic): tools defined at run time.
+/// - [`providers`](crate::guide::providers): the dialects of OpenAI,
+///   Anthropic, Gemini and MCP; provider-defined tools.
+#[cfg_attr(feature = "mcp", doc = "- [`mcp`](crate::guide::mcp): the MCP server.")]
+#[cfg_attr(not(feature = "mcp"), doc = "- `mcp`: the MCP server (feature `mcp`).")]
+#[cfg_attr(feature = "journal", doc = "- [`durable`](crate::guide::durable): durable runs and the journal.")]
+#[cfg_attr(not(feature = "journal"), doc = "- `durable`: durable runs (feature `sqlite` or `postgres`).")]
+pub mod guide {
+    #[doc = include_str!("../docs/defining.md")]
+    pub mod defining {}
+    #[doc = include_str!("../docs/keys.md")]
+    pub mod keys {}
+    #[doc = include_str!("../docs/pipeline.md")]
+    pub mod pipeline {}
+    #[doc = include_str!("../docs/runs.md")]
+    pub mod runs {}
+    #[doc = include_str!("../docs/intent.md")]
+    pub mod intent {}
+    #[doc = include_str!("../docs/streaming.md")]
+    pub mod streaming {}
+    #[doc = include_str!("../docs/external.md")]
+    pub mod external {}
+    #[doc = include_str!("../docs/content.md")]
+    pub mod content {}
+    #[doc = include_str!("../docs/dynamic.md")]
+    pub mod dynamic {}
+    #[doc = include_str!("../docs/providers.md")]
+    pub mod providers {}
+    #[cfg(feature = "mcp")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+    #[doc = include_str!("../docs/mcp.md")]
+    pub mod mcp {}
+    #[cfg(feature = "journal")]
+    #[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
+    #[doc = include_str!("../docs/durable.md")]
+    pub mod durable {}
+}
+
+/// The README's Rust blocks, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
+
 pub use content::{Binary, Block, Resource, ResourceBody, ResourceLink, MAX_MIME_TYPE_BYTES};
 pub use context::{Ctx, Progress, ProgressSink, StepView, UserContext};
 pub use dynamic::DynamicTool;
@@ -121,34 +179,9 @@ pub use tokio_util::sync::CancellationToken;
 /// preliminary result ([`Streamed`]). An `external` tool is declared
 /// without a body: the host runs it.
 ///
-/// | key | meaning |
-/// |---|---|
-/// | `name = "..."` | the name the model calls; default: the function's name; must match `^[a-z][a-z0-9_]{0,63}$` |
-/// | `description = "..."` | overrides the doc comment (which is read up to its first heading) |
-/// | `title = "..."` | human-readable title (MCP) |
-/// | `tags("a", "b")` | free tags, for filtering and for the approval floor |
-/// | `read_only`, `destructive`, `idempotent`, `open_world` | effect hints, each also `= bool`; `read_only` conflicts with `destructive` |
-/// | `policy = allow \| deny \| needs_approval \| path` | a static verdict, or a predicate `fn(&Input, &Ctx<App>) -> Verdict`, sync or async, optionally returning `Result<Verdict, E>` |
-/// | `visible_when = path` | `fn(&StepView<'_, App>) -> bool`, decided before each model call |
-/// | `requires("a", "b")` | offered only after each named tool ran successfully in the run |
-/// | `ends_run` / `ends_run = path` | a successful call ends the run; the predicate is `fn(&Input, &Output) -> bool`, sync or async |
-/// | `ends_turn` | a successful call halts the run on the same step, with no last step for the model; not with `ends_run` |
-/// | `on_error = path` | recovers from the tool's own error: `fn(&Input, &Error) -> Output` (or `Option<Output>`, `Result<Output, E>`), sync or async; never for timeouts, cancellation, invalid arguments or refusals; declining or panicking gives the original error |
-/// | `interruptible = false` | the caller's cancellation does not cancel the tool's token, only its timeout does |
-/// | `idempotency_key = path` | in a durable run, the call's effect is keyed by `fn(&Input) -> String` (or `-> &str`), such as an order id, instead of by the run and the call id; not with `replay = false` |
-/// | `replay = false` | in a durable run, the tool runs again even when the journal holds its result (an observation, a command that must run each time); a call started and never finished still reads `OUTCOME_UNKNOWN` unless the tool is `read_only` or `idempotent` |
-/// | `interim = "..."`, `interim_after = "2s"` | a call still running after the delay (default 2 s) sends the text once, as a [`Progress`] report with `interim: true` |
-/// | `timeout = "500ms" \| "5s" \| "2m"` | overrides the registry default |
-/// | `max_output_chars = N` | overrides the registry default |
-/// | `max_retries = N` | after N failed calls in one run (invalid arguments, tool errors, internal errors, the tool's own timeout), the tool is no longer offered in that run |
-/// | `parallel_safe` / `parallel_safe = bool` / `parallel_safe = path` | may run concurrently with other calls of the same step; implied by `read_only`; a predicate `fn(&serde_json::Value) -> bool` decides on the raw arguments |
-/// | `strict = bool` | per-tool override of provider strict mode |
-/// | `kind = "..."` | a declared grouping, filterable with [`Registry::definitions_of_kind`]; not an authorisation boundary |
-/// | `examples("...")`, `example_prompts("...")`, `related("tool")`, `always_active`, `classification = "..."`, `scope_prompt = "..."` | kept in the definition, for documentation and intent classifiers ([`Classifier`]); `related` names are checked like `requires` |
-/// | `external` | declared without a body: calls are validated and decided, then handed to the host ([`ResultKind::External`], [`Run::complete`]) |
-/// | `scope = path` | `fn(&Scope, &mut ScopedTool)`: rebuilds the tool's description and input schema for a turn from the scope value an intent classifier chose ([`Run::select`]); narrowing only, checked. Not with `always_active` |
-/// | `meta(key = value, ...)` | free-form literal metadata, in the definition and as MCP `_meta` |
-/// | `crate = path` | where this crate is, for crates that re-export it |
+/// Its keys (`name`, `read_only`, `policy`, `timeout`, ...) are in one
+/// table, on the [`guide::keys`] page; what it reads from the function is
+/// on [`guide::defining`].
 ///
 /// On a parameter: `///` docs become the property's description (or the
 /// entry of the function's `# Arguments` section); `#[tool(default)]` and

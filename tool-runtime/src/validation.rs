@@ -1,4 +1,5 @@
-//! Stage 2: the arguments against the tool's own schema.
+//! Stage 3: the arguments against the tool's own schema (and, for stage 2,
+//! which text may be read straight into a tool's input: [`text_exact`]).
 //!
 //! Every constraint a schema advertises is enforced, but not every schema
 //! needs the validator on every call. When a `#[tool]`'s schema says nothing
