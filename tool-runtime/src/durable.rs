@@ -7,8 +7,13 @@
 //! - Before its policy is decided, the journal is asked about the call's
 //!   effect key: a finished effect is replayed (its result, checked
 //!   against the output schema, without running the tool or asking a
-//!   human again); a started one that never finished is refused with
-//!   `OUTCOME_UNKNOWN` unless the tool is `idempotent`.
+//!   human again); a started one that never finished is waited for, since
+//!   another process may still be running it (several processes settling
+//!   one approved call, a step re-sent while it runs): until it finishes,
+//!   and the call reads its result, or until its tool's timeout and a
+//!   grace have passed since it started, or this call is cancelled. One
+//!   still unfinished then is refused with `OUTCOME_UNKNOWN`, unless the
+//!   tool is `idempotent`, which runs again at once.
 //! - Right before the tool runs, the call is recorded as started
 //!   ([`Journal::start_call`], atomic: of two processes, one runs it); after
 //!   it, as finished with its result. A call that timed out or was
@@ -44,6 +49,25 @@ use crate::pipeline::Input;
 use crate::registry::{Entry, Registry};
 use crate::result::{lines, CallResult, ResultKind};
 use crate::run::Run;
+
+/// How long past its tool's timeout a call found started elsewhere is
+/// waited for: time for its process to journal the result.
+const FINISH_GRACE: Duration = Duration::from_secs(2);
+/// The first pause between looks at the journal while waiting; it doubles
+/// up to [`MAX_LOOK`].
+const FIRST_LOOK: Duration = Duration::from_millis(20);
+const MAX_LOOK: Duration = Duration::from_millis(250);
+
+/// What a call whose effect the journal knows does ([`Registry::known`]).
+enum Known {
+    /// It is answered without running.
+    Answer(CallResult),
+    /// It runs.
+    Run,
+    /// The start it found is gone (withdrawn by a call that never ran):
+    /// it starts the effect itself.
+    Gone,
+}
 
 /// What a call of a durable run carries: the journal and the run's id.
 #[derive(Debug)]
@@ -129,7 +153,8 @@ pub(crate) fn durable_of<'c, App>(entry: &Entry<App>, info: &'c CallInfo) -> Opt
 impl<App: Send + Sync + 'static> Registry<App> {
     /// Before a call is decided: the result of its effect where the journal
     /// holds one (replayed, or refused as of unknown outcome), else `None`.
-    pub(crate) async fn journaled(&self, durable: &Durable, entry: &Entry<App>, input: &Input<'_>, call_id: &SmolStr) -> Option<CallResult> {
+    pub(crate) async fn journaled(&self, durable: &Durable, entry: &Entry<App>, input: &Input<'_>, info: &CallInfo) -> Option<CallResult> {
+        let call_id = &info.call_id;
         let key = match effect_key(durable, entry, input.value.as_ref(), call_id) {
             Ok(key) => key,
             Err(error) => return Some(self.no_key(entry, call_id, error)),
@@ -140,7 +165,11 @@ impl<App: Send + Sync + 'static> Registry<App> {
             Ok(Some(CallStart::UnknownOutcome { .. })) if entry.def.external => {
                 Some(CallResult::handed(entry.name.clone(), call_id.clone(), input.from.to_value()))
             }
-            Ok(Some(known)) => self.known(entry, call_id, &key, known),
+            Ok(Some(known)) => match self.known(durable, entry, info, &key, known).await {
+                Known::Answer(result) => Some(result),
+                // Stage 6 starts it.
+                Known::Run | Known::Gone => None,
+            },
             Err(error) => Some(self.journal_failed(entry, call_id, &error)),
         }
     }
@@ -162,20 +191,27 @@ impl<App: Send + Sync + 'static> Registry<App> {
             Err(error) => return self.no_key(entry, &call_id, error),
         };
         let arguments = input.from.to_value();
-        let mut started = durable.journal.start_call(&durable.run_id, &call_id, &entry.def.name, &arguments, &key).await;
-        if !entry.def.replay
-            && let Ok(CallStart::Finished(_)) = started
-        {
-            // Runs on every call: the finished effect is started again.
-            started = durable.journal.restart_call(&key, &call_id, &arguments).await;
-        }
-        match started {
-            Err(error) => return self.journal_failed(entry, &call_id, &error),
-            Ok(CallStart::Started) => {}
-            Ok(known) => {
-                if let Some(result) = self.known(entry, &call_id, &key, known) {
-                    return result;
-                }
+        // A start found gone after waiting (its call withdrew it) is tried
+        // again; a few times at most.
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let mut started = durable.journal.start_call(&durable.run_id, &call_id, &entry.def.name, &arguments, &key).await;
+            if !entry.def.replay
+                && let Ok(CallStart::Finished(_)) = started
+            {
+                // Runs on every call: the finished effect is started again.
+                started = durable.journal.restart_call(&key, &call_id, &arguments).await;
+            }
+            match started {
+                Err(error) => return self.journal_failed(entry, &call_id, &error),
+                Ok(CallStart::Started) => break,
+                Ok(known) => match self.known(durable, entry, call.info(), &key, known).await {
+                    Known::Answer(result) => return result,
+                    Known::Run => break,
+                    Known::Gone if tries < 3 => {}
+                    Known::Gone => return self.outcome_unknown(entry, &call_id, &key, "its start kept being withdrawn"),
+                },
             }
         }
         let result = self.execute(entry, input, call, span).await;
@@ -204,23 +240,87 @@ impl<App: Send + Sync + 'static> Registry<App> {
         }
     }
 
-    /// The result of a call whose effect key the journal knows; `None`
-    /// when it runs anyway (an idempotent tool whose call never finished, a
-    /// tool with `replay = false` whose call finished).
-    fn known(&self, entry: &Entry<App>, call_id: &SmolStr, key: &str, known: CallStart) -> Option<CallResult> {
-        match known {
-            CallStart::Started => None,
-            CallStart::Finished(_) if !entry.def.replay => None,
-            CallStart::Finished(journaled) => Some(self.replayed(entry, call_id, journaled)),
-            CallStart::UnknownOutcome { .. } if entry.def.annotations.idempotent == Some(true) => None,
-            CallStart::UnknownOutcome { call_id: started_by, started_at } => {
-                let error = lines::outcome_unknown();
+    /// What a call whose effect key the journal knows does: it is
+    /// answered (a replay, `OUTCOME_UNKNOWN`), runs anyway (an idempotent
+    /// tool whose call never finished, a tool with `replay = false` whose
+    /// call finished), or finds the start gone. A call found started and
+    /// not finished may still be running in another process: it is waited
+    /// for, until its tool's timeout (and [`FINISH_GRACE`]) from its start
+    /// has passed, or this call is cancelled; then its outcome is unknown.
+    async fn known(&self, durable: &Durable, entry: &Entry<App>, info: &CallInfo, key: &str, known: CallStart) -> Known {
+        let call_id = &info.call_id;
+        let (started_by, started_at) = match known {
+            CallStart::Started => return Known::Run,
+            CallStart::Finished(_) if !entry.def.replay => return Known::Run,
+            CallStart::Finished(journaled) => return Known::Answer(self.replayed(entry, call_id, journaled)),
+            CallStart::UnknownOutcome { .. } if entry.def.annotations.idempotent == Some(true) => return Known::Run,
+            CallStart::UnknownOutcome { call_id, started_at } => (call_id, started_at),
+        };
+        match self.wait_for_finish(durable, entry, info, key, started_at).await {
+            Err(stopped) => Known::Answer(stopped),
+            Ok(None) => Known::Gone,
+            Ok(Some(CallStart::Finished(_))) if !entry.def.replay => Known::Gone,
+            Ok(Some(CallStart::Finished(journaled))) => Known::Answer(self.replayed(entry, call_id, journaled)),
+            Ok(Some(_)) => {
                 let since = started_at.elapsed().unwrap_or_default();
-                let detail = format!("effect {key} was started by call `{started_by}` {since:?} ago and never finished; not run again");
-                self.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::OutcomeUnknown, error.code(), detail));
-                Some(CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::ToolError, &error))
+                let why = format!("was started by call `{started_by}` {since:?} ago and never finished");
+                Known::Answer(self.outcome_unknown(entry, call_id, key, &why))
             }
         }
+    }
+
+    /// Waits for a call of the effect `key`, started at `started_at` by
+    /// another call, to finish: polls the journal until it holds the
+    /// result, or no start at all, or the tool's timeout and
+    /// [`FINISH_GRACE`] have passed since `started_at` (then the last
+    /// thing known is returned). A cancelled call stops waiting and reads
+    /// as cancelled; a journal that fails, as the generic 500.
+    async fn wait_for_finish(
+        &self,
+        durable: &Durable,
+        entry: &Entry<App>,
+        info: &CallInfo,
+        key: &str,
+        started_at: SystemTime,
+    ) -> Result<Option<CallStart>, CallResult> {
+        let bound = (self.timeout_of(entry) + FINISH_GRACE).saturating_sub(started_at.elapsed().unwrap_or_default());
+        let until = tokio::time::Instant::now() + bound;
+        let cancel = info.cancellation();
+        let mut pause = FIRST_LOOK;
+        let mut last = None;
+        while tokio::time::Instant::now() < until {
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Err(self.stopped_before_start(entry, &info.call_id)),
+                () = tokio::time::sleep_until(until.min(tokio::time::Instant::now() + pause)) => {}
+            }
+            pause = (pause * 2).min(MAX_LOOK);
+            match durable.journal.known_call(key).await {
+                Ok(Some(unknown @ CallStart::UnknownOutcome { .. })) => last = Some(unknown),
+                Ok(other) => return Ok(other),
+                Err(error) => return Err(self.journal_failed(entry, &info.call_id, &error)),
+            }
+        }
+        Ok(last.or(Some(CallStart::UnknownOutcome { call_id: String::new(), started_at })))
+    }
+
+    /// `OUTCOME_UNKNOWN` for a call of effect `key`, which `why` explains
+    /// to the host.
+    fn outcome_unknown(&self, entry: &Entry<App>, call_id: &SmolStr, key: &str, why: &str) -> CallResult {
+        let error = lines::outcome_unknown();
+        let detail = format!("effect {key} {why}; not run again");
+        self.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::OutcomeUnknown, error.code(), detail));
+        CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::ToolError, &error)
+    }
+
+    /// A call cancelled before it started: it did not run.
+    fn stopped_before_start(&self, entry: &Entry<App>, call_id: &SmolStr) -> CallResult {
+        CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::Cancelled, &lines::cancelled())
+    }
+
+    /// The tool's timeout.
+    fn timeout_of(&self, entry: &Entry<App>) -> Duration {
+        entry.def.timeout.unwrap_or(self.inner.config.default_timeout)
     }
 
     /// A journaled result, returned under this call's id once its output

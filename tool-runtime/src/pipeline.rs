@@ -196,7 +196,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
             // A durable run's journal may hold this call's effect already.
             #[cfg(feature = "journal")]
             if let Some(durable) = crate::durable::durable_of(entry, call.info())
-                && let Some(result) = Box::pin(self.journaled(durable, entry, &input, call.call_id())).await
+                && let Some(result) = Box::pin(self.journaled(durable, entry, &input, call.info())).await
             {
                 return self.outcome(&span, CallOutcome::Done(result));
             }

@@ -40,6 +40,7 @@ on_both_backends!(
     an_external_call_survives_a_restart_and_is_completed_once,
     a_long_run_keeps_and_journals_each_executed_tool_once,
     a_result_holding_a_nul_is_journaled_and_replayed,
+    settlers_racing_one_approved_call_all_read_its_result,
 );
 
 /// The world the tools change, counted outside the journal.
@@ -59,7 +60,8 @@ async fn charge(ctx: Ctx<Shop>, cents: u32) -> String {
 }
 
 /// Charge a card slowly: the effect happens, then the call takes its time.
-#[tool]
+/// (A call of it found unfinished is waited for until its timeout.)
+#[tool(timeout = "6s")]
 async fn charge_slowly(ctx: Ctx<Shop>, cents: u32) -> String {
     ctx.app().charges.fetch_add(1, Ordering::SeqCst);
     tokio::time::sleep(Duration::from_secs(5)).await;
@@ -85,6 +87,14 @@ async fn read_label(ctx: Ctx<Shop>, label: String) -> String {
 #[tool(policy = needs_approval)]
 async fn refund(ctx: Ctx<Shop>, order_id: String) -> String {
     ctx.app().refunds.fetch_add(1, Ordering::SeqCst);
+    format!("refunded {order_id}")
+}
+
+/// Refund an order slowly, once a human approved it.
+#[tool(policy = needs_approval)]
+async fn refund_slowly(ctx: Ctx<Shop>, order_id: String) -> String {
+    ctx.app().refunds.fetch_add(1, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(400)).await;
     format!("refunded {order_id}")
 }
 
@@ -128,7 +138,7 @@ fn desk(ttl: Duration) -> Desk {
     let reports = Arc::new(Mutex::new(Vec::new()));
     let sink = reports.clone();
     let registry = Registry::builder()
-        .tools(tools![charge, charge_slowly, set_flag, refund, balance, read_label])
+        .tools(tools![charge, charge_slowly, set_flag, refund, refund_slowly, balance, read_label])
         .tools(dynamic_tools())
         .approval_ttl(ttl)
         .on_tool_error(move |report| sink.lock().unwrap().push(report.clone()))
@@ -204,6 +214,28 @@ async fn a_result_holding_a_nul_is_journaled_and_replayed(db: Db) {
     assert_eq!(again.results[0].kind, ResultKind::Success, "{}", again.results[0].text);
     assert_eq!(again.results[0].text, "label: A\u{fffd}B");
     assert_eq!(shop.reads.load(Ordering::SeqCst), 1, "replayed, not run again");
+}
+
+async fn settlers_racing_one_approved_call_all_read_its_result(db: Db) {
+    let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
+    let (mut run, journal) = resume(&db, &desk, &shop, "t-1").await;
+    run.execute(vec![call("c1", "refund_slowly", json!({"order_id": "A-1"}))]).await;
+    journal.decide("c1", Decision::Approve, "alice").await.unwrap();
+    drop(run);
+
+    // Five processes resume the run and settle it at once.
+    let settlers = 5;
+    let mut runs = Vec::new();
+    for _ in 0..settlers {
+        runs.push(resume(&db, &desk, &shop, "t-1").await);
+    }
+    let settled = futures_util::future::join_all(runs.iter_mut().map(|(run, _)| run.settle_decided())).await;
+    let read: Vec<_> = settled.into_iter().flat_map(Result::unwrap).map(|r| (r.kind, r.text)).collect();
+    let unknown = read.iter().filter(|(_, text)| text.contains("OUTCOME_UNKNOWN")).count();
+    println!("{unknown} of {settlers} settlers read OUTCOME_UNKNOWN");
+    assert_eq!(shop.refunds.load(Ordering::SeqCst), 1, "refunded once");
+    assert_eq!(read.len(), settlers, "{read:?}");
+    assert!(read.iter().all(|(kind, text)| (*kind, text.as_str()) == (ResultKind::Success, "refunded A-1")), "{read:?}");
 }
 
 async fn a_call_cut_off_midway_is_not_run_again_unless_idempotent(db: Db) {
