@@ -44,7 +44,7 @@ use crate::call::{Arguments, PendingCall};
 use crate::context::{CallInfo, CallState};
 use crate::error::ToolError;
 use crate::error_report::{ErrorKind, ErrorReport, Escaped};
-use crate::journal::{CallStart, Decided, Decision, Journal, JournalError, JournaledResult, ParkedCall, RunRecord, EXPIRED_BY};
+use crate::journal::{CallStart, Decided, Decision, Journal, JournalError, JournaledCall, JournaledResult, ParkedCall, RunRecord, EXPIRED_BY};
 use crate::pipeline::Input;
 use crate::registry::{Entry, Registry};
 use crate::result::{lines, CallResult, ResultKind};
@@ -159,13 +159,15 @@ impl<App: Send + Sync + 'static> Registry<App> {
             Ok(key) => key,
             Err(error) => return Some(self.no_key(entry, call_id, error)),
         };
-        match durable.journal.known_call(&key).await {
+        let arguments = input.from.to_value();
+        match durable.journal.find_call(&key).await {
             Ok(None) => None,
+            Ok(Some(found)) if let Some(refused) = self.other_call(durable, entry, &info.call_id, &key, &arguments, &found) => Some(refused),
             // Handed to the host before, and not completed yet: still with it.
-            Ok(Some(CallStart::UnknownOutcome { .. })) if entry.def.external => {
-                Some(CallResult::handed(entry.name.clone(), call_id.clone(), input.from.to_value()))
+            Ok(Some(JournaledCall { outcome: CallStart::UnknownOutcome { .. }, .. })) if entry.def.external => {
+                Some(CallResult::handed(entry.name.clone(), call_id.clone(), arguments))
             }
-            Ok(Some(known)) => match self.known(durable, entry, info, &key, known).await {
+            Ok(Some(found)) => match self.known(durable, entry, info, &key, &arguments, found.outcome).await {
                 Known::Answer(result) => Some(result),
                 // Stage 6 starts it.
                 Known::Run | Known::Gone => None,
@@ -196,17 +198,22 @@ impl<App: Send + Sync + 'static> Registry<App> {
         let mut tries = 0;
         loop {
             tries += 1;
-            let mut started = durable.journal.start_call(&durable.run_id, &call_id, &entry.def.name, &arguments, &key).await;
+            let mut started = durable.journal.start_or_find(&durable.run_id, &call_id, &entry.def.name, &arguments, &key).await;
+            if let Ok(Some(found)) = &started
+                && let Some(refused) = self.other_call(durable, entry, &call_id, &key, &arguments, found)
+            {
+                return refused;
+            }
             if !entry.def.replay
-                && let Ok(CallStart::Finished(_)) = started
+                && let Ok(Some(JournaledCall { outcome: CallStart::Finished(_), .. })) = started
             {
                 // Runs on every call: the finished effect is started again.
                 started = durable.journal.restart_call(&key, &call_id, &arguments).await;
             }
             match started {
                 Err(error) => return self.journal_failed(entry, &call_id, &error),
-                Ok(CallStart::Started) => break,
-                Ok(known) => match self.known(durable, entry, call.info(), &key, known).await {
+                Ok(None) => break,
+                Ok(Some(found)) => match self.known(durable, entry, call.info(), &key, &arguments, found.outcome).await {
                     Known::Answer(result) => return result,
                     Known::Run => break,
                     Known::Gone if tries < 3 => {}
@@ -233,9 +240,10 @@ impl<App: Send + Sync + 'static> Registry<App> {
     pub(crate) async fn hand_journaled(&self, durable: &Durable, entry: &Entry<App>, input: Input<'_>, call_id: &SmolStr) -> CallResult {
         let key = external_key(durable, call_id);
         let arguments = input.from.to_value();
-        match durable.journal.start_call(&durable.run_id, call_id, &entry.def.name, &arguments, &key).await {
+        match durable.journal.start_or_find(&durable.run_id, call_id, &entry.def.name, &arguments, &key).await {
             Err(error) => self.journal_failed(entry, call_id, &error),
-            Ok(CallStart::Finished(journaled)) => self.replayed(entry, call_id, journaled),
+            Ok(Some(found)) if let Some(refused) = self.other_call(durable, entry, call_id, &key, &arguments, &found) => refused,
+            Ok(Some(JournaledCall { outcome: CallStart::Finished(journaled), .. })) => self.replayed(entry, call_id, journaled),
             Ok(_) => CallResult::handed(entry.name.clone(), call_id.clone(), arguments),
         }
     }
@@ -247,7 +255,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// not finished may still be running in another process: it is waited
     /// for, until its tool's timeout (and [`FINISH_GRACE`]) from its start
     /// has passed, or this call is cancelled; then its outcome is unknown.
-    async fn known(&self, durable: &Durable, entry: &Entry<App>, info: &CallInfo, key: &str, known: CallStart) -> Known {
+    async fn known(&self, durable: &Durable, entry: &Entry<App>, info: &CallInfo, key: &str, arguments: &Value, known: CallStart) -> Known {
         let call_id = &info.call_id;
         let (started_by, started_at) = match known {
             CallStart::Started => return Known::Run,
@@ -259,13 +267,17 @@ impl<App: Send + Sync + 'static> Registry<App> {
         match self.wait_for_finish(durable, entry, info, key, started_at).await {
             Err(stopped) => Known::Answer(stopped),
             Ok(None) => Known::Gone,
-            Ok(Some(CallStart::Finished(_))) if !entry.def.replay => Known::Gone,
-            Ok(Some(CallStart::Finished(journaled))) => Known::Answer(self.replayed(entry, call_id, journaled)),
-            Ok(Some(_)) => {
-                let since = started_at.elapsed().unwrap_or_default();
-                let why = format!("was started by call `{started_by}` {since:?} ago and never finished");
-                Known::Answer(self.outcome_unknown(entry, call_id, key, &why))
-            }
+            // Started again meanwhile, by another call.
+            Ok(Some(found)) if let Some(refused) = self.other_call(durable, entry, call_id, key, arguments, &found) => Known::Answer(refused),
+            Ok(Some(found)) => match found.outcome {
+                CallStart::Finished(_) if !entry.def.replay => Known::Gone,
+                CallStart::Finished(journaled) => Known::Answer(self.replayed(entry, call_id, journaled)),
+                _ => {
+                    let since = started_at.elapsed().unwrap_or_default();
+                    let why = format!("was started by call `{started_by}` {since:?} ago and never finished");
+                    Known::Answer(self.outcome_unknown(entry, call_id, key, &why))
+                }
+            },
         }
     }
 
@@ -282,7 +294,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
         info: &CallInfo,
         key: &str,
         started_at: SystemTime,
-    ) -> Result<Option<CallStart>, CallResult> {
+    ) -> Result<Option<JournaledCall>, CallResult> {
         let bound = (self.timeout_of(entry) + FINISH_GRACE).saturating_sub(started_at.elapsed().unwrap_or_default());
         let until = tokio::time::Instant::now() + bound;
         let cancel = info.cancellation();
@@ -295,13 +307,39 @@ impl<App: Send + Sync + 'static> Registry<App> {
                 () = tokio::time::sleep_until(until.min(tokio::time::Instant::now() + pause)) => {}
             }
             pause = (pause * 2).min(MAX_LOOK);
-            match durable.journal.known_call(key).await {
-                Ok(Some(unknown @ CallStart::UnknownOutcome { .. })) => last = Some(unknown),
+            match durable.journal.find_call(key).await {
+                Ok(Some(found)) if matches!(found.outcome, CallStart::UnknownOutcome { .. }) => last = Some(found),
                 Ok(other) => return Ok(other),
                 Err(error) => return Err(self.journal_failed(entry, &info.call_id, &error)),
             }
         }
-        Ok(last.or(Some(CallStart::UnknownOutcome { call_id: String::new(), started_at })))
+        match last {
+            Some(found) => Ok(Some(found)),
+            // No time left to look: what was known at the start.
+            None => Ok(durable.journal.find_call(key).await.map_err(|error| self.journal_failed(entry, &info.call_id, &error))?),
+        }
+    }
+
+    /// `CALL_ID_REUSED` when the journal holds the effect `key` for another
+    /// call than this one (whose arguments are `arguments`): another tool,
+    /// or, for an effect keyed by its run and call id, another input. Its
+    /// result is not served, and this call is not run. An effect keyed by
+    /// an `idempotency_key` is shared by calls of its tool with any input
+    /// giving that key.
+    fn other_call(&self, durable: &Durable, entry: &Entry<App>, call_id: &SmolStr, key: &str, arguments: &Value, found: &JournaledCall) -> Option<CallResult> {
+        let by_call = key == external_key(durable, call_id);
+        let differs = if found.tool != entry.def.name {
+            format!("the tool differs: `{}` journaled, `{}` now", found.tool, entry.def.name)
+        } else if by_call && found.input != *arguments {
+            let shown = |input: &Value| lines::shorten(&input.to_string(), 300);
+            format!("the input differs: {} journaled, {} now", shown(&found.input), shown(arguments))
+        } else {
+            return None;
+        };
+        let error = lines::call_id_reused(call_id);
+        let detail = format!("effect {key} was journaled for another call (call `{}`): {differs}; not run, and its result not served", found.call_id);
+        self.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::CallMismatch, error.code(), detail));
+        Some(CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::InvalidArguments, &error))
     }
 
     /// `OUTCOME_UNKNOWN` for a call of effect `key`, which `why` explains

@@ -307,6 +307,18 @@ pub(crate) mod lines {
         )
     }
 
+    #[cfg_attr(not(feature = "journal"), allow(dead_code))]
+    pub(crate) fn call_id_reused(id: &str) -> ToolError {
+        ToolError::bad_request(
+            "CALL_ID_REUSED",
+            format!(
+                "The id `{}` already belongs to another call in this run (another tool or other arguments), \
+                 so this one was not run. Give each call its own id.",
+                shorten(id, 64)
+            ),
+        )
+    }
+
     pub(crate) fn too_many_pending(max: usize) -> ToolError {
         ToolError::rate_limited(
             "TOO_MANY_PENDING",

@@ -41,6 +41,7 @@ on_both_backends!(
     a_long_run_keeps_and_journals_each_executed_tool_once,
     a_result_holding_a_nul_is_journaled_and_replayed,
     settlers_racing_one_approved_call_all_read_its_result,
+    a_re_sent_call_id_with_another_input_or_tool_is_refused,
 );
 
 /// The world the tools change, counted outside the journal.
@@ -236,6 +237,37 @@ async fn settlers_racing_one_approved_call_all_read_its_result(db: Db) {
     assert_eq!(shop.refunds.load(Ordering::SeqCst), 1, "refunded once");
     assert_eq!(read.len(), settlers, "{read:?}");
     assert!(read.iter().all(|(kind, text)| (*kind, text.as_str()) == (ResultKind::Success, "refunded A-1")), "{read:?}");
+}
+
+async fn a_re_sent_call_id_with_another_input_or_tool_is_refused(db: Db) {
+    let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
+    let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    run.execute(vec![call("c1", "charge", json!({"cents": 5}))]).await;
+    drop(run);
+    let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    let other_input = run.execute(vec![call("c1", "charge", json!({"cents": 500}))]).await;
+    let other_tool = run.execute(vec![call("c1", "read_label", json!({"label": "A"}))]).await;
+    for result in [&other_input.results[0], &other_tool.results[0]] {
+        assert_eq!(result.kind, ResultKind::InvalidArguments, "{}", result.text);
+        assert_eq!(result.error_code.as_deref(), Some("CALL_ID_REUSED"), "{}", result.text);
+        assert!(!result.text.contains("charged"), "the other call's result is not served: {}", result.text);
+    }
+    assert_eq!((shop.charges.load(Ordering::SeqCst), shop.reads.load(Ordering::SeqCst)), (1, 0), "neither ran");
+    let reports = desk.reports.lock().unwrap().clone();
+    assert!(
+        reports.iter().any(|r| r.kind == ErrorKind::CallMismatch && r.error.contains("input") && r.error.contains(r#"{"cents":5}"#)),
+        "the host is told what differed: {reports:?}"
+    );
+    assert!(reports.iter().any(|r| r.tool == "read_label" && r.error.contains("`charge`")), "{reports:?}");
+    // The same call again is still replayed.
+    let same = run.execute(vec![call("c1", "charge", json!({"cents": 5}))]).await;
+    assert_eq!(same.results[0].text, "charged 5");
+    // A key shared by design (an idempotency key) replays to another input of the same key.
+    run.execute(vec![call("k1", "refund_order", json!({"order_id": "A-1"}))]).await;
+    let (mut other, _journal) = resume(&db, &desk, &shop, "t-2").await;
+    let shared = other.execute(vec![call("k2", "refund_order", json!({"order_id": "A-1", "note": "again"}))]).await;
+    assert_eq!(shared.results[0].text, "refunded A-1");
+    assert_eq!(shop.refunds.load(Ordering::SeqCst), 1);
 }
 
 async fn a_call_cut_off_midway_is_not_run_again_unless_idempotent(db: Db) {

@@ -14,7 +14,7 @@ use super::{limits, on_pool, CallStart, Journal, JournalError, JournaledCall, Jo
 
 const START: &str = "INSERT INTO journal_calls (effect_key, run_id, call_id, tool, input, started_at) VALUES ($1, $2, $3, $4, $5, $6) \
      ON CONFLICT (effect_key) DO NOTHING";
-const KNOWN: &str = "SELECT effect_key, call_id, started_at, finished_at, kind, text, structured, error_code, status, truncated, ends_run \
+const KNOWN: &str = "SELECT effect_key, call_id, tool, input, started_at, finished_at, kind, text, structured, error_code, status, truncated, ends_run \
      FROM journal_calls WHERE effect_key = $1";
 const OF_RUN: &str = "SELECT effect_key, call_id, tool, input, started_at, finished_at, kind, text, structured, error_code, status, truncated, ends_run \
      FROM journal_calls WHERE run_id = $1 ORDER BY started_at, call_id";
@@ -47,6 +47,19 @@ impl Journal {
     /// [`JournalError::Corrupt`] when the stored row of the key does not
     /// decode, [`JournalError::Refused`] for an id over the limits.
     pub async fn start_call(&self, run_id: &str, call_id: &str, tool: &str, input: &Value, effect_key: &str) -> Result<CallStart, JournalError> {
+        Ok(self.start_or_find(run_id, call_id, tool, input, effect_key).await?.map_or(CallStart::Started, |found| found.outcome))
+    }
+
+    /// [`start_call`](Self::start_call), saying which call holds a key
+    /// that was known already: `None` when this call started it.
+    pub(crate) async fn start_or_find(
+        &self,
+        run_id: &str,
+        call_id: &str,
+        tool: &str,
+        input: &Value,
+        effect_key: &str,
+    ) -> Result<Option<JournaledCall>, JournalError> {
         limits::id("run_id", run_id)?;
         limits::id("call_id", call_id)?;
         limits::text("tool", tool)?;
@@ -64,12 +77,12 @@ impl Journal {
                 .await
                 .map_err(JournalError::database("start_call"))?;
             if inserted.rows_affected() == 1 {
-                return Ok(CallStart::Started);
+                return Ok(None);
             }
             let row = sqlx::query(KNOWN).bind(effect_key).fetch_optional(pool).await.map_err(JournalError::database("start_call"))?;
             // None: pruned (Journal::prune) between the two statements; the key is new again.
             if let Some(row) = row {
-                return decode_known(&row);
+                return decode_call(&row).map(Some);
             }
         })
     }
@@ -77,11 +90,11 @@ impl Journal {
     /// Records a finished call as started again, before its tool runs once
     /// more: for a tool that runs on every call (`replay = false`), whose
     /// stored result is then replaced when it finishes. Says which, as
-    /// [`start_call`](Self::start_call) does: [`CallStart::Started`] when
-    /// this call restarted it; else what another process left (a call it
-    /// restarted first is [`CallStart::UnknownOutcome`]). Atomic, as
-    /// `start_call` is: of several processes, exactly one restarts a key.
-    pub(crate) async fn restart_call(&self, effect_key: &str, call_id: &str, input: &Value) -> Result<CallStart, JournalError> {
+    /// [`start_or_find`](Self::start_or_find) does: `None` when this call
+    /// restarted it; else the call another process left (one it restarted
+    /// first is [`CallStart::UnknownOutcome`]). Atomic, as `start_call` is:
+    /// of several processes, exactly one restarts a key.
+    pub(crate) async fn restart_call(&self, effect_key: &str, call_id: &str, input: &Value) -> Result<Option<JournaledCall>, JournalError> {
         limits::id("call_id", call_id)?;
         let effect_key = &*self.stored_key(effect_key).await?;
         let input = input.to_string();
@@ -95,11 +108,11 @@ impl Journal {
                 .await
                 .map_err(JournalError::database("restart_call"))?;
             if updated.rows_affected() == 1 {
-                return Ok(CallStart::Started);
+                return Ok(None);
             }
             let known = sqlx::query(KNOWN).bind(effect_key).fetch_optional(pool).await.map_err(JournalError::database("restart_call"))?;
             match known {
-                Some(row) => decode_known(&row),
+                Some(row) => decode_call(&row).map(Some),
                 None => Err(JournalError::CallNotStarted { effect_key: effect_key.to_owned() }),
             }
         })
@@ -113,10 +126,15 @@ impl Journal {
     ///
     /// [`JournalError::Corrupt`] when the stored row of the key does not decode.
     pub async fn known_call(&self, effect_key: &str) -> Result<Option<CallStart>, JournalError> {
+        Ok(self.find_call(effect_key).await?.map(|found| found.outcome))
+    }
+
+    /// [`known_call`](Self::known_call), with the call that holds the key.
+    pub(crate) async fn find_call(&self, effect_key: &str) -> Result<Option<JournaledCall>, JournalError> {
         let effect_key = &*self.stored_key(effect_key).await?;
         on_pool!(self, pool => {
             let row = sqlx::query(KNOWN).bind(effect_key).fetch_optional(pool).await.map_err(JournalError::database("known_call"))?;
-            row.as_ref().map(decode_known).transpose()
+            row.as_ref().map(decode_call).transpose()
         })
     }
 
@@ -131,17 +149,7 @@ impl Journal {
         limits::id("run_id", run_id)?;
         on_pool!(self, pool => {
             let rows = sqlx::query(OF_RUN).bind(run_id).fetch_all(pool).await.map_err(JournalError::database("calls_of_run"))?;
-            rows.iter()
-                .map(|row| {
-                    let reader = RowReader::new(row, "journal_calls", "effect_key")?;
-                    Ok(JournaledCall {
-                        call_id: reader.get("call_id")?,
-                        tool: reader.get("tool")?,
-                        input: reader.json("input")?,
-                        outcome: decode_known(row)?,
-                    })
-                })
-                .collect()
+            rows.iter().map(decode_call).collect()
         })
     }
 
@@ -204,6 +212,20 @@ impl Journal {
             .map_err(JournalError::database("effect key")))?;
         Ok(if legacy { Cow::Borrowed(effect_key) } else { stored })
     }
+}
+
+/// A row of `journal_calls`, read with its call and tool.
+fn decode_call<'r, R: Row>(row: &'r R) -> Result<JournaledCall, JournalError>
+where
+    &'static str: ColumnIndex<R>,
+    String: Decode<'r, R::Database> + Type<R::Database>,
+    Option<String>: Decode<'r, R::Database> + Type<R::Database>,
+    i64: Decode<'r, R::Database> + Type<R::Database>,
+    Option<i64>: Decode<'r, R::Database> + Type<R::Database>,
+    Option<bool>: Decode<'r, R::Database> + Type<R::Database>,
+{
+    let reader = RowReader::new(row, "journal_calls", "effect_key")?;
+    Ok(JournaledCall { call_id: reader.get("call_id")?, tool: reader.get("tool")?, input: reader.json("input")?, outcome: decode_known(row)? })
 }
 
 fn decode_known<'r, R: Row>(row: &'r R) -> Result<CallStart, JournalError>
