@@ -18,10 +18,22 @@
 //!   ([`Journal::start_call`], atomic: of two processes, one runs it); after
 //!   it, as finished with its result. A call that timed out or was
 //!   cancelled stays started: whether it took effect is unknown.
+//! - The journal is outside no call's limits: each read and write of a
+//!   call is raced against the tool's timeout and the call's cancellation
+//!   (and SQLite's busy retries end there too). A call whose start was not
+//!   recorded in time did not run, and reads so (`TOOL_TIMEOUT`, or
+//!   cancelled); should its start be recorded late, it is withdrawn, so
+//!   the call is not left started. A call whose result was not recorded in
+//!   time returns it, and the write goes on without it.
 //!
 //! The effect key is the run id and the call id, or, for a tool with
 //! `idempotency_key = path`, the tool's name and the key it derives from
-//! the input (an order id), in every run.
+//! the input (an order id), in every run. A journaled effect answers only
+//! the call it was made for: one keyed by run and call id that the
+//! journal holds with another tool or input (a call id re-used) is refused
+//! with `CALL_ID_REUSED`, neither run nor served, and the host is told what
+//! differed ([`ErrorKind::CallMismatch`]). One keyed by an idempotency key
+//! is shared by design across calls and runs, but only by its own tool.
 //!
 //! A tool with `replay = false` runs every time: a finished effect is never
 //! replayed. One that is `read_only` or `idempotent` (or `external`) is not
@@ -33,12 +45,14 @@
 //! it twice at once. A finished one is started again
 //! (`Journal::restart_call`, atomic) and runs.
 
+use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 use smol_str::SmolStr;
+use tokio_util::sync::CancellationToken;
 
 use crate::call::{Arguments, PendingCall};
 use crate::context::{CallInfo, CallState};
@@ -67,6 +81,30 @@ enum Known {
     /// The start it found is gone (withdrawn by a call that never ran):
     /// it starts the effect itself.
     Gone,
+}
+
+/// Why a call stopped waiting for the journal.
+enum Stopped {
+    Cancelled,
+    TimedOut,
+}
+
+/// `work`, unless `cancel` fires or `until` passes first.
+async fn within<T>(cancel: &CancellationToken, until: tokio::time::Instant, work: impl Future<Output = T>) -> Result<T, Stopped> {
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => Err(Stopped::Cancelled),
+        done = work => Ok(done),
+        () = tokio::time::sleep_until(until) => Err(Stopped::TimedOut),
+    }
+}
+
+/// Withdraws the start of a call that never ran ([`Journal::withdraw_call`]),
+/// its failure logged.
+async fn withdraw(journal: Journal, key: String, call_id: SmolStr) {
+    if let Err(error) = journal.withdraw_call(&key, &call_id).await {
+        tracing::error!(call_id = %Escaped(&call_id), error = %Escaped(&error), "the start of a call that never ran could not be withdrawn: it reads as of unknown outcome");
+    }
 }
 
 /// What a call of a durable run carries: the journal and the run's id.
@@ -153,6 +191,8 @@ pub(crate) fn durable_of<'c, App>(entry: &Entry<App>, info: &'c CallInfo) -> Opt
 impl<App: Send + Sync + 'static> Registry<App> {
     /// Before a call is decided: the result of its effect where the journal
     /// holds one (replayed, or refused as of unknown outcome), else `None`.
+    /// The journal is read within the tool's timeout and the call's
+    /// cancellation: a call that could not read it did not run.
     pub(crate) async fn journaled(&self, durable: &Durable, entry: &Entry<App>, input: &Input<'_>, info: &CallInfo) -> Option<CallResult> {
         let call_id = &info.call_id;
         let key = match effect_key(durable, entry, input.value.as_ref(), call_id) {
@@ -160,14 +200,19 @@ impl<App: Send + Sync + 'static> Registry<App> {
             Err(error) => return Some(self.no_key(entry, call_id, error)),
         };
         let arguments = input.from.to_value();
-        match durable.journal.find_call(&key).await {
+        let until = tokio::time::Instant::now() + self.timeout_of(entry);
+        let found = match within(info.cancellation(), until, durable.journal.until(until.into_std()).find_call(&key)).await {
+            Ok(found) => found,
+            Err(stopped) => return Some(self.not_started(entry, call_id, stopped)),
+        };
+        match found {
             Ok(None) => None,
             Ok(Some(found)) if let Some(refused) = self.other_call(durable, entry, &info.call_id, &key, &arguments, &found) => Some(refused),
             // Handed to the host before, and not completed yet: still with it.
             Ok(Some(JournaledCall { outcome: CallStart::UnknownOutcome { .. }, .. })) if entry.def.external => {
                 Some(CallResult::handed(entry.name.clone(), call_id.clone(), arguments))
             }
-            Ok(Some(found)) => match self.known(durable, entry, info, &key, &arguments, found.outcome).await {
+            Ok(Some(found)) => match self.known(durable, entry, info, &key, &arguments, found).await {
                 Known::Answer(result) => Some(result),
                 // Stage 6 starts it.
                 Known::Run | Known::Gone => None,
@@ -178,7 +223,11 @@ impl<App: Send + Sync + 'static> Registry<App> {
 
     /// Stage 6 in a durable run: the call is recorded as started, run, and
     /// recorded as finished; an effect the journal already holds is not
-    /// run again.
+    /// run again. Each write is raced against the tool's timeout and the
+    /// call's cancellation: a call whose start was not recorded in time
+    /// did not run (and its start, should it be recorded late, is
+    /// withdrawn); a call whose finish was not recorded in time returns
+    /// its result while the finish goes on without it.
     pub(crate) async fn execute_journaled(
         &self,
         durable: &Durable,
@@ -193,12 +242,21 @@ impl<App: Send + Sync + 'static> Registry<App> {
             Err(error) => return self.no_key(entry, &call_id, error),
         };
         let arguments = input.from.to_value();
+        let until = tokio::time::Instant::now() + self.timeout_of(entry);
+        let journal = durable.journal.until(until.into_std());
         // A start found gone after waiting (its call withdrew it) is tried
         // again; a few times at most.
         let mut tries = 0;
         loop {
             tries += 1;
-            let mut started = durable.journal.start_or_find(&durable.run_id, &call_id, &entry.def.name, &arguments, &key).await;
+            let (run_id, id, tool, args, effect) =
+                (durable.run_id.clone(), call_id.clone(), entry.def.name.clone(), arguments.clone(), key.clone());
+            let journal_ = journal.clone();
+            let start = async move { journal_.start_or_find(&run_id, &id, &tool, &args, &effect).await };
+            let mut started = match self.begin(durable, entry, call.info(), &key, until, start).await {
+                Ok(started) => started,
+                Err(stopped) => return stopped,
+            };
             if let Ok(Some(found)) = &started
                 && let Some(refused) = self.other_call(durable, entry, &call_id, &key, &arguments, found)
             {
@@ -208,12 +266,17 @@ impl<App: Send + Sync + 'static> Registry<App> {
                 && let Ok(Some(JournaledCall { outcome: CallStart::Finished(_), .. })) = started
             {
                 // Runs on every call: the finished effect is started again.
-                started = durable.journal.restart_call(&key, &call_id, &arguments).await;
+                let (id, args, effect, journal_) = (call_id.clone(), arguments.clone(), key.clone(), journal.clone());
+                let restart = async move { journal_.restart_call(&effect, &id, &args).await };
+                started = match self.begin(durable, entry, call.info(), &key, until, restart).await {
+                    Ok(started) => started,
+                    Err(stopped) => return stopped,
+                };
             }
             match started {
                 Err(error) => return self.journal_failed(entry, &call_id, &error),
                 Ok(None) => break,
-                Ok(Some(found)) => match self.known(durable, entry, call.info(), &key, &arguments, found.outcome).await {
+                Ok(Some(found)) => match self.known(durable, entry, call.info(), &key, &arguments, found).await {
                     Known::Answer(result) => return result,
                     Known::Run => break,
                     Known::Gone if tries < 3 => {}
@@ -223,15 +286,81 @@ impl<App: Send + Sync + 'static> Registry<App> {
         }
         let result = self.execute(entry, input, call, span).await;
         // A call stopped midway may or may not have had its effect.
-        if !matches!(result.kind, ResultKind::Cancelled | ResultKind::TimedOut)
-            && let Err(error) = durable.journal.finish_call(&key, &JournaledResult::from(&result)).await
-        {
-            // The effect happened and the model reads its result; only
-            // its record is missing: a replay will read the outcome as
-            // unknown.
-            self.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Journal, "JOURNAL", error.to_string()));
+        if !matches!(result.kind, ResultKind::Cancelled | ResultKind::TimedOut) {
+            self.finish(durable, entry, call.info(), key, &result).await;
         }
         result
+    }
+
+    /// Runs `begin` (the start or restart of a call's effect, which says
+    /// `None` when this call now holds the effect) in a task of its own,
+    /// and waits for it until `until` or the call's cancellation. A call
+    /// that stops waiting did not run, and reads so; should its start be
+    /// recorded after that, it is withdrawn (`Journal::withdraw_call`), so
+    /// that the call is not left started.
+    async fn begin<F>(
+        &self,
+        durable: &Durable,
+        entry: &Entry<App>,
+        info: &CallInfo,
+        key: &str,
+        until: tokio::time::Instant,
+        begin: F,
+    ) -> Result<Result<Option<JournaledCall>, JournalError>, CallResult>
+    where
+        F: Future<Output = Result<Option<JournaledCall>, JournalError>> + Send + 'static,
+    {
+        let (sender, mut receiver) = tokio::sync::oneshot::channel();
+        let withdraw = {
+            let (journal, key, call_id) = (durable.journal.clone(), key.to_owned(), info.call_id.clone());
+            move || withdraw(journal, key, call_id)
+        };
+        let withdraw_late = withdraw.clone();
+        tokio::spawn(async move {
+            // Not received: the call stopped waiting, and never ran.
+            if let Err(Ok(None)) = sender.send(begin.await) {
+                withdraw_late().await;
+            }
+        });
+        match within(info.cancellation(), until, &mut receiver).await {
+            Ok(Ok(begun)) => Ok(begun),
+            Ok(Err(_)) => Err(self.no_key(entry, &info.call_id, "the task recording the call's start ended without an answer".to_owned())),
+            Err(stopped) => {
+                // Sent in the same instant: this call holds the start it will not use.
+                receiver.close();
+                if let Ok(Ok(None)) = receiver.try_recv() {
+                    tokio::spawn(withdraw());
+                }
+                Err(self.not_started(entry, &info.call_id, stopped))
+            }
+        }
+    }
+
+    /// Journals a call's result, within the tool's timeout and the call's
+    /// cancellation; past them, the write goes on in a task of its own
+    /// (its failure logged), and the call returns its result at once.
+    async fn finish(&self, durable: &Durable, entry: &Entry<App>, info: &CallInfo, key: String, result: &CallResult) {
+        let journal = durable.journal.clone();
+        let journaled = JournaledResult::from(result);
+        let mut finishing = tokio::spawn(async move { journal.finish_call(&key, &journaled).await });
+        let until = tokio::time::Instant::now() + self.timeout_of(entry);
+        let failed = match within(info.cancellation(), until, &mut finishing).await {
+            Ok(Ok(Ok(()))) => return,
+            Ok(Ok(Err(error))) => error.to_string(),
+            Ok(Err(join)) => join.to_string(),
+            Err(_) => {
+                let call_id = info.call_id.clone();
+                tokio::spawn(async move {
+                    if let Ok(Err(error)) = finishing.await {
+                        tracing::error!(call_id = %Escaped(&call_id), error = %Escaped(&error), "a call's result could not be journaled: a replay reads its outcome as unknown");
+                    }
+                });
+                return;
+            }
+        };
+        // The effect happened and the model reads its result; only its
+        // record is missing: a replay will read the outcome as unknown.
+        self.report(ErrorReport::new(&entry.def.name, info.call_id.as_str(), ErrorKind::Journal, "JOURNAL", failed));
     }
 
     /// Stage 6 of an external tool in a durable run: the call is recorded as
@@ -248,23 +377,24 @@ impl<App: Send + Sync + 'static> Registry<App> {
         }
     }
 
-    /// What a call whose effect key the journal knows does: it is
-    /// answered (a replay, `OUTCOME_UNKNOWN`), runs anyway (an idempotent
-    /// tool whose call never finished, a tool with `replay = false` whose
-    /// call finished), or finds the start gone. A call found started and
-    /// not finished may still be running in another process: it is waited
-    /// for, until its tool's timeout (and [`FINISH_GRACE`]) from its start
-    /// has passed, or this call is cancelled; then its outcome is unknown.
-    async fn known(&self, durable: &Durable, entry: &Entry<App>, info: &CallInfo, key: &str, arguments: &Value, known: CallStart) -> Known {
+    /// What a call whose effect key the journal holds (`found`) does: it
+    /// is answered (a replay, `OUTCOME_UNKNOWN`), runs anyway (an
+    /// idempotent tool whose call never finished, a tool with
+    /// `replay = false` whose call finished), or finds the start gone. A
+    /// call found started and not finished may still be running in another
+    /// process: it is waited for, until its tool's timeout (and
+    /// [`FINISH_GRACE`]) from its start has passed, or this call is
+    /// cancelled; then its outcome is unknown.
+    async fn known(&self, durable: &Durable, entry: &Entry<App>, info: &CallInfo, key: &str, arguments: &Value, found: JournaledCall) -> Known {
         let call_id = &info.call_id;
-        let (started_by, started_at) = match known {
+        let (started_by, started_at) = match found.outcome {
             CallStart::Started => return Known::Run,
             CallStart::Finished(_) if !entry.def.replay => return Known::Run,
             CallStart::Finished(journaled) => return Known::Answer(self.replayed(entry, call_id, journaled)),
             CallStart::UnknownOutcome { .. } if entry.def.annotations.idempotent == Some(true) => return Known::Run,
-            CallStart::UnknownOutcome { call_id, started_at } => (call_id, started_at),
+            CallStart::UnknownOutcome { ref call_id, started_at } => (call_id.clone(), started_at),
         };
-        match self.wait_for_finish(durable, entry, info, key, started_at).await {
+        match self.wait_for_finish(durable, entry, info, key, found).await {
             Err(stopped) => Known::Answer(stopped),
             Ok(None) => Known::Gone,
             // Started again meanwhile, by another call.
@@ -281,43 +411,42 @@ impl<App: Send + Sync + 'static> Registry<App> {
         }
     }
 
-    /// Waits for a call of the effect `key`, started at `started_at` by
-    /// another call, to finish: polls the journal until it holds the
-    /// result, or no start at all, or the tool's timeout and
-    /// [`FINISH_GRACE`] have passed since `started_at` (then the last
-    /// thing known is returned). A cancelled call stops waiting and reads
-    /// as cancelled; a journal that fails, as the generic 500.
+    /// Waits for the unfinished call `found` of the effect `key` to
+    /// finish: polls the journal until it holds the result, or no start at
+    /// all, or the tool's timeout and [`FINISH_GRACE`] have passed since
+    /// the call started (then the last thing known is returned). A
+    /// cancelled call stops waiting and reads as cancelled; a journal that
+    /// fails, as the generic 500.
     async fn wait_for_finish(
         &self,
         durable: &Durable,
         entry: &Entry<App>,
         info: &CallInfo,
         key: &str,
-        started_at: SystemTime,
+        found: JournaledCall,
     ) -> Result<Option<JournaledCall>, CallResult> {
+        let CallStart::UnknownOutcome { started_at, .. } = found.outcome else { return Ok(Some(found)) };
         let bound = (self.timeout_of(entry) + FINISH_GRACE).saturating_sub(started_at.elapsed().unwrap_or_default());
         let until = tokio::time::Instant::now() + bound;
+        let journal = durable.journal.until(until.into_std());
         let cancel = info.cancellation();
         let mut pause = FIRST_LOOK;
-        let mut last = None;
+        let mut last = found;
         while tokio::time::Instant::now() < until {
-            tokio::select! {
-                biased;
-                () = cancel.cancelled() => return Err(self.stopped_before_start(entry, &info.call_id)),
-                () = tokio::time::sleep_until(until.min(tokio::time::Instant::now() + pause)) => {}
+            let look = async {
+                tokio::time::sleep_until(until.min(tokio::time::Instant::now() + pause)).await;
+                journal.find_call(key).await
+            };
+            match within(cancel, until, look).await {
+                Err(Stopped::Cancelled) => return Err(self.not_started(entry, &info.call_id, Stopped::Cancelled)),
+                Err(Stopped::TimedOut) => break,
+                Ok(Ok(Some(found))) if matches!(found.outcome, CallStart::UnknownOutcome { .. }) => last = found,
+                Ok(Ok(other)) => return Ok(other),
+                Ok(Err(error)) => return Err(self.journal_failed(entry, &info.call_id, &error)),
             }
             pause = (pause * 2).min(MAX_LOOK);
-            match durable.journal.find_call(key).await {
-                Ok(Some(found)) if matches!(found.outcome, CallStart::UnknownOutcome { .. }) => last = Some(found),
-                Ok(other) => return Ok(other),
-                Err(error) => return Err(self.journal_failed(entry, &info.call_id, &error)),
-            }
         }
-        match last {
-            Some(found) => Ok(Some(found)),
-            // No time left to look: what was known at the start.
-            None => Ok(durable.journal.find_call(key).await.map_err(|error| self.journal_failed(entry, &info.call_id, &error))?),
-        }
+        Ok(Some(last))
     }
 
     /// `CALL_ID_REUSED` when the journal holds the effect `key` for another
@@ -351,9 +480,19 @@ impl<App: Send + Sync + 'static> Registry<App> {
         CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::ToolError, &error)
     }
 
-    /// A call cancelled before it started: it did not run.
-    fn stopped_before_start(&self, entry: &Entry<App>, call_id: &SmolStr) -> CallResult {
-        CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::Cancelled, &lines::cancelled())
+    /// A call the journal held up past its timeout, or that was cancelled
+    /// while it waited for the journal: it did not run.
+    fn not_started(&self, entry: &Entry<App>, call_id: &SmolStr, stopped: Stopped) -> CallResult {
+        match stopped {
+            Stopped::Cancelled => CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::Cancelled, &lines::cancelled()),
+            Stopped::TimedOut => {
+                let timeout = self.timeout_of(entry);
+                let error = lines::not_started(timeout);
+                let detail = format!("the journal did not answer within the tool's timeout ({timeout:?}); the call was not run");
+                self.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Timeout, error.code(), detail));
+                CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::TimedOut, &error)
+            }
+        }
     }
 
     /// The tool's timeout.

@@ -296,6 +296,18 @@ pub(crate) mod lines {
         )
     }
 
+    #[cfg_attr(not(feature = "journal"), allow(dead_code))]
+    pub(crate) fn not_started(timeout: Duration) -> ToolError {
+        ToolError::new(
+            504,
+            TOOL_TIMEOUT,
+            format!(
+                "The call could not be started within {} (its journal was busy), so it was not run. Try again later.",
+                human_duration(timeout)
+            ),
+        )
+    }
+
     pub(crate) fn duplicate_call_id(id: &str) -> ToolError {
         ToolError::bad_request(
             "DUPLICATE_CALL_ID",

@@ -41,6 +41,7 @@ on_both_backends!(
     a_long_run_keeps_and_journals_each_executed_tool_once,
     a_result_holding_a_nul_is_journaled_and_replayed,
     settlers_racing_one_approved_call_all_read_its_result,
+    a_locked_journal_holds_a_call_no_longer_than_its_timeout_and_leaves_it_unstarted,
     a_re_sent_call_id_with_another_input_or_tool_is_refused,
 );
 
@@ -99,6 +100,13 @@ async fn refund_slowly(ctx: Ctx<Shop>, order_id: String) -> String {
     format!("refunded {order_id}")
 }
 
+/// Charge a card, within a second.
+#[tool(timeout = "1s")]
+async fn charge_quickly(ctx: Ctx<Shop>, cents: u32) -> String {
+    ctx.app().charges.fetch_add(1, Ordering::SeqCst);
+    format!("charged {cents}")
+}
+
 #[derive(Serialize, JsonSchema)]
 struct Balance {
     cents: u32,
@@ -139,7 +147,7 @@ fn desk(ttl: Duration) -> Desk {
     let reports = Arc::new(Mutex::new(Vec::new()));
     let sink = reports.clone();
     let registry = Registry::builder()
-        .tools(tools![charge, charge_slowly, set_flag, refund, refund_slowly, balance, read_label])
+        .tools(tools![charge, charge_slowly, charge_quickly, set_flag, refund, refund_slowly, balance, read_label])
         .tools(dynamic_tools())
         .approval_ttl(ttl)
         .on_tool_error(move |report| sink.lock().unwrap().push(report.clone()))
@@ -237,6 +245,49 @@ async fn settlers_racing_one_approved_call_all_read_its_result(db: Db) {
     assert_eq!(shop.refunds.load(Ordering::SeqCst), 1, "refunded once");
     assert_eq!(read.len(), settlers, "{read:?}");
     assert!(read.iter().all(|(kind, text)| (*kind, text.as_str()) == (ResultKind::Success, "refunded A-1")), "{read:?}");
+}
+
+async fn a_locked_journal_holds_a_call_no_longer_than_its_timeout_and_leaves_it_unstarted(db: Db) {
+    let reports = Arc::new(Mutex::new(Vec::<(std::time::Instant, ErrorReport)>::new()));
+    let sink = reports.clone();
+    let registry = Registry::builder()
+        .tools(tools![charge_quickly])
+        .on_tool_error(move |report| sink.lock().unwrap().push((std::time::Instant::now(), report.clone())))
+        .build()
+        .unwrap();
+    let shop = Arc::new(Shop::default());
+    let journal = db.open().await;
+    let mut run = registry.run(shop.clone()).durable(&journal, "t-1").await.unwrap();
+    // Another process holds the journal locked for 5 s.
+    let lock = db.lock_calls().await;
+    let held = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        lock.release().await;
+    });
+    let started = std::time::Instant::now();
+    let step = run.execute(vec![call("c1", "charge_quickly", json!({"cents": 5}))]).await;
+    let took = started.elapsed();
+    let told = reports.lock().unwrap().first().map(|(at, _)| at.duration_since(started));
+    println!("the step took {took:?}; the host was told after {told:?}");
+    let result = &step.results[0];
+    assert_eq!(result.kind, ResultKind::TimedOut, "{}", result.text);
+    assert!(result.text.contains("not run"), "the model reads that it did not run: {}", result.text);
+    assert_eq!(shop.charges.load(Ordering::SeqCst), 0);
+    // The call's result is due at its timeout (on SQLite, the step's own
+    // save then waits for the lock, as any write does).
+    assert!(told.is_some_and(|told| told < Duration::from_millis(2500)), "{told:?}: {:?}", reports.lock().unwrap());
+    #[cfg(feature = "postgres")]
+    if matches!(db, Db::Postgres { .. }) {
+        assert!(took < Duration::from_millis(2500), "{took:?}");
+    }
+    held.await.unwrap();
+
+    // Never started: re-sent once the lock is gone, it runs.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut run = registry.run(shop.clone()).durable(&journal, "t-1").await.unwrap();
+    let again = run.execute(vec![call("c1", "charge_quickly", json!({"cents": 5}))]).await;
+    assert_eq!((again.results[0].kind, again.results[0].text.as_str()), (ResultKind::Success, "charged 5"));
+    assert_eq!(shop.charges.load(Ordering::SeqCst), 1);
 }
 
 async fn a_re_sent_call_id_with_another_input_or_tool_is_refused(db: Db) {

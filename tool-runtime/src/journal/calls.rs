@@ -21,6 +21,7 @@ const OF_RUN: &str = "SELECT effect_key, call_id, tool, input, started_at, finis
 const EXISTS: &str = "SELECT call_id FROM journal_calls WHERE effect_key = $1";
 const RESTART: &str = "UPDATE journal_calls SET call_id = $2, started_at = $3, input = $4, finished_at = NULL, kind = NULL, text = NULL, \
      structured = NULL, error_code = NULL, status = NULL, truncated = NULL, ends_run = NULL WHERE effect_key = $1 AND finished_at IS NOT NULL";
+const WITHDRAW: &str = "DELETE FROM journal_calls WHERE effect_key = $1 AND call_id = $2 AND finished_at IS NULL";
 const FINISH: &str = "UPDATE journal_calls SET finished_at = $2, kind = $3, text = $4, structured = $5, error_code = $6, status = $7, \
      truncated = $8, ends_run = $9 WHERE effect_key = $1 AND finished_at IS NULL";
 
@@ -150,6 +151,23 @@ impl Journal {
         on_pool!(self, pool => {
             let rows = sqlx::query(OF_RUN).bind(run_id).fetch_all(pool).await.map_err(JournalError::database("calls_of_run"))?;
             rows.iter().map(decode_call).collect()
+        })
+    }
+
+    /// Forgets the start of a call that never ran (it gave up before its
+    /// start was recorded, which happened late): its key is new again.
+    /// Only a start still unfinished and made by `call_id` goes. Says
+    /// whether there was one.
+    pub(crate) async fn withdraw_call(&self, effect_key: &str, call_id: &str) -> Result<bool, JournalError> {
+        let effect_key = &*self.stored_key(effect_key).await?;
+        on_pool!(self, pool => {
+            let deleted = sqlx::query(WITHDRAW)
+                .bind(effect_key)
+                .bind(call_id)
+                .execute(pool)
+                .await
+                .map_err(JournalError::database("withdraw_call"))?;
+            Ok(deleted.rows_affected() == 1)
         })
     }
 

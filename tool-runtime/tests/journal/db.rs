@@ -66,7 +66,9 @@ impl Db {
             eprintln!("skipping the Postgres journal test {test}: set TOOL_RUNTIME_TEST_POSTGRES_URL (source .ci/postgres.sh; postgres_start)");
             return None;
         };
-        let name = format!("journal_{test}");
+        // Checkouts sharing one server (worktrees) keep their databases apart.
+        let checkout = env!("CARGO_MANIFEST_DIR").bytes().fold(0u32, |hash, byte| hash.wrapping_mul(31).wrapping_add(u32::from(byte))) % 10_000;
+        let name = format!("journal{checkout}_{test}");
         let mut admin = sqlx::PgConnection::connect(&base).await.expect("connect to TOOL_RUNTIME_TEST_POSTGRES_URL");
         sqlx::raw_sql(AssertSqlSafe(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))).execute(&mut admin).await.unwrap();
         sqlx::raw_sql(AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&mut admin).await.unwrap();
@@ -126,6 +128,58 @@ impl Db {
                 let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
                 let (text,): (String,) = sqlx::query_as(AssertSqlSafe(sql)).fetch_one(&mut conn).await.unwrap();
                 text
+            }
+        }
+    }
+}
+
+/// A lock on the journal's calls held by another connection
+/// ([`Db::lock_calls`]), until [`release`](Self::release).
+pub enum Lock {
+    #[cfg(feature = "sqlite")]
+    Sqlite(sqlx::SqliteConnection),
+    #[cfg(feature = "postgres")]
+    Postgres(sqlx::PgConnection),
+}
+
+impl Db {
+    /// Holds the journal's calls locked from another connection, as a
+    /// stuck process would: SQLite, a write transaction (`BEGIN
+    /// IMMEDIATE`) on the whole file; Postgres, `LOCK TABLE journal_calls`
+    /// in a transaction, which blocks reads too.
+    pub async fn lock_calls(&self) -> Lock {
+        use sqlx::Connection;
+        match self {
+            #[cfg(feature = "sqlite")]
+            Db::Sqlite { url, .. } => {
+                let mut conn = sqlx::SqliteConnection::connect(url).await.unwrap();
+                sqlx::raw_sql("BEGIN IMMEDIATE").execute(&mut conn).await.unwrap();
+                Lock::Sqlite(conn)
+            }
+            #[cfg(feature = "postgres")]
+            Db::Postgres { url } => {
+                let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+                sqlx::raw_sql("BEGIN; LOCK TABLE journal_calls IN ACCESS EXCLUSIVE MODE").execute(&mut conn).await.unwrap();
+                Lock::Postgres(conn)
+            }
+        }
+    }
+}
+
+impl Lock {
+    /// Ends the transaction: the journal can be written again.
+    pub async fn release(self) {
+        use sqlx::Connection;
+        match self {
+            #[cfg(feature = "sqlite")]
+            Lock::Sqlite(mut conn) => {
+                sqlx::raw_sql("ROLLBACK").execute(&mut conn).await.unwrap();
+                conn.close().await.unwrap();
+            }
+            #[cfg(feature = "postgres")]
+            Lock::Postgres(mut conn) => {
+                sqlx::raw_sql("ROLLBACK").execute(&mut conn).await.unwrap();
+                conn.close().await.unwrap();
             }
         }
     }
