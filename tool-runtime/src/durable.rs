@@ -12,8 +12,12 @@
 //!   one approved call, a step re-sent while it runs): until it finishes,
 //!   and the call reads its result, or until its tool's timeout and a
 //!   grace have passed since it started, or this call is cancelled. One
-//!   still unfinished then is refused with `OUTCOME_UNKNOWN`, unless the
-//!   tool is `idempotent`, which runs again at once.
+//!   still unfinished then is settled by the tool's reconcile hook
+//!   (`#[tool(reconcile = path)]`, [`DynamicTool::reconcile`](crate::DynamicTool::reconcile)),
+//!   whose output is journaled as the call's result; without one, it is
+//!   refused with `OUTCOME_UNKNOWN`, and stays in doubt until the host
+//!   resolves it ([`Journal::calls_in_doubt`], [`Journal::resolve_call`]).
+//!   A call of an `idempotent` tool runs again at once instead.
 //! - Right before the tool runs, the call is recorded as started
 //!   ([`Journal::start_call`], atomic: of two processes, one runs it); after
 //!   it, as finished with its result. A call that timed out or was
@@ -45,6 +49,7 @@
 //! it twice at once. A finished one is started again
 //! (`Journal::restart_call`, atomic) and runs.
 
+use std::any::Any;
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -59,7 +64,7 @@ use crate::context::{CallInfo, CallState};
 use crate::error::ToolError;
 use crate::error_report::{ErrorKind, ErrorReport, Escaped};
 use crate::journal::{CallStart, Decided, Decision, Journal, JournalError, JournaledCall, JournaledResult, ParkedCall, RunRecord, EXPIRED_BY};
-use crate::pipeline::Input;
+use crate::pipeline::{Ended, Input};
 use crate::registry::{Entry, Registry};
 use crate::result::{lines, CallResult, ResultKind};
 use crate::run::Run;
@@ -212,7 +217,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
             Ok(Some(JournaledCall { outcome: CallStart::UnknownOutcome { .. }, .. })) if entry.def.external => {
                 Some(CallResult::handed(entry.name.clone(), call_id.clone(), arguments))
             }
-            Ok(Some(found)) => match self.known(durable, entry, info, &key, &arguments, found).await {
+            Ok(Some(found)) => match self.known(durable, entry, info, &key, (input.value.as_ref(), &arguments), found).await {
                 Known::Answer(result) => Some(result),
                 // Stage 6 starts it.
                 Known::Run | Known::Gone => None,
@@ -276,7 +281,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
             match started {
                 Err(error) => return self.journal_failed(entry, &call_id, &error),
                 Ok(None) => break,
-                Ok(Some(found)) => match self.known(durable, entry, call.info(), &key, &arguments, found).await {
+                Ok(Some(found)) => match self.known(durable, entry, call.info(), &key, (input.value.as_ref(), &arguments), found).await {
                     Known::Answer(result) => return result,
                     Known::Run => break,
                     Known::Gone if tries < 3 => {}
@@ -384,8 +389,19 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// call found started and not finished may still be running in another
     /// process: it is waited for, until its tool's timeout (and
     /// [`FINISH_GRACE`]) from its start has passed, or this call is
-    /// cancelled; then its outcome is unknown.
-    async fn known(&self, durable: &Durable, entry: &Entry<App>, info: &CallInfo, key: &str, arguments: &Value, found: JournaledCall) -> Known {
+    /// cancelled; then the tool's reconcile hook is asked what became of
+    /// it, and without an answer its outcome is unknown. `input` is this
+    /// call's, read and as JSON.
+    async fn known(
+        &self,
+        durable: &Durable,
+        entry: &Entry<App>,
+        info: &CallInfo,
+        key: &str,
+        input: (&(dyn Any + Send + Sync), &Value),
+        found: JournaledCall,
+    ) -> Known {
+        let (input, arguments) = input;
         let call_id = &info.call_id;
         let (started_by, started_at) = match found.outcome {
             CallStart::Started => return Known::Run,
@@ -405,7 +421,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
                 _ => {
                     let since = started_at.elapsed().unwrap_or_default();
                     let why = format!("was started by call `{started_by}` {since:?} ago and never finished");
-                    Known::Answer(self.outcome_unknown(entry, call_id, key, &why))
+                    Known::Answer(self.reconciled(durable, entry, info, key, input, &why).await)
                 }
             },
         }
@@ -447,6 +463,61 @@ impl<App: Send + Sync + 'static> Registry<App> {
             pause = (pause * 2).min(MAX_LOOK);
         }
         Ok(Some(last))
+    }
+
+    /// A call of the effect `key` found unfinished (`why`), past waiting
+    /// for it: the tool's reconcile hook says what became of it. An output
+    /// it gives is the call's result, journaled as the effect's (a call
+    /// that finished it meanwhile is replayed instead); without one (no
+    /// hook, `None`, a panic, an output that does not fit the tool), the
+    /// call reads `OUTCOME_UNKNOWN`.
+    async fn reconciled(
+        &self,
+        durable: &Durable,
+        entry: &Entry<App>,
+        info: &CallInfo,
+        key: &str,
+        input: &(dyn Any + Send + Sync),
+        why: &str,
+    ) -> CallResult {
+        let call_id = &info.call_id;
+        let output = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| entry.tool.reconcile(input))) {
+            Ok(None) => return self.outcome_unknown(entry, call_id, key, why),
+            Ok(Some(output)) => output,
+            Err(payload) => {
+                let detail = format!("the reconcile hook panicked: {}", crate::error_report::panic_message(payload.as_ref()));
+                self.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Panic, crate::error::INTERNAL_ERROR_CODE, detail));
+                return self.outcome_unknown(entry, call_id, key, why);
+            }
+        };
+        let result = self.concluded(entry, call_id, Ended::Returned(output));
+        if result.kind != ResultKind::Success {
+            // Concluding reported why.
+            return self.outcome_unknown(entry, call_id, key, &format!("{why}, and its reconcile hook gave an output that does not fit the tool"));
+        }
+        let until = tokio::time::Instant::now() + self.timeout_of(entry);
+        let journal = durable.journal.until(until.into_std());
+        match within(info.cancellation(), until, journal.resolve_call(key, &JournaledResult::from(&result))).await {
+            Ok(Ok(())) => {
+                tracing::info!(tool = %Escaped(&entry.def.name), call_id = %Escaped(call_id), "an unfinished call was settled by its reconcile hook");
+                result
+            }
+            Ok(Err(JournalError::CallAlreadyFinished { .. })) => match journal.find_call(key).await {
+                Ok(Some(JournaledCall { outcome: CallStart::Finished(journaled), .. })) => self.replayed(entry, call_id, journaled),
+                _ => result,
+            },
+            failed => {
+                // The hook says the effect happened: its result stands; only
+                // its record is missing.
+                let error = match failed {
+                    Ok(Err(error)) => error.to_string(),
+                    _ => "the journal did not answer in time".to_owned(),
+                };
+                let detail = format!("the reconciled result of effect {key} could not be journaled: {error}");
+                self.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Journal, "JOURNAL", detail));
+                result
+            }
+        }
     }
 
     /// `CALL_ID_REUSED` when the journal holds the effect `key` for another

@@ -134,6 +134,7 @@ pub use tokio_util::sync::CancellationToken;
 /// | `ends_turn` | a successful call halts the run on the same step, with no last step for the model; not with `ends_run` |
 /// | `on_error = path` | recovers from the tool's own error: `fn(&Input, &Error) -> Output` (or `Option<Output>`, `Result<Output, E>`), sync or async; never for timeouts, cancellation, invalid arguments or refusals; declining or panicking gives the original error |
 /// | `interruptible = false` | the caller's cancellation does not cancel the tool's token, only its timeout does |
+/// | `reconcile = path` | in a durable run, asked about a call found started and never finished (its process died mid-call) before it reads `OUTCOME_UNKNOWN`: `fn(&Input) -> Option<Output>` gives the output when the effect happened (journaled as the call's result), `None` when that is unknown |
 /// | `idempotency_key = path` | in a durable run, the call's effect is keyed by `fn(&Input) -> String` (or `-> &str`), such as an order id, instead of by the run and the call id; not with `replay = false` |
 /// | `replay = false` | in a durable run, the tool runs again even when the journal holds its result (an observation, a command that must run each time); a call started and never finished still reads `OUTCOME_UNKNOWN` unless the tool is `read_only` or `idempotent` |
 /// | `interim = "..."`, `interim_after = "2s"` | a call still running after the delay (default 2 s) sends the text once, as a [`Progress`] report with `interim: true` |

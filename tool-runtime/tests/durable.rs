@@ -16,7 +16,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{json, Value};
-use tool_runtime::journal::{CallStart, Decision, DurableError, Journal};
+use tool_runtime::journal::{CallStart, Decision, DurableError, Journal, JournalError};
 use tool_runtime::prelude::*;
 use tool_runtime::{ErrorKind, ErrorReport, ResultKind, Run, RunError, RunState, ToolCall};
 
@@ -43,6 +43,7 @@ on_both_backends!(
     settlers_racing_one_approved_call_all_read_its_result,
     a_locked_journal_holds_a_call_no_longer_than_its_timeout_and_leaves_it_unstarted,
     a_re_sent_call_id_with_another_input_or_tool_is_refused,
+    a_call_in_doubt_is_settled_by_its_reconcile_hook_or_by_the_host,
 );
 
 /// The world the tools change, counted outside the journal.
@@ -107,6 +108,23 @@ async fn charge_quickly(ctx: Ctx<Shop>, cents: u32) -> String {
     format!("charged {cents}")
 }
 
+/// The orders the shop's bank has paid, outside the journal and the app.
+static PAID: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Whether the bank paid the order: what became of a call cut off midway.
+fn paid_already(input: &pay_order) -> Option<String> {
+    PAID.lock().unwrap().contains(&input.order_id).then(|| format!("paid {}", input.order_id))
+}
+
+/// Pay an order at the bank, which takes its time to answer.
+#[tool(timeout = "1s", reconcile = paid_already)]
+async fn pay_order(ctx: Ctx<Shop>, order_id: String) -> String {
+    ctx.app().charges.fetch_add(1, Ordering::SeqCst);
+    PAID.lock().unwrap().push(order_id.clone());
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    format!("paid {order_id}")
+}
+
 #[derive(Serialize, JsonSchema)]
 struct Balance {
     cents: u32,
@@ -147,7 +165,7 @@ fn desk(ttl: Duration) -> Desk {
     let reports = Arc::new(Mutex::new(Vec::new()));
     let sink = reports.clone();
     let registry = Registry::builder()
-        .tools(tools![charge, charge_slowly, charge_quickly, set_flag, refund, refund_slowly, balance, read_label])
+        .tools(tools![charge, charge_slowly, charge_quickly, set_flag, refund, refund_slowly, balance, read_label, pay_order])
         .tools(dynamic_tools())
         .approval_ttl(ttl)
         .on_tool_error(move |report| sink.lock().unwrap().push(report.clone()))
@@ -319,6 +337,62 @@ async fn a_re_sent_call_id_with_another_input_or_tool_is_refused(db: Db) {
     let shared = other.execute(vec![call("k2", "refund_order", json!({"order_id": "A-1", "note": "again"}))]).await;
     assert_eq!(shared.results[0].text, "refunded A-1");
     assert_eq!(shop.refunds.load(Ordering::SeqCst), 1);
+}
+
+async fn a_call_in_doubt_is_settled_by_its_reconcile_hook_or_by_the_host(db: Db) {
+    // Both backends run at once and share PAID: each its own orders.
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let order = || format!("O-{}", NEXT.fetch_add(1, Ordering::SeqCst));
+    let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
+    let (mut run, journal) = resume(&db, &desk, &shop, "t-1").await;
+    // The process goes away mid-call, after the bank paid.
+    let paid = order();
+    let step = run.execute(vec![call("c1", "pay_order", json!({"order_id": paid}))]);
+    assert!(tokio::time::timeout(Duration::from_millis(300), step).await.is_err());
+    drop(run);
+    assert_eq!(journal.calls_in_doubt(Some("t-1")).await.unwrap().len(), 1);
+
+    // Re-sent: past its timeout, the hook finds it paid; that is its result, journaled.
+    let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    let settled = run.execute(vec![call("c1", "pay_order", json!({"order_id": paid}))]).await;
+    assert_eq!((settled.results[0].kind, settled.results[0].text.clone()), (ResultKind::Success, format!("paid {paid}")));
+    assert_eq!(shop.charges.load(Ordering::SeqCst), 1, "not paid twice");
+    assert!(journal.calls_in_doubt(Some("t-1")).await.unwrap().is_empty(), "settled");
+    let calls = journal.calls_of_run("t-1").await.unwrap();
+    assert!(matches!(&calls[0].outcome, CallStart::Finished(result) if result.text == format!("paid {paid}")), "{calls:?}");
+
+    // A call whose process died right after its start (an hour ago): the
+    // bank never paid it, so the hook cannot tell, and it stays in doubt.
+    let unpaid = order();
+    let key = json!(["call", "t-1", "c2"]).to_string();
+    journal.start_call("t-1", "c2", "pay_order", &json!({"order_id": unpaid}), &key).await.unwrap();
+    journal.start_call("t-0", "c0", "pay_order", &json!({"order_id": order()}), &json!(["call", "t-0", "c0"]).to_string()).await.unwrap();
+    db.exec("UPDATE journal_calls SET started_at = started_at - 3600000 WHERE call_id = 'c2'".to_owned()).await;
+    let doubt = run.execute(vec![call("c2", "pay_order", json!({"order_id": unpaid}))]).await;
+    assert_eq!(doubt.results[0].error_code.as_deref(), Some("OUTCOME_UNKNOWN"), "{}", doubt.results[0].text);
+    assert_eq!(shop.charges.load(Ordering::SeqCst), 1);
+    let listed: Vec<_> = journal.calls_in_doubt(None).await.unwrap().into_iter().map(|c| (c.run_id, c.call_id)).collect();
+    assert_eq!(listed, [("t-1".to_owned(), "c2".to_owned()), ("t-0".to_owned(), "c0".to_owned())], "oldest first");
+    let in_doubt = journal.calls_in_doubt(Some("t-1")).await.unwrap();
+    assert_eq!((in_doubt.len(), &in_doubt[0].input), (1, &json!({"order_id": unpaid})));
+
+    // The host checks the bank, and settles it: the call replays that.
+    let resolved = tool_runtime::journal::JournaledResult {
+        kind: ResultKind::ToolError,
+        text: "The bank never received this payment; nothing was paid.".into(),
+        structured: None,
+        error_code: Some("NOT_PAID".into()),
+        status: Some(409),
+        truncated: false,
+        ends_run: false,
+    };
+    journal.resolve_call(&in_doubt[0].effect_key, &resolved).await.unwrap();
+    let again = run.execute(vec![call("c2", "pay_order", json!({"order_id": unpaid}))]).await;
+    assert_eq!((again.results[0].error_code.as_deref(), again.results[0].text.as_str()), (Some("NOT_PAID"), resolved.text.as_str()));
+    assert_eq!(shop.charges.load(Ordering::SeqCst), 1);
+    // A settled call is never settled again.
+    assert!(matches!(journal.resolve_call(&key, &resolved).await, Err(JournalError::CallAlreadyFinished { .. })));
+    assert!(matches!(journal.resolve_call("no such key", &resolved).await, Err(JournalError::CallNotStarted { .. })));
 }
 
 async fn a_call_cut_off_midway_is_not_run_again_unless_idempotent(db: Db) {

@@ -314,6 +314,14 @@ pub fn effect_key_call<'a, I, K: EffectKey>(key: fn(&'a I) -> K, input: &'a I) -
     key(input).into_key()
 }
 
+/// `reconcile_call(hook, input)`: calls a `reconcile` function, and
+/// serialises the output it gives as the tool's own. Coercing the path to
+/// a function pointer reports a wrong signature on it, once; an output
+/// that cannot be a tool's output fails on `ToolReturn`, with its message.
+pub fn reconcile_call<'a, I, O: super::ToolReturn>(hook: fn(&'a I) -> Option<O>, input: &'a I) -> Option<Result<crate::tool::ToolOutput, crate::tool::Failure>> {
+    hook(input).map(|output| output.to_output(false))
+}
+
 /// What an `idempotency_key` function may return: the key as text.
 #[diagnostic::on_unimplemented(
     message = "an `idempotency_key` function must return the key as a `String` or a `&str`, not `{Self}`",

@@ -10,7 +10,7 @@ use serde_json::Value;
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
 use super::records::{millis, RowReader};
-use super::{limits, on_pool, CallStart, Journal, JournalError, JournaledCall, JournaledResult};
+use super::{limits, on_pool, CallInDoubt, CallStart, Journal, JournalError, JournaledCall, JournaledResult};
 
 const START: &str = "INSERT INTO journal_calls (effect_key, run_id, call_id, tool, input, started_at) VALUES ($1, $2, $3, $4, $5, $6) \
      ON CONFLICT (effect_key) DO NOTHING";
@@ -21,6 +21,10 @@ const OF_RUN: &str = "SELECT effect_key, call_id, tool, input, started_at, finis
 const EXISTS: &str = "SELECT call_id FROM journal_calls WHERE effect_key = $1";
 const RESTART: &str = "UPDATE journal_calls SET call_id = $2, started_at = $3, input = $4, finished_at = NULL, kind = NULL, text = NULL, \
      structured = NULL, error_code = NULL, status = NULL, truncated = NULL, ends_run = NULL WHERE effect_key = $1 AND finished_at IS NOT NULL";
+const IN_DOUBT: &str = "SELECT effect_key, run_id, call_id, tool, input, started_at FROM journal_calls \
+     WHERE finished_at IS NULL ORDER BY started_at, effect_key";
+const IN_DOUBT_OF_RUN: &str = "SELECT effect_key, run_id, call_id, tool, input, started_at FROM journal_calls \
+     WHERE finished_at IS NULL AND run_id = $1 ORDER BY started_at, effect_key";
 const WITHDRAW: &str = "DELETE FROM journal_calls WHERE effect_key = $1 AND call_id = $2 AND finished_at IS NULL";
 const FINISH: &str = "UPDATE journal_calls SET finished_at = $2, kind = $3, text = $4, structured = $5, error_code = $6, status = $7, \
      truncated = $8, ends_run = $9 WHERE effect_key = $1 AND finished_at IS NULL";
@@ -181,10 +185,76 @@ impl Journal {
     /// runs on every call starts its key again, `restart_call`),
     /// [`JournalError::Refused`] for a text holding a NUL.
     pub async fn finish_call(&self, effect_key: &str, result: &JournaledResult) -> Result<(), JournalError> {
+        let stored = self.stored_key(effect_key).await?;
+        self.finish_stored(&stored, effect_key, result).await
+    }
+
+    /// The calls in doubt: started and never finished (their process died
+    /// mid-call, or they are still running), whose effect may or may not
+    /// have happened; oldest first, of every run or of `run_id`'s. The
+    /// host checks each effect (is the order refunded?) and settles the
+    /// call with [`resolve_call`](Self::resolve_call); a call of a tool
+    /// with a reconcile hook is settled by the hook when it is sent again.
+    /// An external call still with the host is listed too: it is completed
+    /// by [`Run::complete`](crate::Run::complete).
+    ///
+    /// # Errors
+    ///
+    /// [`JournalError::Corrupt`] when a row does not decode,
+    /// [`JournalError::Refused`] for a run id over the limits.
+    pub async fn calls_in_doubt(&self, run_id: Option<&str>) -> Result<Vec<CallInDoubt>, JournalError> {
+        if let Some(run_id) = run_id {
+            limits::id("run_id", run_id)?;
+        }
+        on_pool!(self, pool => {
+            let rows = match run_id {
+                Some(run_id) => sqlx::query(IN_DOUBT_OF_RUN).bind(run_id).fetch_all(pool).await,
+                None => sqlx::query(IN_DOUBT).fetch_all(pool).await,
+            }
+            .map_err(JournalError::database("calls_in_doubt"))?;
+            rows.iter()
+                .map(|row| {
+                    let reader = RowReader::new(row, "journal_calls", "effect_key")?;
+                    Ok(CallInDoubt {
+                        effect_key: reader.key.clone(),
+                        run_id: reader.get("run_id")?,
+                        call_id: reader.get("call_id")?,
+                        tool: reader.get("tool")?,
+                        input: reader.json("input")?,
+                        started_at: reader.time("started_at")?,
+                    })
+                })
+                .collect()
+        })
+    }
+
+    /// Settles a call in doubt ([`calls_in_doubt`](Self::calls_in_doubt))
+    /// with the result the host found it had: from then on, the call (and
+    /// any call of the same effect) replays `result`. `effect_key` is the
+    /// key as [`CallInDoubt::effect_key`] gives it, or as the runtime made
+    /// it.
+    ///
+    /// # Errors
+    ///
+    /// [`JournalError::CallAlreadyFinished`] for a call that finished (or
+    /// was settled) already: its result is never rewritten;
+    /// [`JournalError::CallNotStarted`] for a key the journal does not
+    /// hold; [`JournalError::Refused`] for a text holding a NUL.
+    pub async fn resolve_call(&self, effect_key: &str, result: &JournaledResult) -> Result<(), JournalError> {
+        // A digest listed by `calls_in_doubt` is the stored key itself: no
+        // key the runtime makes is stored under that prefix unhashed.
+        let stored = match limits::is_digest(effect_key) {
+            true => Cow::Borrowed(effect_key),
+            false => self.stored_key(effect_key).await?,
+        };
+        self.finish_stored(&stored, effect_key, result).await
+    }
+
+    /// Stores the result of the started call of the stored key `effect_key`
+    /// (`given`, as the caller named it, for errors).
+    async fn finish_stored(&self, effect_key: &str, given: &str, result: &JournaledResult) -> Result<(), JournalError> {
         limits::text("text", &result.text)?;
         limits::text("error_code", result.error_code.as_deref().unwrap_or_default())?;
-        let given = effect_key;
-        let effect_key = &*self.stored_key(effect_key).await?;
         let structured = result.structured.as_ref().map(Value::to_string);
         on_pool!(self, pool => {
             let updated = sqlx::query(FINISH)

@@ -32,7 +32,10 @@
 //!   Starting a key that is already known says what is known instead
 //!   ([`CallStart`]): the stored result, or that the outcome is unknown;
 //!   of two processes starting one key, exactly one gets
-//!   [`CallStart::Started`];
+//!   [`CallStart::Started`]. A call started and never finished is in
+//!   doubt: the host lists those ([`calls_in_doubt`](Journal::calls_in_doubt))
+//!   and settles each with the result it finds the call had
+//!   ([`resolve_call`](Journal::resolve_call));
 //! - **pending approvals** by call id: parked, listed by run and by user,
 //!   decided once ([`decide`](Journal::decide): of two deciders exactly one
 //!   wins, the other gets [`JournalError::AlreadyDecided`] naming who won),
@@ -91,7 +94,7 @@ mod schema;
 
 pub use error::JournalError;
 pub use retention::{Pruned, Retention};
-pub use records::{Approval, CallStart, Decided, Decision, JournaledCall, JournaledResult, ParkedCall, RunRecord};
+pub use records::{Approval, CallInDoubt, CallStart, Decided, Decision, JournaledCall, JournaledResult, ParkedCall, RunRecord};
 pub use crate::durable::DurableError;
 
 /// The `by` of a decision made by [`Journal::expire`] rather than a person.
