@@ -210,19 +210,24 @@ impl<App: Send + Sync + 'static> Registry<App> {
             Ok(found) => found,
             Err(stopped) => return Some(self.not_started(entry, call_id, stopped)),
         };
+        let found = match found {
+            Ok(None) => return None,
+            Ok(Some(found)) => found,
+            Err(error) => return Some(self.journal_failed(entry, call_id, &error)),
+        };
+        if let Some(refused) = self.other_call(durable, entry, &info.call_id, &key, &arguments, &found).await {
+            return Some(refused);
+        }
         match found {
-            Ok(None) => None,
-            Ok(Some(found)) if let Some(refused) = self.other_call(durable, entry, &info.call_id, &key, &arguments, &found) => Some(refused),
             // Handed to the host before, and not completed yet: still with it.
-            Ok(Some(JournaledCall { outcome: CallStart::UnknownOutcome { .. }, .. })) if entry.def.external => {
+            JournaledCall { outcome: CallStart::UnknownOutcome { .. }, .. } if entry.def.external => {
                 Some(CallResult::handed(entry.name.clone(), call_id.clone(), arguments))
             }
-            Ok(Some(found)) => match self.known(durable, entry, info, &key, (input.value.as_ref(), &arguments), found).await {
+            found => match self.known(durable, entry, info, &key, (input.value.as_ref(), &arguments), found).await {
                 Known::Answer(result) => Some(result),
                 // Stage 6 starts it.
                 Known::Run | Known::Gone => None,
             },
-            Err(error) => Some(self.journal_failed(entry, call_id, &error)),
         }
     }
 
@@ -263,7 +268,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
                 Err(stopped) => return stopped,
             };
             if let Ok(Some(found)) = &started
-                && let Some(refused) = self.other_call(durable, entry, &call_id, &key, &arguments, found)
+                && let Some(refused) = self.other_call(durable, entry, &call_id, &key, &arguments, found).await
             {
                 return refused;
             }
@@ -374,11 +379,18 @@ impl<App: Send + Sync + 'static> Registry<App> {
     pub(crate) async fn hand_journaled(&self, durable: &Durable, entry: &Entry<App>, input: Input<'_>, call_id: &SmolStr) -> CallResult {
         let key = external_key(durable, call_id);
         let arguments = input.from.to_value();
-        match durable.journal.start_or_find(&durable.run_id, call_id, &entry.def.name, &arguments, &key).await {
-            Err(error) => self.journal_failed(entry, call_id, &error),
-            Ok(Some(found)) if let Some(refused) = self.other_call(durable, entry, call_id, &key, &arguments, &found) => refused,
-            Ok(Some(JournaledCall { outcome: CallStart::Finished(journaled), .. })) => self.replayed(entry, call_id, journaled),
-            Ok(_) => CallResult::handed(entry.name.clone(), call_id.clone(), arguments),
+        let found = match durable.journal.start_or_find(&durable.run_id, call_id, &entry.def.name, &arguments, &key).await {
+            Err(error) => return self.journal_failed(entry, call_id, &error),
+            Ok(found) => found,
+        };
+        if let Some(found) = &found
+            && let Some(refused) = self.other_call(durable, entry, call_id, &key, &arguments, found).await
+        {
+            return refused;
+        }
+        match found {
+            Some(JournaledCall { outcome: CallStart::Finished(journaled), .. }) => self.replayed(entry, call_id, journaled),
+            _ => CallResult::handed(entry.name.clone(), call_id.clone(), arguments),
         }
     }
 
@@ -410,20 +422,23 @@ impl<App: Send + Sync + 'static> Registry<App> {
             CallStart::UnknownOutcome { .. } if entry.def.annotations.idempotent == Some(true) => return Known::Run,
             CallStart::UnknownOutcome { ref call_id, started_at } => (call_id.clone(), started_at),
         };
-        match self.wait_for_finish(durable, entry, info, key, found).await {
-            Err(stopped) => Known::Answer(stopped),
-            Ok(None) => Known::Gone,
-            // Started again meanwhile, by another call.
-            Ok(Some(found)) if let Some(refused) = self.other_call(durable, entry, call_id, key, arguments, &found) => Known::Answer(refused),
-            Ok(Some(found)) => match found.outcome {
-                CallStart::Finished(_) if !entry.def.replay => Known::Gone,
-                CallStart::Finished(journaled) => Known::Answer(self.replayed(entry, call_id, journaled)),
-                _ => {
-                    let since = started_at.elapsed().unwrap_or_default();
-                    let why = format!("was started by call `{started_by}` {since:?} ago and never finished");
-                    Known::Answer(self.reconciled(durable, entry, info, key, input, &why).await)
-                }
-            },
+        let found = match self.wait_for_finish(durable, entry, info, key, found).await {
+            Err(stopped) => return Known::Answer(stopped),
+            Ok(None) => return Known::Gone,
+            Ok(Some(found)) => found,
+        };
+        // Started again meanwhile, by another call.
+        if let Some(refused) = self.other_call(durable, entry, call_id, key, arguments, &found).await {
+            return Known::Answer(refused);
+        }
+        match found.outcome {
+            CallStart::Finished(_) if !entry.def.replay => Known::Gone,
+            CallStart::Finished(journaled) => Known::Answer(self.replayed(entry, call_id, journaled)),
+            _ => {
+                let since = started_at.elapsed().unwrap_or_default();
+                let why = format!("was started by call `{started_by}` {since:?} ago and never finished");
+                Known::Answer(self.reconciled(durable, entry, info, key, input, &why).await)
+            }
         }
     }
 
@@ -525,12 +540,22 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// or, for an effect keyed by its run and call id, another input. Its
     /// result is not served, and this call is not run. An effect keyed by
     /// an `idempotency_key` is shared by calls of its tool with any input
-    /// giving that key.
-    fn other_call(&self, durable: &Durable, entry: &Entry<App>, call_id: &SmolStr, key: &str, arguments: &Value, found: &JournaledCall) -> Option<CallResult> {
+    /// giving that key. A call a human approved with an edited input ran
+    /// with that input: the call re-sent with the input it was parked with
+    /// is the same call.
+    async fn other_call(
+        &self,
+        durable: &Durable,
+        entry: &Entry<App>,
+        call_id: &SmolStr,
+        key: &str,
+        arguments: &Value,
+        found: &JournaledCall,
+    ) -> Option<CallResult> {
         let by_call = key == external_key(durable, call_id);
         let differs = if found.tool != entry.def.name {
             format!("the tool differs: `{}` journaled, `{}` now", found.tool, entry.def.name)
-        } else if by_call && found.input != *arguments {
+        } else if by_call && found.input != *arguments && !self.edited_by_approval(durable, call_id, arguments).await {
             let shown = |input: &Value| lines::shorten(&input.to_string(), 300);
             format!("the input differs: {} journaled, {} now", shown(&found.input), shown(arguments))
         } else {
@@ -540,6 +565,14 @@ impl<App: Send + Sync + 'static> Registry<App> {
         let detail = format!("effect {key} was journaled for another call (call `{}`): {differs}; not run, and its result not served", found.call_id);
         self.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::CallMismatch, error.code(), detail));
         Some(CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::InvalidArguments, &error))
+    }
+
+    /// Whether `call_id` of this run was parked with `arguments` and
+    /// approved with an edited input (a journal that fails says no).
+    async fn edited_by_approval(&self, durable: &Durable, call_id: &str, arguments: &Value) -> bool {
+        let Ok(Some(approval)) = durable.journal.approval(call_id).await else { return false };
+        let edited = approval.decided.is_some_and(|decided| matches!(decided.decision, Decision::ApproveEdited(_)));
+        edited && approval.call.run_id == *durable.run_id && approval.call.input == *arguments
     }
 
     /// `OUTCOME_UNKNOWN` for a call of effect `key`, which `why` explains

@@ -331,12 +331,21 @@ async fn a_re_sent_call_id_with_another_input_or_tool_is_refused(db: Db) {
     // The same call again is still replayed.
     let same = run.execute(vec![call("c1", "charge", json!({"cents": 5}))]).await;
     assert_eq!(same.results[0].text, "charged 5");
-    // A key shared by design (an idempotency key) replays to another input of the same key.
-    run.execute(vec![call("k1", "refund_order", json!({"order_id": "A-1"}))]).await;
-    let (mut other, _journal) = resume(&db, &desk, &shop, "t-2").await;
-    let shared = other.execute(vec![call("k2", "refund_order", json!({"order_id": "A-1", "note": "again"}))]).await;
-    assert_eq!(shared.results[0].text, "refunded A-1");
+    // A call a human approved with an edit ran with it: re-sent as the
+    // model sent it, it is the same call.
+    run.execute(vec![call("e1", "refund", json!({"order_id": "A-1"}))]).await;
+    db.open().await.decide("e1", Decision::ApproveEdited(json!({"order_id": "A-9"})), "alice").await.unwrap();
+    assert_eq!(run.settle_decided().await.unwrap()[0].text, "refunded A-9");
+    let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    let re_sent = run.execute(vec![call("e1", "refund", json!({"order_id": "A-1"}))]).await;
+    assert_eq!(re_sent.results[0].text, "refunded A-9", "{}", re_sent.results[0].text);
     assert_eq!(shop.refunds.load(Ordering::SeqCst), 1);
+    // A key shared by design (an idempotency key) replays to another input of the same key.
+    run.execute(vec![call("k1", "refund_order", json!({"order_id": "B-1"}))]).await;
+    let (mut other, _journal) = resume(&db, &desk, &shop, "t-2").await;
+    let shared = other.execute(vec![call("k2", "refund_order", json!({"order_id": "B-1", "note": "again"}))]).await;
+    assert_eq!(shared.results[0].text, "refunded B-1");
+    assert_eq!(shop.refunds.load(Ordering::SeqCst), 2);
 }
 
 async fn a_call_in_doubt_is_settled_by_its_reconcile_hook_or_by_the_host(db: Db) {
