@@ -252,17 +252,18 @@ impl<App: Send + Sync + 'static> Registry<App> {
             Err(error) => return self.no_key(entry, &call_id, error),
         };
         let arguments = input.from.to_value();
-        let until = tokio::time::Instant::now() + self.timeout_of(entry);
-        let journal = durable.journal.until(until.into_std());
         // A start found gone after waiting (its call withdrew it) is tried
-        // again; a few times at most.
+        // again, with the time to record it anew; a few times at most.
         let mut tries = 0;
         loop {
             tries += 1;
-            let (run_id, id, tool, args, effect) =
-                (durable.run_id.clone(), call_id.clone(), entry.def.name.clone(), arguments.clone(), key.clone());
-            let journal_ = journal.clone();
-            let start = async move { journal_.start_or_find(&run_id, &id, &tool, &args, &effect).await };
+            let until = tokio::time::Instant::now() + self.timeout_of(entry);
+            let bounded = durable.journal.until(until.into_std());
+            let start = {
+                let (journal, run_id, id, tool, args, effect) =
+                    (bounded.clone(), durable.run_id.clone(), call_id.clone(), entry.def.name.clone(), arguments.clone(), key.clone());
+                async move { journal.start_or_find(&run_id, &id, &tool, &args, &effect).await }
+            };
             let mut started = match self.begin(durable, entry, call.info(), &key, until, start).await {
                 Ok(started) => started,
                 Err(stopped) => return stopped,
@@ -276,8 +277,8 @@ impl<App: Send + Sync + 'static> Registry<App> {
                 && let Ok(Some(JournaledCall { outcome: CallStart::Finished(_), .. })) = started
             {
                 // Runs on every call: the finished effect is started again.
-                let (id, args, effect, journal_) = (call_id.clone(), arguments.clone(), key.clone(), journal.clone());
-                let restart = async move { journal_.restart_call(&effect, &id, &args).await };
+                let (journal, id, args, effect) = (bounded, call_id.clone(), arguments.clone(), key.clone());
+                let restart = async move { journal.restart_call(&effect, &id, &args).await };
                 started = match self.begin(durable, entry, call.info(), &key, until, restart).await {
                     Ok(started) => started,
                     Err(stopped) => return stopped,
@@ -626,7 +627,8 @@ impl<App: Send + Sync + 'static> Registry<App> {
         journaled.to_call_result(&entry.def.name, call_id)
     }
 
-    /// A call whose effect key could not be made: not run (the generic 500).
+    /// A call whose effect key could not be made, or whose start could not
+    /// be recorded (`error` says why): not run (the generic 500).
     fn no_key(&self, entry: &Entry<App>, call_id: &SmolStr, error: String) -> CallResult {
         let public = ToolError::internal();
         self.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Internal, public.code(), error));
