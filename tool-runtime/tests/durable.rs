@@ -399,6 +399,19 @@ async fn a_call_in_doubt_is_settled_by_its_reconcile_hook_or_by_the_host(db: Db)
     let again = run.execute(vec![call("c2", "pay_order", json!({"order_id": unpaid}))]).await;
     assert_eq!((again.results[0].error_code.as_deref(), again.results[0].text.as_str()), (Some("NOT_PAID"), resolved.text.as_str()));
     assert_eq!(shop.charges.load(Ordering::SeqCst), 1);
+    // A dynamic tool's hook settles its call the same way.
+    let ship = DynamicTool::new("ship", "Ship an order.", json!({"type": "object"}), |_args, ctx: Ctx<Shop>| async move {
+        ctx.app().charges.fetch_add(1, Ordering::SeqCst);
+        Ok::<_, ToolError>(json!("shipped"))
+    })
+    .reconcile(|args| Some(json!(format!("shipped {}", args["order_id"].as_str().unwrap_or_default()))));
+    let shipping = Registry::<Shop>::builder().tool(ship).build().unwrap();
+    journal.start_call("t-3", "s1", "ship", &json!({"order_id": "A-1"}), &json!(["call", "t-3", "s1"]).to_string()).await.unwrap();
+    db.exec("UPDATE journal_calls SET started_at = started_at - 3600000 WHERE call_id = 's1'".to_owned()).await;
+    let mut run = shipping.run(shop.clone()).durable(&journal, "t-3").await.unwrap();
+    let shipped = run.execute(vec![call("s1", "ship", json!({"order_id": "A-1"}))]).await;
+    assert_eq!((shipped.results[0].kind, shipped.results[0].text.as_str()), (ResultKind::Success, "shipped A-1"));
+    assert_eq!(shop.charges.load(Ordering::SeqCst), 1, "not run");
     // A settled call is never settled again.
     assert!(matches!(journal.resolve_call(&key, &resolved).await, Err(JournalError::CallAlreadyFinished { .. })));
     assert!(matches!(journal.resolve_call("no such key", &resolved).await, Err(JournalError::CallNotStarted { .. })));
