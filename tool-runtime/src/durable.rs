@@ -36,8 +36,11 @@
 //! the call it was made for: one keyed by run and call id that the
 //! journal holds with another tool or input (a call id re-used) is refused
 //! with `CALL_ID_REUSED`, neither run nor served, and the host is told what
-//! differed ([`ErrorKind::CallMismatch`]). One keyed by an idempotency key
-//! is shared by design across calls and runs, but only by its own tool.
+//! differed ([`ErrorKind::CallMismatch`]); but the input a human edited at
+//! approval is the call's, and a tool with `replay = false`, whose result
+//! is never served, runs a re-used id's new input as a new call. One keyed
+//! by an idempotency key is shared by design across calls and runs, but
+//! only by its own tool.
 //!
 //! A tool with `replay = false` runs every time: a finished effect is never
 //! replayed. One that is `read_only` or `idempotent` (or `external`) is not
@@ -432,12 +435,17 @@ impl<App: Send + Sync + 'static> Registry<App> {
         if let Some(refused) = self.other_call(durable, entry, call_id, key, arguments, &found).await {
             return Known::Answer(refused);
         }
-        match found.outcome {
+        match &found.outcome {
             CallStart::Finished(_) if !entry.def.replay => Known::Gone,
-            CallStart::Finished(journaled) => Known::Answer(self.replayed(entry, call_id, journaled)),
+            CallStart::Finished(journaled) => Known::Answer(self.replayed(entry, call_id, journaled.clone())),
             _ => {
                 let since = started_at.elapsed().unwrap_or_default();
                 let why = format!("was started by call `{started_by}` {since:?} ago and never finished");
+                // The hook answers for this call's input: only when it is
+                // the unfinished call's (or the effect is keyed by it).
+                if key == external_key(durable, call_id) && found.input != *arguments {
+                    return Known::Answer(self.outcome_unknown(entry, call_id, key, &format!("{why} (with another input)")));
+                }
                 Known::Answer(self.reconciled(durable, entry, info, key, input, &why).await)
             }
         }
@@ -543,7 +551,9 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// an `idempotency_key` is shared by calls of its tool with any input
     /// giving that key. A call a human approved with an edited input ran
     /// with that input: the call re-sent with the input it was parked with
-    /// is the same call.
+    /// is the same call. A tool with `replay = false` never has its result
+    /// served: a call id re-sent with another input runs as a new call
+    /// would (never over an unfinished one).
     async fn other_call(
         &self,
         durable: &Durable,
@@ -556,7 +566,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
         let by_call = key == external_key(durable, call_id);
         let differs = if found.tool != entry.def.name {
             format!("the tool differs: `{}` journaled, `{}` now", found.tool, entry.def.name)
-        } else if by_call && found.input != *arguments && !self.edited_by_approval(durable, call_id, arguments).await {
+        } else if by_call && entry.def.replay && found.input != *arguments && !self.edited_by_approval(durable, call_id, arguments).await {
             let shown = |input: &Value| lines::shorten(&input.to_string(), 300);
             format!("the input differs: {} journaled, {} now", shown(&found.input), shown(arguments))
         } else {
