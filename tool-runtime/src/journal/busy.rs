@@ -10,9 +10,10 @@
 //! operation of the journal is run again, whole, while SQLite answers
 //! busy or locked, until [`BUSY_BUDGET`] has passed since its first try,
 //! or the deadline of the call it journals has (a journal made with
-//! `Journal::until`); only then does the caller get the error. Running an operation again is
-//! safe: a statement SQLite refused as busy changed nothing, and each
-//! operation is one statement, or one transaction rolled back whole.
+//! `Journal::until`); only then does the caller get the error. Running an
+//! operation again is safe: a statement SQLite refused as busy changed
+//! nothing, and each operation is one statement, or one transaction
+//! rolled back whole.
 //!
 //! Postgres waits for its locks itself, so nothing here applies to it.
 
