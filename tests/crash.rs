@@ -85,8 +85,10 @@ async fn reach(world: &World, point: Point, call: usize) {
     }
 }
 
-/// Charge a card: each charge is a line in `charges`.
-#[tool(timeout = "1m")]
+/// Charge a card: each charge is a line in `charges`. (A call of it found
+/// started and unfinished is waited for until its timeout from its start,
+/// in case it is still running elsewhere: a short one keeps rounds quick.)
+#[tool(timeout = "1s")]
 async fn charge(ctx: Ctx<World>, call: usize) -> String {
     let world = ctx.app();
     reach(world, Point::AfterStart, call).await;

@@ -37,6 +37,7 @@ struct ToolKeys {
     on_error: Option<Meta>,
     interruptible: Option<Meta>,
     idempotency_key: Option<Meta>,
+    reconcile: Option<Meta>,
     replay: Option<Meta>,
     timeout: Option<Meta>,
     interim: Option<Meta>,
@@ -129,6 +130,7 @@ pub struct ToolAttrs {
     pub on_error: Option<Path>,
     pub interruptible: Option<Flag>,
     pub idempotency_key: Option<Path>,
+    pub reconcile: Option<Path>,
     pub replay: Option<Flag>,
     pub timeout: Option<Millis>,
     pub interim: Option<LitStr>,
@@ -190,6 +192,7 @@ impl ToolAttrs {
             on_error: keys.on_error.and_then(|meta| predicate_path(&meta, "on_error", errors)),
             interruptible: keys.interruptible.and_then(|meta| flag(&meta, errors)),
             idempotency_key: keys.idempotency_key.and_then(|meta| predicate_path(&meta, "idempotency_key", errors)),
+            reconcile: keys.reconcile.and_then(|meta| predicate_path(&meta, "reconcile", errors)),
             replay: keys.replay.and_then(|meta| replay(&meta, errors)),
             timeout: keys.timeout.and_then(|meta| duration(&meta, "timeout", "a timeout of zero would fail every call", errors)),
             interim: keys.interim.and_then(|meta| text(&meta, "interim", "Still searching the archive...", errors)),
@@ -484,6 +487,10 @@ fn predicate_path(meta: &Meta, key: &str, errors: &mut Errors) -> Option<Path> {
         "idempotency_key" => format!(
             "write `{key} = path::to::function`, a `fn(&Input) -> String` that returns the key of the call's effect \
              from the tool's input (`Input` is the type named like the tool, or `T` of `Input<T>`)"
+        ),
+        "reconcile" => format!(
+            "write `{key} = path::to::function`, a `fn(&Input) -> Option<Output>` that says whether a call cut off midway \
+             took effect: its output when it did, `None` when that is unknown"
         ),
         _ => format!("write `{key} = path::to::predicate`"),
     };

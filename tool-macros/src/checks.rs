@@ -109,11 +109,12 @@ fn check_external(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) {
     if external.is_none() {
         return;
     }
-    let here: [(&str, Option<proc_macro2::Span>); 5] = [
+    let here: [(&str, Option<proc_macro2::Span>); 6] = [
         ("on_error", attrs.on_error.as_ref().map(syn::spanned::Spanned::span)),
         ("interim", attrs.interim.as_ref().map(LitStr::span)),
         ("interruptible", attrs.interruptible.map(|flag| flag.span)),
         ("idempotency_key", attrs.idempotency_key.as_ref().map(syn::spanned::Spanned::span)),
+        ("reconcile", attrs.reconcile.as_ref().map(syn::spanned::Spanned::span)),
         ("ends_run = path", match &attrs.ends_run {
             Some(EndsRunAttr::Predicate(path)) => Some(syn::spanned::Spanned::span(path)),
             _ => None,

@@ -254,6 +254,17 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
             }
         }
     });
+    // The same for `reconcile`; an output that cannot be a tool's fails on
+    // `ToolReturn`.
+    let reconcile = attrs.reconcile.as_ref().map(|path| {
+        let probe = respan(&p, path.span());
+        let invoke = quote_spanned!(path.span()=> #probe::reconcile_call(#path, input));
+        quote! {
+            fn reconcile(input: &Self::Input) -> ::core::option::Option<::core::result::Result<#p::ToolOutput, #p::Failure>> {
+                #invoke
+            }
+        }
+    });
     // `scope`: the scope type is the function's first parameter, named
     // only through it. One function coerces the path to a fn pointer, so a
     // wrong signature is reported on the path once; both methods use what
@@ -444,6 +455,7 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
                 #visible
                 #parallel_when
                 #effect_key
+                #reconcile
                 #scope
 
                 #call_fn

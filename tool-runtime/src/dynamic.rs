@@ -39,6 +39,7 @@ enum EndsRunFn {
 }
 type ParallelFn = Arc<dyn Fn(&Value) -> bool + Send + Sync>;
 type EffectKeyFn = Arc<dyn Fn(&Value) -> String + Send + Sync>;
+type ReconcileFn = Arc<dyn Fn(&Value) -> Option<Value> + Send + Sync>;
 type ScopeFn = Arc<dyn Fn(&Value, &mut ScopedTool) + Send + Sync>;
 
 /// An `on_error` recovery, on the validated arguments and the handler's
@@ -81,6 +82,7 @@ pub struct DynamicTool<App> {
     parallel: Option<ParallelFn>,
     recover: Option<RecoverFn>,
     effect_key: Option<EffectKeyFn>,
+    reconcile: Option<ReconcileFn>,
     scope: Option<ScopeFn>,
     content_blocks: bool,
 }
@@ -150,6 +152,7 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
             parallel: None,
             recover: None,
             effect_key: None,
+            reconcile: None,
             scope: None,
             content_blocks: false,
         }
@@ -396,6 +399,18 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
     pub fn idempotency_key(mut self, key: impl Fn(&Value) -> String + Send + Sync + 'static) -> Self {
         self.definition.idempotency_key = true;
         self.effect_key = Some(Arc::new(key));
+        self
+    }
+
+    /// In a durable run, says what became of a call of the tool that was
+    /// started and never finished (its process died mid-call), before the
+    /// call reads `OUTCOME_UNKNOWN`: `hook` looks the effect up from the
+    /// validated arguments (is the order refunded?) and gives the output
+    /// the call would have returned, or `None` when it cannot tell. An
+    /// output given is journaled as the call's result. The same as
+    /// `#[tool(reconcile = path)]`.
+    pub fn reconcile(mut self, hook: impl Fn(&Value) -> Option<Value> + Send + Sync + 'static) -> Self {
+        self.reconcile = Some(Arc::new(hook));
         self
     }
 

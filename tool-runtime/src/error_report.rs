@@ -77,6 +77,11 @@ pub enum ErrorKind {
     /// started but never finished (its process died mid-call): it was not
     /// run again, since its effect may have happened. Check, then decide.
     OutcomeUnknown,
+    /// In a durable run, the journal holds the call's effect for another
+    /// call: its id (or its `idempotency_key`) was journaled with another
+    /// tool, or its id with another input. The journaled result was not
+    /// served and the call was not run; the report says what differed.
+    CallMismatch,
     /// A scope did not apply ([`Run::select`](crate::Run::select)): the
     /// scope value did not fit the scope type, the scope function panicked,
     /// or its rebuilt schema would accept more than the tool's own. The
@@ -97,6 +102,7 @@ impl ErrorKind {
             ErrorKind::Output => "output",
             ErrorKind::Journal => "journal",
             ErrorKind::OutcomeUnknown => "outcome_unknown",
+            ErrorKind::CallMismatch => "call_mismatch",
             ErrorKind::Scope => "scope",
         }
     }

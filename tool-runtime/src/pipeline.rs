@@ -92,7 +92,7 @@ pub(crate) enum Undecided {
 }
 
 /// How a tool's execution ended, wherever it ran.
-enum Ended {
+pub(crate) enum Ended {
     Returned(Result<ToolOutput, Failure>),
     Panicked(Box<dyn Any + Send>),
     /// Its task ended without a result (not a panic).
@@ -511,6 +511,13 @@ impl<App: Send + Sync + 'static> Registry<App> {
         {
             span.record("duration_ms", started.elapsed().as_millis() as u64);
         }
+        self.concluded(entry, call_id, ended)
+    }
+
+    /// Stage 7 proper: the result of an execution that ended, with its
+    /// output checked and rendered, or its failure worded (and reported).
+    pub(crate) fn concluded(&self, entry: &Entry<App>, call_id: &SmolStr, ended: Ended) -> CallResult {
+        let tool = entry.name.clone();
         match ended {
             Ended::Returned(Ok(output)) if output.content.is_none() && let Some(wrong) = wrong_output(entry, &output.value) => {
                 self.internal(tool, call_id, ErrorKind::Output, wrong)

@@ -296,12 +296,36 @@ pub(crate) mod lines {
         )
     }
 
+    #[cfg_attr(not(feature = "journal"), allow(dead_code))]
+    pub(crate) fn not_started(timeout: Duration) -> ToolError {
+        ToolError::new(
+            504,
+            TOOL_TIMEOUT,
+            format!(
+                "The call could not be started within {} (its journal was busy), so it was not run. Try again later.",
+                human_duration(timeout)
+            ),
+        )
+    }
+
     pub(crate) fn duplicate_call_id(id: &str) -> ToolError {
         ToolError::bad_request(
             "DUPLICATE_CALL_ID",
             format!(
                 "Another call in this conversation already has the id `{}`, so this one was not run. \
                  Give each call its own id.",
+                shorten(id, 64)
+            ),
+        )
+    }
+
+    #[cfg_attr(not(feature = "journal"), allow(dead_code))]
+    pub(crate) fn call_id_reused(id: &str) -> ToolError {
+        ToolError::bad_request(
+            "CALL_ID_REUSED",
+            format!(
+                "The id `{}` already belongs to another call in this run (another tool or other arguments), \
+                 so this one was not run. Give each call its own id.",
                 shorten(id, 64)
             ),
         )

@@ -184,6 +184,16 @@ pub trait Tool<App>: 'static {
         None
     }
 
+    /// `reconcile = path`: in a durable run, what became of a call of the
+    /// tool started and never finished, asked before it reads
+    /// `OUTCOME_UNKNOWN`: `Some` with its output when it took effect,
+    /// `None` (the default) when that is unknown.
+    #[doc(hidden)]
+    fn reconcile(input: &Self::Input) -> Option<Result<ToolOutput, Failure>> {
+        let _ = input;
+        None
+    }
+
     /// `scope = path`: the schema of the scope type, which the intent
     /// classifier answers for this tool; `None` for a tool without a scope.
     #[doc(hidden)]
@@ -269,6 +279,10 @@ pub(crate) trait ErasedTool<App>: Send + Sync {
     /// The effect key the tool derives from a call's input, if it does.
     #[cfg_attr(not(feature = "journal"), allow(dead_code))]
     fn effect_key(&self, input: &(dyn Any + Send + Sync)) -> Option<String>;
+    /// The output of an unfinished call the tool's reconcile hook says took
+    /// effect, if it has a hook and says so.
+    #[cfg_attr(not(feature = "journal"), allow(dead_code))]
+    fn reconcile(&self, input: &(dyn Any + Send + Sync)) -> Option<Result<ToolOutput, Failure>>;
     /// Rebuilds the tool for a scope value (`scope = path`); an error says
     /// why the value does not fit the scope type.
     fn scope(&self, scope: &Value, tool: &mut ScopedTool) -> Result<(), String>;
@@ -322,6 +336,10 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
 
     fn effect_key(&self, input: &(dyn Any + Send + Sync)) -> Option<String> {
         T::effect_key(input.downcast_ref::<T::Input>()?)
+    }
+
+    fn reconcile(&self, input: &(dyn Any + Send + Sync)) -> Option<Result<ToolOutput, Failure>> {
+        T::reconcile(input.downcast_ref::<T::Input>()?)
     }
 
     fn scope(&self, scope: &Value, tool: &mut ScopedTool) -> Result<(), String> {

@@ -17,7 +17,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{json, Value};
-use tool_runtime::journal::{CallStart, Decision, DurableError, Journal};
+use tool_runtime::journal::{CallStart, Decision, DurableError, Journal, JournalError};
 use tool_runtime::prelude::*;
 use tool_runtime::{ErrorKind, ErrorReport, ResultKind, Run, RunError, RunState, ToolCall};
 
@@ -45,6 +45,10 @@ on_both_backends!(
     a_run_one_process_finished_stays_finished_after_anothers_late_step,
     a_re_sent_step_does_not_advance_the_step,
     max_retries_failures_survive_a_resume_and_add_up_across_processes,
+    settlers_racing_one_approved_call_all_read_its_result,
+    a_locked_journal_holds_a_call_no_longer_than_its_timeout_and_leaves_it_unstarted,
+    a_re_sent_call_id_with_another_input_or_tool_is_refused,
+    a_call_in_doubt_is_settled_by_its_reconcile_hook_or_by_the_host,
 );
 
 /// The world the tools change, counted outside the journal.
@@ -64,7 +68,8 @@ async fn charge(ctx: Ctx<Shop>, cents: u32) -> String {
 }
 
 /// Charge a card slowly: the effect happens, then the call takes its time.
-#[tool]
+/// (A call of it found unfinished is waited for until its timeout.)
+#[tool(timeout = "6s")]
 async fn charge_slowly(ctx: Ctx<Shop>, cents: u32) -> String {
     ctx.app().charges.fetch_add(1, Ordering::SeqCst);
     tokio::time::sleep(Duration::from_secs(5)).await;
@@ -91,6 +96,38 @@ async fn read_label(ctx: Ctx<Shop>, label: String) -> String {
 async fn refund(ctx: Ctx<Shop>, order_id: String) -> String {
     ctx.app().refunds.fetch_add(1, Ordering::SeqCst);
     format!("refunded {order_id}")
+}
+
+/// Refund an order slowly, once a human approved it.
+#[tool(policy = needs_approval)]
+async fn refund_slowly(ctx: Ctx<Shop>, order_id: String) -> String {
+    ctx.app().refunds.fetch_add(1, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    format!("refunded {order_id}")
+}
+
+/// Charge a card, within a second.
+#[tool(timeout = "1s")]
+async fn charge_quickly(ctx: Ctx<Shop>, cents: u32) -> String {
+    ctx.app().charges.fetch_add(1, Ordering::SeqCst);
+    format!("charged {cents}")
+}
+
+/// The orders the shop's bank has paid, outside the journal and the app.
+static PAID: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Whether the bank paid the order: what became of a call cut off midway.
+fn paid_already(input: &pay_order) -> Option<String> {
+    PAID.lock().unwrap().contains(&input.order_id).then(|| format!("paid {}", input.order_id))
+}
+
+/// Pay an order at the bank, which takes its time to answer.
+#[tool(timeout = "1s", reconcile = paid_already)]
+async fn pay_order(ctx: Ctx<Shop>, order_id: String) -> String {
+    ctx.app().charges.fetch_add(1, Ordering::SeqCst);
+    PAID.lock().unwrap().push(order_id.clone());
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    format!("paid {order_id}")
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -133,7 +170,7 @@ fn desk(ttl: Duration) -> Desk {
     let reports = Arc::new(Mutex::new(Vec::new()));
     let sink = reports.clone();
     let registry = Registry::builder()
-        .tools(tools![charge, charge_slowly, set_flag, refund, balance, read_label])
+        .tools(tools![charge, charge_slowly, charge_quickly, set_flag, refund, refund_slowly, balance, read_label, pay_order])
         .tools(dynamic_tools())
         .approval_ttl(ttl)
         .on_tool_error(move |report| sink.lock().unwrap().push(report.clone()))
@@ -209,6 +246,180 @@ async fn a_result_holding_a_nul_is_journaled_and_replayed(db: Db) {
     assert_eq!(again.results[0].kind, ResultKind::Success, "{}", again.results[0].text);
     assert_eq!(again.results[0].text, "label: A\u{fffd}B");
     assert_eq!(shop.reads.load(Ordering::SeqCst), 1, "replayed, not run again");
+}
+
+async fn settlers_racing_one_approved_call_all_read_its_result(db: Db) {
+    let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
+    let (mut run, journal) = resume(&db, &desk, &shop, "t-1").await;
+    run.execute(vec![call("c1", "refund_slowly", json!({"order_id": "A-1"}))]).await;
+    journal.decide("t-1", "c1", Decision::Approve, "alice").await.unwrap();
+    drop(run);
+
+    // Five processes resume the run and settle it at once.
+    let settlers = 5;
+    let mut runs = Vec::new();
+    for _ in 0..settlers {
+        runs.push(resume(&db, &desk, &shop, "t-1").await);
+    }
+    let settled = futures_util::future::join_all(runs.iter_mut().map(|(run, _)| run.settle_decided())).await;
+    let read: Vec<_> = settled.into_iter().flat_map(Result::unwrap).map(|r| (r.kind, r.text)).collect();
+    let unknown = read.iter().filter(|(_, text)| text.contains("OUTCOME_UNKNOWN")).count();
+    println!("{unknown} of {settlers} settlers read OUTCOME_UNKNOWN");
+    assert_eq!(shop.refunds.load(Ordering::SeqCst), 1, "refunded once");
+    assert_eq!(read.len(), settlers, "{read:?}");
+    assert!(read.iter().all(|(kind, text)| (*kind, text.as_str()) == (ResultKind::Success, "refunded A-1")), "{read:?}");
+}
+
+async fn a_locked_journal_holds_a_call_no_longer_than_its_timeout_and_leaves_it_unstarted(db: Db) {
+    let reports = Arc::new(Mutex::new(Vec::<(std::time::Instant, ErrorReport)>::new()));
+    let sink = reports.clone();
+    let registry = Registry::builder()
+        .tools(tools![charge_quickly])
+        .on_tool_error(move |report| sink.lock().unwrap().push((std::time::Instant::now(), report.clone())))
+        .build()
+        .unwrap();
+    let shop = Arc::new(Shop::default());
+    let journal = db.open().await;
+    let mut run = registry.run(shop.clone()).durable(&journal, "t-1").await.unwrap();
+    // Another process holds the journal locked for 5 s.
+    let lock = db.lock_calls().await;
+    let held = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        lock.release().await;
+    });
+    let started = std::time::Instant::now();
+    let step = run.execute(vec![call("c1", "charge_quickly", json!({"cents": 5}))]).await;
+    let took = started.elapsed();
+    let told = reports.lock().unwrap().first().map(|(at, _)| at.duration_since(started));
+    println!("the step took {took:?}; the host was told after {told:?}");
+    let result = &step.results[0];
+    assert_eq!(result.kind, ResultKind::TimedOut, "{}", result.text);
+    assert!(result.text.contains("not run"), "the model reads that it did not run: {}", result.text);
+    assert_eq!(shop.charges.load(Ordering::SeqCst), 0);
+    // The call's result is due at its timeout (on SQLite, the step's own
+    // save then waits for the lock, as any write does).
+    assert!(told.is_some_and(|told| told < Duration::from_millis(2500)), "{told:?}: {:?}", reports.lock().unwrap());
+    #[cfg(feature = "postgres")]
+    if matches!(db, Db::Postgres { .. }) {
+        assert!(took < Duration::from_millis(2500), "{took:?}");
+    }
+    held.await.unwrap();
+
+    // Never started: re-sent once the lock is gone, it runs.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut run = registry.run(shop.clone()).durable(&journal, "t-1").await.unwrap();
+    let again = run.execute(vec![call("c1", "charge_quickly", json!({"cents": 5}))]).await;
+    assert_eq!((again.results[0].kind, again.results[0].text.as_str()), (ResultKind::Success, "charged 5"));
+    assert_eq!(shop.charges.load(Ordering::SeqCst), 1);
+}
+
+async fn a_re_sent_call_id_with_another_input_or_tool_is_refused(db: Db) {
+    let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
+    let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    run.execute(vec![call("c1", "charge", json!({"cents": 5}))]).await;
+    drop(run);
+    let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    let other_input = run.execute(vec![call("c1", "charge", json!({"cents": 500}))]).await;
+    let other_tool = run.execute(vec![call("c1", "read_label", json!({"label": "A"}))]).await;
+    for result in [&other_input.results[0], &other_tool.results[0]] {
+        assert_eq!(result.kind, ResultKind::InvalidArguments, "{}", result.text);
+        assert_eq!(result.error_code.as_deref(), Some("CALL_ID_REUSED"), "{}", result.text);
+        assert!(!result.text.contains("charged"), "the other call's result is not served: {}", result.text);
+    }
+    assert_eq!((shop.charges.load(Ordering::SeqCst), shop.reads.load(Ordering::SeqCst)), (1, 0), "neither ran");
+    let reports = desk.reports.lock().unwrap().clone();
+    assert!(
+        reports.iter().any(|r| r.kind == ErrorKind::CallMismatch && r.error.contains("input") && r.error.contains(r#"{"cents":5}"#)),
+        "the host is told what differed: {reports:?}"
+    );
+    assert!(reports.iter().any(|r| r.tool == "read_label" && r.error.contains("`charge`")), "{reports:?}");
+    // The same call again is still replayed.
+    let same = run.execute(vec![call("c1", "charge", json!({"cents": 5}))]).await;
+    assert_eq!(same.results[0].text, "charged 5");
+    // A call a human approved with an edit ran with it: re-sent as the
+    // model sent it, it is the same call.
+    run.execute(vec![call("e1", "refund", json!({"order_id": "A-1"}))]).await;
+    db.open().await.decide("t-1", "e1", Decision::ApproveEdited(json!({"order_id": "A-9"})), "alice").await.unwrap();
+    assert_eq!(run.settle_decided().await.unwrap()[0].text, "refunded A-9");
+    let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    let re_sent = run.execute(vec![call("e1", "refund", json!({"order_id": "A-1"}))]).await;
+    assert_eq!(re_sent.results[0].text, "refunded A-9", "{}", re_sent.results[0].text);
+    assert_eq!(shop.refunds.load(Ordering::SeqCst), 1);
+    // A key shared by design (an idempotency key) replays to another input of the same key.
+    run.execute(vec![call("k1", "refund_order", json!({"order_id": "B-1"}))]).await;
+    let (mut other, _journal) = resume(&db, &desk, &shop, "t-2").await;
+    let shared = other.execute(vec![call("k2", "refund_order", json!({"order_id": "B-1", "note": "again"}))]).await;
+    assert_eq!(shared.results[0].text, "refunded B-1");
+    assert_eq!(shop.refunds.load(Ordering::SeqCst), 2);
+}
+
+async fn a_call_in_doubt_is_settled_by_its_reconcile_hook_or_by_the_host(db: Db) {
+    // Both backends run at once and share PAID: each its own orders.
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let order = || format!("O-{}", NEXT.fetch_add(1, Ordering::SeqCst));
+    let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
+    let (mut run, journal) = resume(&db, &desk, &shop, "t-1").await;
+    // The process goes away mid-call, after the bank paid.
+    let paid = order();
+    let step = run.execute(vec![call("c1", "pay_order", json!({"order_id": paid}))]);
+    assert!(tokio::time::timeout(Duration::from_millis(300), step).await.is_err());
+    drop(run);
+    assert_eq!(journal.calls_in_doubt(Some("t-1")).await.unwrap().len(), 1);
+
+    // Re-sent: past its timeout, the hook finds it paid; that is its result, journaled.
+    let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    let settled = run.execute(vec![call("c1", "pay_order", json!({"order_id": paid}))]).await;
+    assert_eq!((settled.results[0].kind, settled.results[0].text.clone()), (ResultKind::Success, format!("paid {paid}")));
+    assert_eq!(shop.charges.load(Ordering::SeqCst), 1, "not paid twice");
+    assert!(journal.calls_in_doubt(Some("t-1")).await.unwrap().is_empty(), "settled");
+    let calls = journal.calls_of_run("t-1").await.unwrap();
+    assert!(matches!(&calls[0].outcome, CallStart::Finished(result) if result.text == format!("paid {paid}")), "{calls:?}");
+
+    // A call whose process died right after its start (an hour ago): the
+    // bank never paid it, so the hook cannot tell, and it stays in doubt.
+    let unpaid = order();
+    let key = json!(["call", "t-1", "c2"]).to_string();
+    journal.start_call("t-1", "c2", "pay_order", &json!({"order_id": unpaid}), &key).await.unwrap();
+    journal.start_call("t-0", "c0", "pay_order", &json!({"order_id": order()}), &json!(["call", "t-0", "c0"]).to_string()).await.unwrap();
+    db.exec("UPDATE journal_calls SET started_at = started_at - 3600000 WHERE call_id = 'c2'".to_owned()).await;
+    let doubt = run.execute(vec![call("c2", "pay_order", json!({"order_id": unpaid}))]).await;
+    assert_eq!(doubt.results[0].error_code.as_deref(), Some("OUTCOME_UNKNOWN"), "{}", doubt.results[0].text);
+    assert_eq!(shop.charges.load(Ordering::SeqCst), 1);
+    let listed: Vec<_> = journal.calls_in_doubt(None).await.unwrap().into_iter().map(|c| (c.run_id, c.call_id)).collect();
+    assert_eq!(listed, [("t-1".to_owned(), "c2".to_owned()), ("t-0".to_owned(), "c0".to_owned())], "oldest first");
+    let in_doubt = journal.calls_in_doubt(Some("t-1")).await.unwrap();
+    assert_eq!((in_doubt.len(), &in_doubt[0].input), (1, &json!({"order_id": unpaid})));
+
+    // The host checks the bank, and settles it: the call replays that.
+    let resolved = tool_runtime::journal::JournaledResult {
+        kind: ResultKind::ToolError,
+        text: "The bank never received this payment; nothing was paid.".into(),
+        structured: None,
+        error_code: Some("NOT_PAID".into()),
+        status: Some(409),
+        truncated: false,
+        ends_run: false,
+    };
+    journal.resolve_call(&in_doubt[0].effect_key, &resolved).await.unwrap();
+    let again = run.execute(vec![call("c2", "pay_order", json!({"order_id": unpaid}))]).await;
+    assert_eq!((again.results[0].error_code.as_deref(), again.results[0].text.as_str()), (Some("NOT_PAID"), resolved.text.as_str()));
+    assert_eq!(shop.charges.load(Ordering::SeqCst), 1);
+    // A dynamic tool's hook settles its call the same way.
+    let ship = DynamicTool::new("ship", "Ship an order.", json!({"type": "object"}), |_args, ctx: Ctx<Shop>| async move {
+        ctx.app().charges.fetch_add(1, Ordering::SeqCst);
+        Ok::<_, ToolError>(json!("shipped"))
+    })
+    .reconcile(|args| Some(json!(format!("shipped {}", args["order_id"].as_str().unwrap_or_default()))));
+    let shipping = Registry::<Shop>::builder().tool(ship).build().unwrap();
+    journal.start_call("t-3", "s1", "ship", &json!({"order_id": "A-1"}), &json!(["call", "t-3", "s1"]).to_string()).await.unwrap();
+    db.exec("UPDATE journal_calls SET started_at = started_at - 3600000 WHERE call_id = 's1'".to_owned()).await;
+    let mut run = shipping.run(shop.clone()).durable(&journal, "t-3").await.unwrap();
+    let shipped = run.execute(vec![call("s1", "ship", json!({"order_id": "A-1"}))]).await;
+    assert_eq!((shipped.results[0].kind, shipped.results[0].text.as_str()), (ResultKind::Success, "shipped A-1"));
+    assert_eq!(shop.charges.load(Ordering::SeqCst), 1, "not run");
+    // A settled call is never settled again.
+    assert!(matches!(journal.resolve_call(&key, &resolved).await, Err(JournalError::CallAlreadyFinished { .. })));
+    assert!(matches!(journal.resolve_call("no such key", &resolved).await, Err(JournalError::CallNotStarted { .. })));
 }
 
 async fn a_call_cut_off_midway_is_not_run_again_unless_idempotent(db: Db) {

@@ -24,6 +24,10 @@ fn order_key(input: &place_order) -> String {
     format!("{}:{}", input.product, input.quantity)
 }
 
+fn placed_already(_input: &place_order) -> Option<String> {
+    None
+}
+
 /// Ignored: `description` wins.
 #[tool(
     name = "place_order",
@@ -46,6 +50,7 @@ fn order_key(input: &place_order) -> String {
     on_error = retry_later,
     interruptible = false,
     idempotency_key = order_key,
+    reconcile = placed_already,
     parallel_safe = false,
     strict = true,
     kind = "write",

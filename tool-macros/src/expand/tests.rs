@@ -315,6 +315,19 @@ fn idempotency_key_calls_its_function_through_the_probe() {
 }
 
 #[test]
+fn reconcile_calls_its_hook_through_the_probe() {
+    let tokens = tool(quote!(reconcile = bank::paid), quote! { /// Docs.
+        async fn pay(order: String) -> String { order } })
+    .to_string();
+    assert!(tokens.contains(":: tool_runtime :: __private :: reconcile_call (bank :: paid , input)"), "{tokens}");
+    assert!(tokens.contains("fn reconcile (input : & Self :: Input)"), "{tokens}");
+    let tokens = tool(quote!(read_only), quote! { /// Docs.
+        async fn pay(order: String) -> String { order } })
+    .to_string();
+    assert!(!tokens.contains("reconcile"), "no hook without the key: {tokens}");
+}
+
+#[test]
 fn replay_contradictions_are_reported_on_replay() {
     let cases: [(TokenStream, &str); 3] = [
         (quote!(replay), "`replay` is on by default\nhelp: remove it, or write `replay = false`"),

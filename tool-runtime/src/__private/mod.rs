@@ -33,7 +33,7 @@ pub use crate::policy::{PolicyKind, Verdict};
 pub use names::{assert_unique_names, Named};
 pub use probes::{
     CtxAppWritten, CtxParam, DefaultParam, effect_key_call, EffectKey, ends_run_call, EndsRunProbe, EndsRunVerdict, InputParam, IntoVerdict, NoApp, ParallelSafeWhen, ParallelVerdict,
-    PolicyProbe, scope_fn, ScopeFn, SyncEndsRun, SyncPolicy, ToolInput, ToolParam, VisibleWhen,
+    PolicyProbe, reconcile_call, scope_fn, ScopeFn, SyncEndsRun, SyncPolicy, ToolInput, ToolParam, VisibleWhen,
 };
 pub use crate::intent::ScopedTool;
 pub use crate::streamed::{drain, Preliminary};

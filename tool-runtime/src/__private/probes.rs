@@ -9,10 +9,11 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::readers::Args;
+use super::returns::ToolReturn;
 use super::schemas::{struct_schema, InputSchema};
 use crate::context::{Ctx, StepView};
 use crate::policy::Verdict;
-use crate::tool::{BoxError, PolicyCall};
+use crate::tool::{BoxError, Failure, PolicyCall, ToolOutput};
 
 /// A type usable as a tool parameter. Generated code goes through its
 /// functions, spanned on the parameter's type, so a type that is not
@@ -313,6 +314,15 @@ impl EndsRunVerdict for bool {
 /// once; a wrong return type is reported as `EffectKey`, with its message.
 pub fn effect_key_call<'a, I, K: EffectKey>(key: fn(&'a I) -> K, input: &'a I) -> String {
     key(input).into_key()
+}
+
+/// `reconcile_call(hook, input)`: calls a `reconcile` function, and
+/// serialises the output it gives as the tool's own. Coercing the path to
+/// a function pointer reports a wrong signature on it, once; an output
+/// that cannot be a tool's output fails on `ToolReturn`, with its message.
+pub fn reconcile_call<'a, I, O: ToolReturn>(hook: fn(&'a I) -> Option<O>, input: &'a I) -> Option<Result<ToolOutput, Failure>> {
+    let output = hook(input)?;
+    Some(output.to_output(false))
 }
 
 /// What an `idempotency_key` function may return: the key as text.

@@ -60,6 +60,11 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
         self.parallel.as_ref().map(|parallel| parallel(args))
     }
 
+    fn reconcile(&self, input: &(dyn Any + Send + Sync)) -> Option<Result<ToolOutput, Failure>> {
+        let output = (self.reconcile.as_ref()?)(input.downcast_ref::<Value>()?)?;
+        Some(Ok(ToolOutput { value: output, content: None, ends_run: false }))
+    }
+
     fn effect_key(&self, input: &(dyn Any + Send + Sync)) -> Option<String> {
         Some((self.effect_key.as_ref()?)(input.downcast_ref::<Value>()?))
     }

@@ -8,10 +8,12 @@
 //! write after another connection wrote, a journal mode being switched),
 //! and under heavy contention the timeout itself can run out. So every
 //! operation of the journal is run again, whole, while SQLite answers
-//! busy or locked, until [`BUSY_BUDGET`] has passed since its first try;
-//! only then does the caller get the error. Running an operation again is
-//! safe: a statement SQLite refused as busy changed nothing, and each
-//! operation is one statement, or one transaction rolled back whole.
+//! busy or locked, until [`BUSY_BUDGET`] has passed since its first try,
+//! or the deadline of the call it journals has (a journal made with
+//! `Journal::until`); only then does the caller get the error. Running an
+//! operation again is safe: a statement SQLite refused as busy changed
+//! nothing, and each operation is one statement, or one transaction
+//! rolled back whole.
 //!
 //! Postgres waits for its locks itself, so nothing here applies to it.
 
@@ -32,13 +34,21 @@ const MAX_PAUSE: Duration = Duration::from_millis(100);
 
 /// The retries of one operation.
 pub(crate) struct Busy {
-    started: Instant,
+    /// When to stop trying.
+    until: Instant,
     pause: Duration,
 }
 
 impl Busy {
     pub(crate) fn new() -> Self {
-        Busy { started: Instant::now(), pause: FIRST_PAUSE }
+        Busy::until(None)
+    }
+
+    /// Tries until [`BUSY_BUDGET`] has passed, or `deadline` if that is
+    /// sooner.
+    pub(crate) fn until(deadline: Option<Instant>) -> Self {
+        let budget = Instant::now() + BUSY_BUDGET;
+        Busy { until: deadline.map_or(budget, |deadline| deadline.min(budget)), pause: FIRST_PAUSE }
     }
 
     /// Whether to run the operation again after `result`: when SQLite said
@@ -46,12 +56,13 @@ impl Busy {
     /// processes that collided do not collide again).
     pub(crate) async fn again<T>(&mut self, result: &Result<T, JournalError>) -> bool {
         let Err(error) = result else { return false };
-        if !error.is_busy() || self.started.elapsed() >= BUSY_BUDGET {
+        let left = self.until.saturating_duration_since(Instant::now());
+        if !error.is_busy() || left.is_zero() {
             return false;
         }
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
         let jitter = Duration::from_micros(u64::from(now.subsec_nanos() ^ std::process::id()) % 1_000);
-        tokio::time::sleep(self.pause + jitter).await;
+        tokio::time::sleep((self.pause + jitter).min(left)).await;
         self.pause = (self.pause * 2).min(MAX_PAUSE);
         true
     }

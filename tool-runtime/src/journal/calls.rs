@@ -10,17 +10,22 @@ use serde_json::Value;
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
 use super::records::{millis, RowReader};
-use super::{limits, on_pool, CallStart, Journal, JournalError, JournaledCall, JournaledResult};
+use super::{limits, on_pool, CallInDoubt, CallStart, Journal, JournalError, JournaledCall, JournaledResult};
 
 const START: &str = "INSERT INTO journal_calls (effect_key, run_id, call_id, tool, input, started_at) VALUES ($1, $2, $3, $4, $5, $6) \
      ON CONFLICT (effect_key) DO NOTHING";
-const KNOWN: &str = "SELECT effect_key, call_id, started_at, finished_at, kind, text, structured, error_code, status, truncated, ends_run \
+const KNOWN: &str = "SELECT effect_key, call_id, tool, input, started_at, finished_at, kind, text, structured, error_code, status, truncated, ends_run \
      FROM journal_calls WHERE effect_key = $1";
 const OF_RUN: &str = "SELECT effect_key, call_id, tool, input, started_at, finished_at, kind, text, structured, error_code, status, truncated, ends_run \
      FROM journal_calls WHERE run_id = $1 ORDER BY started_at, call_id";
 const EXISTS: &str = "SELECT call_id FROM journal_calls WHERE effect_key = $1";
 const RESTART: &str = "UPDATE journal_calls SET call_id = $2, started_at = $3, input = $4, finished_at = NULL, kind = NULL, text = NULL, \
      structured = NULL, error_code = NULL, status = NULL, truncated = NULL, ends_run = NULL WHERE effect_key = $1 AND finished_at IS NOT NULL";
+const IN_DOUBT: &str = "SELECT effect_key, run_id, call_id, tool, input, started_at FROM journal_calls \
+     WHERE finished_at IS NULL ORDER BY started_at, effect_key";
+const IN_DOUBT_OF_RUN: &str = "SELECT effect_key, run_id, call_id, tool, input, started_at FROM journal_calls \
+     WHERE finished_at IS NULL AND run_id = $1 ORDER BY started_at, effect_key";
+const WITHDRAW: &str = "DELETE FROM journal_calls WHERE effect_key = $1 AND call_id = $2 AND finished_at IS NULL";
 const FINISH: &str = "UPDATE journal_calls SET finished_at = $2, kind = $3, text = $4, structured = $5, error_code = $6, status = $7, \
      truncated = $8, ends_run = $9 WHERE effect_key = $1 AND finished_at IS NULL";
 
@@ -47,6 +52,19 @@ impl Journal {
     /// [`JournalError::Corrupt`] when the stored row of the key does not
     /// decode, [`JournalError::Refused`] for an id over the limits.
     pub async fn start_call(&self, run_id: &str, call_id: &str, tool: &str, input: &Value, effect_key: &str) -> Result<CallStart, JournalError> {
+        Ok(self.start_or_find(run_id, call_id, tool, input, effect_key).await?.map_or(CallStart::Started, |found| found.outcome))
+    }
+
+    /// [`start_call`](Self::start_call), saying which call holds a key
+    /// that was known already: `None` when this call started it.
+    pub(crate) async fn start_or_find(
+        &self,
+        run_id: &str,
+        call_id: &str,
+        tool: &str,
+        input: &Value,
+        effect_key: &str,
+    ) -> Result<Option<JournaledCall>, JournalError> {
         limits::id("run_id", run_id)?;
         limits::id("call_id", call_id)?;
         limits::text("tool", tool)?;
@@ -64,12 +82,12 @@ impl Journal {
                 .await
                 .map_err(JournalError::database("start_call"))?;
             if inserted.rows_affected() == 1 {
-                return Ok(CallStart::Started);
+                return Ok(None);
             }
             let row = sqlx::query(KNOWN).bind(effect_key).fetch_optional(pool).await.map_err(JournalError::database("start_call"))?;
             // None: pruned (Journal::prune) between the two statements; the key is new again.
             if let Some(row) = row {
-                return decode_known(&row);
+                return decode_call(&row).map(Some);
             }
         })
     }
@@ -77,11 +95,11 @@ impl Journal {
     /// Records a finished call as started again, before its tool runs once
     /// more: for a tool that runs on every call (`replay = false`), whose
     /// stored result is then replaced when it finishes. Says which, as
-    /// [`start_call`](Self::start_call) does: [`CallStart::Started`] when
-    /// this call restarted it; else what another process left (a call it
-    /// restarted first is [`CallStart::UnknownOutcome`]). Atomic, as
-    /// `start_call` is: of several processes, exactly one restarts a key.
-    pub(crate) async fn restart_call(&self, effect_key: &str, call_id: &str, input: &Value) -> Result<CallStart, JournalError> {
+    /// [`start_or_find`](Self::start_or_find) does: `None` when this call
+    /// restarted it; else the call another process left (one it restarted
+    /// first is [`CallStart::UnknownOutcome`]). Atomic, as `start_call` is:
+    /// of several processes, exactly one restarts a key.
+    pub(crate) async fn restart_call(&self, effect_key: &str, call_id: &str, input: &Value) -> Result<Option<JournaledCall>, JournalError> {
         limits::id("call_id", call_id)?;
         let effect_key = &*self.stored_key(effect_key).await?;
         let input = input.to_string();
@@ -95,11 +113,11 @@ impl Journal {
                 .await
                 .map_err(JournalError::database("restart_call"))?;
             if updated.rows_affected() == 1 {
-                return Ok(CallStart::Started);
+                return Ok(None);
             }
             let known = sqlx::query(KNOWN).bind(effect_key).fetch_optional(pool).await.map_err(JournalError::database("restart_call"))?;
             match known {
-                Some(row) => decode_known(&row),
+                Some(row) => decode_call(&row).map(Some),
                 None => Err(JournalError::CallNotStarted { effect_key: effect_key.to_owned() }),
             }
         })
@@ -113,10 +131,15 @@ impl Journal {
     ///
     /// [`JournalError::Corrupt`] when the stored row of the key does not decode.
     pub async fn known_call(&self, effect_key: &str) -> Result<Option<CallStart>, JournalError> {
+        Ok(self.find_call(effect_key).await?.map(|found| found.outcome))
+    }
+
+    /// [`known_call`](Self::known_call), with the call that holds the key.
+    pub(crate) async fn find_call(&self, effect_key: &str) -> Result<Option<JournaledCall>, JournalError> {
         let effect_key = &*self.stored_key(effect_key).await?;
         on_pool!(self, pool => {
             let row = sqlx::query(KNOWN).bind(effect_key).fetch_optional(pool).await.map_err(JournalError::database("known_call"))?;
-            row.as_ref().map(decode_known).transpose()
+            row.as_ref().map(decode_call).transpose()
         })
     }
 
@@ -131,17 +154,24 @@ impl Journal {
         limits::id("run_id", run_id)?;
         on_pool!(self, pool => {
             let rows = sqlx::query(OF_RUN).bind(run_id).fetch_all(pool).await.map_err(JournalError::database("calls_of_run"))?;
-            rows.iter()
-                .map(|row| {
-                    let reader = RowReader::new(row, "journal_calls", "effect_key")?;
-                    Ok(JournaledCall {
-                        call_id: reader.get("call_id")?,
-                        tool: reader.get("tool")?,
-                        input: reader.json("input")?,
-                        outcome: decode_known(row)?,
-                    })
-                })
-                .collect()
+            rows.iter().map(decode_call).collect()
+        })
+    }
+
+    /// Forgets the start of a call that never ran (it gave up before its
+    /// start was recorded, which happened late): its key is new again.
+    /// Only a start still unfinished and made by `call_id` goes. Says
+    /// whether there was one.
+    pub(crate) async fn withdraw_call(&self, effect_key: &str, call_id: &str) -> Result<bool, JournalError> {
+        let effect_key = &*self.stored_key(effect_key).await?;
+        on_pool!(self, pool => {
+            let deleted = sqlx::query(WITHDRAW)
+                .bind(effect_key)
+                .bind(call_id)
+                .execute(pool)
+                .await
+                .map_err(JournalError::database("withdraw_call"))?;
+            Ok(deleted.rows_affected() == 1)
         })
     }
 
@@ -155,10 +185,76 @@ impl Journal {
     /// runs on every call starts its key again, `restart_call`),
     /// [`JournalError::Refused`] for a text holding a NUL.
     pub async fn finish_call(&self, effect_key: &str, result: &JournaledResult) -> Result<(), JournalError> {
+        let stored = self.stored_key(effect_key).await?;
+        self.finish_stored(&stored, effect_key, result).await
+    }
+
+    /// The calls in doubt: started and never finished (their process died
+    /// mid-call, or they are still running), whose effect may or may not
+    /// have happened; oldest first, of every run or of `run_id`'s. The
+    /// host checks each effect (is the order refunded?) and settles the
+    /// call with [`resolve_call`](Self::resolve_call); a call of a tool
+    /// with a reconcile hook is settled by the hook when it is sent again.
+    /// An external call still with the host is listed too: it is completed
+    /// by [`Run::complete`](crate::Run::complete).
+    ///
+    /// # Errors
+    ///
+    /// [`JournalError::Corrupt`] when a row does not decode,
+    /// [`JournalError::Refused`] for a run id over the limits.
+    pub async fn calls_in_doubt(&self, run_id: Option<&str>) -> Result<Vec<CallInDoubt>, JournalError> {
+        if let Some(run_id) = run_id {
+            limits::id("run_id", run_id)?;
+        }
+        on_pool!(self, pool => {
+            let rows = match run_id {
+                Some(run_id) => sqlx::query(IN_DOUBT_OF_RUN).bind(run_id).fetch_all(pool).await,
+                None => sqlx::query(IN_DOUBT).fetch_all(pool).await,
+            }
+            .map_err(JournalError::database("calls_in_doubt"))?;
+            rows.iter()
+                .map(|row| {
+                    let reader = RowReader::new(row, "journal_calls", "effect_key")?;
+                    Ok(CallInDoubt {
+                        effect_key: reader.key.clone(),
+                        run_id: reader.get("run_id")?,
+                        call_id: reader.get("call_id")?,
+                        tool: reader.get("tool")?,
+                        input: reader.json("input")?,
+                        started_at: reader.time("started_at")?,
+                    })
+                })
+                .collect()
+        })
+    }
+
+    /// Settles a call in doubt ([`calls_in_doubt`](Self::calls_in_doubt))
+    /// with the result the host found it had: from then on, the call (and
+    /// any call of the same effect) replays `result`. `effect_key` is the
+    /// key as [`CallInDoubt::effect_key`] gives it, or as the runtime made
+    /// it.
+    ///
+    /// # Errors
+    ///
+    /// [`JournalError::CallAlreadyFinished`] for a call that finished (or
+    /// was settled) already: its result is never rewritten;
+    /// [`JournalError::CallNotStarted`] for a key the journal does not
+    /// hold; [`JournalError::Refused`] for a text holding a NUL.
+    pub async fn resolve_call(&self, effect_key: &str, result: &JournaledResult) -> Result<(), JournalError> {
+        // A digest listed by `calls_in_doubt` is the stored key itself: no
+        // key the runtime makes is stored under that prefix unhashed.
+        let stored = match limits::is_digest(effect_key) {
+            true => Cow::Borrowed(effect_key),
+            false => self.stored_key(effect_key).await?,
+        };
+        self.finish_stored(&stored, effect_key, result).await
+    }
+
+    /// Stores the result of the started call of the stored key `effect_key`
+    /// (`given`, as the caller named it, for errors).
+    async fn finish_stored(&self, effect_key: &str, given: &str, result: &JournaledResult) -> Result<(), JournalError> {
         limits::text("text", &result.text)?;
         limits::text("error_code", result.error_code.as_deref().unwrap_or_default())?;
-        let given = effect_key;
-        let effect_key = &*self.stored_key(effect_key).await?;
         let structured = result.structured.as_ref().map(Value::to_string);
         on_pool!(self, pool => {
             let updated = sqlx::query(FINISH)
@@ -204,6 +300,20 @@ impl Journal {
             .map_err(JournalError::database("effect key")))?;
         Ok(if legacy { Cow::Borrowed(effect_key) } else { stored })
     }
+}
+
+/// A row of `journal_calls`, read with its call and tool.
+fn decode_call<'r, R: Row>(row: &'r R) -> Result<JournaledCall, JournalError>
+where
+    &'static str: ColumnIndex<R>,
+    String: Decode<'r, R::Database> + Type<R::Database>,
+    Option<String>: Decode<'r, R::Database> + Type<R::Database>,
+    i64: Decode<'r, R::Database> + Type<R::Database>,
+    Option<i64>: Decode<'r, R::Database> + Type<R::Database>,
+    Option<bool>: Decode<'r, R::Database> + Type<R::Database>,
+{
+    let reader = RowReader::new(row, "journal_calls", "effect_key")?;
+    Ok(JournaledCall { call_id: reader.get("call_id")?, tool: reader.get("tool")?, input: reader.json("input")?, outcome: decode_known(row)? })
 }
 
 fn decode_known<'r, R: Row>(row: &'r R) -> Result<CallStart, JournalError>

@@ -49,6 +49,12 @@ pub(crate) fn stored_key(key: &str) -> Cow<'_, str> {
     Cow::Owned(stored)
 }
 
+/// Whether `key` is a digest [`stored_key`] made: the form in which the
+/// journal stores, and lists, a long key.
+pub(crate) fn is_digest(key: &str) -> bool {
+    key.strip_prefix(DIGEST_PREFIX).is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
 /// An id: at most [`MAX_ID_BYTES`], without NUL.
 pub(crate) fn id(field: &'static str, value: &str) -> Result<(), JournalError> {
     if value.len() > MAX_ID_BYTES {

@@ -7,8 +7,9 @@
 //! - SQLite (feature `sqlite`, on by default): a file, created when
 //!   missing, in WAL mode with a busy timeout, so that several processes on
 //!   one machine can share it; an operation SQLite refuses because another
-//!   process holds the lock is run again for up to 20 s before its error
-//!   is returned. `sqlite:path` or a plain file path.
+//!   process holds the lock is run again for up to 20 s (or until the
+//!   deadline of the call that runs it) before its error is returned.
+//!   `sqlite:path` or a plain file path.
 //! - Postgres (feature `postgres`): `postgres://...`, for several
 //!   instances sharing one database.
 //!
@@ -33,7 +34,10 @@
 //!   Starting a key that is already known says what is known instead
 //!   ([`CallStart`]): the stored result, or that the outcome is unknown;
 //!   of two processes starting one key, exactly one gets
-//!   [`CallStart::Started`];
+//!   [`CallStart::Started`]. A call started and never finished is in
+//!   doubt: the host lists those ([`calls_in_doubt`](Journal::calls_in_doubt))
+//!   and settles each with the result it finds the call had
+//!   ([`resolve_call`](Journal::resolve_call));
 //! - **pending approvals** by run and call id (two runs may hold the same
 //!   call id): parked, listed by run and by user, decided once ([`decide`](Journal::decide): of two deciders exactly one
 //!   wins, the other gets [`JournalError::AlreadyDecided`] naming who won),
@@ -92,7 +96,7 @@ mod schema;
 
 pub use error::JournalError;
 pub use retention::{Pruned, Retention};
-pub use records::{Approval, CallStart, Decided, Decision, JournaledCall, JournaledResult, ParkedCall, RunRecord};
+pub use records::{Approval, CallInDoubt, CallStart, Decided, Decision, JournaledCall, JournaledResult, ParkedCall, RunRecord};
 pub use crate::durable::DurableError;
 
 /// The `by` of a decision made by [`Journal::expire`] rather than a person.
@@ -112,6 +116,9 @@ pub const GONE_BY: &str = "tool-runtime:gone";
 #[derive(Clone, Debug)]
 pub struct Journal {
     backend: Backend,
+    /// When set, SQLite's busy answers are tried again only until then
+    /// ([`busy`]): a journal bounded by a call's deadline ([`Journal::until`]).
+    busy_until: Option<std::time::Instant>,
 }
 
 #[derive(Clone, Debug)]
@@ -129,7 +136,7 @@ enum Backend {
 /// that one try.
 macro_rules! on_pool {
     ($journal:expr, $pool:ident => $body:expr) => {{
-        let mut busy = $crate::journal::busy::Busy::new();
+        let mut busy = $crate::journal::busy::Busy::until($journal.busy_until);
         loop {
             let result = async {
                 match &$journal.backend {
@@ -169,9 +176,16 @@ impl Journal {
     /// database, ...), [`JournalError::SchemaTooNew`] when a newer
     /// tool-runtime wrote it.
     pub async fn open(url: &str) -> Result<Journal, JournalError> {
-        let journal = Journal { backend: connect(url).await? };
+        let journal = Journal { backend: connect(url).await?, busy_until: None };
         schema::migrate(&journal).await?;
         Ok(journal)
+    }
+
+    /// This journal, its operations tried again while SQLite says busy only
+    /// until `deadline` (or [`busy::BUSY_BUDGET`], whichever is first): for
+    /// the writes of a call, which must not outlast its deadline.
+    pub(crate) fn until(&self, deadline: std::time::Instant) -> Journal {
+        Journal { backend: self.backend.clone(), busy_until: Some(deadline) }
     }
 
     /// The schema version this code writes and reads.

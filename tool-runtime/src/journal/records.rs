@@ -125,6 +125,25 @@ pub struct JournaledCall {
     pub outcome: CallStart,
 }
 
+/// A call started and never finished, whose effect may or may not have
+/// happened ([`calls_in_doubt`](super::Journal::calls_in_doubt)).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallInDoubt {
+    /// Its effect key, as the journal stores it (a long key as its digest):
+    /// give it to [`resolve_call`](super::Journal::resolve_call) as it is.
+    pub effect_key: String,
+    /// The run that started it.
+    pub run_id: String,
+    /// The call id that started it.
+    pub call_id: String,
+    /// Its tool.
+    pub tool: String,
+    /// Its validated arguments.
+    pub input: Value,
+    /// When it was started.
+    pub started_at: SystemTime,
+}
+
 /// What [`start_call`](super::Journal::start_call) found for an effect key.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CallStart {

@@ -133,6 +133,58 @@ impl Db {
     }
 }
 
+/// A lock on the journal's calls held by another connection
+/// ([`Db::lock_calls`]), until [`release`](Self::release).
+pub enum Lock {
+    #[cfg(feature = "sqlite")]
+    Sqlite(sqlx::SqliteConnection),
+    #[cfg(feature = "postgres")]
+    Postgres(sqlx::PgConnection),
+}
+
+impl Db {
+    /// Holds the journal's calls locked from another connection, as a
+    /// stuck process would: SQLite, a write transaction (`BEGIN
+    /// IMMEDIATE`) on the whole file; Postgres, `LOCK TABLE journal_calls`
+    /// in a transaction, which blocks reads too.
+    pub async fn lock_calls(&self) -> Lock {
+        use sqlx::Connection;
+        match self {
+            #[cfg(feature = "sqlite")]
+            Db::Sqlite { url, .. } => {
+                let mut conn = sqlx::SqliteConnection::connect(url).await.unwrap();
+                sqlx::raw_sql("BEGIN IMMEDIATE").execute(&mut conn).await.unwrap();
+                Lock::Sqlite(conn)
+            }
+            #[cfg(feature = "postgres")]
+            Db::Postgres { url } => {
+                let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+                sqlx::raw_sql("BEGIN; LOCK TABLE journal_calls IN ACCESS EXCLUSIVE MODE").execute(&mut conn).await.unwrap();
+                Lock::Postgres(conn)
+            }
+        }
+    }
+}
+
+impl Lock {
+    /// Ends the transaction: the journal can be written again.
+    pub async fn release(self) {
+        use sqlx::Connection;
+        match self {
+            #[cfg(feature = "sqlite")]
+            Lock::Sqlite(mut conn) => {
+                sqlx::raw_sql("ROLLBACK").execute(&mut conn).await.unwrap();
+                conn.close().await.unwrap();
+            }
+            #[cfg(feature = "postgres")]
+            Lock::Postgres(mut conn) => {
+                sqlx::raw_sql("ROLLBACK").execute(&mut conn).await.unwrap();
+                conn.close().await.unwrap();
+            }
+        }
+    }
+}
+
 impl Drop for Db {
     fn drop(&mut self) {
         // Irrefutable when only the `sqlite` feature is on.

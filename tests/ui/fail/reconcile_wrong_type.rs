@@ -1,0 +1,14 @@
+use tool_runtime::prelude::*;
+
+/// Whether the refund happened: it answers a bare `String`, not an `Option`.
+fn refunded(input: &refund) -> String {
+    format!("refunded {}", input.order_id)
+}
+
+/// Refund an order.
+#[tool(reconcile = refunded)]
+async fn refund(order_id: String) -> String {
+    format!("refunded {order_id}")
+}
+
+fn main() {}
