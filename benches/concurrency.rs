@@ -138,9 +138,7 @@ fn benches(c: &mut Criterion) {
     let registry = registry();
     let mut group = c.benchmark_group("concurrency");
     group.sample_size(10);
-    group.bench_function("10000_calls_sleeping_10ms", |b| {
-        b.iter_custom(|iters| (0..iters).map(|_| measure(&rt, &registry).total).sum())
-    });
+    group.bench_function("10000_calls_sleeping_10ms", |b| b.iter_custom(|iters| (0..iters).map(|_| measure(&rt, &registry).total).sum()));
     group.finish();
 }
 
@@ -166,11 +164,7 @@ fn summary() {
         last.live_per_call, last.rss_per_call, last.waiting, warm.live_per_call, warm.rss_per_call, warm.waiting
     );
     println!("(RSS per call means most on the first run: later runs reuse pages the allocator kept, so their RSS barely moves)");
-    println!(
-        "RSS before the last run {:.1} MiB, after it {:.1} MiB",
-        last.rss_before as f64 / 1048576.0,
-        last.rss_after as f64 / 1048576.0
-    );
+    println!("RSS before the last run {:.1} MiB, after it {:.1} MiB", last.rss_before as f64 / 1048576.0, last.rss_after as f64 / 1048576.0);
 }
 
 criterion_group!(group, benches);

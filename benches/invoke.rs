@@ -105,9 +105,7 @@ fn benches(c: &mut Criterion) {
     group.bench_function("transfer/registry", |b| {
         b.iter_custom(|iters| total(&rt, iters, || via_registry(&registry, &app, "transfer", black_box(TRANSFER_ARGS))))
     });
-    group.bench_function("transfer/limit", |b| {
-        b.iter_custom(|iters| total(&rt, iters, || direct_transfer(black_box(TRANSFER_ARGS))))
-    });
+    group.bench_function("transfer/limit", |b| b.iter_custom(|iters| total(&rt, iters, || direct_transfer(black_box(TRANSFER_ARGS)))));
     group.finish();
 }
 

@@ -472,18 +472,18 @@ fn summary() {
     let backends = rt.block_on(databases.backends(&registry));
     let (rounds, batch) = (15, 20);
     println!("\njournal: one call of a tool that does nothing through Run::execute (median of {rounds} alternating batches of {batch} calls)");
-    println!("durable: per call a SELECT by effect key, an INSERT start, an UPDATE finish, and the step's transaction (row taken, UPDATE, read back); 3 commits");
+    println!(
+        "durable: per call a SELECT by effect key, an INSERT start, an UPDATE finish, and the step's transaction (row taken, UPDATE, read back); 3 commits"
+    );
     println!("bare: those statements with the same parameters, sqlx directly, same database and connection settings");
     println!("{:<10} {:>12} {:>12} {:>12} {:>13} {:>15}  target", "backend", "durable", "bare", "in memory", "durable/bare", "durable/memory");
     for backend in &backends {
         let [durable, bare, memory] = side_by_side(
             rounds,
             batch,
-            [
-                &mut |n| rt.block_on(through_runs(&registry, Some(&backend.journal), n)),
-                &mut |n| rt.block_on(bare_writes(backend, n)),
-                &mut |n| rt.block_on(through_runs(&registry, None, n)),
-            ],
+            [&mut |n| rt.block_on(through_runs(&registry, Some(&backend.journal), n)), &mut |n| rt.block_on(bare_writes(backend, n)), &mut |n| {
+                rt.block_on(through_runs(&registry, None, n))
+            }],
         );
         let to_bare = durable.as_secs_f64() / bare.as_secs_f64();
         let to_memory = durable.as_secs_f64() / memory.as_secs_f64();

@@ -101,10 +101,7 @@ fn arguments() -> JsonObject {
 }
 
 async fn call(client: &Client, arguments: &JsonObject) -> String {
-    let result = client
-        .call_tool(CallToolRequestParams::new("lookup").with_arguments(arguments.clone()))
-        .await
-        .expect("tools/call answers");
+    let result = client.call_tool(CallToolRequestParams::new("lookup").with_arguments(arguments.clone())).await.expect("tools/call answers");
     assert_ne!(result.is_error, Some(true));
     match result.content.first().and_then(|content| content.as_text()) {
         Some(text) => text.text.clone(),

@@ -99,9 +99,7 @@ fn benches(c: &mut Criterion) {
         let mut reused = String::new();
         group.bench_with_input(BenchmarkId::new("reused", n), &setup, |b, setup| b.iter(|| step_reused(black_box(setup), &mut reused)));
         group.bench_with_input(BenchmarkId::new("export", n), &setup, |b, setup| b.iter(|| step_export(black_box(setup))));
-        group.bench_with_input(BenchmarkId::new("memcpy", n), &setup, |b, setup| {
-            b.iter(|| copy(black_box(&setup.payload), &mut buffer))
-        });
+        group.bench_with_input(BenchmarkId::new("memcpy", n), &setup, |b, setup| b.iter(|| copy(black_box(&setup.payload), &mut buffer)));
     }
     group.finish();
 }

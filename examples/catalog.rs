@@ -24,11 +24,11 @@ mod shop;
 
 use std::process::ExitCode;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
+use tool_runtime::ToolDefinition;
 use tool_runtime::prelude::*;
 use tool_runtime::providers::builtin::{BashInput, ProviderTool, TextEditorCommand};
-use tool_runtime::providers::{anthropic, gemini, mcp, openai, DialectError, Export, ExportOptions};
-use tool_runtime::ToolDefinition;
+use tool_runtime::providers::{DialectError, Export, ExportOptions, anthropic, gemini, mcp, openai};
 
 const USAGE: &str = "usage: catalog --provider <openai|openai-responses|anthropic|gemini|mcp> [--strict] [--builtins]";
 
@@ -101,12 +101,11 @@ fn print_json(value: &Value) {
 /// The host-run ones (Anthropic's bash and text editor) only describe what
 /// they would do: the catalog never runs a call.
 fn builtins() -> Registry<()> {
-    let bash = ProviderTool::anthropic_bash("shell").handler(|input: BashInput, _ctx: Ctx<()>| async move {
-        Ok::<_, ToolError>(format!("would run {:?}", input.command))
-    });
-    let editor = ProviderTool::anthropic_text_editor("edit_file").arg("max_characters", 20_000).handler(
-        |command: TextEditorCommand, _ctx: Ctx<()>| async move { Ok::<_, ToolError>(format!("would do {command:?}")) },
-    );
+    let bash = ProviderTool::anthropic_bash("shell")
+        .handler(|input: BashInput, _ctx: Ctx<()>| async move { Ok::<_, ToolError>(format!("would run {:?}", input.command)) });
+    let editor = ProviderTool::anthropic_text_editor("edit_file")
+        .arg("max_characters", 20_000)
+        .handler(|command: TextEditorCommand, _ctx: Ctx<()>| async move { Ok::<_, ToolError>(format!("would do {command:?}")) });
     Registry::builder()
         .tool(
             ProviderTool::openai_web_search("web")

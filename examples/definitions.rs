@@ -51,10 +51,7 @@ async fn lookup_order(
     with_items: bool,
 ) -> Result<Order, ToolError> {
     if !ctx.app().orders.contains(&order_id.as_str()) {
-        return Err(ToolError::not_found(
-            "ORDER_NOT_FOUND",
-            "No order has that number; ask for the one on the invoice.",
-        ));
+        return Err(ToolError::not_found("ORDER_NOT_FOUND", "No order has that number; ask for the one on the invoice."));
     }
     let items = if with_items { vec!["1 x kettle".to_owned()] } else { Vec::new() };
     Ok(Order { id: order_id, status: Status::Shipped, items })
@@ -128,8 +125,7 @@ async fn hand_off(
 /// Lines after the first lined up under the first; blank lines stay empty.
 fn indent(text: &str) -> String {
     const MARGIN: &str = "                  ";
-    let lines: Vec<String> =
-        text.lines().map(|line| if line.is_empty() { String::new() } else { format!("{MARGIN}{line}") }).collect();
+    let lines: Vec<String> = text.lines().map(|line| if line.is_empty() { String::new() } else { format!("{MARGIN}{line}") }).collect();
     lines.join("\n").trim_start().to_owned()
 }
 

@@ -71,13 +71,8 @@ async fn start() -> Outcome {
     let id = |n: u32| format!("{run_id}-call_{n}");
     let step = run.execute(vec![ToolCall::new(id(1), "lookup_order", json!({"order_id": "A-1002"}))]).await;
     print_results(&step.results);
-    let step = run
-        .execute(vec![ToolCall::new(
-            id(2),
-            "refund",
-            json!({"order_id": "A-1002", "amount_cents": 18990, "reason": "arrived broken"}),
-        )])
-        .await;
+    let step =
+        run.execute(vec![ToolCall::new(id(2), "refund", json!({"order_id": "A-1002", "amount_cents": 18990, "reason": "arrived broken"}))]).await;
     print_results(&step.results);
     for pending in run.pending() {
         println!("\n{} waits for a supervisor. This process exits now; approve it from another one:", pending.id());
@@ -93,7 +88,13 @@ async fn start() -> Outcome {
 async fn approve(run_id: &str, call_id: &str) -> Outcome {
     let journal = journal().await?;
     let approval = journal.approval(run_id, call_id).await?.ok_or_else(|| format!("run {run_id} parked no call {call_id} in this journal"))?;
-    println!("run {}: {} wants to call {} with {}", approval.call.run_id, approval.call.user_id.as_deref().unwrap_or("?"), approval.call.tool, approval.call.input);
+    println!(
+        "run {}: {} wants to call {} with {}",
+        approval.call.run_id,
+        approval.call.user_id.as_deref().unwrap_or("?"),
+        approval.call.tool,
+        approval.call.input
+    );
     let decided = journal.decide(run_id, call_id, Decision::Approve, "supervisor-1").await?;
     println!("approved by {}; resume the run:", decided.decided.map(|d| d.by).unwrap_or_default());
     println!("  cargo run --example durable_desk -- --resume {}", approval.call.run_id);

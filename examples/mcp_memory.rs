@@ -160,17 +160,13 @@ fn not_utf8(binary: &PathBuf, missed: &mut Vec<String>) {
         server.reset_peak();
         let started = Instant::now();
         let statuses: Vec<u16> = std::thread::scope(|scope| {
-            let sends: Vec<_> =
-                (0..at_once).map(|_| scope.spawn(|| post_raw(server.addr, Some(&session), &body, false))).collect();
+            let sends: Vec<_> = (0..at_once).map(|_| scope.spawn(|| post_raw(server.addr, Some(&session), &body, false))).collect();
             sends.into_iter().map(|send| send.join().expect("a sender")).collect()
         });
         let elapsed = started.elapsed().as_secs_f64();
         settle();
         let peak = server.peak().saturating_sub(before) as f64 / MB;
-        println!(
-            "{} byte POST ending in 0xFF, in a session, {label}: HTTP {statuses:?} in {elapsed:.2}s, peak RSS +{peak:.1} MB",
-            body.len()
-        );
+        println!("{} byte POST ending in 0xFF, in a session, {label}: HTTP {statuses:?} in {elapsed:.2}s, peak RSS +{peak:.1} MB", body.len());
         if statuses.iter().any(|&status| status != 400) || peak >= target {
             missed.push(format!("not UTF-8, {label}: HTTP {statuses:?}, peak +{peak:.1} MB; target 400, under {target} MB"));
         }
@@ -449,8 +445,7 @@ fn waiting_approvals(binary: Option<PathBuf>) {
     const BYTES: usize = 512 << 10;
     let binary = binary.unwrap_or_else(|| std::env::current_exe().expect("the path of this program").with_file_name("mcp_server"));
     let server = Server::start(&binary);
-    let sessions: Vec<String> =
-        (0..SESSIONS).map(|_| open_session_with(server.addr, r#"{"elicitation":{"form":{}}}"#)).collect();
+    let sessions: Vec<String> = (0..SESSIONS).map(|_| open_session_with(server.addr, r#"{"elicitation":{"form":{}}}"#)).collect();
     settle();
     let before = server.rss();
     let customer = "c".repeat(BYTES);

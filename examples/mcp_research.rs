@@ -21,12 +21,12 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, WriteHalf};
-use tool_runtime::mcp::rmcp::ServiceExt;
 use tool_runtime::mcp::McpServer;
+use tool_runtime::mcp::rmcp::ServiceExt;
 use tool_runtime::prelude::*;
-use tool_runtime::{stream, ExternalCall, Streamed};
+use tool_runtime::{ExternalCall, Streamed, stream};
 
 struct Library;
 
@@ -100,7 +100,9 @@ async fn main() {
         }
     });
     let mut client = Client::new(client_side);
-    client.request("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "reader", "version": "1"}})).await;
+    client
+        .request("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "reader", "version": "1"}}))
+        .await;
     client.notify("notifications/initialized").await;
 
     let tools = client.request("tools/list", json!({})).await;

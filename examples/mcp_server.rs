@@ -102,9 +102,7 @@ fn registry() -> Registry<Shop> {
 async fn main() {
     let server = McpServer::new(registry(), Arc::new(Shop::demo()))
         .with_name("support-desk", env!("CARGO_PKG_VERSION"))
-        .with_instructions(
-            "Tools of a shop's support desk: look orders up, refund delivered ones, hand over to a human.",
-        );
+        .with_instructions("Tools of a shop's support desk: look orders up, refund delivered ones, hand over to a human.");
     let Some(options) = parse_args(std::env::args().skip(1)) else {
         eprintln!("usage: mcp_server [--journal URL] [--http ADDR [--insecure-no-auth] [--allowed-host NAME]...]");
         std::process::exit(2);
@@ -139,9 +137,7 @@ async fn main() {
                         eprintln!("mcp_server: listening on http://{addr}/mcp");
                         server.serve_http(listener).await
                     }
-                    Err(error) => Err(std::io::Error::other(format!(
-                        "{error}\n(here: set MCP_BEARER_TOKEN, or pass --insecure-no-auth)"
-                    ))),
+                    Err(error) => Err(std::io::Error::other(format!("{error}\n(here: set MCP_BEARER_TOKEN, or pass --insecure-no-auth)"))),
                 },
                 Err(error) => Err(error),
             }

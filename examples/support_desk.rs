@@ -100,7 +100,6 @@ impl ScriptedModel {
         ];
         ScriptedModel { turns: turns.into_iter() }
     }
-
 }
 
 impl Model for ScriptedModel {
@@ -162,7 +161,7 @@ impl OpenAiModel {
 #[cfg(feature = "openai")]
 impl Model for OpenAiModel {
     fn classify(&mut self, classifier: &Classifier) -> Selection {
-        use tool_runtime::providers::{openai::chat, Dialect, ExportOptions};
+        use tool_runtime::providers::{Dialect, ExportOptions, openai::chat};
         let tool = chat::tools([&classifier.tool()], &ExportOptions::new()).expect("the classifier's tool exports to OpenAI");
         let body = json!({
             "model": self.model,
@@ -177,7 +176,7 @@ impl Model for OpenAiModel {
     }
 
     fn turn(&mut self, offered: &[&ToolDefinition], last: Option<&StepResults>) -> Turn {
-        use tool_runtime::providers::{openai::chat, ExportOptions};
+        use tool_runtime::providers::{ExportOptions, openai::chat};
         if let Some(last) = last {
             self.messages.extend(chat::results(&last.results));
         }

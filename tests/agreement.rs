@@ -100,11 +100,7 @@ struct Address {
 
 /// Ship parcels to an address.
 #[tool]
-async fn ship(
-    address: Address,
-    #[tool(default)] express: bool,
-    #[schemars(range(min = 1, max = 99))] count: u8,
-) -> String {
+async fn ship(address: Address, #[tool(default)] express: bool, #[schemars(range(min = 1, max = 99))] count: u8) -> String {
     format!("{} parcels to {} (floor {}), express {express}", count, address.street, address.floor)
 }
 
@@ -190,25 +186,25 @@ fn build(validate_every_call: bool) -> Registry<Shop> {
     Registry::builder()
         .validate_every_call(validate_every_call)
         .tools(tools![
-                shop::classify_request,
-                shop::lookup_order,
-                shop::refund,
-                shop::issue_voucher,
-                shop::hand_over,
-                transfer,
-                lookup,
-                pick,
-                ship,
-                measure,
-                tag,
-                vote,
-                wipe,
-                scale,
-                settle,
-                book
-            ])
-            .build()
-            .unwrap()
+            shop::classify_request,
+            shop::lookup_order,
+            shop::refund,
+            shop::issue_voucher,
+            shop::hand_over,
+            transfer,
+            lookup,
+            pick,
+            ship,
+            measure,
+            tag,
+            vote,
+            wipe,
+            scale,
+            settle,
+            book
+        ])
+        .build()
+        .unwrap()
 }
 
 fn runtime() -> &'static tokio::runtime::Runtime {
@@ -251,9 +247,7 @@ impl Schema {
     fn accepts(&self, args: &Value) -> bool {
         let mut args = args.clone();
         if let Value::Object(map) = &mut args {
-            map.retain(|name, value| {
-                !(value.is_null() && !self.required.contains(name) && self.nullable.get(name) == Some(&false))
-            });
+            map.retain(|name, value| !(value.is_null() && !self.required.contains(name) && self.nullable.get(name) == Some(&false)));
         }
         self.validator.is_valid(&args)
     }
@@ -328,9 +322,8 @@ fn any_json() -> BoxedStrategy<Value> {
         .prop_recursive(2, 12, 3, |inner| {
             prop_oneof![
                 prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
-                prop::collection::btree_map("[a-z]{1,6}", inner, 0..3).prop_map(|map| {
-                    Value::Object(map.into_iter().map(|(k, v)| (k, if v.is_null() { Value::from(0) } else { v })).collect())
-                }),
+                prop::collection::btree_map("[a-z]{1,6}", inner, 0..3)
+                    .prop_map(|map| { Value::Object(map.into_iter().map(|(k, v)| (k, if v.is_null() { Value::from(0) } else { v })).collect()) }),
             ]
         })
         .boxed()
@@ -389,15 +382,17 @@ fn case(tool: &'static str) -> Case {
             ("limit", prop_oneof![Just(Value::Null), (0u64..1000).prop_map(Value::from)].boxed()),
             ("tags", prop::collection::vec("[a-z]{1,5}", 0..3).prop_map(|tags| json!(tags)).boxed()),
         ],
-        "pick" => vec![
-            ("kind", prop_oneof![Just(json!("instant")), Just(json!("standard"))].boxed()),
-            ("count", n(0, 100)),
-        ],
+        "pick" => vec![("kind", prop_oneof![Just(json!("instant")), Just(json!("standard"))].boxed()), ("count", n(0, 100))],
         "ship" => vec![
-            ("address", ("[A-Za-z ]{1,12}", prop::option::of(0u64..50)).prop_map(|(street, floor)| match floor {
-                Some(floor) => json!({"street": street, "floor": floor}),
-                None => json!({"street": street}),
-            }).boxed()),
+            (
+                "address",
+                ("[A-Za-z ]{1,12}", prop::option::of(0u64..50))
+                    .prop_map(|(street, floor)| match floor {
+                        Some(floor) => json!({"street": street, "floor": floor}),
+                        None => json!({"street": street}),
+                    })
+                    .boxed(),
+            ),
             ("express", b()),
             ("count", n(1, 99)),
         ],
@@ -413,7 +408,9 @@ fn case(tool: &'static str) -> Case {
             (
                 "entries",
                 prop::collection::vec((wide(i64::MIN.into(), u64::MAX.into()), float()), 0..3)
-                    .prop_map(|entries| json!(entries.into_iter().map(|(delta, weight)| json!({"delta": delta, "weight": weight})).collect::<Vec<_>>()))
+                    .prop_map(|entries| {
+                        json!(entries.into_iter().map(|(delta, weight)| json!({"delta": delta, "weight": weight})).collect::<Vec<_>>())
+                    })
                     .boxed(),
             ),
         ],
@@ -458,8 +455,14 @@ fn generated(case: &Case) -> BoxedStrategy<Value> {
 
 /// A valid object.
 fn valid(case: &Case) -> BoxedStrategy<Value> {
-    let fields: Vec<BoxedStrategy<(String, Value)>> =
-        case.valid.iter().map(|(name, valid)| { let name = (*name).to_owned(); valid.clone().prop_map(move |v| (name.clone(), v)).boxed() }).collect();
+    let fields: Vec<BoxedStrategy<(String, Value)>> = case
+        .valid
+        .iter()
+        .map(|(name, valid)| {
+            let name = (*name).to_owned();
+            valid.clone().prop_map(move |v| (name.clone(), v)).boxed()
+        })
+        .collect();
     fields.prop_map(|fields| Value::Object(fields.into_iter().collect())).boxed()
 }
 
@@ -502,7 +505,11 @@ fn mutate(mut args: Value, mutation: &Mutation, schema: &Schema) -> Value {
         Mutation::OutOfRange(i, above) => {
             let name = pick(*i);
             let property = &schema.schema["properties"][&name];
-            let bound = if *above { property.get("maximum").map(|m| m.as_f64().unwrap() + 1.0) } else { property.get("minimum").map(|m| m.as_f64().unwrap() - 1.0) };
+            let bound = if *above {
+                property.get("maximum").map(|m| m.as_f64().unwrap() + 1.0)
+            } else {
+                property.get("minimum").map(|m| m.as_f64().unwrap() - 1.0)
+            };
             if let Some(bound) = bound {
                 map.insert(name, json!(bound as i64));
             }
@@ -671,7 +678,11 @@ fn numbers_at_the_edges_read_alike_as_text_and_as_a_parsed_value() {
         ("scale", r#"{"ratio":2,"offset":-9223372036854775809}"#, Err("offset")),
         ("scale", r#"{"ratio":2,"offset":-1e30}"#, Err("offset")),
         ("scale", r#"{"ratio":2,"offset":9223372036854775808}"#, Err("offset")),
-        ("settle", r#"{"big":18446744073709551615,"signed":-9223372036854775808,"ratio":-0.0}"#, Ok("18446744073709551615 -9223372036854775808 -0 None")),
+        (
+            "settle",
+            r#"{"big":18446744073709551615,"signed":-9223372036854775808,"ratio":-0.0}"#,
+            Ok("18446744073709551615 -9223372036854775808 -0 None"),
+        ),
         ("settle", r#"{"big":-0,"signed":18446744073709551615,"ratio":0.5,"spare":-0.0}"#, Ok("0 18446744073709551615 0.5 Some(0)")),
         ("settle", r#"{"big":18446744073709551616,"signed":0,"ratio":1}"#, Err("big")),
         ("settle", r#"{"big":340282366920938463463374607431768211455,"signed":0,"ratio":1}"#, Err("big")),
@@ -794,7 +805,9 @@ fn the_generators_reach_both_verdicts() {
     // Guards against a generator that only ever makes valid (or invalid)
     // inputs, which would make the agreement above vacuous.
     let mut runner = proptest::test_runner::TestRunner::deterministic();
-    for tool in ["classify_request", "lookup_order", "refund", "issue_voucher", "hand_over", "transfer", "lookup", "pick", "ship", "scale", "settle", "book"] {
+    for tool in
+        ["classify_request", "lookup_order", "refund", "issue_voucher", "hand_over", "transfer", "lookup", "pick", "ship", "scale", "settle", "book"]
+    {
         let case = case(tool);
         let schema = schema_of(tool);
         let strategy = generated(&case);

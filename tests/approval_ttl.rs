@@ -1,13 +1,13 @@
 //! A call waiting for approval has a time to live: approved after it, the
 //! call is not run and the model reads why.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::json;
 use tool_runtime::prelude::*;
-use tool_runtime::{CallOutcome, PendingCall, ResultKind, DEFAULT_APPROVAL_TTL};
+use tool_runtime::{CallOutcome, DEFAULT_APPROVAL_TTL, PendingCall, ResultKind};
 
 #[derive(Default)]
 struct Bank {
@@ -77,12 +77,8 @@ async fn an_approval_within_the_ttl_runs_the_call() {
 
 #[tokio::test(start_paused = true)]
 async fn expired_approvals_give_up_their_pending_slots() {
-    let registry = Registry::<Bank>::builder()
-        .tools(tools![transfer])
-        .approval_ttl(Duration::from_secs(30))
-        .max_pending_approvals(3)
-        .build()
-        .unwrap();
+    let registry =
+        Registry::<Bank>::builder().tools(tools![transfer]).approval_ttl(Duration::from_secs(30)).max_pending_approvals(3).build().unwrap();
     let bank = Arc::new(Bank::default());
     let mut run = registry.run(bank.clone());
     let calls = |ids: &[&str]| ids.iter().map(|id| tool_runtime::ToolCall::new(*id, "transfer", json!({"cents": 5}))).collect();
@@ -111,12 +107,8 @@ async fn expired_approvals_give_up_their_pending_slots() {
 
 #[tokio::test(start_paused = true)]
 async fn calls_within_their_ttl_keep_their_slots() {
-    let registry = Registry::<Bank>::builder()
-        .tools(tools![transfer])
-        .approval_ttl(Duration::from_secs(30))
-        .max_pending_approvals(2)
-        .build()
-        .unwrap();
+    let registry =
+        Registry::<Bank>::builder().tools(tools![transfer]).approval_ttl(Duration::from_secs(30)).max_pending_approvals(2).build().unwrap();
     let mut run = registry.run(Arc::new(Bank::default()));
     let calls = |ids: &[&str]| ids.iter().map(|id| tool_runtime::ToolCall::new(*id, "transfer", json!({"cents": 5}))).collect();
     run.execute(calls(&["t-1"])).await;

@@ -5,9 +5,9 @@
 
 use std::sync::Arc;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tool_runtime::prelude::*;
-use tool_runtime::providers::{anthropic, gemini, openai, result_losses, Dialect};
+use tool_runtime::providers::{Dialect, anthropic, gemini, openai, result_losses};
 use tool_runtime::{Block, ResultKind};
 
 const PNG: [u8; 4] = [0x89, b'P', b'N', b'G'];
@@ -359,10 +359,7 @@ async fn openai_responses_carries_images_and_pdfs_as_input_items() {
     assert_eq!(output[1], json!({"type": "input_image", "image_url": format!("data:image/png;base64,{}", b64(&PNG))}));
     assert_eq!(output[2]["type"], "input_text");
     assert_eq!(output[3]["text"], "[an audio clip (audio/wav, 8 bytes) that cannot be shown here]");
-    assert_eq!(
-        output[6],
-        json!({"type": "input_file", "filename": "q1.pdf", "file_data": format!("data:application/pdf;base64,{}", b64(&PDF))})
-    );
+    assert_eq!(output[6], json!({"type": "input_file", "filename": "q1.pdf", "file_data": format!("data:application/pdf;base64,{}", b64(&PDF))}));
     let lost: Vec<usize> = result_losses(Dialect::OpenAiResponses, &[result]).iter().map(|loss| loss.block).collect();
     assert_eq!(lost, [2, 3]);
 }

@@ -22,8 +22,8 @@
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use proptest::prelude::*;
 use serde_json::json;
@@ -168,7 +168,8 @@ fn crash_child() {
     let Ok(plan) = std::env::var("CRASH_PLAN") else { return };
     let dir = PathBuf::from(std::env::var("CRASH_DIR").unwrap());
     let (url, run_id) = (std::env::var("CRASH_URL").unwrap(), std::env::var("CRASH_RUN").unwrap());
-    let (point, at) = std::env::var("CRASH_STOP").unwrap().split_once(':').map(|(p, at)| (Point::from_name(p).unwrap(), at.parse().unwrap())).unwrap();
+    let (point, at) =
+        std::env::var("CRASH_STOP").unwrap().split_once(':').map(|(p, at)| (Point::from_name(p).unwrap(), at.parse().unwrap())).unwrap();
     let plan = parse_plan(&plan);
     let world = Arc::new(World { dir: dir.clone(), stop: Some((point, at)) });
     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {

@@ -628,10 +628,7 @@ fn tool_descriptions() {
          Returns the order's status and, when asked, its line items."
     );
     assert_eq!(registry.definition("explicit_description").unwrap().description, "Look up an order by its number.");
-    assert_eq!(
-        registry.definition("block_doc").unwrap().description,
-        "Archive a ticket.\n\nArchived tickets are read-only."
-    );
+    assert_eq!(registry.definition("block_doc").unwrap().description, "Archive a ticket.\n\nArchived tickets are read-only.");
 }
 
 // ---------------------------------------------------------------- attributes carried into the definition
@@ -725,8 +722,7 @@ fn every_attribute_is_carried_into_the_definition() {
     );
     want.title = Some("Approve a refund".into());
     want.tags = vec!["billing".into(), "write".into()];
-    want.annotations =
-        Annotations { read_only: None, destructive: Some(true), idempotent: Some(false), open_world: Some(true) };
+    want.annotations = Annotations { read_only: None, destructive: Some(true), idempotent: Some(false), open_world: Some(true) };
     want.output_schema = Some(json!({"$schema": DIALECT, "type": "string"}).into());
     want.policy = PolicyKind::Predicate;
     want.has_visibility_predicate = true;
@@ -884,9 +880,7 @@ fn every_metadata_key_is_carried_into_the_definition() {
     want.always_active = true;
     want.classification = Some("turns a place name into coordinates".into());
     want.scope_prompt = Some("scope to one country when the user names one".into());
-    let Value::Object(meta) = json!({"owner": "maps", "cost": 3, "below": -1, "ratio": 0.25, "beta": true}) else {
-        unreachable!()
-    };
+    let Value::Object(meta) = json!({"owner": "maps", "cost": 3, "below": -1, "ratio": 0.25, "beta": true}) else { unreachable!() };
     want.meta = meta;
     let got = registry.definition("geocode").unwrap();
     assert_eq!(got, &want);
@@ -909,17 +903,13 @@ fn definitions_are_filtered_by_kind_in_declaration_order() {
 #[test]
 fn an_unknown_related_tool_fails_the_build() {
     let err = Registry::<Shop>::builder().tools(tools![login, geocode]).build().unwrap_err();
-    assert_eq!(
-        err.problems,
-        [tool_runtime::BuildProblem::UnknownRelated { tool: "geocode".into(), related: "order_history".into() }]
-    );
+    assert_eq!(err.problems, [tool_runtime::BuildProblem::UnknownRelated { tool: "geocode".into(), related: "order_history".into() }]);
     assert!(err.to_string().contains("tool `geocode` lists `order_history` as related, but it is not in the registry"), "{err}");
 }
 
 #[test]
 fn annotations_serialise_as_mcp_hints() {
-    let annotations =
-        Annotations { read_only: Some(true), destructive: None, idempotent: Some(false), open_world: None };
+    let annotations = Annotations { read_only: Some(true), destructive: None, idempotent: Some(false), open_world: None };
     assert_eq!(serde_json::to_string(&annotations).unwrap(), r#"{"readOnlyHint":true,"idempotentHint":false}"#);
 }
 
@@ -1317,12 +1307,21 @@ fn a_dynamic_tool_s_contradictions_fail_the_build_as_the_macro_s_would() {
     let external = |name: &str| DynamicTool::<Shop>::external(name, "Pick a date.", json!({"type": "object"}));
     type Case = (&'static str, fn(DynamicTool<Shop>) -> DynamicTool<Shop>, &'static str);
     let cases: Vec<Case> = vec![
-        ("both_ways", |t| t.annotations(Annotations { read_only: Some(true), destructive: Some(true), ..Annotations::default() }),
-            "`read_only` and `destructive` contradict each other"),
-        ("serial_reader", |t| t.annotations(Annotations { read_only: Some(true), ..Annotations::default() }).parallel_safe(false),
-            "`parallel_safe = false` contradicts `read_only`"),
-        ("judged_reader", |t| t.annotations(Annotations { read_only: Some(true), ..Annotations::default() }).parallel_safe_fn(|_| true),
-            "`parallel_safe = predicate` contradicts `read_only`"),
+        (
+            "both_ways",
+            |t| t.annotations(Annotations { read_only: Some(true), destructive: Some(true), ..Annotations::default() }),
+            "`read_only` and `destructive` contradict each other",
+        ),
+        (
+            "serial_reader",
+            |t| t.annotations(Annotations { read_only: Some(true), ..Annotations::default() }).parallel_safe(false),
+            "`parallel_safe = false` contradicts `read_only`",
+        ),
+        (
+            "judged_reader",
+            |t| t.annotations(Annotations { read_only: Some(true), ..Annotations::default() }).parallel_safe_fn(|_| true),
+            "`parallel_safe = predicate` contradicts `read_only`",
+        ),
         ("two_ends", |t| t.ends_run(true).ends_turn(true), "`ends_turn` and `ends_run` cannot both be set"),
         ("keyed_fresh", |t| t.idempotency_key(|_| "k".into()).replay(false), "`replay = false` contradicts `idempotency_key`"),
         ("own_prerequisite", |t| t.requires(["own_prerequisite"]), "tool `own_prerequisite` cannot require itself"),
@@ -1405,13 +1404,8 @@ async fn a_dynamic_tool_streams_preliminary_results_like_a_streamed_tool() {
     assert_eq!(cut.kind, ResultKind::TimedOut, "{}", cut.text);
 
     // `on_error` does not apply to a streaming tool, as the macro says.
-    let recovered = DynamicTool::streamed("recovered", "Count.", schema, |_: Value, _: Ctx<Shop>| async {
-        Streamed::new(stream::iter([json!(1)]))
-    })
-    .on_error(|_, _| Some(json!(0)));
+    let recovered = DynamicTool::streamed("recovered", "Count.", schema, |_: Value, _: Ctx<Shop>| async { Streamed::new(stream::iter([json!(1)])) })
+        .on_error(|_, _| Some(json!(0)));
     let error = Registry::<Shop>::builder().tool(recovered).build().expect_err("on_error on a streaming tool fails the build");
-    assert!(
-        error.to_string().contains("dynamic tool `recovered`: `on_error` does not apply to a streaming tool"),
-        "{error}"
-    );
+    assert!(error.to_string().contains("dynamic tool `recovered`: `on_error` does not apply to a streaming tool"), "{error}");
 }

@@ -154,10 +154,7 @@ async fn a_call_id_reused_while_its_external_call_waits_is_refused() {
     run.execute(vec![ToolCall::new("c1", "pick_slot", r#"{"day": "2026-12-02"}"#)]).await;
     // A later step reuses the id, for another input and for another tool.
     let step = run
-        .execute(vec![
-            ToolCall::new("c1", "pick_slot", r#"{"day": "2026-12-03"}"#),
-            ToolCall::new("c1", "confirm_booking", r#"{"slot": "09:30"}"#),
-        ])
+        .execute(vec![ToolCall::new("c1", "pick_slot", r#"{"day": "2026-12-03"}"#), ToolCall::new("c1", "confirm_booking", r#"{"slot": "09:30"}"#)])
         .await;
     for refused in &step.results {
         assert_eq!(refused.kind, ResultKind::InvalidArguments, "{}", refused.text);

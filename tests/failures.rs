@@ -35,12 +35,9 @@ enum ReserveFailure {
 impl From<ReserveFailure> for ToolError {
     fn from(failure: ReserveFailure) -> Self {
         match failure {
-            ReserveFailure::Full { next_free } => {
-                ToolError::conflict("FLIGHT_FULL", format!("The flight is full; offer {next_free} instead."))
-            }
+            ReserveFailure::Full { next_free } => ToolError::conflict("FLIGHT_FULL", format!("The flight is full; offer {next_free} instead.")),
             ReserveFailure::UnknownFlight { flight } => {
-                ToolError::not_found("UNKNOWN_FLIGHT", format!("There is no flight {flight}; ask for the number."))
-                    .no_retry()
+                ToolError::not_found("UNKNOWN_FLIGHT", format!("There is no flight {flight}; ask for the number.")).no_retry()
             }
         }
     }
@@ -202,8 +199,7 @@ fn dynamic_reserve() -> DynamicTool<()> {
         |args: Value, _ctx: Ctx<()>| async move {
             let failure = json!({"kind": "full", "next_free": "LH 402"});
             match args["flight"].as_str() {
-                Some("LH 400") => Err(ToolError::conflict("FLIGHT_FULL", "The flight is full; offer LH 402 instead.")
-                    .with_structured(failure)),
+                Some("LH 400") => Err(ToolError::conflict("FLIGHT_FULL", "The flight is full; offer LH 402 instead.").with_structured(failure)),
                 _ => Err(ToolError::not_found("UNKNOWN_FLIGHT", "No such flight.")),
             }
         },

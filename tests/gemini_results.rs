@@ -19,9 +19,9 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 
 use serde_json::Value;
+use tool_runtime::Block;
 use tool_runtime::prelude::*;
 use tool_runtime::providers::gemini;
-use tool_runtime::Block;
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/gemini_results.py");
 
@@ -53,17 +53,11 @@ async fn gemini_function_responses_with_parts_are_valid_sdk_contents() {
     let plain = registry.call(&app, "echo", r#"{"text": "hi"}"#).call_id("fc_2").await.into_result().unwrap();
     let contents = Value::Array(gemini::results(&[blocks, plain]));
 
-    let mut child = Command::new("python3")
-        .arg(SCRIPT)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("python3 runs");
+    let mut child =
+        Command::new("python3").arg(SCRIPT).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("python3 runs");
     child.stdin.take().unwrap().write_all(contents.to_string().as_bytes()).unwrap();
     let output = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "the SDK refused the results: {}\n{contents}", String::from_utf8_lossy(&output.stderr));
     assert_eq!(stdout, "report image/png:7 application/pdf:8\necho\nok\n", "the SDK read back each part's bytes");
 }
-

@@ -4,7 +4,10 @@
 //! Memory is measured by a counting allocator (this file's global
 //! allocator): the peak of live heap bytes while one call runs, above what
 //! was live before it. The tests run one at a time.
-#![allow(clippy::await_holding_lock, reason = "each test holds the process-wide serial lock for its whole body, across awaits, on purpose: the allocation counters are the whole process's, and each test has its own runtime, so no task waits on a lock another task holds")]
+#![allow(
+    clippy::await_holding_lock,
+    reason = "each test holds the process-wide serial lock for its whole body, across awaits, on purpose: the allocation counters are the whole process's, and each test has its own runtime, so no task waits on a lock another task holds"
+)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::future::{Future, IntoFuture};
@@ -316,10 +319,7 @@ async fn a_predicate_stops_when_its_run_is_cancelled() {
 fn a_depth_limit_beyond_what_json_parses_is_refused_at_build() {
     let _serial = serial();
     let error = Registry::<()>::builder().tools(tools![echo]).max_argument_depth(100_000).build().unwrap_err();
-    assert!(
-        error.problems.contains(&BuildProblem::DepthLimitTooHigh { depth: 100_000, max: tool_runtime::MAX_ARGUMENT_DEPTH }),
-        "{error}"
-    );
+    assert!(error.problems.contains(&BuildProblem::DepthLimitTooHigh { depth: 100_000, max: tool_runtime::MAX_ARGUMENT_DEPTH }), "{error}");
     assert!(error.to_string().contains("lower it"), "{error}");
 }
 
@@ -331,11 +331,7 @@ async fn a_value_at_the_largest_depth_limit_is_checked_without_overflow() {
     async fn swallow(value: Value) -> usize {
         value.to_string().len()
     }
-    let registry = Registry::<()>::builder()
-        .tools(tools![swallow])
-        .max_argument_depth(tool_runtime::MAX_ARGUMENT_DEPTH)
-        .build()
-        .unwrap();
+    let registry = Registry::<()>::builder().tools(tools![swallow]).max_argument_depth(tool_runtime::MAX_ARGUMENT_DEPTH).build().unwrap();
     let mut deep = json!(1);
     for _ in 0..200_000 {
         deep = Value::Array(vec![deep]);
@@ -382,10 +378,7 @@ async fn two_calls_with_one_id_in_a_step_lose_no_result() {
     let registry = Registry::<()>::builder().tools(tools![store_note, echo]).build().unwrap();
     let mut run = registry.run(Arc::new(()));
     let step = run
-        .execute(vec![
-            ToolCall::new("same", "store_note", json!({"note": "first"})),
-            ToolCall::new("same", "echo", json!({"text": "second"})),
-        ])
+        .execute(vec![ToolCall::new("same", "store_note", json!({"note": "first"})), ToolCall::new("same", "echo", json!({"text": "second"}))])
         .await;
     assert_eq!(step.results[0].kind, ResultKind::PendingApproval);
     assert_eq!(step.results[1].kind, ResultKind::InvalidArguments);

@@ -8,9 +8,9 @@ use std::sync::{Arc, Mutex};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tool_runtime::prelude::*;
-use tool_runtime::providers::{anthropic, gemini, openai, Dialect, ExportOptions, Prepared};
+use tool_runtime::providers::{Dialect, ExportOptions, Prepared, anthropic, gemini, openai};
 use tool_runtime::{Classifier, ErrorKind, ResultKind, ScopedTool, Selection};
 
 #[derive(Default)]
@@ -98,11 +98,7 @@ fn broken(_scope: &u32, _tool: &mut ScopedTool) {
 
 /// Refund every order of a region; a human approves each refund.
 #[tool(policy = needs_approval, scope = one_region)]
-async fn refund_region(
-    #[schemars(regex(pattern = "^(eu|us)$"))]
-    region: String,
-    query: String,
-) -> String {
+async fn refund_region(#[schemars(regex(pattern = "^(eu|us)$"))] region: String, query: String) -> String {
     format!("refunded {region} {query}")
 }
 
@@ -165,10 +161,16 @@ fn the_answer_reads_the_same_in_every_dialect() {
     let answer = json!({"tools": ["search_orders", "refund"], "scopes": {"search_orders": {"region": "us"}}});
     let text = answer.to_string();
     let responses = [
-        (Dialect::OpenAiChat, json!({"choices": [{"message": {"role": "assistant", "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "select_tools", "arguments": text}}]}}]})),
-        (Dialect::OpenAiResponses, json!({"output": [
-            {"type": "function_call", "call_id": "c1", "name": "select_tools", "arguments": text}]})),
+        (
+            Dialect::OpenAiChat,
+            json!({"choices": [{"message": {"role": "assistant", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "select_tools", "arguments": text}}]}}]}),
+        ),
+        (
+            Dialect::OpenAiResponses,
+            json!({"output": [
+            {"type": "function_call", "call_id": "c1", "name": "select_tools", "arguments": text}]}),
+        ),
         (Dialect::Anthropic, json!({"content": [{"type": "tool_use", "id": "t1", "name": "select_tools", "input": answer}]})),
         (Dialect::Gemini, json!({"candidates": [{"content": {"parts": [{"functionCall": {"name": "select_tools", "args": answer}}]}}]})),
     ];
@@ -392,8 +394,11 @@ fn answer_over_the_cap_fails_open(count: usize, cap: &str) {
     let answer = json!({"tools": names});
     let text = answer.to_string();
     let responses = [
-        (Dialect::OpenAiChat, json!({"choices": [{"message": {"role": "assistant", "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "select_tools", "arguments": text}}]}}]})),
+        (
+            Dialect::OpenAiChat,
+            json!({"choices": [{"message": {"role": "assistant", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "select_tools", "arguments": text}}]}}]}),
+        ),
         (Dialect::Anthropic, json!({"content": [{"type": "tool_use", "id": "t1", "name": "select_tools", "input": answer}]})),
         (Dialect::Gemini, json!({"candidates": [{"content": {"parts": [{"functionCall": {"name": "select_tools", "args": answer}}]}}]})),
     ];
@@ -454,13 +459,12 @@ fn an_added_applicator_cannot_defeat_unevaluated_properties() {
         "required": ["product"],
         "unevaluatedProperties": false
     });
-    let search = DynamicTool::new("search_docs", "Search the documentation.", schema, |args: Value, _ctx: Ctx<Desk>| async move {
-        Ok::<_, ToolError>(args)
-    })
-    .scope(json!({"type": "string"}), |scope, tool| {
-        tool.input_schema["properties"]["product"]["const"] = scope.clone();
-        tool.input_schema["allOf"] = json!([{"properties": {"admin": {"type": "boolean"}}}]);
-    });
+    let search =
+        DynamicTool::new("search_docs", "Search the documentation.", schema, |args: Value, _ctx: Ctx<Desk>| async move { Ok::<_, ToolError>(args) })
+            .scope(json!({"type": "string"}), |scope, tool| {
+                tool.input_schema["properties"]["product"]["const"] = scope.clone();
+                tool.input_schema["allOf"] = json!([{"properties": {"admin": {"type": "boolean"}}}]);
+            });
     let registry = Registry::<Desk>::builder().tool(search).build().unwrap();
     let mut run = registry.run(Arc::new(Desk));
     let problems = run.select(&Selection::new(["search_docs"]).scope("search_docs", json!("billing")));

@@ -7,7 +7,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tool_runtime::prelude::*;
 use tool_runtime::{BuildProblem, Interim, Progress, ProgressSink, ResultKind, ToolCall};
 

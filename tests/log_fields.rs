@@ -46,10 +46,8 @@ const ALLOWED: &[Allowed] = &[
 ];
 
 /// The `tracing` macros that write fields.
-const MACROS: &[&str] = &[
-    "trace", "debug", "info", "warn", "error", "event", "span", "trace_span", "debug_span", "info_span", "warn_span",
-    "error_span",
-];
+const MACROS: &[&str] =
+    &["trace", "debug", "info", "warn", "error", "event", "span", "trace_span", "debug_span", "info_span", "warn_span", "error_span"];
 
 /// One field written at a call site.
 #[derive(Debug)]
@@ -92,9 +90,7 @@ impl Scan {
                     let site = format!("tracing::{name}!");
                     self.macro_args(path, &site, name.to_string().ends_with("span"), args.stream(), line);
                 }
-                (TokenTree::Punct(hash), Some(TokenTree::Group(attr)), _)
-                    if hash.as_char() == '#' && attr.delimiter() == Delimiter::Bracket =>
-                {
+                (TokenTree::Punct(hash), Some(TokenTree::Group(attr)), _) if hash.as_char() == '#' && attr.delimiter() == Delimiter::Bracket => {
                     self.attribute(path, attr.stream(), line);
                 }
                 (TokenTree::Punct(dot), Some(TokenTree::Ident(record)), Some(TokenTree::Group(args)))
@@ -229,9 +225,7 @@ fn escaped(value: &[TokenTree]) -> bool {
     if let [TokenTree::Literal(_)] = value {
         return true;
     }
-    if value.last().is_some_and(|last| ident(last, "Empty"))
-        && value.iter().all(|token| colon(token) || matches!(token, TokenTree::Ident(_)))
-    {
+    if value.last().is_some_and(|last| ident(last, "Empty")) && value.iter().all(|token| colon(token) || matches!(token, TokenTree::Ident(_))) {
         return true;
     }
     // A path to the wrapper: `error_report::Escaped`.
@@ -244,9 +238,7 @@ fn escaped(value: &[TokenTree]) -> bool {
     }
     match value {
         [wrapper, args] => ident(wrapper, "Escaped") && call(args),
-        [wrapper, first, second, TokenTree::Ident(_), args] => {
-            ident(wrapper, "Escaped") && colon(first) && colon(second) && call(args)
-        }
+        [wrapper, first, second, TokenTree::Ident(_), args] => ident(wrapper, "Escaped") && colon(first) && colon(second) && call(args),
         _ => false,
     }
 }
@@ -437,8 +429,7 @@ fn the_scan_finds_every_form_of_field_and_accepts_only_escaped_ones() {
     "##;
     let mut scan = Scan::default();
     scan.file("snippet.rs", code);
-    let unsafe_fields: Vec<(&str, &str)> =
-        scan.fields.iter().filter(|f| !f.safe).map(|f| (f.name.as_str(), f.value.as_str())).collect();
+    let unsafe_fields: Vec<(&str, &str)> = scan.fields.iter().filter(|f| !f.safe).map(|f| (f.name.as_str(), f.value.as_str())).collect();
     assert_eq!(
         unsafe_fields,
         [

@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tool_runtime::prelude::*;
-use tool_runtime::{CallOutcome, ErrorKind, ErrorReport, ResultKind, INTERNAL_ERROR_CODE};
+use tool_runtime::{CallOutcome, ErrorKind, ErrorReport, INTERNAL_ERROR_CODE, ResultKind};
 
 #[derive(Default)]
 struct App {
@@ -199,8 +199,23 @@ async fn whoami(ctx: Ctx<App>) -> String {
 fn registry() -> Registry<App> {
     Registry::builder()
         .tools(tools![
-            transfer, ping, kill_switch, refund, fragile, shaky, slow, stubborn, boom, outage, missing, summary, long,
-            hand_over, hand_over_to, whoami, flood
+            transfer,
+            ping,
+            kill_switch,
+            refund,
+            fragile,
+            shaky,
+            slow,
+            stubborn,
+            boom,
+            outage,
+            missing,
+            summary,
+            long,
+            hand_over,
+            hand_over_to,
+            whoami,
+            flood
         ])
         .build()
         .unwrap()
@@ -260,7 +275,11 @@ async fn empty_arguments_for_a_tool_with_parameters_are_invalid() {
 async fn malformed_json_is_invalid_arguments_with_the_reason() {
     let result = registry().invoke(&app(), "transfer", r#"{"amount": 5,"#).await;
     assert_eq!(result.kind, ResultKind::InvalidArguments);
-    assert!(result.text.starts_with("code: INVALID_ARGUMENTS, status: 400, userMessage: The arguments of transfer are not valid JSON"), "{}", result.text);
+    assert!(
+        result.text.starts_with("code: INVALID_ARGUMENTS, status: 400, userMessage: The arguments of transfer are not valid JSON"),
+        "{}",
+        result.text
+    );
 }
 
 #[tokio::test]
@@ -578,12 +597,7 @@ async fn an_unknown_tool_is_refused_with_the_names_the_model_can_call() {
 
 #[tokio::test]
 async fn the_call_context_carries_user_thread_and_call_id() {
-    let outcome = registry()
-        .call(&app(), "whoami", "{}")
-        .user(UserContext::new("u-7"))
-        .thread_id("t-1")
-        .call_id("toolu_42")
-        .await;
+    let outcome = registry().call(&app(), "whoami", "{}").user(UserContext::new("u-7")).thread_id("t-1").call_id("toolu_42").await;
     assert_eq!(outcome.into_result().unwrap().text, r#"Some("u-7")/Some("t-1")/toolu_42"#);
 }
 
@@ -629,27 +643,21 @@ async fn dynamic_tools_go_through_the_same_pipeline() {
 
 #[tokio::test]
 async fn a_duplicate_or_unknown_requires_among_dynamic_tools_fails_the_build() {
-    let make = |name: &str| {
-        DynamicTool::new(name, "d", json!({"type": "object"}), |_: Value, _: Ctx<App>| async { Ok::<_, ToolError>(Value::Null) })
-    };
+    let make = |name: &str| DynamicTool::new(name, "d", json!({"type": "object"}), |_: Value, _: Ctx<App>| async { Ok::<_, ToolError>(Value::Null) });
     let err = Registry::builder().tools(tools![ping]).tool(make("ping")).build().unwrap_err();
     assert!(err.to_string().contains("two tools are named `ping`"), "{err}");
     let err = Registry::builder().tool(make("a").requires(["ghost"])).build().unwrap_err();
     assert!(err.to_string().contains("tool `a` requires `ghost`"), "{err}");
     let err = Registry::builder().tool(make("Bad-Name")).build().unwrap_err();
     assert!(err.to_string().contains("must match"), "{err}");
-    let blank = DynamicTool::new("blank", " ", json!({"type": "object"}), |_: Value, _: Ctx<App>| async {
-        Ok::<_, ToolError>(Value::Null)
-    });
+    let blank = DynamicTool::new("blank", " ", json!({"type": "object"}), |_: Value, _: Ctx<App>| async { Ok::<_, ToolError>(Value::Null) });
     let err = Registry::builder().tool(blank).build().unwrap_err();
     assert!(err.to_string().contains("tool `blank` has an empty description"), "{err}");
 }
 
 #[test]
 fn a_dynamic_tool_takes_every_metadata_key() {
-    let make = |name: &str| {
-        DynamicTool::new(name, "d", json!({"type": "object"}), |_: Value, _: Ctx<App>| async { Ok::<_, ToolError>(Value::Null) })
-    };
+    let make = |name: &str| DynamicTool::new(name, "d", json!({"type": "object"}), |_: Value, _: Ctx<App>| async { Ok::<_, ToolError>(Value::Null) });
     let tool = make("geocode")
         .kind("read")
         .examples([r#"geocode(place: "Amsterdam")"#])
@@ -753,10 +761,8 @@ async fn an_output_that_does_not_match_its_schema_is_never_passed_on() {
 fn outputs_are_checked_by_default_in_debug_builds_only() {
     // Built in debug here, so on by default: the check above needs no option.
     let registry = Registry::<()>::builder().tools(tools![read_level]).build().unwrap();
-    let result = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap()
-        .block_on(registry.invoke(&Arc::new(()), "read_level", r#"{"level": 3}"#));
+    let result =
+        tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(registry.invoke(&Arc::new(()), "read_level", r#"{"level": 3}"#));
     assert_eq!(result.kind == ResultKind::Internal, cfg!(debug_assertions));
 }
 

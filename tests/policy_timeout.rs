@@ -6,13 +6,13 @@
 //! cargo test --test policy_timeout
 //! ```
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tool_runtime::prelude::*;
 use tool_runtime::ResultKind;
+use tool_runtime::prelude::*;
 
 #[derive(Default)]
 struct Ledger {
@@ -69,13 +69,12 @@ async fn a_sync_predicate_is_bounded_on_a_multi_thread_runtime() {
 
 #[tokio::test]
 async fn a_dynamic_tools_sync_predicate_is_bounded_too() {
-    let tool = DynamicTool::new("note", "Write a note.", json!({"type": "object"}), |_args, _ctx: Ctx<Ledger>| async {
-        Ok::<_, ToolError>(json!("noted"))
-    })
-    .policy_fn(|_args, _ctx| {
-        std::thread::sleep(Duration::from_millis(1500));
-        Verdict::Allow
-    });
+    let tool =
+        DynamicTool::new("note", "Write a note.", json!({"type": "object"}), |_args, _ctx: Ctx<Ledger>| async { Ok::<_, ToolError>(json!("noted")) })
+            .policy_fn(|_args, _ctx| {
+                std::thread::sleep(Duration::from_millis(1500));
+                Verdict::Allow
+            });
     let registry = Registry::<Ledger>::builder().tool(tool).policy_timeout(Duration::from_millis(100)).build().unwrap();
     let started = Instant::now();
     let result = registry.invoke(&Arc::new(Ledger::default()), "note", json!({})).await;

@@ -8,10 +8,10 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tool_runtime::prelude::*;
 use tool_runtime::providers::builtin::{BashInput, ItemKind, Provider, ProviderTool, Runs, TextEditorCommand};
-use tool_runtime::providers::{anthropic, gemini, mcp, openai, Dialect, ExportOptions, Prepared};
+use tool_runtime::providers::{Dialect, ExportOptions, Prepared, anthropic, gemini, mcp, openai};
 use tool_runtime::{BuildProblem, ResultKind};
 
 #[derive(Default)]
@@ -247,22 +247,18 @@ async fn a_provider_run_built_in_is_never_run_here() {
 fn built_ins_declared_wrongly_fail_the_build() {
     let problems = |builder: tool_runtime::RegistryBuilder<Host>| builder.build().unwrap_err().problems;
     let unhandled = problems(Registry::builder().tool(ProviderTool::anthropic_bash("shell")));
-    assert_eq!(
-        unhandled[0].to_string(),
-        "tool `shell`: `anthropic.bash_20250124` runs on the host: give it a handler with `ProviderTool::handler`"
-    );
+    assert_eq!(unhandled[0].to_string(), "tool `shell`: `anthropic.bash_20250124` runs on the host: give it a handler with `ProviderTool::handler`");
     let typed = problems(Registry::builder().tool(ProviderTool::openai_web_search("web").arg("type", "web_search_preview")));
-    assert_eq!(
-        typed[0].to_string(),
-        "tool `web`: the key `type` of the entry is OpenAI's own; remove `.arg(\"type\", ...)`"
-    );
+    assert_eq!(typed[0].to_string(), "tool `web`: the key `type` of the entry is OpenAI's own; remove `.arg(\"type\", ...)`");
     /// A bash of our own.
     #[tool]
     async fn bash() -> String {
         String::new()
     }
     let taken = problems(Registry::builder().tools(tools![bash]).tool(self::bash()));
-    assert!(matches!(&taken[0], BuildProblem::ProviderNameTaken { tool, wire_name, other } if tool == "shell" && wire_name == "bash" && other == "bash"));
+    assert!(
+        matches!(&taken[0], BuildProblem::ProviderNameTaken { tool, wire_name, other } if tool == "shell" && wire_name == "bash" && other == "bash")
+    );
     let twice = problems(Registry::builder().tool(ProviderTool::anthropic_web_search("a")).tool(ProviderTool::anthropic_web_search("b")));
     assert_eq!(twice[0].to_string(), "tool `b` is called `web_search` by its provider, and `a` answers to that name too; keep only one of them");
 }

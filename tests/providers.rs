@@ -13,9 +13,9 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tool_runtime::prelude::*;
-use tool_runtime::providers::{anthropic, gemini, mcp, openai, DialectError, Export, ExportOptions, Loss};
+use tool_runtime::providers::{DialectError, Export, ExportOptions, Loss, anthropic, gemini, mcp, openai};
 use tool_runtime::{ResultKind, ToolDefinition};
 
 struct Desk;
@@ -128,7 +128,6 @@ fn defs(registry: &Registry<Desk>) -> Vec<&ToolDefinition> {
 fn assert_json(actual: &Value, expected: &Value) {
     assert_eq!(actual, expected, "\nactual:\n{actual:#}");
 }
-
 
 /// The canonical input schema without `$schema`, as the dialects that read
 /// JSON Schema get it.
@@ -653,7 +652,8 @@ async fn a_null_from_a_strict_model_means_the_default() {
     // What a strict-mode model sends for "nothing to say" in every optional
     // property, nested ones included.
     let result = registry
-        .invoke(&app,
+        .invoke(
+            &app,
             "find_orders",
             r#"{"customer": "c-1", "status": null, "limit": null, "ship_to": {"street": "Main St 1", "city": "Berlin", "floor": null}}"#,
         )
@@ -709,9 +709,25 @@ fn assert_strict_rules(schema: &Value, what: &str) {
             for key in map.keys() {
                 assert!(
                     [
-                        "type", "description", "properties", "required", "additionalProperties", "items", "anyOf", "enum", "$ref",
-                        "$defs", "pattern", "format", "multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum",
-                        "minItems", "maxItems"
+                        "type",
+                        "description",
+                        "properties",
+                        "required",
+                        "additionalProperties",
+                        "items",
+                        "anyOf",
+                        "enum",
+                        "$ref",
+                        "$defs",
+                        "pattern",
+                        "format",
+                        "multipleOf",
+                        "maximum",
+                        "exclusiveMaximum",
+                        "minimum",
+                        "exclusiveMinimum",
+                        "minItems",
+                        "maxItems"
                     ]
                     .contains(&key.as_str()),
                     "{what}: `{key}` is not a strict-mode keyword"
@@ -765,8 +781,25 @@ fn every_exported_schema_is_valid_json_schema_2020_12() {
 /// The formats of JSON Schema 2020-12's format vocabulary: the only ones a
 /// validator such as the MCP TypeScript client's knows.
 const STANDARD_FORMATS: &[&str] = &[
-    "date-time", "date", "time", "duration", "email", "idn-email", "hostname", "idn-hostname", "ipv4", "ipv6", "uri",
-    "uri-reference", "iri", "iri-reference", "uuid", "uri-template", "json-pointer", "relative-json-pointer", "regex",
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
 ];
 
 /// Every `format` in `schema` that is not a standard one, with where it is.
@@ -922,7 +955,10 @@ fn malformed_payloads_are_errors_not_panics() {
         }
     }
     let err = openai::chat::parse_calls(&json!({"tool_calls": [{"type": "custom", "id": "c", "custom": {}}]})).unwrap_err();
-    assert_eq!(err.to_string(), "malformed openai chat payload at `/tool_calls/0/type`: unsupported tool call type `custom`; only functions are offered");
+    assert_eq!(
+        err.to_string(),
+        "malformed openai chat payload at `/tool_calls/0/type`: unsupported tool call type `custom`; only functions are offered"
+    );
     let err = gemini::parse_calls(&json!({"candidates": [{"content": {"parts": [{"functionCall": "find"}]}}]})).unwrap_err();
     assert_eq!(err.to_string(), "malformed gemini payload at `/candidates/0/content/parts/0/functionCall`: expected an object, found a string");
 }

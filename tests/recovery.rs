@@ -3,8 +3,8 @@
 //! policy refusals; a recovery that declines or panics gives the original
 //! error.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::json;

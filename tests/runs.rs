@@ -170,9 +170,7 @@ async fn calls_of_a_step_run_concurrently_when_all_are_parallel_safe() {
     let desk = desk(5);
     let mut run = registry(&desk).run(desk.clone());
     let started = Instant::now();
-    let step = run
-        .execute(vec![call("1", "lookup", json!({"order_id": "A"})), call("2", "check", json!({"sku": "S"}))])
-        .await;
+    let step = run.execute(vec![call("1", "lookup", json!({"order_id": "A"})), call("2", "check", json!({"sku": "S"}))]).await;
     let elapsed = started.elapsed();
     assert!(elapsed < Duration::from_millis(290), "two 150 ms calls took {elapsed:?}");
     assert_eq!(step.results[0].text, "order A");
@@ -214,13 +212,8 @@ async fn in_a_concurrent_step_a_predicate_is_decided_after_the_earlier_calls_fin
     let registry = Registry::<Desk>::builder().tools(tools![restock, check, take_parallel]).build().unwrap();
     let mut run = registry.run(desk.clone());
     let started = Instant::now();
-    let step = run
-        .execute(vec![
-            call("1", "restock", json!({})),
-            call("2", "check", json!({"sku": "S"})),
-            call("3", "take_parallel", json!({})),
-        ])
-        .await;
+    let step =
+        run.execute(vec![call("1", "restock", json!({})), call("2", "check", json!({"sku": "S"})), call("3", "take_parallel", json!({}))]).await;
     // The predicate read the stock the restock put back.
     assert_eq!(step.results[2].kind, ResultKind::Success, "{}", step.results[2].text);
     assert_eq!(step.results[2].text, "left: 0");
@@ -242,9 +235,7 @@ async fn a_sequential_predicate_sees_what_earlier_calls_of_the_step_changed() {
 async fn after_a_run_ending_call_the_step_finishes_then_one_last_step_has_no_tools() {
     let desk = desk(5);
     let mut run = registry(&desk).run(desk.clone());
-    let step = run
-        .execute(vec![call("1", "hand_over", json!({})), call("2", "lookup", json!({"order_id": "B"}))])
-        .await;
+    let step = run.execute(vec![call("1", "hand_over", json!({})), call("2", "lookup", json!({"order_id": "B"}))]).await;
     assert!(step.results[0].ends_run);
     assert_eq!(step.results[1].text, "order B", "the rest of the step still runs");
     assert_eq!(run.state(), &RunState::Ending { by: "hand_over".into() });
@@ -279,9 +270,7 @@ async fn tools_report_progress_to_the_host_with_their_call_id() {
     let desk = desk(5);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = seen.clone();
-    let mut run = registry(&desk)
-        .run(desk.clone())
-        .with_progress(ProgressSink::new(move |progress| sink.lock().unwrap().push(progress)));
+    let mut run = registry(&desk).run(desk.clone()).with_progress(ProgressSink::new(move |progress| sink.lock().unwrap().push(progress)));
     run.execute(vec![call("p1", "crunch", json!({}))]).await;
     let seen = seen.lock().unwrap();
     assert_eq!(seen.len(), 2);
@@ -519,9 +508,14 @@ async fn an_ends_turn_call_halts_the_run_on_the_same_step() {
     assert!(run.offered().is_empty(), "no trailing step");
 
     // A failed call does not halt it; a dynamic tool has the same option.
-    let halt = DynamicTool::new("halt", "Stop here.", json!({"type": "object", "properties": {"ok": {"type": "boolean"}}}), |args: serde_json::Value, _ctx: Ctx<Desk>| async move {
-        if args["ok"] == json!(true) { Ok(json!("halted")) } else { Err(ToolError::bad_request("NOT_NOW", "Not now.")) }
-    })
+    let halt = DynamicTool::new(
+        "halt",
+        "Stop here.",
+        json!({"type": "object", "properties": {"ok": {"type": "boolean"}}}),
+        |args: serde_json::Value, _ctx: Ctx<Desk>| async move {
+            if args["ok"] == json!(true) { Ok(json!("halted")) } else { Err(ToolError::bad_request("NOT_NOW", "Not now.")) }
+        },
+    )
     .ends_turn(true);
     let registry = Registry::<Desk>::builder().tool(halt).build().unwrap();
     let mut run = registry.run(desk);

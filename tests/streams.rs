@@ -4,7 +4,7 @@
 //! is always ready and one that never ends.
 
 use std::future::Future;
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -244,7 +244,9 @@ async fn a_preliminary_item_over_the_output_limit_is_cut_and_marked() {
         let seen = seen.lock().unwrap();
         assert_eq!(seen.len(), 1);
         let message = seen[0].message.as_deref().unwrap();
-        let Some(serde_json::Value::String(item)) = &seen[0].preliminary else { panic!("{:?}", seen[0].preliminary.as_ref().map(|v| v.to_string().len())) };
+        let Some(serde_json::Value::String(item)) = &seen[0].preliminary else {
+            panic!("{:?}", seen[0].preliminary.as_ref().map(|v| v.to_string().len()))
+        };
         assert_eq!(item, message, "the item sent is the text cut at the limit");
         let (kept, marker) = item.split_once("\n[output truncated: showing the first 50 of ").expect(item);
         assert_eq!(kept.chars().count(), 50, "{item}");

@@ -127,8 +127,11 @@ fn each_call_is_a_span_with_tool_call_id_verdict_outcome_and_duration() {
     assert!(echo["duration_ms"].parse::<u64>().is_ok(), "{echo:?}");
     let guarded: Vec<_> = calls.iter().filter(|s| s["call_id"] == "c-2").collect();
     assert!(guarded.iter().any(|s| s.get("outcome").map(String::as_str) == Some("pending_approval")));
-    assert!(guarded.iter().any(|s| s.get("verdict").map(String::as_str) == Some("approved")
-        && s.get("outcome").map(String::as_str) == Some("internal_error")));
+    assert!(
+        guarded
+            .iter()
+            .any(|s| s.get("verdict").map(String::as_str) == Some("approved") && s.get("outcome").map(String::as_str) == Some("internal_error"))
+    );
     let events = recorder.events.lock().unwrap();
     assert!(
         events.iter().any(|e| e.get("error").is_some_and(|error| error.contains("disk full on /var/secret"))),
@@ -318,7 +321,7 @@ async fn delete() -> String {
 #[cfg(feature = "mcp")]
 #[test]
 fn an_mcp_clients_elicitation_error_text_is_escaped() {
-    use serde_json::{json, Value};
+    use serde_json::{Value, json};
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
     use tool_runtime::mcp::rmcp::ServiceExt;
 

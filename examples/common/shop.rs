@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tool_runtime::prelude::*;
 use tool_runtime::Block;
+use tool_runtime::prelude::*;
 
 /// The app state every tool sees through `Ctx<Shop>`.
 pub struct Shop {
@@ -60,10 +60,7 @@ impl Shop {
             status,
             total_cents: items.iter().map(|item| item.2).sum(),
             refunded_cents: 0,
-            items: items
-                .iter()
-                .map(|(sku, name, price)| Item { sku: (*sku).into(), name: (*name).into(), price_cents: *price })
-                .collect(),
+            items: items.iter().map(|(sku, name, price)| Item { sku: (*sku).into(), name: (*name).into(), price_cents: *price }).collect(),
         };
         let orders = [
             order("A-1001", "c-17", Status::Processing, &[("K-1", "Kettle", 4990)]),
@@ -112,10 +109,7 @@ pub async fn classify_request(
     } else {
         Category::Other
     };
-    let order_id = text
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
-        .find(|word| word.starts_with("A-"))
-        .map(str::to_owned);
+    let order_id = text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')).find(|word| word.starts_with("A-")).map(str::to_owned);
     Intent { category, order_id }
 }
 
@@ -192,10 +186,9 @@ pub async fn damage_photo(
 
 /// A 1x1 PNG, standing for the customer's photo.
 const PHOTO: [u8; 68] = [
-    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00, 0x01,
-    0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4, 0x89, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x44, 0x41,
-    0x54, 0x78, 0xda, 0x63, 0x64, 0x60, 0x00, 0x00, 0x00, 0x06, 0x00, 0x02, 0x30, 0x81, 0xd0, 0x2f, 0x00, 0x00, 0x00, 0x00,
-    0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01,
+    0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4, 0x89, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0xda, 0x63, 0x64, 0x60, 0x00, 0x00,
+    0x00, 0x06, 0x00, 0x02, 0x30, 0x81, 0xd0, 0x2f, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
 ];
 
 /// What a refund did.
@@ -222,9 +215,7 @@ pub async fn refund(
 ) -> Result<RefundReceipt, ToolError> {
     let _ = reason;
     let mut orders = ctx.app().orders.lock().unwrap();
-    let order = orders
-        .get_mut(&order_id)
-        .ok_or_else(|| ToolError::not_found("ORDER_NOT_FOUND", format!("There is no order {order_id}.")))?;
+    let order = orders.get_mut(&order_id).ok_or_else(|| ToolError::not_found("ORDER_NOT_FOUND", format!("There is no order {order_id}.")))?;
     let remaining = order.total_cents - order.refunded_cents;
     if amount_cents > remaining {
         return Err(ToolError::conflict(
@@ -246,8 +237,9 @@ pub fn refund_policy(input: &refund, ctx: &Ctx<Shop>) -> Verdict {
             order.id,
             format!("{:?}", order.status).to_lowercase()
         )),
-        _ if input.amount_cents > 50_00 => Verdict::needs_approval()
-            .with_rejection_text("A supervisor declined this refund; apologise and offer a voucher instead."),
+        _ if input.amount_cents > 50_00 => {
+            Verdict::needs_approval().with_rejection_text("A supervisor declined this refund; apologise and offer a voucher instead.")
+        }
         _ => Verdict::Allow,
     }
 }

@@ -8,14 +8,14 @@
 
 use std::collections::HashSet;
 
-use darling::ast::NestedMeta;
 use darling::FromMeta;
+use darling::ast::NestedMeta;
 use proc_macro2::{Span, TokenStream};
 use syn::spanned::Spanned;
 use syn::{Expr, Lit, LitInt, LitStr, Meta, Path};
 
 use crate::checks;
-use crate::diag::{error_at, with_help, Diag, Errors};
+use crate::diag::{Diag, Errors, error_at, with_help};
 
 /// The keys of `#[tool(...)]` on the function, in the order the keys
 /// page (`tool-runtime/docs/keys.md`) lists them, each as the user wrote it.
@@ -196,27 +196,20 @@ impl ToolAttrs {
             replay: keys.replay.and_then(|meta| replay(&meta, errors)),
             timeout: keys.timeout.and_then(|meta| duration(&meta, "timeout", "a timeout of zero would fail every call", errors)),
             interim: keys.interim.and_then(|meta| text(&meta, "interim", "Still searching the archive...", errors)),
-            interim_after: keys.interim_after.and_then(|meta| {
-                duration(&meta, "interim_after", "a delay of zero would send the interim text on every call that waits", errors)
-            }),
+            interim_after: keys
+                .interim_after
+                .and_then(|meta| duration(&meta, "interim_after", "a delay of zero would send the interim text on every call that waits", errors)),
             max_output_chars: keys.max_output_chars.and_then(|meta| positive(&meta, "max_output_chars", "4000", errors)),
             max_retries: keys.max_retries.and_then(|meta| positive(&meta, "max_retries", "3", errors)),
             parallel_safe: keys.parallel_safe.and_then(|meta| parallel_safe(&meta, errors)),
             strict: keys.strict.and_then(|meta| flag(&meta, errors)),
             kind: keys.kind.and_then(|meta| text(&meta, "kind", "read", errors)),
             examples: keys.examples.map(|meta| string_list(&meta, "examples", errors)).unwrap_or_default(),
-            example_prompts: keys
-                .example_prompts
-                .map(|meta| string_list(&meta, "example_prompts", errors))
-                .unwrap_or_default(),
+            example_prompts: keys.example_prompts.map(|meta| string_list(&meta, "example_prompts", errors)).unwrap_or_default(),
             related: keys.related.map(|meta| string_list(&meta, "related", errors)).unwrap_or_default(),
             always_active: keys.always_active.and_then(|meta| flag(&meta, errors)),
-            classification: keys
-                .classification
-                .and_then(|meta| text(&meta, "classification", "Look up one order by its number", errors)),
-            scope_prompt: keys
-                .scope_prompt
-                .and_then(|meta| text(&meta, "scope_prompt", "Scope to one customer when the user names one", errors)),
+            classification: keys.classification.and_then(|meta| text(&meta, "classification", "Look up one order by its number", errors)),
+            scope_prompt: keys.scope_prompt.and_then(|meta| text(&meta, "scope_prompt", "Scope to one customer when the user names one", errors)),
             scope: keys.scope.and_then(|meta| predicate_path(&meta, "scope", errors)),
             external: keys.external.and_then(|meta| flag(&meta, errors)),
             meta: keys.meta.map(|meta| meta_entries(&meta, errors)).unwrap_or_default(),
@@ -280,10 +273,7 @@ fn read_keys<K: FromMeta + Default>(items: Vec<NestedMeta>, context: &str, keys_
             continue;
         }
         if !seen.insert(key.clone()) {
-            errors.push(with_help(
-                error_at(&path, format!("duplicate key `{key}` in {context}")),
-                "each key may appear once; remove one of them",
-            ));
+            errors.push(with_help(error_at(&path, format!("duplicate key `{key}` in {context}")), "each key may appear once; remove one of them"));
             continue;
         }
         known.push(item);
@@ -344,10 +334,7 @@ fn string_list(meta: &Meta, key: &str, errors: &mut Errors) -> Vec<LitStr> {
                 if lit.value().is_empty() {
                     errors.push(error_at(&lit, format!("an entry of `{key}` is empty")));
                 } else if out.iter().any(|seen| seen.value() == lit.value()) {
-                    errors.push(with_help(
-                        error_at(&lit, format!("`{key}` lists \"{}\" twice", lit.value())),
-                        "remove the repeated entry",
-                    ));
+                    errors.push(with_help(error_at(&lit, format!("`{key}` lists \"{}\" twice", lit.value())), "remove the repeated entry"));
                 } else {
                     out.push(lit);
                 }
@@ -511,18 +498,14 @@ fn predicate_path(meta: &Meta, key: &str, errors: &mut Errors) -> Option<Path> {
 
 fn ends_run(meta: &Meta, errors: &mut Errors) -> Option<EndsRunAttr> {
     match meta {
-        Meta::NameValue(nv) if matches!(&nv.value, Expr::Path(_)) => {
-            predicate_path(meta, "ends_run", errors).map(EndsRunAttr::Predicate)
-        }
+        Meta::NameValue(nv) if matches!(&nv.value, Expr::Path(_)) => predicate_path(meta, "ends_run", errors).map(EndsRunAttr::Predicate),
         _ => flag(meta, errors).map(EndsRunAttr::Flag),
     }
 }
 
 fn parallel_safe(meta: &Meta, errors: &mut Errors) -> Option<ParallelSafeAttr> {
     match meta {
-        Meta::NameValue(nv) if matches!(&nv.value, Expr::Path(_)) => {
-            predicate_path(meta, "parallel_safe", errors).map(ParallelSafeAttr::Predicate)
-        }
+        Meta::NameValue(nv) if matches!(&nv.value, Expr::Path(_)) => predicate_path(meta, "parallel_safe", errors).map(ParallelSafeAttr::Predicate),
         _ => flag(meta, errors).map(ParallelSafeAttr::Flag),
     }
 }

@@ -6,7 +6,7 @@ use proc_macro2::TokenStream;
 use syn::LitStr;
 
 use crate::attrs::{EndsRunAttr, ParallelSafeAttr, ToolAttrs};
-use crate::diag::{error_at, with_help, Errors};
+use crate::diag::{Errors, error_at, with_help};
 use crate::signature::ToolFn;
 
 /// `^[a-z][a-z0-9_]{0,63}$`: the names every provider accepts.
@@ -115,10 +115,13 @@ fn check_external(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) {
         ("interruptible", attrs.interruptible.map(|flag| flag.span)),
         ("idempotency_key", attrs.idempotency_key.as_ref().map(syn::spanned::Spanned::span)),
         ("reconcile", attrs.reconcile.as_ref().map(syn::spanned::Spanned::span)),
-        ("ends_run = path", match &attrs.ends_run {
-            Some(EndsRunAttr::Predicate(path)) => Some(syn::spanned::Spanned::span(path)),
-            _ => None,
-        }),
+        (
+            "ends_run = path",
+            match &attrs.ends_run {
+                Some(EndsRunAttr::Predicate(path)) => Some(syn::spanned::Spanned::span(path)),
+                _ => None,
+            },
+        ),
     ];
     for (key, span) in here {
         if let Some(span) = span {
@@ -162,9 +165,9 @@ fn tool_name(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) -> String
             let name = tool_fn.ident.to_string().trim_start_matches("r#").to_owned();
             if !valid_name(&name) {
                 let help = match suggest_name(&name) {
-                    Some(suggestion) => format!(
-                        "{rule}: rename the function to `{suggestion}`, or keep it and write `#[tool(name = \"{suggestion}\")]`"
-                    ),
+                    Some(suggestion) => {
+                        format!("{rule}: rename the function to `{suggestion}`, or keep it and write `#[tool(name = \"{suggestion}\")]`")
+                    }
                     None => format!("{rule}: rename the function, or write `#[tool(name = \"...\")]`"),
                 };
                 errors.push(with_help(error_at(&tool_fn.ident, format!("`{name}` is not a valid tool name")), help));
@@ -189,10 +192,9 @@ fn check_recovery(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) {
 
 fn check_description(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) {
     match &attrs.description {
-        Some(lit) if lit.value().trim().is_empty() => errors.push(with_help(
-            error_at(lit, "`description` is empty"),
-            "say what the tool does and when the model should call it",
-        )),
+        Some(lit) if lit.value().trim().is_empty() => {
+            errors.push(with_help(error_at(lit, "`description` is empty"), "say what the tool does and when the model should call it"))
+        }
         Some(_) => {}
         None if !tool_fn.has_docs() => errors.push(with_help(
             error_at(&tool_fn.ident, format!("tool `{}` has no description", tool_fn.ident)),
@@ -255,10 +257,9 @@ fn check_keys(attrs: &ToolAttrs, tool_name: &str, errors: &mut Errors) {
         }
     }
     match attrs.ends_turn {
-        Some(flag) if !flag.value => errors.push(with_help(
-            error_at(&quote_span(flag.span), "`ends_turn = false` is the default"),
-            "remove it, or write `ends_turn`",
-        )),
+        Some(flag) if !flag.value => {
+            errors.push(with_help(error_at(&quote_span(flag.span), "`ends_turn = false` is the default"), "remove it, or write `ends_turn`"))
+        }
         Some(flag) if attrs.ends_run.is_some() => errors.push(with_help(
             error_at(&quote_span(flag.span), "`ends_turn` and `ends_run` cannot both be set"),
             "`ends_turn` halts the run at once; `ends_run` gives the model one more step to answer: keep one",
@@ -287,10 +288,7 @@ fn check_keys(attrs: &ToolAttrs, tool_name: &str, errors: &mut Errors) {
                     Some(suggestion) => format!("tool names match ^[a-z][a-z0-9_]{{0,63}}$: write \"{suggestion}\""),
                     None => "tool names match ^[a-z][a-z0-9_]{0,63}$".to_owned(),
                 };
-                errors.push(with_help(
-                    error_at(name, format!("`{key}` names \"{}\", which is not a valid tool name", name.value())),
-                    help,
-                ));
+                errors.push(with_help(error_at(name, format!("`{key}` names \"{}\", which is not a valid tool name", name.value())), help));
             }
         }
     }

@@ -3,14 +3,14 @@
 //! each tool costs the compiler little.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned, ToTokens};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Item, ItemFn, LitStr};
 
 use crate::attrs::{EndsRunAttr, Flag, ParallelSafeAttr, ParamDefault, PolicyAttr, ToolAttrs};
 use crate::checks;
+use crate::diag::{Errors, error_at, with_help};
 use crate::fallback;
-use crate::diag::{error_at, with_help, Errors};
 use crate::signature::{InputKind, Param, ToolFn};
 
 pub(crate) use returns::is_streamed;
@@ -107,10 +107,7 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
     let doc = concat_docs(&tool_fn.docs);
     let (impl_generics, app) = match &tool_fn.ctx {
         Some(ctx) => (quote!(), ctx.app.to_token_stream()),
-        None => (
-            quote!(<__AnyApp: ::core::marker::Send + ::core::marker::Sync + 'static>),
-            quote!(__AnyApp),
-        ),
+        None => (quote!(<__AnyApp: ::core::marker::Send + ::core::marker::Sync + 'static>), quote!(__AnyApp)),
     };
     let meta = meta::meta(attrs, name, &doc, &p);
     let metadata = meta::metadata(attrs, &p);
@@ -162,13 +159,7 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
             let call = quote!(#ident(#ctx_arg #(#args),*));
             if derive {
                 let (definition, defaults) = derived_struct(params, ident, vis, &field_vis, &doc, &struct_doc, &p, &krate);
-                (
-                    quote!(#definition #defaults),
-                    quote!(Self),
-                    quote!(#p::struct_schema::<Self>(generator)),
-                    quote!(args.parse_struct::<Self>()),
-                    call,
-                )
+                (quote!(#definition #defaults), quote!(Self), quote!(#p::struct_schema::<Self>(generator)), quote!(args.parse_struct::<Self>()), call)
             } else {
                 let fields = params.iter().map(|param| {
                     let (field, ty) = (&param.ident, &param.ty);
@@ -389,7 +380,16 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
     let call_fn = if tool_fn.bodyless.is_some() && attrs.external.is_some_and(|flag| flag.value) {
         call::external(&p, &app)
     } else if let Some(item_ty) = streamed {
-        let parts = call::Parts { p: &p, app: &app, args: &args_of_call, take_ctx: &take_ctx, again: &again, call: &call, ends_run: &ends_run, serialize: &serialize };
+        let parts = call::Parts {
+            p: &p,
+            app: &app,
+            args: &args_of_call,
+            take_ctx: &take_ctx,
+            again: &again,
+            call: &call,
+            ends_run: &ends_run,
+            serialize: &serialize,
+        };
         call::streamed(&parts, item_ty, tool_fn.ctx.is_some())
     } else {
         quote! {
@@ -570,9 +570,7 @@ fn derived_struct(
         let (field, ty, name, carried) = (&param.ident, &param.ty, &param.name, &param.carried);
         let param_doc = concat_docs(&param.docs);
         let has_description = carried.iter().any(sets_description);
-        let description = (!has_description).then(|| {
-            quote!(#[schemars(description = #p::param_description(#doc, #name, #param_doc))])
-        });
+        let description = (!has_description).then(|| quote!(#[schemars(description = #p::param_description(#doc, #name, #param_doc))]));
         let default = (!matches!(param.default, ParamDefault::None)).then(|| {
             let path = LitStr::new(&format!("{ident}::{}", default_fn(param)), Span::call_site());
             quote!(#[serde(default = #path)])
@@ -598,9 +596,8 @@ fn derived_struct(
 fn sets_description(attr: &syn::Attribute) -> bool {
     let syn::Meta::List(list) = &attr.meta else { return false };
     attr.path().is_ident("schemars")
-        && darling::ast::NestedMeta::parse_meta_list(list.tokens.clone()).is_ok_and(|items| {
-            items.iter().any(|item| matches!(item, darling::ast::NestedMeta::Meta(meta) if meta.path().is_ident("description")))
-        })
+        && darling::ast::NestedMeta::parse_meta_list(list.tokens.clone())
+            .is_ok_and(|items| items.iter().any(|item| matches!(item, darling::ast::NestedMeta::Meta(meta) if meta.path().is_ident("description"))))
 }
 
 mod call;

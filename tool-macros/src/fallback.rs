@@ -5,9 +5,9 @@
 //! item's own errors are the only ones reported.
 
 use proc_macro2::TokenStream;
-use quote::{quote, quote_spanned, ToTokens};
-use syn::spanned::Spanned;
+use quote::{ToTokens, quote, quote_spanned};
 use syn::Item;
+use syn::spanned::Spanned;
 
 use crate::attrs::ToolAttrs;
 use crate::expand::meta::meta;
@@ -90,4 +90,3 @@ pub(crate) fn stub(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStre
         };
     }
 }
-

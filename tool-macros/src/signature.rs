@@ -2,14 +2,11 @@
 //! the expansion works from.
 
 use proc_macro2::TokenStream;
-use quote::{quote, ToTokens};
-use syn::{
-    Attribute, Expr, FnArg, GenericArgument, Ident, ItemFn, Lit, Meta, Pat, PathArguments, ReturnType, Type,
-    Visibility,
-};
+use quote::{ToTokens, quote};
+use syn::{Attribute, Expr, FnArg, GenericArgument, Ident, ItemFn, Lit, Meta, Pat, PathArguments, ReturnType, Type, Visibility};
 
-use crate::attrs::{parse_param, ParamDefault};
-use crate::diag::{error_at, with_help, Errors};
+use crate::attrs::{ParamDefault, parse_param};
+use crate::diag::{Errors, error_at, with_help};
 
 /// The function, read.
 pub struct ToolFn {
@@ -206,14 +203,7 @@ fn check_param_type(ty: &Type, errors: &mut Errors) {
     }
 }
 
-fn check_no_param_attrs(
-    default: &ParamDefault,
-    carried: &[Attribute],
-    docs: &[TokenStream],
-    ty: &Type,
-    what: &str,
-    errors: &mut Errors,
-) {
+fn check_no_param_attrs(default: &ParamDefault, carried: &[Attribute], docs: &[TokenStream], ty: &Type, what: &str, errors: &mut Errors) {
     if !matches!(default, ParamDefault::None) {
         errors.push(error_at(ty, format!("{what} cannot have a default")));
     }
@@ -230,10 +220,7 @@ fn check_no_param_attrs(
 
 /// Sorts a parameter's attributes: those kept on the function, the docs,
 /// the `#[tool]` default and the attributes carried onto the input field.
-fn split_param_attrs(
-    attrs: Vec<Attribute>,
-    errors: &mut Errors,
-) -> (Vec<Attribute>, Vec<TokenStream>, ParamDefault, Vec<Attribute>) {
+fn split_param_attrs(attrs: Vec<Attribute>, errors: &mut Errors) -> (Vec<Attribute>, Vec<TokenStream>, ParamDefault, Vec<Attribute>) {
     let mut kept = Vec::new();
     let mut default = ParamDefault::None;
     let mut carried = Vec::new();

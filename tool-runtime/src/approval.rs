@@ -8,10 +8,10 @@ use tracing::Instrument;
 
 use crate::call::{Arguments, Pending, PendingCall};
 use crate::context::{CallState, Ctx};
-use crate::pipeline::{call_span, denied, record_outcome, Input};
+use crate::pipeline::{Input, call_span, denied, record_outcome};
 use crate::policy::Verdict;
 use crate::registry::{Entry, Registry};
-use crate::result::{lines, CallResult, ResultKind};
+use crate::result::{CallResult, ResultKind, lines};
 
 impl<App: Send + Sync + 'static> Registry<App> {
     /// Runs a pending call as it is, since a human approved it.

@@ -16,9 +16,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::context::{CallInfo, Ctx, ProgressSink, UserContext};
 use crate::registry::Registry;
-use crate::result::{lines, CallResult, ResultKind};
+use crate::result::{CallResult, ResultKind, lines};
 use crate::tool::ParsedFrom;
-
 
 /// The arguments of a call, as text (provider payloads) or already parsed
 /// (MCP). Text may be borrowed: a call with a `&str` copies it only if it
@@ -115,10 +114,7 @@ pub(crate) struct Pending<App> {
 
 impl<App> fmt::Debug for PendingCall<App> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PendingCall")
-            .field("id", &self.0.id)
-            .field("tool", &self.0.tool)
-            .finish_non_exhaustive()
+        f.debug_struct("PendingCall").field("id", &self.0.id).field("tool", &self.0.tool).finish_non_exhaustive()
     }
 }
 
@@ -227,4 +223,3 @@ impl<'r, App: Send + Sync + 'static> IntoFuture for Call<'r, App> {
         registry.process(app, &name, args, info, offered.as_deref(), None)
     }
 }
-

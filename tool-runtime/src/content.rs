@@ -33,14 +33,14 @@
 //! also what a [`DynamicTool`](crate::DynamicTool) with
 //! [`content_blocks`](crate::DynamicTool::content_blocks) returns.
 
-use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
 use serde::{Deserialize, Serialize};
 
 mod limits;
 
 pub use limits::MAX_MIME_TYPE_BYTES;
-pub(crate) use limits::{render, ContentLimits};
+pub(crate) use limits::{ContentLimits, render};
 
 /// One block of a tool's result.
 ///
@@ -241,7 +241,9 @@ mod wire {
     #[derive(Serialize, Deserialize)]
     #[serde(tag = "type", rename_all = "snake_case")]
     pub(super) enum Block {
-        Text { text: String },
+        Text {
+            text: String,
+        },
         Image(Data),
         Audio(Data),
         #[serde(rename_all = "camelCase")]
@@ -253,7 +255,9 @@ mod wire {
             #[serde(default, skip_serializing_if = "Option::is_none")]
             mime_type: Option<String>,
         },
-        Resource { resource: Resource },
+        Resource {
+            resource: Resource,
+        },
     }
 
     #[derive(Serialize, Deserialize)]
@@ -286,12 +290,9 @@ mod wire {
                 super::Block::Text(text) => Block::Text { text },
                 super::Block::Image(binary) => Block::Image(data(binary)),
                 super::Block::Audio(binary) => Block::Audio(data(binary)),
-                super::Block::ResourceLink(link) => Block::ResourceLink {
-                    uri: link.uri,
-                    name: link.name,
-                    description: link.description,
-                    mime_type: link.mime_type,
-                },
+                super::Block::ResourceLink(link) => {
+                    Block::ResourceLink { uri: link.uri, name: link.name, description: link.description, mime_type: link.mime_type }
+                }
                 super::Block::Resource(resource) => {
                     let (text, blob) = match resource.body {
                         ResourceBody::Text(text) => (Some(text), None),

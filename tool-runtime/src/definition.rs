@@ -292,13 +292,7 @@ impl ToolDefinition {
         }
     }
 
-    pub(crate) fn from_meta(
-        meta: &ToolMeta,
-        metadata: &Metadata,
-        execution: &Execution,
-        input_schema: Value,
-        schemas: [Option<Value>; 3],
-    ) -> Self {
+    pub(crate) fn from_meta(meta: &ToolMeta, metadata: &Metadata, execution: &Execution, input_schema: Value, schemas: [Option<Value>; 3]) -> Self {
         let [output_schema, failure_schema, scope_schema] = schemas;
         ToolDefinition {
             name: meta.name.to_owned(),

@@ -97,10 +97,7 @@ fn bullet(line: &str) -> Option<(&str, &str)> {
     let rest = rest.strip_prefix('`')?;
     let (name, rest) = rest.split_once('`')?;
     let rest = rest.trim_start();
-    let text = ["-", ":", "–", "—"]
-        .iter()
-        .find_map(|sep| rest.strip_prefix(sep))
-        .unwrap_or(rest);
+    let text = ["-", ":", "–", "—"].iter().find_map(|sep| rest.strip_prefix(sep)).unwrap_or(rest);
     Some((name, text.trim()))
 }
 
@@ -113,16 +110,8 @@ fn is_heading(trimmed: &str) -> bool {
 /// comments (one leading space) and `/** */` blocks read the same.
 fn unindent(raw: &str) -> Vec<&str> {
     let lines: Vec<&str> = raw.lines().collect();
-    let indent = lines
-        .iter()
-        .filter(|line| !line.trim().is_empty())
-        .map(|line| line.len() - line.trim_start().len())
-        .min()
-        .unwrap_or(0);
-    lines
-        .into_iter()
-        .map(|line| if line.len() >= indent { &line[indent..] } else { line.trim_start() })
-        .collect()
+    let indent = lines.iter().filter(|line| !line.trim().is_empty()).map(|line| line.len() - line.trim_start().len()).min().unwrap_or(0);
+    lines.into_iter().map(|line| if line.len() >= indent { &line[indent..] } else { line.trim_start() }).collect()
 }
 
 #[cfg(test)]

@@ -78,13 +78,13 @@ use crate::call::{Arguments, PendingCall};
 use crate::context::{CallInfo, CallState};
 use crate::error::ToolError;
 use crate::error_report::{ErrorKind, ErrorReport, Escaped};
-use crate::journal::runs::{rank, Stepped};
-use crate::journal::{CallStart, Decided, Decision, Journal, JournalError, JournaledCall, JournaledResult, ParkedCall, EXPIRED_BY, GONE_BY};
+use crate::journal::runs::{Stepped, rank};
+use crate::journal::{CallStart, Decided, Decision, EXPIRED_BY, GONE_BY, Journal, JournalError, JournaledCall, JournaledResult, ParkedCall};
 use crate::pipeline::{Ended, Input};
 use crate::registry::{Entry, Registry};
-use crate::result::{lines, CallResult, ResultKind};
+use crate::result::{CallResult, ResultKind, lines};
 use crate::run::{Run, RunState, ToolCall};
-use crate::steps::{add_failures, Steps, Unsaved};
+use crate::steps::{Steps, Unsaved, add_failures};
 
 /// How long past its tool's timeout a call found started elsewhere is
 /// waited for: time for its process to journal the result.
@@ -257,7 +257,12 @@ pub enum DurableError {
 /// the same key never share an effect; callers without a user id share
 /// theirs. A tool's `idempotency_key` function that panics or gives an
 /// empty key is an error: the call is not run.
-pub(crate) fn effect_key<App>(durable: &Durable, entry: &Entry<App>, input: &(dyn std::any::Any + Send + Sync), info: &CallInfo) -> Result<String, String> {
+pub(crate) fn effect_key<App>(
+    durable: &Durable,
+    entry: &Entry<App>,
+    input: &(dyn std::any::Any + Send + Sync),
+    info: &CallInfo,
+) -> Result<String, String> {
     let by_call = || external_key(durable, &info.call_id);
     let user = info.user.as_ref().and_then(|user| user.id.as_deref());
     // An external call is completed by its id, so it is keyed by it.
@@ -934,7 +939,8 @@ impl<App: Send + Sync + 'static> Run<App> {
     pub(crate) async fn journal_finish(&mut self, dropped: &[PendingCall<App>]) {
         let Some(durable) = self.durable.clone() else { return };
         for pending in dropped {
-            let rejected = durable.journal.decide(&durable.run_id, pending.id(), Decision::Reject("The run finished before a decision.".into()), GONE_BY).await;
+            let rejected =
+                durable.journal.decide(&durable.run_id, pending.id(), Decision::Reject("The run finished before a decision.".into()), GONE_BY).await;
             if let Err(error) = rejected.map(drop).or_else(|error| match error {
                 JournalError::AlreadyDecided { .. } => Ok(()),
                 other => Err(other),
@@ -1022,12 +1028,8 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// The tool of a journaled call, and the call's input read by it; an
     /// error naming the tool when it is gone or refuses the input.
     fn check_fits(&self, run_id: &str, call_id: &str, tool: &str, input: &Value) -> Result<(&Entry<App>, Input<'static>), DurableError> {
-        let incompatible = |reason: String| DurableError::Incompatible {
-            run_id: run_id.to_owned(),
-            call_id: call_id.to_owned(),
-            tool: tool.to_owned(),
-            reason,
-        };
+        let incompatible =
+            |reason: String| DurableError::Incompatible { run_id: run_id.to_owned(), call_id: call_id.to_owned(), tool: tool.to_owned(), reason };
         let Some(entry) = self.registry.entry(tool) else {
             return Err(incompatible("is not in this registry (removed or renamed)".to_owned()));
         };

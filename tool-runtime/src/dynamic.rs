@@ -163,9 +163,7 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
     /// supplies the output). Give it an [`output_schema`](Self::output_schema)
     /// to have the host's output checked.
     pub fn external(name: impl Into<String>, description: impl Into<String>, input_schema: Value) -> Self {
-        let mut tool = DynamicTool::new(name, description, input_schema, |_args, _ctx| async {
-            Err::<Value, _>(ToolError::internal())
-        });
+        let mut tool = DynamicTool::new(name, description, input_schema, |_args, _ctx| async { Err::<Value, _>(ToolError::internal()) });
         tool.definition.external = true;
         tool
     }

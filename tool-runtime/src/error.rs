@@ -55,20 +55,8 @@ impl ToolError {
     /// A tool error with an HTTP-like `status` class, a `code` a user can quote
     /// to support, and a `user_message` that is safe to show and says how to
     /// proceed. Retrying is allowed unless [`no_retry`](Self::no_retry) is called.
-    pub fn new(
-        status: u16,
-        code: impl Into<Cow<'static, str>>,
-        user_message: impl Into<Cow<'static, str>>,
-    ) -> Self {
-        ToolError {
-            status,
-            code: code.into(),
-            user_message: user_message.into(),
-            can_retry: true,
-            message: None,
-            data: None,
-            structured: None,
-        }
+    pub fn new(status: u16, code: impl Into<Cow<'static, str>>, user_message: impl Into<Cow<'static, str>>) -> Self {
+        ToolError { status, code: code.into(), user_message: user_message.into(), can_retry: true, message: None, data: None, structured: None }
     }
 
     /// Status 400: the input is wrong in a way the schema could not express.
@@ -270,10 +258,7 @@ mod tests {
     #[test]
     fn model_line_has_the_specified_format() {
         let err = ToolError::new(409, "ORDER_SHIPPED", "The order has shipped; offer a return instead.");
-        assert_eq!(
-            err.model_line(),
-            "code: ORDER_SHIPPED, status: 409, userMessage: The order has shipped; offer a return instead."
-        );
+        assert_eq!(err.model_line(), "code: ORDER_SHIPPED, status: 409, userMessage: The order has shipped; offer a return instead.");
     }
 
     #[test]

@@ -38,15 +38,7 @@ impl ErrorReport {
         code: impl Into<String>,
         error: impl Into<String>,
     ) -> Self {
-        ErrorReport {
-            tool: tool.into(),
-            call_id: call_id.into(),
-            kind,
-            code: code.into(),
-            error: error.into(),
-            message: None,
-            data: None,
-        }
+        ErrorReport { tool: tool.into(), call_id: call_id.into(), kind, code: code.into(), error: error.into(), message: None, data: None }
     }
 }
 

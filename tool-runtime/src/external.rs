@@ -20,7 +20,7 @@ use smol_str::SmolStr;
 use crate::error::ToolError;
 use crate::error_report::{ErrorKind, ErrorReport};
 use crate::registry::Registry;
-use crate::result::{lines, CallResult, ResultKind};
+use crate::result::{CallResult, ResultKind, lines};
 use crate::run::{Run, RunError};
 
 /// A call of an external tool, handed to the host to run: what

@@ -35,9 +35,16 @@ impl Default for ArgumentLimits {
 pub(crate) enum GuardError {
     /// `bytes` is the exact size when known (text); a parsed value is
     /// measured only up to the limit.
-    TooLarge { bytes: Option<usize>, max: usize },
-    TooDeep { max: usize },
-    TooManyValues { max: usize },
+    TooLarge {
+        bytes: Option<usize>,
+        max: usize,
+    },
+    TooDeep {
+        max: usize,
+    },
+    TooManyValues {
+        max: usize,
+    },
 }
 
 /// Scans the raw text once, without parsing: its size, the nesting of

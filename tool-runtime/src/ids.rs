@@ -12,8 +12,8 @@
 //! of about n² / 2⁶¹ for n processes (below one in a million for a million
 //! processes), and within a process the counter never repeats.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::LazyLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use smol_str::SmolStr;
 

@@ -9,12 +9,12 @@ use std::fmt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
 use crate::call::Arguments;
-use crate::error_report::{panic_message, ErrorKind, ErrorReport};
 use crate::error_report::Escaped;
-use crate::providers::{anthropic, gemini, openai, Dialect};
+use crate::error_report::{ErrorKind, ErrorReport, panic_message};
+use crate::providers::{Dialect, anthropic, gemini, openai};
 use crate::registry::Registry;
 use crate::run::Run;
 use crate::tool::ToolDefinition;

@@ -47,12 +47,14 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod approval;
+mod call;
 mod content;
 mod context;
 mod definition;
+mod docs;
 #[cfg(feature = "journal")]
 mod durable;
-mod docs;
 mod dynamic;
 mod error;
 mod error_report;
@@ -68,17 +70,15 @@ pub mod journal;
 pub mod mcp;
 mod normalize;
 mod output;
-mod approval;
-mod call;
 mod pipeline;
 mod policy;
 pub mod providers;
 mod registry;
 mod result;
 mod run;
+mod schema;
 mod steps;
 mod streamed;
-mod schema;
 mod tool;
 mod validation;
 
@@ -141,24 +141,24 @@ pub mod guide {
 #[doc = include_str!("../../README.md")]
 struct ReadmeDoctests;
 
-pub use content::{Binary, Block, Resource, ResourceBody, ResourceLink, MAX_MIME_TYPE_BYTES};
+pub use call::{Arguments, Call, CallOutcome, PendingCall};
+pub use content::{Binary, Block, MAX_MIME_TYPE_BYTES, Resource, ResourceBody, ResourceLink};
 pub use context::{Ctx, Progress, ProgressSink, StepView, UserContext};
 pub use dynamic::DynamicTool;
-pub use error::{ToolError, INTERNAL_ERROR_CODE};
+pub use error::{INTERNAL_ERROR_CODE, ToolError};
 pub use error_report::{ErrorKind, ErrorReport};
 pub use external::ExternalCall;
+/// futures-util's `stream` module: what a [`Streamed`] tool makes its
+/// stream with (`stream::iter`, `stream::unfold`, `StreamExt`, ...).
+pub use futures_util::stream;
 pub use guard::{ArgumentLimits, MAX_ARGUMENT_DEPTH};
 pub use intent::{Classifier, ScopeProblem, ScopedTool, Selection};
-pub use call::{Arguments, Call, CallOutcome, PendingCall};
 pub use policy::{ApprovalFloor, PolicyKind, Verdict};
-pub use registry::{BuildError, BuildProblem, Registry, RegistryBuilder, DEFAULT_APPROVAL_TTL};
+pub use registry::{BuildError, BuildProblem, DEFAULT_APPROVAL_TTL, Registry, RegistryBuilder};
 pub use result::{CallResult, ResultKind};
 pub use run::{Run, RunError, RunState, StepResults, ToolCall};
 pub use schema::SCHEMA_DIALECT;
 pub use streamed::Streamed;
-/// futures-util's `stream` module: what a [`Streamed`] tool makes its
-/// stream with (`stream::iter`, `stream::unfold`, `StreamExt`, ...).
-pub use futures_util::stream;
 pub use tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, Interim, Tool, ToolDefinition};
 
 pub use serde_json;
@@ -290,7 +290,7 @@ pub struct Input<T>(pub T);
 /// Everything a tool module needs: `use tool_runtime::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        tool, tools, ApprovalFloor, BoxedTool, CallResult, Ctx, DynamicTool, Input, PolicyKind, Registry, Run,
-        ScopedTool, Selection, StepView, ToolCall, ToolError, UserContext, Verdict,
+        ApprovalFloor, BoxedTool, CallResult, Ctx, DynamicTool, Input, PolicyKind, Registry, Run, ScopedTool, Selection, StepView, ToolCall,
+        ToolError, UserContext, Verdict, tool, tools,
     };
 }

@@ -161,20 +161,20 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::HeaderMap;
+use rmcp::ServiceExt;
 use rmcp::model::Implementation;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::ServiceExt;
 
 mod connections;
-mod http;
-mod session;
 #[cfg(feature = "journal")]
 mod durable;
+mod http;
+mod session;
 mod sessions;
 mod waiting;
 
-pub use http::{Unauthorized, DEFAULT_ENVELOPE_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT};
 pub use http::{DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_CONNECTIONS};
+pub use http::{DEFAULT_ENVELOPE_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, Unauthorized};
 pub use http::{DEFAULT_MAX_ARRIVING_BODY_BYTES, FREE_BODY_BYTES};
 pub use session::McpSession;
 pub use sessions::DEFAULT_MAX_SESSIONS_PER_USER;
@@ -591,9 +591,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
             auth: self.http.auth.clone(),
             sessions,
         };
-        axum::Router::new()
-            .fallback_service(service)
-            .layer(axum::middleware::from_fn_with_state(Arc::new(checks), http::check))
+        axum::Router::new().fallback_service(service).layer(axum::middleware::from_fn_with_state(Arc::new(checks), http::check))
     }
 
     /// Serves streamable HTTP (HTTP/1.1) at the path `/mcp` on `listener`
@@ -624,10 +622,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
         let addr = listener.local_addr()?;
         let own = if addr.ip().is_unspecified() { Vec::new() } else { vec![addr.ip().to_string(), addr.to_string()] };
         let router = axum::Router::new().nest_service("/mcp", self.http_router(own));
-        let limits = connections::Limits {
-            header_read_timeout: self.http.header_read_timeout,
-            max_connections: self.http.max_connections,
-        };
+        let limits = connections::Limits { header_read_timeout: self.http.header_read_timeout, max_connections: self.http.max_connections };
         connections::serve(listener, router, limits).await
     }
 
@@ -655,4 +650,3 @@ impl<App: Send + Sync + 'static> McpServer<App> {
         Ok(())
     }
 }
-

@@ -52,9 +52,7 @@ fn visit_object(map: &mut Map<String, Value>, schema: &Map<String, Value>, root:
     let Some(Value::Object(properties)) = schema.get("properties") else {
         return;
     };
-    let required = |name: &str| {
-        schema.get("required").and_then(Value::as_array).is_some_and(|names| names.iter().any(|n| n == name))
-    };
+    let required = |name: &str| schema.get("required").and_then(Value::as_array).is_some_and(|names| names.iter().any(|n| n == name));
     for (name, property) in properties {
         match map.get_mut(name) {
             Some(Value::Null) if !required(name) && !accepts_null(property, root, depth) => {
@@ -115,8 +113,7 @@ fn fitting_alternative<'s>(alternatives: &'s [Value], value: &Value, root: &'s V
             let Some(Value::Object(properties)) = alt.get("properties") else {
                 return false;
             };
-            let tags: Vec<(&String, &Value)> =
-                properties.iter().filter_map(|(name, p)| follow(p, root).get("const").map(|c| (name, c))).collect();
+            let tags: Vec<(&String, &Value)> = properties.iter().filter_map(|(name, p)| follow(p, root).get("const").map(|c| (name, c))).collect();
             !tags.is_empty() && tags.iter().all(|(name, tag)| fields.get(*name) == Some(*tag))
         })
         .collect();

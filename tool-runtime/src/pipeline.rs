@@ -55,14 +55,14 @@ pub(crate) use checks::out_of_scope;
 use checks::{validate, wrong_failure, wrong_output};
 
 use crate::call::{Arguments, Call, CallOutcome, Pending, PendingCall};
-use crate::ids::fresh_call_id;
 use crate::context::{CallInfo, CallState, Ctx};
 use crate::error::ToolError;
-use crate::error_report::{describe, panic_message, ErrorKind, ErrorReport, Escaped};
+use crate::error_report::{ErrorKind, ErrorReport, Escaped, describe, panic_message};
 use crate::guard::{self, GuardError};
+use crate::ids::fresh_call_id;
 use crate::policy::Verdict;
 use crate::registry::{Entry, Registry};
-use crate::result::{lines, CallResult, ResultKind};
+use crate::result::{CallResult, ResultKind, lines};
 use crate::tool::{BoxError, BoxFuture, CallFuture, Failure, ParsedFrom, PolicyCall, ToolOutput};
 
 /// A call's input: the tool's parsed input, and what it was read from
@@ -167,7 +167,10 @@ impl<App: Send + Sync + 'static> Registry<App> {
         };
         // 1 to 3. Guard, parse, validate.
         let input = match self.read_input(entry, &info.call_id, args) {
-            Ok(input) if let Some(validator) = scoped && let Some(result) = out_of_scope(entry, &info.call_id, validator, &input) => {
+            Ok(input)
+                if let Some(validator) = scoped
+                    && let Some(result) = out_of_scope(entry, &info.call_id, validator, &input) =>
+            {
                 record_outcome(&span, result.kind);
                 return Box::pin(std::future::ready(CallOutcome::Done(result)));
             }
@@ -325,7 +328,10 @@ impl<App: Send + Sync + 'static> Registry<App> {
             Arguments::Value(value) => value,
             // Read exactly: the reader takes only text it reads as stage 3
             // would, and refuses the rest, which stage 3 words.
-            Arguments::Text(text) if entry.text_exact && let Some(input) = entry.tool.parse_text(&text, &entry.properties) => {
+            Arguments::Text(text)
+                if entry.text_exact
+                    && let Some(input) = entry.tool.parse_text(&text, &entry.properties) =>
+            {
                 return Ok(Parsed::Input(Input { value: input, from: ParsedFrom::Text(text) }));
             }
             Arguments::Text(text) if text.trim().is_empty() && !entry.has_parameters() => Value::Object(Map::new()),
@@ -519,7 +525,10 @@ impl<App: Send + Sync + 'static> Registry<App> {
     pub(crate) fn concluded(&self, entry: &Entry<App>, call_id: &SmolStr, ended: Ended) -> CallResult {
         let tool = entry.name.clone();
         match ended {
-            Ended::Returned(Ok(output)) if output.content.is_none() && let Some(wrong) = wrong_output(entry, &output.value) => {
+            Ended::Returned(Ok(output))
+                if output.content.is_none()
+                    && let Some(wrong) = wrong_output(entry, &output.value) =>
+            {
                 self.internal(tool, call_id, ErrorKind::Output, wrong)
             }
             Ended::Returned(Ok(output)) => {

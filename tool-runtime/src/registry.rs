@@ -189,20 +189,15 @@ impl<App: Send + Sync + 'static> Registry<App> {
     pub(crate) fn entry(&self, name: &str) -> Option<&Entry<App>> {
         let entries = &self.inner.entries;
         // A few names are found faster by comparing than by hashing (SipHash).
-        let found = if entries.len() <= 8 {
-            entries.iter().find(|entry| entry.def.name == name)
-        } else {
-            self.inner.index.get(name).map(|&i| &entries[i])
-        };
+        let found =
+            if entries.len() <= 8 { entries.iter().find(|entry| entry.def.name == name) } else { self.inner.index.get(name).map(|&i| &entries[i]) };
         found.or_else(|| self.inner.aliases.iter().find(|(alias, _)| alias == name).map(|&(_, i)| &entries[i]))
     }
 }
 
 impl<App> fmt::Debug for Registry<App> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Registry")
-            .field("tools", &self.inner.entries.iter().map(|e| &e.def.name).collect::<Vec<_>>())
-            .finish_non_exhaustive()
+        f.debug_struct("Registry").field("tools", &self.inner.entries.iter().map(|e| &e.def.name).collect::<Vec<_>>()).finish_non_exhaustive()
     }
 }
 
@@ -379,10 +374,7 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
     pub fn build(self) -> Result<Registry<App>, BuildError> {
         let mut problems = Vec::new();
         if self.config.limits.max_depth > crate::guard::MAX_ARGUMENT_DEPTH {
-            problems.push(BuildProblem::DepthLimitTooHigh {
-                depth: self.config.limits.max_depth,
-                max: crate::guard::MAX_ARGUMENT_DEPTH,
-            });
+            problems.push(BuildProblem::DepthLimitTooHigh { depth: self.config.limits.max_depth, max: crate::guard::MAX_ARGUMENT_DEPTH });
         }
         let mut entries: Vec<Entry<App>> = Vec::with_capacity(self.tools.len());
         let mut index = HashMap::with_capacity(self.tools.len());
@@ -446,10 +438,7 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
         for entry in &entries {
             for required in &entry.def.requires {
                 if !index.contains_key(required) {
-                    problems.push(BuildProblem::UnknownRequires {
-                        tool: entry.def.name.clone(),
-                        requires: required.clone(),
-                    });
+                    problems.push(BuildProblem::UnknownRequires { tool: entry.def.name.clone(), requires: required.clone() });
                 }
             }
             for related in &entry.def.related {
@@ -490,9 +479,10 @@ fn provider_names<App>(entries: &[Entry<App>], index: &HashMap<String, usize>, p
             problems.push(BuildProblem::ProviderTool { tool: tool.clone(), reason: reason.clone() });
         }
         let Some(wire) = declared.wire_name.as_ref().filter(|wire| **wire != tool) else { continue };
-        let other = index.get(wire).map(|&j| &entries[j].def.name).or_else(|| {
-            aliases.iter().find(|(alias, ..)| alias == wire).map(|&(_, j, _)| &entries[j].def.name)
-        });
+        let other = index
+            .get(wire)
+            .map(|&j| &entries[j].def.name)
+            .or_else(|| aliases.iter().find(|(alias, ..)| alias == wire).map(|&(_, j, _)| &entries[j].def.name));
         match other {
             Some(other) => problems.push(BuildProblem::ProviderNameTaken { tool, wire_name: wire.clone(), other: other.clone() }),
             None => aliases.push((wire.clone(), i, declared.runs == crate::providers::builtin::Runs::OnHost)),

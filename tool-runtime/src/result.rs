@@ -136,14 +136,7 @@ impl CallResult {
         self.structured.as_deref()
     }
 
-    pub(crate) fn success(
-        tool: SmolStr,
-        call_id: SmolStr,
-        text: String,
-        structured: Option<Box<Value>>,
-        truncated: bool,
-        ends_run: bool,
-    ) -> Self {
+    pub(crate) fn success(tool: SmolStr, call_id: SmolStr, text: String, structured: Option<Box<Value>>, truncated: bool, ends_run: bool) -> Self {
         CallResult {
             tool,
             call_id,
@@ -192,8 +185,7 @@ pub(crate) mod lines {
         } else {
             format!("Call one of: {}.", offered.join(", "))
         };
-        ToolError::not_found("UNKNOWN_TOOL", format!("There is no tool named \"{name}\" in this step. {available}"))
-            .no_retry()
+        ToolError::not_found("UNKNOWN_TOOL", format!("There is no tool named \"{name}\" in this step. {available}")).no_retry()
     }
 
     pub(crate) fn too_large(bytes: Option<usize>, max: usize) -> ToolError {
@@ -205,34 +197,21 @@ pub(crate) mod lines {
     }
 
     pub(crate) fn too_many_values(max: usize) -> ToolError {
-        ToolError::new(
-            413,
-            "ARGUMENTS_TOO_MANY_VALUES",
-            format!("The arguments hold more than {max} values. Send fewer items in one call."),
-        )
+        ToolError::new(413, "ARGUMENTS_TOO_MANY_VALUES", format!("The arguments hold more than {max} values. Send fewer items in one call."))
     }
 
     pub(crate) fn too_deep(max: usize) -> ToolError {
-        ToolError::bad_request(
-            "ARGUMENTS_TOO_DEEP",
-            format!("The arguments are nested more than {max} levels deep. Send a flatter value."),
-        )
+        ToolError::bad_request("ARGUMENTS_TOO_DEEP", format!("The arguments are nested more than {max} levels deep. Send a flatter value."))
     }
 
     pub(crate) fn not_json(tool: &str, error: &serde_json::Error) -> ToolError {
-        ToolError::bad_request(
-            "INVALID_ARGUMENTS",
-            format!("The arguments of {tool} are not valid JSON ({error}). Send one JSON object."),
-        )
+        ToolError::bad_request("INVALID_ARGUMENTS", format!("The arguments of {tool} are not valid JSON ({error}). Send one JSON object."))
     }
 
     pub(crate) fn schema(tool: &str, problems: &[String]) -> ToolError {
         ToolError::bad_request(
             "INVALID_ARGUMENTS",
-            format!(
-                "The arguments do not match the input schema of {tool}: {}. Fix these fields and call again.",
-                problems.join("; ")
-            ),
+            format!("The arguments do not match the input schema of {tool}: {}. Fix these fields and call again.", problems.join("; ")),
         )
     }
 
@@ -244,10 +223,7 @@ pub(crate) mod lines {
     }
 
     pub(crate) fn denied(reason: Option<&str>) -> ToolError {
-        ToolError::forbidden(
-            "POLICY_DENIED",
-            reason.unwrap_or("This call is not allowed. Tell the user it cannot be done here.").to_owned(),
-        )
+        ToolError::forbidden("POLICY_DENIED", reason.unwrap_or("This call is not allowed. Tell the user it cannot be done here.").to_owned())
     }
 
     pub(crate) fn rejected(text: Option<&str>) -> ToolError {
@@ -275,11 +251,7 @@ pub(crate) mod lines {
     }
 
     pub(crate) fn pending() -> ToolError {
-        ToolError::new(
-            202,
-            "APPROVAL_PENDING",
-            "This call waits for a human's approval and has not run yet.",
-        )
+        ToolError::new(202, "APPROVAL_PENDING", "This call waits for a human's approval and has not run yet.")
     }
 
     /// The code of a call its tool's own timeout stopped.
@@ -289,10 +261,7 @@ pub(crate) mod lines {
         ToolError::new(
             504,
             TOOL_TIMEOUT,
-            format!(
-                "The tool did not finish within {}; it was stopped. Try again later or with a smaller request.",
-                human_duration(timeout)
-            ),
+            format!("The tool did not finish within {}; it was stopped. Try again later or with a smaller request.", human_duration(timeout)),
         )
     }
 
@@ -301,10 +270,7 @@ pub(crate) mod lines {
         ToolError::new(
             504,
             TOOL_TIMEOUT,
-            format!(
-                "The call could not be started within {} (its journal was busy), so it was not run. Try again later.",
-                human_duration(timeout)
-            ),
+            format!("The call could not be started within {} (its journal was busy), so it was not run. Try again later.", human_duration(timeout)),
         )
     }
 

@@ -8,15 +8,15 @@ use std::time::Duration;
 use futures_util::future::join_all;
 use tokio_util::sync::CancellationToken;
 
-use crate::context::{CallInfo, ProgressSink, UserContext};
 use crate::call::{Arguments, CallOutcome, PendingCall};
-use crate::ids::fresh_call_id;
+use crate::context::{CallInfo, ProgressSink, UserContext};
 use crate::error_report::Escaped;
+use crate::ids::fresh_call_id;
 use crate::policy::PolicyKind;
 use crate::registry::{BuildError, Registry, RegistryBuilder};
+use crate::result::{CallResult, ResultKind, lines};
 use crate::steps::Steps;
 use crate::tool::BoxedTool;
-use crate::result::{lines, CallResult, ResultKind};
 use crate::tool::ToolDefinition;
 
 mod approvals;
@@ -369,11 +369,9 @@ impl<App: Send + Sync + 'static> Run<App> {
         let offered = self.steps.offered(&self.registry, self.app.as_ref(), &self.user);
         match &self.turn {
             None => offered,
-            Some(turn) => offered
-                .into_iter()
-                .filter(|def| turn.offers(&def.name))
-                .map(|def| turn.scoped(&def.name).map_or(def, |scoped| &scoped.def))
-                .collect(),
+            Some(turn) => {
+                offered.into_iter().filter(|def| turn.offers(&def.name)).map(|def| turn.scoped(&def.name).map_or(def, |scoped| &scoped.def)).collect()
+            }
         }
     }
 
@@ -513,8 +511,7 @@ impl<App: Send + Sync + 'static> Run<App> {
             let mut outcomes = Vec::with_capacity(calls.len());
             let mut group = Vec::new();
             for (info, call, refusal) in calls {
-                let decided_by_predicate =
-                    self.registry.definition(&call.name).is_some_and(|def| def.policy == PolicyKind::Predicate);
+                let decided_by_predicate = self.registry.definition(&call.name).is_some_and(|def| def.policy == PolicyKind::Predicate);
                 if decided_by_predicate && !group.is_empty() {
                     outcomes.extend(join_all(std::mem::take(&mut group)).await);
                 }

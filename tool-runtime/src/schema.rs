@@ -259,10 +259,7 @@ mod tests {
     #[test]
     fn required_and_additional_properties_are_always_present() {
         let schema = normalized(json!({"type": "object", "properties": {}})).unwrap();
-        assert_eq!(
-            schema,
-            json!({"$schema": SCHEMA_DIALECT, "type": "object", "properties": {}, "required": [], "additionalProperties": false})
-        );
+        assert_eq!(schema, json!({"$schema": SCHEMA_DIALECT, "type": "object", "properties": {}, "required": [], "additionalProperties": false}));
     }
 
     #[test]

@@ -9,9 +9,9 @@ use std::panic::AssertUnwindSafe;
 
 use crate::context::{StepView, UserContext};
 use crate::error::ToolError;
-use crate::error_report::{panic_message, ErrorKind, ErrorReport};
+use crate::error_report::{ErrorKind, ErrorReport, panic_message};
 use crate::registry::Registry;
-use crate::result::{lines, CallResult, ResultKind};
+use crate::result::{CallResult, ResultKind, lines};
 use crate::run::RunState;
 use crate::tool::ToolDefinition;
 

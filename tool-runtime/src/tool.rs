@@ -13,9 +13,9 @@ use schemars::{Schema, SchemaGenerator};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-pub use crate::definition::{EndsRun, Execution, Interim, Metadata, MetaValue, ToolDefinition, ToolMeta};
-use crate::context::{CallState, Ctx, StepView};
 use crate::__private::Args;
+use crate::context::{CallState, Ctx, StepView};
+pub use crate::definition::{EndsRun, Execution, Interim, MetaValue, Metadata, ToolDefinition, ToolMeta};
 use crate::error::ToolError;
 use crate::intent::ScopedTool;
 use crate::policy::Verdict;
@@ -93,7 +93,6 @@ pub struct Annotations {
     #[serde(rename = "openWorldHint", skip_serializing_if = "Option::is_none")]
     pub open_world: Option<bool>,
 }
-
 
 /// A tool usable in a `Registry<App>`. Implemented by `#[tool]` on the type
 /// it generates beside the function (same name); not meant to be written by
@@ -296,11 +295,9 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
         let mut generator = crate::schema::generator();
         let input = crate::schema::normalize_input(T::input_schema(&mut generator), &mut generator)?;
         let mut generator = crate::schema::output_generator();
-        let output = T::output_schema(&mut generator)
-            .map(|schema| crate::schema::with_definitions(schema, &mut generator));
+        let output = T::output_schema(&mut generator).map(|schema| crate::schema::with_definitions(schema, &mut generator));
         let mut generator = crate::schema::output_generator();
-        let failure = T::failure_schema(&mut generator)
-            .map(|schema| crate::schema::with_definitions(schema, &mut generator));
+        let failure = T::failure_schema(&mut generator).map(|schema| crate::schema::with_definitions(schema, &mut generator));
         let mut generator = crate::schema::generator();
         let scope = T::scope_schema(&mut generator).map(|schema| crate::schema::with_definitions(schema, &mut generator));
         Ok(ToolDefinition::from_meta(&T::META, &T::METADATA, &T::EXECUTION, input, [output, failure, scope]))

@@ -29,19 +29,8 @@ const MAX_PROBLEMS: usize = 10;
 
 /// Keywords that only inform (JSON Schema annotations; `format` is one in
 /// 2020-12, and the validator is not told to assert it).
-const ANNOTATIONS: &[&str] = &[
-    "$schema",
-    "$comment",
-    "description",
-    "title",
-    "default",
-    "examples",
-    "deprecated",
-    "readOnly",
-    "writeOnly",
-    "format",
-    "$defs",
-];
+const ANNOTATIONS: &[&str] =
+    &["$schema", "$comment", "description", "title", "default", "examples", "deprecated", "readOnly", "writeOnly", "format", "$defs"];
 
 /// Whether the schema of a tool whose input is a Rust type says nothing
 /// that parsing into that type does not check (see the module docs).
@@ -53,9 +42,7 @@ pub(crate) fn parser_enforces(schema: &Value) -> bool {
         "type" => value == "object",
         "required" => value.is_array(),
         "additionalProperties" => value == &Value::Bool(false),
-        "properties" => value
-            .as_object()
-            .is_some_and(|properties| properties.values().all(|property| plain(property, schema, 0))),
+        "properties" => value.as_object().is_some_and(|properties| properties.values().all(|property| plain(property, schema, 0))),
         other => ANNOTATIONS.contains(&other),
     })
 }
@@ -330,7 +317,9 @@ mod tests {
         assert!(text_exact(&schema, 3), "root, list, list");
         assert!(!text_exact(&schema, 2), "deeper than the limit");
         assert!(text_exact(&root(json!({})), 1));
-        for property in [json!(true), json!({"description": "anything"}), json!({"type": "array"}), json!({"type": "object", "additionalProperties": true})] {
+        for property in
+            [json!(true), json!({"description": "anything"}), json!({"type": "array"}), json!({"type": "object", "additionalProperties": true})]
+        {
             assert!(!text_exact(&root(json!({ "x": property.clone() })), 64), "{property}");
         }
     }

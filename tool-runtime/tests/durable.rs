@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tool_runtime::journal::{CallStart, Decision, DurableError, Journal, JournalError};
 use tool_runtime::prelude::*;
 use tool_runtime::{ErrorKind, ErrorReport, ResultKind, Run, RunError, RunState, ToolCall};
@@ -585,7 +585,10 @@ async fn resuming_with_an_incompatible_registry_names_the_tool(db: Db) {
     run.execute(vec![call("c2", "charge", json!({"cents": 5}))]).await;
     let without_charge = Registry::<Shop>::builder().tools(tools![refund]).build().unwrap();
     let Err(error) = without_charge.run(shop.clone()).durable(&journal, "t-1").await else { panic!("resumed without a journaled call's tool") };
-    assert!(error.to_string().contains("call `c2` of run `t-1` cannot be resumed with this registry: tool `charge` is not in this registry"), "{error}");
+    assert!(
+        error.to_string().contains("call `c2` of run `t-1` cannot be resumed with this registry: tool `charge` is not in this registry"),
+        "{error}"
+    );
 
     // A pending call's tool is gone.
     let without = Registry::<Shop>::builder().tools(tools![charge]).build().unwrap();
@@ -615,10 +618,7 @@ async fn a_journaled_result_that_no_longer_fits_the_output_schema_is_not_passed_
     let again = run.execute(vec![call("c1", "balance", json!({}))]).await;
     assert_eq!(again.results[0].kind, ResultKind::Internal, "{}", again.results[0].text);
     let reports = desk.reports.lock().unwrap().clone();
-    assert!(
-        reports.iter().any(|r| r.kind == ErrorKind::Output && r.error.contains("journaled result does not match")),
-        "{reports:?}"
-    );
+    assert!(reports.iter().any(|r| r.kind == ErrorKind::Output && r.error.contains("journaled result does not match")), "{reports:?}");
 }
 
 #[cfg(feature = "sqlite")]
@@ -635,8 +635,7 @@ async fn an_idempotency_key_that_panics_or_is_empty_runs_nothing() {
         Some(bill) => bill.to_owned(),
         None => panic!("no bill"),
     });
-    let registry =
-        Registry::<Shop>::builder().tool(pay).on_tool_error(move |report| sink.lock().unwrap().push(report.clone())).build().unwrap();
+    let registry = Registry::<Shop>::builder().tool(pay).on_tool_error(move |report| sink.lock().unwrap().push(report.clone())).build().unwrap();
     let shop = Arc::new(Shop::default());
     let journal = db.open().await;
     let mut run = registry.run(shop.clone()).durable(&journal, "t-1").await.unwrap();

@@ -9,8 +9,8 @@
 mod db;
 
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::json;
 use tool_runtime::journal::Journal;
@@ -91,7 +91,8 @@ async fn each_process_s_id_less_call_runs_its_own_effect(db: Db) {
             .output()
             .unwrap();
         let stdout = String::from_utf8_lossy(&output.stdout);
-        let line = stdout.lines().find_map(|line| Some(line.split_once("RESULT ")?.1)).unwrap_or_else(|| panic!("no result from the child: {stdout}"));
+        let line =
+            stdout.lines().find_map(|line| Some(line.split_once("RESULT ")?.1)).unwrap_or_else(|| panic!("no result from the child: {stdout}"));
         let (kind, rest) = line.split_once(' ').unwrap();
         let (runs, text) = rest.split_once(' ').unwrap();
         ran += runs.parse::<usize>().unwrap();

@@ -13,8 +13,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::json;
 use tool_runtime::journal::{
-    Approval, CallStart, Decided, Decision, Journal, JournalError, JournaledResult, ParkedCall, Pruned, Retention, RunRecord,
-    EXPIRED_BY,
+    Approval, CallStart, Decided, Decision, EXPIRED_BY, Journal, JournalError, JournaledResult, ParkedCall, Pruned, Retention, RunRecord,
 };
 use tool_runtime::{ResultKind, RunState};
 
@@ -616,8 +615,10 @@ async fn a_long_key_journaled_before_keys_were_hashed_is_still_found(db: Db) {
     // version stored it (the key itself; Postgres indexes that much).
     let key = format!("charge:{}", noise(600));
     let columns = "effect_key, run_id, call_id, tool, input, started_at, finished_at, kind, text, truncated, ends_run";
-    db.exec(format!("INSERT INTO journal_calls ({columns}) VALUES ('{key}', 't-1', 'c1', 'charge', '{{}}', 1, 2, 'success', 'charged', false, false)"))
-        .await;
+    db.exec(format!(
+        "INSERT INTO journal_calls ({columns}) VALUES ('{key}', 't-1', 'c1', 'charge', '{{}}', 1, 2, 'success', 'charged', false, false)"
+    ))
+    .await;
     // Sent again after the upgrade: replayed, not charged a second time.
     match journal.start_call("t-2", "c9", "charge", &json!({}), &key).await.unwrap() {
         CallStart::Finished(replayed) => assert_eq!(replayed.text, "charged"),

@@ -9,18 +9,17 @@
 #[path = "mcp/support.rs"]
 mod support;
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tool_runtime::mcp::McpServer;
 use tool_runtime::prelude::*;
 
 use support::*;
-
 
 #[tokio::test]
 async fn initialize_names_the_server_and_its_tool_capability() {
@@ -72,12 +71,7 @@ async fn a_providers_built_in_is_neither_listed_nor_callable() {
     use tool_runtime::providers::builtin::{BashInput, ProviderTool};
     let bash = ProviderTool::anthropic_bash("shell")
         .handler(|input: BashInput, _ctx: Ctx<Store>| async move { Ok::<_, ToolError>(input.command.unwrap_or_default()) });
-    let registry = Registry::<Store>::builder()
-        .tools(tools![hello])
-        .tool(ProviderTool::openai_web_search("web"))
-        .tool(bash)
-        .build()
-        .unwrap();
+    let registry = Registry::<Store>::builder().tools(tools![hello]).tool(ProviderTool::openai_web_search("web")).tool(bash).build().unwrap();
     let server = McpServer::new(registry, Arc::new(Store::default()));
     let mut wire = Wire::connect(&server, no_capabilities(), Human::Accept).await;
     assert_eq!(wire.names().await, ["hello"]);
@@ -141,14 +135,11 @@ async fn every_failure_is_an_is_error_result_with_the_models_line() {
     assert!(text(&missing).contains("INVALID_ARGUMENTS"), "{missing}");
 }
 
-
 #[tokio::test]
 async fn progress_reaches_the_client_before_the_result_when_it_asked() {
     let (server, _) = server();
     let mut wire = Wire::connect(&server, no_capabilities(), Human::Accept).await;
-    let id = wire
-        .start("tools/call", json!({"name": "count", "arguments": {"to": 3}, "_meta": {"progressToken": "p-1"}}))
-        .await;
+    let id = wire.start("tools/call", json!({"name": "count", "arguments": {"to": 3}, "_meta": {"progressToken": "p-1"}})).await;
     let counted = wire.response(id).await;
     assert_eq!(text(&counted), "3");
     let progress: Vec<&Value> = wire.seen.iter().filter(|m| m["method"] == "notifications/progress").collect();
@@ -192,21 +183,18 @@ async fn the_interim_text_reaches_a_client_that_asked_for_progress() {
     assert!(!wire.seen.iter().any(|m| m["method"] == "notifications/progress"), "no token, no interim notification");
 }
 
-
 #[tokio::test]
 async fn cancelling_a_call_cancels_its_tool_and_the_session_goes_on() {
     let (server, store) = server();
     let mut wire = Wire::connect(&server, no_capabilities(), Human::Accept).await;
     let id = wire.start("tools/call", json!({"name": "count", "arguments": {"to": 500}})).await;
     tokio::time::sleep(Duration::from_millis(100)).await;
-    wire.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id, "reason": "user"}}))
-        .await;
+    wire.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id, "reason": "user"}})).await;
     assert!(eventually(|| store.cancelled.load(Ordering::SeqCst) == 1).await, "the tool was stopped");
     // No response is owed for a cancelled request; the session serves on.
     let items = wire.call("list_items", json!({})).await;
     assert_eq!(text(&items), "[1,2,3]");
 }
-
 
 /// One item with a long name, cut at 50 characters for the model.
 #[tool(read_only, max_output_chars = 50)]
@@ -242,7 +230,6 @@ async fn a_cut_output_never_reaches_the_client_whole_as_structured_content() {
     assert!(text(&item).contains("[output truncated: showing the first 50"), "{item}");
     assert!(item.to_string().len() < 1_000, "{} bytes sent", item.to_string().len());
 }
-
 
 /// Asks a policy service that never answers; counts the asks it abandoned.
 #[tool(policy = ask_forever)]
@@ -415,7 +402,10 @@ async fn an_external_tool_is_run_by_the_servers_runner_and_unlisted_without_one(
     assert_eq!(wire.names().await, ["pick_colour", "hello"]);
     assert_eq!(text(&wire.call("pick_colour", json!({"palette": "warm"})).await), "amber");
     let failed = wire.call("pick_colour", json!({"palette": "none"})).await;
-    assert_eq!((failed["isError"].clone(), text(&failed)), (json!(true), "code: NO_COLOUR, status: 404, userMessage: The user picked nothing; ask again later."));
+    assert_eq!(
+        (failed["isError"].clone(), text(&failed)),
+        (json!(true), "code: NO_COLOUR, status: 404, userMessage: The user picked nothing; ask again later.")
+    );
     let wrong = wire.call("pick_colour", json!({"palette": "cold"})).await;
     assert!(text(&wrong).contains("status: 500"), "{wrong}");
     let invalid = wire.call("pick_colour", json!({"palette": 3})).await;

@@ -204,8 +204,7 @@ async fn with_a_journal_the_clients_answer_is_journaled_as_the_decision() {
     // The one approval in the journal was decided by the client's user.
     use sqlx::Connection;
     let mut conn = sqlx::SqliteConnection::connect(&path).await.unwrap();
-    let decided: Vec<(String, String)> =
-        sqlx::query_as("SELECT decision, decided_by FROM journal_approvals").fetch_all(&mut conn).await.unwrap();
+    let decided: Vec<(String, String)> = sqlx::query_as("SELECT decision, decided_by FROM journal_approvals").fetch_all(&mut conn).await.unwrap();
     assert_eq!(decided, [("approve".to_owned(), "u-mcp".to_owned())]);
 }
 
@@ -229,9 +228,8 @@ async fn with_a_journal_a_decision_accepted_in_the_last_moment_of_the_ttl_runs()
     use tool_runtime::journal::{Decision, Journal};
 
     // `LAST_MOMENT_PERCENTS` (say `90,91,92,93,94,95`) tries more moments.
-    let percents: Vec<u32> = std::env::var("LAST_MOMENT_PERCENTS")
-        .map(|list| list.split(',').map(|p| p.trim().parse().unwrap()).collect())
-        .unwrap_or_else(|_| vec![95]);
+    let percents: Vec<u32> =
+        std::env::var("LAST_MOMENT_PERCENTS").map(|list| list.split(',').map(|p| p.trim().parse().unwrap()).collect()).unwrap_or_else(|_| vec![95]);
     let ttl = Duration::from_millis(1_000);
     let (journal, path) = journal("last_moment").await;
     let (server, store) = server_of(tools![get_item, delete_item], Some(ttl));
@@ -263,7 +261,7 @@ async fn with_a_journal_a_decision_accepted_in_the_last_moment_of_the_ttl_runs()
 #[cfg(feature = "sqlite")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_a_journal_a_call_whose_client_left_is_settled_and_its_decider_told() {
-    use tool_runtime::journal::{Decision, Journal, JournalError, GONE_BY};
+    use tool_runtime::journal::{Decision, GONE_BY, Journal, JournalError};
 
     let (journal, path) = journal("client_left").await;
     let (server, store) = server();

@@ -14,9 +14,9 @@ mod support;
 use std::sync::Arc;
 
 use serde_json::json;
+use tool_runtime::Block;
 use tool_runtime::mcp::McpServer;
 use tool_runtime::prelude::*;
-use tool_runtime::Block;
 
 use support::*;
 

@@ -15,7 +15,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tool_runtime::mcp::{McpServer, Unauthorized};
@@ -70,10 +70,7 @@ async fn exchange(addr: SocketAddr, head: &str, body: &[u8]) -> Reply {
     stream.write_all(head.as_bytes()).await.unwrap();
     stream.write_all(body).await.unwrap();
     let mut raw = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut raw))
-        .await
-        .expect("a reply within 10s")
-        .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut raw)).await.expect("a reply within 10s").unwrap();
     parse(&raw)
 }
 
@@ -82,10 +79,8 @@ fn parse(raw: &[u8]) -> Reply {
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no HTTP reply: {text:?}"));
     let mut lines = head.lines();
     let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|line| line.split_once(':'))
-        .map(|(key, value)| (key.trim().to_owned(), value.trim().to_owned()))
-        .collect();
+    let headers: Vec<(String, String)> =
+        lines.filter_map(|line| line.split_once(':')).map(|(key, value)| (key.trim().to_owned(), value.trim().to_owned())).collect();
     let chunked = headers.iter().any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
     let body = if chunked { dechunk(body) } else { body.to_owned() };
     Reply { status, headers, body }
@@ -246,10 +241,7 @@ async fn an_idle_session_is_closed() {
 #[tokio::test]
 async fn serving_a_non_loopback_address_without_authentication_is_refused_at_start() {
     let listener = TcpListener::bind("0.0.0.0:0").await.unwrap();
-    let error = tokio::time::timeout(Duration::from_secs(5), server().serve_http(listener))
-        .await
-        .expect("refused at once")
-        .unwrap_err();
+    let error = tokio::time::timeout(Duration::from_secs(5), server().serve_http(listener)).await.expect("refused at once").unwrap_err();
     assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput);
     let message = error.to_string();
     assert!(message.contains("without authentication"), "{message}");
@@ -388,10 +380,7 @@ async fn a_body_that_does_not_arrive_in_time_is_refused_with_408() {
     stream.write_all(post_head(addr, &headers, Some(1000)).as_bytes()).await.unwrap();
     stream.write_all(br#"{"jsonrpc""#).await.unwrap();
     let mut raw = Vec::new();
-    tokio::time::timeout(Duration::from_secs(3), stream.read_to_end(&mut raw))
-        .await
-        .expect("an answer within 3 s")
-        .unwrap();
+    tokio::time::timeout(Duration::from_secs(3), stream.read_to_end(&mut raw)).await.expect("an answer within 3 s").unwrap();
     let reply = parse(&raw);
     assert_eq!(reply.status, 408, "{reply:?}");
     assert!(reply.body.contains("did not arrive within 300ms"), "{reply:?}");

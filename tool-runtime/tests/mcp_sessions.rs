@@ -17,7 +17,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tool_runtime::mcp::{McpServer, Unauthorized};
@@ -307,7 +307,7 @@ async fn with_a_hook_a_caller_it_names_no_user_cannot_open_a_session() {
 
 #[tokio::test]
 async fn calls_waiting_for_approval_are_capped_per_user_and_in_all_over_sessions() {
-    use support::{elicitation, text, Human, Wire};
+    use support::{Human, Wire, elicitation, text};
     let (server, store) = support::server();
     let alice = server.with_user(UserContext::new("alice")).with_max_waiting_approvals_per_user(2).with_max_waiting_approvals(3);
     let bob = alice.clone().with_user(UserContext::new("bob"));
@@ -437,8 +437,5 @@ async fn in_a_durable_session_a_call_outlives_another_users_flood_and_its_outcom
     assert_eq!(result_text(&reply, 2), "sent 2", "{reply:?}");
     let calls = journal.calls_of_run(&parked[0].run_id).await.unwrap();
     let outcomes: Vec<_> = calls.iter().map(|call| &call.outcome).collect();
-    assert!(
-        matches!(outcomes.as_slice(), [CallStart::Finished(result)] if result.text == "sent 2"),
-        "the call's outcome is journaled: {outcomes:?}"
-    );
+    assert!(matches!(outcomes.as_slice(), [CallStart::Finished(result)] if result.text == "sent 2"), "the call's outcome is journaled: {outcomes:?}");
 }

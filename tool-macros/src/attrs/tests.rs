@@ -36,9 +36,23 @@ fn the_attribute_syntax_is_kept() {
     let mut errors = Errors::default();
     let attrs = ToolAttrs::parse(
         quote!(
-            name = "n", description = "d", title = "t", tags("a", "b"), read_only = false, destructive,
-            idempotent = true, open_world, policy = needs_approval, visible_when = a::b, requires("x"),
-            ends_run = c::d, timeout = "2m", max_output_chars = 10, parallel_safe, strict = false, crate = ::x
+            name = "n",
+            description = "d",
+            title = "t",
+            tags("a", "b"),
+            read_only = false,
+            destructive,
+            idempotent = true,
+            open_world,
+            policy = needs_approval,
+            visible_when = a::b,
+            requires("x"),
+            ends_run = c::d,
+            timeout = "2m",
+            max_output_chars = 10,
+            parallel_safe,
+            strict = false,
+            crate = ::x
         ),
         &mut errors,
     );
@@ -59,8 +73,13 @@ fn the_metadata_keys_are_read() {
     let mut errors = Errors::default();
     let attrs = ToolAttrs::parse(
         quote!(
-            kind = "read", examples("look(1)"), example_prompts("where is it?", "find it"), related("other"),
-            always_active, classification = "finds things", scope_prompt = "scope to one",
+            kind = "read",
+            examples("look(1)"),
+            example_prompts("where is it?", "find it"),
+            related("other"),
+            always_active,
+            classification = "finds things",
+            scope_prompt = "scope to one",
             meta(owner = "ops", cost = 3, neg = -2, ratio = 0.5, beta = true)
         ),
         &mut errors,
@@ -82,9 +101,7 @@ fn the_metadata_keys_are_read() {
 
 #[test]
 fn metadata_misuse_is_reported_per_value() {
-    let found = messages(quote!(
-        kind("read"), classification = 3, scope_prompt = "", meta(a = some::path, b = 1, b = 2, c = 99999999999999999999)
-    ));
+    let found = messages(quote!(kind("read"), classification = 3, scope_prompt = "", meta(a = some::path, b = 1, b = 2, c = 99999999999999999999)));
     assert!(found[0].starts_with("`kind` takes one string, not a list"), "{found:?}");
     assert!(found[1].starts_with("`classification` takes a string"), "{found:?}");
     assert!(found[2].starts_with("`scope_prompt` is empty"), "{found:?}");
@@ -124,8 +141,16 @@ fn the_durable_run_keys_are_read() {
 fn durable_run_key_misuse_says_what_to_write() {
     let found = messages(quote!(idempotency_key = "order_id", replay = "no"));
     assert_eq!(found.len(), 2, "{found:?}");
-    assert!(found[0].starts_with("`idempotency_key` takes the path of a function\nhelp: write `idempotency_key = path::to::function`, a `fn(&Input) -> String`"), "{found:?}");
-    assert_eq!(found[1], "`replay` takes a bool\nhelp: write `replay = false` to run the tool again in a durable run even when the journal holds its result");
+    assert!(
+        found[0].starts_with(
+            "`idempotency_key` takes the path of a function\nhelp: write `idempotency_key = path::to::function`, a `fn(&Input) -> String`"
+        ),
+        "{found:?}"
+    );
+    assert_eq!(
+        found[1],
+        "`replay` takes a bool\nhelp: write `replay = false` to run the tool again in a durable run even when the journal holds its result"
+    );
     let found = messages(quote!(idempotency_key, replay(false)));
     assert_eq!(found.len(), 2, "{found:?}");
     assert!(found[0].starts_with("`idempotency_key` needs a value\nhelp: write `idempotency_key = path::to::function`"), "{found:?}");

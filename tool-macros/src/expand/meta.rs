@@ -24,12 +24,8 @@ pub(crate) fn meta(attrs: &ToolAttrs, name: &str, doc: &TokenStream, p: &TokenSt
     let title = opt_str(&attrs.title);
     let tags = &attrs.tags;
     let requires = &attrs.requires;
-    let (read_only, destructive, idempotent, open_world) = (
-        opt_bool(attrs.read_only),
-        opt_bool(attrs.destructive),
-        opt_bool(attrs.idempotent),
-        opt_bool(attrs.open_world),
-    );
+    let (read_only, destructive, idempotent, open_world) =
+        (opt_bool(attrs.read_only), opt_bool(attrs.destructive), opt_bool(attrs.idempotent), opt_bool(attrs.open_world));
     let policy = match &attrs.policy {
         None | Some((PolicyAttr::Allow, _)) => quote!(Allow),
         Some((PolicyAttr::Deny, _)) => quote!(Deny),
@@ -138,7 +134,6 @@ pub(super) fn metadata(attrs: &ToolAttrs, p: &TokenStream) -> TokenStream {
     }
     quote!(const METADATA: #p::Metadata = #p::Metadata { #(#fields,)* ..#p::Metadata::EMPTY };)
 }
-
 
 /// `const EXECUTION` of the `Tool` impl, with only the keys written (the
 /// rest from `Execution::DEFAULT`); nothing for a tool without them, which

@@ -111,7 +111,13 @@ fn a_context_without_its_app_type_is_left_to_rustc_and_probed() {
 
 #[test]
 fn the_function_and_a_stub_type_are_emitted_even_with_errors() {
-    let tokens = tool(quote!(bogus), quote!(async fn look() {})).to_string();
+    let tokens = tool(
+        quote!(bogus),
+        quote!(
+            async fn look() {}
+        ),
+    )
+    .to_string();
     assert!(tokens.contains("async fn look"), "{tokens}");
     assert!(tokens.contains("compile_error"), "{tokens}");
     assert!(tokens.contains("struct look"), "{tokens}");
@@ -177,12 +183,18 @@ fn print_three_parameter_expansion() {
 
 #[test]
 fn a_tool_without_metadata_keys_emits_nothing_for_them() {
-    let tokens = tool(quote!(read_only), quote! { /// Docs.
-        async fn look() -> String { String::new() } })
+    let tokens = tool(
+        quote!(read_only),
+        quote! { /// Docs.
+        async fn look() -> String { String::new() } },
+    )
     .to_string();
     assert!(!tokens.contains("METADATA") && !tokens.contains("Metadata"), "{tokens}");
-    let tokens = tool(quote!(kind = "read", meta(cost = 2)), quote! { /// Docs.
-        async fn look() -> String { String::new() } })
+    let tokens = tool(
+        quote!(kind = "read", meta(cost = 2)),
+        quote! { /// Docs.
+        async fn look() -> String { String::new() } },
+    )
     .to_string();
     assert!(tokens.contains("const METADATA : :: tool_runtime :: __private :: Metadata = :: tool_runtime :: __private :: Metadata {"), "{tokens}");
     assert!(tokens.contains("kind : :: core :: option :: Option :: Some (\"read\")"), "{tokens}");
@@ -209,8 +221,11 @@ fn related_and_meta_are_checked_against_the_tool() {
 #[test]
 fn only_a_tool_written_result_with_its_own_error_type_probes_for_a_typed_failure() {
     let expand = |output: TokenStream| {
-        tool(quote!(), quote! { /// Docs.
-            async fn look() -> #output { todo!() } })
+        tool(
+            quote!(),
+            quote! { /// Docs.
+            async fn look() -> #output { todo!() } },
+        )
         .to_string()
     };
     let typed = expand(quote!(Result<String, OrderFailure>));
@@ -233,12 +248,18 @@ fn only_a_tool_written_result_with_its_own_error_type_probes_for_a_typed_failure
 
 #[test]
 fn only_a_tool_with_interim_emits_an_execution_constant() {
-    let tokens = tool(quote!(read_only, timeout = "5s"), quote! { /// Docs.
-        async fn look() -> String { String::new() } })
+    let tokens = tool(
+        quote!(read_only, timeout = "5s"),
+        quote! { /// Docs.
+        async fn look() -> String { String::new() } },
+    )
     .to_string();
     assert!(!tokens.contains("EXECUTION") && !tokens.contains("Execution"), "{tokens}");
-    let tokens = tool(quote!(interim = "Still looking...", interim_after = "1500ms"), quote! { /// Docs.
-        async fn look() -> String { String::new() } })
+    let tokens = tool(
+        quote!(interim = "Still looking...", interim_after = "1500ms"),
+        quote! { /// Docs.
+        async fn look() -> String { String::new() } },
+    )
     .to_string();
     assert!(tokens.contains("const EXECUTION : :: tool_runtime :: __private :: Execution = :: tool_runtime :: __private :: Execution {"), "{tokens}");
     assert!(
@@ -246,8 +267,11 @@ fn only_a_tool_with_interim_emits_an_execution_constant() {
         "{tokens}"
     );
     assert!(tokens.contains(".. :: tool_runtime :: __private :: Execution :: DEFAULT"), "{tokens}");
-    let tokens = tool(quote!(interim = "Still looking..."), quote! { /// Docs.
-        async fn look() -> String { String::new() } })
+    let tokens = tool(
+        quote!(interim = "Still looking..."),
+        quote! { /// Docs.
+        async fn look() -> String { String::new() } },
+    )
     .to_string();
     assert!(tokens.contains(":: tool_runtime :: __private :: Interim :: DEFAULT_AFTER"), "the runtime's default delay: {tokens}");
 }
@@ -263,34 +287,49 @@ fn interim_mistakes_are_reported_on_their_keys() {
         (quote!(interim = "Wait.", interim_after = "5s", timeout = "5s"), "`interim_after` is not shorter than `timeout`"),
     ];
     for (args, expected) in cases {
-        let errors = errors_of(args.clone(), parse_quote! {
-            /// Docs.
-            async fn look() {}
-        });
+        let errors = errors_of(
+            args.clone(),
+            parse_quote! {
+                /// Docs.
+                async fn look() {}
+            },
+        );
         assert_eq!(errors.len(), 1, "{args}: {errors:?}");
         assert!(errors[0].starts_with(expected), "{args}: {errors:?}");
     }
-    let errors = errors_of(quote!(interim = "Wait.", timeout = "2s"), parse_quote! {
-        /// Docs.
-        async fn look() {}
-    });
+    let errors = errors_of(
+        quote!(interim = "Wait.", timeout = "2s"),
+        parse_quote! {
+            /// Docs.
+            async fn look() {}
+        },
+    );
     assert!(errors.len() == 1 && errors[0].starts_with("`interim` (sent after 2000ms by default) is not shorter"), "{errors:?}");
-    let errors = errors_of(quote!(interim = "Wait.", interim_after = "1s", timeout = "2s"), parse_quote! {
-        /// Docs.
-        async fn look() {}
-    });
+    let errors = errors_of(
+        quote!(interim = "Wait.", interim_after = "1s", timeout = "2s"),
+        parse_quote! {
+            /// Docs.
+            async fn look() {}
+        },
+    );
     assert!(errors.is_empty(), "{errors:?}");
 }
 
 #[test]
 fn only_the_durable_run_keys_written_reach_the_execution_constant() {
-    let tokens = tool(quote!(idempotency_key = order_key), quote! { /// Docs.
-        async fn look(order: String) -> String { order } })
+    let tokens = tool(
+        quote!(idempotency_key = order_key),
+        quote! { /// Docs.
+        async fn look(order: String) -> String { order } },
+    )
     .to_string();
     assert!(tokens.contains("Execution { idempotency_key : true , .. :: tool_runtime :: __private :: Execution :: DEFAULT }"), "{tokens}");
     assert!(!tokens.contains("replay"), "{tokens}");
-    let tokens = tool(quote!(replay = false), quote! { /// Docs.
-        async fn look(order: String) -> String { order } })
+    let tokens = tool(
+        quote!(replay = false),
+        quote! { /// Docs.
+        async fn look(order: String) -> String { order } },
+    )
     .to_string();
     assert!(tokens.contains("Execution { replay : false , .. :: tool_runtime :: __private :: Execution :: DEFAULT }"), "{tokens}");
     assert!(!tokens.contains("idempotency_key") && !tokens.contains("fn effect_key"), "{tokens}");
@@ -298,8 +337,11 @@ fn only_the_durable_run_keys_written_reach_the_execution_constant() {
 
 #[test]
 fn idempotency_key_calls_its_function_through_the_probe() {
-    let tokens = tool(quote!(idempotency_key = keys::order_key), quote! { /// Docs.
-        async fn look(order: String) -> String { order } })
+    let tokens = tool(
+        quote!(idempotency_key = keys::order_key),
+        quote! { /// Docs.
+        async fn look(order: String) -> String { order } },
+    )
     .to_string();
     assert!(
         tokens.contains(
@@ -308,21 +350,30 @@ fn idempotency_key_calls_its_function_through_the_probe() {
         ),
         "{tokens}"
     );
-    let tokens = tool(quote!(read_only), quote! { /// Docs.
-        async fn look(order: String) -> String { order } })
+    let tokens = tool(
+        quote!(read_only),
+        quote! { /// Docs.
+        async fn look(order: String) -> String { order } },
+    )
     .to_string();
     assert!(!tokens.contains("effect_key"), "no key function without the key: {tokens}");
 }
 
 #[test]
 fn reconcile_calls_its_hook_through_the_probe() {
-    let tokens = tool(quote!(reconcile = bank::paid), quote! { /// Docs.
-        async fn pay(order: String) -> String { order } })
+    let tokens = tool(
+        quote!(reconcile = bank::paid),
+        quote! { /// Docs.
+        async fn pay(order: String) -> String { order } },
+    )
     .to_string();
     assert!(tokens.contains(":: tool_runtime :: __private :: reconcile_call (bank :: paid , input)"), "{tokens}");
     assert!(tokens.contains("fn reconcile (input : & Self :: Input)"), "{tokens}");
-    let tokens = tool(quote!(read_only), quote! { /// Docs.
-        async fn pay(order: String) -> String { order } })
+    let tokens = tool(
+        quote!(read_only),
+        quote! { /// Docs.
+        async fn pay(order: String) -> String { order } },
+    )
     .to_string();
     assert!(!tokens.contains("reconcile"), "no hook without the key: {tokens}");
 }
@@ -335,10 +386,13 @@ fn replay_contradictions_are_reported_on_replay() {
         (quote!(replay = false, idempotency_key = key), "`replay = false` contradicts `idempotency_key`\nhelp: a tool that always runs again"),
     ];
     for (args, expected) in cases {
-        let errors = errors_of(args.clone(), parse_quote! {
-            /// Docs.
-            async fn look() {}
-        });
+        let errors = errors_of(
+            args.clone(),
+            parse_quote! {
+                /// Docs.
+                async fn look() {}
+            },
+        );
         assert_eq!(errors.len(), 1, "{args}: {errors:?}");
         assert!(errors[0].starts_with(expected), "{args}: {errors:?}");
     }
@@ -352,10 +406,13 @@ fn replay_contradictions_are_reported_on_replay() {
         quote!(idempotency_key = key, destructive),
     ];
     for args in allowed {
-        let errors = errors_of(args.clone(), parse_quote! {
-            /// Docs.
-            async fn look() {}
-        });
+        let errors = errors_of(
+            args.clone(),
+            parse_quote! {
+                /// Docs.
+                async fn look() {}
+            },
+        );
         assert!(errors.is_empty(), "{args}: {errors:?}");
     }
 }

@@ -24,23 +24,23 @@ pub use serde_json;
 pub use core::time::Duration;
 
 pub use crate::context::{CallState, Ctx, StepView};
-pub use crate::tool::{
-    Annotations, BoxError, CallFuture, EndsRun, Execution, Failure, Interim, Metadata, MetaValue, ParsedFrom, PolicyCall, Tool, ToolMeta,
-    ToolOutput,
-};
 pub use crate::policy::{PolicyKind, Verdict};
-
-pub use names::{assert_unique_names, Named};
-pub use probes::{
-    CtxAppWritten, CtxParam, DefaultParam, effect_key_call, EffectKey, ends_run_call, EndsRunProbe, EndsRunVerdict, InputParam, IntoVerdict, NoApp, ParallelSafeWhen, ParallelVerdict,
-    PolicyProbe, reconcile_call, scope_fn, ScopeFn, SyncEndsRun, SyncPolicy, ToolInput, ToolParam, VisibleWhen,
+pub use crate::tool::{
+    Annotations, BoxError, CallFuture, EndsRun, Execution, Failure, Interim, MetaValue, Metadata, ParsedFrom, PolicyCall, Tool, ToolMeta, ToolOutput,
 };
+
 pub use crate::intent::ScopedTool;
-pub use crate::streamed::{drain, Preliminary};
+pub use crate::streamed::{Preliminary, drain};
+pub use names::{Named, assert_unique_names};
+pub use probes::{
+    CtxAppWritten, CtxParam, DefaultParam, EffectKey, EndsRunProbe, EndsRunVerdict, InputParam, IntoVerdict, NoApp, ParallelSafeWhen,
+    ParallelVerdict, PolicyProbe, ScopeFn, SyncEndsRun, SyncPolicy, ToolInput, ToolParam, VisibleWhen, effect_key_call, ends_run_call,
+    reconcile_call, scope_fn,
+};
 pub use readers::Args;
-pub use recovery::{output_of, recovery_call, OutputOf, Recovered, RecoveryProbe, SyncRecovery};
-pub use returns::{output, FailureProbe, PlainReturn, Returned, ToolErrorType, ToolReturn, UntypedFailure};
+pub use recovery::{OutputOf, Recovered, RecoveryProbe, SyncRecovery, output_of, recovery_call};
+pub use returns::{FailureProbe, PlainReturn, Returned, ToolErrorType, ToolReturn, UntypedFailure, output};
 pub use schemas::{
-    param_description, struct_schema, FailureSchema, InputSchema, MaybeJson, NoFailureSchema, NoOutputSchema, NotJson,
-    OutputSchema, PlainOutputSchema,
+    FailureSchema, InputSchema, MaybeJson, NoFailureSchema, NoOutputSchema, NotJson, OutputSchema, PlainOutputSchema, param_description,
+    struct_schema,
 };

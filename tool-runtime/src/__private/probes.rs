@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::readers::Args;
 use super::returns::ToolReturn;
-use super::schemas::{struct_schema, InputSchema};
+use super::schemas::{InputSchema, struct_schema};
 use crate::context::{Ctx, StepView};
 use crate::policy::Verdict;
 use crate::tool::{BoxError, Failure, PolicyCall, ToolOutput};
@@ -25,13 +25,7 @@ use crate::tool::{BoxError, Failure, PolicyCall, ToolOutput};
 )]
 pub trait ToolParam: Sized {
     /// Adds the parameter to the input schema.
-    fn add_to(
-        schema: &mut InputSchema,
-        generator: &mut SchemaGenerator,
-        name: &'static str,
-        doc: &'static str,
-        default: Option<Option<Value>>,
-    );
+    fn add_to(schema: &mut InputSchema, generator: &mut SchemaGenerator, name: &'static str, doc: &'static str, default: Option<Option<Value>>);
 
     /// Reads the parameter from the arguments.
     fn take_from(args: &mut Args<'_>, name: &'static str) -> Result<Self, serde_json::Error>;
@@ -42,13 +36,7 @@ pub trait ToolParam: Sized {
 // No supertraits: each would be reported on its own, without this message.
 #[diagnostic::do_not_recommend]
 impl<T: DeserializeOwned + JsonSchema> ToolParam for T {
-    fn add_to(
-        schema: &mut InputSchema,
-        generator: &mut SchemaGenerator,
-        name: &'static str,
-        doc: &'static str,
-        default: Option<Option<Value>>,
-    ) {
+    fn add_to(schema: &mut InputSchema, generator: &mut SchemaGenerator, name: &'static str, doc: &'static str, default: Option<Option<Value>>) {
         schema.param::<T>(generator, name, doc, default);
     }
 

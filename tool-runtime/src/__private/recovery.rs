@@ -8,8 +8,8 @@ use std::panic::AssertUnwindSafe;
 
 use futures_util::FutureExt;
 
-use crate::error_report::panic_message;
 use crate::error_report::Escaped;
+use crate::error_report::panic_message;
 
 /// `recovery_call(recovery, &input, &error, output_of(&returned))?.decide().await`:
 /// calls the recovery of a tool whose output is `T`; `None` when it

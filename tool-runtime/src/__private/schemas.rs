@@ -21,13 +21,7 @@ impl InputSchema {
     }
 
     /// Adds a property as schemars' derive would for a struct field.
-    pub fn param<T: JsonSchema>(
-        &mut self,
-        generator: &mut SchemaGenerator,
-        name: &'static str,
-        doc: &'static str,
-        default: Option<Option<Value>>,
-    ) {
+    pub fn param<T: JsonSchema>(&mut self, generator: &mut SchemaGenerator, name: &'static str, doc: &'static str, default: Option<Option<Value>>) {
         let mut schema = generator.subschema_for::<T>();
         let description = param_description(self.tool_doc, name, doc);
         if !description.is_empty() {

@@ -2,7 +2,7 @@
 //! limits (block count, MIME types, links' texts, bytes), then the output
 //! limit over their lines, by the rule of the [module docs](super).
 
-use super::{kind, resource_header, Block, Resource, ResourceBody};
+use super::{Block, Resource, ResourceBody, kind, resource_header};
 use crate::error::ToolError;
 
 /// Most bytes of a block's MIME type: 255, as RFC 6838 allows 127 for
@@ -219,7 +219,8 @@ mod tests {
         let err = render(vec![Block::image(vec![0; 11], "image/png")], 1000, limits).unwrap_err();
         assert_eq!((err.code(), err.status()), ("CONTENT_TOO_LARGE", 413));
         assert!(err.model_line().contains("an image (image/png) of 11 bytes; the limit is 10 bytes per block"), "{}", err.model_line());
-        let err = render(vec![Block::audio(vec![0; 8], "audio/wav"), Block::resource_text("u", "text/plain", "y".repeat(8))], 1000, limits).unwrap_err();
+        let err =
+            render(vec![Block::audio(vec![0; 8], "audio/wav"), Block::resource_text("u", "text/plain", "y".repeat(8))], 1000, limits).unwrap_err();
         assert!(err.model_line().contains("16 bytes of binary content; the limit is 15 bytes per result"), "{}", err.model_line());
     }
 
@@ -233,7 +234,10 @@ mod tests {
         assert_eq!(blocks.len(), 4, "{blocks:?}");
         assert_eq!(blocks[..3], [Block::text("abcdef"), image, Block::text("ghij")], "the image is kept whole");
         let Block::Text(third) = &blocks[3] else { panic!() };
-        assert_eq!(third, "kl\n[output truncated: showing 70 of 73 characters, and 4 of 5 blocks; ask for less (a narrower query, fewer items) to see the rest]");
+        assert_eq!(
+            third,
+            "kl\n[output truncated: showing 70 of 73 characters, and 4 of 5 blocks; ask for less (a narrower query, fewer items) to see the rest]"
+        );
         assert!(text.starts_with("abcdef\n[an image (image/png, 50 bytes) that cannot be shown here]\nghij\nkl\n[output truncated"), "{text}");
         let (_, _, cut) = render(vec![Block::text("abc"), Block::text("def")], 6, ContentLimits::default()).unwrap();
         assert!(!cut, "the lines' separators do not count");

@@ -29,8 +29,7 @@ pub(crate) fn contradictions<App>(tool: &DynamicTool<App>) -> Vec<String> {
         );
     } else if read_only && !def.parallel_safe {
         found.push(
-            "`parallel_safe = false` contradicts `read_only`: a read-only tool is always parallel-safe; remove `parallel_safe(false)`"
-                .to_owned(),
+            "`parallel_safe = false` contradicts `read_only`: a read-only tool is always parallel-safe; remove `parallel_safe(false)`".to_owned(),
         );
     }
     if def.ends_turn && def.ends_run != EndsRun::Never {

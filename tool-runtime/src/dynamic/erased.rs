@@ -19,7 +19,9 @@ use crate::tool::{BoxError, BoxFuture, CallFuture, EndsRun, ErasedTool, Failure,
 impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
     fn definition(&self) -> Result<ToolDefinition, String> {
         if self.content_blocks && self.definition.output_schema.is_some() {
-            return Err("a dynamic tool with `content_blocks(true)` returns blocks, not a value, so it has no output schema: drop `output_schema`".to_owned());
+            return Err(
+                "a dynamic tool with `content_blocks(true)` returns blocks, not a value, so it has no output schema: drop `output_schema`".to_owned()
+            );
         }
         let schema = &self.definition.input_schema;
         match schema.get("type") {
@@ -77,7 +79,7 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
             None => {
                 let _: () = rebuild(scope, tool);
                 Ok(())
-            },
+            }
         }
     }
 

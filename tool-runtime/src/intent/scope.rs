@@ -352,7 +352,10 @@ mod tests {
         });
         let cases: Vec<Change> = vec![
             (|s| s["anyOf"] = json!([{"properties": {"admin": {}}}]), "/anyOf: `anyOf` may not be added beside `unevaluated"),
-            (|s| s["allOf"].as_array_mut().unwrap().push(json!({"properties": {"admin": {}}})), "/allOf: `allOf` may not be added beside `unevaluated"),
+            (
+                |s| s["allOf"].as_array_mut().unwrap().push(json!({"properties": {"admin": {}}})),
+                "/allOf: `allOf` may not be added beside `unevaluated",
+            ),
             (|s| s["allOf"][0] = json!({"patternProperties": {"^a": {}}}), "/allOf/0/patternProperties: `patternProperties` may not"),
             (|s| s["allOf"][1]["additionalProperties"] = json!({"type": "string"}), "/allOf/1/additionalProperties: `additionalProperties` may"),
             (|s| s["additionalProperties"] = json!({"type": "boolean"}), "/additionalProperties: `additionalProperties` may not be added"),

@@ -8,8 +8,8 @@ use std::time::SystemTime;
 
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
-use super::records::{encode_decision, millis, RowReader};
-use super::{limits, on_pool, Approval, Decided, Decision, Journal, JournalError, ParkedCall, EXPIRED_BY};
+use super::records::{RowReader, encode_decision, millis};
+use super::{Approval, Decided, Decision, EXPIRED_BY, Journal, JournalError, ParkedCall, limits, on_pool};
 
 const PARK: &str = "INSERT INTO journal_approvals (call_id, run_id, tool, input, user_id, parked_at, expires_at) \
      VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run_id, call_id) DO NOTHING";

@@ -68,10 +68,9 @@ pub(crate) fn id(field: &'static str, value: &str) -> Result<(), JournalError> {
 pub(crate) fn text(field: &'static str, value: &str) -> Result<(), JournalError> {
     match value.find('\0') {
         None => Ok(()),
-        Some(at) => Err(JournalError::Refused {
-            field,
-            why: format!("it holds a NUL character (at byte {at}), which Postgres cannot store; remove it"),
-        }),
+        Some(at) => {
+            Err(JournalError::Refused { field, why: format!("it holds a NUL character (at byte {at}), which Postgres cannot store; remove it") })
+        }
     }
 }
 

@@ -252,9 +252,8 @@ where
     where
         String: Decode<'r, R::Database> + Type<R::Database>,
     {
-        let key = row
-            .try_get::<String, _>(key_column)
-            .map_err(|e| JournalError::corrupt(table, "(unreadable)", format!("column {key_column}: {e}")))?;
+        let key =
+            row.try_get::<String, _>(key_column).map_err(|e| JournalError::corrupt(table, "(unreadable)", format!("column {key_column}: {e}")))?;
         Ok(RowReader { row, table, key })
     }
 
@@ -279,8 +278,7 @@ where
         Option<String>: Decode<'r, R::Database> + Type<R::Database>,
     {
         let text: Option<String> = self.get(column)?;
-        text.map(|text| serde_json::from_str(&text).map_err(|e| self.corrupt(format!("column {column} is not valid JSON ({e})"))))
-            .transpose()
+        text.map(|text| serde_json::from_str(&text).map_err(|e| self.corrupt(format!("column {column} is not valid JSON ({e})")))).transpose()
     }
 
     pub(crate) fn time(&self, column: &'static str) -> Result<SystemTime, JournalError>

@@ -4,7 +4,7 @@
 use std::time::{Duration, SystemTime};
 
 use super::records::millis;
-use super::{on_pool, Journal, JournalError};
+use super::{Journal, JournalError, on_pool};
 
 /// How long the journal keeps what is finished: [`Journal::prune`]
 /// deletes the rows of finished runs (and of calls journaled without a run)

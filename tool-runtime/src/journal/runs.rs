@@ -25,8 +25,8 @@ use std::time::SystemTime;
 
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
-use super::records::{encode_state, millis, RowReader};
-use super::{limits, on_pool, Journal, JournalError, RunRecord};
+use super::records::{RowReader, encode_state, millis};
+use super::{Journal, JournalError, RunRecord, limits, on_pool};
 use crate::run::RunState;
 use crate::steps::Unsaved;
 

@@ -8,7 +8,7 @@
 //! advisory lock inside the transaction), so that processes opening one
 //! database at once apply each migration once.
 
-use super::{records::millis, Journal, JournalError};
+use super::{Journal, JournalError, records::millis};
 
 /// The newest schema version this code knows.
 pub(crate) const LATEST: i64 = 4;
@@ -82,12 +82,7 @@ macro_rules! apply_body {
         }
         for (version, sql) in (1..).zip($migrations.iter()).skip(current as usize) {
             sqlx::raw_sql(*sql).execute(&mut **$tx).await.map_err(failed())?;
-            sqlx::query(RECORD_VERSION)
-                .bind(version)
-                .bind(millis(std::time::SystemTime::now()))
-                .execute(&mut **$tx)
-                .await
-                .map_err(failed())?;
+            sqlx::query(RECORD_VERSION).bind(version).bind(millis(std::time::SystemTime::now())).execute(&mut **$tx).await.map_err(failed())?;
         }
         Ok(())
     }};

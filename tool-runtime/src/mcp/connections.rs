@@ -105,8 +105,5 @@ async fn linger(mut stream: TcpStream) {
 /// An error of one connection (its client gave up before it was
 /// accepted), not of the listener.
 fn is_connection_error(error: &io::Error) -> bool {
-    matches!(
-        error.kind(),
-        io::ErrorKind::ConnectionRefused | io::ErrorKind::ConnectionAborted | io::ErrorKind::ConnectionReset
-    )
+    matches!(error.kind(), io::ErrorKind::ConnectionRefused | io::ErrorKind::ConnectionAborted | io::ErrorKind::ConnectionReset)
 }

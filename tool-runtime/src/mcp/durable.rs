@@ -15,17 +15,17 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
+use rmcp::RoleServer;
 use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use rmcp::service::{ElicitationMode, RequestContext};
-use rmcp::RoleServer;
 
-use super::session::{approval_message, McpSession, Waiting};
+use super::session::{McpSession, Waiting, approval_message};
 use crate::call::{Arguments, PendingCall};
 use crate::durable::Durable;
-use crate::error_report::{ErrorKind, ErrorReport};
 use crate::error_report::Escaped;
-use crate::journal::{Decision, JournalError, ParkedCall, EXPIRED_BY, GONE_BY};
-use crate::result::{lines, CallResult, ResultKind};
+use crate::error_report::{ErrorKind, ErrorReport};
+use crate::journal::{Decision, EXPIRED_BY, GONE_BY, JournalError, ParkedCall};
+use crate::result::{CallResult, ResultKind, lines};
 
 /// How often a waiting call looks for a decision made out of band.
 const POLL: Duration = Duration::from_millis(200);

@@ -12,9 +12,7 @@ use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::{Request, State};
-use axum::http::header::{
-    HeaderName, AUTHORIZATION, CONNECTION, CONTENT_LENGTH, HOST, ORIGIN, RETRY_AFTER, WWW_AUTHENTICATE,
-};
+use axum::http::header::{AUTHORIZATION, CONNECTION, CONTENT_LENGTH, HOST, HeaderName, ORIGIN, RETRY_AFTER, WWW_AUTHENTICATE};
 use axum::http::uri::Authority;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::middleware::Next;
@@ -86,9 +84,7 @@ impl Unauthorized {
 
     /// A request with no usable `Authorization: Bearer` header.
     pub fn missing_bearer_token() -> Self {
-        Unauthorized::new(
-            "Unauthorized: this MCP server needs a bearer token. Send it as `Authorization: Bearer <token>`.",
-        )
+        Unauthorized::new("Unauthorized: this MCP server needs a bearer token. Send it as `Authorization: Bearer <token>`.")
     }
 }
 
@@ -218,11 +214,7 @@ async fn read_body(checks: &Checks, body: axum::body::Body) -> Result<Bytes, Res
             return Err((StatusCode::BAD_REQUEST, text).into_response());
         }
     };
-    let limits = crate::guard::ArgumentLimits {
-        max_bytes: usize::MAX,
-        max_depth: usize::MAX,
-        max_values: checks.max_body_values,
-    };
+    let limits = crate::guard::ArgumentLimits { max_bytes: usize::MAX, max_depth: usize::MAX, max_values: checks.max_body_values };
     if crate::guard::check_text(text, &limits).is_err() {
         let text = format!(
             "Payload Too Large: this request body holds more than {} JSON values (the tools' limit plus \
@@ -414,10 +406,7 @@ mod tests {
 
     #[test]
     fn hosts_match_by_name_and_by_port_where_the_entry_names_one() {
-        let allowed: Vec<String> = ["localhost", "127.0.0.1", "::1", "mcp.example.com:8443", "[::1]:9000"]
-            .into_iter()
-            .map(String::from)
-            .collect();
+        let allowed: Vec<String> = ["localhost", "127.0.0.1", "::1", "mcp.example.com:8443", "[::1]:9000"].into_iter().map(String::from).collect();
         for host in ["localhost", "LOCALHOST:80", "127.0.0.1:8080", "[::1]", "[::1]:5", "mcp.example.com:8443"] {
             assert!(host_allowed(host, &allowed), "{host}");
         }

@@ -7,9 +7,9 @@ use std::future::{Future, IntoFuture};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams, ElicitationAction,
-    ElicitationSchema, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ProgressToken, ProtocolVersion, ResourceContents, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams, ElicitationAction, ElicitationSchema,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion, ResourceContents, ServerCapabilities,
+    ServerConfig, Tool,
 };
 use rmcp::service::{ElicitationMode, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -17,13 +17,13 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::sessions::BoundedSessions;
-use super::{http, McpServer};
+use super::{McpServer, http};
 use crate::call::{CallOutcome, PendingCall};
-use crate::content::{base64, Block, ResourceBody};
+use crate::content::{Block, ResourceBody, base64};
 use crate::context::{Progress, ProgressSink, UserContext};
 use crate::error::ToolError;
 use crate::error_report::Escaped;
-use crate::result::{lines, CallResult, ResultKind};
+use crate::result::{CallResult, ResultKind, lines};
 use crate::steps::Steps;
 use crate::tool::{ParsedFrom, ToolDefinition};
 
@@ -107,10 +107,7 @@ impl<App: Send + Sync + 'static> McpSession<App> {
         let offered = run.steps.offered(&server.registry, server.app.as_ref(), user).into_iter();
         // A provider's built-in tool is that provider's: never an MCP tool;
         // an external tool is listed only where a runner runs it.
-        offered
-            .filter(|def| def.provider_defined.is_none() && (!def.external || server.external.is_some()))
-            .map(map)
-            .collect()
+        offered.filter(|def| def.provider_defined.is_none() && (!def.external || server.external.is_some())).map(map).collect()
     }
 
     /// Who makes this request: the user the authentication hook gave for
@@ -160,12 +157,7 @@ impl<App: Send + Sync + 'static> McpSession<App> {
             self.offered_names(&run, user)
         };
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let mut call = server
-            .registry
-            .call(&server.app, &request.name, arguments)
-            .user(user.clone())
-            .cancellation(&context.ct)
-            .offered(offered);
+        let mut call = server.registry.call(&server.app, &request.name, arguments).user(user.clone()).cancellation(&context.ct).offered(offered);
         if let Some(sink) = progress {
             call = call.progress(sink);
         }
@@ -294,9 +286,8 @@ impl<App> Drop for Waiting<'_, App> {
 impl<App: Send + Sync + 'static> ServerHandler for McpSession<App> {
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
-        let config = ServerConfig::new(capabilities)
-            .with_server_info(self.server.info.clone())
-            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
+        let config =
+            ServerConfig::new(capabilities).with_server_info(self.server.info.clone()).with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
         match &self.server.instructions {
             Some(instructions) => config.with_instructions(instructions.clone()),
             None => config,
@@ -307,11 +298,7 @@ impl<App: Send + Sync + 'static> ServerHandler for McpSession<App> {
         Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::LATEST_WITH_INITIALIZE))
     }
 
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
+    async fn list_tools(&self, _request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
         let user = self.caller(&context.extensions);
         let tools = self.offered(&self.lock(), &user, mcp_tool);
         Ok(ListToolsResult::with_all_items(tools))
@@ -321,11 +308,7 @@ impl<App: Send + Sync + 'static> ServerHandler for McpSession<App> {
         self.server.registry.definition(name).map(mcp_tool)
     }
 
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
+    async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
         let user = self.caller(&context.extensions);
         let _in_flight = self.sessions.as_ref().and_then(|sessions| sessions.call_in_flight(&context.extensions));
         // Boxed: rmcp moves the handler's future into a task per request, so

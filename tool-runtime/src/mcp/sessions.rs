@@ -41,8 +41,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use std::time::Duration;
 
-use axum::http::header::RETRY_AFTER;
 use axum::http::StatusCode;
+use axum::http::header::RETRY_AFTER;
 use axum::response::{IntoResponse, Response};
 use futures_util::{Stream, StreamExt};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
@@ -414,9 +414,12 @@ impl SessionManager for BoundedSessions {
     async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
         // A session idle past its time is gone, even before a sweep; one its
         // client ended takes no new requests.
-        let open = self.shared.ledger().open.get(id).is_some_and(|session| {
-            !session.ending && (session.busy > 0 || session.used.elapsed() < self.shared.limits.idle)
-        });
+        let open = self
+            .shared
+            .ledger()
+            .open
+            .get(id)
+            .is_some_and(|session| !session.ending && (session.busy > 0 || session.used.elapsed() < self.shared.limits.idle));
         Ok(open && self.shared.inner.has_session(id).await?)
     }
 
@@ -452,10 +455,7 @@ impl SessionManager for BoundedSessions {
         self.shared.inner.accept_message(id, message).await
     }
 
-    async fn create_standalone_stream(
-        &self,
-        id: &SessionId,
-    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+    async fn create_standalone_stream(&self, id: &SessionId) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         self.touch(id);
         self.shared.inner.create_standalone_stream(id).await
     }

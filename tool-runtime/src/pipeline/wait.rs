@@ -21,10 +21,10 @@ use tracing::Instrument;
 use super::Ended;
 use crate::context::CallInfo;
 use crate::error::ToolError;
-use crate::error_report::{ErrorKind, ErrorReport};
 use crate::error_report::Escaped;
+use crate::error_report::{ErrorKind, ErrorReport};
 use crate::registry::{Entry, Registry};
-use crate::result::{lines, CallResult, ResultKind};
+use crate::result::{CallResult, ResultKind, lines};
 use crate::tool::{CallFuture, Failure, Interim, ToolOutput};
 
 impl<App: Send + Sync + 'static> Registry<App> {

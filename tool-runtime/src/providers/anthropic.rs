@@ -11,10 +11,10 @@
 //! the registry's `^[a-z][a-z0-9_]{0,63}$`, so every registered tool passes
 //! it; a hand-made [`ToolDefinition`] is checked.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
-use super::builtin::{is_function, Provider, ProviderItem};
-use super::{check_name, failed, pointer, DialectError, Export, ExportOptions, PayloadError, Reader};
+use super::builtin::{Provider, ProviderItem, is_function};
+use super::{DialectError, Export, ExportOptions, PayloadError, Reader, check_name, failed, pointer};
 use crate::call::Arguments;
 use crate::result::CallResult;
 use crate::run::ToolCall;

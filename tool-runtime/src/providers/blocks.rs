@@ -24,10 +24,10 @@
 
 use std::fmt;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::Dialect;
-use crate::content::{base64, kind, Block, ResourceBody};
+use crate::content::{Block, ResourceBody, base64, kind};
 use crate::error_report::Escaped;
 use crate::result::CallResult;
 

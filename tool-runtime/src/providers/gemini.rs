@@ -24,19 +24,18 @@
 //! properties below the root (a map, an empty struct) is a
 //! [`DialectError::Unsupported`]: Gemini refuses such objects.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
-use crate::schema::resolve;
 pub use super::builtin::items::gemini_items as provider_items;
-use super::builtin::{route, Provider, Route};
+use super::builtin::{Provider, Route, route};
 use super::{
-    check_name, discriminated, failed, pointer, rename, show, show_all, DialectError, Export, ExportOptions, Losses, Moved,
-    PayloadError, Reader,
+    DialectError, Export, ExportOptions, Losses, Moved, PayloadError, Reader, check_name, discriminated, failed, pointer, rename, show, show_all,
 };
 use crate::call::Arguments;
 use crate::ids::fresh_call_id;
 use crate::result::CallResult;
 use crate::run::ToolCall;
+use crate::schema::resolve;
 use crate::tool::ToolDefinition;
 
 const PROVIDER: &str = "gemini";
@@ -68,8 +67,7 @@ const KEPT: &[&str] = &[
 ];
 
 /// Keywords that only inform the model.
-const INFORMATIONAL: &[&str] =
-    &["deprecated", "readOnly", "writeOnly", "$comment", "$id", "$anchor", "contentEncoding", "contentMediaType"];
+const INFORMATIONAL: &[&str] = &["deprecated", "readOnly", "writeOnly", "$comment", "$id", "$anchor", "contentEncoding", "contentMediaType"];
 
 /// The formats Gemini documents, per type.
 fn format_supported(kind: Option<&str>, format: &str) -> bool {
@@ -222,10 +220,7 @@ impl Subset<'_> {
                     [one] => Some(one.to_uppercase()),
                     [] => None,
                     several => {
-                        map.insert(
-                            "anyOf".into(),
-                            Value::Array(several.iter().map(|kind| json!({"type": kind})).collect()),
-                        );
+                        map.insert("anyOf".into(), Value::Array(several.iter().map(|kind| json!({"type": kind})).collect()));
                         None
                     }
                 }
@@ -328,11 +323,7 @@ impl Subset<'_> {
                     self.losses.information(at, &key, "dropped: Gemini does not support it");
                 }
                 _ => {
-                    self.losses.constraint(
-                        at,
-                        &key,
-                        "moved into the description: Gemini does not support it; validation still enforces it",
-                    );
+                    self.losses.constraint(at, &key, "moved into the description: Gemini does not support it; validation still enforces it");
                     moved.constraint(&key, &value);
                 }
             }
@@ -366,12 +357,7 @@ impl Subset<'_> {
             });
         };
         if self.stack.contains(&name) {
-            return Err(DialectError::Recursive {
-                provider: PROVIDER,
-                tool: self.def.name.clone(),
-                type_name: name,
-                pointer: source.to_owned(),
-            });
+            return Err(DialectError::Recursive { provider: PROVIDER, tool: self.def.name.clone(), type_name: name, pointer: source.to_owned() });
         }
         let mut merged = target.clone();
         for (key, value) in map {

@@ -80,7 +80,7 @@ pub mod mcp;
 pub mod openai;
 mod prepared;
 
-pub use blocks::{result_losses, ResultLoss};
+pub use blocks::{ResultLoss, result_losses};
 pub use prepared::{Dialect, Prepared};
 
 /// Settings of an export.
@@ -383,9 +383,10 @@ pub(crate) fn discriminated(alternatives: &[Value], root: &Value) -> bool {
         let mut seen: Vec<&Value> = Vec::new();
         objects.iter().all(|object| {
             let required = object.get("required").and_then(Value::as_array).is_some_and(|names| names.iter().any(|n| n == tag));
-            let value = object.get("properties").and_then(|p| p.get(tag)).and_then(|p| {
-                p.get("const").or_else(|| p.get("enum").and_then(Value::as_array).filter(|e| e.len() == 1).and_then(|e| e.first()))
-            });
+            let value = object
+                .get("properties")
+                .and_then(|p| p.get(tag))
+                .and_then(|p| p.get("const").or_else(|| p.get("enum").and_then(Value::as_array).filter(|e| e.len() == 1).and_then(|e| e.first())));
             match value {
                 Some(value) if required && !seen.contains(&value) => {
                     seen.push(value);
@@ -409,11 +410,7 @@ pub(crate) fn check_name(
 ) -> Result<(), DialectError> {
     let mut chars = name.chars();
     let ok = chars.next().is_some_and(first) && chars.all(rest) && name.chars().count() <= max;
-    if ok {
-        Ok(())
-    } else {
-        Err(DialectError::Name { provider, tool: name.to_owned(), rule })
-    }
+    if ok { Ok(()) } else { Err(DialectError::Name { provider, tool: name.to_owned(), rule }) }
 }
 
 /// Reads a provider payload, with errors that say where it went wrong.

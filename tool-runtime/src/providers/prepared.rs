@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{anthropic, gemini, mcp, openai, DialectError, Export, ExportOptions, Loss};
+use super::{DialectError, Export, ExportOptions, Loss, anthropic, gemini, mcp, openai};
 use crate::tool::ToolDefinition;
 
 /// A provider dialect, for a [`Prepared`] export.
@@ -86,11 +86,7 @@ impl Prepared {
     /// Exports every tool of `defs` (usually `registry.definitions()`) in
     /// `dialect` and serialises each entry. Fails as the dialect's own
     /// `tools` function would, on the first tool it cannot express.
-    pub fn new<'a>(
-        dialect: Dialect,
-        defs: impl IntoIterator<Item = &'a ToolDefinition>,
-        options: &ExportOptions,
-    ) -> Result<Prepared, DialectError> {
+    pub fn new<'a>(dialect: Dialect, defs: impl IntoIterator<Item = &'a ToolDefinition>, options: &ExportOptions) -> Result<Prepared, DialectError> {
         let mut text = String::new();
         let (mut entries, mut index, mut all_losses) = (Vec::new(), HashMap::new(), Vec::new());
         let (mut separate, mut skipped) = (Vec::new(), Vec::new());

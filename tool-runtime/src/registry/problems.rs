@@ -44,7 +44,9 @@ pub enum BuildProblem {
     },
     /// A failure schema and a `meta` entry named `failureSchema`: they would
     /// be exported under the same MCP `_meta` key.
-    #[error("tool `{tool}` has a failure schema and a `meta` entry named `failureSchema`, which MCP `_meta` exports under the same key; rename the `meta` entry")]
+    #[error(
+        "tool `{tool}` has a failure schema and a `meta` entry named `failureSchema`, which MCP `_meta` exports under the same key; rename the `meta` entry"
+    )]
     FailureSchemaInMeta {
         /// The tool.
         tool: String,

@@ -9,7 +9,7 @@
 //! are swept when they would keep a newer call from waiting.
 
 use crate::call::{Arguments, PendingCall};
-use crate::result::{lines, CallResult, ResultKind};
+use crate::result::{CallResult, ResultKind, lines};
 
 use super::{Deadline, Run, RunError};
 
@@ -107,7 +107,8 @@ impl<App: Send + Sync + 'static> Run<App> {
         if self.durable.is_some() {
             return self.sweep_journaled().await;
         }
-        let (expired, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pending).into_iter().partition(|pending| self.registry.has_expired(pending));
+        let (expired, waiting): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut self.pending).into_iter().partition(|pending| self.registry.has_expired(pending));
         self.pending = waiting;
         expired.into_iter().map(|pending| self.registry.expire(pending)).collect()
     }

@@ -5,9 +5,9 @@
 //! failed `max_retries` times in this run, and a call of an external tool
 //! beyond `max_external_calls`.
 
-use crate::ids::fresh_call_id;
 use crate::error::ToolError;
-use crate::result::{lines, CallResult, ResultKind};
+use crate::ids::fresh_call_id;
+use crate::result::{CallResult, ResultKind, lines};
 
 use super::{Run, ToolCall};
 

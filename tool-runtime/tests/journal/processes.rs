@@ -57,11 +57,7 @@ async fn one_run(journal: &Journal, process: usize, index: usize) -> Result<bool
     }
 }
 
-async fn journal_writes(
-    journal: &Journal,
-    process: usize,
-    index: usize,
-) -> Result<bool, (&'static str, JournalError)> {
+async fn journal_writes(journal: &Journal, process: usize, index: usize) -> Result<bool, (&'static str, JournalError)> {
     let run_id = format!("p{process}-r{index}");
     let mut run = RunRecord::new(&run_id);
     journal.save_run(&run).await.map_err(|e| ("save_run", e))?;
@@ -119,9 +115,7 @@ fn journal_child() {
                 journal.close().await;
                 result
             };
-            let (shared, alone) = tokio::join!(one_run(&journal, process, index), async {
-                if index + 1 < runs { Some(alone.await) } else { None }
-            });
+            let (shared, alone) = tokio::join!(one_run(&journal, process, index), async { if index + 1 < runs { Some(alone.await) } else { None } });
             outcome(index, shared);
             if let Some(alone) = alone {
                 outcome(index + 1, alone);
@@ -162,12 +156,7 @@ async fn several_processes_write_one_journal_without_a_storage_error(db: Db) {
     let failures: Vec<&str> = lines.iter().copied().filter(|line| line.contains("FAILED")).collect();
     let done: Vec<&str> = lines.iter().copied().filter(|line| line.contains("DONE")).collect();
     let won: usize = done.iter().filter_map(|line| line.rsplit(' ').next()?.parse::<usize>().ok()).sum();
-    eprintln!(
-        "{processes} processes x {runs} runs in {:.1?}: {} failed writes, {} processes done",
-        started.elapsed(),
-        failures.len(),
-        done.len()
-    );
+    eprintln!("{processes} processes x {runs} runs in {:.1?}: {} failed writes, {} processes done", started.elapsed(), failures.len(), done.len());
     assert!(failures.is_empty(), "{} failed writes, first ones: {:#?}", failures.len(), &failures[..failures.len().min(5)]);
     assert_eq!(done.len(), processes, "every process finished: {outputs:#?}");
     assert_eq!(won, runs, "each shared key was started by exactly one process");

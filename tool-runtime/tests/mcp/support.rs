@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
-use tool_runtime::mcp::rmcp::ServiceExt;
 use tool_runtime::mcp::McpServer;
+use tool_runtime::mcp::rmcp::ServiceExt;
 use tool_runtime::prelude::*;
 
 #[derive(Default)]
@@ -87,10 +87,7 @@ pub fn first_step<App>(view: &StepView<'_, App>) -> bool {
 }
 
 pub fn server() -> (McpServer<Store>, Arc<Store>) {
-    let registry = Registry::<Store>::builder()
-        .tools(tools![list_items, get_item, delete_item, count, hello])
-        .build()
-        .unwrap();
+    let registry = Registry::<Store>::builder().tools(tools![list_items, get_item, delete_item, count, hello]).build().unwrap();
     let store = Arc::new(Store::default());
     (McpServer::new(registry, store.clone()).with_name("store", "1.2.3"), store)
 }
@@ -134,20 +131,10 @@ impl Wire {
             }
         });
         let (reader, writer) = tokio::io::split(client);
-        let mut wire = Wire {
-            reader: BufReader::new(reader),
-            writer,
-            next_id: 1,
-            human,
-            seen: Vec::new(),
-            asked: Vec::new(),
-            initialized: Value::Null,
-        };
+        let mut wire =
+            Wire { reader: BufReader::new(reader), writer, next_id: 1, human, seen: Vec::new(), asked: Vec::new(), initialized: Value::Null };
         wire.initialized = wire
-            .request(
-                "initialize",
-                json!({"protocolVersion": version, "capabilities": capabilities, "clientInfo": {"name": "wire", "version": "0"}}),
-            )
+            .request("initialize", json!({"protocolVersion": version, "capabilities": capabilities, "clientInfo": {"name": "wire", "version": "0"}}))
             .await;
         wire.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
         wire
@@ -251,7 +238,6 @@ pub async fn eventually(done: impl Fn() -> bool) -> bool {
     }
     done()
 }
-
 
 pub fn server_of(tools: Vec<tool_runtime::BoxedTool<Store>>, ttl: Option<Duration>) -> (McpServer<Store>, Arc<Store>) {
     let mut builder = Registry::<Store>::builder().tools(tools);

@@ -5,7 +5,7 @@ use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
 use serde_json::{Map, Value};
 
 use super::exact::{Exact, ExactObject};
-use super::fields::{parse_struct_text, read_raw, Cursor, TextFields};
+use super::fields::{Cursor, TextFields, parse_struct_text, read_raw};
 
 /// The arguments of a call, read one parameter at a time: the one reader
 /// of a `#[tool]`'s input, over either source. Borrowed: the registry keeps
@@ -149,11 +149,7 @@ impl<'a> Text<'a> {
 /// A tool's few arguments are found faster by comparing names than by
 /// hashing them (the map's hasher is SipHash).
 fn get<'m>(map: &'m Map<String, Value>, name: &str) -> Option<&'m Value> {
-    if map.len() <= 8 {
-        map.iter().rev().find_map(|(key, value)| (key == name).then_some(value))
-    } else {
-        map.get(name)
-    }
+    if map.len() <= 8 { map.iter().rev().find_map(|(key, value)| (key == name).then_some(value)) } else { map.get(name) }
 }
 
 /// Text the reader leaves to the value path (never shown to the model).

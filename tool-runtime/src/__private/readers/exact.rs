@@ -348,12 +348,12 @@ impl<'de, A: de::VariantAccess<'de>> de::VariantAccess<'de> for NestedVariant<'d
 
 #[cfg(test)]
 mod tests {
-    use serde::de::DeserializeOwned;
     use serde::Deserialize;
+    use serde::de::DeserializeOwned;
 
     use super::*;
-    use crate::__private::readers::args::parse_struct;
     use crate::__private::Args;
+    use crate::__private::readers::args::parse_struct;
 
     /// What `T` reads from `value` on the full path, and what serde_json
     /// reads from it, as results with the error's text.
@@ -446,7 +446,20 @@ mod tests {
             let (exact, plain) = exact_and_plain::<Option<Inner>>(&value);
             assert_eq!(exact, plain, "{text}");
         }
-        for text in [r#""Unit""#, r#"{"Unit":null}"#, r#""Nope""#, r#"{"New":{"name":"a"}}"#, r#"{"New":{"name":"a"},"Unit":null}"#, r#"{}"#, r#"{"Tuple":[1,2]}"#, r#"{"Tuple":[1]}"#, r#"{"Tuple":[]}"#, r#"{"Tuple":7}"#, r#""Tuple""#, "3"] {
+        for text in [
+            r#""Unit""#,
+            r#"{"Unit":null}"#,
+            r#""Nope""#,
+            r#"{"New":{"name":"a"}}"#,
+            r#"{"New":{"name":"a"},"Unit":null}"#,
+            r#"{}"#,
+            r#"{"Tuple":[1,2]}"#,
+            r#"{"Tuple":[1]}"#,
+            r#"{"Tuple":[]}"#,
+            r#"{"Tuple":7}"#,
+            r#""Tuple""#,
+            "3",
+        ] {
             let value: Value = serde_json::from_str(text).unwrap();
             let (exact, plain) = exact_and_plain::<Kind>(&value);
             assert_eq!(exact, plain, "{text}");

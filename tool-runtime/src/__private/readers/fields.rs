@@ -148,9 +148,10 @@ impl<'a> TextFields<'a> {
         let inline = &self.inline[..self.len.min(INLINE)];
         let at = |start: u32, end: u32| self.text.get(start as usize..end as usize);
         // Keys and values start and end at ASCII bytes: on character boundaries.
-        inline.iter().chain(&self.more).find_map(|&[key_start, key_end, start, end]| {
-            (at(key_start, key_end)? == name).then(|| at(start, end)).flatten()
-        })
+        inline
+            .iter()
+            .chain(&self.more)
+            .find_map(|&[key_start, key_end, start, end]| (at(key_start, key_end)? == name).then(|| at(start, end)).flatten())
     }
 }
 
@@ -323,11 +324,7 @@ impl<'de> Deserializer<'de> for &mut Scalar<'de> {
     }
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Fallback> {
-        if self.eat("null") {
-            visitor.visit_none()
-        } else {
-            visitor.visit_some(self)
-        }
+        if self.eat("null") { visitor.visit_none() } else { visitor.visit_some(self) }
     }
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(self, _name: &'static str, visitor: V) -> Result<V::Value, Fallback> {
@@ -541,7 +538,24 @@ mod tests {
         assert!(scalar_agrees::<Id>("7"));
         // Left to serde_json: escapes, control characters, signs, fractions,
         // exponents, leading zeros, out-of-range values, other types.
-        for text in [r#""a\nb""#, "\"a\tb\"", r#""\u00e9""#, r#""open"#, "-1", "-0", "+1", "1.0", "1e2", "1E2", "01", "18446744073709551616", "tru", "nul", "[1]", "{}"] {
+        for text in [
+            r#""a\nb""#,
+            "\"a\tb\"",
+            r#""\u00e9""#,
+            r#""open"#,
+            "-1",
+            "-0",
+            "+1",
+            "1.0",
+            "1e2",
+            "1E2",
+            "01",
+            "18446744073709551616",
+            "tru",
+            "nul",
+            "[1]",
+            "{}",
+        ] {
             assert!(!scalar_agrees::<String>(text), "{text:?}");
             assert!(!scalar_agrees::<u64>(text) && !scalar_agrees::<i32>(text) && !scalar_agrees::<bool>(text), "{text:?}");
         }

@@ -6,7 +6,7 @@
 //! the model's calls into errors.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 /// A call of Anthropic's bash tool: a command to run in the session, or a
 /// restart of the session.

@@ -3,7 +3,7 @@
 use serde_json::{Map, Value};
 
 use super::{Provider, ProviderDefined};
-use crate::providers::{pointer, PayloadError, Reader};
+use crate::providers::{PayloadError, Reader, pointer};
 use crate::tool::ToolDefinition;
 
 // No variant is named `Result`: a public item of that name makes the

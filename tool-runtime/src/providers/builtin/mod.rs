@@ -62,7 +62,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
 pub use inputs::{BashInput, TextEditorCommand};
 pub use items::{ItemKind, ProviderItem};
@@ -216,13 +216,29 @@ impl ProviderTool {
     /// Arguments: `max_uses`, `allowed_domains`, `blocked_domains`,
     /// `user_location`.
     pub fn anthropic_web_search(name: impl Into<String>) -> Self {
-        Self::new(name, Provider::Anthropic, "web_search_20250305", "web_search", Some("web_search"), Runs::AtProvider, "Anthropic's built-in web search.")
+        Self::new(
+            name,
+            Provider::Anthropic,
+            "web_search_20250305",
+            "web_search",
+            Some("web_search"),
+            Runs::AtProvider,
+            "Anthropic's built-in web search.",
+        )
     }
 
     /// Anthropic's bash tool (`bash_20250124`, called `bash`), run on the
     /// host: give it a [`handler`](Self::handler) reading a [`BashInput`].
     pub fn anthropic_bash(name: impl Into<String>) -> Self {
-        let mut tool = Self::new(name, Provider::Anthropic, "bash_20250124", "bash", Some("bash"), Runs::OnHost, "Run a shell command in a persistent bash session.");
+        let mut tool = Self::new(
+            name,
+            Provider::Anthropic,
+            "bash_20250124",
+            "bash",
+            Some("bash"),
+            Runs::OnHost,
+            "Run a shell command in a persistent bash session.",
+        );
         tool.input_schema = inputs::bash_schema();
         tool
     }

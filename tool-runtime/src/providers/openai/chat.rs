@@ -1,9 +1,9 @@
 //! OpenAI Chat Completions: `tools`, `tool_calls` and `role: tool` messages.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
-use super::super::builtin::{route, Route};
-use super::super::{pointer, Export, ExportOptions, PayloadError, Reader};
+use super::super::builtin::{Route, route};
+use super::super::{Export, ExportOptions, PayloadError, Reader, pointer};
 use super::function;
 use crate::call::Arguments;
 use crate::result::CallResult;

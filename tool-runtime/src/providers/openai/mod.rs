@@ -13,10 +13,10 @@
 //! (moving a `default`, `title`, `examples` or `format` is no loss), unless
 //! the tool's `strict = bool` or [`ExportOptions::strict`] decides.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
+use super::{DialectError, ExportOptions, Losses, Moved, check_name, discriminated, pointer, rename, show, show_all};
 use crate::schema::resolve;
-use super::{check_name, discriminated, pointer, rename, show, show_all, DialectError, ExportOptions, Losses, Moved};
 use crate::tool::ToolDefinition;
 
 const PROVIDER: &str = "openai";
@@ -161,9 +161,7 @@ impl Strict<'_> {
                         .map(|properties| {
                             properties
                                 .iter()
-                                .map(|(name, schema)| {
-                                    (name.clone(), self.schema(schema, &pointer(&pointer(at, "properties"), name)))
-                                })
+                                .map(|(name, schema)| (name.clone(), self.schema(schema, &pointer(&pointer(at, "properties"), name))))
                                 .collect()
                         })
                         .unwrap_or_default();
@@ -177,10 +175,7 @@ impl Strict<'_> {
                     let alternatives = value
                         .as_array()
                         .map(|list| {
-                            list.iter()
-                                .enumerate()
-                                .map(|(i, alt)| self.schema(alt, &pointer(&pointer(at, "anyOf"), &i.to_string())))
-                                .collect()
+                            list.iter().enumerate().map(|(i, alt)| self.schema(alt, &pointer(&pointer(at, "anyOf"), &i.to_string()))).collect()
                         })
                         .unwrap_or_default();
                     out.insert(key, Value::Array(alternatives));
@@ -189,9 +184,7 @@ impl Strict<'_> {
                     let defs = value
                         .as_object()
                         .map(|defs| {
-                            defs.iter()
-                                .map(|(name, schema)| (name.clone(), self.schema(schema, &pointer(&pointer(at, "$defs"), name))))
-                                .collect()
+                            defs.iter().map(|(name, schema)| (name.clone(), self.schema(schema, &pointer(&pointer(at, "$defs"), name)))).collect()
                         })
                         .unwrap_or_default();
                     out.insert(key, Value::Object(defs));
@@ -234,11 +227,7 @@ impl Strict<'_> {
                     self.losses.information(at, &key, "dropped: strict mode does not support it");
                 }
                 _ => {
-                    self.losses.constraint(
-                        at,
-                        &key,
-                        "moved into the description: strict mode does not support it; validation still enforces it",
-                    );
+                    self.losses.constraint(at, &key, "moved into the description: strict mode does not support it; validation still enforces it");
                     moved.constraint(&key, &value);
                 }
             }
@@ -446,10 +435,7 @@ mod tests {
             "required": ["summary"],
             "additionalProperties": false
         }));
-        assert_eq!(
-            schema["properties"]["summary"],
-            json!({"type": "string", "description": "Two lines. Constraints: minLength 10, maxLength 600."})
-        );
+        assert_eq!(schema["properties"]["summary"], json!({"type": "string", "description": "Two lines. Constraints: minLength 10, maxLength 600."}));
         let keywords: Vec<(&str, bool)> = losses.iter().map(|loss| (loss.keyword.as_str(), loss.constraint)).collect();
         assert_eq!(keywords, [("minLength", true), ("maxLength", true)]);
         assert_eq!(losses[0].pointer, "/properties/summary");
@@ -508,7 +494,10 @@ mod tests {
     #[test]
     fn malformed_payloads_say_where() {
         let err = chat::parse_calls(&json!({"choices": [{"message": {"tool_calls": [{"id": "c", "function": {"name": 3}}]}}]})).unwrap_err();
-        assert_eq!(err.to_string(), "malformed openai chat payload at `/choices/0/message/tool_calls/0/function/name`: expected a string, found a number");
+        assert_eq!(
+            err.to_string(),
+            "malformed openai chat payload at `/choices/0/message/tool_calls/0/function/name`: expected a string, found a number"
+        );
         let err = chat::parse_calls(&json!({"choices": []})).unwrap_err();
         assert!(err.to_string().contains("at least one choice"), "{err}");
         let err = chat::parse_calls(&json!("text")).unwrap_err();

@@ -3,10 +3,10 @@
 //! search, code interpreter) are exported here and read back by
 //! [`provider_items`].
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
-use super::super::builtin::{is_function, Provider, ProviderItem};
-use super::super::{pointer, Export, ExportOptions, PayloadError, Reader};
+use super::super::builtin::{Provider, ProviderItem, is_function};
+use super::super::{Export, ExportOptions, PayloadError, Reader, pointer};
 use super::function;
 use crate::result::CallResult;
 use crate::run::ToolCall;
