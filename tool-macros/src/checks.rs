@@ -248,13 +248,13 @@ fn check_keys(attrs: &ToolAttrs, tool_name: &str, errors: &mut Errors) {
         )),
         _ => {}
     }
-    if let Some(EndsRunAttr::Flag(flag)) = &attrs.ends_run {
-        if !flag.value {
-            errors.push(with_help(
-                error_at(&quote_span(flag.span), "`ends_run = false` is the default"),
-                "remove it, or write `ends_run` / `ends_run = path::to::predicate`",
-            ));
-        }
+    if let Some(EndsRunAttr::Flag(flag)) = &attrs.ends_run
+        && !flag.value
+    {
+        errors.push(with_help(
+            error_at(&quote_span(flag.span), "`ends_run = false` is the default"),
+            "remove it, or write `ends_run` / `ends_run = path::to::predicate`",
+        ));
     }
     match attrs.ends_turn {
         Some(flag) if !flag.value => {
@@ -293,13 +293,13 @@ fn check_keys(attrs: &ToolAttrs, tool_name: &str, errors: &mut Errors) {
         }
     }
     check_interim(attrs, errors);
-    if let Some(kind) = &attrs.kind {
-        if let Some(entry) = attrs.meta.iter().find(|entry| entry.key == "kind") {
-            errors.push(with_help(
-                error_at(&entry.key, format!("`meta(kind = ...)` collides with `kind = \"{}\"`", kind.value())),
-                "MCP `_meta` exports `kind` under that key; rename the `meta` entry or remove one of them",
-            ));
-        }
+    if let Some(kind) = &attrs.kind
+        && let Some(entry) = attrs.meta.iter().find(|entry| entry.key == "kind")
+    {
+        errors.push(with_help(
+            error_at(&entry.key, format!("`meta(kind = ...)` collides with `kind = \"{}\"`", kind.value())),
+            "MCP `_meta` exports `kind` under that key; rename the `meta` entry or remove one of them",
+        ));
     }
 }
 
@@ -365,6 +365,12 @@ fn quote_span(span: proc_macro2::Span) -> proc_macro2::TokenStream {
     quote::quote_spanned!(span=> x)
 }
 
+/// Whether a return type is written as a `Result` (`Result<T, E>`,
+/// `io::Result<T>`, `anyhow::Result<T>`).
+fn returns_result(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(path) if path.path.segments.last().is_some_and(|last| last.ident == "Result"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -408,10 +414,4 @@ mod tests {
         assert_eq!(suggest_name("--"), None);
         assert_eq!(suggest_name(&"a".repeat(65)), None);
     }
-}
-
-/// Whether a return type is written as a `Result` (`Result<T, E>`,
-/// `io::Result<T>`, `anyhow::Result<T>`).
-fn returns_result(ty: &syn::Type) -> bool {
-    matches!(ty, syn::Type::Path(path) if path.path.segments.last().is_some_and(|last| last.ident == "Result"))
 }

@@ -34,9 +34,11 @@ type VisibleFn<App> = Arc<dyn Fn(&StepView<'_, App>) -> bool + Send + Sync>;
 /// An `ends_run` predicate, on the validated arguments and the output.
 #[derive(Clone)]
 enum EndsRunFn {
-    Sync(Arc<dyn Fn(&Value, &Value) -> bool + Send + Sync>),
-    Async(Arc<dyn Fn(Value, Value) -> BoxFuture<'static, bool> + Send + Sync>),
+    Sync(SyncEndsRun),
+    Async(AsyncEndsRun),
 }
+type SyncEndsRun = Arc<dyn Fn(&Value, &Value) -> bool + Send + Sync>;
+type AsyncEndsRun = Arc<dyn Fn(Value, Value) -> BoxFuture<'static, bool> + Send + Sync>;
 type ParallelFn = Arc<dyn Fn(&Value) -> bool + Send + Sync>;
 type EffectKeyFn = Arc<dyn Fn(&Value) -> String + Send + Sync>;
 type ReconcileFn = Arc<dyn Fn(&Value) -> Option<Value> + Send + Sync>;
@@ -46,9 +48,11 @@ type ScopeFn = Arc<dyn Fn(&Value, &mut ScopedTool) + Send + Sync>;
 /// error; `None` declines.
 #[derive(Clone)]
 enum RecoverFn {
-    Sync(Arc<dyn Fn(&Value, &BoxError) -> Option<Value> + Send + Sync>),
-    Async(Arc<dyn Fn(Value, Arc<BoxError>) -> BoxFuture<'static, Option<Value>> + Send + Sync>),
+    Sync(SyncRecover),
+    Async(AsyncRecover),
 }
+type SyncRecover = Arc<dyn Fn(&Value, &BoxError) -> Option<Value> + Send + Sync>;
+type AsyncRecover = Arc<dyn Fn(Value, Arc<BoxError>) -> BoxFuture<'static, Option<Value>> + Send + Sync>;
 
 /// A tool whose schema is known only at run time. Its arguments go through
 /// the same pipeline as a `#[tool]`'s: guard, validation against the given

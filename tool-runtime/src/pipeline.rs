@@ -189,6 +189,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// (The stages that wait are `async` blocks returned by plain
     /// functions, here and in `execute`: an `async fn` keeps a second copy
     /// of its arguments in its future, and every call allocates this one.)
+    #[allow(clippy::manual_async_fn, reason = "an `async fn` would keep a second copy of its arguments in its future")]
     fn settle<'s>(
         &'s self,
         entry: &'s Entry<App>,
