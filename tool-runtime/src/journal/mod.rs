@@ -84,6 +84,10 @@
 //! # journal.close().await; std::fs::remove_dir_all(&dir)?; Ok(()) }
 //! ```
 
+// Built with the feature `journal` alone, no query ever runs (no journal
+// opens): what only the backends use is unused there, and only there.
+#![cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(unused))]
+
 mod approvals;
 mod busy;
 mod calls;
@@ -127,6 +131,12 @@ enum Backend {
     Sqlite(sqlx::SqlitePool),
     #[cfg(feature = "postgres")]
     Postgres(sqlx::PgPool),
+    /// A build with the feature `journal` and neither backend: the types
+    /// are there, and no journal can be opened ([`Journal::open`] says to
+    /// enable `sqlite` or `postgres`).
+    #[cfg(not(any(feature = "sqlite", feature = "postgres")))]
+    #[allow(dead_code, reason = "never built: no journal opens without a backend")]
+    None(std::convert::Infallible),
 }
 
 /// Runs `$body` with `$pool` bound to the backend's pool: the queries are
@@ -144,6 +154,8 @@ macro_rules! on_pool {
                     $crate::journal::Backend::Sqlite($pool) => $body,
                     #[cfg(feature = "postgres")]
                     $crate::journal::Backend::Postgres($pool) => $body,
+                    #[cfg(not(any(feature = "sqlite", feature = "postgres")))]
+                    $crate::journal::Backend::None(never) => match *never {},
                 }
             }
             .await;
@@ -198,6 +210,8 @@ impl Journal {
             Backend::Sqlite(pool) => pool.close().await,
             #[cfg(feature = "postgres")]
             Backend::Postgres(pool) => pool.close().await,
+            #[cfg(not(any(feature = "sqlite", feature = "postgres")))]
+            Backend::None(never) => match *never {},
         }
     }
 }

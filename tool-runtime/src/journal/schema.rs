@@ -67,6 +67,8 @@ async fn migrate_once(journal: &Journal) -> Result<(), JournalError> {
             apply_postgres(&mut tx, &POSTGRES).await?;
             tx.commit().await.map_err(JournalError::database("migrate"))
         }
+        #[cfg(not(any(feature = "sqlite", feature = "postgres")))]
+        super::Backend::None(never) => match *never {},
     }
 }
 
