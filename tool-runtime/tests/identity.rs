@@ -23,6 +23,7 @@ on_both_backends!(
     "identity_":
     each_process_s_id_less_call_runs_its_own_effect,
     approving_one_run_s_call_never_approves_another_run_s_call_of_the_same_id,
+    two_tenants_whose_inputs_give_one_idempotency_key_each_get_their_own_effect,
 );
 
 #[derive(Default)]
@@ -51,8 +52,19 @@ async fn refund(order: String) -> String {
     format!("refunded {order}")
 }
 
+/// Pay an invoice, once per invoice number.
+#[tool(idempotency_key = invoice_number)]
+async fn pay_invoice(ctx: Ctx<Bank>, invoice: String, cents: u32) -> String {
+    ctx.app().charges.fetch_add(1, Ordering::SeqCst);
+    format!("paid {invoice}: {cents}")
+}
+
+fn invoice_number(input: &pay_invoice) -> String {
+    input.invoice.clone()
+}
+
 fn registry() -> Registry<Bank> {
-    Registry::builder().tools(tools![charge, delete_account, refund]).build().unwrap()
+    Registry::builder().tools(tools![charge, delete_account, refund, pay_invoice]).build().unwrap()
 }
 
 /// One request of a deployment that starts a process per request (a
@@ -133,4 +145,24 @@ async fn approving_one_run_s_call_never_approves_another_run_s_call_of_the_same_
     assert_eq!(alices_run.pending().len(), 1);
     let alices = alices_host.approval("alice-run", "call_1").await.unwrap().unwrap();
     assert_eq!((alices.call.tool.as_str(), alices.decided), ("delete_account", None));
+}
+
+/// Two tenants both have an invoice numbered `INV-1` (their numbering is
+/// their own): each payment runs and reads its own result, while one
+/// tenant paying the same invoice twice pays it once.
+async fn two_tenants_whose_inputs_give_one_idempotency_key_each_get_their_own_effect(db: Db) {
+    let journal = db.open().await;
+    let bank = Arc::new(Bank::default());
+    let mut acme = registry().run(bank.clone()).with_user(UserContext::new("acme")).durable(&journal, "acme-run").await.unwrap();
+    let mut globex = registry().run(bank.clone()).with_user(UserContext::new("globex")).durable(&journal, "globex-run").await.unwrap();
+    let paid = acme.execute(vec![ToolCall::new("c1", "pay_invoice", json!({"invoice": "INV-1", "cents": 100}))]).await;
+    assert_eq!(paid.results[0].text, "paid INV-1: 100");
+    let theirs = globex.execute(vec![ToolCall::new("c1", "pay_invoice", json!({"invoice": "INV-1", "cents": 900}))]).await;
+    assert_eq!(theirs.results[0].text, "paid INV-1: 900", "globex read acme's payment");
+    assert_eq!(bank.charges.load(Ordering::SeqCst), 2);
+    // The same tenant's key still stands for one effect, in any of its runs.
+    let mut acme_later = registry().run(bank.clone()).with_user(UserContext::new("acme")).durable(&journal, "acme-later").await.unwrap();
+    let again = acme_later.execute(vec![ToolCall::new("c7", "pay_invoice", json!({"invoice": "INV-1", "cents": 100}))]).await;
+    assert_eq!(again.results[0].text, "paid INV-1: 100");
+    assert_eq!(bank.charges.load(Ordering::SeqCst), 2, "acme's invoice was paid twice");
 }
