@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::json;
+use tool_runtime::Arguments;
 use tool_runtime::journal::{Decision, JournalError};
 use tool_runtime::prelude::*;
 use tool_runtime::{ResultKind, ToolCall};
@@ -22,6 +23,7 @@ on_both_backends!(
     "decisions_":
     a_decision_the_journal_accepted_in_time_runs_when_settled_after_the_ttl,
     a_decision_after_the_ttl_is_refused_to_its_decider_and_nothing_runs,
+    an_edited_input_passes_the_guard_before_the_journal_reads_it,
 );
 
 /// Refund an order; a human approves each refund.
@@ -66,5 +68,24 @@ async fn a_decision_after_the_ttl_is_refused_to_its_decider_and_nothing_runs(db:
     assert!(matches!(refused, JournalError::ApprovalExpired { .. }), "{refused:?}");
     let settled = run.settle_decided().await.unwrap();
     assert_eq!(settled[0].error_code.as_deref(), Some("APPROVAL_EXPIRED"), "{settled:?}");
+    assert_eq!(refunds.load(Ordering::SeqCst), 0);
+}
+
+/// A human's edited input is guarded like the model's before anything
+/// reads it: an input over the argument limit is not parsed into the
+/// journal as the decision (before: the whole edited input was journaled
+/// as approved); it is journaled as refused, and the call reads the
+/// guard's line.
+async fn an_edited_input_passes_the_guard_before_the_journal_reads_it(db: Db) {
+    let registry = Registry::builder().tools(tools![refund]).max_argument_bytes(256).build().unwrap();
+    let journal = db.open().await;
+    let refunds = Arc::new(AtomicUsize::new(0));
+    let mut run = registry.run(refunds.clone()).durable(&journal, "t-1").await.unwrap();
+    run.execute(vec![ToolCall::new("c1", "refund", json!({"order_id": "A-1"}))]).await;
+    let edited = format!(r#"{{"order_id": "{}"}}"#, "A".repeat(10_000));
+    let result = run.approve_with("c1", Arguments::from(edited.as_str())).await.unwrap();
+    assert_eq!(result.error_code.as_deref(), Some("ARGUMENTS_TOO_LARGE"), "{}", result.text);
+    let decided = journal.approval("t-1", "c1").await.unwrap().unwrap().decided.unwrap();
+    assert_eq!(decided.decision, Decision::Reject("The edited input was refused before it was read.".into()));
     assert_eq!(refunds.load(Ordering::SeqCst), 0);
 }

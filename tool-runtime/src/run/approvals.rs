@@ -131,7 +131,10 @@ impl<App: Send + Sync + 'static> Run<App> {
             return Err(RunError::UnknownApproval(id.to_owned()));
         };
         #[cfg(feature = "journal")]
-        self.record_decision(id, decision().into_journal()).await?;
+        if self.durable.is_some() {
+            let decision = decision().into_journal(self);
+            self.record_decision(id, decision).await?;
+        }
         #[cfg(not(feature = "journal"))]
         let _ = decision;
         Ok(self.pending.remove(index))
@@ -160,14 +163,18 @@ enum Decided<'a> {
 
 #[cfg(feature = "journal")]
 impl Decided<'_> {
-    fn into_journal(self) -> crate::journal::Decision {
+    /// The decision as the journal keeps it. An edited input goes through
+    /// the guard before it is read, as every input does: one the guard
+    /// refuses (or that is not JSON) is journaled as a rejection, and the
+    /// call, which cannot run with it, reads why.
+    fn into_journal<App: Send + Sync + 'static>(self, run: &Run<App>) -> crate::journal::Decision {
         use crate::journal::Decision;
         match self {
             Decided::Approve => Decision::Approve,
-            Decided::Edited(Arguments::Value(value)) => Decision::ApproveEdited(value.clone()),
-            Decided::Edited(Arguments::Text(text)) => {
-                Decision::ApproveEdited(serde_json::from_str(text).unwrap_or_else(|_| serde_json::Value::String(text.to_string())))
-            }
+            Decided::Edited(edited) => match run.guarded_value(edited) {
+                Some(value) => Decision::ApproveEdited(value.into_owned()),
+                None => Decision::Reject("The edited input was refused before it was read.".to_owned()),
+            },
             Decided::Rejected(text) => Decision::Reject(text.unwrap_or_default().to_owned()),
         }
     }
