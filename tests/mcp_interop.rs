@@ -16,11 +16,15 @@
 #[path = "peers/python.rs"]
 mod python;
 
+#[path = "support/mcp_server.rs"]
+mod mcp_server;
+
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+
+use mcp_server::example_binary;
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/mcp_client.py");
 
@@ -44,28 +48,6 @@ fn python_client_over_http() {
     let url = server.url();
     let log = log.to_str().expect("a UTF-8 path");
     run_client(&["http", "--url", &url, "--server-log", log, "--token", &token]);
-}
-
-/// Builds the example (once per test process) and returns its path.
-fn example_binary() -> PathBuf {
-    static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY
-        .get_or_init(|| {
-            let output = Command::new(env!("CARGO"))
-                .args(["build", "--example", "mcp_server", "--features", "mcp", "--message-format=json"])
-                .current_dir(env!("CARGO_MANIFEST_DIR"))
-                .stderr(Stdio::inherit())
-                .output()
-                .expect("cargo runs");
-            assert!(output.status.success(), "`cargo build --example mcp_server --features mcp` failed");
-            String::from_utf8_lossy(&output.stdout)
-                .lines()
-                .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-                .filter(|message| message["target"]["name"] == "mcp_server")
-                .find_map(|message| message["executable"].as_str().map(PathBuf::from))
-                .expect("cargo reports the example's executable")
-        })
-        .clone()
 }
 
 /// Runs the Python client with `args`; fails the test when it fails.

@@ -9,36 +9,17 @@
 //! ```
 #![cfg(feature = "mcp")]
 
+#[path = "support/mcp_server.rs"]
+mod mcp_server;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use mcp_server::example_binary;
 use serde_json::{Value, json};
 use tool_runtime::journal::{Decision, Journal};
-
-/// Builds the example (once per test process) and returns its path.
-fn example_binary() -> PathBuf {
-    static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY
-        .get_or_init(|| {
-            let output = Command::new(env!("CARGO"))
-                .args(["build", "--example", "mcp_server", "--features", "mcp", "--message-format=json"])
-                .current_dir(env!("CARGO_MANIFEST_DIR"))
-                .stderr(Stdio::inherit())
-                .output()
-                .expect("cargo runs");
-            assert!(output.status.success(), "`cargo build --example mcp_server --features mcp` failed");
-            String::from_utf8_lossy(&output.stdout)
-                .lines()
-                .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-                .filter(|message| message["target"]["name"] == "mcp_server")
-                .find_map(|message| message["executable"].as_str().map(PathBuf::from))
-                .expect("cargo reports the example's executable")
-        })
-        .clone()
-}
 
 /// One `mcp_server --journal` process, spoken to over its stdio.
 struct Instance {
