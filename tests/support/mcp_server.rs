@@ -5,18 +5,21 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-/// Builds the example (once per test process) and returns its path.
+/// Builds the example (once per test process) and returns its path. It is
+/// built with the features this test was, so that it reuses what the test
+/// build compiled.
 pub fn example_binary() -> PathBuf {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    let features = if cfg!(feature = "postgres") { "mcp,postgres" } else { "mcp" };
     BINARY
         .get_or_init(|| {
             let output = Command::new(env!("CARGO"))
-                .args(["build", "--example", "mcp_server", "--features", "mcp", "--message-format=json"])
+                .args(["build", "--example", "mcp_server", "--features", features, "--message-format=json"])
                 .current_dir(env!("CARGO_MANIFEST_DIR"))
                 .stderr(Stdio::inherit())
                 .output()
                 .expect("cargo runs");
-            assert!(output.status.success(), "`cargo build --example mcp_server --features mcp` failed");
+            assert!(output.status.success(), "`cargo build --example mcp_server --features {features}` failed");
             String::from_utf8_lossy(&output.stdout)
                 .lines()
                 .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
