@@ -234,28 +234,8 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
         }
         _ => None,
     };
-    // Coercing to a fn pointer in `effect_key_call` reports a wrong
-    // signature on the path; a wrong return type fails on `EffectKey`.
-    let effect_key = attrs.idempotency_key.as_ref().map(|path| {
-        let probe = respan(&p, path.span());
-        let invoke = quote_spanned!(path.span()=> #probe::effect_key_call(#path, input));
-        quote! {
-            fn effect_key(input: &Self::Input) -> ::core::option::Option<::std::string::String> {
-                ::core::option::Option::Some(#invoke)
-            }
-        }
-    });
-    // The same for `reconcile`; an output that cannot be a tool's fails on
-    // `ToolReturn`.
-    let reconcile = attrs.reconcile.as_ref().map(|path| {
-        let probe = respan(&p, path.span());
-        let invoke = quote_spanned!(path.span()=> #probe::reconcile_call(#path, input));
-        quote! {
-            fn reconcile(input: &Self::Input) -> ::core::option::Option<::core::result::Result<#p::ToolOutput, #p::Failure>> {
-                #invoke
-            }
-        }
-    });
+    let effect_key = effect_key_method(attrs, &p);
+    let reconcile = reconcile_method(attrs, &p);
     // `scope`: the scope type is the function's first parameter, named
     // only through it. One function coerces the path to a fn pointer, so a
     // wrong signature is reported on the path once; both methods use what
@@ -462,6 +442,34 @@ fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
             }
         };
     }
+}
+
+/// `fn effect_key` of the `Tool` impl, for `idempotency_key = path`.
+/// Coercing to a fn pointer in `effect_key_call` reports a wrong signature
+/// on the path; a wrong return type fails on `EffectKey`.
+fn effect_key_method(attrs: &ToolAttrs, p: &TokenStream) -> Option<TokenStream> {
+    let path = attrs.idempotency_key.as_ref()?;
+    let probe = respan(p, path.span());
+    let invoke = quote_spanned!(path.span()=> #probe::effect_key_call(#path, input));
+    Some(quote! {
+        fn effect_key(input: &Self::Input) -> ::core::option::Option<::std::string::String> {
+            ::core::option::Option::Some(#invoke)
+        }
+    })
+}
+
+/// `fn reconcile` of the `Tool` impl, for `reconcile = path`, checked as
+/// [`effect_key_method`]'s path is; an output that cannot be a tool's fails
+/// on `ToolReturn`.
+fn reconcile_method(attrs: &ToolAttrs, p: &TokenStream) -> Option<TokenStream> {
+    let path = attrs.reconcile.as_ref()?;
+    let probe = respan(p, path.span());
+    let invoke = quote_spanned!(path.span()=> #probe::reconcile_call(#path, input));
+    Some(quote! {
+        fn reconcile(input: &Self::Input) -> ::core::option::Option<::core::result::Result<#p::ToolOutput, #p::Failure>> {
+            #invoke
+        }
+    })
 }
 
 /// Every doc line joined with `\n`, as one `&'static str` expression.

@@ -300,7 +300,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
         let call_id = &info.call_id;
         let key = match effect_key(durable, entry, input.value.as_ref(), info) {
             Ok(key) => key,
-            Err(error) => return Some(self.no_key(entry, call_id, error)),
+            Err(error) => return Some(self.not_run(entry, call_id, error)),
         };
         let arguments = input.from.to_value();
         let until = tokio::time::Instant::now() + self.timeout_of(entry);
@@ -347,7 +347,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
         let call_id = call.call_id().clone();
         let key = match effect_key(durable, entry, input.value.as_ref(), call.info()) {
             Ok(key) => key,
-            Err(error) => return self.no_key(entry, &call_id, error),
+            Err(error) => return self.not_run(entry, &call_id, error),
         };
         let arguments = input.from.to_value();
         // A start found gone after waiting (its call withdrew it) is tried
@@ -433,7 +433,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
         });
         match within(info.cancellation(), until, &mut receiver).await {
             Ok(Ok(begun)) => Ok(begun),
-            Ok(Err(_)) => Err(self.no_key(entry, &info.call_id, "the task recording the call's start ended without an answer".to_owned())),
+            Ok(Err(_)) => Err(self.not_run(entry, &info.call_id, "the task recording the call's start ended without an answer".to_owned())),
             Err(stopped) => {
                 // Sent in the same instant: this call holds the start it will not use.
                 receiver.close();
@@ -734,7 +734,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
 
     /// A call whose effect key could not be made, or whose start could not
     /// be recorded (`error` says why): not run (the generic 500).
-    fn no_key(&self, entry: &Entry<App>, call_id: &SmolStr, error: String) -> CallResult {
+    fn not_run(&self, entry: &Entry<App>, call_id: &SmolStr, error: String) -> CallResult {
         let public = ToolError::internal();
         self.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Internal, public.code(), error));
         CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::Internal, &public)
