@@ -36,7 +36,6 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// Runs a pending call whose approval the journal accepted (as it is,
     /// or with `edited` input): the journal's clock decided that it came
     /// within the time to live, so this process's clock is not asked again.
-    #[cfg(feature = "journal")]
     pub(crate) async fn approve_decided(&self, pending: PendingCall<App>, edited: Option<Arguments<'_>>) -> CallResult {
         self.approved(pending, edited, false).await
     }

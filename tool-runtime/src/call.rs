@@ -197,16 +197,16 @@ impl<'r, App: Send + Sync + 'static> Call<'r, App> {
         self
     }
 
-    /// Only these tools may be called (those offered in the current step);
-    /// any other name is refused as unknown, as in a [`Run`](crate::Run).
+    /// The memory of the run the call belongs to: its effect is recorded
+    /// there.
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-    /// The durable run the call belongs to: its effect is journaled.
-    #[cfg(feature = "journal")]
-    pub(crate) fn durable(mut self, durable: Arc<crate::durable::Durable>) -> Self {
-        self.info.durable = Some(durable);
+    pub(crate) fn remembered(mut self, memory: crate::memory::Remembered) -> Self {
+        self.info.memory = Some(memory);
         self
     }
 
+    /// Only these tools may be called (those offered in the current step);
+    /// any other name is refused as unknown, as in a [`Run`](crate::Run).
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub(crate) fn offered(mut self, offered: Vec<String>) -> Self {
         self.offered = Some(offered);

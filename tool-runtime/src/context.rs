@@ -41,24 +41,15 @@ pub(crate) struct CallInfo {
     /// token, and a tool that finishes without waiting) needs none.
     pub(crate) cancel: OnceLock<CancellationToken>,
     pub(crate) progress: Option<ProgressSink>,
-    /// The durable run the call belongs to, whose journal records its
-    /// effect.
-    #[cfg(feature = "journal")]
-    pub(crate) durable: Option<Arc<crate::durable::Durable>>,
+    /// The memory of the run the call belongs to, which records its
+    /// effect; `None` outside a run.
+    pub(crate) memory: Option<crate::memory::Remembered>,
 }
 
 impl CallInfo {
     /// A call by an anonymous user, without thread or progress.
     pub(crate) fn anonymous(call_id: SmolStr) -> Self {
-        CallInfo {
-            user: None,
-            thread_id: None,
-            call_id,
-            cancel: OnceLock::new(),
-            progress: None,
-            #[cfg(feature = "journal")]
-            durable: None,
-        }
+        CallInfo { user: None, thread_id: None, call_id, cancel: OnceLock::new(), progress: None, memory: None }
     }
 
     pub(crate) fn user(&self) -> &UserContext {

@@ -19,6 +19,7 @@ use smol_str::SmolStr;
 
 use crate::error::ToolError;
 use crate::error_report::{ErrorKind, ErrorReport};
+use crate::memory::{JournalError, JournaledResult};
 use crate::registry::Registry;
 use crate::result::{CallResult, ResultKind, lines};
 use crate::run::{Run, RunError};
@@ -178,20 +179,18 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// Records the result of the external call at `index` (journaled
     /// first in a durable run, where of two processes one wins).
     async fn settle_external(&mut self, index: usize, result: CallResult) -> Result<CallResult, RunError> {
-        #[cfg(feature = "journal")]
-        if let Some(durable) = &self.durable {
-            let key = crate::durable::external_key(durable, &result.call_id);
-            match durable.journal.finish_call(&key, &crate::journal::JournaledResult::from(&result)).await {
-                Ok(()) => {}
-                Err(crate::journal::JournalError::CallAlreadyFinished { .. }) => {
-                    return Err(RunError::AlreadyDecided { call_id: result.call_id.to_string(), by: "another process".into() });
-                }
-                Err(error) => return Err(RunError::Journal(error.to_string())),
+        let key = self.memory.call_key(&result.call_id);
+        match self.memory.memory.finish_call(&key, &JournaledResult::from(&result)).await {
+            // Not started: a call handed over before the run had a memory
+            // of it (a run made durable after the call was handed).
+            Ok(()) | Err(JournalError::CallNotStarted { .. }) => {}
+            Err(JournalError::CallAlreadyFinished { .. }) => {
+                return Err(RunError::AlreadyDecided { call_id: result.call_id.to_string(), by: "another process".into() });
             }
+            Err(error) => return Err(RunError::Journal(error.to_string())),
         }
         self.external.remove(index);
         self.steps.record(&result, self.ends_turn(&result));
-        #[cfg(feature = "journal")]
         self.save_or_report().await;
         Ok(result)
     }

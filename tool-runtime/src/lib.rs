@@ -53,8 +53,6 @@ mod content;
 mod context;
 mod definition;
 mod docs;
-#[cfg(feature = "journal")]
-mod durable;
 mod dynamic;
 mod error;
 mod error_report;
@@ -68,6 +66,7 @@ pub mod journal;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
+pub mod memory;
 mod normalize;
 mod output;
 mod pipeline;
@@ -156,7 +155,7 @@ pub use intent::{Classifier, ScopeProblem, ScopedTool, Selection};
 pub use policy::{ApprovalFloor, PolicyKind, Verdict};
 pub use registry::{BuildError, BuildProblem, DEFAULT_APPROVAL_TTL, Registry, RegistryBuilder};
 pub use result::{CallResult, ResultKind};
-pub use run::{Run, RunError, RunState, StepResults, ToolCall};
+pub use run::{DurableError, Run, RunError, RunState, StepResults, ToolCall};
 pub use schema::SCHEMA_DIALECT;
 pub use streamed::Streamed;
 pub use tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, Interim, Tool, ToolDefinition};

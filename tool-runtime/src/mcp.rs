@@ -166,7 +166,6 @@ use rmcp::model::Implementation;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
 mod connections;
-#[cfg(feature = "journal")]
 mod durable;
 mod http;
 mod session;
@@ -201,8 +200,9 @@ pub struct McpServer<App> {
     instructions: Option<String>,
     http: HttpOptions,
     /// Where each session's run is journaled ([`with_journal`](Self::with_journal)).
-    #[cfg(feature = "journal")]
-    journal: Option<crate::journal::Journal>,
+    /// Where each session's run is remembered, when it outlives the
+    /// process (the journal).
+    memory: Option<Arc<dyn crate::memory::RunMemory>>,
     /// Who runs the calls of external tools ([`with_external`](Self::with_external)).
     external: Option<ExternalRunner>,
     /// The calls of all sessions waiting for approval, capped.
@@ -261,8 +261,7 @@ impl<App> Clone for McpServer<App> {
             info: self.info.clone(),
             instructions: self.instructions.clone(),
             http: self.http.clone(),
-            #[cfg(feature = "journal")]
-            journal: self.journal.clone(),
+            memory: self.memory.clone(),
             external: self.external.clone(),
             waiting: self.waiting.clone(),
         }
@@ -280,8 +279,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
             info: Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
             instructions: None,
             http: HttpOptions::default(),
-            #[cfg(feature = "journal")]
-            journal: None,
+            memory: None,
             external: None,
             waiting: Arc::default(),
         }
@@ -314,7 +312,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     /// its decision stands.
     #[cfg(feature = "journal")]
     pub fn with_journal(mut self, journal: crate::journal::Journal) -> Self {
-        self.journal = Some(journal);
+        self.memory = Some(Arc::new(journal));
         self
     }
 

@@ -49,6 +49,7 @@ use smol_str::SmolStr;
 use tracing::Instrument;
 
 mod checks;
+mod effects;
 mod wait;
 
 pub(crate) use checks::out_of_scope;
@@ -198,10 +199,9 @@ impl<App: Send + Sync + 'static> Registry<App> {
         span: tracing::Span,
     ) -> impl Future<Output = CallOutcome<App>> + Send + 's {
         async move {
-            // A durable run's journal may hold this call's effect already.
-            #[cfg(feature = "journal")]
-            if let Some(durable) = crate::durable::durable_of(entry, call.info())
-                && let Some(result) = Box::pin(self.journaled(durable, entry, &input, call.info())).await
+            // The run's memory may hold this call's effect already.
+            if let Some(remembered) = effects::memory_of(entry, call.info())
+                && let Some(result) = Box::pin(self.journaled(remembered, entry, &input, call.info())).await
             {
                 return self.outcome(&span, CallOutcome::Done(result));
             }
@@ -225,7 +225,8 @@ impl<App: Send + Sync + 'static> Registry<App> {
         }
     }
 
-    /// Stages 6 and 7, journaled where the call belongs to a durable run.
+    /// Stages 6 and 7, started and finished in the run's memory where the
+    /// call belongs to a run.
     /// (A plain function: the call's future holds `execute`'s as it is,
     /// and a durable call's journaling boxed beside it.)
     pub(crate) fn run_tool<'s>(
@@ -235,23 +236,21 @@ impl<App: Send + Sync + 'static> Registry<App> {
         call: &'s mut CallState<'_, App>,
         span: &'s tracing::Span,
     ) -> impl Future<Output = CallResult> + Send + 's {
-        // An external tool is handed to the host, with its input (journaled
-        // first in a durable run).
-        #[cfg(feature = "journal")]
+        // An external tool is handed to the host, with its input (recorded
+        // first in a run's memory).
         if entry.def.external
-            && let Some(durable) = crate::durable::durable_of(entry, call.info()).cloned()
+            && let Some(remembered) = effects::memory_of(entry, call.info()).cloned()
         {
             let call_id = call.call_id().clone();
-            let handed: BoxFuture<'s, CallResult> = Box::pin(async move { self.hand_journaled(&durable, entry, input, &call_id).await });
+            let handed: BoxFuture<'s, CallResult> = Box::pin(async move { self.hand_journaled(&remembered, entry, input, &call_id).await });
             return futures_util::future::Either::Left(handed);
         }
         if entry.def.external {
             let handed = CallResult::handed(entry.name.clone(), call.call_id().clone(), input.from.to_value());
             return futures_util::future::Either::Left(Box::pin(std::future::ready(handed)) as BoxFuture<'s, CallResult>);
         }
-        #[cfg(feature = "journal")]
-        if let Some(durable) = crate::durable::durable_of(entry, call.info()).cloned() {
-            let journaled: BoxFuture<'s, CallResult> = Box::pin(async move { self.execute_journaled(&durable, entry, input, call, span).await });
+        if let Some(remembered) = effects::memory_of(entry, call.info()).cloned() {
+            let journaled: BoxFuture<'s, CallResult> = Box::pin(async move { self.execute_journaled(&remembered, entry, input, call, span).await });
             return futures_util::future::Either::Left(journaled);
         }
         futures_util::future::Either::<BoxFuture<'s, CallResult>, _>::Right(self.execute(entry, input, call, span))

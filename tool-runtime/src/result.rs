@@ -156,6 +156,13 @@ impl CallResult {
         self
     }
 
+    /// What a call that needs approval reads when its run's memory could
+    /// not record that it waits: it was not run, and no one can approve it.
+    pub(crate) fn unrecorded(tool: SmolStr, call_id: SmolStr) -> Self {
+        let error = lines::rejected(Some("The approval could not be recorded, so the call was not run."));
+        CallResult::failure(tool, call_id, ResultKind::Rejected, &error)
+    }
+
     pub(crate) fn failure(tool: SmolStr, call_id: SmolStr, kind: ResultKind, error: &ToolError) -> Self {
         CallResult {
             tool,
@@ -265,7 +272,6 @@ pub(crate) mod lines {
         )
     }
 
-    #[cfg_attr(not(feature = "journal"), allow(dead_code))]
     pub(crate) fn not_started(timeout: Duration) -> ToolError {
         ToolError::new(
             504,
@@ -285,7 +291,6 @@ pub(crate) mod lines {
         )
     }
 
-    #[cfg_attr(not(feature = "journal"), allow(dead_code))]
     pub(crate) fn call_id_reused(id: &str) -> ToolError {
         ToolError::bad_request(
             "CALL_ID_REUSED",
@@ -347,7 +352,6 @@ pub(crate) mod lines {
         ToolError::new(504, code, message).no_retry()
     }
 
-    #[cfg_attr(not(feature = "journal"), allow(dead_code))]
     pub(crate) fn outcome_unknown() -> ToolError {
         ToolError::new(
             409,

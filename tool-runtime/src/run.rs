@@ -12,6 +12,8 @@ use crate::call::{Arguments, CallOutcome, PendingCall};
 use crate::context::{CallInfo, ProgressSink, UserContext};
 use crate::error_report::Escaped;
 use crate::ids::fresh_call_id;
+pub use crate::memory::RunState;
+use crate::memory::{JournalError, Remembered};
 use crate::policy::PolicyKind;
 use crate::registry::{BuildError, Registry, RegistryBuilder};
 use crate::result::{CallResult, ResultKind, lines};
@@ -21,6 +23,9 @@ use crate::tool::ToolDefinition;
 
 mod approvals;
 mod refusals;
+mod remembered;
+
+pub use remembered::DurableError;
 
 /// One tool call the model emitted.
 #[derive(Clone, Debug, PartialEq)]
@@ -38,25 +43,6 @@ impl ToolCall {
     pub fn new<'a>(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<Arguments<'a>>) -> Self {
         ToolCall { id: id.into(), name: name.into(), arguments: arguments.into().into_owned() }
     }
-}
-
-/// Where a run stands.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum RunState {
-    /// Tools are offered on every step.
-    Active,
-    /// A call ended the run: the model gets one last step, with no tools,
-    /// to phrase its answer.
-    Ending {
-        /// The tool whose call ended the run.
-        by: String,
-    },
-    /// The run is over: the host finished it, or an `ends_turn` call
-    /// halted it (with no last step).
-    Finished {
-        /// The tool whose call ended the run, if one did.
-        by: Option<String>,
-    },
 }
 
 /// The results of one step's calls, in the order the model emitted them.
@@ -123,11 +109,10 @@ pub enum RunError {
     },
 }
 
-#[cfg(feature = "journal")]
-impl From<crate::journal::JournalError> for RunError {
-    fn from(error: crate::journal::JournalError) -> Self {
+impl From<JournalError> for RunError {
+    fn from(error: JournalError) -> Self {
         match error {
-            crate::journal::JournalError::AlreadyDecided { call_id, by, .. } => RunError::AlreadyDecided { call_id, by },
+            JournalError::AlreadyDecided { call_id, by, .. } => RunError::AlreadyDecided { call_id, by },
             other => RunError::Journal(other.to_string()),
         }
     }
@@ -179,9 +164,9 @@ pub struct Run<App> {
     pub(crate) external: Vec<crate::external::ExternalCall>,
     /// The tools of the current turn, after [`Run::select`]; `None` offers every tool.
     pub(crate) turn: Option<crate::intent::Turn>,
-    /// The journal and id of a durable run ([`Run::durable`]).
-    #[cfg(feature = "journal")]
-    pub(crate) durable: Option<Arc<crate::durable::Durable>>,
+    /// The run's memory and its id there: its own ([`Remembered::local`]),
+    /// or a journal's for a durable run ([`Run::durable`]).
+    pub(crate) memory: Remembered,
 }
 
 /// Which time limit stopped a step.
@@ -225,8 +210,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
             step_timeout: None,
             turn: None,
             external: Vec::new(),
-            #[cfg(feature = "journal")]
-            durable: None,
+            memory: Remembered::local(),
         }
     }
 }
@@ -409,10 +393,7 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// step had.
     pub async fn execute(&mut self, calls: Vec<ToolCall>) -> StepResults {
         let step = self.steps.step;
-        #[cfg(feature = "journal")]
         let digest = self.step_digest(&calls);
-        #[cfg(not(feature = "journal"))]
-        let digest = None;
         let offered = self.offered_names();
         let refusals = self.refusals(&calls);
         let parallel = calls.len() > 1 && calls.iter().all(|call| self.parallel_safe(call));
@@ -475,9 +456,7 @@ impl<App: Send + Sync + 'static> Run<App> {
             }
         }
         self.steps.advance(digest);
-        #[cfg(feature = "journal")]
         self.save_or_report().await;
-        #[cfg(feature = "journal")]
         let step = self.steps.resent.take().unwrap_or(step);
         StepResults { step, results, expired }
     }
@@ -490,7 +469,6 @@ impl<App: Send + Sync + 'static> Run<App> {
         let by = self.ended_by().map(str::to_owned);
         let dropped = std::mem::take(&mut self.pending);
         self.steps.state = RunState::Finished { by };
-        #[cfg(feature = "journal")]
         self.journal_finish(&dropped).await;
         drop(dropped);
     }
@@ -586,17 +564,8 @@ impl<App: Send + Sync + 'static> Run<App> {
             call_id: if id.is_empty() { fresh_call_id() } else { id.into() },
             cancel: step.child_token().into(),
             progress: self.progress.clone(),
-            #[cfg(feature = "journal")]
-            durable: self.durable.clone(),
+            memory: Some(self.memory.clone()),
         }
-    }
-}
-
-#[cfg(not(feature = "journal"))]
-impl<App: Send + Sync + 'static> Run<App> {
-    /// Without the journal, a call that needs approval waits in memory.
-    async fn park_durably(&self, pending: PendingCall<App>) -> Result<PendingCall<App>, CallResult> {
-        Ok(pending)
     }
 }
 

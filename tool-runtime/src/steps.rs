@@ -1,7 +1,7 @@
 //! What a run remembers of its steps, shared by a [`Run`](crate::Run) and
 //! each MCP session: the step index, the tools executed, failures per tool,
 //! how the run ends, and what is offered; and, for a durable run, what
-//! changed since the journal last took it ([`Unsaved`]), which a save adds
+//! changed since the journal last took it ([`StepDelta`]), which a save adds
 //! to the journal's record rather than writing over it, since other
 //! processes may step the same run at once.
 
@@ -10,9 +10,9 @@ use std::panic::AssertUnwindSafe;
 use crate::context::{StepView, UserContext};
 use crate::error::ToolError;
 use crate::error_report::{ErrorKind, ErrorReport, panic_message};
+use crate::memory::{JournalError, RunState, StepDelta, Stepped};
 use crate::registry::Registry;
 use crate::result::{CallResult, ResultKind, lines};
-use crate::run::RunState;
 use crate::tool::ToolDefinition;
 
 /// What a run remembers of its steps: the step index, the tools executed
@@ -30,35 +30,31 @@ pub(crate) struct Steps {
     /// Failed calls per tool, for `max_retries` (see [`counts_as_failure`]).
     pub(crate) failures: Vec<(String, u32)>,
     /// What changed since the journal last took it.
-    pub(crate) unsaved: Unsaved,
+    pub(crate) unsaved: StepDelta,
     /// The version of the run's record this process last read from the
     /// journal (an older answer arriving late is not taken), and how many
     /// of the run's tools the journal held then.
-    #[cfg_attr(not(feature = "journal"), allow(dead_code))]
     pub(crate) journaled: (i64, usize),
     /// Set by a save that found the last step re-sent: the index that step
     /// had when it was first journaled.
-    #[cfg_attr(not(feature = "journal"), allow(dead_code))]
     pub(crate) resent: Option<usize>,
 }
 
-/// What the steps of a run changed since the journal last took it: a save
-/// adds it to the journal's record, so that of several processes stepping
-/// one run at once none loses another's steps, tools or failures. Kept by
-/// every run (a few counters and names; at most one entry per tool).
-#[derive(Debug, Default)]
-#[cfg_attr(not(feature = "journal"), allow(dead_code))]
-pub(crate) struct Unsaved {
-    /// Steps taken.
-    pub(crate) steps: usize,
-    /// The digest of the call ids of the last of those steps, when the
-    /// host gave each call an id: a step re-sending exactly the calls of
-    /// the run's last journaled step is that step again.
-    pub(crate) last_calls: Option<String>,
-    /// Tools executed for the first time.
-    pub(crate) tools: Vec<String>,
-    /// Failed calls per tool.
-    pub(crate) failures: Vec<(String, u32)>,
+/// What a save of a run's steps sends ([`Steps::take_save`]).
+#[derive(Debug)]
+pub(crate) struct Save {
+    unsaved: StepDelta,
+    state: RunState,
+    known: usize,
+}
+
+impl Save {
+    /// Adds what this save took from a run's steps to its record in
+    /// `remembered` ([`RunMemory::add_step`](crate::memory::RunMemory::add_step)); the answer is for
+    /// [`Steps::saved`].
+    pub(crate) async fn send(&self, remembered: &crate::memory::Remembered) -> Result<Stepped, JournalError> {
+        remembered.memory.add_step(&remembered.run_id, &self.unsaved, &self.state, self.known).await
+    }
 }
 
 impl Default for Steps {
@@ -68,7 +64,7 @@ impl Default for Steps {
             executed: Vec::new(),
             state: RunState::Active,
             failures: Vec::new(),
-            unsaved: Unsaved::default(),
+            unsaved: StepDelta::default(),
             journaled: (0, 0),
             resent: None,
         }
@@ -76,6 +72,75 @@ impl Default for Steps {
 }
 
 impl Steps {
+    /// Takes what changed since the last save, to remember it: an MCP
+    /// session does this under its lock, and saves of one session may run
+    /// at once.
+    pub(crate) fn take_save(&mut self) -> Save {
+        Save { unsaved: std::mem::take(&mut self.unsaved), state: self.state.clone(), known: self.journaled.1 }
+    }
+
+    /// Takes the journal's answer to `save`: on success the run as the
+    /// journal holds it, with the other processes' steps, tools and
+    /// failures; on failure the change is kept for the next save.
+    pub(crate) fn saved(&mut self, save: Save, answer: Result<Stepped, JournalError>) -> Result<(), JournalError> {
+        match answer {
+            Ok(stepped) => {
+                self.journaled(stepped);
+                Ok(())
+            }
+            Err(error) => {
+                self.restore(save.unsaved);
+                Err(error)
+            }
+        }
+    }
+
+    /// Puts back what a save that failed took, before what changed since:
+    /// the next save sends both.
+    fn restore(&mut self, taken: StepDelta) {
+        let newer = std::mem::replace(&mut self.unsaved, taken);
+        self.unsaved.steps += newer.steps;
+        if newer.steps > 0 {
+            self.unsaved.last_calls = newer.last_calls;
+        }
+        for tool in newer.tools {
+            if !self.unsaved.tools.contains(&tool) {
+                self.unsaved.tools.push(tool);
+            }
+        }
+        for (tool, failed) in &newer.failures {
+            add_failures(&mut self.unsaved.failures, tool, *failed);
+        }
+    }
+
+    /// Takes the run as the journal holds it after a save, plus what
+    /// changed here since the save was sent. Tools only grow, so the
+    /// journal's new ones are always added; the rest is taken only from an
+    /// answer newer than the last one taken (two saves of one MCP session
+    /// may answer out of order), and a state only when it is as far along
+    /// as this one (a finished run stays finished).
+    fn journaled(&mut self, stepped: Stepped) {
+        for tool in stepped.tools {
+            if !self.executed.contains(&tool) {
+                self.executed.push(tool);
+            }
+        }
+        self.journaled.1 = self.journaled.1.max(stepped.tool_count);
+        self.resent = stepped.resent.then(|| stepped.step.saturating_sub(1));
+        if stepped.version <= self.journaled.0 {
+            return;
+        }
+        self.journaled.0 = stepped.version;
+        self.step = stepped.step + self.unsaved.steps;
+        self.failures = stepped.failures;
+        for (tool, failed) in &self.unsaved.failures {
+            add_failures(&mut self.failures, tool, *failed);
+        }
+        if stepped.state.rank() >= self.state.rank() {
+            self.state = stepped.state;
+        }
+    }
+
     /// Moves to the next step; `calls` is the digest of the call ids of
     /// the step that ended, in a durable run.
     pub(crate) fn advance(&mut self, calls: Option<String>) {

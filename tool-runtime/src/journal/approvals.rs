@@ -8,8 +8,9 @@ use std::time::SystemTime;
 
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
-use super::records::{RowReader, encode_decision, millis};
+use super::rows::{RowReader, encode_decision};
 use super::{Approval, Decided, Decision, EXPIRED_BY, Journal, JournalError, ParkedCall, limits, on_pool};
+use crate::memory::records::millis;
 
 const PARK: &str = "INSERT INTO journal_approvals (call_id, run_id, tool, input, user_id, parked_at, expires_at) \
      VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run_id, call_id) DO NOTHING";

@@ -9,8 +9,9 @@ use std::time::SystemTime;
 use serde_json::Value;
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
-use super::records::{RowReader, millis};
+use super::rows::RowReader;
 use super::{CallInDoubt, CallStart, Journal, JournalError, JournaledCall, JournaledResult, limits, on_pool};
+use crate::memory::records::millis;
 
 const START: &str = "INSERT INTO journal_calls (effect_key, run_id, call_id, tool, input, started_at) VALUES ($1, $2, $3, $4, $5, $6) \
      ON CONFLICT (effect_key) DO NOTHING";

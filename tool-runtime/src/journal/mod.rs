@@ -91,27 +91,18 @@
 mod approvals;
 mod busy;
 mod calls;
-mod error;
 pub mod limits;
-mod records;
 mod retention;
-pub(crate) mod runs;
+mod rows;
+mod run_memory;
+mod runs;
 mod schema;
 
-pub use crate::durable::DurableError;
-pub use error::JournalError;
-pub use records::{Approval, CallInDoubt, CallStart, Decided, Decision, JournaledCall, JournaledResult, ParkedCall, RunRecord};
+pub use crate::memory::{
+    Approval, CallInDoubt, CallStart, Decided, Decision, EXPIRED_BY, GONE_BY, JournalError, JournaledCall, JournaledResult, ParkedCall, RunRecord,
+};
+pub use crate::run::DurableError;
 pub use retention::{Pruned, Retention};
-
-/// The `by` of a decision made by [`Journal::expire`] rather than a person.
-pub const EXPIRED_BY: &str = "tool-runtime:expiry";
-
-/// The `by` of a rejection the runtime records when the run can no longer
-/// carry a decision out: the run finished before anyone decided, or the
-/// MCP client that waited for the call went away. A person deciding such a
-/// call later is told so ([`JournalError::AlreadyDecided`] names this),
-/// never handed a success that runs nothing.
-pub const GONE_BY: &str = "tool-runtime:gone";
 
 /// The journal of durable runs, over SQLite or Postgres. Cheap to clone:
 /// clones share one connection pool.

@@ -3,8 +3,8 @@
 
 use std::time::{Duration, SystemTime};
 
-use super::records::millis;
 use super::{Journal, JournalError, on_pool};
+use crate::memory::records::millis;
 
 /// How long the journal keeps what is finished: [`Journal::prune`]
 /// deletes the rows of finished runs (and of calls journaled without a run)

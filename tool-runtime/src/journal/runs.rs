@@ -25,10 +25,10 @@ use std::time::SystemTime;
 
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
-use super::records::{RowReader, encode_state, millis};
+use super::rows::{RowReader, encode_state};
 use super::{Journal, JournalError, RunRecord, limits, on_pool};
-use crate::run::RunState;
-use crate::steps::Unsaved;
+use crate::memory::records::millis;
+use crate::memory::{RunState, StepDelta, Stepped};
 
 /// Whether the stored state (`journal_runs.state`) gives way to the one
 /// written (`excluded.state`): only for one as far along or further.
@@ -82,26 +82,6 @@ const LOAD_FAILURES: &str = "SELECT tool, failures FROM journal_run_failures WHE
 const READ_BACK: &str = "SELECT * FROM (SELECT CAST(1 AS BIGINT) AS is_tool, ordinal AS n, tool FROM journal_run_tools \
      WHERE run_id = $1 AND ordinal >= $2 UNION ALL SELECT CAST(0 AS BIGINT), failures, tool FROM journal_run_failures \
      WHERE run_id = $1) AS back ORDER BY is_tool DESC, n, tool";
-
-/// A run as the journal holds it once [`Journal::add_step`] added a step.
-#[derive(Debug)]
-pub(crate) struct Stepped {
-    /// Raised by every write of the run: of two answers, the higher
-    /// version is the newer.
-    pub(crate) version: i64,
-    pub(crate) step: usize,
-    /// Whether the last step added re-sent the run's last journaled step
-    /// (and so was not counted).
-    pub(crate) resent: bool,
-    pub(crate) state: RunState,
-    /// The run's tools from the `known`th on (the caller holds the
-    /// others), in the order the run first executed them.
-    pub(crate) tools: Vec<String>,
-    /// How many tools the journal holds for the run.
-    pub(crate) tool_count: usize,
-    /// Failed calls per tool, all the run's.
-    pub(crate) failures: Vec<(String, u32)>,
-}
 
 /// Binds `run`'s step and state to [`SAVE`], on either backend's pool or
 /// transaction.
@@ -208,7 +188,7 @@ impl Journal {
     /// far along (the first process to end the run names the tool that
     /// ended it). Returns the run as the journal then holds it, with its
     /// tools from the `known`th on.
-    pub(crate) async fn add_step(&self, run_id: &str, delta: &Unsaved, state: &RunState, known: usize) -> Result<Stepped, JournalError> {
+    pub(crate) async fn add_step(&self, run_id: &str, delta: &StepDelta, state: &RunState, known: usize) -> Result<Stepped, JournalError> {
         limits::id("run_id", run_id)?;
         let (_, ended_by) = encode_state(state);
         limits::text("ended_by", ended_by.unwrap_or_default())?;
@@ -220,7 +200,7 @@ impl Journal {
             let stored = decode_taken(&row)?;
             let resent = delta.steps > 0 && delta.last_calls.is_some() && delta.last_calls == stored.last_calls;
             let step = stored.step.saturating_add(delta.steps) - usize::from(resent);
-            let state = if rank(state) > rank(&stored.state) { state.clone() } else { stored.state };
+            let state = if state.rank() > stored.state.rank() { state.clone() } else { stored.state };
             let last_calls = if delta.steps > 0 { delta.last_calls.as_deref() } else { stored.last_calls.as_deref() };
             let (state_text, ended_by) = encode_state(&state);
             sqlx::query(STEP)
@@ -272,15 +252,6 @@ impl Journal {
             run.failures = decode_failures(run_id, failures)?;
             Ok(Some(run))
         })
-    }
-}
-
-/// How far along a run is: active, ending, finished.
-pub(crate) fn rank(state: &RunState) -> u8 {
-    match state {
-        RunState::Active => 0,
-        RunState::Ending { .. } => 1,
-        RunState::Finished { .. } => 2,
     }
 }
 

@@ -8,7 +8,8 @@
 //! advisory lock inside the transaction), so that processes opening one
 //! database at once apply each migration once.
 
-use super::{Journal, JournalError, records::millis};
+use super::{Journal, JournalError};
+use crate::memory::records::millis;
 
 /// The newest schema version this code knows.
 pub(crate) const LATEST: i64 = 4;
@@ -48,13 +49,13 @@ pub(crate) async fn migrate(journal: &Journal) -> Result<(), JournalError> {
 }
 
 async fn migrate_once(journal: &Journal) -> Result<(), JournalError> {
-    let failed = JournalError::database("migrate");
+    let failed = JournalError::database::<sqlx::Error>("migrate");
     match &journal.backend {
         #[cfg(feature = "sqlite")]
         super::Backend::Sqlite(pool) => {
             let mut tx = pool.begin_with("BEGIN IMMEDIATE").await.map_err(failed)?;
             apply_sqlite(&mut tx, &SQLITE).await?;
-            tx.commit().await.map_err(JournalError::database("migrate"))
+            tx.commit().await.map_err(JournalError::database::<sqlx::Error>("migrate"))
         }
         #[cfg(feature = "postgres")]
         super::Backend::Postgres(pool) => {
@@ -63,9 +64,9 @@ async fn migrate_once(journal: &Journal) -> Result<(), JournalError> {
                 .bind(POSTGRES_MIGRATION_LOCK)
                 .execute(&mut *tx)
                 .await
-                .map_err(JournalError::database("migrate"))?;
+                .map_err(JournalError::database::<sqlx::Error>("migrate"))?;
             apply_postgres(&mut tx, &POSTGRES).await?;
-            tx.commit().await.map_err(JournalError::database("migrate"))
+            tx.commit().await.map_err(JournalError::database::<sqlx::Error>("migrate"))
         }
         #[cfg(not(any(feature = "sqlite", feature = "postgres")))]
         super::Backend::None(never) => match *never {},
@@ -75,7 +76,7 @@ async fn migrate_once(journal: &Journal) -> Result<(), JournalError> {
 /// Applies, inside `tx`, the migrations after the database's version.
 macro_rules! apply_body {
     ($tx:ident, $migrations:ident) => {{
-        let failed = || JournalError::database("migrate");
+        let failed = || JournalError::database::<sqlx::Error>("migrate");
         sqlx::query(CREATE_VERSIONS).execute(&mut **$tx).await.map_err(failed())?;
         let (current,): (Option<i64>,) = sqlx::query_as(CURRENT_VERSION).fetch_one(&mut **$tx).await.map_err(failed())?;
         let current = current.unwrap_or(0);

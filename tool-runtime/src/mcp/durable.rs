@@ -21,10 +21,10 @@ use rmcp::service::{ElicitationMode, RequestContext};
 
 use super::session::{McpSession, Waiting, approval_message};
 use crate::call::{Arguments, PendingCall};
-use crate::durable::Durable;
 use crate::error_report::Escaped;
 use crate::error_report::{ErrorKind, ErrorReport};
-use crate::journal::{Decision, EXPIRED_BY, GONE_BY, JournalError, ParkedCall};
+use crate::memory::Remembered;
+use crate::memory::{Decision, EXPIRED_BY, GONE_BY, JournalError, ParkedCall};
 use crate::result::{CallResult, ResultKind, lines};
 
 /// How often a waiting call looks for a decision made out of band.
@@ -37,7 +37,7 @@ const GONE_TEXT: &str = "The client went away before a decision.";
 /// process, and applies it.
 pub(super) async fn ask<App: Send + Sync + 'static>(
     session: &McpSession<App>,
-    durable: &Durable,
+    durable: &Remembered,
     pending: PendingCall<App>,
     context: &RequestContext<RoleServer>,
 ) -> CallResult {
@@ -58,10 +58,10 @@ pub(super) async fn ask<App: Send + Sync + 'static>(
         parked_at: now,
         expires_at: now.checked_add(ttl),
     };
-    if let Err(error) = durable.journal.park(&parked).await {
+    if let Err(error) = durable.memory.park(&parked).await {
         let detail = format!("the pending call could not be journaled, so it was not run: {error}");
         registry.report(ErrorReport::new(tool.as_str(), id.as_str(), ErrorKind::Journal, "JOURNAL", detail));
-        return crate::durable::unrecorded(tool, id);
+        return CallResult::unrecorded(tool, id);
     }
     // From here until a decision is carried out, a call whose wait is
     // dropped (its client's stream or session gone) is rejected in the
@@ -108,7 +108,7 @@ pub(super) async fn ask<App: Send + Sync + 'static>(
 /// decision; pending forever otherwise (the decision comes out of band).
 async fn by_client<App: Send + Sync + 'static>(
     session: &McpSession<App>,
-    durable: &Durable,
+    durable: &Remembered,
     pending: &PendingCall<App>,
     context: &RequestContext<RoleServer>,
 ) -> Result<Decision, JournalError> {
@@ -130,7 +130,7 @@ async fn by_client<App: Send + Sync + 'static>(
         }
     };
     let by = context_user(session, context).unwrap_or_else(|| "mcp-client".to_owned());
-    match durable.journal.decide(&durable.run_id, id, decision.clone(), &by).await {
+    match durable.memory.decide(&durable.run_id, id, decision.clone(), &by).await {
         Ok(_) => Ok(decision),
         // Another process decided first: its decision stands.
         Err(JournalError::AlreadyDecided { .. }) => decided(durable, id).await.map(|decision| decision.unwrap_or(Decision::Reject(String::new()))),
@@ -139,7 +139,7 @@ async fn by_client<App: Send + Sync + 'static>(
 }
 
 /// A decision made out of band, polled for.
-async fn out_of_band(durable: &Durable, id: &str) -> Result<Decision, JournalError> {
+async fn out_of_band(durable: &Remembered, id: &str) -> Result<Decision, JournalError> {
     loop {
         tokio::time::sleep(POLL).await;
         if let Some(decision) = decided(durable, id).await? {
@@ -150,15 +150,15 @@ async fn out_of_band(durable: &Durable, id: &str) -> Result<Decision, JournalErr
 
 /// At the end of the approval's time to live here: the journal expires the
 /// call unless a decision came first, which is returned (`None`: expired).
-async fn expire(durable: &Durable, id: &str, ttl: Duration) -> Result<Option<Decision>, JournalError> {
-    durable.journal.expire(SystemTime::now(), &lines::approval_expired(ttl).model_line()).await?;
-    let approval = durable.journal.approval(&durable.run_id, id).await?;
+async fn expire(durable: &Remembered, id: &str, ttl: Duration) -> Result<Option<Decision>, JournalError> {
+    durable.memory.expire(SystemTime::now(), &lines::approval_expired(ttl).model_line()).await?;
+    let approval = durable.memory.approval(&durable.run_id, id).await?;
     match approval.and_then(|approval| approval.decided) {
         Some(decided) if decided.by != EXPIRED_BY => Ok(Some(decided.decision)),
         Some(_) => Ok(None),
         // Not due by the journal's clock yet (this process's timer ran
         // ahead of it): expired all the same, in the journal first.
-        None => match durable.journal.decide(&durable.run_id, id, Decision::Reject(lines::approval_expired(ttl).model_line()), EXPIRED_BY).await {
+        None => match durable.memory.decide(&durable.run_id, id, Decision::Reject(lines::approval_expired(ttl).model_line()), EXPIRED_BY).await {
             Ok(_) => Ok(None),
             Err(JournalError::AlreadyDecided { by, .. }) if by == EXPIRED_BY => Ok(None),
             Err(JournalError::AlreadyDecided { .. }) => decided(durable, id).await,
@@ -172,7 +172,7 @@ async fn expire(durable: &Durable, id: &str, ttl: Duration) -> Result<Option<Dec
 /// decision carried out: its client went away (the wait was cancelled, or
 /// dropped with its stream or session).
 struct Gone<'d> {
-    durable: &'d Durable,
+    durable: &'d Remembered,
     id: smol_str::SmolStr,
     armed: bool,
 }
@@ -182,7 +182,7 @@ impl Gone<'_> {
     /// decision someone made first, which stands.
     async fn reject(&mut self) -> Result<Option<Decision>, JournalError> {
         self.armed = false;
-        let rejected = self.durable.journal.decide(&self.durable.run_id, &self.id, Decision::Reject(GONE_TEXT.to_owned()), GONE_BY).await;
+        let rejected = self.durable.memory.decide(&self.durable.run_id, &self.id, Decision::Reject(GONE_TEXT.to_owned()), GONE_BY).await;
         match rejected {
             Ok(_) | Err(JournalError::ApprovalExpired { .. }) => {
                 settle(self.durable, &self.id).await;
@@ -206,7 +206,7 @@ impl Drop for Gone<'_> {
         // The wait was dropped mid-way: reject the call on the runtime, as
         // `reject` would, since no one here can carry a decision out.
         let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
-        let (journal, run_id, id) = (self.durable.journal.clone(), self.durable.run_id.clone(), self.id.clone());
+        let (journal, run_id, id) = (self.durable.memory.clone(), self.durable.run_id.clone(), self.id.clone());
         runtime.spawn(async move {
             match journal.decide(&run_id, &id, Decision::Reject(GONE_TEXT.to_owned()), GONE_BY).await {
                 Ok(_) | Err(JournalError::AlreadyDecided { .. } | JournalError::ApprovalExpired { .. }) => {}
@@ -223,13 +223,13 @@ impl Drop for Gone<'_> {
 
 /// The decision recorded on a call of this session's run; `None` while
 /// there is none.
-async fn decided(durable: &Durable, id: &str) -> Result<Option<Decision>, JournalError> {
-    let approval = durable.journal.approval(&durable.run_id, id).await?;
+async fn decided(durable: &Remembered, id: &str) -> Result<Option<Decision>, JournalError> {
+    let approval = durable.memory.approval(&durable.run_id, id).await?;
     Ok(approval.and_then(|approval| approval.decided).map(|decided| decided.decision))
 }
 
-async fn settle(durable: &Durable, id: &str) {
-    if let Err(error) = durable.journal.settle(&durable.run_id, id).await {
+async fn settle(durable: &Remembered, id: &str) {
+    if let Err(error) = durable.memory.settle(&durable.run_id, id).await {
         tracing::error!(call_id = %Escaped(id), error = %Escaped(&error), "a settled call could not be journaled as settled");
     }
 }

@@ -23,6 +23,7 @@ use crate::content::{Block, ResourceBody, base64};
 use crate::context::{Progress, ProgressSink, UserContext};
 use crate::error::ToolError;
 use crate::error_report::Escaped;
+use crate::memory::Remembered;
 use crate::result::{CallResult, ResultKind, lines};
 use crate::steps::Steps;
 use crate::tool::{ParsedFrom, ToolDefinition};
@@ -33,9 +34,9 @@ use crate::tool::{ParsedFrom, ToolDefinition};
 pub struct McpSession<App> {
     server: McpServer<App>,
     run: Arc<Mutex<SessionRun>>,
-    /// The journal and run id of the session, when the server has a journal.
-    #[cfg(feature = "journal")]
-    durable: Option<Arc<crate::durable::Durable>>,
+    /// The session's memory and its run id there: the server's journal,
+    /// when it has one, else the session's own.
+    remembered: Remembered,
     /// Over HTTP, the session store, told while a call is in flight.
     sessions: Option<Arc<BoundedSessions>>,
 }
@@ -51,18 +52,12 @@ struct SessionRun {
 
 impl<App: Send + Sync + 'static> McpSession<App> {
     pub(super) fn new(server: McpServer<App>) -> Self {
-        #[cfg(feature = "journal")]
-        let durable = server.journal.clone().map(|journal| {
+        let remembered = match server.memory.clone() {
             // Unique across instances and restarts sharing the journal (`ids`).
-            Arc::new(crate::durable::Durable::new(journal, crate::ids::fresh_id("mcp-").as_str().into()))
-        });
-        McpSession {
-            server,
-            run: Arc::new(Mutex::new(SessionRun::default())),
-            #[cfg(feature = "journal")]
-            durable,
-            sessions: None,
-        }
+            Some(memory) => Remembered { memory, run_id: crate::ids::fresh_id("mcp-").as_str().into(), durable: true },
+            None => Remembered::local(),
+        };
+        McpSession { server, run: Arc::new(Mutex::new(SessionRun::default())), remembered, sessions: None }
     }
 
     /// A session served over HTTP from `sessions`: its calls in flight keep
@@ -74,25 +69,21 @@ impl<App: Send + Sync + 'static> McpSession<App> {
     }
 
     /// The session's run id in the server's journal, if it has one.
-    #[cfg(feature = "journal")]
     pub fn run_id(&self) -> Option<&str> {
-        self.durable.as_deref().map(|durable| &*durable.run_id)
+        self.remembered.durable.then_some(&*self.remembered.run_id)
     }
 
     /// Journals how the session's run stands, and takes what other saves
     /// added to it (a failure is logged: the call's result stands, and the
     /// next save sends what this one could not).
-    #[cfg(feature = "journal")]
     async fn save(&self) {
-        let Some(durable) = &self.durable else { return };
         let save = self.lock().steps.take_save();
-        let answer = durable.save(&save).await;
+        let answer = save.send(&self.remembered).await;
         if let Err(error) = self.lock().steps.saved(save, answer) {
-            tracing::error!(run_id = %Escaped(&durable.run_id), error = %Escaped(&error), "the session's run could not be journaled");
+            tracing::error!(run_id = %Escaped(&self.remembered.run_id), error = %Escaped(&error), "the session's run could not be journaled");
         }
     }
 
-    #[cfg(feature = "journal")]
     pub(super) fn server(&self) -> &McpServer<App> {
         &self.server
     }
@@ -161,10 +152,7 @@ impl<App: Send + Sync + 'static> McpSession<App> {
         if let Some(sink) = progress {
             call = call.progress(sink);
         }
-        #[cfg(feature = "journal")]
-        if let Some(durable) = &self.durable {
-            call = call.durable(durable.clone());
-        }
+        let call = call.remembered(self.remembered.clone());
         let result = match call.await {
             CallOutcome::Done(result) => result,
             CallOutcome::NeedsApproval(pending) => self.ask_human(pending, context).await,
@@ -198,9 +186,8 @@ impl<App: Send + Sync + 'static> McpSession<App> {
     /// Asks the client's user to accept or decline a pending call.
     async fn ask_human(&self, pending: PendingCall<App>, context: &RequestContext<RoleServer>) -> CallResult {
         let registry = &self.server.registry;
-        #[cfg(feature = "journal")]
-        if let Some(durable) = &self.durable {
-            return Box::pin(super::durable::ask(self, durable, pending, context)).await;
+        if self.remembered.durable {
+            return Box::pin(super::durable::ask(self, &self.remembered, pending, context)).await;
         }
         if !context.peer.supported_elicitation_modes().contains(&ElicitationMode::Form) {
             tracing::info!(tool = %Escaped(pending.tool()), call_id = %Escaped(pending.id()), "needs approval; the client cannot elicit");
@@ -328,7 +315,6 @@ impl<App: Send + Sync + 'static> ServerHandler for McpSession<App> {
         })
         .await;
         let changed = self.record(&result, &user);
-        #[cfg(feature = "journal")]
         self.save().await;
         if changed && let Err(error) = context.peer.notify_tool_list_changed().await {
             tracing::debug!(error = %Escaped(&error), "could not notify the client that the tool list changed");

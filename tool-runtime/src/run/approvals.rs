@@ -73,8 +73,7 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// the decision, and its clock, not this process's, decided that it
     /// came within the approval TTL.
     async fn run_approved(&self, pending: PendingCall<App>, edited: Option<Arguments<'_>>) -> CallResult {
-        #[cfg(feature = "journal")]
-        if self.durable.is_some() {
+        if self.memory.durable {
             return self.registry.approve_decided(pending, edited).await;
         }
         match edited {
@@ -103,14 +102,18 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// decides, and a call another process decided meanwhile stays pending
     /// for [`settle_decided`](Self::settle_decided).
     pub(crate) async fn sweep_expired(&mut self) -> Vec<CallResult> {
-        #[cfg(feature = "journal")]
-        if self.durable.is_some() {
+        if self.memory.durable {
             return self.sweep_journaled().await;
         }
         let (expired, waiting): (Vec<_>, Vec<_>) =
             std::mem::take(&mut self.pending).into_iter().partition(|pending| self.registry.has_expired(pending));
         self.pending = waiting;
-        expired.into_iter().map(|pending| self.registry.expire(pending)).collect()
+        let mut results = Vec::with_capacity(expired.len());
+        for pending in expired {
+            self.settle_or_report(pending.id()).await;
+            results.push(self.registry.expire(pending));
+        }
+        results
     }
 
     /// What an edited input reads when it fits the tool but not the scope
@@ -130,13 +133,8 @@ impl<App: Send + Sync + 'static> Run<App> {
         let Some(index) = self.pending.iter().position(|pending| pending.id() == id) else {
             return Err(RunError::UnknownApproval(id.to_owned()));
         };
-        #[cfg(feature = "journal")]
-        if self.durable.is_some() {
-            let decision = decision().into_journal(self);
-            self.record_decision(id, decision).await?;
-        }
-        #[cfg(not(feature = "journal"))]
-        let _ = decision;
+        let decision = decision().into_journal(self);
+        self.record_decision(id, decision).await?;
         Ok(self.pending.remove(index))
     }
 
@@ -145,30 +143,25 @@ impl<App: Send + Sync + 'static> Run<App> {
     async fn settled(&mut self, result: &CallResult) {
         self.steps.record(result, self.ends_turn(result));
         self.track_external(result);
-        #[cfg(feature = "journal")]
-        {
-            self.settle_or_report(&result.call_id).await;
-            self.save_or_report().await;
-        }
+        self.settle_or_report(&result.call_id).await;
+        self.save_or_report().await;
     }
 }
 
-/// A host's decision on a pending call, as [`Run::decide`] journals it.
-#[cfg_attr(not(feature = "journal"), allow(dead_code))]
+/// A host's decision on a pending call, as [`Run::decide`] records it.
 enum Decided<'a> {
     Approve,
     Edited(&'a Arguments<'a>),
     Rejected(Option<&'a str>),
 }
 
-#[cfg(feature = "journal")]
 impl Decided<'_> {
     /// The decision as the journal keeps it. An edited input goes through
     /// the guard before it is read, as every input does: one the guard
     /// refuses (or that is not JSON) is journaled as a rejection, and the
     /// call, which cannot run with it, reads why.
-    fn into_journal<App: Send + Sync + 'static>(self, run: &Run<App>) -> crate::journal::Decision {
-        use crate::journal::Decision;
+    fn into_journal<App: Send + Sync + 'static>(self, run: &Run<App>) -> crate::memory::Decision {
+        use crate::memory::Decision;
         match self {
             Decided::Approve => Decision::Approve,
             Decided::Edited(edited) => match run.guarded_value(edited) {

@@ -63,8 +63,7 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// external call still with the host: the same id, tool and arguments.
     /// Anywhere else, a waiting external call's id is taken.
     fn re_sent_external(&self, call: &ToolCall) -> bool {
-        #[cfg(feature = "journal")]
-        if self.durable.is_some()
+        if self.memory.durable
             && let Some(waiting) = self.external.iter().find(|waiting| waiting.id == call.id)
         {
             return waiting.tool == call.name.as_str() && self.guarded_value(&call.arguments).is_some_and(|args| *args == waiting.input);

@@ -1,11 +1,12 @@
-//! What can go wrong with the journal, each case worded for the developer
-//! or operator who reads it.
+//! What can go wrong with a run's memory (the journal, or the memory of a
+//! run that is not durable), each case worded for the developer or
+//! operator who reads it.
 
 use std::time::SystemTime;
 
 use super::records::millis;
 
-/// An error of the [`Journal`](super::Journal).
+/// An error of a [`RunMemory`](super::RunMemory): the [`Journal`](crate::journal) or a run's own memory.
 ///
 /// None of these are for the model: they name tables, keys and versions
 /// for whoever runs the host.
@@ -51,7 +52,7 @@ pub enum JournalError {
         problem: String,
     },
     /// A value the journal cannot keep on every backend, refused before
-    /// anything was written (see [`limits`](super::limits)).
+    /// anything was written (see [`limits`](crate::journal::limits)).
     #[error("cannot journal {field}: {why}")]
     Refused {
         /// The field (`run_id`, `call_id`, `text`, ...).
@@ -125,10 +126,12 @@ pub enum JournalError {
 }
 
 impl JournalError {
-    pub(crate) fn database(operation: &'static str) -> impl FnOnce(sqlx::Error) -> JournalError {
+    #[cfg_attr(not(feature = "journal"), allow(dead_code))]
+    pub(crate) fn database<E: std::error::Error + Send + Sync + 'static>(operation: &'static str) -> impl FnOnce(E) -> JournalError {
         move |source| JournalError::Database { operation, source: Box::new(source) }
     }
 
+    #[cfg_attr(not(feature = "journal"), allow(dead_code))]
     pub(crate) fn corrupt(table: &'static str, key: &str, problem: impl Into<String>) -> JournalError {
         JournalError::Corrupt { table, key: key.to_owned(), problem: problem.into() }
     }

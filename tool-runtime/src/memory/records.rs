@@ -1,16 +1,13 @@
-//! What the journal stores, as typed records, and the reading of one row
-//! into them: a value that does not decode is a [`JournalError::Corrupt`]
-//! naming the table, the key and the problem.
+//! What a run's memory holds, as typed records: a run's state and steps,
+//! the effect of a call, a parked call and its decision. Every
+//! [`RunMemory`](super::RunMemory) speaks in these.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 use smol_str::SmolStr;
-use sqlx::{ColumnIndex, Decode, Row, Type};
 
-use super::JournalError;
 use crate::result::{CallResult, ResultKind};
-use crate::run::RunState;
 
 /// A run as the journal keeps it, by the host's id.
 #[derive(Clone, Debug, PartialEq)]
@@ -27,7 +24,7 @@ pub struct RunRecord {
     pub failures: Vec<(String, u32)>,
     /// Where the run stands, and which tool ended it.
     pub state: RunState,
-    /// When the record was last saved. [`save_run`](super::Journal::save_run)
+    /// When the record was last saved. [`save_run`](crate::journal::Journal::save_run)
     /// writes the current time and ignores this field.
     pub updated_at: SystemTime,
 }
@@ -111,7 +108,7 @@ impl JournaledResult {
     }
 }
 
-/// A call a run journaled ([`calls_of_run`](super::Journal::calls_of_run)).
+/// A call a run journaled ([`calls_of_run`](crate::journal::Journal::calls_of_run)).
 #[derive(Clone, Debug, PartialEq)]
 pub struct JournaledCall {
     /// The call's id.
@@ -126,11 +123,11 @@ pub struct JournaledCall {
 }
 
 /// A call started and never finished, whose effect may or may not have
-/// happened ([`calls_in_doubt`](super::Journal::calls_in_doubt)).
+/// happened ([`calls_in_doubt`](crate::journal::Journal::calls_in_doubt)).
 #[derive(Clone, Debug, PartialEq)]
 pub struct CallInDoubt {
     /// Its effect key, as the journal stores it (a long key as its digest):
-    /// give it to [`resolve_call`](super::Journal::resolve_call) as it is.
+    /// give it to [`resolve_call`](crate::journal::Journal::resolve_call) as it is.
     pub effect_key: String,
     /// The run that started it.
     pub run_id: String,
@@ -144,7 +141,7 @@ pub struct CallInDoubt {
     pub started_at: SystemTime,
 }
 
-/// What [`start_call`](super::Journal::start_call) found for an effect key.
+/// What [`start_call`](crate::journal::Journal::start_call) found for an effect key.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CallStart {
     /// The key was new: the call is now recorded as started, and the tool
@@ -199,7 +196,7 @@ pub enum Decision {
 pub struct Decided {
     /// The decision.
     pub decision: Decision,
-    /// Who decided ([`EXPIRED_BY`](super::EXPIRED_BY) for an expiry).
+    /// Who decided ([`EXPIRED_BY`] for an expiry).
     pub by: String,
     /// When.
     pub at: SystemTime,
@@ -220,113 +217,85 @@ pub(crate) fn millis(time: SystemTime) -> i64 {
     time.duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
-pub(crate) fn encode_state(state: &RunState) -> (&'static str, Option<&str>) {
-    match state {
-        RunState::Active => ("active", None),
-        RunState::Ending { by } => ("ending", Some(by)),
-        RunState::Finished { by } => ("finished", by.as_deref()),
-    }
+/// Where a run stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunState {
+    /// Tools are offered on every step.
+    Active,
+    /// A call ended the run: the model gets one last step, with no tools,
+    /// to phrase its answer.
+    Ending {
+        /// The tool whose call ended the run.
+        by: String,
+    },
+    /// The run is over: the host finished it, or an `ends_turn` call
+    /// halted it (with no last step).
+    Finished {
+        /// The tool whose call ended the run, if one did.
+        by: Option<String>,
+    },
 }
 
-pub(crate) fn encode_decision(decision: &Decision) -> (&'static str, Option<String>, Option<&str>) {
-    match decision {
-        Decision::Approve => ("approve", None, None),
-        Decision::ApproveEdited(input) => ("approve_edited", Some(input.to_string()), None),
-        Decision::Reject(text) => ("reject", None, Some(text)),
-    }
-}
-
-/// Reads one row of `table`, naming its key in every error.
-pub(crate) struct RowReader<'r, R> {
-    row: &'r R,
-    table: &'static str,
-    pub(crate) key: String,
-}
-
-impl<'r, R: Row> RowReader<'r, R>
-where
-    &'static str: ColumnIndex<R>,
-{
-    /// Reads the key column first, so that later errors can name it.
-    pub(crate) fn new(row: &'r R, table: &'static str, key_column: &'static str) -> Result<Self, JournalError>
-    where
-        String: Decode<'r, R::Database> + Type<R::Database>,
-    {
-        let key =
-            row.try_get::<String, _>(key_column).map_err(|e| JournalError::corrupt(table, "(unreadable)", format!("column {key_column}: {e}")))?;
-        Ok(RowReader { row, table, key })
-    }
-
-    pub(crate) fn get<T: Decode<'r, R::Database> + Type<R::Database>>(&self, column: &'static str) -> Result<T, JournalError> {
-        self.row.try_get::<T, _>(column).map_err(|e| self.corrupt(format!("column {column}: {e}")))
-    }
-
-    pub(crate) fn corrupt(&self, problem: impl Into<String>) -> JournalError {
-        JournalError::corrupt(self.table, &self.key, problem)
-    }
-
-    pub(crate) fn json(&self, column: &'static str) -> Result<Value, JournalError>
-    where
-        String: Decode<'r, R::Database> + Type<R::Database>,
-    {
-        let text: String = self.get(column)?;
-        serde_json::from_str(&text).map_err(|e| self.corrupt(format!("column {column} is not valid JSON ({e})")))
-    }
-
-    pub(crate) fn optional_json(&self, column: &'static str) -> Result<Option<Value>, JournalError>
-    where
-        Option<String>: Decode<'r, R::Database> + Type<R::Database>,
-    {
-        let text: Option<String> = self.get(column)?;
-        text.map(|text| serde_json::from_str(&text).map_err(|e| self.corrupt(format!("column {column} is not valid JSON ({e})")))).transpose()
-    }
-
-    pub(crate) fn time(&self, column: &'static str) -> Result<SystemTime, JournalError>
-    where
-        i64: Decode<'r, R::Database> + Type<R::Database>,
-    {
-        let ms: i64 = self.get(column)?;
-        self.to_time(column, ms)
-    }
-
-    pub(crate) fn optional_time(&self, column: &'static str) -> Result<Option<SystemTime>, JournalError>
-    where
-        Option<i64>: Decode<'r, R::Database> + Type<R::Database>,
-    {
-        let ms: Option<i64> = self.get(column)?;
-        ms.map(|ms| self.to_time(column, ms)).transpose()
-    }
-
-    fn to_time(&self, column: &'static str, ms: i64) -> Result<SystemTime, JournalError> {
-        u64::try_from(ms)
-            .map(|ms| UNIX_EPOCH + Duration::from_millis(ms))
-            .map_err(|_| self.corrupt(format!("column {column} holds {ms}, not a time (milliseconds since the Unix epoch)")))
-    }
-
-    pub(crate) fn state(&self, state: &str, by: Option<String>) -> Result<RunState, JournalError> {
-        match (state, by) {
-            ("active", None) => Ok(RunState::Active),
-            ("ending", Some(by)) => Ok(RunState::Ending { by }),
-            ("finished", by) => Ok(RunState::Finished { by }),
-            ("active", Some(_)) => Err(self.corrupt("state \"active\" with an ended_by tool")),
-            ("ending", None) => Err(self.corrupt("state \"ending\" without the ended_by tool")),
-            (other, _) => Err(self.corrupt(format!("unknown state {other:?} (expected active, ending or finished)"))),
-        }
-    }
-
-    pub(crate) fn kind(&self, kind: &str) -> Result<ResultKind, JournalError> {
-        ResultKind::parse(kind).ok_or_else(|| self.corrupt(format!("unknown result kind {kind:?}")))
-    }
-
-    pub(crate) fn decision(&self, decision: &str, edited: Option<Value>, text: Option<String>) -> Result<Decision, JournalError> {
-        match (decision, edited, text) {
-            ("approve", None, None) => Ok(Decision::Approve),
-            ("approve_edited", Some(input), None) => Ok(Decision::ApproveEdited(input)),
-            ("reject", None, Some(text)) => Ok(Decision::Reject(text)),
-            ("approve" | "approve_edited" | "reject", ..) => {
-                Err(self.corrupt(format!("decision {decision:?} with the wrong columns set (edited_input, reject_text)")))
-            }
-            (other, ..) => Err(self.corrupt(format!("unknown decision {other:?} (expected approve, approve_edited or reject)"))),
+impl RunState {
+    /// How far along a run is: active, ending, finished. A run's state
+    /// only moves forward.
+    pub(crate) fn rank(&self) -> u8 {
+        match self {
+            RunState::Active => 0,
+            RunState::Ending { .. } => 1,
+            RunState::Finished { .. } => 2,
         }
     }
 }
+
+/// What the steps of a run changed since its memory last took them: a save
+/// adds it to the memory's record ([`RunMemory::add_step`](super::RunMemory::add_step)), so that of
+/// several processes stepping one run at once none loses another's steps,
+/// tools or failures. A few counters and names; at most one entry per tool.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StepDelta {
+    /// Steps taken.
+    pub steps: usize,
+    /// The digest of the call ids of the last of those steps, when the
+    /// host gave each call an id: a step re-sending exactly the calls of
+    /// the run's last step is that step again.
+    pub last_calls: Option<String>,
+    /// Tools executed for the first time.
+    pub tools: Vec<String>,
+    /// Failed calls per tool.
+    pub failures: Vec<(String, u32)>,
+}
+
+/// A run as its memory holds it once a step was added
+/// ([`RunMemory::add_step`](super::RunMemory::add_step)).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stepped {
+    /// Raised by every write of the run: of two answers, the higher
+    /// version is the newer.
+    pub version: i64,
+    /// The run's step index.
+    pub step: usize,
+    /// Whether the step added re-sent the run's last step (and so was not
+    /// counted).
+    pub resent: bool,
+    /// Where the run stands.
+    pub state: RunState,
+    /// The run's tools from the `known`th on (the caller holds the
+    /// others), in the order the run first executed them.
+    pub tools: Vec<String>,
+    /// How many tools the memory holds for the run.
+    pub tool_count: usize,
+    /// Failed calls per tool, all the run's.
+    pub failures: Vec<(String, u32)>,
+}
+
+/// The `by` of a decision made by an expiry
+/// ([`RunMemory::expire`](super::RunMemory::expire)) rather than a person.
+pub const EXPIRED_BY: &str = "tool-runtime:expiry";
+
+/// The `by` of a rejection the runtime records when the run can no longer
+/// carry a decision out: the run finished before anyone decided, or the
+/// MCP client that waited for the call went away. A person deciding such a
+/// call later is told so ([`JournalError::AlreadyDecided`](super::JournalError::AlreadyDecided) names this),
+/// never handed a success that runs nothing.
+pub const GONE_BY: &str = "tool-runtime:gone";

@@ -1,0 +1,158 @@
+//! What a run must remember, behind one seam: [`RunMemory`].
+//!
+//! Every [`Run`](crate::Run) and every MCP session keeps its memory here:
+//! the effect of each call (started, finished with its result), the run's
+//! steps and state, the calls parked for approval and their decisions,
+//! and, through the effects, the external calls still with the host. A run
+//! that is not durable keeps it in its own process ([`LocalMemory`]); a
+//! durable one in the [`Journal`](crate::journal) on SQLite or Postgres
+//! (features `sqlite`, `postgres`), which implements the same trait. So one
+//! code path serves every run: the pipeline records a call as started,
+//! runs it and records it as finished whatever the memory is, and only
+//! what the memory keeps, and for how long, differs.
+//!
+//! The rules every memory keeps, which the runtime relies on:
+//!
+//! - **Effects.** An effect key is started once: of two starts, one gets
+//!   `None` (it now holds the effect) and the other what was found. A
+//!   finished effect is never rewritten. A start is withdrawn only by the
+//!   call that made it, and only while unfinished.
+//! - **Runs.** A step is added to the run's record, never written over it;
+//!   the state only moves forward (a finished run stays finished); a step
+//!   re-sending the last step's call ids is not counted again.
+//! - **Approvals.** A parked call is one run's one call, keyed by both
+//!   ids. A decision is made once: the second decider is told who won
+//!   ([`JournalError::AlreadyDecided`]); a call past its expiry cannot be
+//!   decided ([`JournalError::ApprovalExpired`]); an expiry is a decision
+//!   by [`EXPIRED_BY`].
+
+mod error;
+mod local;
+pub(crate) mod records;
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use serde_json::Value;
+
+pub use error::JournalError;
+pub use local::LocalMemory;
+pub use records::{
+    Approval, CallInDoubt, CallStart, Decided, Decision, EXPIRED_BY, GONE_BY, JournaledCall, JournaledResult, ParkedCall, RunRecord, RunState,
+    StepDelta, Stepped,
+};
+
+/// The answer of a [`RunMemory`]: a boxed future, so that the trait is
+/// object-safe and a run holds any memory as `Arc<dyn RunMemory>`.
+pub type Answer<'a, T> = futures_util::future::BoxFuture<'a, Result<T, JournalError>>;
+
+/// A call about to start its effect ([`RunMemory::start_or_find`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Starting<'a> {
+    /// The run the call belongs to.
+    pub run_id: &'a str,
+    /// The call's id.
+    pub call_id: &'a str,
+    /// Its tool.
+    pub tool: &'a str,
+    /// Its validated arguments.
+    pub input: &'a Value,
+    /// The effect's key (see the [module docs](self)).
+    pub effect_key: &'a str,
+}
+
+/// Everything a run must remember, wherever it is kept (see the [module
+/// docs](self) for the rules every implementation keeps).
+///
+/// The runtime ships two: [`LocalMemory`], in the process, for a run that is
+/// not durable, and the [`Journal`](crate::journal) (SQLite, Postgres) for a
+/// durable one. Each method is one atomic step of the memory.
+pub trait RunMemory: fmt::Debug + Send + Sync + 'static {
+    /// This memory, with its waits (a busy database retried) ending at
+    /// `until`: a call's reads and writes never outlast its timeout.
+    fn until(&self, until: Instant) -> Arc<dyn RunMemory>;
+
+    /// The effect `effect_key`, if the memory holds it.
+    fn find_call<'a>(&'a self, effect_key: &'a str) -> Answer<'a, Option<JournaledCall>>;
+
+    /// Starts the effect of `call`: `None` when it was new (the call now
+    /// holds it and may run), else what the memory holds for the key.
+    fn start_or_find<'a>(&'a self, call: Starting<'a>) -> Answer<'a, Option<JournaledCall>>;
+
+    /// Starts a finished effect again, for `call_id` with `input` (a tool
+    /// with `replay = false` runs on every call): `None` when this call
+    /// now holds it, else what was found (a start not finished).
+    fn restart_call<'a>(&'a self, effect_key: &'a str, call_id: &'a str, input: &'a Value) -> Answer<'a, Option<JournaledCall>>;
+
+    /// Records the result of the started effect `effect_key`.
+    /// [`JournalError::CallAlreadyFinished`] when it has one already,
+    /// [`JournalError::CallNotStarted`] when it was never started.
+    fn finish_call<'a>(&'a self, effect_key: &'a str, result: &'a JournaledResult) -> Answer<'a, ()>;
+
+    /// Withdraws the start of a call that never ran: only the start that
+    /// `call_id` made, and only while unfinished. Whether it was withdrawn.
+    fn withdraw_call<'a>(&'a self, effect_key: &'a str, call_id: &'a str) -> Answer<'a, bool>;
+
+    /// Records the result of an effect found unfinished and settled by
+    /// its tool's reconcile hook (or the host);
+    /// [`JournalError::CallAlreadyFinished`] when another call finished
+    /// it first.
+    fn resolve_call<'a>(&'a self, effect_key: &'a str, result: &'a JournaledResult) -> Answer<'a, ()>;
+
+    /// The calls `run_id` started, finished or not.
+    fn calls_of_run<'a>(&'a self, run_id: &'a str) -> Answer<'a, Vec<JournaledCall>>;
+
+    /// Adds a step's changes to the record of `run_id` (created when new)
+    /// and returns the run as the memory then holds it, with its tools
+    /// from the `known`th on. `state` is taken only when it is further
+    /// along than the one held.
+    fn add_step<'a>(&'a self, run_id: &'a str, delta: &'a StepDelta, state: &'a RunState, known: usize) -> Answer<'a, Stepped>;
+
+    /// Parks a call for approval; [`JournalError::AlreadyParked`] when the
+    /// run parked that call id before.
+    fn park<'a>(&'a self, call: &'a ParkedCall) -> Answer<'a, ()>;
+
+    /// The parked calls of `run_id` not yet settled, decided or not, in the
+    /// order they were parked.
+    fn unsettled_for_run<'a>(&'a self, run_id: &'a str) -> Answer<'a, Vec<Approval>>;
+
+    /// The approval of `call_id` of `run_id`, with its decision if any.
+    fn approval<'a>(&'a self, run_id: &'a str, call_id: &'a str) -> Answer<'a, Option<Approval>>;
+
+    /// Decides a parked call, once: [`JournalError::AlreadyDecided`] when
+    /// someone decided first, [`JournalError::ApprovalExpired`] past its
+    /// expiry, [`JournalError::UnknownApproval`] when no such call waits.
+    fn decide<'a>(&'a self, run_id: &'a str, call_id: &'a str, decision: Decision, by: &'a str) -> Answer<'a, Approval>;
+
+    /// Marks a decided call as carried out by its run.
+    fn settle<'a>(&'a self, run_id: &'a str, call_id: &'a str) -> Answer<'a, ()>;
+
+    /// Rejects, by [`EXPIRED_BY`] with `text`, every undecided call whose
+    /// expiry is at or before `now`; returns them.
+    fn expire<'a>(&'a self, now: SystemTime, text: &'a str) -> Answer<'a, Vec<Approval>>;
+}
+
+/// A run's memory and its id in it: what every call of a run carries.
+#[derive(Clone, Debug)]
+pub(crate) struct Remembered {
+    pub(crate) memory: Arc<dyn RunMemory>,
+    pub(crate) run_id: Arc<str>,
+    /// Whether the memory outlives the process (a journal): only then is a
+    /// decision's clock the memory's, and a step's digest worth keeping.
+    pub(crate) durable: bool,
+}
+
+impl Remembered {
+    /// A memory of this process only, under a fresh run id.
+    pub(crate) fn local() -> Self {
+        Remembered { memory: Arc::new(LocalMemory::default()), run_id: crate::ids::fresh_id("run-").as_str().into(), durable: false }
+    }
+
+    /// The effect key of a call keyed by its run and id (every external
+    /// call, and any call of a tool without an `idempotency_key`): a JSON
+    /// array, so no run id or call id can make two of them equal.
+    pub(crate) fn call_key(&self, call_id: &str) -> String {
+        serde_json::json!(["call", &*self.run_id, call_id]).to_string()
+    }
+}

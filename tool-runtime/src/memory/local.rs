@@ -1,0 +1,271 @@
+//! [`LocalMemory`]: a run's memory in its own process, for a run that is not
+//! durable. It keeps the rules of every [`RunMemory`] (one start per effect,
+//! one decision per call, a state that only moves forward) with maps under
+//! a mutex, so a run that is not durable takes the same path as a durable
+//! one and is tested by the same tests.
+//!
+//! It keeps no more than a run in memory needs, so that a long run (an MCP
+//! session of tens of thousands of calls) does not grow with its calls: an
+//! effect only while it is under way (two calls of one effect at once, one
+//! runs; a finished one is forgotten, as a run that is not durable replays
+//! nothing), and a parked call until its run settles it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Instant, SystemTime};
+
+use serde_json::Value;
+
+use super::{
+    Answer, Approval, CallStart, Decided, Decision, EXPIRED_BY, JournalError, JournaledCall, JournaledResult, ParkedCall, RunMemory, RunState,
+    Starting, StepDelta, Stepped,
+};
+
+/// A run's memory in this process: gone with it. Cheap to clone: clones
+/// share one memory. Each answer is ready at once.
+#[derive(Clone, Debug, Default)]
+pub struct LocalMemory {
+    held: Arc<Mutex<Held>>,
+}
+
+#[derive(Debug, Default)]
+struct Held {
+    effects: HashMap<String, Effect>,
+    runs: HashMap<String, RunRow>,
+    /// By run id, then in the order parked.
+    approvals: HashMap<String, Vec<Parked>>,
+}
+
+#[derive(Debug)]
+struct Effect {
+    run_id: String,
+    call_id: String,
+    tool: String,
+    input: Value,
+    started_at: SystemTime,
+}
+
+impl Effect {
+    fn found(&self) -> JournaledCall {
+        // Under way: a finished effect is not kept.
+        let outcome = CallStart::UnknownOutcome { call_id: self.call_id.clone(), started_at: self.started_at };
+        JournaledCall { call_id: self.call_id.clone(), tool: self.tool.clone(), input: self.input.clone(), outcome }
+    }
+}
+
+#[derive(Debug)]
+struct RunRow {
+    version: i64,
+    step: usize,
+    state: RunState,
+    last_calls: Option<String>,
+    tools: Vec<String>,
+    failures: Vec<(String, u32)>,
+}
+
+#[derive(Debug)]
+struct Parked {
+    approval: Approval,
+    settled: bool,
+}
+
+impl LocalMemory {
+    fn held(&self) -> MutexGuard<'_, Held> {
+        // A panic elsewhere cannot leave a map half-written: every change
+        // is one insert or one assignment.
+        self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn ready<'a, T: Send + 'a>(answer: Result<T, JournalError>) -> Answer<'a, T> {
+        Box::pin(std::future::ready(answer))
+    }
+}
+
+impl Held {
+    fn parked(&mut self, run_id: &str, call_id: &str) -> Option<&mut Parked> {
+        self.approvals.get_mut(run_id)?.iter_mut().find(|parked| parked.approval.call.call_id == call_id)
+    }
+
+    /// Ends an effect under way: it is forgotten (see the module docs).
+    fn finish(&mut self, effect_key: &str) -> Result<(), JournalError> {
+        match self.effects.remove(effect_key) {
+            None => Err(JournalError::CallNotStarted { effect_key: effect_key.to_owned() }),
+            Some(_) => Ok(()),
+        }
+    }
+
+    fn add_step(&mut self, run_id: &str, delta: &StepDelta, state: &RunState, known: usize) -> Stepped {
+        let run = self.runs.entry(run_id.to_owned()).or_insert_with(|| RunRow {
+            version: 0,
+            step: 0,
+            state: RunState::Active,
+            last_calls: None,
+            tools: Vec::new(),
+            failures: Vec::new(),
+        });
+        run.version += 1;
+        let resent = delta.steps > 0 && delta.last_calls.is_some() && delta.last_calls == run.last_calls;
+        run.step = run.step.saturating_add(delta.steps) - usize::from(resent);
+        if state.rank() > run.state.rank() {
+            run.state = state.clone();
+        }
+        if delta.steps > 0 {
+            run.last_calls.clone_from(&delta.last_calls);
+        }
+        for tool in &delta.tools {
+            if !run.tools.contains(tool) {
+                run.tools.push(tool.clone());
+            }
+        }
+        if !resent {
+            for (tool, failed) in &delta.failures {
+                match run.failures.iter_mut().find(|(held, _)| held == tool) {
+                    Some((_, count)) => *count = count.saturating_add(*failed),
+                    None => run.failures.push((tool.clone(), *failed)),
+                }
+            }
+            run.failures.sort();
+        }
+        Stepped {
+            version: run.version,
+            step: run.step,
+            resent,
+            state: run.state.clone(),
+            tools: run.tools.iter().skip(known).cloned().collect(),
+            tool_count: run.tools.len(),
+            failures: run.failures.clone(),
+        }
+    }
+
+    fn decide(&mut self, run_id: &str, call_id: &str, decision: Decision, by: &str) -> Result<Approval, JournalError> {
+        let unknown = || JournalError::UnknownApproval { run_id: run_id.to_owned(), call_id: call_id.to_owned() };
+        let parked = self.parked(run_id, call_id).ok_or_else(unknown)?;
+        if let Some(decided) = &parked.approval.decided {
+            let (by, at) = (decided.by.clone(), decided.at);
+            return Err(JournalError::AlreadyDecided { run_id: run_id.to_owned(), call_id: call_id.to_owned(), by, at });
+        }
+        let now = SystemTime::now();
+        if let Some(expires_at) = parked.approval.call.expires_at.filter(|expires_at| *expires_at <= now) {
+            return Err(JournalError::ApprovalExpired { run_id: run_id.to_owned(), call_id: call_id.to_owned(), expires_at });
+        }
+        parked.approval.decided = Some(Decided { decision, by: by.to_owned(), at: now });
+        Ok(parked.approval.clone())
+    }
+}
+
+impl RunMemory for LocalMemory {
+    fn until(&self, _until: Instant) -> Arc<dyn RunMemory> {
+        // Nothing here waits.
+        Arc::new(self.clone())
+    }
+
+    fn find_call<'a>(&'a self, effect_key: &'a str) -> Answer<'a, Option<JournaledCall>> {
+        Self::ready(Ok(self.held().effects.get(effect_key).map(Effect::found)))
+    }
+
+    fn start_or_find<'a>(&'a self, call: Starting<'a>) -> Answer<'a, Option<JournaledCall>> {
+        let mut held = self.held();
+        let found = match held.effects.get(call.effect_key) {
+            Some(effect) => Some(effect.found()),
+            None => {
+                let effect = Effect {
+                    run_id: call.run_id.to_owned(),
+                    call_id: call.call_id.to_owned(),
+                    tool: call.tool.to_owned(),
+                    input: call.input.clone(),
+                    started_at: SystemTime::now(),
+                };
+                held.effects.insert(call.effect_key.to_owned(), effect);
+                None
+            }
+        };
+        Self::ready(Ok(found))
+    }
+
+    fn restart_call<'a>(&'a self, effect_key: &'a str, _call_id: &'a str, _input: &'a Value) -> Answer<'a, Option<JournaledCall>> {
+        // No finished effect is kept, so none is started again: the one
+        // found is under way.
+        let answer = match self.held().effects.get(effect_key) {
+            None => Err(JournalError::CallNotStarted { effect_key: effect_key.to_owned() }),
+            Some(effect) => Ok(Some(effect.found())),
+        };
+        Self::ready(answer)
+    }
+
+    fn finish_call<'a>(&'a self, effect_key: &'a str, _result: &'a JournaledResult) -> Answer<'a, ()> {
+        Self::ready(self.held().finish(effect_key))
+    }
+
+    fn withdraw_call<'a>(&'a self, effect_key: &'a str, call_id: &'a str) -> Answer<'a, bool> {
+        let mut held = self.held();
+        let withdrawn = held.effects.get(effect_key).is_some_and(|effect| effect.call_id == call_id);
+        if withdrawn {
+            held.effects.remove(effect_key);
+        }
+        Self::ready(Ok(withdrawn))
+    }
+
+    fn resolve_call<'a>(&'a self, effect_key: &'a str, _result: &'a JournaledResult) -> Answer<'a, ()> {
+        Self::ready(self.held().finish(effect_key))
+    }
+
+    fn calls_of_run<'a>(&'a self, run_id: &'a str) -> Answer<'a, Vec<JournaledCall>> {
+        let held = self.held();
+        let mut calls: Vec<_> = held.effects.values().filter(|effect| effect.run_id == run_id).collect();
+        calls.sort_by_key(|effect| effect.started_at);
+        Self::ready(Ok(calls.into_iter().map(Effect::found).collect()))
+    }
+
+    fn add_step<'a>(&'a self, run_id: &'a str, delta: &'a StepDelta, state: &'a RunState, known: usize) -> Answer<'a, Stepped> {
+        Self::ready(Ok(self.held().add_step(run_id, delta, state, known)))
+    }
+
+    fn park<'a>(&'a self, call: &'a ParkedCall) -> Answer<'a, ()> {
+        let mut held = self.held();
+        let answer = if held.parked(&call.run_id, &call.call_id).is_some() {
+            Err(JournalError::AlreadyParked { run_id: call.run_id.clone(), call_id: call.call_id.clone() })
+        } else {
+            let parked = Parked { approval: Approval { call: call.clone(), decided: None }, settled: false };
+            held.approvals.entry(call.run_id.clone()).or_default().push(parked);
+            Ok(())
+        };
+        Self::ready(answer)
+    }
+
+    fn unsettled_for_run<'a>(&'a self, run_id: &'a str) -> Answer<'a, Vec<Approval>> {
+        let held = self.held();
+        let unsettled = held.approvals.get(run_id).into_iter().flatten().filter(|parked| !parked.settled);
+        Self::ready(Ok(unsettled.map(|parked| parked.approval.clone()).collect()))
+    }
+
+    fn approval<'a>(&'a self, run_id: &'a str, call_id: &'a str) -> Answer<'a, Option<Approval>> {
+        Self::ready(Ok(self.held().parked(run_id, call_id).map(|parked| parked.approval.clone())))
+    }
+
+    fn decide<'a>(&'a self, run_id: &'a str, call_id: &'a str, decision: Decision, by: &'a str) -> Answer<'a, Approval> {
+        Self::ready(self.held().decide(run_id, call_id, decision, by))
+    }
+
+    fn settle<'a>(&'a self, run_id: &'a str, call_id: &'a str) -> Answer<'a, ()> {
+        let mut held = self.held();
+        // A settled call is forgotten: a run that is not durable is never
+        // read back, and a long one must not grow with its approvals.
+        if let Some(calls) = held.approvals.get_mut(run_id) {
+            calls.retain(|parked| parked.approval.call.call_id != call_id);
+        }
+        Self::ready(Ok(()))
+    }
+
+    fn expire<'a>(&'a self, now: SystemTime, text: &'a str) -> Answer<'a, Vec<Approval>> {
+        let mut held = self.held();
+        let mut expired = Vec::new();
+        for parked in held.approvals.values_mut().flatten() {
+            let due = parked.approval.call.expires_at.is_some_and(|expires_at| expires_at <= now);
+            if due && parked.approval.decided.is_none() {
+                parked.approval.decided = Some(Decided { decision: Decision::Reject(text.to_owned()), by: EXPIRED_BY.to_owned(), at: now });
+                expired.push(parked.approval.clone());
+            }
+        }
+        Self::ready(Ok(expired))
+    }
+}
