@@ -6,16 +6,11 @@
 use std::any::Any;
 use std::borrow::Cow;
 use std::fmt;
-use std::future::{Future, IntoFuture};
-use std::pin::Pin;
-use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use smol_str::SmolStr;
-use tokio_util::sync::CancellationToken;
 
-use crate::context::{CallInfo, Ctx, ProgressSink, UserContext};
-use crate::registry::Registry;
+use crate::context::Ctx;
 use crate::result::{CallResult, ResultKind, lines};
 use crate::tool::ParsedFrom;
 
@@ -149,77 +144,16 @@ impl<App> PendingCall<App> {
     }
 }
 
-/// A call being set up; `.await` it. Made by [`Registry::call`].
-#[must_use = "a call does nothing until it is awaited"]
-pub struct Call<'r, App> {
-    registry: &'r Registry<App>,
-    app: &'r Arc<App>,
-    name: String,
-    args: Arguments<'r>,
-    info: CallInfo,
-    offered: Option<Vec<String>>,
-}
-
-impl<'r, App: Send + Sync + 'static> Call<'r, App> {
-    pub(crate) fn new(registry: &'r Registry<App>, app: &'r Arc<App>, name: &str, args: Arguments<'r>) -> Self {
-        Call { registry, app, name: name.to_owned(), args, info: CallInfo::anonymous(crate::ids::fresh_call_id()), offered: None }
-    }
-
-    /// Who is calling (default: an anonymous user).
-    pub fn user(mut self, user: impl Into<Arc<UserContext>>) -> Self {
-        self.info.user = Some(user.into());
-        self
-    }
-
-    /// The conversation thread.
-    pub fn thread_id(mut self, thread_id: impl Into<Arc<str>>) -> Self {
-        self.info.thread_id = Some(thread_id.into());
-        self
-    }
-
-    /// The call id (default: a fresh `call_N`).
-    pub fn call_id(mut self, call_id: impl Into<SmolStr>) -> Self {
-        self.info.call_id = call_id.into();
-        self
-    }
-
-    /// A token the caller cancels to cancel the call. The tool sees a child
-    /// of it, which the runtime also cancels at the timeout.
-    pub fn cancellation(mut self, token: &CancellationToken) -> Self {
-        self.info.cancel = token.child_token().into();
-        self
-    }
-
-    /// Where the tool's progress reports go, and its interim text (a
-    /// [`Progress`](crate::Progress) with `interim: true`).
-    pub fn progress(mut self, sink: ProgressSink) -> Self {
-        self.info.progress = Some(sink);
-        self
-    }
-
-    /// The memory of the run the call belongs to: its effect is recorded
-    /// there.
-    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-    pub(crate) fn remembered(mut self, memory: crate::memory::Remembered) -> Self {
-        self.info.memory = Some(memory);
-        self
-    }
-
-    /// Only these tools may be called (those offered in the current step);
-    /// any other name is refused as unknown, as in a [`Run`](crate::Run).
-    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-    pub(crate) fn offered(mut self, offered: Vec<String>) -> Self {
-        self.offered = Some(offered);
-        self
-    }
-}
-
-impl<'r, App: Send + Sync + 'static> IntoFuture for Call<'r, App> {
-    type Output = CallOutcome<App>;
-    type IntoFuture = Pin<Box<dyn Future<Output = CallOutcome<App>> + Send + 'r>>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        let Call { registry, app, name, args, info, offered } = self;
-        registry.process(app, &name, args, info, offered.as_deref(), None)
-    }
+/// A call of an external tool, handed to the host to run: what
+/// [`Run::external`](crate::Run::external) lists and [`CallResult::external_call`] reads.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ExternalCall {
+    /// The call id, to complete it with.
+    pub id: SmolStr,
+    /// The tool.
+    pub tool: SmolStr,
+    /// The input, validated against the tool's schema (for a scoped tool,
+    /// against the turn's) and allowed by its policy.
+    pub input: Value,
 }

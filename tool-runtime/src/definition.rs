@@ -2,13 +2,14 @@
 //! `Metadata`, `Execution`) and the [`ToolDefinition`] a registry builds
 //! from them, or a `DynamicTool` is given.
 
+use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::policy::PolicyKind;
-use crate::tool::Annotations;
 
 /// When a successful call ends the run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -247,8 +248,8 @@ pub struct ToolDefinition {
     pub scope_schema: Option<Arc<Value>>,
     /// For a provider's built-in tool (web search, Anthropic's bash...),
     /// what the provider calls it and who runs it: dialects export it to
-    /// its own provider only (see [`providers::builtin`](crate::providers::builtin)).
-    pub provider_defined: Option<Arc<crate::providers::builtin::ProviderDefined>>,
+    /// its own provider only (see `providers::builtin`).
+    pub provider_defined: Option<Arc<ProviderDefined>>,
 }
 
 impl ToolDefinition {
@@ -337,4 +338,91 @@ impl ToolDefinition {
 
 fn strings(list: &[&str]) -> Vec<String> {
     list.iter().map(|text| (*text).to_owned()).collect()
+}
+/// The MCP effect hints of a tool. `None` means "not declared".
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Annotations {
+    /// The tool does not change its environment.
+    #[serde(rename = "readOnlyHint", skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
+    /// The tool may destroy or overwrite data.
+    #[serde(rename = "destructiveHint", skip_serializing_if = "Option::is_none")]
+    pub destructive: Option<bool>,
+    /// Calling it twice with the same input has no further effect.
+    #[serde(rename = "idempotentHint", skip_serializing_if = "Option::is_none")]
+    pub idempotent: Option<bool>,
+    /// The tool reaches an open world (the web, other people).
+    #[serde(rename = "openWorldHint", skip_serializing_if = "Option::is_none")]
+    pub open_world: Option<bool>,
+}
+
+/// The provider a built-in tool belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Provider {
+    /// OpenAI; its built-ins are tools of the Responses API only.
+    OpenAi,
+    /// Anthropic Messages.
+    Anthropic,
+    /// Google Gemini.
+    Gemini,
+}
+
+impl Provider {
+    /// The provider's prefix in a built-in's id: `openai`, `anthropic`,
+    /// `google`.
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "openai",
+            Provider::Anthropic => "anthropic",
+            Provider::Gemini => "google",
+        }
+    }
+}
+
+impl fmt::Display for Provider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Provider::OpenAi => "OpenAI",
+            Provider::Anthropic => "Anthropic",
+            Provider::Gemini => "Gemini",
+        })
+    }
+}
+
+/// Who runs a built-in tool's calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Runs {
+    /// The provider, which returns the call and its result in its response.
+    AtProvider,
+    /// The host: the model's call comes back as an ordinary tool call and
+    /// goes through the registry to the tool's handler.
+    OnHost,
+}
+
+/// What a [`ToolDefinition`] of a built-in tool of a provider holds
+/// ([`ToolDefinition::provider_defined`]; declared with `providers::builtin::ProviderTool`).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ProviderDefined {
+    /// The provider.
+    pub provider: Provider,
+    /// The built-in's id, `provider.type`: `openai.web_search`,
+    /// `anthropic.bash_20250124`, `google.code_execution`.
+    pub id: String,
+    /// The provider's name for the tool, without a version: `web_search`,
+    /// `bash`, `code_execution`, as `ProviderItem::tool` gives it.
+    pub tool: String,
+    /// The element of the request's `tools` that declares it, arguments
+    /// included.
+    pub entry: Value,
+    /// The name the model calls it by, where the provider fixes one
+    /// (Anthropic's `name`); a call under this name is a call of the tool.
+    pub wire_name: Option<String>,
+    /// Who runs its calls.
+    pub runs: Runs,
+    /// Why the registry's build refuses the declaration, if it does.
+    pub(crate) problem: Option<String>,
 }

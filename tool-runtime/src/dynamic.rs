@@ -16,8 +16,8 @@ use serde_json::Value;
 
 use crate::context::{Ctx, StepView};
 use crate::error::ToolError;
-use crate::intent::ScopedTool;
 use crate::policy::{PolicyKind, Verdict};
+use crate::scope::ScopedTool;
 use crate::streamed::Streamed;
 use crate::tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, Interim, PolicyCall, ToolDefinition};
 
@@ -561,8 +561,8 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
     }
 
     /// Marks the tool as a provider's built-in (see
-    /// [`ProviderTool`](crate::providers::builtin::ProviderTool)).
-    pub(crate) fn provider_defined(mut self, declared: crate::providers::builtin::ProviderDefined) -> Self {
+    /// `providers::builtin::ProviderTool`).
+    pub(crate) fn provider_defined(mut self, declared: crate::definition::ProviderDefined) -> Self {
         self.definition.provider_defined = Some(Arc::new(declared));
         self
     }

@@ -177,24 +177,6 @@ fn breaks_a_line(c: char) -> bool {
     c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
-impl<App> crate::registry::Registry<App> {
-    /// Full detail to `tracing` and the hook; never to the model.
-    pub(crate) fn report(&self, report: ErrorReport) {
-        tracing::error!(
-            tool = %Escaped(&report.tool),
-            call_id = %Escaped(&report.call_id),
-            kind = report.kind.as_str(),
-            code = %Escaped(&report.code),
-            error = %Escaped(&report.error),
-            message = Escaped::optional(report.message.as_deref()),
-            "tool call failed"
-        );
-        if let Some(hook) = &self.inner.config.on_tool_error {
-            hook(&report);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::Escaped;

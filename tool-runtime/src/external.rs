@@ -17,26 +17,13 @@
 use serde_json::Value;
 use smol_str::SmolStr;
 
+use crate::call::ExternalCall;
 use crate::error::ToolError;
 use crate::error_report::{ErrorKind, ErrorReport};
 use crate::memory::{JournalError, JournaledResult};
 use crate::registry::Registry;
 use crate::result::{CallResult, ResultKind, lines};
 use crate::run::{Run, RunError};
-
-/// A call of an external tool, handed to the host to run: what
-/// [`Run::external`] lists and [`CallResult::external_call`] reads.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct ExternalCall {
-    /// The call id, to complete it with.
-    pub id: SmolStr,
-    /// The tool.
-    pub tool: SmolStr,
-    /// The input, validated against the tool's schema (for a scoped tool,
-    /// against the turn's) and allowed by its policy.
-    pub input: Value,
-}
 
 /// Why the host's result of an external call was not accepted; the call
 /// still waits for one.

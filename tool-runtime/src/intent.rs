@@ -16,12 +16,10 @@ use crate::error_report::Escaped;
 use crate::error_report::{ErrorKind, ErrorReport, panic_message};
 use crate::providers::{Dialect, anthropic, gemini, openai};
 use crate::registry::Registry;
-use crate::run::Run;
+use crate::run::{Run, Scoped, Turn};
 use crate::tool::ToolDefinition;
 
-mod scope;
-
-pub use scope::ScopedTool;
+pub use crate::scope::ScopedTool;
 
 /// The intent classifier's call, written from the registry's tools: a
 /// prompt listing them (each by its `classification` line, else the first
@@ -379,32 +377,6 @@ impl fmt::Display for ScopeProblem {
     }
 }
 
-/// What a turn offers, after [`Run::select`].
-#[derive(Debug)]
-pub(crate) struct Turn {
-    /// The tools the turn may offer: those selected, those always active,
-    /// and what they require.
-    names: Vec<String>,
-    scoped: Vec<Scoped>,
-}
-
-/// A tool rebuilt for the turn, and the validator of its rebuilt schema.
-#[derive(Debug)]
-pub(crate) struct Scoped {
-    pub(crate) def: ToolDefinition,
-    pub(crate) validator: Arc<jsonschema::Validator>,
-}
-
-impl Turn {
-    pub(crate) fn offers(&self, name: &str) -> bool {
-        self.names.iter().any(|offered| offered == name)
-    }
-
-    pub(crate) fn scoped(&self, name: &str) -> Option<&Scoped> {
-        self.scoped.iter().find(|scoped| scoped.def.name == name)
-    }
-}
-
 impl<App: Send + Sync + 'static> Registry<App> {
     /// The intent classifier's call over this registry's tools.
     pub fn classifier(&self) -> Classifier {
@@ -511,7 +483,7 @@ fn rebuild<App>(entry: &crate::registry::Entry<App>, schema: &Value, value: &Val
     if json_len(&rebuilt.input_schema, own + MAX_SCOPE_BYTES).is_none() {
         return Err(format!("the rebuilt input schema is more than {MAX_SCOPE_BYTES} bytes over the tool's own ({own})"));
     }
-    if let Some(widening) = scope::widening(&entry.def.input_schema, &rebuilt.input_schema) {
+    if let Some(widening) = crate::scope::widening(&entry.def.input_schema, &rebuilt.input_schema) {
         return Err(format!("the rebuilt input schema would accept more than the tool's own ({widening})"));
     }
     let validator = jsonschema::draft202012::new(&rebuilt.input_schema).map_err(|err| format!("the rebuilt input schema does not compile: {err}"))?;

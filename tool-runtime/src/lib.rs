@@ -72,10 +72,12 @@ mod output;
 mod pipeline;
 mod policy;
 pub mod providers;
+mod readers;
 mod registry;
 mod result;
 mod run;
 mod schema;
+mod scope;
 mod steps;
 mod streamed;
 mod tool;
@@ -140,18 +142,18 @@ pub mod guide {
 #[doc = include_str!("../../README.md")]
 struct ReadmeDoctests;
 
-pub use call::{Arguments, Call, CallOutcome, PendingCall};
+pub use call::{Arguments, CallOutcome, ExternalCall, PendingCall};
 pub use content::{Binary, Block, MAX_MIME_TYPE_BYTES, Resource, ResourceBody, ResourceLink};
 pub use context::{Ctx, Progress, ProgressSink, StepView, UserContext};
 pub use dynamic::DynamicTool;
 pub use error::{INTERNAL_ERROR_CODE, ToolError};
 pub use error_report::{ErrorKind, ErrorReport};
-pub use external::ExternalCall;
 /// futures-util's `stream` module: what a [`Streamed`] tool makes its
 /// stream with (`stream::iter`, `stream::unfold`, `StreamExt`, ...).
 pub use futures_util::stream;
 pub use guard::{ArgumentLimits, MAX_ARGUMENT_DEPTH};
 pub use intent::{Classifier, ScopeProblem, ScopedTool, Selection};
+pub use pipeline::Call;
 pub use policy::{ApprovalFloor, PolicyKind, Verdict};
 pub use registry::{BuildError, BuildProblem, DEFAULT_APPROVAL_TTL, Registry, RegistryBuilder};
 pub use result::{CallResult, ResultKind};

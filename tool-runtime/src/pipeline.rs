@@ -48,6 +48,7 @@ use serde_json::{Map, Value};
 use smol_str::SmolStr;
 use tracing::Instrument;
 
+mod builder;
 mod checks;
 mod effects;
 mod wait;
@@ -55,7 +56,7 @@ mod wait;
 pub(crate) use checks::out_of_scope;
 use checks::{validate, wrong_failure, wrong_output};
 
-use crate::call::{Arguments, Call, CallOutcome, Pending, PendingCall};
+use crate::call::{Arguments, CallOutcome, Pending, PendingCall};
 use crate::context::{CallInfo, CallState, Ctx};
 use crate::error::ToolError;
 use crate::error_report::{ErrorKind, ErrorReport, Escaped, describe, panic_message};
@@ -65,6 +66,7 @@ use crate::policy::Verdict;
 use crate::registry::{Entry, Registry};
 use crate::result::{CallResult, ResultKind, lines};
 use crate::tool::{BoxError, BoxFuture, CallFuture, Failure, ParsedFrom, PolicyCall, ToolOutput};
+pub use builder::Call;
 
 /// A call's input: the tool's parsed input, and what it was read from
 /// (kept for an `ends_run` predicate and for a human to review).

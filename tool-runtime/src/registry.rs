@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::error_report::{ErrorHook, ErrorReport};
+use crate::error_report::{ErrorHook, ErrorReport, Escaped};
 use crate::guard::ArgumentLimits;
 use crate::tool::{BoxedTool, ErasedTool, ToolDefinition};
 
@@ -485,7 +485,7 @@ fn provider_names<App>(entries: &[Entry<App>], index: &HashMap<String, usize>, p
             .or_else(|| aliases.iter().find(|(alias, ..)| alias == wire).map(|&(_, j, _)| &entries[j].def.name));
         match other {
             Some(other) => problems.push(BuildProblem::ProviderNameTaken { tool, wire_name: wire.clone(), other: other.clone() }),
-            None => aliases.push((wire.clone(), i, declared.runs == crate::providers::builtin::Runs::OnHost)),
+            None => aliases.push((wire.clone(), i, declared.runs == crate::definition::Runs::OnHost)),
         }
     }
     aliases.into_iter().filter(|&(.., called)| called).map(|(alias, i, _)| (alias, i)).collect()
@@ -503,7 +503,7 @@ pub(crate) fn valid_name(name: &str) -> bool {
 /// What is wrong with a tool's interim text, if anything: it must say
 /// something, and come after a delay that is not zero and is shorter than
 /// the tool's timeout (else it would never be sent).
-fn interim_problem(interim: &crate::Interim, timeout: Duration) -> Option<String> {
+fn interim_problem(interim: &crate::definition::Interim, timeout: Duration) -> Option<String> {
     if interim.text.trim().is_empty() {
         Some("its interim text is empty; write what the user reads while the call runs".to_owned())
     } else if interim.after.is_zero() {
@@ -522,6 +522,24 @@ fn interim_problem(interim: &crate::Interim, timeout: Duration) -> Option<String
 mod problems;
 
 pub use problems::{BuildError, BuildProblem};
+
+impl<App> Registry<App> {
+    /// Full detail to `tracing` and the hook; never to the model.
+    pub(crate) fn report(&self, report: ErrorReport) {
+        tracing::error!(
+            tool = %Escaped(&report.tool),
+            call_id = %Escaped(&report.call_id),
+            kind = report.kind.as_str(),
+            code = %Escaped(&report.code),
+            error = %Escaped(&report.error),
+            message = Escaped::optional(report.message.as_deref()),
+            "tool call failed"
+        );
+        if let Some(hook) = &self.inner.config.on_tool_error {
+            hook(&report);
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -183,6 +183,7 @@ impl CallResult {
 pub(crate) mod lines {
     use std::time::Duration;
 
+    use super::Deadline;
     use crate::error::ToolError;
 
     pub(crate) fn unknown_tool(name: &str, offered: &[&str]) -> ToolError {
@@ -343,10 +344,10 @@ pub(crate) mod lines {
         ToolError::new(429, "TOOL_EXHAUSTED", message).no_retry()
     }
 
-    pub(crate) fn deadline(which: crate::run::Deadline) -> ToolError {
+    pub(crate) fn deadline(which: Deadline) -> ToolError {
         let (code, what) = match which {
-            crate::run::Deadline::Run => ("RUN_DEADLINE", "the run's"),
-            crate::run::Deadline::Step => ("STEP_DEADLINE", "this step's"),
+            Deadline::Run => ("RUN_DEADLINE", "the run's"),
+            Deadline::Step => ("STEP_DEADLINE", "this step's"),
         };
         let message = format!("The call was stopped: {what} time limit ran out before it finished. Tell the user it was not done.");
         ToolError::new(504, code, message).no_retry()
@@ -384,4 +385,10 @@ pub(crate) mod lines {
             None => text.to_owned(),
         }
     }
+}
+/// Which time limit stopped a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Deadline {
+    Run,
+    Step,
 }

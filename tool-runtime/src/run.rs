@@ -16,7 +16,7 @@ pub use crate::memory::RunState;
 use crate::memory::{JournalError, Remembered};
 use crate::policy::PolicyKind;
 use crate::registry::{BuildError, Registry, RegistryBuilder};
-use crate::result::{CallResult, ResultKind, lines};
+use crate::result::{CallResult, Deadline, ResultKind, lines};
 use crate::steps::Steps;
 use crate::tool::BoxedTool;
 use crate::tool::ToolDefinition;
@@ -24,8 +24,10 @@ use crate::tool::ToolDefinition;
 mod approvals;
 mod refusals;
 mod remembered;
+mod turn;
 
 pub use remembered::DurableError;
+pub(crate) use turn::{Scoped, Turn};
 
 /// One tool call the model emitted.
 #[derive(Clone, Debug, PartialEq)]
@@ -161,19 +163,12 @@ pub struct Run<App> {
     /// How long one step may take (`with_step_timeout`).
     step_timeout: Option<Duration>,
     /// The calls of external tools handed to the host, waiting for its result.
-    pub(crate) external: Vec<crate::external::ExternalCall>,
+    pub(crate) external: Vec<crate::call::ExternalCall>,
     /// The tools of the current turn, after [`Run::select`]; `None` offers every tool.
-    pub(crate) turn: Option<crate::intent::Turn>,
+    pub(crate) turn: Option<Turn>,
     /// The run's memory and its id there: its own ([`Remembered::local`]),
     /// or a journal's for a durable run ([`Run::durable`]).
     pub(crate) memory: Remembered,
-}
-
-/// Which time limit stopped a step.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Deadline {
-    Run,
-    Step,
 }
 
 impl<App: Send + Sync + 'static> Registry<App> {
@@ -570,7 +565,7 @@ impl<App: Send + Sync + 'static> Run<App> {
 }
 
 /// The validator of `tool`'s scoped schema in the current turn, if any.
-fn scoped<'t>(turn: &'t Option<crate::intent::Turn>, tool: &str) -> Option<&'t jsonschema::Validator> {
+fn scoped<'t>(turn: &'t Option<Turn>, tool: &str) -> Option<&'t jsonschema::Validator> {
     Some(&turn.as_ref()?.scoped(tool)?.validator)
 }
 

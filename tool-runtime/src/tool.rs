@@ -10,15 +10,14 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use schemars::{Schema, SchemaGenerator};
-use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::__private::Args;
 use crate::context::{CallState, Ctx, StepView};
-pub use crate::definition::{EndsRun, Execution, Interim, MetaValue, Metadata, ToolDefinition, ToolMeta};
+pub use crate::definition::{Annotations, EndsRun, Execution, Interim, MetaValue, Metadata, ToolDefinition, ToolMeta};
 use crate::error::ToolError;
-use crate::intent::ScopedTool;
 use crate::policy::Verdict;
+use crate::readers::Args;
+use crate::scope::ScopedTool;
 
 /// A boxed, sendable future.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -74,24 +73,6 @@ impl Failure {
             Err(other) => Failure::Internal(other),
         }
     }
-}
-
-/// The MCP effect hints of a tool. `None` means "not declared".
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Annotations {
-    /// The tool does not change its environment.
-    #[serde(rename = "readOnlyHint", skip_serializing_if = "Option::is_none")]
-    pub read_only: Option<bool>,
-    /// The tool may destroy or overwrite data.
-    #[serde(rename = "destructiveHint", skip_serializing_if = "Option::is_none")]
-    pub destructive: Option<bool>,
-    /// Calling it twice with the same input has no further effect.
-    #[serde(rename = "idempotentHint", skip_serializing_if = "Option::is_none")]
-    pub idempotent: Option<bool>,
-    /// The tool reaches an open world (the web, other people).
-    #[serde(rename = "openWorldHint", skip_serializing_if = "Option::is_none")]
-    pub open_world: Option<bool>,
 }
 
 /// A tool usable in a `Registry<App>`. Implemented by `#[tool]` on the type
@@ -276,11 +257,9 @@ pub(crate) trait ErasedTool<App>: Send + Sync {
     /// The `parallel_safe` predicate on the raw arguments, if the tool has one.
     fn parallel_safe(&self, args: &Value) -> Option<bool>;
     /// The effect key the tool derives from a call's input, if it does.
-    #[cfg_attr(not(feature = "journal"), allow(dead_code))]
     fn effect_key(&self, input: &(dyn Any + Send + Sync)) -> Option<String>;
     /// The output of an unfinished call the tool's reconcile hook says took
     /// effect, if it has a hook and says so.
-    #[cfg_attr(not(feature = "journal"), allow(dead_code))]
     fn reconcile(&self, input: &(dyn Any + Send + Sync)) -> Option<Result<ToolOutput, Failure>>;
     /// Rebuilds the tool for a scope value (`scope = path`); an error says
     /// why the value does not fit the scope type.

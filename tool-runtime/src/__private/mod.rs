@@ -12,7 +12,6 @@
 
 mod names;
 mod probes;
-mod readers;
 mod recovery;
 mod returns;
 mod schemas;
@@ -29,7 +28,8 @@ pub use crate::tool::{
     Annotations, BoxError, CallFuture, EndsRun, Execution, Failure, Interim, MetaValue, Metadata, ParsedFrom, PolicyCall, Tool, ToolMeta, ToolOutput,
 };
 
-pub use crate::intent::ScopedTool;
+pub use crate::readers::Args;
+pub use crate::scope::ScopedTool;
 pub use crate::streamed::{Preliminary, drain};
 pub use names::{Named, assert_unique_names};
 pub use probes::{
@@ -37,7 +37,6 @@ pub use probes::{
     ParallelVerdict, PolicyProbe, ScopeFn, SyncEndsRun, SyncPolicy, ToolInput, ToolParam, VisibleWhen, effect_key_call, ends_run_call,
     reconcile_call, scope_fn,
 };
-pub use readers::Args;
 pub use recovery::{OutputOf, Recovered, RecoveryProbe, SyncRecovery, output_of, recovery_call};
 pub use returns::{FailureProbe, PlainReturn, Returned, ToolErrorType, ToolReturn, UntypedFailure, output};
 pub use schemas::{

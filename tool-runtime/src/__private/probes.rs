@@ -8,11 +8,11 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::readers::Args;
 use super::returns::ToolReturn;
 use super::schemas::{InputSchema, struct_schema};
 use crate::context::{Ctx, StepView};
 use crate::policy::Verdict;
+use crate::readers::Args;
 use crate::tool::{BoxError, Failure, PolicyCall, ToolOutput};
 
 /// A type usable as a tool parameter. Generated code goes through its
@@ -338,7 +338,7 @@ impl EffectKey for &str {
 /// pointer, so that a wrong signature (or a scope type that is not
 /// `Deserialize + JsonSchema`) is reported on the path, once. What it
 /// gives names no scope type, so nothing that uses it fails again.
-pub fn scope_fn<S: schemars::JsonSchema + serde::de::DeserializeOwned + 'static>(scope: fn(&S, &mut crate::intent::ScopedTool)) -> ScopeFn {
+pub fn scope_fn<S: schemars::JsonSchema + serde::de::DeserializeOwned + 'static>(scope: fn(&S, &mut crate::scope::ScopedTool)) -> ScopeFn {
     ScopeFn {
         schema: |generator| generator.subschema_for::<S>(),
         call: Box::new(move |value, tool| {
@@ -354,7 +354,7 @@ pub fn scope_fn<S: schemars::JsonSchema + serde::de::DeserializeOwned + 'static>
 pub struct ScopeFn {
     schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
     #[allow(clippy::type_complexity)]
-    call: Box<dyn Fn(&serde_json::Value, &mut crate::intent::ScopedTool) -> Result<(), serde_json::Error>>,
+    call: Box<dyn Fn(&serde_json::Value, &mut crate::scope::ScopedTool) -> Result<(), serde_json::Error>>,
 }
 
 impl ScopeFn {
@@ -365,7 +365,7 @@ impl ScopeFn {
 
     /// Reads a scope value into the scope type and lets the function
     /// rebuild the tool.
-    pub fn call(&self, value: &serde_json::Value, tool: &mut crate::intent::ScopedTool) -> Result<(), serde_json::Error> {
+    pub fn call(&self, value: &serde_json::Value, tool: &mut crate::scope::ScopedTool) -> Result<(), serde_json::Error> {
         (self.call)(value, tool)
     }
 }

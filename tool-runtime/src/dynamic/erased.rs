@@ -12,8 +12,8 @@ use serde_json::{Map, Value};
 use super::{DynamicTool, EndsRunFn, Handler, RecoverFn};
 use crate::context::{CallState, Ctx, StepView};
 use crate::error::ToolError;
-use crate::intent::ScopedTool;
 use crate::policy::Verdict;
+use crate::scope::ScopedTool;
 use crate::tool::{BoxError, BoxFuture, CallFuture, EndsRun, ErasedTool, Failure, ParsedFrom, PolicyCall, ToolDefinition, ToolOutput};
 
 impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {

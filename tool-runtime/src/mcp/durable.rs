@@ -19,12 +19,12 @@ use rmcp::RoleServer;
 use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use rmcp::service::{ElicitationMode, RequestContext};
 
-use super::session::{McpSession, Waiting, approval_message};
 use crate::call::{Arguments, PendingCall};
 use crate::error_report::Escaped;
 use crate::error_report::{ErrorKind, ErrorReport};
 use crate::memory::Remembered;
 use crate::memory::{Decision, EXPIRED_BY, GONE_BY, JournalError, ParkedCall};
+use crate::registry::Registry;
 use crate::result::{CallResult, ResultKind, lines};
 
 /// How often a waiting call looks for a decision made out of band.
@@ -33,20 +33,25 @@ const POLL: Duration = Duration::from_millis(200);
 /// What a call waiting here reads when its client went away.
 const GONE_TEXT: &str = "The client went away before a decision.";
 
+/// What a durable session's call waiting for approval needs of its
+/// session: the registry, the session's memory, who the caller is, and the
+/// question the client's user is asked.
+pub(super) struct Asking<'a, App> {
+    pub(super) registry: &'a Registry<App>,
+    pub(super) durable: &'a Remembered,
+    pub(super) user_id: Option<String>,
+    pub(super) message: String,
+}
+
 /// Waits for a human's decision on `pending`, from the client or from any
-/// process, and applies it.
+/// process, and applies it. The session counted the call as waiting.
 pub(super) async fn ask<App: Send + Sync + 'static>(
-    session: &McpSession<App>,
-    durable: &Remembered,
+    asking: Asking<'_, App>,
     pending: PendingCall<App>,
     context: &RequestContext<RoleServer>,
 ) -> CallResult {
-    let registry = &session.server().registry;
+    let Asking { registry, durable, user_id, message } = asking;
     let (tool, id) = (pending.tool().clone(), pending.id().clone());
-    let _waiting = match Waiting::enter(session, context) {
-        Ok(waiting) => waiting,
-        Err(refused) => return CallResult::failure(tool, id, ResultKind::Denied, &refused),
-    };
     let ttl = registry.approval_ttl();
     let now = SystemTime::now();
     let parked = ParkedCall {
@@ -54,7 +59,7 @@ pub(super) async fn ask<App: Send + Sync + 'static>(
         call_id: id.to_string(),
         tool: tool.to_string(),
         input: pending.arguments(),
-        user_id: context_user(session, context),
+        user_id: user_id.clone(),
         parked_at: now,
         expires_at: now.checked_add(ttl),
     };
@@ -68,7 +73,7 @@ pub(super) async fn ask<App: Send + Sync + 'static>(
     // journal.
     let mut gone = Gone { durable, id: id.clone(), armed: true };
     let decision = tokio::select! {
-        decision = by_client(session, durable, &pending, context) => decision,
+        decision = by_client(durable, &pending, message, user_id.as_deref(), context) => decision,
         decision = out_of_band(durable, &id) => decision,
         () = tokio::time::sleep(ttl) => match expire(durable, &id, ttl).await {
             Ok(Some(decision)) => Ok(decision),
@@ -107,20 +112,17 @@ pub(super) async fn ask<App: Send + Sync + 'static>(
 /// The client's answer, where it supports elicitation, journaled as the
 /// decision; pending forever otherwise (the decision comes out of band).
 async fn by_client<App: Send + Sync + 'static>(
-    session: &McpSession<App>,
     durable: &Remembered,
     pending: &PendingCall<App>,
+    message: String,
+    user_id: Option<&str>,
     context: &RequestContext<RoleServer>,
 ) -> Result<Decision, JournalError> {
     let (tool, id) = (pending.tool(), pending.id());
     if !context.peer.supported_elicitation_modes().contains(&ElicitationMode::Form) {
         return std::future::pending().await;
     }
-    let ask = ElicitRequestParams::FormElicitationParams {
-        meta: None,
-        message: approval_message(pending, session.server().registry.definition(tool)),
-        requested_schema: ElicitationSchema::new(BTreeMap::new()),
-    };
+    let ask = ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema: ElicitationSchema::new(BTreeMap::new()) };
     let decision = match context.peer.create_elicitation(ask).await {
         Ok(answer) if answer.action == ElicitationAction::Accept => Decision::Approve,
         Ok(_) => Decision::Reject(String::new()),
@@ -129,8 +131,8 @@ async fn by_client<App: Send + Sync + 'static>(
             return std::future::pending().await;
         }
     };
-    let by = context_user(session, context).unwrap_or_else(|| "mcp-client".to_owned());
-    match durable.memory.decide(&durable.run_id, id, decision.clone(), &by).await {
+    let by = user_id.unwrap_or("mcp-client");
+    match durable.memory.decide(&durable.run_id, id, decision.clone(), by).await {
         Ok(_) => Ok(decision),
         // Another process decided first: its decision stands.
         Err(JournalError::AlreadyDecided { .. }) => decided(durable, id).await.map(|decision| decision.unwrap_or(Decision::Reject(String::new()))),
@@ -232,8 +234,4 @@ async fn settle(durable: &Remembered, id: &str) {
     if let Err(error) = durable.memory.settle(&durable.run_id, id).await {
         tracing::error!(call_id = %Escaped(id), error = %Escaped(&error), "a settled call could not be journaled as settled");
     }
-}
-
-fn context_user<App: Send + Sync + 'static>(session: &McpSession<App>, context: &RequestContext<RoleServer>) -> Option<String> {
-    session.caller(&context.extensions).id.clone()
 }

@@ -83,11 +83,6 @@ impl<App: Send + Sync + 'static> McpSession<App> {
             tracing::error!(run_id = %Escaped(&self.remembered.run_id), error = %Escaped(&error), "the session's run could not be journaled");
         }
     }
-
-    pub(super) fn server(&self) -> &McpServer<App> {
-        &self.server
-    }
-
     /// The names of the tools offered now to `user`.
     fn offered_names(&self, run: &SessionRun, user: &UserContext) -> Vec<String> {
         self.offered(run, user, |def| def.name.clone())
@@ -187,7 +182,14 @@ impl<App: Send + Sync + 'static> McpSession<App> {
     async fn ask_human(&self, pending: PendingCall<App>, context: &RequestContext<RoleServer>) -> CallResult {
         let registry = &self.server.registry;
         if self.remembered.durable {
-            return Box::pin(super::durable::ask(self, &self.remembered, pending, context)).await;
+            let _waiting = match Waiting::enter(self, context) {
+                Ok(waiting) => waiting,
+                Err(refused) => return CallResult::failure(pending.tool().clone(), pending.id().clone(), ResultKind::Denied, &refused),
+            };
+            let message = approval_message(&pending, registry.definition(pending.tool()));
+            let user_id = self.caller(&context.extensions).id.clone();
+            let asking = super::durable::Asking { registry, durable: &self.remembered, user_id, message };
+            return Box::pin(super::durable::ask(asking, pending, context)).await;
         }
         if !context.peer.supported_elicitation_modes().contains(&ElicitationMode::Form) {
             tracing::info!(tool = %Escaped(pending.tool()), call_id = %Escaped(pending.id()), "needs approval; the client cannot elicit");

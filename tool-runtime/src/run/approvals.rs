@@ -9,9 +9,9 @@
 //! are swept when they would keep a newer call from waiting.
 
 use crate::call::{Arguments, PendingCall};
-use crate::result::{CallResult, ResultKind, lines};
+use crate::result::{CallResult, Deadline, ResultKind, lines};
 
-use super::{Deadline, Run, RunError};
+use super::{Run, RunError};
 
 impl<App: Send + Sync + 'static> Run<App> {
     /// Runs a pending call as the model sent it: a human approved it. In a

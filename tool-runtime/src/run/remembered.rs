@@ -109,7 +109,7 @@ impl<App: Send + Sync + 'static> Run<App> {
             let (entry, _) = self.check_fits(run_id, &call.call_id, &call.tool, &call.input)?;
             // An external call not completed is still with the host.
             if entry.def.external && matches!(call.outcome, CallStart::UnknownOutcome { .. }) {
-                self.external.push(crate::ExternalCall { id: call.call_id.into(), tool: call.tool.into(), input: call.input });
+                self.external.push(crate::call::ExternalCall { id: call.call_id.into(), tool: call.tool.into(), input: call.input });
             }
         }
         // Decided or not: a decision made elsewhere is settled by

@@ -57,7 +57,6 @@
 mod inputs;
 pub(crate) mod items;
 
-use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -70,79 +69,10 @@ pub(crate) use items::{anthropic_items, openai_items};
 
 use super::Loss;
 use crate::context::Ctx;
+pub use crate::definition::{Provider, ProviderDefined, Runs};
 use crate::dynamic::DynamicTool;
 use crate::error::ToolError;
 use crate::tool::{BoxError, BoxedTool, ToolDefinition};
-
-/// The provider a built-in tool belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Provider {
-    /// OpenAI; its built-ins are tools of the Responses API only.
-    OpenAi,
-    /// Anthropic Messages.
-    Anthropic,
-    /// Google Gemini.
-    Gemini,
-}
-
-impl Provider {
-    /// The provider's prefix in a built-in's id: `openai`, `anthropic`,
-    /// `google`.
-    pub fn prefix(self) -> &'static str {
-        match self {
-            Provider::OpenAi => "openai",
-            Provider::Anthropic => "anthropic",
-            Provider::Gemini => "google",
-        }
-    }
-}
-
-impl fmt::Display for Provider {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Provider::OpenAi => "OpenAI",
-            Provider::Anthropic => "Anthropic",
-            Provider::Gemini => "Gemini",
-        })
-    }
-}
-
-/// Who runs a built-in tool's calls.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Runs {
-    /// The provider, which returns the call and its result in its response.
-    AtProvider,
-    /// The host: the model's call comes back as an ordinary tool call and
-    /// goes through the registry to the tool's handler.
-    OnHost,
-}
-
-/// What a [`ToolDefinition`] of a built-in tool holds
-/// ([`ToolDefinition::provider_defined`]).
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct ProviderDefined {
-    /// The provider.
-    pub provider: Provider,
-    /// The built-in's id, `provider.type`: `openai.web_search`,
-    /// `anthropic.bash_20250124`, `google.code_execution`.
-    pub id: String,
-    /// The provider's name for the tool, without a version: `web_search`,
-    /// `bash`, `code_execution`, as [`ProviderItem::tool`] gives it.
-    pub tool: String,
-    /// The element of the request's `tools` that declares it, arguments
-    /// included.
-    pub entry: Value,
-    /// The name the model calls it by, where the provider fixes one
-    /// (Anthropic's `name`); a call under this name is a call of the tool.
-    pub wire_name: Option<String>,
-    /// Who runs its calls.
-    pub runs: Runs,
-    /// Why the registry's build refuses the declaration, if it does.
-    pub(crate) problem: Option<String>,
-}
 
 /// A built-in tool of a provider, to declare in a registry.
 ///

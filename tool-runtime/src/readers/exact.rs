@@ -353,7 +353,7 @@ mod tests {
 
     use super::*;
     use crate::__private::Args;
-    use crate::__private::readers::args::parse_struct;
+    use crate::readers::args::parse_struct;
 
     /// What `T` reads from `value` on the full path, and what serde_json
     /// reads from it, as results with the error's text.
