@@ -184,7 +184,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
             }
         };
         drop(entered);
-        Box::pin(self.settle(entry, input, CallState::new(app, info), span.clone()).instrument(span))
+        Box::pin(self.run_validated(entry, input, CallState::new(app, info), span.clone()).instrument(span))
     }
 
     /// Stages 4 to 7, for a call whose input was read.
@@ -193,7 +193,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// functions, here and in `execute`: an `async fn` keeps a second copy
     /// of its arguments in its future, and every call allocates this one.)
     #[allow(clippy::manual_async_fn, reason = "an `async fn` would keep a second copy of its arguments in its future")]
-    fn settle<'s>(
+    fn run_validated<'s>(
         &'s self,
         entry: &'s Entry<App>,
         mut input: Input<'s>,
@@ -218,7 +218,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
                 Verdict::Allow => {}
                 Verdict::Deny { reason } => return self.outcome(&span, CallOutcome::Done(denied(entry, call.call_id(), reason.as_deref()))),
                 Verdict::NeedsApproval { rejection_text } => {
-                    return self.outcome(&span, CallOutcome::NeedsApproval(park(entry, input, call, rejection_text)));
+                    return self.outcome(&span, CallOutcome::NeedsApproval(pending_call(entry, input, call, rejection_text)));
                 }
             }
             // 6 and 7. Execute, conclude.
@@ -596,7 +596,7 @@ fn first_poll(future: &mut CallFuture, cx: &mut std::task::Context<'_>) -> Optio
 }
 
 /// Stage 5: a call that needs approval, parked for the host.
-pub(crate) fn park<App>(entry: &Entry<App>, input: Input<'_>, call: CallState<'_, App>, rejection_text: Option<String>) -> PendingCall<App> {
+pub(crate) fn pending_call<App>(entry: &Entry<App>, input: Input<'_>, call: CallState<'_, App>, rejection_text: Option<String>) -> PendingCall<App> {
     let ctx = call.into_ctx();
     PendingCall(Box::new(Pending {
         id: ctx.info().call_id.clone(),

@@ -33,22 +33,22 @@ const FIRST_PAUSE: Duration = Duration::from_millis(2);
 const MAX_PAUSE: Duration = Duration::from_millis(100);
 
 /// The retries of one operation.
-pub(crate) struct Busy {
+pub(crate) struct Retries {
     /// When to stop trying.
     until: Instant,
     pause: Duration,
 }
 
-impl Busy {
+impl Retries {
     pub(crate) fn new() -> Self {
-        Busy::until(None)
+        Retries::until(None)
     }
 
     /// Tries until [`BUSY_BUDGET`] has passed, or `deadline` if that is
     /// sooner.
     pub(crate) fn until(deadline: Option<Instant>) -> Self {
         let budget = Instant::now() + BUSY_BUDGET;
-        Busy { until: deadline.map_or(budget, |deadline| deadline.min(budget)), pause: FIRST_PAUSE }
+        Retries { until: deadline.map_or(budget, |deadline| deadline.min(budget)), pause: FIRST_PAUSE }
     }
 
     /// Whether to run the operation again after `result`: when SQLite said
@@ -57,7 +57,7 @@ impl Busy {
     pub(crate) async fn again<T>(&mut self, result: &Result<T, JournalError>) -> bool {
         let Err(error) = result else { return false };
         let left = self.until.saturating_duration_since(Instant::now());
-        if !error.is_busy() || left.is_zero() {
+        if !journal_busy(error) || left.is_zero() {
             return false;
         }
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
@@ -68,12 +68,10 @@ impl Busy {
     }
 }
 
-impl JournalError {
-    /// Whether SQLite refused this because another connection held a lock.
-    pub(crate) fn is_busy(&self) -> bool {
-        let (JournalError::Database { source, .. } | JournalError::Open { source, .. }) = self else { return false };
-        source.downcast_ref::<sqlx::Error>().is_some_and(is_busy)
-    }
+/// Whether SQLite refused `error` because another connection held a lock.
+pub(crate) fn journal_busy(error: &JournalError) -> bool {
+    let (JournalError::Database { source, .. } | JournalError::Open { source, .. }) = error else { return false };
+    source.downcast_ref::<sqlx::Error>().is_some_and(is_busy)
 }
 
 /// SQLite's `SQLITE_BUSY` (5) or `SQLITE_LOCKED` (6), extended codes

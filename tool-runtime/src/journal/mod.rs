@@ -137,7 +137,7 @@ enum Backend {
 /// that one try.
 macro_rules! on_pool {
     ($journal:expr, $pool:ident => $body:expr) => {{
-        let mut busy = $crate::journal::busy::Busy::until($journal.busy_until);
+        let mut busy = $crate::journal::busy::Retries::until($journal.busy_until);
         loop {
             let result = async {
                 match &$journal.backend {

@@ -39,7 +39,7 @@ const POSTGRES_MIGRATION_LOCK: i64 = 0x746f_6f6c_6a6e_6c31;
 /// Applies the migrations the database lacks; tried again while SQLite
 /// says another process holds the lock (one migrating at the same time).
 pub(crate) async fn migrate(journal: &Journal) -> Result<(), JournalError> {
-    let mut busy = super::busy::Busy::new();
+    let mut busy = super::busy::Retries::new();
     loop {
         let result = migrate_once(journal).await;
         if !busy.again(&result).await {

@@ -80,7 +80,7 @@ pub(super) async fn ask<App: Send + Sync + 'static>(
             Ok(None) => {
                 gone.armed = false;
                 tracing::info!(tool = %Escaped(&tool), call_id = %Escaped(&id), "no decision on the approval in time");
-                settle(durable, &id).await;
+                settle_in_memory(durable, &id).await;
                 return CallResult::failure(tool, id, ResultKind::Rejected, &lines::approval_expired(ttl));
             }
             Err(error) => Err(error),
@@ -105,7 +105,7 @@ pub(super) async fn ask<App: Send + Sync + 'static>(
             registry.reject(pending, Some("The approval could not be read, so the call was not run."))
         }
     };
-    settle(durable, &id).await;
+    settle_in_memory(durable, &id).await;
     result
 }
 
@@ -187,11 +187,11 @@ impl Gone<'_> {
         let rejected = self.durable.memory.decide(&self.durable.run_id, &self.id, Decision::Reject(GONE_TEXT.to_owned()), GONE_BY).await;
         match rejected {
             Ok(_) | Err(JournalError::ApprovalExpired { .. }) => {
-                settle(self.durable, &self.id).await;
+                settle_in_memory(self.durable, &self.id).await;
                 Ok(None)
             }
             Err(JournalError::AlreadyDecided { by, .. }) if by == EXPIRED_BY || by == GONE_BY => {
-                settle(self.durable, &self.id).await;
+                settle_in_memory(self.durable, &self.id).await;
                 Ok(None)
             }
             Err(JournalError::AlreadyDecided { .. }) => decided(self.durable, &self.id).await,
@@ -230,7 +230,7 @@ async fn decided(durable: &Remembered, id: &str) -> Result<Option<Decision>, Jou
     Ok(approval.and_then(|approval| approval.decided).map(|decided| decided.decision))
 }
 
-async fn settle(durable: &Remembered, id: &str) {
+async fn settle_in_memory(durable: &Remembered, id: &str) {
     if let Err(error) = durable.memory.settle(&durable.run_id, id).await {
         tracing::error!(call_id = %Escaped(id), error = %Escaped(&error), "a settled call could not be journaled as settled");
     }

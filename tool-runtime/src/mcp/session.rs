@@ -125,7 +125,7 @@ impl<App: Send + Sync + 'static> McpSession<App> {
 
     /// The whole call: the pipeline, then a human's decision when the call
     /// needs one.
-    async fn settle(
+    async fn run_call(
         &self,
         request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
@@ -309,10 +309,10 @@ impl<App: Send + Sync + 'static> ServerHandler for McpSession<App> {
                     let sink = ProgressSink::new(move |progress| {
                         let _ = sender.send(progress);
                     });
-                    let settling = self.settle(request, &context, Some(sink), &user);
+                    let settling = self.run_call(request, &context, Some(sink), &user);
                     forwarding_progress(settling, reports, token, &context.peer).await
                 }
-                None => self.settle(request, &context, None, &user).await,
+                None => self.run_call(request, &context, None, &user).await,
             }
         })
         .await;

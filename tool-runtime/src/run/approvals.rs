@@ -28,7 +28,7 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// durable run, [`RunError::AlreadyDecided`] when another process
     /// decided it first, [`RunError::Journal`] when the journal failed.
     pub async fn approve(&mut self, id: &str) -> Result<CallResult, RunError> {
-        let pending = self.decide(id, || Decided::Approve).await?;
+        let pending = self.take_decided(id, || HostDecision::Approve).await?;
         let result = match self.refused_at_approval(&pending) {
             Some(refused) => refused,
             None => self.run_approved(pending, None).await,
@@ -47,7 +47,7 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// As [`approve`](Self::approve).
     pub async fn approve_with(&mut self, id: &str, edited: impl Into<Arguments<'_>>) -> Result<CallResult, RunError> {
         let edited = edited.into();
-        let pending = self.decide(id, || Decided::Edited(&edited)).await?;
+        let pending = self.take_decided(id, || HostDecision::Edited(&edited)).await?;
         let result = match self.refused_at_approval(&pending).or_else(|| self.outside_the_turns_scope(&pending, &edited)) {
             Some(refused) => refused,
             None => self.run_approved(pending, Some(edited)).await,
@@ -63,7 +63,7 @@ impl<App: Send + Sync + 'static> Run<App> {
     ///
     /// As [`approve`](Self::approve).
     pub async fn reject(&mut self, id: &str, text: Option<&str>) -> Result<CallResult, RunError> {
-        let pending = self.decide(id, || Decided::Rejected(text)).await?;
+        let pending = self.take_decided(id, || HostDecision::Rejected(text)).await?;
         let result = self.registry.reject(pending, text);
         self.settled(&result).await;
         Ok(result)
@@ -129,7 +129,7 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// Takes the pending call `id` that the host decided; in a durable run
     /// the decision is journaled first, and the call stays pending when
     /// that fails.
-    async fn decide<'d>(&mut self, id: &str, decision: impl FnOnce() -> Decided<'d>) -> Result<PendingCall<App>, RunError> {
+    async fn take_decided<'d>(&mut self, id: &str, decision: impl FnOnce() -> HostDecision<'d>) -> Result<PendingCall<App>, RunError> {
         let Some(index) = self.pending.iter().position(|pending| pending.id() == id) else {
             return Err(RunError::UnknownApproval(id.to_owned()));
         };
@@ -148,14 +148,14 @@ impl<App: Send + Sync + 'static> Run<App> {
     }
 }
 
-/// A host's decision on a pending call, as [`Run::decide`] records it.
-enum Decided<'a> {
+/// A host's decision on a pending call, as [`Run::take_decided`] records it.
+enum HostDecision<'a> {
     Approve,
     Edited(&'a Arguments<'a>),
     Rejected(Option<&'a str>),
 }
 
-impl Decided<'_> {
+impl HostDecision<'_> {
     /// The decision as the journal keeps it. An edited input goes through
     /// the guard before it is read, as every input does: one the guard
     /// refuses (or that is not JSON) is journaled as a rejection, and the
@@ -163,12 +163,12 @@ impl Decided<'_> {
     fn into_journal<App: Send + Sync + 'static>(self, run: &Run<App>) -> crate::memory::Decision {
         use crate::memory::Decision;
         match self {
-            Decided::Approve => Decision::Approve,
-            Decided::Edited(edited) => match run.guarded_value(edited) {
+            HostDecision::Approve => Decision::Approve,
+            HostDecision::Edited(edited) => match run.guarded_value(edited) {
                 Some(value) => Decision::ApproveEdited(value.into_owned()),
                 None => Decision::Reject("The edited input was refused before it was read.".to_owned()),
             },
-            Decided::Rejected(text) => Decision::Reject(text.unwrap_or_default().to_owned()),
+            HostDecision::Rejected(text) => Decision::Reject(text.unwrap_or_default().to_owned()),
         }
     }
 }

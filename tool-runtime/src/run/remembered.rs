@@ -330,7 +330,7 @@ impl<App: Send + Sync + 'static> Run<App> {
     fn unpark(&self, parked: &ParkedCall) -> Result<PendingCall<App>, DurableError> {
         let (entry, input) = self.check_fits(&parked.run_id, &parked.call_id, &parked.tool, &parked.input)?;
         let info = self.call_info(&parked.call_id, &self.cancel);
-        Ok(crate::pipeline::park(entry, input, CallState::new(&self.app, info), None))
+        Ok(crate::pipeline::pending_call(entry, input, CallState::new(&self.app, info), None))
     }
 
     /// The tool of a journaled call, and the call's input read by it; an
