@@ -9,6 +9,8 @@
 //! ```
 #![cfg(feature = "mcp")]
 
+#[path = "support/examples.rs"]
+mod examples;
 #[path = "support/mcp_server.rs"]
 mod mcp_server;
 
