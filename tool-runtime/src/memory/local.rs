@@ -269,3 +269,77 @@ impl RunMemory for LocalMemory {
         Self::ready(Ok(expired))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime};
+
+    use serde_json::json;
+
+    use super::LocalMemory;
+    use crate::memory::{Decision, JournalError, ParkedCall, RunMemory, RunState, Starting, StepDelta};
+
+    fn starting<'a>(call_id: &'a str, input: &'a serde_json::Value) -> Starting<'a> {
+        Starting { run_id: "r", call_id, tool: "refund", input, effect_key: "k" }
+    }
+
+    #[tokio::test]
+    async fn an_effect_is_started_once_while_under_way_and_forgotten_once_finished() {
+        let memory = LocalMemory::default();
+        let input = json!({"order": "A-1"});
+        assert_eq!(memory.start_or_find(starting("c1", &input)).await.unwrap(), None, "the first start holds the effect");
+        let found = memory.start_or_find(starting("c2", &input)).await.unwrap().expect("the second finds it under way");
+        assert_eq!(found.call_id, "c1");
+        assert!(!memory.withdraw_call("k", "c2").await.unwrap(), "only the call that started it withdraws it");
+        let done = crate::CallResult::success("refund".into(), "c1".into(), "done".into(), None, false, false);
+        let result = crate::memory::JournaledResult::from(&done);
+        memory.finish_call("k", &result).await.unwrap();
+        assert_eq!(memory.find_call("k").await.unwrap(), None, "a finished effect is not kept");
+        assert!(matches!(memory.finish_call("k", &result).await, Err(JournalError::CallNotStarted { .. })));
+    }
+
+    #[tokio::test]
+    async fn a_parked_call_is_decided_once_and_not_past_its_expiry() {
+        let memory = LocalMemory::default();
+        let now = SystemTime::now();
+        let parked = |call_id: &str, expires_at| ParkedCall {
+            run_id: "r".into(),
+            call_id: call_id.into(),
+            tool: "refund".into(),
+            input: json!({}),
+            user_id: None,
+            parked_at: now,
+            expires_at,
+        };
+        memory.park(&parked("c1", None)).await.unwrap();
+        assert!(matches!(memory.park(&parked("c1", None)).await, Err(JournalError::AlreadyParked { .. })));
+        memory.decide("r", "c1", Decision::Approve, "alice").await.unwrap();
+        let second = memory.decide("r", "c1", Decision::Reject(String::new()), "bob").await;
+        assert!(matches!(&second, Err(JournalError::AlreadyDecided { by, .. }) if by == "alice"), "{second:?}");
+        memory.park(&parked("c2", Some(now - Duration::from_secs(1)))).await.unwrap();
+        assert!(matches!(memory.decide("r", "c2", Decision::Approve, "alice").await, Err(JournalError::ApprovalExpired { .. })));
+        assert_eq!(memory.expire(now, "too late").await.unwrap().len(), 1, "the expired call is decided by the expiry");
+        memory.settle("r", "c1").await.unwrap();
+        let unsettled: Vec<_> = memory.unsettled_for_run("r").await.unwrap().into_iter().map(|approval| approval.call.call_id).collect();
+        assert_eq!(unsettled, ["c2"], "a settled call is forgotten");
+    }
+
+    #[tokio::test]
+    async fn a_run_s_steps_add_up_and_its_state_only_moves_forward() {
+        let memory = LocalMemory::default();
+        let step = |tools: &[&str], last: &str| StepDelta {
+            steps: 1,
+            last_calls: Some(last.into()),
+            tools: tools.iter().map(|tool| (*tool).to_owned()).collect(),
+            failures: vec![("refund".into(), 1)],
+        };
+        let finished = RunState::Finished { by: None };
+        memory.add_step("r", &step(&["lookup"], "a"), &finished, 0).await.unwrap();
+        let stepped = memory.add_step("r", &step(&["refund"], "b"), &RunState::Active, 0).await.unwrap();
+        assert_eq!((stepped.step, stepped.tools.clone(), stepped.state.clone()), (2, vec!["lookup".into(), "refund".into()], finished));
+        assert_eq!(stepped.failures, [("refund".to_owned(), 2)]);
+        let resent = memory.add_step("r", &step(&[], "b"), &RunState::Active, 2).await.unwrap();
+        assert!(resent.resent, "a step re-sending the last step's calls is that step again");
+        assert_eq!((resent.step, resent.failures[0].1, resent.tools.len()), (2, 2, 0));
+    }
+}
