@@ -10,8 +10,9 @@
 //! validated on every call.
 //!
 //! Where the time goes: `INVOKE_PROFILE=lookup` (or `transfer`, or
-//! `lookup-limit`, `transfer-limit`) makes the bench run 20,000 calls of
-//! that path and nothing else, for an instruction profiler:
+//! `lookup-limit`, `transfer-limit`) makes the bench run 20,000 calls
+//! (`INVOKE_CALLS`) of that path and nothing else, for an instruction
+//! profiler:
 //!
 //! ```text
 //! cargo bench --bench invoke --no-run
@@ -173,13 +174,14 @@ fn summary() {
 
 criterion_group!(group, benches);
 
-/// 20,000 calls of one path (`INVOKE_PROFILE`), for an instruction
-/// profiler: the calls of one path only, after one call to warm it.
+/// `INVOKE_CALLS` (20,000 unless set) calls of one path (`INVOKE_PROFILE`),
+/// for an instruction profiler: the difference between two counts of calls
+/// is the cost of the calls alone.
 fn profile(path: &str) {
     let rt = runtime();
     let registry = registry();
     let app = Arc::new(());
-    let calls = 20_000;
+    let calls = std::env::var("INVOKE_CALLS").ok().and_then(|calls| calls.parse().ok()).unwrap_or(20_000);
     match path {
         "lookup" => total(&rt, calls, || via_registry(&registry, &app, "lookup", black_box(LOOKUP_ARGS))),
         "transfer" => total(&rt, calls, || via_registry(&registry, &app, "transfer", black_box(TRANSFER_ARGS))),

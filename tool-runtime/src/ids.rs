@@ -22,9 +22,9 @@ use smol_str::SmolStr;
 const ALPHABET: &[u8; 32] = b"abcdefghijklmnopqrstuvwxyz234567";
 
 /// This process's tag: twelve base-32 characters from 60 random bits.
-static PROCESS_TAG: LazyLock<[u8; 12]> = LazyLock::new(|| {
+static PROCESS_TAG: LazyLock<String> = LazyLock::new(|| {
     let bits = random_bits();
-    std::array::from_fn(|i| ALPHABET[((bits >> (5 * i)) & 31) as usize])
+    (0..12).map(|i| char::from(ALPHABET[((bits >> (5 * i)) & 31) as usize])).collect()
 });
 
 /// 64 bits from the operating system's random source. Should that fail
@@ -73,9 +73,12 @@ fn next_number() -> u64 {
 /// `{prefix}{tag}_{n}`: unique across processes and time (see the
 /// [module docs](self)).
 pub(crate) fn fresh_id(prefix: &str) -> SmolStr {
-    let tag = std::str::from_utf8(&*PROCESS_TAG).unwrap_or_default();
     // Not `format!`: it costs a call as much as the rest of its setup.
-    SmolStr::from_iter([prefix, tag, "_", itoa::Buffer::new().format(next_number())])
+    let mut id = smol_str::SmolStrBuilder::new();
+    for part in [prefix, PROCESS_TAG.as_str(), "_", itoa::Buffer::new().format(next_number())] {
+        id.push_str(part);
+    }
+    id.finish()
 }
 
 /// A fresh call id, `call_{tag}_{n}`; up to the 100,000th of a process it
@@ -92,7 +95,7 @@ mod tests {
     fn ids_are_unique_in_a_process_and_carry_its_tag() {
         let ids: std::collections::HashSet<SmolStr> = (0..10_000).map(|_| fresh_call_id()).collect();
         assert_eq!(ids.len(), 10_000);
-        let tag = std::str::from_utf8(&*PROCESS_TAG).unwrap();
+        let tag = PROCESS_TAG.as_str();
         assert!(ids.iter().all(|id| id.starts_with(&format!("call_{tag}_"))));
         assert!(tag.bytes().all(|b| ALPHABET.contains(&b)) && tag.len() == 12);
     }
