@@ -1,7 +1,15 @@
 //! Unit tests of the expansion, on functions parsed with `parse_quote!`.
 
-use super::*;
-use syn::parse_quote;
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{ItemFn, parse_quote};
+
+use super::input::sets_description;
+use crate::attrs::ToolAttrs;
+use crate::checks;
+use crate::diag::Errors;
+use crate::generate as tool;
+use crate::signature::ToolFn;
 
 fn errors_of(args: TokenStream, item: ItemFn) -> Vec<String> {
     let mut errors = Errors::default();
