@@ -155,6 +155,8 @@ struct EndsRun {
     decide: TokenStream,
 }
 
+/// `ends_run`: `true` or `false` as written, or the predicate called on the
+/// input read again and the output, spanned on its path.
 fn ends_run(g: &Gen<'_>) -> EndsRun {
     let (p, app) = (&g.p, &g.app);
     match &g.attrs.ends_run {
