@@ -14,7 +14,6 @@ use proc_macro2::{Span, TokenStream};
 use syn::spanned::Spanned;
 use syn::{Expr, Lit, LitInt, LitStr, Meta, Path};
 
-use crate::checks;
 use crate::diag::{Diag, Errors, error_at, with_help};
 
 /// The keys of `#[tool(...)]` on the function, in the order the keys
@@ -542,7 +541,7 @@ fn duration(meta: &Meta, key: &str, zero: &str, errors: &mut Errors) -> Option<M
             return None;
         }
     };
-    match checks::parse_duration(&lit.value(), zero) {
+    match duration::parse_duration(&lit.value(), zero) {
         Ok(millis) => Some(Millis { millis, span: lit.span() }),
         Err(reason) => {
             errors.push(with_help(error_at(&lit, format!("invalid `{key}` \"{}\": {reason}", lit.value())), help));
@@ -583,5 +582,6 @@ where
     }
 }
 
+mod duration;
 #[cfg(test)]
 mod tests;

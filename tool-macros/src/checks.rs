@@ -1,13 +1,14 @@
-//! Validate phase: every rule on the parsed model (the name, the
-//! description, durations, and the rules across several keys). Parsing
-//! only reads; expansion only writes.
+//! Check phase: every rule on the parsed model (the name, the description,
+//! and the rules across several keys). It reads the parse phase's model
+//! (`attrs`, `signature`) and nothing of the expansion; parsing only reads,
+//! expansion only writes.
 
 use proc_macro2::TokenStream;
 use syn::LitStr;
 
 use crate::attrs::{EndsRunAttr, ParallelSafeAttr, ToolAttrs};
 use crate::diag::{Errors, error_at, with_help};
-use crate::signature::ToolFn;
+use crate::signature::{ToolFn, is_streamed, returns_result};
 
 /// `^[a-z][a-z0-9_]{0,63}$`: the names every provider accepts.
 pub fn valid_name(name: &str) -> bool {
@@ -40,29 +41,6 @@ pub fn suggest_name(name: &str) -> Option<String> {
     (valid_name(trimmed) && trimmed != name).then(|| trimmed.to_owned())
 }
 
-/// `"500ms"`, `"5s"`, `"2m"` into milliseconds; zero is refused, `zero`
-/// saying why.
-pub fn parse_duration(text: &str, zero: &str) -> Result<u64, String> {
-    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
-    let (number, unit) = text.split_at(digits);
-    if number.is_empty() {
-        return Err("it must start with a whole number".into());
-    }
-    let value: u64 = number.parse().map_err(|_| "the number is too large".to_owned())?;
-    let factor = match unit {
-        "ms" => 1,
-        "s" => 1_000,
-        "m" => 60_000,
-        "" => return Err("it needs a unit: `ms`, `s` or `m`".into()),
-        other => return Err(format!("unknown unit `{other}`; use `ms`, `s` or `m`")),
-    };
-    let millis = value.checked_mul(factor).ok_or_else(|| "the duration is too large".to_owned())?;
-    if millis == 0 {
-        return Err(zero.to_owned());
-    }
-    Ok(millis)
-}
-
 /// Every rule on the parsed attribute and function; returns the tool's name
 /// (checked or not, so that expansion can still name it).
 pub fn validate(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) -> String {
@@ -80,7 +58,7 @@ pub fn validate(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) -> Str
 /// (`Streamed::try_new`), which no recovery sees.
 fn check_streamed(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) {
     if let Some(path) = &attrs.on_error
-        && crate::expand::is_streamed(&tool_fn.output)
+        && is_streamed(&tool_fn.output)
     {
         errors.push(with_help(
             error_at(path, "`on_error` does not apply to a streaming tool"),
@@ -181,7 +159,7 @@ fn tool_name(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) -> String
 fn check_recovery(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) {
     if let Some(path) = &attrs.on_error
         && !returns_result(&tool_fn.output)
-        && !crate::expand::is_streamed(&tool_fn.output)
+        && !is_streamed(&tool_fn.output)
     {
         errors.push(with_help(
             error_at(path, "`on_error` recovers from the tool's error, but the tool does not return a `Result`"),
@@ -365,36 +343,9 @@ fn quote_span(span: proc_macro2::Span) -> proc_macro2::TokenStream {
     quote::quote_spanned!(span=> x)
 }
 
-/// Whether a return type is written as a `Result` (`Result<T, E>`,
-/// `io::Result<T>`, `anyhow::Result<T>`).
-fn returns_result(ty: &syn::Type) -> bool {
-    matches!(ty, syn::Type::Path(path) if path.path.segments.last().is_some_and(|last| last.ident == "Result"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn millis(text: &str) -> Result<u64, String> {
-        parse_duration(text, "zero")
-    }
-
-    #[test]
-    fn durations_in_each_unit() {
-        assert_eq!(millis("500ms"), Ok(500));
-        assert_eq!(millis("5s"), Ok(5_000));
-        assert_eq!(millis("2m"), Ok(120_000));
-    }
-
-    #[test]
-    fn bad_durations_say_why() {
-        assert!(millis("5").unwrap_err().contains("needs a unit"));
-        assert!(millis("5h").unwrap_err().contains("unknown unit `h`"));
-        assert!(millis("s").unwrap_err().contains("whole number"));
-        assert!(millis("0s").unwrap_err().contains("zero"));
-        assert!(millis("1.5s").unwrap_err().contains("unknown unit `.5s`"));
-        assert!(millis("99999999999999999999s").is_err());
-    }
 
     #[test]
     fn names() {

@@ -1,58 +1,126 @@
-//! Expand phase: the model into tokens. The output names runtime types and
-//! calls generic runtime helpers; schemas are built at run time, once, so
-//! each tool costs the compiler little.
+//! Expand phase: the checked model into tokens. The output names runtime
+//! types and calls generic runtime helpers; schemas are built at run time,
+//! once, so each tool costs the compiler little.
+//!
+//! One generator per generated item or method, each in the file of its
+//! idea: `input.rs` the input struct, its schema and its parser; `meta.rs`
+//! the constants; `output.rs` the output and failure schemas; `hooks.rs`
+//! the methods that call a function the user named in a key (`policy`,
+//! `visible_when`, `scope`, ...); `call.rs` the call itself (`recovery.rs`
+//! its `on_error`). [`expand`] only composes them. This phase reads the
+//! parse phase's model and writes; it neither parses nor checks.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{ToTokens, format_ident, quote, quote_spanned};
-use syn::spanned::Spanned;
-use syn::{Item, ItemFn, LitStr};
+use quote::{ToTokens, quote};
 
-use crate::attrs::{EndsRunAttr, Flag, ParallelSafeAttr, ParamDefault, PolicyAttr, ToolAttrs};
-use crate::checks;
-use crate::diag::{Errors, error_at, with_help};
-use crate::fallback;
-use crate::signature::{InputKind, Param, ToolFn};
+use crate::attrs::ToolAttrs;
+use crate::signature::ToolFn;
 
-pub(crate) use returns::is_streamed;
-use returns::{error_type, stream_item, success_type, typed_failure};
+/// What every generator reads: the model, and the names the output uses.
+pub(crate) struct Gen<'a> {
+    pub attrs: &'a ToolAttrs,
+    pub tool_fn: &'a ToolFn,
+    /// The tool's name, checked.
+    pub name: &'a str,
+    /// The runtime crate: `::tool_runtime`, or the path of `crate = path`.
+    pub krate: TokenStream,
+    /// `#krate::__private`, where every name generated code uses lives.
+    pub p: TokenStream,
+    /// The `App` of `Tool<App>`: the context's, or `__AnyApp` for a tool
+    /// without one (it then registers with any app).
+    pub app: TokenStream,
+    /// The function's doc comment, as one `&'static str` expression.
+    pub doc: TokenStream,
+}
 
-/// The whole attribute: parse, validate, expand. On any error the user's
-/// function is still emitted, with every error beside it and a stub of the
-/// tool's type, so that `tools![...]` naming it reports nothing more.
-pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
-    let mut bodyless = None;
-    let item_fn: ItemFn = match syn::parse2::<Item>(item.clone()) {
-        Ok(Item::Fn(item_fn)) => item_fn,
-        // A function declared without a body: an `external` tool.
-        Ok(Item::Verbatim(tokens)) if let Ok(declared) = syn::parse2::<syn::ForeignItemFn>(tokens.clone()) => {
-            bodyless = Some(declared.semi_token);
-            call::external_fn(declared)
-        }
-        Ok(other) => {
-            let error = with_help(
-                error_at(&fallback::item_kind_token(&other), "`#[tool]` goes on an `async fn`"),
-                "write the tool as a free `async fn`; its parameters become the tool's input",
-            );
-            return fallback::with_errors(item, syn::Error::from(error).to_compile_error());
-        }
-        Err(error) => return fallback::with_errors(item, error.to_compile_error()),
-    };
-    let mut errors = Errors::default();
-    let attrs = ToolAttrs::parse(args, &mut errors);
-    let mut tool_fn = ToolFn::parse(item_fn, &mut errors);
-    tool_fn.bodyless = bodyless;
-    let name = checks::validate(&attrs, &tool_fn, &mut errors);
-    // A declaration without a body is not emitted: rustc would refuse it.
-    let item = tool_fn.bodyless.is_none().then_some(&tool_fn.item);
-    let ctx_probe = tool_fn.ctx_without_app.as_ref().map(|ty| fallback::ctx_app_probe(ty, &attrs));
-    if !errors.is_empty() || ctx_probe.is_some() {
-        let compile_errors = errors.to_compile_errors();
-        // A method with `self` sits in an impl, where no type can be declared.
-        let stub = tool_fn.item.sig.receiver().is_none().then(|| fallback::stub(&attrs, &tool_fn, &name));
-        return quote!(#item #compile_errors #ctx_probe #stub);
+impl<'a> Gen<'a> {
+    fn new(attrs: &'a ToolAttrs, tool_fn: &'a ToolFn, name: &'a str) -> Self {
+        let krate = runtime_path(attrs);
+        let p = quote!(#krate::__private);
+        let app = match &tool_fn.ctx {
+            Some(ctx) => ctx.app.to_token_stream(),
+            None => quote!(__AnyApp),
+        };
+        Gen { attrs, tool_fn, name, krate, p, app, doc: concat_docs(&tool_fn.docs) }
     }
-    let generated = expand(&attrs, &tool_fn, &name);
-    quote!(#item #generated)
+}
+
+/// The generated items of a valid tool: the input struct (named like the
+/// function), and in an anonymous constant its `Named` and `Tool` impls.
+pub fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
+    let g = Gen::new(attrs, tool_fn, name);
+    let input_struct = input::input_struct(&g);
+    let scope_fn = hooks::scope_fn(&g);
+    let named = named_impl(&g);
+    let tool = tool_impl(&g);
+    quote! {
+        #input_struct
+
+        const _: () = {
+            #scope_fn
+            #named
+            #tool
+        };
+    }
+}
+
+/// `impl Named`: the tool's name, which `tools![...]` checks for duplicates
+/// at compile time.
+fn named_impl(g: &Gen<'_>) -> TokenStream {
+    let (p, ident, name) = (&g.p, &g.tool_fn.ident, g.name);
+    quote! {
+        impl #p::Named for #ident {
+            const NAME: &'static str = #name;
+        }
+    }
+}
+
+/// `impl Tool<App>`: its constants and methods, one generator each; a
+/// method the tool has no key for is left out, keeping the trait's default.
+fn tool_impl(g: &Gen<'_>) -> TokenStream {
+    let (p, app, ident) = (&g.p, &g.app, &g.tool_fn.ident);
+    let impl_generics = match &g.tool_fn.ctx {
+        Some(_) => quote!(),
+        None => quote!(<__AnyApp: ::core::marker::Send + ::core::marker::Sync + 'static>),
+    };
+    let input_ty = input::input_type(g);
+    let meta = meta::meta(g.attrs, g.name, &g.doc, p);
+    let metadata = meta::metadata(g.attrs, p);
+    let execution = meta::execution(g.attrs, p);
+    let input_schema = input::input_schema_fn(g);
+    let output_schema = output::output_schema_fn(g);
+    let failure_schema = output::failure_schema_fn(g);
+    let parse = input::parse_fn(g);
+    let decide = hooks::decide_fn(g);
+    let visible = hooks::visible_fn(g);
+    let parallel_safe = hooks::parallel_safe_fn(g);
+    let effect_key = hooks::effect_key_fn(g);
+    let reconcile = hooks::reconcile_fn(g);
+    let scope = hooks::scope_methods(g);
+    let call = call::call_fn(g);
+    quote! {
+        impl #impl_generics #p::Tool<#app> for #ident {
+            type Input = #input_ty;
+
+            const META: #p::ToolMeta = #meta;
+            #metadata
+            #execution
+
+            #input_schema
+            #output_schema
+            #failure_schema
+            #parse
+
+            #decide
+            #visible
+            #parallel_safe
+            #effect_key
+            #reconcile
+            #scope
+
+            #call
+        }
+    }
 }
 
 /// `tokens` with every span set to `span`, so that rustc points at the
@@ -78,12 +146,17 @@ pub(crate) fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
         .collect()
 }
 
-/// `::tool_runtime::__private`, or under the path of `crate = path`.
-pub(crate) fn private_path(attrs: &ToolAttrs) -> TokenStream {
-    let krate = match &attrs.krate {
+/// `::tool_runtime`, or the path of `crate = path`.
+fn runtime_path(attrs: &ToolAttrs) -> TokenStream {
+    match &attrs.krate {
         Some(path) => path.to_token_stream(),
         None => quote!(::tool_runtime),
-    };
+    }
+}
+
+/// `::tool_runtime::__private`, or under the path of `crate = path`.
+pub(crate) fn private_path(attrs: &ToolAttrs) -> TokenStream {
+    let krate = runtime_path(attrs);
     quote!(#krate::__private)
 }
 
@@ -93,383 +166,6 @@ pub(crate) fn struct_doc(name: &str) -> String {
         "The input of the tool `{name}`, generated by `#[tool]` beside the function of the same name; \
          list it in `tools![...]` to register the tool."
     )
-}
-
-/// The generated items for a valid tool.
-fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
-    let krate = match &attrs.krate {
-        Some(path) => path.to_token_stream(),
-        None => quote!(::tool_runtime),
-    };
-    let p = quote!(#krate::__private);
-    let ident = &tool_fn.ident;
-    let vis = &tool_fn.vis;
-    let doc = concat_docs(&tool_fn.docs);
-    let (impl_generics, app) = match &tool_fn.ctx {
-        Some(ctx) => (quote!(), ctx.app.to_token_stream()),
-        None => (quote!(<__AnyApp: ::core::marker::Send + ::core::marker::Sync + 'static>), quote!(__AnyApp)),
-    };
-    let meta = meta::meta(attrs, name, &doc, &p);
-    let metadata = meta::metadata(attrs, &p);
-    let execution = meta::execution(attrs, &p);
-    let ctx_arg = tool_fn.ctx.as_ref().map(|ctx| {
-        let ty = &ctx.ty;
-        let app = &ctx.app;
-        quote_spanned!(ty.span()=> <#ty as #p::CtxParam<#app>>::from_ctx(ctx),)
-    });
-    // The runtime lends the call's state: only a tool that takes a context
-    // has one made, and holds a handle of its own.
-    let (call_state, take_ctx) = match &tool_fn.ctx {
-        Some(_) => (quote!(__call), quote!(let ctx = ::core::clone::Clone::clone(__call.ctx());)),
-        None => (quote!(_), quote!()),
-    };
-    let struct_doc = struct_doc(name);
-
-    // Unused arguments of the trait's methods are bound to `_`.
-    let mut args_of_parse = quote!(args);
-    let (input_struct, input_ty, input_schema, parse, call) = match &tool_fn.input {
-        InputKind::Whole { ty } => {
-            // Reported on `T` of `Input<T>`.
-            let span = crate::signature::generic_argument(ty).map_or_else(|| ty.span(), |inner| inner.span());
-            let probe = respan(&p, span);
-            let wrapper = respan(&ty.to_token_stream(), span);
-            let inner = quote_spanned!(span=> <#wrapper as #probe::InputParam>::Inner);
-            (
-                quote! {
-                    #[doc = #struct_doc]
-                    #[allow(non_camel_case_types)]
-                    #vis struct #ident {}
-                },
-                inner.clone(),
-                quote_spanned!(span=> <#inner as #probe::ToolInput>::schema(generator)),
-                quote_spanned!(span=> <#inner as #probe::ToolInput>::parse(args)),
-                quote!(#ident(#ctx_arg <#ty as #p::InputParam>::wrap(input))),
-            )
-        }
-        InputKind::Params(params) => {
-            let derive = params.iter().any(|param| !param.carried.is_empty());
-            let field_vis = match vis {
-                syn::Visibility::Inherited => quote!(),
-                other => other.to_token_stream(),
-            };
-            let args = params.iter().map(|param| {
-                let field = &param.ident;
-                quote!(input.#field)
-            });
-            let call = quote!(#ident(#ctx_arg #(#args),*));
-            if derive {
-                let (definition, defaults) = derived_struct(params, ident, vis, &field_vis, &doc, &struct_doc, &p, &krate);
-                (quote!(#definition #defaults), quote!(Self), quote!(#p::struct_schema::<Self>(generator)), quote!(args.parse_struct::<Self>()), call)
-            } else {
-                let fields = params.iter().map(|param| {
-                    let (field, ty) = (&param.ident, &param.ty);
-                    quote!(#field_vis #field: #ty)
-                });
-                let defaults = default_fns(params, ident, &p);
-                let schema_params = params.iter().map(|param| schema_param(param, &p));
-                let takes = params.iter().map(|param| take_param(param, &p));
-                if params.is_empty() {
-                    args_of_parse = quote!(_);
-                }
-                (
-                    quote! {
-                        #[doc = #struct_doc]
-                        #[allow(non_camel_case_types)]
-                        #vis struct #ident { #(#fields,)* }
-                        #defaults
-                    },
-                    quote!(Self),
-                    quote! {
-                        let mut schema = #p::InputSchema::new(#doc);
-                        #(#schema_params)*
-                        schema.finish()
-                    },
-                    quote!(::core::result::Result::Ok(Self { #(#takes,)* })),
-                    call,
-                )
-            }
-        }
-    };
-
-    let decide = match &attrs.policy {
-        Some((PolicyAttr::Predicate(path), _)) => {
-            // Coercing to a fn pointer reports a wrong signature on the path,
-            // as a mismatch with the expected one, and only once.
-            let expected = respan(&quote!(fn(&'a Self::Input, &'a #p::Ctx<#app>) -> _), path.span());
-            let probe = respan(&p, path.span());
-            // Not called here: the runtime calls it under the policy timeout
-            // (a sync one on a blocking thread).
-            let invoke = quote_spanned! {path.span()=>
-                let predicate: #expected = #path;
-                #probe::PolicyProbe(move || predicate(input, ctx)).into_policy()
-            };
-            Some(quote! {
-                fn decide<'a>(input: &'a Self::Input, ctx: &'a #p::Ctx<#app>) -> #p::PolicyCall<'a> {
-                    #[allow(unused_imports)]
-                    use #p::SyncPolicy as _;
-                    #invoke
-                }
-            })
-        }
-        _ => None,
-    };
-    let visible = attrs.visible_when.as_ref().map(|path| {
-        let probe = respan(&p, path.span());
-        let invoke = quote_spanned!(path.span()=> #probe::VisibleWhen::<#app>::visible(&#path, view));
-        quote! {
-            fn visible(view: &#p::StepView<'_, #app>) -> bool {
-                #invoke
-            }
-        }
-    });
-    let parallel_when = match &attrs.parallel_safe {
-        Some(ParallelSafeAttr::Predicate(path)) => {
-            let probe = respan(&p, path.span());
-            let invoke = quote_spanned!(path.span()=> #probe::ParallelSafeWhen::parallel_safe(&#path, args));
-            Some(quote! {
-                fn parallel_safe(args: &#p::serde_json::Value) -> ::core::option::Option<bool> {
-                    ::core::option::Option::Some(#invoke)
-                }
-            })
-        }
-        _ => None,
-    };
-    let effect_key = effect_key_method(attrs, &p);
-    let reconcile = reconcile_method(attrs, &p);
-    // `scope`: the scope type is the function's first parameter, named
-    // only through it. One function coerces the path to a fn pointer, so a
-    // wrong signature is reported on the path once; both methods use what
-    // it gives, which names no scope type.
-    let (scope_fn, scope) = match &attrs.scope {
-        None => (None, None),
-        Some(path) => {
-            let probe = respan(&p, path.span());
-            let coerced = quote_spanned!(path.span()=> #probe::scope_fn(#path));
-            (
-                Some(quote! {
-                    fn __scope() -> #p::ScopeFn {
-                        #coerced
-                    }
-                }),
-                Some(quote! {
-                    fn scope_schema(generator: &mut #p::schemars::SchemaGenerator) -> ::core::option::Option<#p::schemars::Schema> {
-                        ::core::option::Option::Some(__scope().schema(generator))
-                    }
-
-                    fn scope(scope: &#p::serde_json::Value, tool: &mut #p::ScopedTool) -> ::core::result::Result<(), #p::serde_json::Error> {
-                        __scope().call(scope, tool)
-                    }
-                }),
-            )
-        }
-    };
-    let (args_of_call, again, ends_run) = match &attrs.ends_run {
-        Some(EndsRunAttr::Predicate(path)) => {
-            let probe = respan(&p, path.span());
-            let invoke = quote_spanned!(path.span()=> #probe::ends_run_call(#path, again, &output).decide().await);
-            (
-                quote!(args),
-                quote!(let again = <Self as #p::Tool<#app>>::parse_again(args);),
-                quote!(match &again {
-                    ::core::option::Option::Some(again) => {
-                        #[allow(unused_imports)]
-                        use #p::SyncEndsRun as _;
-                        #invoke
-                    }
-                    ::core::option::Option::None => false,
-                }),
-            )
-        }
-        Some(EndsRunAttr::Flag(Flag { value: true, .. })) => (quote!(_), quote!(), quote!(true)),
-        _ => (quote!(_), quote!(), quote!(false)),
-    };
-    // `on_error`: the recovery sees the input again, parsed from the
-    // arguments, kept for it (the call consumed the input).
-    let (keep_args, recover) = match &attrs.on_error {
-        Some(path) => {
-            let probe = respan(&p, path.span());
-            let none = quote!(::core::option::Option::None);
-            let invoke = quote_spanned! {path.span()=>
-                match #probe::recovery_call(#path, input, &error, output_type) {
-                    ::core::option::Option::Some(probe) => probe.decide().await,
-                    ::core::option::Option::None => #none,
-                }
-            };
-            (
-                quote!(let recovery_args = #p::ParsedFrom::into_owned(::core::clone::Clone::clone(args));),
-                quote! {
-                    let output_type = #p::output_of(&returned);
-                    let returned = match returned {
-                        ::core::result::Result::Err(error) => {
-                            #[allow(unused_imports)]
-                            use #p::SyncRecovery as _;
-                            let input = <Self as #p::Tool<#app>>::parse_again(&recovery_args);
-                            let recovered = match &input {
-                                ::core::option::Option::Some(input) => #invoke,
-                                ::core::option::Option::None => #none,
-                            };
-                            match recovered {
-                                ::core::option::Option::Some(output) => ::core::result::Result::Ok(output),
-                                ::core::option::Option::None => ::core::result::Result::Err(error),
-                            }
-                        }
-                        returned => returned,
-                    };
-                },
-            )
-        }
-        None => (quote!(), quote!()),
-    };
-    let args_of_call = if attrs.on_error.is_some() { quote!(args) } else { args_of_call };
-    let output_ty = &tool_fn.output;
-    let error_span = error_type(output_ty).span();
-    let typed = typed_failure(output_ty);
-    let returned = {
-        let probe = respan(&p, error_span);
-        match typed {
-            Some(_) => quote_spanned!(error_span=> #probe::FailureProbe(returned).into_result()),
-            None => quote_spanned!(error_span=> #probe::Returned(returned).into_result()),
-        }
-    };
-    // Only for a tool written `Result<T, E>`: every other tool emits what it
-    // did before typed failures existed.
-    let (failure_schema, untyped) = match typed {
-        Some(error_ty) => (
-            Some(quote! {
-                fn failure_schema(
-                    generator: &mut #p::schemars::SchemaGenerator,
-                ) -> ::core::option::Option<#p::schemars::Schema> {
-                    #[allow(unused_imports)]
-                    use #p::NoFailureSchema as _;
-                    (&#p::FailureSchema::<#error_ty>::new()).get(generator)
-                }
-            }),
-            Some(quote!(#[allow(unused_imports)] use #p::UntypedFailure as _;)),
-        ),
-        None => (None, None),
-    };
-    // A streaming tool (`-> Streamed<T>`): `T` is its output.
-    let streamed = stream_item(output_ty);
-    let schema_ty = streamed.unwrap_or(output_ty);
-    let success_span = success_type(output_ty).span();
-    let probe = respan(&p, success_span);
-    let serialize = quote_spanned!(success_span=> #probe::ToolReturn::to_output(output, ends_run));
-
-    // An external tool's calls are handed to the host: its `call` is never
-    // reached, and its declaration has no body to call.
-    let call_fn = if tool_fn.bodyless.is_some() && attrs.external.is_some_and(|flag| flag.value) {
-        call::external(&p, &app)
-    } else if let Some(item_ty) = streamed {
-        let parts = call::Parts {
-            p: &p,
-            app: &app,
-            args: &args_of_call,
-            take_ctx: &take_ctx,
-            again: &again,
-            call: &call,
-            ends_run: &ends_run,
-            serialize: &serialize,
-        };
-        call::streamed(&parts, item_ty, tool_fn.ctx.is_some())
-    } else {
-        quote! {
-            fn call(
-                input: Self::Input,
-                #call_state: &mut #p::CallState<'_, #app>,
-                #args_of_call: &#p::ParsedFrom<'_>,
-            ) -> #p::CallFuture {
-                #take_ctx
-                #again
-                #keep_args
-                ::std::boxed::Box::pin(async move {
-                    #[allow(unused_imports)]
-                    use #p::PlainReturn as _;
-                    #untyped
-                    let returned = #call.await;
-                    #recover
-                    let output = #returned?;
-                    let ends_run = #ends_run;
-                    #serialize
-                })
-            }
-        }
-    };
-    // The host reads an external tool's input, as JSON: nothing here does.
-    let input_struct = if tool_fn.bodyless.is_some() { quote!(#[allow(dead_code)] #input_struct) } else { input_struct };
-    quote! {
-        #input_struct
-
-        const _: () = {
-            #scope_fn
-
-            impl #p::Named for #ident {
-                const NAME: &'static str = #name;
-            }
-
-            impl #impl_generics #p::Tool<#app> for #ident {
-                type Input = #input_ty;
-
-                const META: #p::ToolMeta = #meta;
-                #metadata
-                #execution
-
-                fn input_schema(generator: &mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema {
-                    #input_schema
-                }
-
-                fn output_schema(
-                    generator: &mut #p::schemars::SchemaGenerator,
-                ) -> ::core::option::Option<#p::schemars::Schema> {
-                    #[allow(unused_imports)]
-                    use #p::{NoOutputSchema as _, PlainOutputSchema as _};
-                    (&#p::OutputSchema::<#schema_ty>::new()).get(generator)
-                }
-
-                #failure_schema
-
-                fn parse(#args_of_parse: &mut #p::Args<'_>) -> ::core::result::Result<Self::Input, #p::serde_json::Error> {
-                    #parse
-                }
-
-                #decide
-                #visible
-                #parallel_when
-                #effect_key
-                #reconcile
-                #scope
-
-                #call_fn
-            }
-        };
-    }
-}
-
-/// `fn effect_key` of the `Tool` impl, for `idempotency_key = path`.
-/// Coercing to a fn pointer in `effect_key_call` reports a wrong signature
-/// on the path; a wrong return type fails on `EffectKey`.
-fn effect_key_method(attrs: &ToolAttrs, p: &TokenStream) -> Option<TokenStream> {
-    let path = attrs.idempotency_key.as_ref()?;
-    let probe = respan(p, path.span());
-    let invoke = quote_spanned!(path.span()=> #probe::effect_key_call(#path, input));
-    Some(quote! {
-        fn effect_key(input: &Self::Input) -> ::core::option::Option<::std::string::String> {
-            ::core::option::Option::Some(#invoke)
-        }
-    })
-}
-
-/// `fn reconcile` of the `Tool` impl, for `reconcile = path`, checked as
-/// [`effect_key_method`]'s path is; an output that cannot be a tool's fails
-/// on `ToolReturn`.
-fn reconcile_method(attrs: &ToolAttrs, p: &TokenStream) -> Option<TokenStream> {
-    let path = attrs.reconcile.as_ref()?;
-    let probe = respan(p, path.span());
-    let invoke = quote_spanned!(path.span()=> #probe::reconcile_call(#path, input));
-    Some(quote! {
-        fn reconcile(input: &Self::Input) -> ::core::option::Option<::core::result::Result<#p::ToolOutput, #p::Failure>> {
-            #invoke
-        }
-    })
 }
 
 /// Every doc line joined with `\n`, as one `&'static str` expression.
@@ -490,126 +186,11 @@ fn concat_docs(docs: &[TokenStream]) -> TokenStream {
     }
 }
 
-/// The name of the function that makes a parameter's default.
-fn default_fn(param: &Param) -> syn::Ident {
-    format_ident!("__tool_default_{}", param.name)
-}
-
-/// One function per parameter with a default, on the tool's type, so that
-/// the schema, both parsers and serde all call the expression the user
-/// wrote from one place (and the compiler checks it once). `#[tool(default)]`
-/// calls `<T as DefaultParam>::default_param`, spanned on `default`: a type
-/// without `Default` is reported there.
-fn default_fns(params: &[Param], ident: &syn::Ident, p: &TokenStream) -> TokenStream {
-    let fns: Vec<TokenStream> = params
-        .iter()
-        .filter_map(|param| {
-            let ty = &param.ty;
-            let body = match &param.default {
-                ParamDefault::None => return None,
-                ParamDefault::Trait(span) => {
-                    let (ty, p) = (respan(&ty.to_token_stream(), *span), respan(p, *span));
-                    quote_spanned!(*span=> <#ty as #p::DefaultParam>::default_param())
-                }
-                ParamDefault::Expr(expr) => expr.to_token_stream(),
-            };
-            let function = default_fn(param);
-            Some(quote!(#[doc(hidden)] fn #function() -> #ty { #body }))
-        })
-        .collect();
-    if fns.is_empty() {
-        return TokenStream::new();
-    }
-    quote!(impl #ident { #(#fns)* })
-}
-
-/// One parameter's part of `input_schema` (plain parameters). Through
-/// `ToolParam`, spanned on the type: a type that is not
-/// `Deserialize + JsonSchema` is reported once, on the parameter.
-fn schema_param(param: &Param, p: &TokenStream) -> TokenStream {
-    let ty = &param.ty;
-    let name = &param.name;
-    let doc = concat_docs(&param.docs);
-    let default = match &param.default {
-        ParamDefault::None => quote!(::core::option::Option::None),
-        ParamDefault::Trait(_) | ParamDefault::Expr(_) => {
-            let function = default_fn(param);
-            quote!(::core::option::Option::Some({
-                #[allow(unused_imports)]
-                use #p::NotJson as _;
-                #p::MaybeJson(&Self::#function()).to_json()
-            }))
-        }
-    };
-    let p = respan(p, ty.span());
-    quote_spanned!(ty.span()=> <#ty as #p::ToolParam>::add_to(&mut schema, generator, #name, #doc, #default);)
-}
-
-/// One field of `parse` (plain parameters): taken from `Args` by name.
-fn take_param(param: &Param, p: &TokenStream) -> TokenStream {
-    let (field, ty, name) = (&param.ident, &param.ty, &param.name);
-    let probe = respan(p, ty.span());
-    let take = match &param.default {
-        ParamDefault::None => quote_spanned!(ty.span()=> <#ty as #probe::ToolParam>::take_from(args, #name)?),
-        ParamDefault::Trait(_) | ParamDefault::Expr(_) => {
-            let function = default_fn(param);
-            quote_spanned!(ty.span()=> <#ty as #probe::ToolParam>::take_or_else_from(args, #name, Self::#function)?)
-        }
-    };
-    quote!(#field: #take)
-}
-
-/// The input struct when a parameter carries `#[serde]` or `#[schemars]`:
-/// derived, so those attributes mean exactly what they mean on any struct.
-#[allow(clippy::too_many_arguments)]
-fn derived_struct(
-    params: &[Param],
-    ident: &syn::Ident,
-    vis: &syn::Visibility,
-    field_vis: &TokenStream,
-    doc: &TokenStream,
-    struct_doc: &str,
-    p: &TokenStream,
-    krate: &TokenStream,
-) -> (TokenStream, TokenStream) {
-    let serde_crate = LitStr::new(&format!("{krate}::__private::serde").replace(' ', ""), Span::call_site());
-    let schemars_crate = LitStr::new(&format!("{krate}::__private::schemars").replace(' ', ""), Span::call_site());
-    let fields = params.iter().map(|param| {
-        let (field, ty, name, carried) = (&param.ident, &param.ty, &param.name, &param.carried);
-        let param_doc = concat_docs(&param.docs);
-        let has_description = carried.iter().any(sets_description);
-        let description = (!has_description).then(|| quote!(#[schemars(description = #p::param_description(#doc, #name, #param_doc))]));
-        let default = (!matches!(param.default, ParamDefault::None)).then(|| {
-            let path = LitStr::new(&format!("{ident}::{}", default_fn(param)), Span::call_site());
-            quote!(#[serde(default = #path)])
-        });
-        let checked = quote_spanned!(ty.span()=> #ty);
-        quote!(#(#carried)* #description #default #field_vis #field: #checked)
-    });
-    let fields: Vec<TokenStream> = fields.collect();
-    let definition = quote! {
-        #[doc = #struct_doc]
-        #[allow(non_camel_case_types)]
-        #[derive(#p::serde::Deserialize, #p::schemars::JsonSchema)]
-        #[serde(crate = #serde_crate)]
-        #[schemars(crate = #schemars_crate)]
-        #vis struct #ident { #(#fields,)* }
-    };
-    let defaults = default_fns(params, ident, p);
-    (definition, defaults)
-}
-
-/// Whether a carried attribute is `#[schemars(description = ...)]`, which
-/// then wins over the parameter's doc comment.
-fn sets_description(attr: &syn::Attribute) -> bool {
-    let syn::Meta::List(list) = &attr.meta else { return false };
-    attr.path().is_ident("schemars")
-        && darling::ast::NestedMeta::parse_meta_list(list.tokens.clone())
-            .is_ok_and(|items| items.iter().any(|item| matches!(item, darling::ast::NestedMeta::Meta(meta) if meta.path().is_ident("description"))))
-}
-
 mod call;
+mod hooks;
+mod input;
 pub(crate) mod meta;
-mod returns;
+mod output;
+mod recovery;
 #[cfg(test)]
 mod tests;

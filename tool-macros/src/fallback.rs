@@ -1,8 +1,9 @@
-//! What is emitted beside an item with errors, as thiserror's fallback
-//! does: the user's item as written, every error, the probes rustc needs to
-//! word its own error on the user's token, and a stub of the tool's type,
-//! so that other code naming the tool (`tools![...]`) compiles and the
-//! item's own errors are the only ones reported.
+//! Expand phase, for an item with errors: what is emitted beside it, as
+//! thiserror's fallback does: the user's item as written, every error, the
+//! probes rustc needs to word its own error on the user's token, and a stub
+//! of the tool's type, so that other code naming the tool (`tools![...]`)
+//! compiles and the item's own errors are the only ones reported. It uses
+//! `expand`'s pieces; `expand` knows nothing of it.
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote, quote_spanned};

@@ -279,3 +279,15 @@ pub fn generic_argument(ty: &Type) -> Option<Type> {
         _ => None,
     })
 }
+
+/// The function an `external` tool's declaration (a function without a
+/// body) stands for, so that the rest of the macro reads it like any tool.
+/// Its body is never emitted and never called: the registry hands the
+/// tool's calls to the host.
+pub fn external_fn(declared: syn::ForeignItemFn) -> ItemFn {
+    let block = Box::new(syn::parse_quote!({ ::core::unreachable!() }));
+    ItemFn { attrs: declared.attrs, vis: declared.vis, modifiers: declared.modifiers, sig: declared.sig, block }
+}
+
+mod returns;
+pub use returns::{error_type, is_streamed, returns_result, stream_item, success_type, typed_failure};

@@ -47,6 +47,30 @@ pub struct ToolMeta {
     pub strict: Option<bool>,
 }
 
+impl ToolMeta {
+    /// No key written: the value of every field `#[tool]` leaves out
+    /// (`..ToolMeta::DEFAULT`), so that the generated constant states only
+    /// what the tool sets. `name` and `doc` are always written.
+    pub const DEFAULT: ToolMeta = ToolMeta {
+        name: "",
+        doc: "",
+        description: None,
+        title: None,
+        tags: &[],
+        annotations: Annotations { read_only: None, destructive: None, idempotent: None, open_world: None },
+        policy: PolicyKind::Allow,
+        visible_when: false,
+        requires: &[],
+        ends_run: EndsRun::Never,
+        timeout: None,
+        max_output_chars: None,
+        max_retries: None,
+        ends_turn: false,
+        parallel_safe: false,
+        strict: None,
+    };
+}
+
 /// The metadata keys of `#[tool]` (`kind`, `examples`, `example_prompts`,
 /// `related`, `always_active`, `classification`, `scope_prompt`, `meta`),
 /// grouped in `Tool::METADATA`, whose default is [`Metadata::EMPTY`], so

@@ -1,37 +1,63 @@
-//! The generated `Tool::call` of the tools that do not simply run their
-//! function: an `external` tool, whose calls the host runs, and a
-//! streaming tool (`-> Streamed<T>`), whose items before the last are sent
-//! as preliminary results; and the function an external tool's
-//! declaration (without a body) stands for.
+//! `Tool::call`: the future that runs the user's function on the parsed
+//! input and turns what it returns into the tool's output. Three shapes:
+//! the ordinary call; a streaming tool's (`-> Streamed<T>`), whose items
+//! before the last are sent as preliminary results; and an `external`
+//! tool's, never reached, since the host runs its calls. The pieces they
+//! share (the function call, the context, `ends_run`, the output) each
+//! have a generator here; `on_error` has its own file, `recovery.rs`.
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
-/// The pieces of the ordinary `call` a streaming tool's reuses.
-pub(super) struct Parts<'a> {
-    pub p: &'a TokenStream,
-    pub app: &'a TokenStream,
-    pub args: &'a TokenStream,
-    pub take_ctx: &'a TokenStream,
-    pub again: &'a TokenStream,
-    pub call: &'a TokenStream,
-    pub ends_run: &'a TokenStream,
-    pub serialize: &'a TokenStream,
+use super::{Gen, recovery, respan};
+use crate::attrs::{EndsRunAttr, Flag};
+use crate::signature::{InputKind, error_type, stream_item, success_type, typed_failure};
+
+/// `Tool::call`, in the shape the tool needs.
+pub(super) fn call_fn(g: &Gen<'_>) -> TokenStream {
+    // An external tool's calls are handed to the host: its `call` is never
+    // reached, and its declaration has no body to call.
+    if g.tool_fn.bodyless.is_some() && g.attrs.external.is_some_and(|flag| flag.value) {
+        return external(g);
+    }
+    match stream_item(&g.tool_fn.output) {
+        Some(item_ty) => streamed(g, item_ty),
+        None => plain(g),
+    }
 }
 
-/// An external tool's `call`: never reached, since the registry hands its
-/// calls to the host, and its declaration has no body to call.
-pub(super) fn external(p: &TokenStream, app: &TokenStream) -> TokenStream {
+/// The ordinary `call`: runs the function, recovers from its error with
+/// `on_error`, decides `ends_run` and serialises the output.
+fn plain(g: &Gen<'_>) -> TokenStream {
+    let (p, app) = (&g.p, &g.app);
+    let (call_state, take_ctx) = ctx_handle(g);
+    let args = args_name(g);
+    let EndsRun { again, decide: ends_run } = ends_run(g);
+    let (keep_args, recover) = recovery::recovery(g).unzip();
+    let call = function_call(g);
+    let returned = returned(g);
+    let serialize = serialize(g);
+    let untyped = typed_failure(&g.tool_fn.output).map(|_| quote!(#[allow(unused_imports)] use #p::UntypedFailure as _;));
     quote! {
         fn call(
-            _input: Self::Input,
-            _call: &mut #p::CallState<'_, #app>,
-            _args: &#p::ParsedFrom<'_>,
+            input: Self::Input,
+            #call_state: &mut #p::CallState<'_, #app>,
+            #args: &#p::ParsedFrom<'_>,
         ) -> #p::CallFuture {
-            ::std::boxed::Box::pin(::core::future::ready(::core::result::Result::Err(#p::Failure::Internal(
-                ::std::convert::From::from("an external tool is run by the host, not by the registry"),
-            ))))
+            #take_ctx
+            #again
+            #keep_args
+            ::std::boxed::Box::pin(async move {
+                #[allow(unused_imports)]
+                use #p::PlainReturn as _;
+                #untyped
+                let returned = #call.await;
+                #recover
+                let output = #returned?;
+                let ends_run = #ends_run;
+                #serialize
+            })
         }
     }
 }
@@ -39,9 +65,14 @@ pub(super) fn external(p: &TokenStream, app: &TokenStream) -> TokenStream {
 /// A streaming tool's `call`: the call's state lends the progress sink
 /// before the tool runs; the stream is read to its end inside the call's
 /// future, so the timeout and cancellation cover all of it.
-pub(super) fn streamed(parts: &Parts<'_>, item_ty: &syn::Type, takes_ctx: bool) -> TokenStream {
-    let Parts { p, app, args, take_ctx, again, call, ends_run, serialize } = parts;
-    let state = if takes_ctx { quote!(__call) } else { quote!(__state) };
+fn streamed(g: &Gen<'_>, item_ty: &syn::Type) -> TokenStream {
+    let (p, app) = (&g.p, &g.app);
+    let (_, take_ctx) = ctx_handle(g);
+    let state = if g.tool_fn.ctx.is_some() { quote!(__call) } else { quote!(__state) };
+    let args = args_name(g);
+    let EndsRun { again, decide: ends_run } = ends_run(g);
+    let call = function_call(g);
+    let serialize = serialize(g);
     let drain = quote_spanned!(item_ty.span()=> #p::drain(returned, preliminary));
     quote! {
         fn call(
@@ -62,10 +93,110 @@ pub(super) fn streamed(parts: &Parts<'_>, item_ty: &syn::Type, takes_ctx: bool) 
     }
 }
 
-/// The function an `external` tool's declaration stands for, so that the
-/// rest of the expansion reads it like any tool. Its body is never emitted
-/// and never called: the registry hands the tool's calls to the host.
-pub(super) fn external_fn(declared: syn::ForeignItemFn) -> syn::ItemFn {
-    let block = Box::new(syn::parse_quote!({ ::core::unreachable!() }));
-    syn::ItemFn { attrs: declared.attrs, vis: declared.vis, modifiers: declared.modifiers, sig: declared.sig, block }
+/// An external tool's `call`: never reached, since the registry hands its
+/// calls to the host, and its declaration has no body to call.
+fn external(g: &Gen<'_>) -> TokenStream {
+    let (p, app) = (&g.p, &g.app);
+    quote! {
+        fn call(
+            _input: Self::Input,
+            _call: &mut #p::CallState<'_, #app>,
+            _args: &#p::ParsedFrom<'_>,
+        ) -> #p::CallFuture {
+            ::std::boxed::Box::pin(::core::future::ready(::core::result::Result::Err(#p::Failure::Internal(
+                ::std::convert::From::from("an external tool is run by the host, not by the registry"),
+            ))))
+        }
+    }
+}
+
+/// The user's function called on the input: the context first (made from
+/// the call's), then each field, or the whole `Input<T>`.
+fn function_call(g: &Gen<'_>) -> TokenStream {
+    let (p, ident) = (&g.p, &g.tool_fn.ident);
+    let ctx_arg = g.tool_fn.ctx.as_ref().map(|ctx| {
+        let (ty, app) = (&ctx.ty, &ctx.app);
+        quote_spanned!(ty.span()=> <#ty as #p::CtxParam<#app>>::from_ctx(ctx),)
+    });
+    match &g.tool_fn.input {
+        InputKind::Whole { ty } => quote!(#ident(#ctx_arg <#ty as #p::InputParam>::wrap(input))),
+        InputKind::Params(params) => {
+            let fields = params.iter().map(|param| {
+                let field = &param.ident;
+                quote!(input.#field)
+            });
+            quote!(#ident(#ctx_arg #(#fields),*))
+        }
+    }
+}
+
+/// The name of the call's state and the statement that takes the context
+/// from it. The runtime lends the call's state: only a tool that takes a
+/// context has one made, and holds a handle of its own; the others bind
+/// the state to `_`.
+fn ctx_handle(g: &Gen<'_>) -> (TokenStream, TokenStream) {
+    match &g.tool_fn.ctx {
+        Some(_) => (quote!(__call), quote!(let ctx = ::core::clone::Clone::clone(__call.ctx());)),
+        None => (quote!(_), quote!()),
+    }
+}
+
+/// The name of the call's arguments: `args` when `ends_run = path` or
+/// `on_error` reads the input again from them, else `_`.
+fn args_name(g: &Gen<'_>) -> TokenStream {
+    let reads_again = matches!(g.attrs.ends_run, Some(EndsRunAttr::Predicate(_))) || g.attrs.on_error.is_some();
+    if reads_again { quote!(args) } else { quote!(_) }
+}
+
+/// Whether a successful call ends the run: the statement before the future
+/// that reads the input again for a predicate, and the decision.
+struct EndsRun {
+    again: TokenStream,
+    decide: TokenStream,
+}
+
+/// `ends_run`: `true` or `false` as written, or the predicate called on the
+/// input read again and the output, spanned on its path.
+fn ends_run(g: &Gen<'_>) -> EndsRun {
+    let (p, app) = (&g.p, &g.app);
+    match &g.attrs.ends_run {
+        Some(EndsRunAttr::Predicate(path)) => {
+            let probe = respan(p, path.span());
+            let invoke = quote_spanned!(path.span()=> #probe::ends_run_call(#path, again, &output).decide().await);
+            EndsRun {
+                again: quote!(let again = <Self as #p::Tool<#app>>::parse_again(args);),
+                decide: quote!(match &again {
+                    ::core::option::Option::Some(again) => {
+                        #[allow(unused_imports)]
+                        use #p::SyncEndsRun as _;
+                        #invoke
+                    }
+                    ::core::option::Option::None => false,
+                }),
+            }
+        }
+        Some(EndsRunAttr::Flag(Flag { value: true, .. })) => EndsRun { again: quote!(), decide: quote!(true) },
+        _ => EndsRun { again: quote!(), decide: quote!(false) },
+    }
+}
+
+/// What the function returned, into `Result<output, Failure>`, spanned on
+/// the error type, where an error that is not one is reported. A typed
+/// failure (`Result<T, E>` with its own `E`) keeps its value.
+fn returned(g: &Gen<'_>) -> TokenStream {
+    let output_ty = &g.tool_fn.output;
+    let error_span = error_type(output_ty).span();
+    let probe = respan(&g.p, error_span);
+    match typed_failure(output_ty) {
+        Some(_) => quote_spanned!(error_span=> #probe::FailureProbe(returned).into_result()),
+        None => quote_spanned!(error_span=> #probe::Returned(returned).into_result()),
+    }
+}
+
+/// The output into the tool's result, spanned on the success type, where
+/// an output that cannot be serialised is reported.
+fn serialize(g: &Gen<'_>) -> TokenStream {
+    let success_span = success_type(&g.tool_fn.output).span();
+    let probe = respan(&g.p, success_span);
+    quote_spanned!(success_span=> #probe::ToolReturn::to_output(output, ends_run))
 }

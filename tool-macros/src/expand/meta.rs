@@ -1,92 +1,95 @@
 //! The tool's static description in generated code: the `ToolMeta`
-//! literal (name, docs, annotations, policy, limits) and, for a tool that
+//! literal (name, docs, annotations, policy, limits; only the keys the tool
+//! sets, the rest from `ToolMeta::DEFAULT`) and, for a tool that
 //! writes any metadata key, its `Metadata` constant, and for one that
 //! writes an execution key (`interim`, `interruptible`, `idempotency_key`,
 //! `replay`), its `Execution` constant.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{ToTokens, format_ident, quote};
 use syn::LitStr;
 
 use crate::attrs::{EndsRunAttr, Flag, MetaLit, ParallelSafeAttr, PolicyAttr, ToolAttrs};
 
-/// The `ToolMeta` literal.
+/// The `ToolMeta` literal: the keys the tool sets, the rest from
+/// `ToolMeta::DEFAULT` (its annotations from the default's).
 pub(crate) fn meta(attrs: &ToolAttrs, name: &str, doc: &TokenStream, p: &TokenStream) -> TokenStream {
-    let opt_str = |lit: &Option<LitStr>| match lit {
-        Some(lit) => quote!(::core::option::Option::Some(#lit)),
-        None => quote!(::core::option::Option::None),
-    };
-    let opt_bool = |flag: Option<Flag>| match flag {
-        Some(Flag { value, .. }) => quote!(::core::option::Option::Some(#value)),
-        None => quote!(::core::option::Option::None),
-    };
-    let description = opt_str(&attrs.description);
-    let title = opt_str(&attrs.title);
-    let tags = &attrs.tags;
-    let requires = &attrs.requires;
-    let (read_only, destructive, idempotent, open_world) =
-        (opt_bool(attrs.read_only), opt_bool(attrs.destructive), opt_bool(attrs.idempotent), opt_bool(attrs.open_world));
-    let policy = match &attrs.policy {
-        None | Some((PolicyAttr::Allow, _)) => quote!(Allow),
-        Some((PolicyAttr::Deny, _)) => quote!(Deny),
-        Some((PolicyAttr::NeedsApproval, _)) => quote!(NeedsApproval),
-        Some((PolicyAttr::Predicate(_), _)) => quote!(Predicate),
-    };
-    let visible_when = attrs.visible_when.is_some();
-    let ends_run = match &attrs.ends_run {
-        Some(EndsRunAttr::Predicate(_)) => quote!(Predicate),
-        Some(EndsRunAttr::Flag(Flag { value: true, .. })) => quote!(Always),
-        _ => quote!(Never),
-    };
-    let timeout = match &attrs.timeout {
-        Some(timeout) => {
-            let millis = timeout.millis;
-            quote!(::core::option::Option::Some(#p::Duration::from_millis(#millis)))
+    let some = |value: &dyn ToTokens| quote!(::core::option::Option::Some(#value));
+    let mut fields = vec![quote!(name: #name), quote!(doc: #doc)];
+    for (field, lit) in [("description", &attrs.description), ("title", &attrs.title)] {
+        if let Some(lit) = lit {
+            let (field, value) = (format_ident!("{field}"), some(lit));
+            fields.push(quote!(#field: #value));
         }
-        None => quote!(::core::option::Option::None),
+    }
+    let list = |field: &str, list: &[LitStr]| {
+        let field = format_ident!("{field}");
+        (!list.is_empty()).then(|| quote!(#field: &[#(#list),*]))
     };
-    let max_output_chars = match attrs.max_output_chars {
-        Some(chars) => quote!(::core::option::Option::Some(#chars)),
-        None => quote!(::core::option::Option::None),
+    fields.extend(list("tags", &attrs.tags));
+    fields.extend(annotations(attrs, p));
+    let policy = match &attrs.policy {
+        None | Some((PolicyAttr::Allow, _)) => None,
+        Some((PolicyAttr::Deny, _)) => Some(quote!(Deny)),
+        Some((PolicyAttr::NeedsApproval, _)) => Some(quote!(NeedsApproval)),
+        Some((PolicyAttr::Predicate(_), _)) => Some(quote!(Predicate)),
     };
-    let ends_turn = attrs.ends_turn.is_some_and(|flag| flag.value);
-    let max_retries = match attrs.max_retries {
-        Some(retries) => quote!(::core::option::Option::Some(#retries)),
-        None => quote!(::core::option::Option::None),
+    fields.extend(policy.map(|policy| quote!(policy: #p::PolicyKind::#policy)));
+    if attrs.visible_when.is_some() {
+        fields.push(quote!(visible_when: true));
+    }
+    fields.extend(list("requires", &attrs.requires));
+    let ends_run = match &attrs.ends_run {
+        Some(EndsRunAttr::Predicate(_)) => Some(quote!(Predicate)),
+        Some(EndsRunAttr::Flag(Flag { value: true, .. })) => Some(quote!(Always)),
+        _ => None,
     };
-    let read_only_flag = attrs.read_only.is_some_and(|flag| flag.value);
+    fields.extend(ends_run.map(|ends_run| quote!(ends_run: #p::EndsRun::#ends_run)));
+    if let Some(timeout) = &attrs.timeout {
+        let millis = timeout.millis;
+        let value = some(&quote!(#p::Duration::from_millis(#millis)));
+        fields.push(quote!(timeout: #value));
+    }
+    fields.extend(attrs.max_output_chars.map(|chars| some(&chars)).map(|value| quote!(max_output_chars: #value)));
+    fields.extend(attrs.max_retries.map(|retries| some(&retries)).map(|value| quote!(max_retries: #value)));
+    if attrs.ends_turn.is_some_and(|flag| flag.value) {
+        fields.push(quote!(ends_turn: true));
+    }
     let parallel_safe = match &attrs.parallel_safe {
         Some(ParallelSafeAttr::Flag(flag)) => flag.value,
         // Decided per call, on its arguments.
         Some(ParallelSafeAttr::Predicate(_)) => false,
-        None => read_only_flag,
+        None => attrs.read_only.is_some_and(|flag| flag.value),
     };
-    let strict = opt_bool(attrs.strict);
-    quote! {
-        #p::ToolMeta {
-            name: #name,
-            doc: #doc,
-            description: #description,
-            title: #title,
-            tags: &[#(#tags),*],
-            annotations: #p::Annotations {
-                read_only: #read_only,
-                destructive: #destructive,
-                idempotent: #idempotent,
-                open_world: #open_world,
-            },
-            policy: #p::PolicyKind::#policy,
-            visible_when: #visible_when,
-            requires: &[#(#requires),*],
-            ends_run: #p::EndsRun::#ends_run,
-            timeout: #timeout,
-            max_output_chars: #max_output_chars,
-            max_retries: #max_retries,
-            ends_turn: #ends_turn,
-            parallel_safe: #parallel_safe,
-            strict: #strict,
-        }
+    if parallel_safe {
+        fields.push(quote!(parallel_safe: true));
     }
+    fields.extend(attrs.strict.map(|Flag { value, .. }| some(&value)).map(|value| quote!(strict: #value)));
+    // A struct update that leaves nothing to fill is a lint (needless_update).
+    let rest = (fields.len() < TOOL_META_FIELDS).then(|| quote!(..#p::ToolMeta::DEFAULT));
+    quote!(#p::ToolMeta { #(#fields,)* #rest })
+}
+
+/// How many fields `ToolMeta` has.
+const TOOL_META_FIELDS: usize = 16;
+
+/// The `annotations` field of `ToolMeta`, when an effect key is written:
+/// the hints written, the rest from the default's.
+fn annotations(attrs: &ToolAttrs, p: &TokenStream) -> Option<TokenStream> {
+    let hints =
+        [("read_only", attrs.read_only), ("destructive", attrs.destructive), ("idempotent", attrs.idempotent), ("open_world", attrs.open_world)];
+    let written: Vec<TokenStream> = hints
+        .iter()
+        .filter_map(|(field, flag)| {
+            let (field, value) = (format_ident!("{field}"), flag.as_ref()?.value);
+            Some(quote!(#field: ::core::option::Option::Some(#value)))
+        })
+        .collect();
+    if written.is_empty() {
+        return None;
+    }
+    let rest = (written.len() < hints.len()).then(|| quote!(..#p::ToolMeta::DEFAULT.annotations));
+    Some(quote!(annotations: #p::Annotations { #(#written,)* #rest }))
 }
 
 /// `const METADATA` of the `Tool` impl, with only the keys written (the

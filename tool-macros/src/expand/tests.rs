@@ -1,7 +1,15 @@
 //! Unit tests of the expansion, on functions parsed with `parse_quote!`.
 
-use super::*;
-use syn::parse_quote;
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{ItemFn, parse_quote};
+
+use super::input::sets_description;
+use crate::attrs::ToolAttrs;
+use crate::checks;
+use crate::diag::Errors;
+use crate::generate as tool;
+use crate::signature::ToolFn;
 
 fn errors_of(args: TokenStream, item: ItemFn) -> Vec<String> {
     let mut errors = Errors::default();
@@ -414,5 +422,46 @@ fn replay_contradictions_are_reported_on_replay() {
             },
         );
         assert!(errors.is_empty(), "{args}: {errors:?}");
+    }
+}
+
+#[test]
+fn the_meta_constant_states_only_the_keys_written() {
+    let tokens = tool(
+        quote!(),
+        quote! { /// Docs.
+        async fn look() -> String { String::new() } },
+    )
+    .to_string();
+    assert!(
+        tokens.contains(
+            "const META : :: tool_runtime :: __private :: ToolMeta = :: tool_runtime :: __private :: ToolMeta { \
+             name : \"look\" , doc : r\" Docs.\" , .. :: tool_runtime :: __private :: ToolMeta :: DEFAULT } ;"
+        ),
+        "{tokens}"
+    );
+    let tokens = tool(
+        quote!(read_only, timeout = "5s"),
+        quote! { /// Docs.
+        async fn look() -> String { String::new() } },
+    )
+    .to_string();
+    assert!(
+        tokens.contains(
+            "annotations : :: tool_runtime :: __private :: Annotations { read_only : :: core :: option :: Option :: Some (true) , \
+             .. :: tool_runtime :: __private :: ToolMeta :: DEFAULT . annotations }"
+        ),
+        "{tokens}"
+    );
+    assert!(
+        tokens.contains("timeout : :: core :: option :: Option :: Some (:: tool_runtime :: __private :: Duration :: from_millis (5000u64))"),
+        "{tokens}"
+    );
+    // `read_only` implies `parallel_safe`, which is written out.
+    assert!(tokens.contains("parallel_safe : true"), "{tokens}");
+    let meta = &tokens[tokens.find("const META").unwrap()..];
+    let meta = &meta[..meta.find("DEFAULT } ;").unwrap()];
+    for left_out in ["destructive", "policy", "ends_run", "ends_turn", "visible_when", "strict"] {
+        assert!(!meta.contains(left_out), "{left_out} is not written: {meta}");
     }
 }

@@ -28,15 +28,13 @@ use serde_json::{Map, Value, json};
 
 pub use super::builtin::items::gemini_items as provider_items;
 use super::builtin::{Provider, Route, route};
-use super::{
-    DialectError, Export, ExportOptions, Losses, Moved, PayloadError, Reader, check_name, discriminated, failed, pointer, rename, show, show_all,
-};
+use super::{DialectError, Export, ExportOptions, PayloadError, Reader, check_name, failed, pointer};
 use crate::call::Arguments;
 use crate::ids::fresh_call_id;
 use crate::result::CallResult;
 use crate::run::ToolCall;
-use crate::schema::resolve;
 use crate::tool::ToolDefinition;
+use subset::Subset;
 
 const PROVIDER: &str = "gemini";
 const READER: Reader = Reader { provider: PROVIDER };
@@ -48,36 +46,6 @@ const NAME_RULE: &str = "^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$";
 /// The prefix of the ids given to calls that came without one; such ids are
 /// not sent back in `functionResponse`.
 const LOCAL_ID_PREFIX: &str = "gemini_";
-
-/// Keywords Gemini's `Schema` keeps as they are.
-const KEPT: &[&str] = &[
-    "title",
-    "description",
-    "default",
-    "required",
-    "minProperties",
-    "maxProperties",
-    "minItems",
-    "maxItems",
-    "minimum",
-    "maximum",
-    "minLength",
-    "maxLength",
-    "pattern",
-];
-
-/// Keywords that only inform the model.
-const INFORMATIONAL: &[&str] = &["deprecated", "readOnly", "writeOnly", "$comment", "$id", "$anchor", "contentEncoding", "contentMediaType"];
-
-/// The formats Gemini documents, per type.
-fn format_supported(kind: Option<&str>, format: &str) -> bool {
-    match kind {
-        Some("STRING") => matches!(format, "enum" | "date-time"),
-        Some("NUMBER") => matches!(format, "float" | "double"),
-        Some("INTEGER") => matches!(format, "int32" | "int64"),
-        _ => false,
-    }
-}
 
 /// The request's `tools`: one `{"functionDeclarations": [...]}` holding a
 /// declaration per tool, or nothing when no tool is offered, then a tool
@@ -133,7 +101,7 @@ fn declaration(def: &ToolDefinition) -> Result<(Value, Vec<super::Loss>), Dialec
     )?;
     let exported = super::exported(def);
     let def = &*exported;
-    let mut subset = Subset { def, losses: Losses::new(&def.name), stack: Vec::new() };
+    let mut subset = Subset::new(def);
     let parameters = subset.schema(&def.input_schema, "", "")?;
     let mut declaration = Map::new();
     declaration.insert("name".into(), def.name.clone().into());
@@ -143,233 +111,6 @@ fn declaration(def: &ToolDefinition) -> Result<(Value, Vec<super::Loss>), Dialec
         declaration.insert("parameters".into(), parameters);
     }
     Ok((Value::Object(declaration), subset.losses.into_vec()))
-}
-
-struct Subset<'a> {
-    def: &'a ToolDefinition,
-    losses: Losses,
-    /// The definitions being inlined, outermost first.
-    stack: Vec<String>,
-}
-
-impl Subset<'_> {
-    /// Rewrites one node. `at` is where it lands in the exported schema,
-    /// `source` where it is in the canonical one.
-    fn schema(&mut self, node: &Value, at: &str, source: &str) -> Result<Value, DialectError> {
-        let map = match node {
-            Value::Object(map) => map.clone(),
-            Value::Bool(true) => return Ok(json!({})),
-            Value::Bool(false) => {
-                self.losses.constraint(at, "false", "a schema that accepts nothing cannot be expressed; dropped");
-                return Ok(json!({}));
-            }
-            other => return Ok(other.clone()),
-        };
-        if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
-            return self.inline(&map, reference, at, source);
-        }
-        let mut map = map;
-        if let Some(Value::Array(members)) = map.get("allOf")
-            && let [member] = members.as_slice()
-            && let Some(member) = member.as_object().cloned()
-        {
-            map.shift_remove("allOf");
-            let mut merged = member;
-            for (key, value) in map {
-                merged.insert(key, value);
-            }
-            return self.schema(&Value::Object(merged), at, source);
-        }
-        let mut nullable = false;
-        for key in ["anyOf", "oneOf"] {
-            let Some(Value::Array(alternatives)) = map.get(key).cloned() else { continue };
-            let (nulls, rest): (Vec<Value>, Vec<Value>) = alternatives.into_iter().partition(crate::schema::is_null_schema);
-            nullable |= !nulls.is_empty();
-            if key == "oneOf" && rest.len() > 1 && !discriminated(&rest, &self.def.input_schema) {
-                self.losses.constraint(at, "oneOf", "became anyOf: Gemini has no oneOf; validation still requires exactly one match");
-            }
-            map.shift_remove(key);
-            if let [only] = rest.as_slice() {
-                // `Option<T>`: the one alternative, with this node's own
-                // keywords (its description) winning.
-                let mut merged = only.as_object().cloned().unwrap_or_default();
-                for (key, value) in map {
-                    merged.insert(key, value);
-                }
-                let mut out = self.schema(&Value::Object(merged), at, source)?;
-                if nullable && let Value::Object(out) = &mut out {
-                    out.insert("nullable".into(), true.into());
-                }
-                return Ok(out);
-            }
-            if !rest.is_empty() {
-                map.insert("anyOf".into(), Value::Array(rest));
-            }
-        }
-        let mut out = Map::new();
-        let mut moved = Moved::default();
-        let kind = match map.get("type") {
-            Some(Value::String(kind)) => {
-                nullable |= kind == "null";
-                (kind != "null").then(|| kind.to_uppercase())
-            }
-            Some(Value::Array(kinds)) => {
-                let non_null: Vec<&str> = kinds.iter().filter_map(Value::as_str).filter(|kind| *kind != "null").collect();
-                nullable |= non_null.len() < kinds.len();
-                match non_null.as_slice() {
-                    [one] => Some(one.to_uppercase()),
-                    [] => None,
-                    several => {
-                        map.insert("anyOf".into(), Value::Array(several.iter().map(|kind| json!({"type": kind})).collect()));
-                        None
-                    }
-                }
-            }
-            _ => None,
-        };
-        let mut kind = kind;
-        if let Some(constant) = map.get("const").filter(|_| !map.contains_key("enum")).cloned() {
-            rename(&mut map, "const", "enum", Value::Array(vec![constant]));
-        }
-        if let Some(Value::Array(values)) = map.get("enum").cloned() {
-            let (nulls, values): (Vec<Value>, Vec<Value>) = values.into_iter().partition(Value::is_null);
-            nullable |= !nulls.is_empty();
-            if values.iter().all(Value::is_string) {
-                kind.get_or_insert_with(|| "STRING".to_owned());
-                map.insert("enum".into(), Value::Array(values));
-            } else {
-                map.shift_remove("enum");
-                self.losses.constraint(at, "enum", "moved into the description: Gemini enums hold strings only; validation still enforces it");
-                let sentence = match values.as_slice() {
-                    [one] => format!("Allowed value: {}.", show(one)),
-                    _ => format!("Allowed values: {}.", show_all(&values)),
-                };
-                moved.sentence(sentence);
-            }
-        }
-        if let Some(kind) = &kind {
-            out.insert("type".into(), kind.clone().into());
-        }
-        for (key, value) in map {
-            match key.as_str() {
-                "type" | "$schema" | "$defs" => {}
-                "enum" => {
-                    out.insert(key, value);
-                }
-                "properties" => {
-                    let mut properties = Map::new();
-                    if let Value::Object(source_properties) = &value {
-                        for (name, schema) in source_properties {
-                            let at = pointer(&pointer(at, "properties"), name);
-                            let source = pointer(&pointer(source, "properties"), name);
-                            properties.insert(name.clone(), self.schema(schema, &at, &source)?);
-                        }
-                    }
-                    if properties.len() > 1 {
-                        let order: Vec<Value> = properties.keys().cloned().map(Value::String).collect();
-                        out.insert("properties".into(), Value::Object(properties));
-                        out.insert("propertyOrdering".into(), Value::Array(order));
-                    } else {
-                        out.insert("properties".into(), Value::Object(properties));
-                    }
-                }
-                "items" if value.is_object() || value.is_boolean() => {
-                    let items = self.schema(&value, &pointer(at, "items"), &pointer(source, "items"))?;
-                    out.insert(key, items);
-                }
-                "anyOf" => {
-                    let mut alternatives = Vec::new();
-                    for (i, alternative) in value.as_array().into_iter().flatten().enumerate() {
-                        let at = pointer(&pointer(at, "anyOf"), &i.to_string());
-                        let source = pointer(&pointer(source, "anyOf"), &i.to_string());
-                        alternatives.push(self.schema(alternative, &at, &source)?);
-                    }
-                    out.insert(key, Value::Array(alternatives));
-                }
-                "additionalProperties" => {
-                    let note = if value == Value::Bool(false) {
-                        "dropped: Gemini has no additionalProperties, so it is not told that other properties are refused; validation refuses them"
-                    } else {
-                        "moved into the description: Gemini has no additionalProperties; validation still enforces it"
-                    };
-                    self.losses.constraint(at, "additionalProperties", note);
-                    if value != Value::Bool(false) {
-                        moved.constraint("additionalProperties", &value);
-                    }
-                }
-                "format" => {
-                    let format = value.as_str().unwrap_or_default();
-                    if format_supported(kind.as_deref(), format) {
-                        out.insert(key, value);
-                    } else {
-                        self.losses.information(at, "format", "moved into the description: Gemini does not support this format");
-                        moved.sentence(format!("Format: {}.", value.as_str().map_or_else(|| value.to_string(), str::to_owned)));
-                    }
-                }
-                "examples" => {
-                    let examples = value.as_array().cloned().unwrap_or_else(|| vec![value.clone()]);
-                    if let Some(first) = examples.first() {
-                        out.insert("example".into(), first.clone());
-                    }
-                    if examples.len() > 1 {
-                        self.losses.information(at, "examples", "Gemini keeps one example; the others were moved into the description");
-                        moved.sentence(format!("Examples: {}.", show_all(&examples)));
-                    }
-                }
-                _ if KEPT.contains(&key.as_str()) => {
-                    out.insert(key, value);
-                }
-                _ if INFORMATIONAL.contains(&key.as_str()) => {
-                    self.losses.information(at, &key, "dropped: Gemini does not support it");
-                }
-                _ => {
-                    self.losses.constraint(at, &key, "moved into the description: Gemini does not support it; validation still enforces it");
-                    moved.constraint(&key, &value);
-                }
-            }
-        }
-        let no_properties = out.get("properties").and_then(Value::as_object).is_none_or(Map::is_empty);
-        if kind.as_deref() == Some("OBJECT") && no_properties && !at.is_empty() {
-            // Gemini answers 400 ("should be non-empty for OBJECT type").
-            return Err(DialectError::Unsupported {
-                provider: PROVIDER,
-                tool: self.def.name.clone(),
-                what: "an object without properties (a map, or a struct without fields) cannot be declared to Gemini".into(),
-                pointer: source.to_owned(),
-            });
-        }
-        if nullable {
-            out.insert("nullable".into(), true.into());
-        }
-        moved.apply(&mut out);
-        Ok(Value::Object(out))
-    }
-
-    /// Inlines a `$ref`, the node's own keywords winning; a type that is
-    /// already being inlined contains itself.
-    fn inline(&mut self, map: &Map<String, Value>, reference: &str, at: &str, source: &str) -> Result<Value, DialectError> {
-        let Some((Value::Object(target), name)) = resolve(&self.def.input_schema, reference) else {
-            return Err(DialectError::Reference {
-                provider: PROVIDER,
-                tool: self.def.name.clone(),
-                reference: reference.to_owned(),
-                pointer: source.to_owned(),
-            });
-        };
-        if self.stack.contains(&name) {
-            return Err(DialectError::Recursive { provider: PROVIDER, tool: self.def.name.clone(), type_name: name, pointer: source.to_owned() });
-        }
-        let mut merged = target.clone();
-        for (key, value) in map {
-            if key != "$ref" {
-                merged.insert(key.clone(), value.clone());
-            }
-        }
-        self.stack.push(name);
-        let out = self.schema(&Value::Object(merged), at, reference.trim_start_matches('#'));
-        self.stack.pop();
-        out
-    }
 }
 
 /// The `functionCall` parts of a response's first candidate (or of a
@@ -478,5 +219,6 @@ pub fn results(results: &[CallResult]) -> Vec<Value> {
     vec![json!({"role": "user", "parts": parts})]
 }
 
+mod subset;
 #[cfg(test)]
 mod tests;
