@@ -4,17 +4,6 @@
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-/// The features this test was built with that the examples take, so that
-/// building an example reuses what the test build compiled.
-pub fn test_features() -> &'static str {
-    match (cfg!(feature = "mcp"), cfg!(feature = "postgres")) {
-        (true, true) => "mcp,postgres",
-        (true, false) => "mcp",
-        (false, true) => "postgres",
-        (false, false) => "",
-    }
-}
-
 /// Builds the example `name` with `features` and returns its path.
 pub fn build_example(name: &str, features: &str) -> PathBuf {
     let output = Command::new(env!("CARGO"))

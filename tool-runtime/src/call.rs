@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 use smol_str::SmolStr;
 
 use crate::context::Ctx;
+pub use crate::result::ExternalCall;
 use crate::result::{CallResult, ResultKind, lines};
 use crate::tool::ParsedFrom;
 
@@ -63,8 +64,8 @@ impl From<Map<String, Value>> for Arguments<'_> {
 pub enum CallOutcome<App> {
     /// The call ended; the model reads `result.text`.
     Done(CallResult),
-    /// The call waits for a human: pass it to [`Registry::approve`],
-    /// [`Registry::approve_with`] or [`Registry::reject`].
+    /// The call waits for a human: pass it to [`Registry::approve`](crate::Registry::approve),
+    /// [`Registry::approve_with`](crate::Registry::approve_with) or [`Registry::reject`](crate::Registry::reject).
     NeedsApproval(PendingCall<App>),
 }
 
@@ -88,8 +89,8 @@ impl<App> CallOutcome<App> {
 }
 
 /// A call that passed validation and policy and waits for a human. Pass
-/// it back to [`Registry::approve`], [`Registry::approve_with`] or
-/// [`Registry::reject`].
+/// it back to [`Registry::approve`](crate::Registry::approve), [`Registry::approve_with`](crate::Registry::approve_with) or
+/// [`Registry::reject`](crate::Registry::reject).
 ///
 /// It is one pointer wide (what it holds is boxed), so a [`CallOutcome`]
 /// is no larger than the [`CallResult`] of a call that did not wait.
@@ -142,18 +143,4 @@ impl<App> PendingCall<App> {
     pub fn pending_result(&self) -> CallResult {
         CallResult::failure(self.0.tool.clone(), self.0.id.clone(), ResultKind::PendingApproval, &lines::pending())
     }
-}
-
-/// A call of an external tool, handed to the host to run: what
-/// [`Run::external`](crate::Run::external) lists and [`CallResult::external_call`] reads.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct ExternalCall {
-    /// The call id, to complete it with.
-    pub id: SmolStr,
-    /// The tool.
-    pub tool: SmolStr,
-    /// The input, validated against the tool's schema (for a scoped tool,
-    /// against the turn's) and allowed by its policy.
-    pub input: Value,
 }

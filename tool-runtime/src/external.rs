@@ -15,14 +15,13 @@
 //! time.
 
 use serde_json::Value;
-use smol_str::SmolStr;
 
 use crate::call::ExternalCall;
 use crate::error::ToolError;
 use crate::error_report::{ErrorKind, ErrorReport};
 use crate::memory::{JournalError, JournaledResult};
 use crate::registry::Registry;
-use crate::result::{CallResult, ResultKind, lines};
+use crate::result::{CallResult, ResultKind};
 use crate::run::{Run, RunError};
 
 /// Why the host's result of an external call was not accepted; the call
@@ -41,25 +40,6 @@ pub(crate) enum ExternalError {
         /// What is wrong, as `pointer: reason` lines.
         problems: Vec<String>,
     },
-}
-
-impl CallResult {
-    /// For a result of kind [`ResultKind::External`], the call the host
-    /// runs: its id, tool and validated input.
-    pub fn external_call(&self) -> Option<ExternalCall> {
-        (self.kind == ResultKind::External).then(|| ExternalCall {
-            id: self.call_id.clone(),
-            tool: self.tool.clone(),
-            input: self.structured.as_deref().cloned().unwrap_or(Value::Null),
-        })
-    }
-
-    /// A call handed to the host, carrying its input.
-    pub(crate) fn handed(tool: SmolStr, call_id: SmolStr, input: Value) -> Self {
-        let mut result = CallResult::success(tool, call_id, lines::handed(), Some(Box::new(input)), false, false);
-        result.kind = ResultKind::External;
-        result
-    }
 }
 
 impl<App: Send + Sync + 'static> Registry<App> {

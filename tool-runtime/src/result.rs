@@ -180,6 +180,39 @@ impl CallResult {
 }
 
 /// The errors the runtime itself reports to the model, one constructor each.
+/// A call of an external tool, handed to the host to run: what
+/// [`Run::external`](crate::Run::external) lists and [`CallResult::external_call`] reads.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ExternalCall {
+    /// The call id, to complete it with.
+    pub id: SmolStr,
+    /// The tool.
+    pub tool: SmolStr,
+    /// The input, validated against the tool's schema (for a scoped tool,
+    /// against the turn's) and allowed by its policy.
+    pub input: Value,
+}
+
+impl CallResult {
+    /// For a result of kind [`ResultKind::External`], the call the host
+    /// runs: its id, tool and validated input.
+    pub fn external_call(&self) -> Option<ExternalCall> {
+        (self.kind == ResultKind::External).then(|| ExternalCall {
+            id: self.call_id.clone(),
+            tool: self.tool.clone(),
+            input: self.structured.as_deref().cloned().unwrap_or(Value::Null),
+        })
+    }
+
+    /// A call handed to the host, carrying its input.
+    pub(crate) fn handed(tool: SmolStr, call_id: SmolStr, input: Value) -> Self {
+        let mut result = CallResult::success(tool, call_id, lines::handed(), Some(Box::new(input)), false, false);
+        result.kind = ResultKind::External;
+        result
+    }
+}
+
 pub(crate) mod lines {
     use std::time::Duration;
 
