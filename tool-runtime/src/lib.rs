@@ -61,6 +61,9 @@ mod error_report;
 mod external;
 mod guard;
 mod ids;
+#[cfg(feature = "inbox")]
+#[cfg_attr(docsrs, doc(cfg(feature = "inbox")))]
+pub mod inbox;
 mod intent;
 #[cfg(feature = "journal")]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
@@ -104,6 +107,8 @@ pub mod __private;
 #[cfg_attr(feature = "mcp", doc = "- [`mcp`](crate::guide::mcp): the MCP server.")]
 #[cfg_attr(not(feature = "mcp"), doc = "- `mcp`: the MCP server (feature `mcp`).")]
 #[cfg_attr(feature = "journal", doc = "- [`durable`](crate::guide::durable): durable runs and the journal.")]
+#[cfg_attr(feature = "inbox", doc = "- [`inbox`](crate::guide::inbox): the approvals inbox, a web page where people decide pending calls.")]
+#[cfg_attr(not(feature = "inbox"), doc = "- `inbox`: the approvals inbox (feature `inbox`).")]
 #[cfg_attr(not(feature = "journal"), doc = "- `durable`: durable runs (feature `sqlite` or `postgres`).")]
 pub mod guide {
     #[doc = include_str!("../docs/defining.md")]
@@ -134,6 +139,10 @@ pub mod guide {
     #[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
     #[doc = include_str!("../docs/durable.md")]
     pub mod durable {}
+    #[cfg(feature = "inbox")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "inbox")))]
+    #[doc = include_str!("../docs/inbox.md")]
+    pub mod inbox {}
 }
 
 /// The README's Rust blocks, compiled and run as doctests.

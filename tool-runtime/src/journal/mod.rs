@@ -92,6 +92,7 @@ mod approvals;
 mod busy;
 mod calls;
 mod error;
+mod inbox;
 pub mod limits;
 mod records;
 mod retention;
@@ -100,6 +101,7 @@ mod schema;
 
 pub use crate::durable::DurableError;
 pub use error::JournalError;
+pub use inbox::{InboxChanges, InboxMark, MAX_INBOX_ROWS, Outcome, SettledDecision};
 pub use records::{Approval, CallInDoubt, CallStart, Decided, Decision, JournaledCall, JournaledResult, ParkedCall, RunRecord};
 pub use retention::{Pruned, Retention};
 
