@@ -35,12 +35,36 @@
     });
   }
 
+  // A reason being written survives an update of the lists: its text, and
+  // the focus and caret when it had them.
+  function keepReasons(lists) {
+    var reasons = {};
+    var focused = null, caret = 0;
+    lists.querySelectorAll(".call").forEach(function (call) {
+      var input = call.querySelector("input[name=reason]");
+      if (!input) { return; }
+      reasons[call.dataset.run + "\u0000" + call.dataset.call] = input.value;
+      if (document.activeElement === input) { focused = call.dataset.run + "\u0000" + call.dataset.call; caret = input.selectionStart; }
+    });
+    return function () {
+      lists.querySelectorAll(".call").forEach(function (call) {
+        var key = call.dataset.run + "\u0000" + call.dataset.call;
+        var input = call.querySelector("input[name=reason]");
+        if (!input || !(key in reasons)) { return; }
+        input.value = reasons[key];
+        if (key === focused) { input.focus(); input.setSelectionRange(caret, caret); }
+      });
+    };
+  }
+
   function live() {
     var lists = document.getElementById("lists");
     if (!lists || !window.EventSource) { return; }
     var source = new EventSource(base + "/events");
     source.addEventListener("lists", function (event) {
+      var kept = keepReasons(lists);
       lists.innerHTML = event.data;
+      kept();
       localTimes(lists);
       tick();
       document.body.dataset.updatedAt = String(Date.now());
