@@ -149,7 +149,9 @@ impl Journal {
 
     /// A listener told of every change an inbox shows as it commits, on a
     /// Postgres journal; `None` on SQLite, which cannot notify another
-    /// process (poll [`inbox_mark`](Self::inbox_mark) there).
+    /// process (poll [`inbox_mark`](Self::inbox_mark) there). It holds one
+    /// of the journal's connections until it is dropped (or the journal is
+    /// closed, which a waiting [`InboxChanges::next`] returns as an error).
     ///
     /// # Errors
     ///
