@@ -36,8 +36,12 @@ use tool_runtime::journal::Journal;
 use shop::Shop;
 
 /// The demonstration's people: token, id, role.
-const PEOPLE: [(&str, &str, &str); 4] =
-    [("dana-token", "dana", "supervisor"), ("erin-token", "erin", "supervisor"), ("c-17-token", "c-17", "customer"), ("c-23-token", "c-23", "customer")];
+const PEOPLE: [(&str, &str, &str); 4] = [
+    ("dana-token", "dana", "supervisor"),
+    ("erin-token", "erin", "supervisor"),
+    ("c-17-token", "c-17", "customer"),
+    ("c-23-token", "c-23", "customer"),
+];
 
 /// The cookie the sign-in link sets.
 const COOKIE: &str = "demo_approver";

@@ -236,7 +236,12 @@ async fn an_edit_is_refused_until_valid_then_approved(setup: &Setup, dana: &Clie
     dana.execute(&set("order_id", "A-1001"), vec![]).await.unwrap();
     dana.execute(&set("amount_cents", "2500"), vec![]).await.unwrap();
     dana.execute(&format!("{submit}.click(); return true;"), vec![]).await.unwrap();
-    wait_until(dana, "document.querySelector('#notice.refused') && document.querySelector('#notice').textContent.includes('policy')", "the policy's refusal").await;
+    wait_until(
+        dana,
+        "document.querySelector('#notice.refused') && document.querySelector('#notice').textContent.includes('policy')",
+        "the policy's refusal",
+    )
+    .await;
     assert!(text(dana, "#notice").await.contains("cannot be refunded before it is delivered"));
     screenshot(setup, dana, "edit.png").await;
     assert_eq!(decision(setup, run_id, call_id).await, None, "nothing journaled");

@@ -34,7 +34,11 @@ fn value<'a>(pairs: &'a Pairs, name: &str) -> &'a str {
     pairs.iter().find(|(key, _)| key == name).map_or("", |(_, value)| value.as_str())
 }
 
-pub(crate) async fn approve<App: Send + Sync + 'static>(State(shared): State<Arc<Shared<App>>>, headers: HeaderMap, Form(pairs): Form<Pairs>) -> Response {
+pub(crate) async fn approve<App: Send + Sync + 'static>(
+    State(shared): State<Arc<Shared<App>>>,
+    headers: HeaderMap,
+    Form(pairs): Form<Pairs>,
+) -> Response {
     let (approver, approval) = match checked(&shared, &headers, &pairs).await {
         Ok(checked) => checked,
         Err(response) => return response,
@@ -42,7 +46,11 @@ pub(crate) async fn approve<App: Send + Sync + 'static>(State(shared): State<Arc
     decide(&shared, &headers, &approver, &approval, Decision::Approve, "Approved").await
 }
 
-pub(crate) async fn reject<App: Send + Sync + 'static>(State(shared): State<Arc<Shared<App>>>, headers: HeaderMap, Form(pairs): Form<Pairs>) -> Response {
+pub(crate) async fn reject<App: Send + Sync + 'static>(
+    State(shared): State<Arc<Shared<App>>>,
+    headers: HeaderMap,
+    Form(pairs): Form<Pairs>,
+) -> Response {
     let (approver, approval) = match checked(&shared, &headers, &pairs).await {
         Ok(checked) => checked,
         Err(response) => return response,
@@ -55,7 +63,11 @@ pub(crate) async fn reject<App: Send + Sync + 'static>(State(shared): State<Arc<
     decide(&shared, &headers, &approver, &approval, Decision::Reject(reason.to_owned()), "Rejected").await
 }
 
-pub(crate) async fn edit<App: Send + Sync + 'static>(State(shared): State<Arc<Shared<App>>>, headers: HeaderMap, Form(pairs): Form<Pairs>) -> Response {
+pub(crate) async fn edit<App: Send + Sync + 'static>(
+    State(shared): State<Arc<Shared<App>>>,
+    headers: HeaderMap,
+    Form(pairs): Form<Pairs>,
+) -> Response {
     let (approver, approval) = match checked(&shared, &headers, &pairs).await {
         Ok(checked) => checked,
         Err(response) => return response,
@@ -73,7 +85,9 @@ pub(crate) async fn edit<App: Send + Sync + 'static>(State(shared): State<Arc<Sh
         }
     };
     let notice = match recheck(&shared.registry, &shared.app, &approval.call, &edited).await {
-        Recheck::Accepted => return decide(&shared, &headers, &approver, &approval, Decision::ApproveEdited(edited), "Approved with your edits").await,
+        Recheck::Accepted => {
+            return decide(&shared, &headers, &approver, &approval, Decision::ApproveEdited(edited), "Approved with your edits").await;
+        }
         Recheck::Invalid(text) => (StatusCode::UNPROCESSABLE_ENTITY, format!("The tool does not accept this input; nothing was decided. {text}")),
         Recheck::Refused(text) => {
             (StatusCode::FORBIDDEN, format!("The tool's policy refuses this input, so it cannot be approved; nothing was decided. {text}"))
@@ -110,7 +124,8 @@ fn edit_again<App: Send + Sync + 'static>(
     }
     let (token, cookie) = with_session(headers, &shared.base, &shared.secret, approver);
     let call = view::waiting(&shared.registry, approval);
-    let mut response = page(status, &EditPage { base: &shared.base, approver: &approver.id, token: &token, call, fields, problems, notice: Some(notice) });
+    let mut response =
+        page(status, &EditPage { base: &shared.base, approver: &approver.id, token: &token, call, fields, problems, notice: Some(notice) });
     if let Some(cookie) = cookie {
         response.headers_mut().append(header::SET_COOKIE, cookie);
     }
@@ -130,7 +145,12 @@ async fn checked<App: Send + Sync + 'static>(shared: &Shared<App>, headers: &Hea
 
 /// The call `call_id` of `run_id`, if the approver may see it; else the
 /// page a missing call gets (the two are not told apart).
-pub(crate) async fn visible<App: Send + Sync + 'static>(shared: &Shared<App>, approver: &Approver, run_id: &str, call_id: &str) -> Result<Approval, Response> {
+pub(crate) async fn visible<App: Send + Sync + 'static>(
+    shared: &Shared<App>,
+    approver: &Approver,
+    run_id: &str,
+    call_id: &str,
+) -> Result<Approval, Response> {
     let missing = || {
         let text = format!("No call {call_id:?} of run {run_id:?} waits for you; it may belong to another approver, or the link is wrong.");
         refused(&shared.base, &approver.id, StatusCode::NOT_FOUND, &text)
@@ -158,14 +178,14 @@ async fn decide<App: Send + Sync + 'static>(
     let (status, notice) = match shared.journal.decide(run_id, call_id, decision, &approver.id).await {
         Ok(decided) => {
             let at = decided.decided.map(|d| view::time(d.at)).unwrap_or_default();
-            let text = format!("{done}: call {call_id} of run {run_id} ({}), recorded at {at}. Its run carries the decision out when it next runs.", approval.call.tool);
+            let text = format!(
+                "{done}: call {call_id} of run {run_id} ({}), recorded at {at}. Its run carries the decision out when it next runs.",
+                approval.call.tool
+            );
             (StatusCode::OK, Notice::new("done", text))
         }
         Err(JournalError::AlreadyDecided { by, at, .. }) => {
-            let text = format!(
-                "Call {call_id} of run {run_id} was already decided by {by} at {}; your decision was not recorded.",
-                view::time(at)
-            );
+            let text = format!("Call {call_id} of run {run_id} was already decided by {by} at {}; your decision was not recorded.", view::time(at));
             (StatusCode::CONFLICT, Notice::new("conflict", text))
         }
         Err(JournalError::ApprovalExpired { expires_at, .. }) => {
@@ -173,7 +193,9 @@ async fn decide<App: Send + Sync + 'static>(
             (StatusCode::CONFLICT, Notice::new("conflict", text))
         }
         Err(error) => {
-            let text = format!("Your decision on call {call_id} of run {run_id} was NOT recorded: the journal failed ({error}). Nothing was decided; try again.");
+            let text = format!(
+                "Your decision on call {call_id} of run {run_id} was NOT recorded: the journal failed ({error}). Nothing was decided; try again."
+            );
             (StatusCode::SERVICE_UNAVAILABLE, Notice::new("failed", text))
         }
     };

@@ -43,11 +43,10 @@ pub(crate) struct Field {
 pub(crate) fn fields(schema: &Value, input: &Value) -> Vec<Field> {
     let empty = Map::new();
     let properties = schema.get("properties").and_then(Value::as_object).unwrap_or(&empty);
-    let required: Vec<&str> = schema.get("required").and_then(Value::as_array).map(|r| r.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
-    let mut fields: Vec<Field> = properties
-        .iter()
-        .map(|(name, property)| field(schema, name, property, required.contains(&name.as_str()), input.get(name)))
-        .collect();
+    let required: Vec<&str> =
+        schema.get("required").and_then(Value::as_array).map(|r| r.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+    let mut fields: Vec<Field> =
+        properties.iter().map(|(name, property)| field(schema, name, property, required.contains(&name.as_str()), input.get(name))).collect();
     if let Some(input) = input.as_object() {
         for (name, value) in input.iter().filter(|(name, _)| !properties.contains_key(*name)) {
             fields.push(field(schema, name, &Value::Bool(true), false, Some(value)));
@@ -281,7 +280,8 @@ mod tests {
             &pairs(&[("arg.order_id", "A-1003"), ("arg.amount_cents", "2500"), ("arg.currency", "USD"), ("arg.note", ""), ("arg.lines", "[\"x\"]")]),
         );
         assert_eq!(read_back, Ok(json!({"order_id": "A-1003", "amount_cents": 2500, "currency": "USD", "express": false, "lines": ["x"]})));
-        let problems = read(&fields, &pairs(&[("arg.order_id", "A-1"), ("arg.amount_cents", "ten"), ("arg.currency", "GBP"), ("arg.lines", "[")])).unwrap_err();
+        let problems =
+            read(&fields, &pairs(&[("arg.order_id", "A-1"), ("arg.amount_cents", "ten"), ("arg.currency", "GBP"), ("arg.lines", "[")])).unwrap_err();
         let names: Vec<&str> = problems.iter().map(|p| p.field.as_str()).collect();
         assert_eq!(names, ["amount_cents", "currency", "lines"]);
         assert!(problems[0].message.starts_with("How much, in cents.: write a whole number"), "{problems:?}");

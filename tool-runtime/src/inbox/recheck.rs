@@ -44,9 +44,7 @@ pub(crate) async fn recheck<App: Send + Sync + 'static>(registry: &Registry<App>
     let ctx = Ctx::new(app.clone()).with_user(user);
     let mut state = CallState::shared(&ctx);
     match registry.decide(entry, &mut input, &mut state).await {
-        Ok(Verdict::Deny { reason }) => {
-            Recheck::Refused(reason.unwrap_or_else(|| "The tool's policy refuses this input.".to_owned()))
-        }
+        Ok(Verdict::Deny { reason }) => Recheck::Refused(reason.unwrap_or_else(|| "The tool's policy refuses this input.".to_owned())),
         Ok(_) => Recheck::Accepted,
         Err(why) => Recheck::Refused(registry.undecided(entry, &id, why).text),
     }

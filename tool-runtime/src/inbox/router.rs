@@ -36,7 +36,12 @@ pub(crate) fn signed_in<App>(shared: &Shared<App>, headers: &HeaderMap) -> Resul
 
 /// The form token of this request's session (a new session's cookie set
 /// on `response`).
-pub(crate) fn with_session(headers: &HeaderMap, shared_base: &str, secret: &[u8; 32], approver: &Approver) -> (String, Option<axum::http::HeaderValue>) {
+pub(crate) fn with_session(
+    headers: &HeaderMap,
+    shared_base: &str,
+    secret: &[u8; 32],
+    approver: &Approver,
+) -> (String, Option<axum::http::HeaderValue>) {
     let session = csrf::session(headers);
     (csrf::token(secret, &session.id, &approver.id), csrf::set_cookie(&session, shared_base))
 }
@@ -90,7 +95,8 @@ async fn edit_form<App: Send + Sync + 'static>(State(shared): State<Arc<Shared<A
         Err(response) => return response,
     };
     let Some(definition) = shared.registry.definition(&approval.call.tool) else {
-        let text = format!("The tool {} is not in this inbox's registry, so its input cannot be edited here; approve or reject it.", approval.call.tool);
+        let text =
+            format!("The tool {} is not in this inbox's registry, so its input cannot be edited here; approve or reject it.", approval.call.tool);
         return refused(&shared.base, &approver.id, StatusCode::NOT_FOUND, &text);
     };
     let fields = form::fields(&definition.input_schema, &approval.call.input);
@@ -99,10 +105,8 @@ async fn edit_form<App: Send + Sync + 'static>(State(shared): State<Arc<Shared<A
     let notice = approval.decided.as_ref().map(|decided| {
         Notice::new("conflict", format!("This call was already decided by {} at {}; it can no longer be edited.", decided.by, view::time(decided.at)))
     });
-    let mut response = page(
-        StatusCode::OK,
-        &EditPage { base: &shared.base, approver: &approver.id, token: &token, call, fields, problems: Vec::new(), notice },
-    );
+    let mut response =
+        page(StatusCode::OK, &EditPage { base: &shared.base, approver: &approver.id, token: &token, call, fields, problems: Vec::new(), notice });
     if let Some(cookie) = cookie {
         response.headers_mut().append(header::SET_COOKIE, cookie);
     }
