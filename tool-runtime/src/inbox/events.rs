@@ -26,6 +26,7 @@ use tokio::sync::watch;
 use super::auth::Approver;
 use super::router::signed_in;
 use super::{Shared, csrf, listing};
+use crate::error_report::Escaped;
 use crate::journal::InboxMark;
 use crate::result::lines;
 
@@ -72,7 +73,7 @@ fn stream<App: Send + Sync + 'static>(
                 }
                 Ok(_) => {}
                 Err(error) => {
-                    tracing::warn!(%error, "the inbox could not read the journal for a page's update");
+                    tracing::warn!(error = %Escaped(&error), "the inbox could not read the journal for a page's update");
                     tokio::time::sleep(state.shared.poll_interval).await;
                     if state.sent.is_none() {
                         state.sent = Some(String::new());
@@ -104,7 +105,7 @@ async fn watch_journal<App: Send + Sync + 'static>(shared: Arc<Shared<App>>, sen
     let mut listener = match shared.journal.inbox_changes().await {
         Ok(listener) => listener,
         Err(error) => {
-            tracing::warn!(%error, "the inbox cannot listen to the journal's notifications; it polls instead");
+            tracing::warn!(error = %Escaped(&error), "the inbox cannot listen to the journal's notifications; it polls instead");
             None
         }
     };
@@ -115,7 +116,7 @@ async fn watch_journal<App: Send + Sync + 'static>(shared: Arc<Shared<App>>, sen
         match listener.as_mut() {
             Some(changes) => tokio::select! {
                 notified = changes.next() => if let Err(error) = notified {
-                    tracing::warn!(%error, "the inbox lost the journal's notifications; it polls instead");
+                    tracing::warn!(error = %Escaped(&error), "the inbox lost the journal's notifications; it polls instead");
                     listener = None;
                 },
                 _ = poll.tick() => {}
@@ -127,14 +128,14 @@ async fn watch_journal<App: Send + Sync + 'static>(shared: Arc<Shared<App>>, sen
         let mark = match shared.journal.inbox_mark().await {
             Ok(mark) => mark,
             Err(error) => {
-                tracing::warn!(%error, "the inbox could not read the journal's change mark");
+                tracing::warn!(error = %Escaped(&error), "the inbox could not read the journal's change mark");
                 continue;
             }
         };
         if mark.next_expiry().is_some_and(|expiry| expiry <= SystemTime::now()) {
             let text = lines::approval_expired(shared.registry.approval_ttl()).model_line();
             if let Err(error) = shared.journal.expire(SystemTime::now(), &text).await {
-                tracing::warn!(%error, "the inbox could not expire the calls due");
+                tracing::warn!(error = %Escaped(&error), "the inbox could not expire the calls due");
             }
             // The expiry is a write: the next mark tells of it.
             continue;

@@ -9,6 +9,7 @@ use axum::response::{Html, IntoResponse, Response};
 
 use super::form::{Field, Problem};
 use super::view::{Made, Waiting};
+use crate::error_report::Escaped;
 
 /// A line at the top of a page saying what became of an action.
 pub(crate) struct Notice {
@@ -77,7 +78,7 @@ pub(crate) fn page(status: StatusCode, template: &impl Template) -> Response {
     match template.render() {
         Ok(html) => (status, Html(html)).into_response(),
         Err(error) => {
-            tracing::error!(%error, "an inbox page failed to render");
+            tracing::error!(error = %Escaped(&error), "an inbox page failed to render");
             (StatusCode::INTERNAL_SERVER_ERROR, "The page could not be rendered; see the server's log.").into_response()
         }
     }
