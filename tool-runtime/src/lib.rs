@@ -59,6 +59,9 @@ mod error_report;
 mod external;
 mod guard;
 mod ids;
+#[cfg(feature = "inbox")]
+#[cfg_attr(docsrs, doc(cfg(feature = "inbox")))]
+pub mod inbox;
 mod intent;
 #[cfg(feature = "journal")]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
@@ -102,10 +105,14 @@ pub mod __private;
 /// - [`dynamic`](crate::guide::dynamic): tools defined at run time.
 /// - [`providers`](crate::guide::providers): the dialects of OpenAI,
 ///   Anthropic, Gemini and MCP; provider-defined tools.
-#[cfg_attr(feature = "mcp", doc = "- [`mcp`](crate::guide::mcp): the MCP server.")]
-#[cfg_attr(not(feature = "mcp"), doc = "- `mcp`: the MCP server (feature `mcp`).")]
-#[cfg_attr(feature = "journal", doc = "- [`durable`](crate::guide::durable): durable runs and the journal.")]
-#[cfg_attr(not(feature = "journal"), doc = "- `durable`: durable runs (feature `sqlite` or `postgres`).")]
+/// - [`mcp`](crate::guide::mcp): the MCP server (feature `mcp`).
+/// - [`durable`](crate::guide::durable): durable runs and the journal
+///   (feature `sqlite` or `postgres`).
+/// - [`inbox`](crate::guide::inbox): the approvals inbox, a web page where
+///   people decide pending calls (feature `inbox`).
+///
+/// A page of a feature that is not enabled is empty: its examples need the
+/// feature.
 pub mod guide {
     #[doc = include_str!("../docs/defining.md")]
     pub mod defining {}
@@ -127,14 +134,15 @@ pub mod guide {
     pub mod dynamic {}
     #[doc = include_str!("../docs/providers.md")]
     pub mod providers {}
-    #[cfg(feature = "mcp")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
-    #[doc = include_str!("../docs/mcp.md")]
+    /// The MCP server (feature `mcp`).
+    #[cfg_attr(feature = "mcp", doc = include_str!("../docs/mcp.md"))]
     pub mod mcp {}
-    #[cfg(feature = "journal")]
-    #[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
-    #[doc = include_str!("../docs/durable.md")]
+    /// Durable runs and the journal (feature `sqlite` or `postgres`).
+    #[cfg_attr(feature = "journal", doc = include_str!("../docs/durable.md"))]
     pub mod durable {}
+    /// The approvals inbox (feature `inbox`).
+    #[cfg_attr(feature = "inbox", doc = include_str!("../docs/inbox.md"))]
+    pub mod inbox {}
 }
 
 /// The README's Rust blocks, compiled and run as doctests.

@@ -187,7 +187,7 @@ impl Journal {
     }
 }
 
-fn decode_approval<'r, R: Row>(row: &'r R) -> Result<Approval, JournalError>
+pub(super) fn decode_approval<'r, R: Row>(row: &'r R) -> Result<Approval, JournalError>
 where
     &'static str: ColumnIndex<R>,
     String: Decode<'r, R::Database> + Type<R::Database>,

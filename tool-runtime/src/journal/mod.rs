@@ -91,6 +91,7 @@
 mod approvals;
 mod busy;
 mod calls;
+mod inbox;
 pub mod limits;
 mod retention;
 mod rows;
@@ -102,6 +103,7 @@ pub use crate::memory::{
     Approval, CallInDoubt, CallStart, Decided, Decision, EXPIRED_BY, GONE_BY, JournalError, JournaledCall, JournaledResult, ParkedCall, RunRecord,
 };
 pub use crate::run::DurableError;
+pub use inbox::{InboxChanges, InboxMark, MAX_INBOX_ROWS, Outcome, SettledDecision};
 pub use retention::{Pruned, Retention};
 
 /// The journal of durable runs, over SQLite or Postgres. Cheap to clone:

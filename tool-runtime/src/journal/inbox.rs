@@ -1,0 +1,228 @@
+//! What an approvals inbox reads from the journal: the calls waiting for a
+//! decision, newest first; the decisions made, newest first, each with the
+//! outcome its run gave the call once it settled it; and a change feed, so
+//! that a page updates when another process parks, decides, expires or
+//! settles a call.
+//!
+//! The change feed has two sources. [`Journal::inbox_mark`] is a cheap
+//! poll on either backend: the number of calls waiting and the newest
+//! park, decision, settling and finished call, each read from an index
+//! (schema version 5), so a reader compares two marks to learn whether
+//! anything it shows may have changed. On Postgres,
+//! [`Journal::inbox_changes`] also listens on the channel `journal_inbox`,
+//! which a trigger notifies after every such write, so a reader learns of
+//! a change as its transaction commits instead of at its next poll.
+
+use std::time::SystemTime;
+
+use sqlx::{ColumnIndex, Decode, Row, Type};
+
+use super::approvals::decode_approval;
+use super::rows::RowReader;
+use super::{Approval, Journal, JournalError, on_pool};
+use crate::memory::records::millis;
+use crate::result::ResultKind;
+
+/// The most rows one inbox query returns: a page shows the newest calls,
+/// and a list longer than this is cut (the page says so).
+pub const MAX_INBOX_ROWS: u32 = 500;
+
+const PENDING: &str = "SELECT call_id, run_id, tool, input, user_id, parked_at, expires_at, decision, edited_input, reject_text, decided_by, decided_at \
+     FROM journal_approvals WHERE decision IS NULL AND (expires_at IS NULL OR expires_at > $1) \
+     ORDER BY parked_at DESC, run_id DESC, call_id DESC LIMIT $2";
+const DECIDED: &str = "SELECT a.call_id, a.run_id, a.tool, a.input, a.user_id, a.parked_at, a.expires_at, a.decision, a.edited_input, \
+     a.reject_text, a.decided_by, a.decided_at, a.settled_at, \
+     (SELECT c.kind FROM journal_calls c WHERE c.run_id = a.run_id AND c.call_id = a.call_id AND c.finished_at IS NOT NULL \
+      ORDER BY c.finished_at DESC LIMIT 1) AS outcome_kind, \
+     (SELECT c.text FROM journal_calls c WHERE c.run_id = a.run_id AND c.call_id = a.call_id AND c.finished_at IS NOT NULL \
+      ORDER BY c.finished_at DESC LIMIT 1) AS outcome_text, \
+     (SELECT c.finished_at FROM journal_calls c WHERE c.run_id = a.run_id AND c.call_id = a.call_id AND c.finished_at IS NOT NULL \
+      ORDER BY c.finished_at DESC LIMIT 1) AS outcome_at \
+     FROM journal_approvals a WHERE a.decision IS NOT NULL \
+     ORDER BY a.decided_at DESC, a.run_id DESC, a.call_id DESC LIMIT $1";
+const MARK: &str = "SELECT (SELECT COUNT(*) FROM journal_approvals WHERE decision IS NULL) AS waiting, \
+     (SELECT MAX(parked_at) FROM journal_approvals) AS parked, \
+     (SELECT MAX(decided_at) FROM journal_approvals) AS decided, \
+     (SELECT MAX(settled_at) FROM journal_approvals) AS settled, \
+     (SELECT MAX(finished_at) FROM journal_calls) AS finished, \
+     (SELECT MIN(expires_at) FROM journal_approvals WHERE decision IS NULL) AS next_expiry";
+
+/// A decided call as an inbox shows it: the approval and its decision,
+/// when its run settled it, and what the call gave, once it ran.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SettledDecision {
+    /// The parked call and its decision (always `Some` here).
+    pub approval: Approval,
+    /// When its run read the decision and gave the model the result;
+    /// `None` while the run has not come back for it.
+    pub settled_at: Option<SystemTime>,
+    /// The finished call's journaled result, when the call ran with an
+    /// effect the journal keeps (a tool that is neither `read_only` nor
+    /// `idempotent`): `None` for a rejected call, one not run yet, or one
+    /// whose effect is not journaled.
+    pub outcome: Option<Outcome>,
+}
+
+/// How a call that ran ended, as the effect journal keeps it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    /// How the call ended.
+    pub kind: ResultKind,
+    /// What the model read.
+    pub text: String,
+    /// When the result was journaled.
+    pub at: SystemTime,
+}
+
+/// A summary of everything an inbox shows; two marks that differ mean
+/// that something changed between them (the converse holds but for calls
+/// that expire without a write, which a reader tells from their expiry).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InboxMark {
+    waiting: i64,
+    parked: Option<i64>,
+    decided: Option<i64>,
+    settled: Option<i64>,
+    finished: Option<i64>,
+    next_expiry: Option<i64>,
+}
+
+impl InboxMark {
+    /// When the first call still waiting expires, if one does: a reader
+    /// that shows it changes then, with no write to tell it so (unless it
+    /// expires the call itself, [`Journal::expire`]).
+    pub fn next_expiry(&self) -> Option<SystemTime> {
+        self.next_expiry.and_then(|ms| u64::try_from(ms).ok()).map(|ms| std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms))
+    }
+}
+
+impl Journal {
+    /// The calls still waiting for a decision whose expiry is after `now`
+    /// (or that never expire), newest first, at most `limit` (and at most
+    /// [`MAX_INBOX_ROWS`]).
+    ///
+    /// # Errors
+    ///
+    /// [`JournalError::Database`] when the query fails,
+    /// [`JournalError::Corrupt`] for a row that does not decode.
+    pub async fn pending_newest(&self, now: SystemTime, limit: u32) -> Result<Vec<Approval>, JournalError> {
+        let limit = i64::from(limit.min(MAX_INBOX_ROWS));
+        on_pool!(self, pool => {
+            let rows = sqlx::query(PENDING).bind(millis(now)).bind(limit).fetch_all(pool).await.map_err(JournalError::database("pending_newest"))?;
+            rows.iter().map(decode_approval).collect()
+        })
+    }
+
+    /// The decided calls, newest decision first, at most `limit` (and at
+    /// most [`MAX_INBOX_ROWS`]): who decided, when and how, and the
+    /// outcome once the run settled the call.
+    ///
+    /// # Errors
+    ///
+    /// As [`pending_newest`](Self::pending_newest).
+    pub async fn decisions_newest(&self, limit: u32) -> Result<Vec<SettledDecision>, JournalError> {
+        let limit = i64::from(limit.min(MAX_INBOX_ROWS));
+        on_pool!(self, pool => {
+            let rows = sqlx::query(DECIDED).bind(limit).fetch_all(pool).await.map_err(JournalError::database("decisions_newest"))?;
+            rows.iter().map(decode_decision).collect()
+        })
+    }
+
+    /// The journal's [`InboxMark`] now: poll it, and read the lists again
+    /// when it changed.
+    ///
+    /// # Errors
+    ///
+    /// [`JournalError::Database`] when the query fails.
+    pub async fn inbox_mark(&self) -> Result<InboxMark, JournalError> {
+        on_pool!(self, pool => {
+            let row = sqlx::query(MARK).fetch_one(pool).await.map_err(JournalError::database("inbox_mark"))?;
+            let get = |column: &'static str| row.try_get::<Option<i64>, _>(column).map_err(JournalError::database("inbox_mark"));
+            Ok(InboxMark {
+                waiting: get("waiting")?.unwrap_or(0),
+                parked: get("parked")?,
+                decided: get("decided")?, settled: get("settled")?,
+                finished: get("finished")?,
+                next_expiry: get("next_expiry")?,
+            })
+        })
+    }
+
+    /// A listener told of every change an inbox shows as it commits, on a
+    /// Postgres journal; `None` on SQLite, which cannot notify another
+    /// process (poll [`inbox_mark`](Self::inbox_mark) there). It holds one
+    /// of the journal's connections until it is dropped (or the journal is
+    /// closed, which a waiting [`InboxChanges::next`] returns as an error).
+    ///
+    /// # Errors
+    ///
+    /// [`JournalError::Database`] when the listening connection cannot be
+    /// opened.
+    pub async fn inbox_changes(&self) -> Result<Option<InboxChanges>, JournalError> {
+        match &self.backend {
+            #[cfg(feature = "postgres")]
+            super::Backend::Postgres(pool) => {
+                let mut listener = sqlx::postgres::PgListener::connect_with(pool).await.map_err(JournalError::database("inbox_changes"))?;
+                listener.listen(CHANNEL).await.map_err(JournalError::database("inbox_changes"))?;
+                Ok(Some(InboxChanges { listener }))
+            }
+            #[allow(unreachable_patterns, reason = "SQLite, or no backend at all")]
+            _ => Ok(None),
+        }
+    }
+}
+
+/// The Postgres channel the journal's trigger notifies (schema version 5).
+#[cfg(feature = "postgres")]
+const CHANNEL: &str = "journal_inbox";
+
+/// Notifications of changes an inbox shows, from a Postgres journal
+/// ([`Journal::inbox_changes`]).
+#[derive(Debug)]
+pub struct InboxChanges {
+    #[cfg(feature = "postgres")]
+    listener: sqlx::postgres::PgListener,
+}
+
+impl InboxChanges {
+    /// Waits for the next change. After the connection was lost and made
+    /// again, this returns at once: changes may have been missed, so the
+    /// reader reads its lists again either way.
+    ///
+    /// # Errors
+    ///
+    /// [`JournalError::Database`] when the connection is lost and cannot
+    /// be made again.
+    pub async fn next(&mut self) -> Result<(), JournalError> {
+        #[cfg(feature = "postgres")]
+        {
+            self.listener.try_recv().await.map_err(JournalError::database("inbox_changes"))?;
+            Ok(())
+        }
+        #[cfg(not(feature = "postgres"))]
+        std::future::pending().await
+    }
+}
+
+fn decode_decision<'r, R: Row>(row: &'r R) -> Result<SettledDecision, JournalError>
+where
+    &'static str: ColumnIndex<R>,
+    String: Decode<'r, R::Database> + Type<R::Database>,
+    Option<String>: Decode<'r, R::Database> + Type<R::Database>,
+    i64: Decode<'r, R::Database> + Type<R::Database>,
+    Option<i64>: Decode<'r, R::Database> + Type<R::Database>,
+{
+    let approval = decode_approval(row)?;
+    let reader = RowReader::new(row, "journal_approvals", "call_id")?;
+    let settled_at = reader.optional_time("settled_at")?;
+    let kind: Option<String> = reader.get("outcome_kind")?;
+    let outcome = match kind {
+        None => None,
+        Some(kind) => Some(Outcome {
+            kind: reader.kind(&kind)?,
+            text: reader.get::<Option<String>>("outcome_text")?.unwrap_or_default(),
+            at: reader.optional_time("outcome_at")?.ok_or_else(|| reader.corrupt("a finished call without finished_at"))?,
+        }),
+    };
+    Ok(SettledDecision { approval, settled_at, outcome })
+}

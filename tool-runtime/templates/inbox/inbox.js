@@ -1,0 +1,94 @@
+// The approvals inbox's only script: live countdowns, times in the
+// reader's zone, the lists kept current over server-sent events, and the
+// edit form's JSON fields checked before they are sent. It inserts only
+// HTML the server rendered and escaped; the Content-Security-Policy allows
+// no other script.
+"use strict";
+
+(function () {
+  var base = document.body.dataset.base || "";
+
+  function two(n) { return (n < 10 ? "0" : "") + n; }
+
+  function tick() {
+    var now = Date.now();
+    document.querySelectorAll(".countdown[data-expires]").forEach(function (span) {
+      var left = Number(span.dataset.expires) - now;
+      var call = span.closest(".call, #edit");
+      if (left <= 0) {
+        span.textContent = "expired";
+        if (call) {
+          call.classList.add("expired");
+          call.querySelectorAll("button").forEach(function (b) { b.disabled = true; });
+        }
+        return;
+      }
+      var s = Math.floor(left / 1000);
+      var h = Math.floor(s / 3600), m = Math.floor(s % 3600 / 60);
+      span.textContent = "in " + (h > 0 ? h + ":" + two(m) : m) + ":" + two(s % 60);
+    });
+  }
+
+  function localTimes(root) {
+    root.querySelectorAll("time[data-ms]").forEach(function (t) {
+      t.title = new Date(Number(t.dataset.ms)).toLocaleString();
+    });
+  }
+
+  // A reason being written survives an update of the lists: its text, and
+  // the focus and caret when it had them.
+  function keepReasons(lists) {
+    var reasons = {};
+    var focused = null, caret = 0;
+    lists.querySelectorAll(".call").forEach(function (call) {
+      var input = call.querySelector("input[name=reason]");
+      if (!input) { return; }
+      reasons[call.dataset.run + "\u0000" + call.dataset.call] = input.value;
+      if (document.activeElement === input) { focused = call.dataset.run + "\u0000" + call.dataset.call; caret = input.selectionStart; }
+    });
+    return function () {
+      lists.querySelectorAll(".call").forEach(function (call) {
+        var key = call.dataset.run + "\u0000" + call.dataset.call;
+        var input = call.querySelector("input[name=reason]");
+        if (!input || !(key in reasons)) { return; }
+        input.value = reasons[key];
+        if (key === focused) { input.focus(); input.setSelectionRange(caret, caret); }
+      });
+    };
+  }
+
+  function live() {
+    var lists = document.getElementById("lists");
+    if (!lists || !window.EventSource) { return; }
+    var source = new EventSource(base + "/events");
+    source.addEventListener("lists", function (event) {
+      var kept = keepReasons(lists);
+      lists.innerHTML = event.data;
+      kept();
+      localTimes(lists);
+      tick();
+      document.body.dataset.updatedAt = String(Date.now());
+      document.body.dataset.updates = String(Number(document.body.dataset.updates || "0") + 1);
+    });
+    source.addEventListener("error", function () { document.body.dataset.live = "reconnecting"; });
+    source.addEventListener("open", function () { document.body.dataset.live = "open"; });
+  }
+
+  function jsonFields() {
+    document.querySelectorAll("textarea[data-json]").forEach(function (area) {
+      function check() {
+        if (area.value.trim() === "" && !area.required) { area.setCustomValidity(""); return; }
+        try { JSON.parse(area.value); area.setCustomValidity(""); }
+        catch (e) { area.setCustomValidity("Write valid JSON: " + e.message); }
+      }
+      area.addEventListener("input", check);
+      check();
+    });
+  }
+
+  localTimes(document);
+  tick();
+  setInterval(tick, 1000);
+  live();
+  jsonFields();
+})();

@@ -1,0 +1,145 @@
+//! What the approvals inbox reads from the journal, on SQLite and on
+//! Postgres: the waiting calls newest first, the decisions newest first
+//! with their outcome, the change mark, and Postgres's notifications.
+
+#[path = "journal/db.rs"]
+mod db;
+
+use std::time::{Duration, SystemTime};
+
+use serde_json::json;
+use tool_runtime::ResultKind;
+use tool_runtime::journal::{Decision, InboxMark, Journal, JournaledResult, ParkedCall};
+
+use db::Db;
+
+on_both_backends!(
+    "inbox_":
+    waiting_calls_are_listed_newest_first_without_the_expired_or_decided,
+    decisions_are_listed_newest_first_with_who_how_and_the_outcome,
+    the_mark_changes_with_each_write_an_inbox_shows,
+    postgres_tells_a_listener_of_each_change,
+);
+
+fn at(ms: u64) -> SystemTime {
+    SystemTime::now() - Duration::from_secs(3600) + Duration::from_millis(ms)
+}
+
+fn call(run_id: &str, call_id: &str, parked_at: SystemTime, expires_at: SystemTime) -> ParkedCall {
+    ParkedCall {
+        run_id: run_id.into(),
+        call_id: call_id.into(),
+        tool: "refund".into(),
+        input: json!({"order_id": "A-1", "amount_cents": 100}),
+        user_id: Some("c-17".into()),
+        parked_at,
+        expires_at: Some(expires_at),
+    }
+}
+
+fn later() -> SystemTime {
+    SystemTime::now() + Duration::from_secs(600)
+}
+
+async fn waiting_calls_are_listed_newest_first_without_the_expired_or_decided(db: Db) {
+    let journal = db.open().await;
+    journal.park(&call("r1", "old", at(0), later())).await.unwrap();
+    journal.park(&call("r2", "new", at(10), later())).await.unwrap();
+    journal.park(&call("r3", "gone", at(20), SystemTime::now() - Duration::from_secs(1))).await.unwrap();
+    journal.park(&call("r4", "decided", at(30), later())).await.unwrap();
+    journal.decide("r4", "decided", Decision::Approve, "dana").await.unwrap();
+    let waiting = journal.pending_newest(SystemTime::now(), 100).await.unwrap();
+    let ids: Vec<&str> = waiting.iter().map(|approval| approval.call.call_id.as_str()).collect();
+    assert_eq!(ids, ["new", "old"]);
+    assert_eq!(journal.pending_newest(SystemTime::now(), 1).await.unwrap().len(), 1, "the limit holds");
+    journal.close().await;
+}
+
+async fn decisions_are_listed_newest_first_with_who_how_and_the_outcome(db: Db) {
+    let journal = db.open().await;
+    journal.park(&call("r1", "approved", at(0), later())).await.unwrap();
+    journal.park(&call("r2", "rejected", at(10), later())).await.unwrap();
+    journal.park(&call("r3", "waiting", at(20), later())).await.unwrap();
+    journal.decide("r1", "approved", Decision::Approve, "dana").await.unwrap();
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    journal.decide("r2", "rejected", Decision::Reject("Ask for the receipt.".into()), "erin").await.unwrap();
+    // The run carries the approval out: the effect journaled, then settled.
+    journal.start_call("r1", "approved", "refund", &json!({"order_id": "A-1", "amount_cents": 100}), "r1:approved").await.unwrap();
+    let result = JournaledResult {
+        kind: ResultKind::Success,
+        text: "refunded 1.00".into(),
+        structured: None,
+        error_code: None,
+        status: None,
+        truncated: false,
+        ends_run: false,
+    };
+    journal.finish_call("r1:approved", &result).await.unwrap();
+    journal.settle("r1", "approved").await.unwrap();
+
+    let decisions = journal.decisions_newest(10).await.unwrap();
+    let seen: Vec<(&str, &str)> =
+        decisions.iter().map(|d| (d.approval.call.call_id.as_str(), d.approval.decided.as_ref().unwrap().by.as_str())).collect();
+    assert_eq!(seen, [("rejected", "erin"), ("approved", "dana")]);
+    let rejected = &decisions[0];
+    assert_eq!(rejected.approval.decided.as_ref().unwrap().decision, Decision::Reject("Ask for the receipt.".into()));
+    assert_eq!((rejected.outcome.as_ref(), rejected.settled_at), (None, None), "not carried out yet");
+    let approved = &decisions[1];
+    let outcome = approved.outcome.as_ref().expect("the finished call's outcome");
+    assert_eq!((outcome.kind, outcome.text.as_str()), (ResultKind::Success, "refunded 1.00"));
+    assert!(approved.settled_at.is_some());
+    journal.close().await;
+}
+
+async fn changed(journal: &Journal, before: InboxMark, what: &str) -> InboxMark {
+    let mark = journal.inbox_mark().await.unwrap();
+    assert_ne!(mark, before, "{what} changes the mark");
+    mark
+}
+
+async fn the_mark_changes_with_each_write_an_inbox_shows(db: Db) {
+    let journal = db.open().await;
+    let mark = journal.inbox_mark().await.unwrap();
+    let expires = later();
+    journal.park(&call("r1", "c1", SystemTime::now(), expires)).await.unwrap();
+    let mark = changed(&journal, mark, "parking").await;
+    assert_eq!(journal.inbox_mark().await.unwrap(), mark, "no write, no change");
+    let next = mark.next_expiry().expect("a waiting call's expiry");
+    assert!(next.duration_since(expires).unwrap_or_else(|e| e.duration()) < Duration::from_millis(1), "to the millisecond");
+    journal.decide("r1", "c1", Decision::Approve, "dana").await.unwrap();
+    let mark = changed(&journal, mark, "deciding").await;
+    assert_eq!(mark.next_expiry(), None, "nothing waits");
+    journal.start_call("r1", "c1", "refund", &json!({}), "k1").await.unwrap();
+    let result = JournaledResult {
+        kind: ResultKind::Success,
+        text: "ok".into(),
+        structured: None,
+        error_code: None,
+        status: None,
+        truncated: false,
+        ends_run: false,
+    };
+    journal.finish_call("k1", &result).await.unwrap();
+    let mark = changed(&journal, mark, "finishing the call").await;
+    journal.settle("r1", "c1").await.unwrap();
+    changed(&journal, mark, "settling").await;
+    journal.close().await;
+}
+
+async fn postgres_tells_a_listener_of_each_change(db: Db) {
+    let journal = db.open().await;
+    let Some(mut changes) = journal.inbox_changes().await.unwrap() else {
+        assert!(db.url().starts_with("sqlite:"), "only SQLite has no notifications");
+        return;
+    };
+    // Another process's journal parks and decides.
+    let other = db.open().await;
+    other.park(&call("r1", "c1", SystemTime::now(), later())).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(5), changes.next()).await.expect("told of the park").unwrap();
+    other.decide("r1", "c1", Decision::Approve, "dana").await.unwrap();
+    tokio::time::timeout(Duration::from_secs(5), changes.next()).await.expect("told of the decision").unwrap();
+    // The listener holds one of the journal's connections until dropped.
+    drop(changes);
+    other.close().await;
+    journal.close().await;
+}
