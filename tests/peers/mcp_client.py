@@ -77,7 +77,8 @@ class Session:
         return types.ElicitResult(action="decline")
 
     def client(self) -> Client:
-        options: dict[str, Any] = {"message_handler": self.on_message, "read_timeout_seconds": TIMEOUT}
+        # The session-based revision (2025-11-25) this script checks; mcp_current.py checks 2026-07-28.
+        options: dict[str, Any] = {"message_handler": self.on_message, "read_timeout_seconds": TIMEOUT, "mode": "legacy"}
         if self.elicitation is not None:
             options["elicitation_callback"] = self.on_elicit
         return Client(self.connect(), **options)

@@ -166,6 +166,7 @@ use rmcp::model::Implementation;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
 mod connections;
+mod current;
 #[cfg(feature = "journal")]
 mod durable;
 mod http;
@@ -173,6 +174,7 @@ mod session;
 mod sessions;
 mod waiting;
 
+pub use current::{McpHandler, StateKeyError, supported_versions};
 pub use http::{DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_CONNECTIONS};
 pub use http::{DEFAULT_ENVELOPE_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, Unauthorized};
 pub use http::{DEFAULT_MAX_ARRIVING_BODY_BYTES, FREE_BODY_BYTES};
@@ -207,6 +209,8 @@ pub struct McpServer<App> {
     external: Option<ExternalRunner>,
     /// The calls of all sessions waiting for approval, capped.
     waiting: Arc<waiting::WaitingCalls>,
+    /// The key that seals the `requestState` of revision 2026-07-28.
+    sealing: Arc<current::Sealing>,
 }
 
 /// The host's runner of external tools' calls, for an MCP server.
@@ -265,6 +269,7 @@ impl<App> Clone for McpServer<App> {
             journal: self.journal.clone(),
             external: self.external.clone(),
             waiting: self.waiting.clone(),
+            sealing: self.sealing.clone(),
         }
     }
 }
@@ -284,6 +289,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
             journal: None,
             external: None,
             waiting: Arc::default(),
+            sealing: Arc::new(current::Sealing::random()),
         }
     }
 
@@ -520,8 +526,33 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     }
 
     /// A new session: a fresh run over the registry, as an `rmcp` handler.
+    /// It speaks the revisions with sessions only; [`handler`](Self::handler)
+    /// speaks 2026-07-28 too.
     pub fn session(&self) -> McpSession<App> {
         McpSession::new(self.clone())
+    }
+
+    /// The `rmcp` handler of one connection: requests at revision 2026-07-28
+    /// served statelessly, any other on the connection's session (made at
+    /// its first such request). What [`serve_stdio`](Self::serve_stdio)
+    /// and [`http_service`](Self::http_service) serve.
+    pub fn handler(&self) -> McpHandler<App> {
+        McpHandler::new(self.clone(), None)
+    }
+
+    /// Seals the `requestState` of revision 2026-07-28's approvals (a
+    /// keyed MAC, HMAC-SHA256) with `key`, so that any instance given the
+    /// same key finishes an approval another one asked for. Without a key,
+    /// one is drawn at random when the server is made, and a state is good
+    /// on this process only. Keep the key secret; at least 32 bytes of
+    /// random data.
+    ///
+    /// # Errors
+    ///
+    /// When `key` is shorter than 32 bytes.
+    pub fn with_request_state_key(mut self, key: impl Into<Vec<u8>>) -> Result<Self, StateKeyError> {
+        self.sealing = Arc::new(current::Sealing::new(key.into())?);
+        Ok(self)
     }
 
     /// Serves one session over this process's stdin and stdout until the
@@ -531,7 +562,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     ///
     /// When the client does not complete the `initialize` handshake.
     pub async fn serve_stdio(self) -> io::Result<()> {
-        let running = self.session().serve(rmcp::transport::stdio()).await.map_err(io::Error::other)?;
+        let running = self.handler().serve(rmcp::transport::stdio()).await.map_err(io::Error::other)?;
         running.waiting().await.map_err(io::Error::other)?;
         Ok(())
     }
@@ -579,7 +610,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
             idle: self.http.session_idle_timeout,
         }));
         let store = sessions.clone();
-        let service = StreamableHttpService::new(move || Ok(server.session().in_store(store.clone())), sessions.clone(), config);
+        let service = StreamableHttpService::new(move || Ok(McpHandler::new(server.clone(), Some(store.clone()))), sessions.clone(), config);
         let checks = http::Checks {
             max_body_bytes,
             max_body_values: self.registry.argument_limits().max_values.saturating_add(http::ENVELOPE_VALUES),
