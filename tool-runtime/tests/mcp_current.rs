@@ -21,13 +21,21 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tool_runtime::mcp::{McpServer, Unauthorized};
+use tool_runtime::mcp::{IDEMPOTENCY_KEY, McpServer, Unauthorized};
 use tool_runtime::prelude::*;
 
 /// How many grants ran.
 #[derive(Default)]
 struct Bank {
     grants: AtomicUsize,
+    deposits: AtomicUsize,
+}
+
+/// Deposit money; counted, never approved.
+#[tool]
+async fn deposit(ctx: Ctx<Bank>, amount: u32) -> String {
+    let deposits = ctx.app().deposits.fetch_add(1, Ordering::SeqCst) + 1;
+    format!("deposit {deposits}: {amount}")
 }
 
 /// Get one item.
@@ -62,7 +70,8 @@ async fn close_item(id: u32) -> String {
 const KEY: &[u8] = b"the key every instance of this test holds";
 
 fn server(bank: &Arc<Bank>) -> McpServer<Bank> {
-    let registry = Registry::builder().tools(tools![get_item, grant, audit, close_item]).approval_ttl(Duration::from_secs(60)).build().unwrap();
+    let registry =
+        Registry::builder().tools(tools![get_item, grant, audit, close_item, deposit]).approval_ttl(Duration::from_secs(60)).build().unwrap();
     server_with(registry, bank, KEY)
 }
 
@@ -122,7 +131,11 @@ fn meta(elicit: bool) -> Value {
 
 /// One request of the revision, as `token`'s user, on its own connection.
 async fn request(addr: SocketAddr, token: &str, method: &str, name: Option<&str>, mut params: Value) -> Reply {
-    params["_meta"] = meta(params.get("elicit").is_none_or(|elicit| elicit.as_bool() == Some(true)));
+    let mut all = meta(params.get("elicit").is_none_or(|elicit| elicit.as_bool() == Some(true)));
+    if let Some(key) = params.as_object_mut().unwrap().remove("key") {
+        all[IDEMPOTENCY_KEY] = key;
+    }
+    params["_meta"] = all;
     params.as_object_mut().unwrap().remove("elicit");
     let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}).to_string();
     let mut head = format!(
@@ -158,6 +171,11 @@ async fn call(addr: SocketAddr, token: &str, tool: &str, arguments: Value) -> Va
 async fn answer(addr: SocketAddr, token: &str, tool: &str, arguments: Value, action: &str, state: &str) -> Value {
     let params = json!({"name": tool, "arguments": arguments, "inputResponses": {"approval": {"action": action}}, "requestState": state});
     request(addr, token, "tools/call", Some(tool), params).await.result()
+}
+
+/// A call carrying the idempotency `key`.
+async fn keyed(addr: SocketAddr, token: &str, tool: &str, arguments: Value, key: &str) -> Value {
+    request(addr, token, "tools/call", Some(tool), json!({"name": tool, "arguments": arguments, "key": key})).await.result()
 }
 
 fn text(result: &Value) -> &str {
@@ -196,10 +214,10 @@ async fn tools_are_listed_per_caller_in_the_registry_order_with_cache_hints() {
     let addr = serve(server(&Arc::default())).await;
     let names = |listed: &Value| listed["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap().to_owned()).collect::<Vec<_>>();
     let alice = request(addr, "tok-alice", "tools/list", None, json!({})).await.result();
-    assert_eq!(names(&alice), ["get_item", "grant", "audit"], "a tool that requires another is never offered: there is no run");
+    assert_eq!(names(&alice), ["get_item", "grant", "audit", "deposit"], "a tool that requires another is never offered: there is no run");
     assert_eq!((alice["ttlMs"].clone(), alice["cacheScope"].clone()), (json!(0), json!("private")), "{alice}");
     let bob = request(addr, "tok-bob", "tools/list", None, json!({})).await.result();
-    assert_eq!(names(&bob), ["get_item", "grant"]);
+    assert_eq!(names(&bob), ["get_item", "grant", "deposit"]);
     // What a caller is not offered, they cannot call by name.
     let refused = call(addr, "tok-bob", "audit", json!({})).await;
     assert!(refused["isError"] == true && text(&refused).contains("UNKNOWN_TOOL"), "{refused}");
@@ -344,4 +362,36 @@ async fn with_a_journal_an_answer_is_its_one_decision_across_instances() {
     let refused = answer(second, "tok-alice", "grant", json!({"amount": 6}), "accept", &state).await;
     assert!(refused["isError"] == true && text(&refused).contains("Not this month."), "{refused}");
     assert_eq!(bank.grants.load(Ordering::SeqCst), 1, "the supervisor's rejection won: it did not run");
+}
+
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_with_the_same_key_reads_the_first_result_on_any_instance() {
+    let bank = Arc::new(Bank::default());
+    let journal = journal("retries").await;
+    let (first, second) = (serve(server(&bank).with_journal(journal.clone())).await, serve(server(&bank).with_journal(journal)).await);
+    let done = keyed(first, "tok-alice", "deposit", json!({"amount": 5}), "k-1").await;
+    assert_eq!(text(&done), "deposit 1: 5");
+    // The stream broke; the client sends the call again, here or elsewhere.
+    assert_eq!(text(&keyed(second, "tok-alice", "deposit", json!({"amount": 5}), "k-1").await), "deposit 1: 5");
+    assert_eq!(text(&keyed(first, "tok-alice", "deposit", json!({"amount": 5}), "k-1").await), "deposit 1: 5");
+    assert_eq!(bank.deposits.load(Ordering::SeqCst), 1, "one effect for one key");
+    // The same key for other arguments is refused; another user's key is theirs.
+    let reused = keyed(second, "tok-alice", "deposit", json!({"amount": 6}), "k-1").await;
+    assert!(reused["isError"] == true && text(&reused).contains("CALL_ID_REUSED"), "{reused}");
+    assert_eq!(text(&keyed(second, "tok-bob", "deposit", json!({"amount": 5}), "k-1").await), "deposit 2: 5");
+    // Without a key, every call runs.
+    assert_eq!(text(&call(first, "tok-alice", "deposit", json!({"amount": 5})).await), "deposit 3: 5");
+    assert_eq!(bank.deposits.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_journal_a_keyed_call_is_refused_and_a_bad_key_too() {
+    let bank = Arc::new(Bank::default());
+    let addr = serve(server(&bank)).await;
+    let refused = keyed(addr, "tok-alice", "deposit", json!({"amount": 5}), "k-1").await;
+    assert!(refused["isError"] == true && text(&refused).contains("IDEMPOTENCY_UNAVAILABLE"), "{refused}");
+    let bad = keyed(addr, "tok-alice", "deposit", json!({"amount": 5}), "").await;
+    assert!(bad["isError"] == true && text(&bad).contains("IDEMPOTENCY_KEY_INVALID"), "{bad}");
+    assert_eq!(bank.deposits.load(Ordering::SeqCst), 0);
 }

@@ -11,14 +11,18 @@ use rmcp::service::RequestContext;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::approvals;
+use super::{approvals, retries};
+use crate::call::Call;
 use crate::call::CallOutcome;
 use crate::context::{ProgressSink, UserContext};
+use crate::error::ToolError;
 use crate::mcp::session::{call_tool_result, declares_output_schema, forwarding_progress, mcp_tool};
 use crate::mcp::{McpServer, http};
 use crate::result::CallResult;
+use crate::result::ResultKind;
 use crate::steps::Steps;
 use crate::tool::ToolDefinition;
+use smol_str::SmolStr;
 
 /// Who makes this request: the user the authentication hook gave for it
 /// (rmcp hands the handler the HTTP request's `Parts`, which carry it),
@@ -64,6 +68,14 @@ pub(super) async fn call<App: Send + Sync + 'static>(
     }
     let names = offered(server, &user).into_iter().map(|def| def.name.clone()).collect();
     let call = server.registry.call(&server.app, &request.name, arguments.clone()).user(user.clone()).cancellation(&context.ct).offered(names);
+    let call = match retries::key(&context.meta) {
+        Ok(None) => call,
+        Ok(Some(key)) => match keyed(server, call, key, &user) {
+            Some(call) => call,
+            None => return refused(server, &request.name, &retries::unavailable()),
+        },
+        Err(invalid) => return refused(server, &request.name, &invalid),
+    };
     let outcome = match context.meta.get_progress_token() {
         Some(token) => {
             let (sender, reports) = mpsc::unbounded_channel();
@@ -78,6 +90,23 @@ pub(super) async fn call<App: Send + Sync + 'static>(
         CallOutcome::Done(result) => complete(server, result),
         CallOutcome::NeedsApproval(pending) => approvals::ask(server, pending, &arguments, &user, context).await,
     }
+}
+
+/// `call` with its effect journaled under the idempotency `key`, for
+/// `user`; `None` without a journal.
+fn keyed<'r, App: Send + Sync + 'static>(server: &McpServer<App>, call: Call<'r, App>, key: SmolStr, user: &UserContext) -> Option<Call<'r, App>> {
+    #[cfg(feature = "journal")]
+    if let Some(journal) = &server.journal {
+        let durable = crate::durable::Durable::new(journal.clone(), retries::run_id(user).into());
+        return Some(call.durable(Arc::new(durable)).call_id(key));
+    }
+    let _ = (server, call, key, user);
+    None
+}
+
+/// A call refused before the pipeline, with `error` as its one line.
+fn refused<App: Send + Sync + 'static>(server: &McpServer<App>, tool: &str, error: &ToolError) -> CallToolResponse {
+    complete(server, CallResult::failure(tool.into(), crate::ids::fresh_call_id(), ResultKind::Denied, error))
 }
 
 /// A settled call as MCP carries it, as on the session path.

@@ -24,12 +24,16 @@
 //! - **A call needing approval** answers `input_required` with a form
 //!   elicitation and a sealed `requestState` (`approvals.rs`, `state.rs`);
 //!   the client retries with the human's answer and that state.
+//! - **A retried call** that carries an idempotency key in its `_meta`
+//!   reads the journaled result of the first call with that key and
+//!   credential instead of running again (`retries.rs`).
 //! - **Headers.** rmcp checks the `Mcp-Method` and `Mcp-Name` headers of a
 //!   request against its body (`400` on a mismatch) and its protocol
 //!   version against [`supported_versions`].
 
 mod approvals;
 mod calls;
+mod retries;
 mod state;
 
 use std::borrow::Cow;
@@ -41,6 +45,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
+pub use retries::IDEMPOTENCY_KEY;
 pub(crate) use state::Sealing;
 pub use state::StateKeyError;
 
