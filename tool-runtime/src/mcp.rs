@@ -174,6 +174,8 @@ mod session;
 mod sessions;
 mod waiting;
 
+#[cfg(feature = "journal")]
+pub use current::TASK_TIMEOUT;
 pub use current::{IDEMPOTENCY_KEY, McpHandler, StateKeyError, supported_versions};
 pub use http::{DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_CONNECTIONS};
 pub use http::{DEFAULT_ENVELOPE_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, Unauthorized};
@@ -211,6 +213,9 @@ pub struct McpServer<App> {
     waiting: Arc<waiting::WaitingCalls>,
     /// The key that seals the `requestState` of revision 2026-07-28.
     sealing: Arc<current::Sealing>,
+    /// The calls of tasks this process runs.
+    #[cfg(feature = "journal")]
+    tasks: Arc<current::Running>,
 }
 
 /// The host's runner of external tools' calls, for an MCP server.
@@ -270,6 +275,8 @@ impl<App> Clone for McpServer<App> {
             external: self.external.clone(),
             waiting: self.waiting.clone(),
             sealing: self.sealing.clone(),
+            #[cfg(feature = "journal")]
+            tasks: self.tasks.clone(),
         }
     }
 }
@@ -290,6 +297,8 @@ impl<App: Send + Sync + 'static> McpServer<App> {
             external: None,
             waiting: Arc::default(),
             sealing: Arc::new(current::Sealing::random()),
+            #[cfg(feature = "journal")]
+            tasks: Arc::default(),
         }
     }
 

@@ -395,3 +395,153 @@ async fn without_a_journal_a_keyed_call_is_refused_and_a_bad_key_too() {
     assert!(bad["isError"] == true && text(&bad).contains("IDEMPOTENCY_KEY_INVALID"), "{bad}");
     assert_eq!(bank.deposits.load(Ordering::SeqCst), 0);
 }
+
+/// How many slow calls started, and how many were cancelled.
+#[derive(Default)]
+struct Slow {
+    started: AtomicUsize,
+    cancelled: AtomicUsize,
+}
+
+/// Take a while; long enough (by its interim text) to be a task.
+#[tool(interim = "still counting", interim_after = "900ms", timeout = "1s")]
+async fn count_slowly(ctx: Ctx<Slow>, millis: u64) -> String {
+    ctx.app().started.fetch_add(1, Ordering::SeqCst);
+    tokio::select! {
+        () = tokio::time::sleep(Duration::from_millis(millis)) => format!("counted for {millis} ms"),
+        () = ctx.cancellation().cancelled() => {
+            ctx.app().cancelled.fetch_add(1, Ordering::SeqCst);
+            "cancelled".to_owned()
+        }
+    }
+}
+
+#[cfg(feature = "sqlite")]
+fn slow_server(slow: &Arc<Slow>, journal: tool_runtime::journal::Journal) -> McpServer<Slow> {
+    let registry = Registry::builder().tools(tools![count_slowly, get_item]).build().unwrap();
+    McpServer::new(registry, slow.clone())
+        .with_auth(|headers| match headers.get("authorization").and_then(|value| value.to_str().ok()) {
+            Some("Bearer tok-alice") => Ok(UserContext::new("alice")),
+            Some("Bearer tok-bob") => Ok(UserContext::new("bob")),
+            _ => Err(Unauthorized::missing_bearer_token()),
+        })
+        .with_journal(journal)
+}
+
+#[cfg(feature = "sqlite")]
+async fn serve_slow(server: McpServer<Slow>) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(server.serve_http(listener));
+    addr
+}
+
+/// A `tasks/*` request, or a `tools/call`, from a client that declares the
+/// tasks extension.
+async fn with_tasks(addr: SocketAddr, token: &str, method: &str, name: Option<&str>, mut params: Value) -> Reply {
+    let mut all = meta(false);
+    all["io.modelcontextprotocol/clientCapabilities"] = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    params["_meta"] = all;
+    let body = json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params}).to_string();
+    let mut head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: {method}\r\n\
+         Authorization: Bearer {token}\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if let Some(name) = name {
+        head.push_str(&format!("Mcp-Name: {name}\r\n"));
+    }
+    head.push_str("\r\n");
+    exchange(addr, &head, body.as_bytes()).await
+}
+
+/// Starts a task counting for `millis`; its id.
+async fn start_task(addr: SocketAddr, millis: u64) -> String {
+    let created = with_tasks(addr, "tok-alice", "tools/call", Some("count_slowly"), json!({"name": "count_slowly", "arguments": {"millis": millis}}))
+        .await
+        .result();
+    assert_eq!(created["resultType"], "task", "{created}");
+    assert_eq!(created["status"], "working", "{created}");
+    assert!(created["ttlMs"].as_u64().unwrap() > 0 && created["pollIntervalMs"].as_u64().unwrap() > 0, "{created}");
+    created["taskId"].as_str().unwrap().to_owned()
+}
+
+/// Polls task `id` on `addr` until it ends (within 15 s); its last state.
+async fn until_ended(addr: SocketAddr, id: &str) -> Value {
+    for _ in 0..150 {
+        let task = with_tasks(addr, "tok-alice", "tasks/get", Some(id), json!({"taskId": id})).await.result();
+        if task["status"] != "working" {
+            return task;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("task {id} did not end within 15 s");
+}
+
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_call_is_a_task_polled_on_any_instance_and_run_once() {
+    let slow = Arc::new(Slow::default());
+    let journal = journal("tasks").await;
+    let (first, second) = (serve_slow(slow_server(&slow, journal.clone())).await, serve_slow(slow_server(&slow, journal.clone())).await);
+    let id = start_task(first, 300).await;
+    assert!(journal.task(&id).await.unwrap().is_some(), "the task is in the journal once the answer is out");
+    let ended = until_ended(second, &id).await;
+    assert_eq!(ended["status"], "completed", "{ended}");
+    assert_eq!(ended["result"]["content"][0]["text"], "counted for 300 ms", "{ended}");
+    assert_eq!(until_ended(first, &id).await["result"], ended["result"], "the journaled result, on every instance");
+    assert_eq!(slow.started.load(Ordering::SeqCst), 1, "polled on another instance, it ran once");
+    // Another user reads no such task; a client without the extension gets the result itself.
+    let foreign = with_tasks(second, "tok-bob", "tasks/get", Some(&id), json!({"taskId": id})).await.message();
+    assert!(foreign["error"]["message"].as_str().unwrap().contains("no task"), "{foreign}");
+    let direct = call(first, "tok-alice", "count_slowly", json!({"millis": 10})).await;
+    assert_eq!(text(&direct), "counted for 10 ms", "{direct}");
+}
+
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_task_stays_cancelled_and_its_call_is_cancelled() {
+    let slow = Arc::new(Slow::default());
+    let journal = journal("task_cancel").await;
+    let (first, second) = (serve_slow(slow_server(&slow, journal.clone())).await, serve_slow(slow_server(&slow, journal.clone())).await);
+    let id = start_task(first, 900).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let acked = with_tasks(first, "tok-alice", "tasks/cancel", Some(&id), json!({"taskId": id})).await.result();
+    assert!(acked.is_object(), "{acked}");
+    let ended = until_ended(second, &id).await;
+    assert_eq!(ended["status"], "cancelled", "{ended}");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(slow.cancelled.load(Ordering::SeqCst), 1, "the call's token was cancelled");
+    assert_eq!(until_ended(second, &id).await["status"], "cancelled", "the end of the cancelled call does not overwrite it");
+}
+
+#[cfg(feature = "sqlite")]
+#[test]
+fn a_task_whose_process_died_reads_outcome_unknown_on_another_and_never_runs_twice() {
+    let slow = Arc::new(Slow::default());
+    let dir = std::env::temp_dir().join(format!("tool-runtime-mcp-current-{}-died", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("journal.db").display().to_string();
+    // The first instance runs in a runtime of its own, dropped mid-call as a killed process would stop.
+    let dying = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let id = dying.block_on(async {
+        let addr = serve_slow(slow_server(&slow, tool_runtime::journal::Journal::open(&path).await.unwrap())).await;
+        let id = start_task(addr, 5_000).await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        id
+    });
+    dying.shutdown_background();
+    assert_eq!(slow.started.load(Ordering::SeqCst), 1);
+    let living = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    living.block_on(async {
+        let addr = serve_slow(slow_server(&slow, tool_runtime::journal::Journal::open(&path).await.unwrap())).await;
+        // Its start was recorded, its end never: after its timeout (1 s) and the grace, OUTCOME_UNKNOWN.
+        let ended = until_ended(addr, &id).await;
+        assert_eq!(ended["status"], "completed", "{ended}");
+        assert!(ended["result"]["content"][0]["text"].as_str().unwrap().contains("OUTCOME_UNKNOWN"), "{ended}");
+        assert_eq!(ended["result"]["isError"], true, "{ended}");
+    });
+    assert_eq!(slow.started.load(Ordering::SeqCst), 1, "the call ran once, on the process that died");
+}

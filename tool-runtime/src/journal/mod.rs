@@ -97,11 +97,13 @@ mod records;
 mod retention;
 pub(crate) mod runs;
 mod schema;
+mod tasks;
 
 pub use crate::durable::DurableError;
 pub use error::JournalError;
 pub use records::{Approval, CallInDoubt, CallStart, Decided, Decision, JournaledCall, JournaledResult, ParkedCall, RunRecord};
 pub use retention::{Pruned, Retention};
+pub use tasks::{TaskRecord, TaskState};
 
 /// The `by` of a decision made by [`Journal::expire`] rather than a person.
 pub const EXPIRED_BY: &str = "tool-runtime:expiry";

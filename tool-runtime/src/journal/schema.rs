@@ -11,7 +11,7 @@
 use super::{Journal, JournalError, records::millis};
 
 /// The newest schema version this code knows.
-pub(crate) const LATEST: i64 = 4;
+pub(crate) const LATEST: i64 = 5;
 
 #[cfg(feature = "sqlite")]
 const SQLITE: [&str; LATEST as usize] = [
@@ -19,6 +19,7 @@ const SQLITE: [&str; LATEST as usize] = [
     include_str!("sql/sqlite/0002_run_tools.sql"),
     include_str!("sql/sqlite/0003_approvals_by_run.sql"),
     include_str!("sql/sqlite/0004_run_steps.sql"),
+    include_str!("sql/sqlite/0005_tasks.sql"),
 ];
 #[cfg(feature = "postgres")]
 const POSTGRES: [&str; LATEST as usize] = [
@@ -26,6 +27,7 @@ const POSTGRES: [&str; LATEST as usize] = [
     include_str!("sql/postgres/0002_run_tools.sql"),
     include_str!("sql/postgres/0003_approvals_by_run.sql"),
     include_str!("sql/postgres/0004_run_steps.sql"),
+    include_str!("sql/postgres/0005_tasks.sql"),
 ];
 
 const CREATE_VERSIONS: &str = "CREATE TABLE IF NOT EXISTS journal_schema (version BIGINT PRIMARY KEY NOT NULL, applied_at BIGINT NOT NULL)";

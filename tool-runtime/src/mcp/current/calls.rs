@@ -66,15 +66,24 @@ pub(super) async fn call<App: Send + Sync + 'static>(
     if request.request_state.is_some() || request.input_responses.is_some() {
         return approvals::resume(server, request, arguments, &user, context).await;
     }
+    let key = match retries::key(&context.meta) {
+        Ok(key) => key,
+        Err(invalid) => return refused(server, &request.name, &invalid),
+    };
+    // A keyed call answers directly: a retry of it must find its effect,
+    // not start a second task.
+    #[cfg(feature = "journal")]
+    if key.is_none() && super::tasks::wanted(server, server.registry.definition(&request.name), context) {
+        return super::tasks::create(server, &request.name, arguments, &user).await;
+    }
     let names = offered(server, &user).into_iter().map(|def| def.name.clone()).collect();
     let call = server.registry.call(&server.app, &request.name, arguments.clone()).user(user.clone()).cancellation(&context.ct).offered(names);
-    let call = match retries::key(&context.meta) {
-        Ok(None) => call,
-        Ok(Some(key)) => match keyed(server, call, key, &user) {
+    let call = match key {
+        None => call,
+        Some(key) => match keyed(server, call, key, &user) {
             Some(call) => call,
             None => return refused(server, &request.name, &retries::unavailable()),
         },
-        Err(invalid) => return refused(server, &request.name, &invalid),
     };
     let outcome = match context.meta.get_progress_token() {
         Some(token) => {

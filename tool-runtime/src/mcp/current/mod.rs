@@ -27,6 +27,9 @@
 //! - **A retried call** that carries an idempotency key in its `_meta`
 //!   reads the journaled result of the first call with that key and
 //!   credential instead of running again (`retries.rs`).
+//! - **Tasks**, with a journal and for a client that declares the
+//!   extension: a long call answers with a task kept in the journal
+//!   (`tasks.rs`), polled, and cancelled, on any instance.
 //! - **Headers.** rmcp checks the `Mcp-Method` and `Mcp-Name` headers of a
 //!   request against its body (`400` on a mismatch) and its protocol
 //!   version against [`supported_versions`].
@@ -35,12 +38,15 @@ mod approvals;
 mod calls;
 mod retries;
 mod state;
+#[cfg(feature = "journal")]
+mod tasks;
 
 use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams, GetTaskResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -48,6 +54,10 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 pub use retries::IDEMPOTENCY_KEY;
 pub(crate) use state::Sealing;
 pub use state::StateKeyError;
+#[cfg(feature = "journal")]
+pub(crate) use tasks::Running;
+#[cfg(feature = "journal")]
+pub use tasks::TASK_TIMEOUT;
 
 use super::McpServer;
 use super::session::McpSession;
@@ -108,7 +118,14 @@ pub(crate) fn may_open_session(body: &[u8]) -> bool {
 
 impl<App: Send + Sync + 'static> ServerHandler for McpHandler<App> {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+        let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed();
+        // Tasks need the journal, which keeps them across processes.
+        #[cfg(feature = "journal")]
+        let capabilities = match self.server.journal.is_some() {
+            true => capabilities.enable_tasks(),
+            false => capabilities,
+        };
+        let capabilities = capabilities.build();
         let config =
             ServerConfig::new(capabilities).with_server_info(self.server.info.clone()).with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
         match &self.server.instructions {
@@ -138,6 +155,18 @@ impl<App: Send + Sync + 'static> ServerHandler for McpHandler<App> {
             true => Ok(Box::pin(calls::call(&self.server, request, &context)).await),
             false => self.legacy().call_tool(request, context).await,
         }
+    }
+
+    #[cfg(feature = "journal")]
+    async fn get_task(&self, request: GetTaskParams, context: RequestContext<RoleServer>) -> Result<GetTaskResult, ErrorData> {
+        let user = calls::caller(&self.server, &context);
+        tasks::get(&self.server, &request.task_id, &user).await.map(GetTaskResult::new)
+    }
+
+    #[cfg(feature = "journal")]
+    async fn cancel_task(&self, request: CancelTaskParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        let user = calls::caller(&self.server, &context);
+        tasks::cancel(&self.server, &request.task_id, &user).await
     }
 }
 
