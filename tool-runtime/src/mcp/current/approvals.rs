@@ -41,6 +41,7 @@ use crate::result::{CallResult, ResultKind};
 pub(crate) const APPROVAL_INPUT: &str = "approval";
 
 /// Who a decision the client's answer made is recorded as, in the journal.
+#[cfg(feature = "journal")]
 const DECIDED_BY_CLIENT: &str = "mcp-client";
 
 /// Answers a call that needs approval with `input_required`: the human is

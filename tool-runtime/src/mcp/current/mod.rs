@@ -45,8 +45,7 @@ use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams, GetTaskResult, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -158,13 +157,17 @@ impl<App: Send + Sync + 'static> ServerHandler for McpHandler<App> {
     }
 
     #[cfg(feature = "journal")]
-    async fn get_task(&self, request: GetTaskParams, context: RequestContext<RoleServer>) -> Result<GetTaskResult, ErrorData> {
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
         let user = calls::caller(&self.server, &context);
-        tasks::get(&self.server, &request.task_id, &user).await.map(GetTaskResult::new)
+        tasks::get(&self.server, &request.task_id, &user).await.map(rmcp::model::GetTaskResult::new)
     }
 
     #[cfg(feature = "journal")]
-    async fn cancel_task(&self, request: CancelTaskParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+    async fn cancel_task(&self, request: rmcp::model::CancelTaskParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
         let user = calls::caller(&self.server, &context);
         tasks::cancel(&self.server, &request.task_id, &user).await
     }

@@ -41,6 +41,7 @@ pub(super) fn key(meta: &RequestMetaObject) -> Result<Option<SmolStr>, ToolError
 }
 
 /// The journal's run that a user's keyed calls belong to.
+#[cfg_attr(not(feature = "journal"), allow(dead_code, reason = "the journal is what keeps keyed calls"))]
 pub(super) fn run_id(user: &UserContext) -> String {
     match &user.id {
         Some(id) => format!("mcp-retry:user:{id}"),
