@@ -44,14 +44,14 @@ use shop::Shop;
 
 /// Wait for the courier to pick up an order's parcel, reporting progress
 /// while waiting. Stops early when the call is cancelled.
-#[tool(read_only, tags("orders"), timeout = "30s")]
+#[tool(read_only, tags("orders"), timeout = "12s")]
 async fn wait_for_courier(
     ctx: Ctx<Shop>,
     /// The order number, for example `A-1003`.
     #[schemars(regex(pattern = r"^A-\d{4}$"))]
     order_id: String,
     /// How long to wait, in seconds.
-    #[schemars(range(min = 1, max = 20))]
+    #[schemars(range(min = 1, max = 10))]
     seconds: u32,
 ) -> Result<String, ToolError> {
     let mut waiting = Waiting { call_id: ctx.call_id().to_owned(), done: false };

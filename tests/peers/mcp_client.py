@@ -181,7 +181,7 @@ async def run_without_elicitation(checks: Checks, session: Session, server_log: 
         started = time.monotonic()
         try:
             await client.call_tool(
-                "wait_for_courier", {"order_id": "A-1003", "seconds": 20}, read_timeout_seconds=0.75
+                "wait_for_courier", {"order_id": "A-1003", "seconds": 10}, read_timeout_seconds=0.75
             )
             checks.check("a call abandoned at the client's timeout raises", False, "it returned")
         except MCPError as error:
