@@ -150,11 +150,34 @@
 //! own, and locks no one out. A session its client ends (`DELETE`) during a
 //! call takes no new requests and is closed once the call has answered.
 //!
-//! The server speaks the protocol revisions that have sessions (2024-11-05 to
-//! 2025-11-25): a run's state (which tools ran, what is offered) lives in a
-//! session, and the stateless 2026-07-28 revision has none. Clients that
-//! prefer 2026-07-28 fall back to the `initialize` handshake, as the
-//! revision's negotiation rules ask.
+//! The server speaks the revisions that have sessions (2024-11-05 to
+//! 2025-11-25), as above, and revision 2026-07-28 beside them, without
+//! sessions ([`McpHandler`] routes each request): `server/discover`; each
+//! request carries its protocol version, client capabilities and client
+//! info, and is served on its own by any instance, for its own credential.
+//! What a request needs travels in it or lives in the journal:
+//!
+//! - **Approvals** are multi round-trip requests: a call that needs one
+//!   answers `input_required` with a form elicitation and a `requestState`
+//!   sealed by a keyed MAC ([`with_request_state_key`](McpServer::with_request_state_key))
+//!   and bound to the tool, the arguments, the user and the approval TTL;
+//!   the client retries with the answer. A forged, edited, replayed or
+//!   expired state, or another user's, runs nothing (`REQUEST_STATE_REFUSED`).
+//!   With a journal, the answer is journaled as the call's one decision
+//!   (a decision made out of band first wins).
+//! - **Idempotent retries**: a call whose `_meta` carries
+//!   [`IDEMPOTENCY_KEY`] reads, on a retry, the journaled result of the
+//!   first call with that key and credential.
+//! - **Tasks** (`io.modelcontextprotocol/tasks`, with a journal, for a
+//!   client that declares it): a long call answers with a task written to
+//!   the journal first; `tasks/get` and `tasks/cancel` work on any
+//!   instance, and a task outlives its process.
+//! - **No run**: what is offered is what a fresh run offers at its first
+//!   step for the caller; a tool with `requires` is not offered, and
+//!   external tools are not served at this revision.
+//!
+//! A waiting approval costs the server nothing at this revision: it lives
+//! in its client's `requestState` (and, with a journal, as one row).
 
 use std::io;
 use std::sync::Arc;
