@@ -20,8 +20,8 @@ use std::sync::Arc;
 
 use rmcp::RoleServer;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientCapabilities, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ElicitationSchema, InputRequest, InputRequiredResult,
+    CallToolResponse, ClientCapabilities, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, InputRequest,
+    InputRequiredResult, InputResponses,
 };
 use rmcp::service::RequestContext;
 use serde_json::Value;
@@ -50,7 +50,6 @@ const DECIDED_BY_CLIENT: &str = "mcp-client";
 pub(super) async fn ask<App: Send + Sync + 'static>(
     server: &McpServer<App>,
     pending: PendingCall<App>,
-    arguments: &Value,
     user: &UserContext,
     context: &RequestContext<RoleServer>,
 ) -> CallToolResponse {
@@ -60,6 +59,8 @@ pub(super) async fn ask<App: Send + Sync + 'static>(
         return complete(server, refused);
     }
     let ttl = server.registry.approval_ttl();
+    // The arguments as the client sent them, which its retry sends again.
+    let arguments = &pending.arguments();
     let sealed = Sealed { run_id: run_id_for(pending.id()), call_id: pending.id().to_string() };
     #[cfg(feature = "journal")]
     if let Some(journal) = &server.journal
@@ -128,20 +129,20 @@ enum Answer {
 /// answer read, recorded once (journal, or this process), and carried out.
 pub(super) async fn resume<App: Send + Sync + 'static>(
     server: &McpServer<App>,
-    request: CallToolRequestParams,
+    tool: &str,
     arguments: Value,
+    (state, responses): (Option<String>, Option<InputResponses>),
     user: &Arc<UserContext>,
     context: &RequestContext<RoleServer>,
 ) -> CallToolResponse {
-    let tool = request.name.as_ref();
-    let Some(state) = request.request_state.as_deref() else {
+    let Some(state) = state.as_deref() else {
         return refused(server, tool, "inputResponses came without the requestState they answer");
     };
     let sealed = match server.sealing.open(state, &binding(tool, user.id.as_deref(), &arguments)) {
         Ok(sealed) => sealed,
         Err(error) => return refused(server, tool, &error.to_string()),
     };
-    let answer = request.input_responses.as_ref().and_then(|responses| responses.get(APPROVAL_INPUT));
+    let answer = responses.as_ref().and_then(|responses| responses.get(APPROVAL_INPUT));
     let Some(answer) = answer.and_then(|answer| serde_json::from_value::<ElicitResult>(answer.clone()).ok()) else {
         return refused(server, tool, "no answer to the approval request in inputResponses");
     };

@@ -62,27 +62,28 @@ pub(super) async fn call<App: Send + Sync + 'static>(
     context: &RequestContext<RoleServer>,
 ) -> CallToolResponse {
     let user = caller(server, context);
-    let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
-    if request.request_state.is_some() || request.input_responses.is_some() {
-        return approvals::resume(server, request, arguments, &user, context).await;
+    let CallToolRequestParams { name, arguments, input_responses, request_state, .. } = request;
+    let arguments = Value::Object(arguments.unwrap_or_default());
+    if request_state.is_some() || input_responses.is_some() {
+        return approvals::resume(server, &name, arguments, (request_state, input_responses), &user, context).await;
     }
     let key = match retries::key(&context.meta) {
         Ok(key) => key,
-        Err(invalid) => return refused(server, &request.name, &invalid),
+        Err(invalid) => return refused(server, &name, &invalid),
     };
     // A keyed call answers directly: a retry of it must find its effect,
     // not start a second task.
     #[cfg(feature = "journal")]
-    if key.is_none() && super::tasks::wanted(server, server.registry.definition(&request.name), context) {
-        return super::tasks::create(server, &request.name, arguments, &user).await;
+    if key.is_none() && super::tasks::wanted(server, server.registry.definition(&name), context) {
+        return super::tasks::create(server, &name, arguments, &user).await;
     }
     let names = offered(server, &user).into_iter().map(|def| def.name.clone()).collect();
-    let call = server.registry.call(&server.app, &request.name, arguments.clone()).user(user.clone()).cancellation(&context.ct).offered(names);
+    let call = server.registry.call(&server.app, &name, arguments).user(user.clone()).cancellation(&context.ct).offered(names);
     let call = match key {
         None => call,
         Some(key) => match keyed(server, call, key, &user) {
             Some(call) => call,
-            None => return refused(server, &request.name, &retries::unavailable()),
+            None => return refused(server, &name, &retries::unavailable()),
         },
     };
     let outcome = match context.meta.get_progress_token() {
@@ -97,7 +98,7 @@ pub(super) async fn call<App: Send + Sync + 'static>(
     };
     match outcome {
         CallOutcome::Done(result) => complete(server, result),
-        CallOutcome::NeedsApproval(pending) => approvals::ask(server, pending, &arguments, &user, context).await,
+        CallOutcome::NeedsApproval(pending) => approvals::ask(server, pending, &user, context).await,
     }
 }
 

@@ -7,7 +7,10 @@
 //! again (and waits for it while the first still runs). The same key with
 //! another tool or other arguments is refused (`CALL_ID_REUSED`); another
 //! user's key is theirs. A tool written `replay = false` runs again, as it
-//! asks. This needs a journal
+//! asks. A keyed call answers directly, never with a task (a retry must
+//! find its effect, not start a second task); one that needs approval
+//! answers `input_required`, and its second round runs at most once by its
+//! sealed state. This needs a journal
 //! ([`McpServer::with_journal`](crate::mcp::McpServer::with_journal)):
 //! without one, a call with a key is refused (`IDEMPOTENCY_UNAVAILABLE`),
 //! since nothing could keep the promise.

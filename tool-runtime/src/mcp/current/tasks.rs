@@ -1,8 +1,9 @@
 //! Tasks at revision 2026-07-28 (extension `io.modelcontextprotocol/tasks`),
 //! offered only where the server has a journal and only to a request that
-//! declares the extension. The server decides per call: a tool whose
-//! timeout is at least [`TASK_TIMEOUT`], or that has an `interim` text,
-//! answers with a task instead of its result.
+//! declares the extension. The server decides per call: a tool whose own
+//! `timeout` is at least [`TASK_TIMEOUT`] (the registry's default does not
+//! count: every tool has it), or that has an `interim` text, answers with a
+//! task instead of its result.
 //!
 //! The task is written to the journal (`journal/tasks.rs`) before the
 //! answer; then its call runs on this process, detached from the request,
@@ -59,7 +60,7 @@ impl Running {
 /// Whether a call of `def` answers with a task for this request.
 pub(super) fn wanted<App>(server: &McpServer<App>, def: Option<&ToolDefinition>, context: &RequestContext<RoleServer>) -> bool {
     let declared = context.client_capabilities().is_some_and(|capabilities| capabilities.supports_tasks());
-    let long = def.is_some_and(|def| def.interim.is_some() || def.timeout.unwrap_or(server.registry.inner.config.default_timeout) >= TASK_TIMEOUT);
+    let long = def.is_some_and(|def| def.interim.is_some() || def.timeout.is_some_and(|timeout| timeout >= TASK_TIMEOUT));
     declared && long && journal(server).is_some()
 }
 
