@@ -592,7 +592,8 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     ///
     /// # Errors
     ///
-    /// When the client does not complete the `initialize` handshake.
+    /// When the client neither completes the `initialize` handshake nor
+    /// sends a request of revision 2026-07-28.
     pub async fn serve_stdio(self) -> io::Result<()> {
         let running = self.handler().serve(rmcp::transport::stdio()).await.map_err(io::Error::other)?;
         running.waiting().await.map_err(io::Error::other)?;
