@@ -170,8 +170,10 @@
 //!   first call with that key and credential.
 //! - **Tasks** (`io.modelcontextprotocol/tasks`, with a journal, for a
 //!   client that declares it): a long call answers with a task written to
-//!   the journal first; `tasks/get` and `tasks/cancel` work on any
-//!   instance, and a task outlives its process.
+//!   the journal first, and so does a call that needs approval (the task
+//!   waits `input_required` for `tasks/update`); `tasks/get`,
+//!   `tasks/update` and `tasks/cancel` work on any instance, and a task
+//!   outlives its process.
 //! - **No run**: what is offered is what a fresh run offers at its first
 //!   step for the caller; a tool with `requires` is not offered, and
 //!   external tools are not served at this revision.

@@ -545,3 +545,49 @@ fn a_task_whose_process_died_reads_outcome_unknown_on_another_and_never_runs_twi
     });
     assert_eq!(slow.started.load(Ordering::SeqCst), 1, "the call ran once, on the process that died");
 }
+
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_needing_approval_is_a_task_waiting_for_input_answered_once() {
+    use tool_runtime::journal::Decision;
+    let bank = Arc::new(Bank::default());
+    let journal = journal("task_approvals").await;
+    let (first, second) = (serve(server(&bank).with_journal(journal.clone())).await, serve(server(&bank).with_journal(journal.clone())).await);
+    let grant_task = |addr, amount: u32| async move {
+        let created =
+            with_tasks(addr, "tok-alice", "tools/call", Some("grant"), json!({"name": "grant", "arguments": {"amount": amount}})).await.result();
+        assert_eq!(created["resultType"], "task", "{created}");
+        created["taskId"].as_str().unwrap().to_owned()
+    };
+    let waiting = |addr, id: String| async move {
+        for _ in 0..100 {
+            let task = with_tasks(addr, "tok-alice", "tasks/get", Some(&id), json!({"taskId": id})).await.result();
+            if task["status"] == "input_required" {
+                return task;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("task {id} never waited for input");
+    };
+    let id = grant_task(first, 5).await;
+    let task = waiting(second, id.clone()).await;
+    assert!(task["inputRequests"]["approval"]["params"]["message"].as_str().unwrap().contains("grant"), "{task}");
+    assert_eq!(bank.grants.load(Ordering::SeqCst), 0);
+    let update = json!({"taskId": id, "inputResponses": {"approval": {"action": "accept"}}});
+    with_tasks(second, "tok-alice", "tasks/update", Some(&id), update.clone()).await.result();
+    let ended = until_ended(first, &id).await;
+    assert_eq!((ended["status"].clone(), ended["result"]["content"][0]["text"].clone()), (json!("completed"), json!("granted 5")), "{ended}");
+    // The same answer again is refused; the grant ran once.
+    let again = with_tasks(first, "tok-alice", "tasks/update", Some(&id), update).await.message();
+    assert!(again["error"]["message"].as_str().is_some_and(|message| message.contains("not waiting")), "{again}");
+    assert_eq!(bank.grants.load(Ordering::SeqCst), 1);
+
+    // Decided out of band: the task moves on by that decision.
+    let id = grant_task(first, 6).await;
+    waiting(first, id.clone()).await;
+    let parked = journal.pending_for_user("alice").await.unwrap();
+    journal.decide(&parked[0].run_id, &parked[0].call_id, Decision::Reject("Not this month.".into()), "supervisor").await.unwrap();
+    let ended = until_ended(second, &id).await;
+    assert!(ended["result"]["content"][0]["text"].as_str().unwrap().contains("Not this month."), "{ended}");
+    assert_eq!(bank.grants.load(Ordering::SeqCst), 1);
+}

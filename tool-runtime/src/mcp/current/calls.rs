@@ -98,6 +98,10 @@ pub(super) async fn call<App: Send + Sync + 'static>(
     };
     match outcome {
         CallOutcome::Done(result) => complete(server, result),
+        #[cfg(feature = "journal")]
+        CallOutcome::NeedsApproval(pending) if super::tasks::declared(server, context) => {
+            super::tasks::create_waiting(server, pending.tool(), pending.arguments(), &user).await
+        }
         CallOutcome::NeedsApproval(pending) => approvals::ask(server, pending, &user, context).await,
     }
 }

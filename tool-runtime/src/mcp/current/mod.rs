@@ -39,6 +39,8 @@ mod calls;
 mod retries;
 mod state;
 #[cfg(feature = "journal")]
+mod task_approvals;
+#[cfg(feature = "journal")]
 mod tasks;
 
 use std::borrow::Cow;
@@ -164,6 +166,12 @@ impl<App: Send + Sync + 'static> ServerHandler for McpHandler<App> {
     ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
         let user = calls::caller(&self.server, &context);
         tasks::get(&self.server, &request.task_id, &user).await.map(rmcp::model::GetTaskResult::new)
+    }
+
+    #[cfg(feature = "journal")]
+    async fn update_task(&self, request: rmcp::model::UpdateTaskParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        let user = calls::caller(&self.server, &context);
+        tasks::update(&self.server, &request.task_id, &request.input_responses, &user).await
     }
 
     #[cfg(feature = "journal")]

@@ -18,7 +18,9 @@
 //! (`OUTCOME_UNKNOWN`) unless the tool is idempotent; so the call runs at
 //! most once. `tasks/cancel` ends the task (one statement: of a finish and
 //! a cancellation one wins) and cancels its call where it runs here. A task
-//! is its caller's: another user reads no such task.
+//! is its caller's: another user reads no such task. A call that needs
+//! approval answers with a task too, which waits `input_required` for
+//! `tasks/update` (`task_approvals.rs`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -32,6 +34,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::calls::complete;
+use super::task_approvals;
 use crate::context::UserContext;
 use crate::error_report::Escaped;
 use crate::journal::{Journal, TaskRecord, TaskState};
@@ -59,9 +62,14 @@ impl Running {
 
 /// Whether a call of `def` answers with a task for this request.
 pub(super) fn wanted<App>(server: &McpServer<App>, def: Option<&ToolDefinition>, context: &RequestContext<RoleServer>) -> bool {
-    let declared = context.client_capabilities().is_some_and(|capabilities| capabilities.supports_tasks());
     let long = def.is_some_and(|def| def.interim.is_some() || def.timeout.is_some_and(|timeout| timeout >= TASK_TIMEOUT));
-    declared && long && journal(server).is_some()
+    long && declared(server, context)
+}
+
+/// Whether tasks are offered to this request: the server has a journal and
+/// the request declares the extension.
+pub(super) fn declared<App>(server: &McpServer<App>, context: &RequestContext<RoleServer>) -> bool {
+    journal(server).is_some() && context.client_capabilities().is_some_and(|capabilities| capabilities.supports_tasks())
 }
 
 fn journal<App>(server: &McpServer<App>) -> Option<&Journal> {
@@ -118,38 +126,78 @@ fn start<App: Send + Sync + 'static>(server: &McpServer<App>, task: &TaskRecord,
     }
     let (server, task) = (server.clone(), task.clone());
     tokio::spawn(async move {
-        let Some(journal) = journal(&server).cloned() else { return };
-        let durable = crate::durable::Durable::new(journal.clone(), format!("mcp-task:{}", task.task_id).into());
-        let names = super::calls::offered(&server, &user).into_iter().map(|def| def.name.clone()).collect();
-        let call = server.registry.call(&server.app, &task.tool, task.input.clone()).user(user).cancellation(&token).offered(names);
-        let call = call.call_id(task.task_id.as_str()).durable(Arc::new(durable));
-        let outcome = call.await;
-        let (state, result) = match outcome {
-            crate::call::CallOutcome::Done(result) => {
-                let response = complete(&server, result);
-                (TaskState::Completed, serde_json::to_value(rmcp::model::ServerResult::from(response)).ok())
-            }
-            crate::call::CallOutcome::NeedsApproval(pending) => {
-                // A task waits for no human: its approval is refused, saying how to get one.
-                let refused = server.registry.reject(
-                    pending,
-                    Some("This call needs approval, which a task cannot ask for. Call the tool again without the tasks extension to be asked."),
-                );
-                (TaskState::Completed, serde_json::to_value(rmcp::model::ServerResult::from(complete(&server, refused))).ok())
-            }
-        };
-        let result = result.map(|mut result| {
-            // The result as a `tasks/get` reader sees it: without the discriminator of a direct answer.
-            if let Some(object) = result.as_object_mut() {
-                object.remove("resultType");
-            }
-            result
-        });
-        if let Err(error) = journal.move_task(&task.task_id, state, None, result.as_ref()).await {
-            tracing::error!(task_id = %Escaped(&task.task_id), error = %Escaped(&error), "a task's end could not be written to the journal");
+        if let Some(journal) = journal(&server).cloned()
+            && let Err(error) = run(&server, &journal, &task, user, &token).await
+        {
+            tracing::error!(task_id = %Escaped(&task.task_id), error = %Escaped(&error), "a task could not be carried on in the journal");
         }
         server.tasks.lock().remove(&task.task_id);
     });
+}
+
+/// A task's call, as a durable call, and its end written to the task; a
+/// call that waits for approval leaves the task `input_required`.
+async fn run<App: Send + Sync + 'static>(
+    server: &McpServer<App>,
+    journal: &Journal,
+    task: &TaskRecord,
+    user: Arc<UserContext>,
+    token: &CancellationToken,
+) -> Result<(), crate::journal::JournalError> {
+    let durable = crate::durable::Durable::new(journal.clone(), task_approvals::run_id(&task.task_id).into());
+    let names = super::calls::offered(server, &user).into_iter().map(|def| def.name.clone()).collect();
+    let call = server.registry.call(&server.app, &task.tool, task.input.clone()).user(user).cancellation(token).offered(names);
+    let result = match call.call_id(task.task_id.as_str()).durable(Arc::new(durable)).await {
+        crate::call::CallOutcome::Done(result) => result,
+        crate::call::CallOutcome::NeedsApproval(pending) => match task_approvals::decided(server, journal, task, pending).await? {
+            Some(result) => result,
+            None => return Ok(()),
+        },
+    };
+    let mut result = serde_json::to_value(rmcp::model::ServerResult::from(complete(server, result))).ok();
+    // The result as a `tasks/get` reader sees it: without the discriminator of a direct answer.
+    if let Some(object) = result.as_mut().and_then(Value::as_object_mut) {
+        object.remove("resultType");
+    }
+    journal.move_task(&task.task_id, TaskState::Completed, None, result.as_ref()).await?;
+    Ok(())
+}
+
+/// Answers with a task a call that needs approval: created working, its
+/// call run again here parks it and leaves it `input_required`.
+pub(super) async fn create_waiting<App: Send + Sync + 'static>(
+    server: &McpServer<App>,
+    tool: &str,
+    arguments: Value,
+    user: &Arc<UserContext>,
+) -> CallToolResponse {
+    create(server, tool, arguments, user).await
+}
+
+/// `tasks/update`: the client's answer to a task waiting for approval,
+/// journaled as its decision; the call then goes on here.
+pub(super) async fn update<App: Send + Sync + 'static>(
+    server: &McpServer<App>,
+    task_id: &str,
+    responses: &rmcp::model::InputResponses,
+    user: &Arc<UserContext>,
+) -> Result<(), ErrorData> {
+    let task = read(server, task_id, user).await?;
+    let journal = journal(server).expect("read found a journal");
+    task_approvals::answer(journal, &task, responses, user).await?;
+    resume_decided(server, journal, task, user).await;
+    Ok(())
+}
+
+/// Moves a task whose approval was decided back to working, and runs it.
+async fn resume_decided<App: Send + Sync + 'static>(server: &McpServer<App>, journal: &Journal, mut task: TaskRecord, user: &Arc<UserContext>) {
+    match journal.move_task(&task.task_id, TaskState::Working, None, None).await {
+        Ok(_) => {
+            task.state = TaskState::Working;
+            start(server, &task, user.clone());
+        }
+        Err(error) => tracing::error!(task_id = %Escaped(&task.task_id), error = %Escaped(&error), "a decided task could not be moved on"),
+    }
 }
 
 /// The task `task_id` of the request's caller; a working one that runs
@@ -159,7 +207,12 @@ pub(super) async fn get<App: Send + Sync + 'static>(
     task_id: &str,
     user: &Arc<UserContext>,
 ) -> Result<DetailedTask, ErrorData> {
-    let task = read(server, task_id, user).await?;
+    let mut task = read(server, task_id, user).await?;
+    let journal = journal(server).expect("read found a journal");
+    if task.state == TaskState::InputRequired && task_approvals::is_decided(journal, &task).await {
+        resume_decided(server, journal, task.clone(), user).await;
+        task.state = TaskState::Working;
+    }
     if task.state == TaskState::Working {
         start(server, &task, user.clone());
     }
@@ -200,7 +253,8 @@ fn detailed(task: &TaskRecord) -> DetailedTask {
     let payload = match (task.state, &task.result) {
         (TaskState::Completed, Some(Value::Object(result))) => TaskPayload::Completed { result: result.clone() },
         (TaskState::Cancelled, _) => TaskPayload::Cancelled,
-        (TaskState::Working | TaskState::InputRequired, _) => TaskPayload::Working,
+        (TaskState::InputRequired, _) => TaskPayload::InputRequired { input_requests: task_approvals::input_requests(task) },
+        (TaskState::Working, _) => TaskPayload::Working,
         (TaskState::Failed | TaskState::Completed, _) => {
             let mut error = serde_json::Map::new();
             error.insert("code".into(), (-32603).into());
