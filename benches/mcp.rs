@@ -1,20 +1,27 @@
 //! One MCP `tools/call` round trip over an in-memory duplex
 //! (`tokio::io::duplex`), driven by an rmcp client: our MCP server over a
-//! registry (`tool_runtime::mcp`), against the same tool in a plain rmcp
-//! `#[tool_router]` server. Both run on one current-thread runtime.
+//! registry (`tool_runtime::mcp`) in a 2025-11-25 session and at revision
+//! 2026-07-28 (stateless, each request on its own), against the same tool in
+//! a plain rmcp `#[tool_router]` server. All run on one current-thread
+//! runtime. Then what a task costs: a call of a tool that is a task (with a
+//! SQLite journal in the temp directory), created and polled once to its
+//! end, against the same call answered directly.
 //!
 //! `cargo bench --features mcp --bench mcp` prints criterion's groups, then
-//! the ratio (target: at most 1.15x), measured side by side in alternating
-//! batches.
+//! the ratios (target for the session: at most 1.15x), measured side by
+//! side in alternating batches.
 
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group};
-use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, JsonObject};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, GetTaskParams, Implementation, JsonObject, ProtocolVersion,
+};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
 use rmcp::service::{RoleClient, RunningService};
+use rmcp::{ClientHandler, ServiceExt};
 use serde_json::json;
 use tokio::runtime::Runtime;
 use tool_runtime::mcp::McpServer;
@@ -23,6 +30,19 @@ use tool_runtime::prelude::*;
 /// Look up an order.
 #[tool]
 async fn lookup(
+    /// The order number.
+    order_id: String,
+    /// Include the line items.
+    with_items: bool,
+    /// At most this many items.
+    limit: u32,
+) -> String {
+    format!("{order_id}/{with_items}/{limit}")
+}
+
+/// The same lookup, long enough by its timeout to be a task at 2026-07-28.
+#[tool(timeout = "10s")]
+async fn long_lookup(
     /// The order number.
     order_id: String,
     /// Include the line items.
@@ -67,6 +87,15 @@ use plain::Plain;
 
 type Client = RunningService<RoleClient, ()>;
 
+/// A client that declares the tasks extension.
+struct Tasks;
+
+impl ClientHandler for Tasks {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(ClientCapabilities::builder().enable_tasks().build(), Implementation::new("bench", "0"))
+    }
+}
+
 fn runtime() -> Runtime {
     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
 }
@@ -81,6 +110,71 @@ async fn ours() -> Client {
         let _ = running.waiting().await;
     });
     ().serve(client_io).await.expect("the client connects")
+}
+
+/// A client at revision 2026-07-28 of our server.
+async fn current() -> Client {
+    let registry = Registry::<()>::builder().tools(tools![lookup]).build().unwrap();
+    let server = McpServer::new(registry, Arc::new(()));
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let running = server.handler().serve(server_io).await.expect("the server starts");
+        let _ = running.waiting().await;
+    });
+    let lifecycle = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+    ().serve_with_lifecycle(client_io, lifecycle).await.expect("the client connects")
+}
+
+/// A client declaring tasks, at 2026-07-28 of our server with a SQLite
+/// journal, for `lookup` (answered directly) and `long_lookup` (a task).
+async fn tasks() -> RunningService<RoleClient, Tasks> {
+    let dir = std::env::temp_dir().join(format!("tool-runtime-bench-mcp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let journal = tool_runtime::journal::Journal::open(&dir.join("journal.db").display().to_string()).await.unwrap();
+    let registry = Registry::<()>::builder().tools(tools![lookup, long_lookup]).build().unwrap();
+    let server = McpServer::new(registry, Arc::new(())).with_journal(journal);
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let running = server.handler().serve(server_io).await.expect("the server starts");
+        let _ = running.waiting().await;
+    });
+    let lifecycle = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+    Tasks.serve_with_lifecycle(client_io, lifecycle).await.expect("the client connects")
+}
+
+/// One call of `tool` by a client that declares tasks: its result, directly
+/// or from its task, polled until it ended; how many polls it took.
+async fn task_call(client: &RunningService<RoleClient, Tasks>, tool: &'static str, arguments: &JsonObject) -> usize {
+    let params = CallToolRequestParams::new(tool).with_arguments(arguments.clone());
+    match client.call_tool_once(params).await.expect("tools/call answers") {
+        CallToolResponse::Task(created) => {
+            for polls in 1.. {
+                let task = client.get_task(GetTaskParams::new(created.task.task_id.clone())).await.expect("tasks/get answers");
+                if task.task.status().is_terminal() {
+                    return polls;
+                }
+                tokio::task::yield_now().await;
+            }
+            unreachable!()
+        }
+        CallToolResponse::Complete(result) => {
+            assert_ne!(result.is_error, Some(true));
+            0
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+fn task_total(rt: &Runtime, client: &RunningService<RoleClient, Tasks>, tool: &'static str, iters: u64) -> Duration {
+    let arguments = arguments();
+    rt.block_on(async {
+        let started = Instant::now();
+        for _ in 0..iters {
+            black_box(task_call(client, tool, &arguments).await);
+        }
+        started.elapsed()
+    })
 }
 
 /// A client connected to the plain rmcp server.
@@ -122,35 +216,59 @@ fn total(rt: &Runtime, client: &Client, iters: u64) -> Duration {
 
 fn benches(c: &mut Criterion) {
     let rt = runtime();
-    let (ours, plain) = rt.block_on(async { (ours().await, plain().await) });
+    let (ours, current, plain) = rt.block_on(async { (ours().await, current().await, plain().await) });
     let arguments = arguments();
     let (a, b) = rt.block_on(async { (call(&ours, &arguments).await, call(&plain, &arguments).await) });
     assert_eq!(a, b, "both servers answer alike");
+    assert_eq!(rt.block_on(call(&current, &arguments)), a, "so does the current revision");
     assert_eq!(a, "A-1002/true/20");
     let mut group = c.benchmark_group("mcp_tools_call");
     group.bench_function("ours", |bencher| bencher.iter_custom(|iters| total(&rt, &ours, iters)));
+    group.bench_function("ours_2026_07_28", |bencher| bencher.iter_custom(|iters| total(&rt, &current, iters)));
     group.bench_function("rmcp_tool_router", |bencher| bencher.iter_custom(|iters| total(&rt, &plain, iters)));
     group.finish();
 }
 
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
 fn summary() {
     let rt = runtime();
-    let (ours, plain) = rt.block_on(async { (ours().await, plain().await) });
+    let (ours, current, plain) = rt.block_on(async { (ours().await, current().await, plain().await) });
     total(&rt, &ours, 2_000);
+    total(&rt, &current, 2_000);
     total(&rt, &plain, 2_000);
-    let (mut a, mut b) = (Vec::new(), Vec::new());
+    let (mut a, mut c, mut b) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..41 {
         a.push(total(&rt, &ours, 500) / 500);
+        c.push(total(&rt, &current, 500) / 500);
         b.push(total(&rt, &plain, 500) / 500);
     }
-    a.sort();
-    b.sort();
-    let (ours_time, plain_time) = (a[a.len() / 2], b[b.len() / 2]);
+    let (ours_time, current_time, plain_time) = (median(a), median(c), median(b));
     let ratio = ours_time.as_secs_f64() / plain_time.as_secs_f64();
+    let current_ratio = current_time.as_secs_f64() / plain_time.as_secs_f64();
     println!("\nmcp: one tools/call round trip over tokio::io::duplex, rmcp client (median of 41 alternating batches of 500)");
     println!(
-        "ours {ours_time:.2?}, rmcp #[tool_router] {plain_time:.2?}, ratio {ratio:.3}x; target <= 1.15x: {}",
+        "ours (2025-11-25 session) {ours_time:.2?}, ours (2026-07-28) {current_time:.2?}, rmcp #[tool_router] {plain_time:.2?}; \
+         session ratio {ratio:.3}x (target <= 1.15x: {}), 2026-07-28 ratio {current_ratio:.3}x",
         if ratio <= 1.15 { "met" } else { "NOT met" }
+    );
+    let client = rt.block_on(tasks());
+    task_total(&rt, &client, "lookup", 200);
+    task_total(&rt, &client, "long_lookup", 200);
+    let (mut direct, mut task) = (Vec::new(), Vec::new());
+    for _ in 0..21 {
+        direct.push(task_total(&rt, &client, "lookup", 50) / 50);
+        task.push(task_total(&rt, &client, "long_lookup", 50) / 50);
+    }
+    let (direct, task) = (median(direct), median(task));
+    let polls = rt.block_on(task_call(&client, "long_lookup", &arguments()));
+    println!(
+        "a journaled task (SQLite; created, run, polled to its end) {task:.2?} against the same call answered directly {direct:.2?}: \
+         {:.1}x; this one ended by poll {polls} (median of 21 alternating batches of 50)",
+        task.as_secs_f64() / direct.as_secs_f64()
     );
 }
 

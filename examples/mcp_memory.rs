@@ -27,6 +27,12 @@
 //! never answered; those past the server's caps on waiting calls are
 //! refused at once), and the bytes per waiting call.
 //!
+//! `mcp_memory current-approvals [PATH_TO_MCP_SERVER]` measures what 1,000
+//! calls waiting for approval at revision 2026-07-28 cost the server: each
+//! is answered `input_required` at once and waits in its client's sealed
+//! `requestState`, so the server holds nothing for it (the figure is the
+//! server's RSS growth, and the size of a state the client holds).
+//!
 //! Not a test: the figures depend on the machine and the allocator. It
 //! prints them and exits non-zero when a target is missed (3 MiB POST:
 //! under 16 MB; 3,000 sessions: under 64 MB; the new client served; the
@@ -52,6 +58,9 @@ fn main() {
     let mut args = std::env::args().skip(1).peekable();
     if args.next_if_eq("approvals").is_some() {
         return waiting_approvals(args.next().map(PathBuf::from));
+    }
+    if args.next_if_eq("current-approvals").is_some() {
+        return current_approvals(args.next().map(PathBuf::from));
     }
     let binary = args.next().map(PathBuf::from).unwrap_or_else(|| {
         let me = std::env::current_exe().expect("the path of this program");
@@ -497,5 +506,49 @@ fn waiting_approvals(binary: Option<PathBuf>) {
         grown as f64 / MB,
         grown as f64 / calls as f64 / 1024.0,
         grown as f64 / calls as f64 / BYTES as f64
+    );
+}
+
+/// 1,000 calls needing approval at revision 2026-07-28 (no session): what
+/// the server holds while they wait, and what each client holds.
+fn current_approvals(binary: Option<PathBuf>) {
+    const CALLS: usize = 1_000;
+    let binary = binary.unwrap_or_else(|| std::env::current_exe().expect("the path of this program").with_file_name("mcp_server"));
+    let server = Server::start(&binary);
+    let meta = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}"#;
+    let call = |id: usize| {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"issue_voucher","arguments":{{"customer":"c-{id}","amount_cents":500}},"_meta":{meta}}}}}"#
+        );
+        let mut head = head(server.addr, None);
+        head.push_str(&format!(
+            "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: issue_voucher\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        ));
+        let mut stream = TcpStream::connect(server.addr).expect("the server accepts");
+        stream.write_all(head.as_bytes()).unwrap();
+        stream.write_all(body.as_bytes()).unwrap();
+        let mut reply = String::new();
+        stream.read_to_string(&mut reply).unwrap();
+        let state = reply.split("\"requestState\":\"").nth(1).and_then(|rest| rest.split('"').next()).map(str::len);
+        state.unwrap_or_else(|| panic!("no input_required answer: {reply}"))
+    };
+    // Warm up (allocator pools, the first connections), then measure.
+    for id in 0..50 {
+        call(id);
+    }
+    settle();
+    let before = server.rss();
+    let mut state_bytes = 0;
+    for id in 0..CALLS {
+        state_bytes = call(id + 100);
+    }
+    settle();
+    let grown = server.rss().saturating_sub(before);
+    println!(
+        "{CALLS} calls waiting for approval at 2026-07-28: server RSS +{:.2} MB ({:.0} bytes a waiting call); each waits in its \
+         client's requestState of {state_bytes} bytes",
+        grown as f64 / MB,
+        grown as f64 / CALLS as f64
     );
 }

@@ -12,6 +12,12 @@
 //! same journal can decide them (`Journal::decide`), and several instances
 //! (or a restarted one) share it.
 //!
+//! Revision 2026-07-28 is served statelessly beside the session revisions:
+//! a call that needs approval answers `input_required` with a sealed
+//! `requestState`. Give every instance the same key (`--key HEX`, or
+//! `MCP_REQUEST_STATE_KEY`, at least 32 bytes: `openssl rand -hex 32`) and
+//! any of them finishes an approval another asked for.
+//!
 //! With `--http ADDR` it serves streamable HTTP at `http://ADDR/mcp` (port 0
 //! picks a free one; the address is printed on stderr). Stdout carries the
 //! protocol on stdio, so everything else goes to stderr.
@@ -38,14 +44,14 @@ use shop::Shop;
 
 /// Wait for the courier to pick up an order's parcel, reporting progress
 /// while waiting. Stops early when the call is cancelled.
-#[tool(read_only, tags("orders"), timeout = "30s")]
+#[tool(read_only, tags("orders"), timeout = "12s")]
 async fn wait_for_courier(
     ctx: Ctx<Shop>,
     /// The order number, for example `A-1003`.
     #[schemars(regex(pattern = r"^A-\d{4}$"))]
     order_id: String,
     /// How long to wait, in seconds.
-    #[schemars(range(min = 1, max = 20))]
+    #[schemars(range(min = 1, max = 10))]
     seconds: u32,
 ) -> Result<String, ToolError> {
     let mut waiting = Waiting { call_id: ctx.call_id().to_owned(), done: false };
@@ -104,8 +110,19 @@ async fn main() {
         .with_name("support-desk", env!("CARGO_PKG_VERSION"))
         .with_instructions("Tools of a shop's support desk: look orders up, refund delivered ones, hand over to a human.");
     let Some(options) = parse_args(std::env::args().skip(1)) else {
-        eprintln!("usage: mcp_server [--journal URL] [--http ADDR [--insecure-no-auth] [--allowed-host NAME]...]");
+        eprintln!("usage: mcp_server [--journal URL] [--key HEX] [--http ADDR [--insecure-no-auth] [--allowed-host NAME]...]");
         std::process::exit(2);
+    };
+    let key = options.key.clone().or_else(|| std::env::var("MCP_REQUEST_STATE_KEY").ok().filter(|key| !key.is_empty()));
+    let server = match key {
+        None => server,
+        Some(key) => match server.with_request_state_key(key) {
+            Ok(server) => server,
+            Err(error) => {
+                eprintln!("mcp_server: --key: {error}");
+                std::process::exit(2);
+            }
+        },
     };
     let server = match &options.journal {
         None => server,
@@ -152,17 +169,19 @@ async fn main() {
 /// The command line.
 struct Options {
     journal: Option<String>,
+    key: Option<String>,
     http: Option<String>,
     insecure_no_auth: bool,
     allowed_hosts: Vec<String>,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Option<Options> {
-    let mut options = Options { journal: None, http: None, insecure_no_auth: false, allowed_hosts: Vec::new() };
+    let mut options = Options { journal: None, key: None, http: None, insecure_no_auth: false, allowed_hosts: Vec::new() };
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--http" => options.http = Some(args.next()?),
             "--journal" => options.journal = Some(args.next()?),
+            "--key" => options.key = Some(args.next()?),
             "--insecure-no-auth" => options.insecure_no_auth = true,
             "--allowed-host" => options.allowed_hosts.push(args.next()?),
             _ => return None,

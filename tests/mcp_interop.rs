@@ -2,7 +2,11 @@
 //! and streamable HTTP: `tests/peers/mcp_client.py` lists and calls the
 //! support-desk tools (visibility, bad input, a refusal, approvals with and
 //! without elicitation, progress, a cancellation); over HTTP with a bearer
-//! token, and refused (401) without it.
+//! token, and refused (401) without it. `tests/peers/mcp_current.py` does
+//! the same at revision 2026-07-28, with the client pinned to it and in
+//! `auto` mode: stateless calls, approvals as `input_required` round trips
+//! (over HTTP asked on one instance and answered on another holding the
+//! same key), forged and replayed `requestState`s refused.
 //!
 //! ```text
 //! python3 -m pip install 'mcp==2.3.0'
@@ -29,6 +33,10 @@ use std::time::{Duration, Instant};
 use mcp_server::example_binary;
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/mcp_client.py");
+const CURRENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/mcp_current.py");
+
+/// The request-state key the HTTP servers share.
+const KEY: &str = "4d43502073746174652b6b657920666f7220746865696e7465726f702074657374";
 
 #[test]
 fn python_client_over_stdio() {
@@ -52,9 +60,38 @@ fn python_client_over_http() {
     run_client(&["http", "--url", &url, "--server-log", log, "--token", &token]);
 }
 
+#[test]
+fn python_client_at_the_current_revision_over_stdio() {
+    if !python::module_available("import mcp", "mcp==2.3.0") {
+        return;
+    }
+    let server = example_binary();
+    for mode in ["2026-07-28", "auto"] {
+        run_script(CURRENT, &[mode, "stdio", "--server", server.to_str().expect("a UTF-8 path")]);
+    }
+}
+
+#[test]
+fn python_client_at_the_current_revision_over_http_on_two_instances() {
+    if !python::module_available("import mcp", "mcp==2.3.0") {
+        return;
+    }
+    let token = format!("current-{}", std::process::id());
+    let logs = ["a", "b"].map(|name| std::env::temp_dir().join(format!("mcp_server-current-{name}-{}.log", std::process::id())));
+    let servers = logs.each_ref().map(|log| Server::start(&example_binary(), log, &token));
+    for mode in ["2026-07-28", "auto"] {
+        run_script(CURRENT, &[mode, "http", "--url", &servers[0].url(), "--other-url", &servers[1].url(), "--token", &token]);
+    }
+}
+
 /// Runs the Python client with `args`; fails the test when it fails.
 fn run_client(args: &[&str]) {
-    let output = Command::new("python3").arg(SCRIPT).args(args).output().expect("python3 runs");
+    run_script(SCRIPT, args);
+}
+
+/// Runs a Python check `script` with `args`; fails the test when it fails.
+fn run_script(script: &str, args: &[&str]) {
+    let output = Command::new("python3").arg(script).args(args).output().expect("python3 runs");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     println!("{stdout}");
@@ -64,7 +101,8 @@ fn run_client(args: &[&str]) {
 }
 
 /// The example serving streamable HTTP on a free loopback port, requiring
-/// `token` as a bearer token, its stderr in `log`; killed when dropped.
+/// `token` as a bearer token and sealing request states with [`KEY`], its
+/// stderr in `log`; killed when dropped.
 struct Server {
     child: Child,
     url: String,
@@ -75,6 +113,7 @@ impl Server {
         let child = Command::new(binary)
             .args(["--http", "127.0.0.1:0"])
             .env("MCP_BEARER_TOKEN", token)
+            .env("MCP_REQUEST_STATE_KEY", KEY)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(File::create(log).expect("the log file can be created"))

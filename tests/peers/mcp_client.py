@@ -77,7 +77,8 @@ class Session:
         return types.ElicitResult(action="decline")
 
     def client(self) -> Client:
-        options: dict[str, Any] = {"message_handler": self.on_message, "read_timeout_seconds": TIMEOUT}
+        # The session-based revision (2025-11-25) this script checks; mcp_current.py checks 2026-07-28.
+        options: dict[str, Any] = {"message_handler": self.on_message, "read_timeout_seconds": TIMEOUT, "mode": "legacy"}
         if self.elicitation is not None:
             options["elicitation_callback"] = self.on_elicit
         return Client(self.connect(), **options)
@@ -180,7 +181,7 @@ async def run_without_elicitation(checks: Checks, session: Session, server_log: 
         started = time.monotonic()
         try:
             await client.call_tool(
-                "wait_for_courier", {"order_id": "A-1003", "seconds": 20}, read_timeout_seconds=0.75
+                "wait_for_courier", {"order_id": "A-1003", "seconds": 10}, read_timeout_seconds=0.75
             )
             checks.check("a call abandoned at the client's timeout raises", False, "it returned")
         except MCPError as error:

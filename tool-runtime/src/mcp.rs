@@ -150,11 +150,36 @@
 //! own, and locks no one out. A session its client ends (`DELETE`) during a
 //! call takes no new requests and is closed once the call has answered.
 //!
-//! The server speaks the protocol revisions that have sessions (2024-11-05 to
-//! 2025-11-25): a run's state (which tools ran, what is offered) lives in a
-//! session, and the stateless 2026-07-28 revision has none. Clients that
-//! prefer 2026-07-28 fall back to the `initialize` handshake, as the
-//! revision's negotiation rules ask.
+//! The server speaks the revisions that have sessions (2024-11-05 to
+//! 2025-11-25), as above, and revision 2026-07-28 beside them, without
+//! sessions ([`McpHandler`] routes each request): `server/discover`; each
+//! request carries its protocol version, client capabilities and client
+//! info, and is served on its own by any instance, for its own credential.
+//! What a request needs travels in it or lives in the journal:
+//!
+//! - **Approvals** are multi round-trip requests: a call that needs one
+//!   answers `input_required` with a form elicitation and a `requestState`
+//!   sealed by a keyed MAC ([`with_request_state_key`](McpServer::with_request_state_key))
+//!   and bound to the tool, the arguments, the user and the approval TTL;
+//!   the client retries with the answer. A forged, edited, replayed or
+//!   expired state, or another user's, runs nothing (`REQUEST_STATE_REFUSED`).
+//!   With a journal, the answer is journaled as the call's one decision
+//!   (a decision made out of band first wins).
+//! - **Idempotent retries**: a call whose `_meta` carries
+//!   [`IDEMPOTENCY_KEY`] reads, on a retry, the journaled result of the
+//!   first call with that key and credential.
+//! - **Tasks** (`io.modelcontextprotocol/tasks`, with a journal, for a
+//!   client that declares it): a long call answers with a task written to
+//!   the journal first, and so does a call that needs approval (the task
+//!   waits `input_required` for `tasks/update`); `tasks/get`,
+//!   `tasks/update` and `tasks/cancel` work on any instance, and a task
+//!   outlives its process.
+//! - **No run**: what is offered is what a fresh run offers at its first
+//!   step for the caller; a tool with `requires` is not offered, and
+//!   external tools are not served at this revision.
+//!
+//! A waiting approval costs the server nothing at this revision: it lives
+//! in its client's `requestState` (and, with a journal, as one row).
 
 use std::io;
 use std::sync::Arc;
@@ -166,12 +191,16 @@ use rmcp::model::Implementation;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
 mod connections;
+mod current;
 mod durable;
 mod http;
 mod session;
 mod sessions;
 mod waiting;
 
+#[cfg(feature = "journal")]
+pub use current::TASK_TIMEOUT;
+pub use current::{IDEMPOTENCY_KEY, McpHandler, StateKeyError, supported_versions};
 pub use http::{DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_CONNECTIONS};
 pub use http::{DEFAULT_ENVELOPE_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, Unauthorized};
 pub use http::{DEFAULT_MAX_ARRIVING_BODY_BYTES, FREE_BODY_BYTES};
@@ -199,14 +228,22 @@ pub struct McpServer<App> {
     info: Implementation,
     instructions: Option<String>,
     http: HttpOptions,
-    /// Where each session's run is journaled ([`with_journal`](Self::with_journal)).
-    /// Where each session's run is remembered, when it outlives the
-    /// process (the journal).
+    /// Where each session's run is remembered when it outlives the process
+    /// ([`with_journal`](Self::with_journal)).
     memory: Option<Arc<dyn crate::memory::RunMemory>>,
+    /// The same journal, where tasks and keyed retries of revision
+    /// 2026-07-28 are kept.
+    #[cfg(feature = "journal")]
+    journal: Option<crate::journal::Journal>,
     /// Who runs the calls of external tools ([`with_external`](Self::with_external)).
     external: Option<ExternalRunner>,
     /// The calls of all sessions waiting for approval, capped.
     waiting: Arc<waiting::WaitingCalls>,
+    /// The key that seals the `requestState` of revision 2026-07-28.
+    sealing: Arc<current::Sealing>,
+    /// The calls of tasks this process runs.
+    #[cfg(feature = "journal")]
+    tasks: Arc<current::Running>,
 }
 
 /// The host's runner of external tools' calls, for an MCP server.
@@ -262,8 +299,13 @@ impl<App> Clone for McpServer<App> {
             instructions: self.instructions.clone(),
             http: self.http.clone(),
             memory: self.memory.clone(),
+            #[cfg(feature = "journal")]
+            journal: self.journal.clone(),
             external: self.external.clone(),
             waiting: self.waiting.clone(),
+            sealing: self.sealing.clone(),
+            #[cfg(feature = "journal")]
+            tasks: self.tasks.clone(),
         }
     }
 }
@@ -280,8 +322,13 @@ impl<App: Send + Sync + 'static> McpServer<App> {
             instructions: None,
             http: HttpOptions::default(),
             memory: None,
+            #[cfg(feature = "journal")]
+            journal: None,
             external: None,
             waiting: Arc::default(),
+            sealing: Arc::new(current::Sealing::random()),
+            #[cfg(feature = "journal")]
+            tasks: Arc::default(),
         }
     }
 
@@ -312,7 +359,8 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     /// its decision stands.
     #[cfg(feature = "journal")]
     pub fn with_journal(mut self, journal: crate::journal::Journal) -> Self {
-        self.memory = Some(Arc::new(journal));
+        self.memory = Some(Arc::new(journal.clone()));
+        self.journal = Some(journal);
         self
     }
 
@@ -518,8 +566,33 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     }
 
     /// A new session: a fresh run over the registry, as an `rmcp` handler.
+    /// It speaks the revisions with sessions only; [`handler`](Self::handler)
+    /// speaks 2026-07-28 too.
     pub fn session(&self) -> McpSession<App> {
         McpSession::new(self.clone())
+    }
+
+    /// The `rmcp` handler of one connection: requests at revision 2026-07-28
+    /// served statelessly, any other on the connection's session (made at
+    /// its first such request). What [`serve_stdio`](Self::serve_stdio)
+    /// and [`http_service`](Self::http_service) serve.
+    pub fn handler(&self) -> McpHandler<App> {
+        McpHandler::new(self.clone(), None)
+    }
+
+    /// Seals the `requestState` of revision 2026-07-28's approvals (a
+    /// keyed MAC, HMAC-SHA256) with `key`, so that any instance given the
+    /// same key finishes an approval another one asked for. Without a key,
+    /// one is drawn at random when the server is made, and a state is good
+    /// on this process only. Keep the key secret; at least 32 bytes of
+    /// random data.
+    ///
+    /// # Errors
+    ///
+    /// When `key` is shorter than 32 bytes.
+    pub fn with_request_state_key(mut self, key: impl Into<Vec<u8>>) -> Result<Self, StateKeyError> {
+        self.sealing = Arc::new(current::Sealing::new(key.into())?);
+        Ok(self)
     }
 
     /// Serves one session over this process's stdin and stdout until the
@@ -527,9 +600,10 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     ///
     /// # Errors
     ///
-    /// When the client does not complete the `initialize` handshake.
+    /// When the client neither completes the `initialize` handshake nor
+    /// sends a request of revision 2026-07-28.
     pub async fn serve_stdio(self) -> io::Result<()> {
-        let running = self.session().serve(rmcp::transport::stdio()).await.map_err(io::Error::other)?;
+        let running = self.handler().serve(rmcp::transport::stdio()).await.map_err(io::Error::other)?;
         running.waiting().await.map_err(io::Error::other)?;
         Ok(())
     }
@@ -577,7 +651,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
             idle: self.http.session_idle_timeout,
         }));
         let store = sessions.clone();
-        let service = StreamableHttpService::new(move || Ok(server.session().in_store(store.clone())), sessions.clone(), config);
+        let service = StreamableHttpService::new(move || Ok(McpHandler::new(server.clone(), Some(store.clone()))), sessions.clone(), config);
         let checks = http::Checks {
             max_body_bytes,
             max_body_values: self.registry.argument_limits().max_values.saturating_add(http::ENVELOPE_VALUES),

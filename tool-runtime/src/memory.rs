@@ -149,6 +149,12 @@ impl Remembered {
         Remembered { memory: Arc::new(LocalMemory::default()), run_id: crate::ids::fresh_id("run-").as_str().into(), durable: false }
     }
 
+    /// A durable run `run_id` in `memory` (a journal).
+    #[cfg_attr(not(all(feature = "mcp", feature = "journal")), allow(dead_code))]
+    pub(crate) fn durable(memory: Arc<dyn RunMemory>, run_id: &str) -> Self {
+        Remembered { memory, run_id: run_id.into(), durable: true }
+    }
+
     /// The effect key of a call keyed by its run and id (every external
     /// call, and any call of a tool without an `idempotency_key`): a JSON
     /// array, so no run id or call id can make two of them equal.

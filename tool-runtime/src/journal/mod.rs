@@ -98,6 +98,7 @@ mod rows;
 mod run_memory;
 mod runs;
 mod schema;
+mod tasks;
 
 pub use crate::memory::{
     Approval, CallInDoubt, CallStart, Decided, Decision, EXPIRED_BY, GONE_BY, JournalError, JournaledCall, JournaledResult, ParkedCall, RunRecord,
@@ -105,6 +106,7 @@ pub use crate::memory::{
 pub use crate::run::DurableError;
 pub use inbox::{InboxChanges, InboxMark, MAX_INBOX_ROWS, Outcome, SettledDecision};
 pub use retention::{Pruned, Retention};
+pub use tasks::{TaskRecord, TaskState};
 
 /// The journal of durable runs, over SQLite or Postgres. Cheap to clone:
 /// clones share one connection pool.

@@ -12,7 +12,7 @@ use super::{Journal, JournalError};
 use crate::memory::records::millis;
 
 /// The newest schema version this code knows.
-pub(crate) const LATEST: i64 = 5;
+pub(crate) const LATEST: i64 = 6;
 
 #[cfg(feature = "sqlite")]
 const SQLITE: [&str; LATEST as usize] = [
@@ -21,6 +21,7 @@ const SQLITE: [&str; LATEST as usize] = [
     include_str!("sql/sqlite/0003_approvals_by_run.sql"),
     include_str!("sql/sqlite/0004_run_steps.sql"),
     include_str!("sql/sqlite/0005_inbox.sql"),
+    include_str!("sql/sqlite/0006_tasks.sql"),
 ];
 #[cfg(feature = "postgres")]
 const POSTGRES: [&str; LATEST as usize] = [
@@ -29,6 +30,7 @@ const POSTGRES: [&str; LATEST as usize] = [
     include_str!("sql/postgres/0003_approvals_by_run.sql"),
     include_str!("sql/postgres/0004_run_steps.sql"),
     include_str!("sql/postgres/0005_inbox.sql"),
+    include_str!("sql/postgres/0006_tasks.sql"),
 ];
 
 const CREATE_VERSIONS: &str = "CREATE TABLE IF NOT EXISTS journal_schema (version BIGINT PRIMARY KEY NOT NULL, applied_at BIGINT NOT NULL)";

@@ -164,16 +164,18 @@ pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Reques
         Ok(bytes) => bytes,
         Err(refused) => return refused,
     };
-    let request = Request::from_parts(parts, axum::body::Body::from(bytes));
-    // A request without a session may open one: it is admitted under the
+    // A request without a session that may open one (an `initialize`; a
+    // request at revision 2026-07-28 opens none) is admitted under the
     // session caps first, for the user who opens it.
-    let admission = match session.is_none() && request.method() == axum::http::Method::POST {
+    let opens = session.is_none() && parts.method == axum::http::Method::POST && super::current::may_open_session(&bytes);
+    let admission = match opens {
         true => match checks.sessions.admit(checks.auth.as_ref().and(caller.as_deref())).await {
             Ok(admission) => Some(admission),
             Err(refused) => return refused.into_response(),
         },
         false => None,
     };
+    let request = Request::from_parts(parts, axum::body::Body::from(bytes));
     let response = super::sessions::opening(admission, next.run(request)).await;
     if response.status() == StatusCode::PAYLOAD_TOO_LARGE {
         // rmcp cut a body sent without its length: say the same.

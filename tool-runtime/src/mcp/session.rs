@@ -330,7 +330,7 @@ impl<App: Send + Sync + 'static> ServerHandler for McpSession<App> {
 /// every report made before the call settled ahead of its result. The
 /// tool's interim text is a notification whose `message` is the text; its
 /// progress repeats the last value sent (MCP progress never goes back).
-async fn forwarding_progress<T>(
+pub(super) async fn forwarding_progress<T>(
     call: impl Future<Output = T>,
     mut reports: mpsc::UnboundedReceiver<Progress>,
     token: ProgressToken,
@@ -375,7 +375,7 @@ async fn forwarding_progress<T>(
 ///
 /// A success with content blocks carries them as MCP content blocks, and
 /// no structured content (such a tool declares no `outputSchema`).
-fn call_tool_result(result: CallResult, declares_output: bool) -> CallToolResult {
+pub(super) fn call_tool_result(result: CallResult, declares_output: bool) -> CallToolResult {
     let content = match result.content.is_empty() {
         true => vec![ContentBlock::text(result.text)],
         false => result.content.into_iter().map(mcp_block).collect(),
@@ -421,12 +421,12 @@ fn mcp_block(block: Block) -> ContentBlock {
 }
 
 /// Whether `tools/list` gives the tool an `outputSchema`.
-fn declares_output_schema(def: &ToolDefinition) -> bool {
+pub(super) fn declares_output_schema(def: &ToolDefinition) -> bool {
     def.output_schema.as_deref().is_some_and(crate::providers::mcp::is_object_schema)
 }
 
 /// One `tools/list` entry, as [`providers::mcp::tool`](crate::providers::mcp::tool) writes it.
-fn mcp_tool(def: &ToolDefinition) -> Tool {
+pub(super) fn mcp_tool(def: &ToolDefinition) -> Tool {
     serde_json::from_value(crate::providers::mcp::tool(def)).expect("providers::mcp writes valid MCP tools")
 }
 

@@ -1,0 +1,182 @@
+//! Tasks (MCP revision 2026-07-28, extension `io.modelcontextprotocol/tasks`):
+//! one row per task, written before the response that names it, so any
+//! instance on the journal answers `tasks/get`, and a restarted one too.
+//! A task's call is an ordinary durable call (its effect in `calls.rs`);
+//! the row holds what the client polls: its status, and once it ended, the
+//! result it reads. Only a task not yet ended moves (`WHERE status IN
+//! ('working', 'input_required')`), so of a finish and a cancellation
+//! exactly one is recorded, by one statement.
+
+use std::time::SystemTime;
+
+use serde_json::Value;
+use sqlx::{ColumnIndex, Decode, Row, Type};
+
+use super::rows::RowReader;
+use super::{Journal, JournalError, limits, on_pool};
+use crate::memory::records::millis;
+
+const CREATE: &str = "INSERT INTO journal_tasks (task_id, user_id, tool, input, status, status_message, result, created_at, updated_at, expires_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, NULL, $7, $7, $8)";
+const ONE: &str =
+    "SELECT task_id, user_id, tool, input, status, status_message, result, created_at, updated_at, expires_at FROM journal_tasks WHERE task_id = $1";
+const MOVE: &str = "UPDATE journal_tasks SET status = $2, status_message = $3, result = $4, updated_at = $5 \
+     WHERE task_id = $1 AND status IN ('working', 'input_required')";
+
+/// Where a task stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskState {
+    /// Its call runs (or ran on a process that ended before recording it).
+    Working,
+    /// It waits for the client's input (an approval).
+    InputRequired,
+    /// Its call ended; the result is kept (a tool error included).
+    Completed,
+    /// It could not be carried out (the server's failure, not the tool's).
+    Failed,
+    /// The client cancelled it.
+    Cancelled,
+}
+
+impl TaskState {
+    /// The name the journal and MCP give it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskState::Working => "working",
+            TaskState::InputRequired => "input_required",
+            TaskState::Completed => "completed",
+            TaskState::Failed => "failed",
+            TaskState::Cancelled => "cancelled",
+        }
+    }
+
+    /// Whether it has ended (completed, failed or cancelled): it never moves
+    /// again.
+    pub fn has_ended(self) -> bool {
+        matches!(self, TaskState::Completed | TaskState::Failed | TaskState::Cancelled)
+    }
+
+    fn parse(text: &str) -> Option<Self> {
+        [TaskState::Working, TaskState::InputRequired, TaskState::Completed, TaskState::Failed, TaskState::Cancelled]
+            .into_iter()
+            .find(|state| state.as_str() == text)
+    }
+}
+
+/// A task as the journal keeps it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskRecord {
+    /// Its id, made by the server (unique across processes).
+    pub task_id: String,
+    /// The user whose call it is; only they may read or move it.
+    pub user_id: Option<String>,
+    /// The tool called.
+    pub tool: String,
+    /// The arguments as the client sent them.
+    pub input: Value,
+    /// Where it stands.
+    pub state: TaskState,
+    /// A line about its state, for people.
+    pub status_message: Option<String>,
+    /// Once it ended: the result the client reads (an MCP `CallToolResult`).
+    pub result: Option<Value>,
+    /// When it was created.
+    pub created_at: SystemTime,
+    /// When it last moved.
+    pub updated_at: SystemTime,
+    /// When it may be forgotten; `None`: kept.
+    pub expires_at: Option<SystemTime>,
+}
+
+impl Journal {
+    /// Writes a new task (its `result` is not written: a task starts
+    /// without one).
+    ///
+    /// # Errors
+    ///
+    /// [`JournalError::Refused`] for an id over the [`limits`]; a database
+    /// error for a task id already taken.
+    pub async fn create_task(&self, task: &TaskRecord) -> Result<(), JournalError> {
+        limits::id("task_id", &task.task_id)?;
+        limits::optional_id("user_id", task.user_id.as_deref())?;
+        limits::text("tool", &task.tool)?;
+        let input = task.input.to_string();
+        on_pool!(self, pool => {
+            sqlx::query(CREATE)
+                .bind(&task.task_id)
+                .bind(task.user_id.as_deref())
+                .bind(&task.tool)
+                .bind(&input)
+                .bind(task.state.as_str())
+                .bind(task.status_message.as_deref())
+                .bind(millis(task.created_at))
+                .bind(task.expires_at.map(millis))
+                .execute(pool)
+                .await
+                .map_err(JournalError::database("create_task"))?;
+            Ok(())
+        })
+    }
+
+    /// The task `task_id`, if the journal holds it.
+    ///
+    /// # Errors
+    ///
+    /// When the journal cannot be read, or its row does not decode.
+    pub async fn task(&self, task_id: &str) -> Result<Option<TaskRecord>, JournalError> {
+        limits::id("task_id", task_id)?;
+        on_pool!(self, pool => {
+            let row = sqlx::query(ONE).bind(task_id).fetch_optional(pool).await.map_err(JournalError::database("task"))?;
+            row.as_ref().map(decode_task).transpose()
+        })
+    }
+
+    /// Moves a task that has not ended to `state`, with its message and (for
+    /// an end) its result; `false` when it had ended already (another
+    /// writer's end stands).
+    ///
+    /// # Errors
+    ///
+    /// When the journal cannot be written.
+    pub async fn move_task(&self, task_id: &str, state: TaskState, message: Option<&str>, result: Option<&Value>) -> Result<bool, JournalError> {
+        limits::id("task_id", task_id)?;
+        let result = result.map(Value::to_string);
+        on_pool!(self, pool => {
+            let moved = sqlx::query(MOVE)
+                .bind(task_id)
+                .bind(state.as_str())
+                .bind(message)
+                .bind(result.as_deref())
+                .bind(millis(SystemTime::now()))
+                .execute(pool)
+                .await
+                .map_err(JournalError::database("move_task"))?;
+            Ok(moved.rows_affected() == 1)
+        })
+    }
+}
+
+fn decode_task<'r, R: Row>(row: &'r R) -> Result<TaskRecord, JournalError>
+where
+    &'static str: ColumnIndex<R>,
+    String: Decode<'r, R::Database> + Type<R::Database>,
+    Option<String>: Decode<'r, R::Database> + Type<R::Database>,
+    i64: Decode<'r, R::Database> + Type<R::Database>,
+    Option<i64>: Decode<'r, R::Database> + Type<R::Database>,
+{
+    let row = RowReader::new(row, "journal_tasks", "task_id")?;
+    let status: String = row.get("status")?;
+    let state = TaskState::parse(&status).ok_or_else(|| row.corrupt(format!("unknown status {status:?}")))?;
+    Ok(TaskRecord {
+        user_id: row.get("user_id")?,
+        tool: row.get("tool")?,
+        input: row.json("input")?,
+        state,
+        status_message: row.get("status_message")?,
+        result: row.optional_json("result")?,
+        created_at: row.time("created_at")?,
+        updated_at: row.time("updated_at")?,
+        expires_at: row.optional_time("expires_at")?,
+        task_id: row.key,
+    })
+}

@@ -1,0 +1,130 @@
+//! `tools/list` and `tools/call` at revision 2026-07-28, each computed from
+//! the request alone: its caller, its arguments, and for an approval's
+//! second round its sealed state and the human's answer.
+
+use std::future::IntoFuture;
+use std::sync::Arc;
+
+use rmcp::RoleServer;
+use rmcp::model::{CacheScope, CallToolRequestParams, CallToolResponse, ListToolsResult};
+use rmcp::service::RequestContext;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::{approvals, retries};
+use crate::call::CallOutcome;
+use crate::context::{ProgressSink, UserContext};
+use crate::error::ToolError;
+use crate::mcp::session::{call_tool_result, declares_output_schema, forwarding_progress, mcp_tool};
+use crate::mcp::{McpServer, http};
+use crate::pipeline::Call;
+use crate::result::CallResult;
+use crate::result::ResultKind;
+use crate::steps::Steps;
+use crate::tool::ToolDefinition;
+use smol_str::SmolStr;
+
+/// Who makes this request: the user the authentication hook gave for it
+/// (rmcp hands the handler the HTTP request's `Parts`, which carry it),
+/// else the server's user.
+pub(super) fn caller<App>(server: &McpServer<App>, context: &RequestContext<RoleServer>) -> Arc<UserContext> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<http::Caller>())
+        .map_or_else(|| server.user.clone(), |caller| caller.0.clone())
+}
+
+/// The tools offered to `user` at this revision, in the registry's order:
+/// what a fresh run offers at its first step, without provider-defined and
+/// external tools.
+pub(super) fn offered<'s, App: Send + Sync + 'static>(server: &'s McpServer<App>, user: &UserContext) -> Vec<&'s ToolDefinition> {
+    let offered = Steps::default().offered(&server.registry, server.app.as_ref(), user);
+    offered.into_iter().filter(|def| def.provider_defined.is_none() && !def.external).collect()
+}
+
+/// `tools/list` for the request's caller, with its cache hints: stale at
+/// once and private, since what is listed depends on who asks.
+pub(super) fn list<App: Send + Sync + 'static>(server: &McpServer<App>, context: &RequestContext<RoleServer>) -> ListToolsResult {
+    let user = caller(server, context);
+    let mut result = ListToolsResult::with_all_items(offered(server, &user).into_iter().map(mcp_tool).collect());
+    result.ttl_ms = Some(0);
+    result.cache_scope = Some(CacheScope::Private);
+    result
+}
+
+/// `tools/call`: the whole pipeline for the request's caller; a call that
+/// needs approval answers `input_required`, and its second round (with the
+/// human's answer and the sealed state) is carried out by `approvals`.
+pub(super) async fn call<App: Send + Sync + 'static>(
+    server: &McpServer<App>,
+    request: CallToolRequestParams,
+    context: &RequestContext<RoleServer>,
+) -> CallToolResponse {
+    let user = caller(server, context);
+    let CallToolRequestParams { name, arguments, input_responses, request_state, .. } = request;
+    let arguments = Value::Object(arguments.unwrap_or_default());
+    if request_state.is_some() || input_responses.is_some() {
+        return approvals::resume(server, &name, arguments, (request_state, input_responses), &user, context).await;
+    }
+    let key = match retries::key(&context.meta) {
+        Ok(key) => key,
+        Err(invalid) => return refused(server, &name, &invalid),
+    };
+    // A keyed call answers directly: a retry of it must find its effect,
+    // not start a second task.
+    #[cfg(feature = "journal")]
+    if key.is_none() && super::tasks::wanted(server, server.registry.definition(&name), context) {
+        return super::tasks::create(server, &name, arguments, &user).await;
+    }
+    let names = offered(server, &user).into_iter().map(|def| def.name.clone()).collect();
+    let call = server.registry.call(&server.app, &name, arguments).user(user.clone()).cancellation(&context.ct).offered(names);
+    let call = match key {
+        None => call,
+        Some(key) => match keyed(server, call, key, &user) {
+            Some(call) => call,
+            None => return refused(server, &name, &retries::unavailable()),
+        },
+    };
+    let outcome = match context.meta.get_progress_token() {
+        Some(token) => {
+            let (sender, reports) = mpsc::unbounded_channel();
+            let sink = ProgressSink::new(move |progress| {
+                let _ = sender.send(progress);
+            });
+            forwarding_progress(call.progress(sink).into_future(), reports, token, &context.peer).await
+        }
+        None => call.await,
+    };
+    match outcome {
+        CallOutcome::Done(result) => complete(server, result),
+        #[cfg(feature = "journal")]
+        CallOutcome::NeedsApproval(pending) if super::tasks::declared(server, context) => {
+            super::tasks::create_waiting(server, pending.tool(), pending.arguments(), &user).await
+        }
+        CallOutcome::NeedsApproval(pending) => approvals::ask(server, pending, &user, context).await,
+    }
+}
+
+/// `call` with its effect journaled under the idempotency `key`, for
+/// `user`; `None` without a journal.
+fn keyed<'r, App: Send + Sync + 'static>(server: &McpServer<App>, call: Call<'r, App>, key: SmolStr, user: &UserContext) -> Option<Call<'r, App>> {
+    #[cfg(feature = "journal")]
+    if let Some(journal) = &server.journal {
+        let durable = crate::memory::Remembered::durable(Arc::new(journal.clone()), &retries::run_id(user));
+        return Some(call.remembered(durable).call_id(key));
+    }
+    let _ = (server, call, key, user);
+    None
+}
+
+/// A call refused before the pipeline, with `error` as its one line.
+fn refused<App: Send + Sync + 'static>(server: &McpServer<App>, tool: &str, error: &ToolError) -> CallToolResponse {
+    complete(server, CallResult::failure(tool.into(), crate::ids::fresh_call_id(), ResultKind::Denied, error))
+}
+
+/// A settled call as MCP carries it, as on the session path.
+pub(super) fn complete<App: Send + Sync + 'static>(server: &McpServer<App>, result: CallResult) -> CallToolResponse {
+    let declares_output = server.registry.definition(&result.tool).is_some_and(declares_output_schema);
+    CallToolResponse::Complete(call_tool_result(result, declares_output))
+}

@@ -1,0 +1,117 @@
+//! A task whose call needs a human's approval: its call is parked in the
+//! journal (run `mcp-task:<task id>`, call `<task id>`), the task reads
+//! `input_required` with a form elicitation, and `tasks/update` carries the
+//! human's answer, journaled as the call's one decision (a decision made
+//! out of band first wins, and the task moves on by it at its next
+//! `tasks/get`). The call then runs again through the pipeline, which
+//! parks it again, and the decision is carried out; its effect is
+//! journaled, so it runs at most once.
+
+use std::collections::BTreeMap;
+use std::time::SystemTime;
+
+use rmcp::ErrorData;
+use rmcp::model::{
+    ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, InputRequest, InputRequests, InputResponses,
+};
+
+use super::approvals::APPROVAL_INPUT;
+use crate::call::PendingCall;
+use crate::context::UserContext;
+use crate::error_report::Escaped;
+use crate::journal::{Decision, Journal, JournalError, ParkedCall, TaskRecord, TaskState};
+use crate::mcp::McpServer;
+use crate::result::CallResult;
+
+/// The run a task's call belongs to in the journal.
+pub(super) fn run_id(task_id: &str) -> String {
+    format!("mcp-task:{task_id}")
+}
+
+/// What the runner does with a task's call that needs approval: the result
+/// to end the task with, once decided; `None` while it waits (parked now,
+/// or still), the task then reading `input_required`.
+pub(super) async fn decided<App: Send + Sync + 'static>(
+    server: &McpServer<App>,
+    journal: &Journal,
+    task: &TaskRecord,
+    pending: PendingCall<App>,
+) -> Result<Option<CallResult>, JournalError> {
+    let run_id = run_id(&task.task_id);
+    match journal.approval(&run_id, &task.task_id).await? {
+        Some(approval) => match approval.decided.map(|decided| decided.decision) {
+            Some(Decision::Reject(text)) => return Ok(Some(server.registry.reject(pending, Some(&text)))),
+            Some(Decision::ApproveEdited(edited)) => return Ok(Some(server.registry.approve_decided(pending, Some(edited.into())).await)),
+            Some(Decision::Approve) => return Ok(Some(server.registry.approve_decided(pending, None).await)),
+            None => {}
+        },
+        None => {
+            let now = SystemTime::now();
+            let call = ParkedCall {
+                run_id,
+                call_id: task.task_id.clone(),
+                tool: task.tool.clone(),
+                input: task.input.clone(),
+                user_id: task.user_id.clone(),
+                parked_at: now,
+                expires_at: Some(now + server.registry.approval_ttl()),
+            };
+            journal.park(&call).await?;
+        }
+    }
+    journal.move_task(&task.task_id, TaskState::InputRequired, Some("waiting for a human's approval"), None).await?;
+    Ok(None)
+}
+
+/// Whether the parked call of a task waiting for input was decided (out of
+/// band, or by an answer another instance took).
+pub(super) async fn is_decided(journal: &Journal, task: &TaskRecord) -> bool {
+    let approval = journal.approval(&run_id(&task.task_id), &task.task_id).await;
+    approval.ok().flatten().is_some_and(|approval| approval.decided.is_some())
+}
+
+/// The elicitation a task waiting for approval asks its client for.
+pub(super) fn input_requests(task: &TaskRecord) -> InputRequests {
+    let arguments = serde_json::to_string_pretty(&task.input).unwrap_or_default();
+    let message = format!(
+        "The assistant wants to call `{}` with these arguments:\n\n{arguments}\n\nThis call needs your approval. Accept to run it; decline \
+         to refuse it.",
+        task.tool
+    );
+    let ask = ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema: ElicitationSchema::new(BTreeMap::new()) };
+    BTreeMap::from([(APPROVAL_INPUT.to_owned(), InputRequest::Elicitation(ElicitRequest::new(ask)))])
+}
+
+/// Journals the client's answer (`tasks/update`) as the decision of the
+/// task's parked call.
+///
+/// # Errors
+///
+/// `-32602` for a task not waiting for input, an answer missing, or an
+/// approval the client answered already; `-32603` when the journal fails.
+pub(super) async fn answer(journal: &Journal, task: &TaskRecord, responses: &InputResponses, user: &UserContext) -> Result<(), ErrorData> {
+    if task.state != TaskState::InputRequired {
+        return Err(ErrorData::invalid_params(format!("task {:?} is {}, not waiting for input", task.task_id, task.state.as_str()), None));
+    }
+    let answer = responses.get(APPROVAL_INPUT).and_then(|answer| serde_json::from_value::<ElicitResult>(answer.clone()).ok());
+    let Some(answer) = answer else {
+        return Err(ErrorData::invalid_params("inputResponses holds no answer under \"approval\" (an elicitation result)", None));
+    };
+    let decision = match answer.action {
+        ElicitationAction::Accept => Decision::Approve,
+        _ => Decision::Reject(crate::result::lines::rejected(None).user_message().to_owned()),
+    };
+    let by = format!("mcp-client:{}", user.id.as_deref().unwrap_or(""));
+    match journal.decide(&run_id(&task.task_id), &task.task_id, decision, &by).await {
+        Ok(_) => Ok(()),
+        Err(JournalError::AlreadyDecided { by: first, .. }) if first.starts_with("mcp-client") => {
+            Err(ErrorData::invalid_params("this task's approval was answered already", None))
+        }
+        // Decided out of band, or expired: that decision is carried out.
+        Err(JournalError::AlreadyDecided { .. } | JournalError::ApprovalExpired { .. }) => Ok(()),
+        Err(error) => {
+            tracing::error!(task_id = %Escaped(&task.task_id), error = %Escaped(&error), "a task's answer could not be journaled");
+            Err(ErrorData::internal_error("the answer could not be recorded; send it again in a moment", None))
+        }
+    }
+}

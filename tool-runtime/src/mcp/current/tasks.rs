@@ -1,0 +1,291 @@
+//! Tasks at revision 2026-07-28 (extension `io.modelcontextprotocol/tasks`),
+//! offered only where the server has a journal and only to a request that
+//! declares the extension. The server decides per call: a tool whose own
+//! `timeout` is at least [`TASK_TIMEOUT`] (the registry's default does not
+//! count: every tool has it), or that has an `interim` text, answers with a
+//! task instead of its result.
+//!
+//! The task is written to the journal (`journal/tasks.rs`) before the
+//! answer; then its call runs on this process, detached from the request,
+//! as a durable call (run `mcp-task:<task id>`, call `<task id>`), and its
+//! end is written to the task. `tasks/get` reads the task from the journal,
+//! on any instance: a completed task's result is what was journaled, never
+//! a second execution. A task found working that no process here runs (its
+//! process ended, or it runs elsewhere) is taken up again through the same
+//! durable call: the effect journal answers a finished call with its
+//! result, waits for one started elsewhere until its tool's timeout from
+//! its start, and refuses one whose end was never recorded
+//! (`OUTCOME_UNKNOWN`) unless the tool is idempotent; so the call runs at
+//! most once. `tasks/cancel` ends the task (one statement: of a finish and
+//! a cancellation one wins) and cancels its call where it runs here. A task
+//! is its caller's: another user reads no such task. A call that needs
+//! approval answers with a task too, which waits `input_required` for
+//! `tasks/update` (`task_approvals.rs`).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime};
+
+use rmcp::ErrorData;
+use rmcp::RoleServer;
+use rmcp::model::{CallToolResponse, CreateTaskResult, DetailedTask, Task, TaskPayload, TaskStatus};
+use rmcp::service::RequestContext;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::calls::complete;
+use super::task_approvals;
+use crate::context::UserContext;
+use crate::error_report::Escaped;
+use crate::journal::{Journal, TaskRecord, TaskState};
+use crate::mcp::McpServer;
+use crate::tool::ToolDefinition;
+
+/// The shortest tool timeout that makes a call a task: 10 seconds.
+pub const TASK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a task is kept: a day.
+const TASK_TTL: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// How often a client should poll a task.
+const POLL_INTERVAL: Duration = Duration::from_millis(500);
+
+/// The calls of tasks this process runs, by task id, each with its token.
+#[derive(Default)]
+pub(crate) struct Running(Mutex<HashMap<String, CancellationToken>>);
+
+impl Running {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Whether a call of `def` answers with a task for this request.
+pub(super) fn wanted<App>(server: &McpServer<App>, def: Option<&ToolDefinition>, context: &RequestContext<RoleServer>) -> bool {
+    let long = def.is_some_and(|def| def.interim.is_some() || def.timeout.is_some_and(|timeout| timeout >= TASK_TIMEOUT));
+    long && declared(server, context)
+}
+
+/// Whether tasks are offered to this request: the server has a journal and
+/// the request declares the extension.
+pub(super) fn declared<App>(server: &McpServer<App>, context: &RequestContext<RoleServer>) -> bool {
+    journal(server).is_some() && context.client_capabilities().is_some_and(|capabilities| capabilities.supports_tasks())
+}
+
+fn journal<App>(server: &McpServer<App>) -> Option<&Journal> {
+    server.journal.as_ref()
+}
+
+/// Creates the task in the journal, starts its call here, and answers with
+/// it; a task that could not be written is not started (a 503 tool error).
+pub(super) async fn create<App: Send + Sync + 'static>(
+    server: &McpServer<App>,
+    tool: &str,
+    arguments: Value,
+    user: &Arc<UserContext>,
+) -> CallToolResponse {
+    let Some(journal) = journal(server) else { unreachable!("`wanted` asks for a journal") };
+    let now = SystemTime::now();
+    let task = TaskRecord {
+        task_id: crate::ids::fresh_id("task-").to_string(),
+        user_id: user.id.clone(),
+        tool: tool.to_owned(),
+        input: arguments,
+        state: TaskState::Working,
+        status_message: None,
+        result: None,
+        created_at: now,
+        updated_at: now,
+        expires_at: Some(now + TASK_TTL),
+    };
+    if let Err(error) = journal.create_task(&task).await {
+        tracing::error!(tool = %Escaped(tool), error = %Escaped(&error), "a task could not be written to the journal");
+        let failed = crate::error::ToolError::new(
+            503,
+            "TASK_NOT_RECORDED",
+            "This call could not be recorded as a task, so it was not run. Try again in a moment.",
+        );
+        return complete(
+            server,
+            crate::result::CallResult::failure(tool.into(), crate::ids::fresh_call_id(), crate::result::ResultKind::Denied, &failed),
+        );
+    }
+    start(server, &task, user.clone());
+    CallToolResponse::Task(CreateTaskResult::new(wire(&task)))
+}
+
+/// Runs a task's call on this process unless it runs here already.
+fn start<App: Send + Sync + 'static>(server: &McpServer<App>, task: &TaskRecord, user: Arc<UserContext>) {
+    let token = CancellationToken::new();
+    {
+        let mut running = server.tasks.lock();
+        if running.contains_key(&task.task_id) {
+            return;
+        }
+        running.insert(task.task_id.clone(), token.clone());
+    }
+    let (server, task) = (server.clone(), task.clone());
+    tokio::spawn(async move {
+        if let Some(journal) = journal(&server).cloned()
+            && let Err(error) = run(&server, &journal, &task, user, &token).await
+        {
+            tracing::error!(task_id = %Escaped(&task.task_id), error = %Escaped(&error), "a task could not be carried on in the journal");
+        }
+        server.tasks.lock().remove(&task.task_id);
+    });
+}
+
+/// A task's call, as a durable call, and its end written to the task; a
+/// call that waits for approval leaves the task `input_required`.
+async fn run<App: Send + Sync + 'static>(
+    server: &McpServer<App>,
+    journal: &Journal,
+    task: &TaskRecord,
+    user: Arc<UserContext>,
+    token: &CancellationToken,
+) -> Result<(), crate::journal::JournalError> {
+    let durable = crate::memory::Remembered::durable(Arc::new(journal.clone()), &task_approvals::run_id(&task.task_id));
+    let names = super::calls::offered(server, &user).into_iter().map(|def| def.name.clone()).collect();
+    let call = server.registry.call(&server.app, &task.tool, task.input.clone()).user(user).cancellation(token).offered(names);
+    let result = match call.call_id(task.task_id.as_str()).remembered(durable).await {
+        crate::call::CallOutcome::Done(result) => result,
+        crate::call::CallOutcome::NeedsApproval(pending) => match task_approvals::decided(server, journal, task, pending).await? {
+            Some(result) => result,
+            None => return Ok(()),
+        },
+    };
+    let mut result = serde_json::to_value(rmcp::model::ServerResult::from(complete(server, result))).ok();
+    // The result as a `tasks/get` reader sees it: without the discriminator of a direct answer.
+    if let Some(object) = result.as_mut().and_then(Value::as_object_mut) {
+        object.remove("resultType");
+    }
+    journal.move_task(&task.task_id, TaskState::Completed, None, result.as_ref()).await?;
+    Ok(())
+}
+
+/// Answers with a task a call that needs approval: created working, its
+/// call run again here parks it and leaves it `input_required`.
+pub(super) async fn create_waiting<App: Send + Sync + 'static>(
+    server: &McpServer<App>,
+    tool: &str,
+    arguments: Value,
+    user: &Arc<UserContext>,
+) -> CallToolResponse {
+    create(server, tool, arguments, user).await
+}
+
+/// `tasks/update`: the client's answer to a task waiting for approval,
+/// journaled as its decision; the call then goes on here.
+pub(super) async fn update<App: Send + Sync + 'static>(
+    server: &McpServer<App>,
+    task_id: &str,
+    responses: &rmcp::model::InputResponses,
+    user: &Arc<UserContext>,
+) -> Result<(), ErrorData> {
+    let task = read(server, task_id, user).await?;
+    let journal = journal(server).expect("read found a journal");
+    task_approvals::answer(journal, &task, responses, user).await?;
+    resume_decided(server, journal, task, user).await;
+    Ok(())
+}
+
+/// Moves a task whose approval was decided back to working, and runs it.
+async fn resume_decided<App: Send + Sync + 'static>(server: &McpServer<App>, journal: &Journal, mut task: TaskRecord, user: &Arc<UserContext>) {
+    match journal.move_task(&task.task_id, TaskState::Working, None, None).await {
+        Ok(_) => {
+            task.state = TaskState::Working;
+            start(server, &task, user.clone());
+        }
+        Err(error) => tracing::error!(task_id = %Escaped(&task.task_id), error = %Escaped(&error), "a decided task could not be moved on"),
+    }
+}
+
+/// The task `task_id` of the request's caller; a working one that runs
+/// nowhere here is taken up again.
+pub(super) async fn get<App: Send + Sync + 'static>(
+    server: &McpServer<App>,
+    task_id: &str,
+    user: &Arc<UserContext>,
+) -> Result<DetailedTask, ErrorData> {
+    let mut task = read(server, task_id, user).await?;
+    let journal = journal(server).expect("read found a journal");
+    if task.state == TaskState::InputRequired && task_approvals::is_decided(journal, &task).await {
+        resume_decided(server, journal, task.clone(), user).await;
+        task.state = TaskState::Working;
+    }
+    if task.state == TaskState::Working {
+        start(server, &task, user.clone());
+    }
+    Ok(detailed(&task))
+}
+
+/// Cancels the task `task_id` of the request's caller: ended in the
+/// journal unless it ended first, and its call cancelled where it runs here.
+pub(super) async fn cancel<App: Send + Sync + 'static>(server: &McpServer<App>, task_id: &str, user: &Arc<UserContext>) -> Result<(), ErrorData> {
+    let task = read(server, task_id, user).await?;
+    let journal = journal(server).expect("read found a journal");
+    let moved = journal.move_task(&task.task_id, TaskState::Cancelled, Some("cancelled by the client"), None).await.map_err(internal)?;
+    if moved && let Some(token) = server.tasks.lock().remove(&task.task_id) {
+        token.cancel();
+    }
+    Ok(())
+}
+
+async fn read<App>(server: &McpServer<App>, task_id: &str, user: &UserContext) -> Result<TaskRecord, ErrorData> {
+    let no_such =
+        || ErrorData::invalid_params(format!("there is no task {task_id:?} of yours; tasks/get takes the taskId a tools/call answered with"), None);
+    let Some(journal) = journal(server) else { return Err(no_such()) };
+    match journal.task(task_id).await {
+        Ok(Some(task)) if task.user_id == user.id => Ok(task),
+        Ok(_) => Err(no_such()),
+        Err(crate::journal::JournalError::Refused { .. }) => Err(no_such()),
+        Err(error) => Err(internal(error)),
+    }
+}
+
+fn internal(error: crate::journal::JournalError) -> ErrorData {
+    tracing::error!(error = %Escaped(&error), "the journal could not be read or written for a task");
+    ErrorData::internal_error("the task could not be read or written; try again in a moment", None)
+}
+
+/// A task as MCP's `tasks/get` gives it.
+fn detailed(task: &TaskRecord) -> DetailedTask {
+    let payload = match (task.state, &task.result) {
+        (TaskState::Completed, Some(Value::Object(result))) => TaskPayload::Completed { result: result.clone() },
+        (TaskState::Cancelled, _) => TaskPayload::Cancelled,
+        (TaskState::InputRequired, _) => TaskPayload::InputRequired { input_requests: task_approvals::input_requests(task) },
+        (TaskState::Working, _) => TaskPayload::Working,
+        (TaskState::Failed | TaskState::Completed, _) => {
+            let mut error = serde_json::Map::new();
+            error.insert("code".into(), (-32603).into());
+            error.insert("message".into(), "the task ended without a result it could keep".into());
+            TaskPayload::Failed { error }
+        }
+    };
+    DetailedTask::new(wire(task), payload)
+}
+
+/// A task's base fields: status, times, TTL and poll interval.
+fn wire(task: &TaskRecord) -> Task {
+    let status = match task.state {
+        TaskState::Working => TaskStatus::Working,
+        TaskState::InputRequired => TaskStatus::InputRequired,
+        TaskState::Completed => TaskStatus::Completed,
+        TaskState::Failed => TaskStatus::Failed,
+        TaskState::Cancelled => TaskStatus::Cancelled,
+    };
+    let mut wire =
+        Task::new(&task.task_id, status, iso(task.created_at), iso(task.updated_at)).with_poll_interval_ms(POLL_INTERVAL.as_millis() as u64);
+    if let Some(expires_at) = task.expires_at {
+        wire = wire.with_ttl_ms(expires_at.duration_since(task.created_at).unwrap_or_default().as_millis() as u64);
+    }
+    if let Some(message) = &task.status_message {
+        wire = wire.with_status_message(message.clone());
+    }
+    wire
+}
+
+/// ISO 8601, in UTC, to the millisecond.
+fn iso(time: SystemTime) -> String {
+    chrono::DateTime::<chrono::Utc>::from(time).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}

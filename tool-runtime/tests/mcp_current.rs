@@ -1,0 +1,593 @@
+//! The MCP server at revision 2026-07-28 over streamable HTTP, spoken as raw
+//! HTTP/1.1 on loopback sockets: `server/discover`; `tools/list` and
+//! `tools/call` computed per request for the request's caller, with cache
+//! hints and the registry's order; approvals as multi round-trip requests,
+//! answered on another instance holding the same key, and every forged
+//! `requestState` (a flipped byte, another call's, another user's, an
+//! expired one, a replayed one, another key's) refused without running
+//! anything; with a journal, a decision made out of band wins over the
+//! client's answer. The session revision is still negotiated by `initialize`.
+//!
+//! ```text
+//! cargo test -p tool-runtime --features mcp --test mcp_current
+//! ```
+#![cfg(feature = "mcp")]
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tool_runtime::mcp::{IDEMPOTENCY_KEY, McpServer, Unauthorized};
+use tool_runtime::prelude::*;
+
+/// How many grants ran.
+#[derive(Default)]
+struct Bank {
+    grants: AtomicUsize,
+    deposits: AtomicUsize,
+}
+
+/// Deposit money; counted, never approved.
+#[tool]
+async fn deposit(ctx: Ctx<Bank>, amount: u32) -> String {
+    let deposits = ctx.app().deposits.fetch_add(1, Ordering::SeqCst) + 1;
+    format!("deposit {deposits}: {amount}")
+}
+
+/// Get one item.
+#[tool(read_only)]
+async fn get_item(id: u32) -> String {
+    format!("item {id}")
+}
+
+/// Grant credit; a human approves each grant.
+#[tool(policy = needs_approval)]
+async fn grant(ctx: Ctx<Bank>, amount: u32) -> String {
+    ctx.app().grants.fetch_add(1, Ordering::SeqCst);
+    format!("granted {amount}")
+}
+
+fn alice_only<App>(view: &StepView<'_, App>) -> bool {
+    view.user.id.as_deref() == Some("alice")
+}
+
+/// Audit the ledger; only for alice.
+#[tool(read_only, visible_when = alice_only)]
+async fn audit() -> String {
+    "clean".to_owned()
+}
+
+/// Close the item once it was read in the same run.
+#[tool(requires("get_item"))]
+async fn close_item(id: u32) -> String {
+    format!("closed {id}")
+}
+
+const KEY: &[u8] = b"the key every instance of this test holds";
+
+fn server(bank: &Arc<Bank>) -> McpServer<Bank> {
+    let registry =
+        Registry::builder().tools(tools![get_item, grant, audit, close_item, deposit]).approval_ttl(Duration::from_secs(60)).build().unwrap();
+    server_with(registry, bank, KEY)
+}
+
+fn server_with(registry: Registry<Bank>, bank: &Arc<Bank>, key: &[u8]) -> McpServer<Bank> {
+    McpServer::new(registry, bank.clone())
+        .with_auth(|headers| match headers.get("authorization").and_then(|value| value.to_str().ok()) {
+            Some("Bearer tok-alice") => Ok(UserContext::new("alice")),
+            Some("Bearer tok-bob") => Ok(UserContext::new("bob")),
+            _ => Err(Unauthorized::missing_bearer_token()),
+        })
+        .with_request_state_key(key)
+        .unwrap()
+}
+
+async fn serve(server: McpServer<Bank>) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(server.serve_http(listener));
+    addr
+}
+
+#[derive(Debug)]
+struct Reply {
+    status: u16,
+    headers: String,
+    body: String,
+}
+
+impl Reply {
+    /// The JSON-RPC message of the reply, from a JSON or SSE body.
+    fn message(&self) -> Value {
+        self.body
+            .lines()
+            .map(|line| line.strip_prefix("data:").unwrap_or(line).trim())
+            .filter_map(|data| serde_json::from_str::<Value>(data).ok())
+            .find(|message| message.get("id").is_some())
+            .unwrap_or_else(|| panic!("no JSON-RPC answer in {self:?}"))
+    }
+
+    fn result(&self) -> Value {
+        let message = self.message();
+        assert!(message.get("error").is_none(), "{message}");
+        message["result"].clone()
+    }
+}
+
+/// The `_meta` every request of the revision carries; `elicit`: whether
+/// the client declares form elicitation.
+fn meta(elicit: bool) -> Value {
+    let capabilities = if elicit { json!({"elicitation": {"form": {}}}) } else { json!({}) };
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+    })
+}
+
+/// One request of the revision, as `token`'s user, on its own connection.
+async fn request(addr: SocketAddr, token: &str, method: &str, name: Option<&str>, mut params: Value) -> Reply {
+    let mut all = meta(params.get("elicit").is_none_or(|elicit| elicit.as_bool() == Some(true)));
+    if let Some(key) = params.as_object_mut().unwrap().remove("key") {
+        all[IDEMPOTENCY_KEY] = key;
+    }
+    params["_meta"] = all;
+    params.as_object_mut().unwrap().remove("elicit");
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}).to_string();
+    let mut head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: {method}\r\n\
+         Authorization: Bearer {token}\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if let Some(name) = name {
+        head.push_str(&format!("Mcp-Name: {name}\r\n"));
+    }
+    head.push_str("\r\n");
+    exchange(addr, &head, body.as_bytes()).await
+}
+
+async fn exchange(addr: SocketAddr, head: &str, body: &[u8]) -> Reply {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body).await.unwrap();
+    let mut raw = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut raw)).await.expect("a reply within 10s").unwrap();
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no HTTP reply: {text:?}"));
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    Reply { status, headers: head.to_owned(), body: body.to_owned() }
+}
+
+async fn call(addr: SocketAddr, token: &str, tool: &str, arguments: Value) -> Value {
+    request(addr, token, "tools/call", Some(tool), json!({"name": tool, "arguments": arguments})).await.result()
+}
+
+/// A call answered with the human's `action` and `state`.
+async fn answer(addr: SocketAddr, token: &str, tool: &str, arguments: Value, action: &str, state: &str) -> Value {
+    let params = json!({"name": tool, "arguments": arguments, "inputResponses": {"approval": {"action": action}}, "requestState": state});
+    request(addr, token, "tools/call", Some(tool), params).await.result()
+}
+
+/// A call carrying the idempotency `key`.
+async fn keyed(addr: SocketAddr, token: &str, tool: &str, arguments: Value, key: &str) -> Value {
+    request(addr, token, "tools/call", Some(tool), json!({"name": tool, "arguments": arguments, "key": key})).await.result()
+}
+
+fn text(result: &Value) -> &str {
+    result["content"][0]["text"].as_str().unwrap_or_default()
+}
+
+/// Asks for a grant; the `requestState` of the `input_required` answer.
+async fn ask_grant(addr: SocketAddr, token: &str, amount: u32) -> String {
+    let asked = call(addr, token, "grant", json!({"amount": amount})).await;
+    assert_eq!(asked["resultType"], "input_required", "{asked}");
+    let elicitation = &asked["inputRequests"]["approval"];
+    assert_eq!(elicitation["method"], "elicitation/create", "{asked}");
+    assert!(elicitation["params"]["message"].as_str().unwrap().contains("grant"), "{asked}");
+    asked["requestState"].as_str().unwrap().to_owned()
+}
+
+fn assert_refused(result: &Value) {
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(text(result).starts_with("code: REQUEST_STATE_REFUSED, status: 400"), "{result}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discover_names_both_revisions_and_opens_no_session() {
+    let addr = serve(server(&Arc::default())).await;
+    let reply = request(addr, "tok-alice", "server/discover", None, json!({})).await;
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert!(!reply.headers.to_ascii_lowercase().contains("mcp-session-id"), "{reply:?}");
+    let discovered = reply.result();
+    let versions = discovered["supportedVersions"].as_array().unwrap();
+    assert!(versions.contains(&json!("2026-07-28")) && versions.contains(&json!("2025-11-25")), "{discovered}");
+    assert!(discovered["capabilities"]["tools"].is_object(), "{discovered}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_are_listed_per_caller_in_the_registry_order_with_cache_hints() {
+    let addr = serve(server(&Arc::default())).await;
+    let names = |listed: &Value| listed["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap().to_owned()).collect::<Vec<_>>();
+    let alice = request(addr, "tok-alice", "tools/list", None, json!({})).await.result();
+    assert_eq!(names(&alice), ["get_item", "grant", "audit", "deposit"], "a tool that requires another is never offered: there is no run");
+    assert_eq!((alice["ttlMs"].clone(), alice["cacheScope"].clone()), (json!(0), json!("private")), "{alice}");
+    let bob = request(addr, "tok-bob", "tools/list", None, json!({})).await.result();
+    assert_eq!(names(&bob), ["get_item", "grant", "deposit"]);
+    // What a caller is not offered, they cannot call by name.
+    let refused = call(addr, "tok-bob", "audit", json!({})).await;
+    assert!(refused["isError"] == true && text(&refused).contains("UNKNOWN_TOOL"), "{refused}");
+    assert_eq!(text(&call(addr, "tok-alice", "audit", json!({})).await), "clean");
+    // Bad input is a tool error naming the field, not a protocol error.
+    let bad = call(addr, "tok-bob", "get_item", json!({"id": "seven"})).await;
+    assert!(bad["isError"] == true && text(&bad).contains("INVALID_ARGUMENTS") && text(&bad).contains("/id"), "{bad}");
+    assert_eq!(text(&call(addr, "tok-bob", "get_item", json!({"id": 7})).await), "item 7");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_header_that_contradicts_the_body_is_refused() {
+    let addr = serve(server(&Arc::default())).await;
+    let body =
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "get_item", "arguments": {"id": 1}, "_meta": meta(false)}})
+            .to_string();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/list\r\n\
+         Authorization: Bearer tok-alice\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    let reply = exchange(addr, &head, body.as_bytes()).await;
+    assert_eq!(reply.status, 400, "{reply:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_asked_on_one_instance_is_answered_on_another_once() {
+    let bank = Arc::new(Bank::default());
+    let (first, second) = (serve(server(&bank)).await, serve(server(&bank)).await);
+    let state = ask_grant(first, "tok-alice", 5).await;
+    assert_eq!(bank.grants.load(Ordering::SeqCst), 0, "asking runs nothing");
+    let done = answer(second, "tok-alice", "grant", json!({"amount": 5}), "accept", &state).await;
+    assert_eq!((done["isError"].clone(), text(&done)), (json!(false), "granted 5"), "{done}");
+    assert_eq!(bank.grants.load(Ordering::SeqCst), 1);
+    // The same answer again on the instance that took it: a replay.
+    assert_refused(&answer(second, "tok-alice", "grant", json!({"amount": 5}), "accept", &state).await);
+    assert_eq!(bank.grants.load(Ordering::SeqCst), 1);
+
+    let state = ask_grant(second, "tok-alice", 6).await;
+    let declined = answer(first, "tok-alice", "grant", json!({"amount": 6}), "decline", &state).await;
+    assert!(declined["isError"] == true && text(&declined).contains("APPROVAL_REJECTED"), "{declined}");
+    assert_eq!(bank.grants.load(Ordering::SeqCst), 1, "declined, it did not run");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_forged_request_state_is_refused_and_runs_nothing() {
+    let bank = Arc::new(Bank::default());
+    let addr = serve(server(&bank)).await;
+    let state = ask_grant(addr, "tok-alice", 5).await;
+    let mut flipped = state.clone().into_bytes();
+    let middle = flipped.len() / 2;
+    flipped[middle] = if flipped[middle] == b'A' { b'B' } else { b'A' };
+    let flipped = String::from_utf8(flipped).unwrap();
+    assert_refused(&answer(addr, "tok-alice", "grant", json!({"amount": 5}), "accept", &flipped).await);
+    // Another call's state: the same tool with other arguments, another tool.
+    assert_refused(&answer(addr, "tok-alice", "grant", json!({"amount": 500}), "accept", &state).await);
+    assert_refused(&answer(addr, "tok-alice", "get_item", json!({"amount": 5}), "accept", &state).await);
+    // Another user's.
+    assert_refused(&answer(addr, "tok-bob", "grant", json!({"amount": 5}), "accept", &state).await);
+    // Another server's key.
+    let other = serve(server_with(Registry::builder().tools(tools![grant]).build().unwrap(), &bank, b"another key, for another deployment")).await;
+    assert_refused(&answer(other, "tok-alice", "grant", json!({"amount": 5}), "accept", &state).await);
+    // Not a state at all, and an answer without one.
+    assert_refused(&answer(addr, "tok-alice", "grant", json!({"amount": 5}), "accept", "rs1.bm90IGEgc3RhdGU").await);
+    let params = json!({"name": "grant", "arguments": {"amount": 5}, "inputResponses": {"approval": {"action": "accept"}}});
+    assert_refused(&request(addr, "tok-alice", "tools/call", Some("grant"), params).await.result());
+    assert_eq!(bank.grants.load(Ordering::SeqCst), 0);
+    // The state itself still works for its own call.
+    assert_eq!(text(&answer(addr, "tok-alice", "grant", json!({"amount": 5}), "accept", &state).await), "granted 5");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_request_state_is_refused() {
+    let bank = Arc::new(Bank::default());
+    let registry = Registry::builder().tools(tools![grant]).approval_ttl(Duration::from_millis(300)).build().unwrap();
+    let addr = serve(server_with(registry, &bank, KEY)).await;
+    let state = ask_grant(addr, "tok-alice", 5).await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_refused(&answer(addr, "tok-alice", "grant", json!({"amount": 5}), "accept", &state).await);
+    assert_eq!(bank.grants.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_cannot_elicit_reads_that_approval_is_unavailable() {
+    let bank = Arc::new(Bank::default());
+    let addr = serve(server(&bank)).await;
+    let params = json!({"name": "grant", "arguments": {"amount": 5}, "elicit": false});
+    let refused = request(addr, "tok-alice", "tools/call", Some("grant"), params).await.result();
+    assert!(refused["isError"] == true && text(&refused).contains("APPROVAL_UNAVAILABLE"), "{refused}");
+    assert_eq!(bank.grants.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn initialize_still_opens_a_session_at_the_session_revision() {
+    let addr = serve(server(&Arc::default())).await;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+    .to_string();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nAuthorization: Bearer tok-alice\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    let reply = exchange(addr, &head, body.as_bytes()).await;
+    assert!(reply.headers.to_ascii_lowercase().contains("mcp-session-id"), "{reply:?}");
+    assert_eq!(reply.result()["protocolVersion"], "2025-11-25");
+}
+
+/// A journal on a SQLite file of its own.
+#[cfg(feature = "sqlite")]
+async fn journal(test: &str) -> tool_runtime::journal::Journal {
+    let dir = std::env::temp_dir().join(format!("tool-runtime-mcp-current-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    tool_runtime::journal::Journal::open(&dir.join("journal.db").display().to_string()).await.unwrap()
+}
+
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_journal_an_answer_is_its_one_decision_across_instances() {
+    use tool_runtime::journal::Decision;
+    let bank = Arc::new(Bank::default());
+    let journal = journal("decision").await;
+    let (first, second) = (serve(server(&bank).with_journal(journal.clone())).await, serve(server(&bank).with_journal(journal.clone())).await);
+    let state = ask_grant(first, "tok-alice", 5).await;
+    let parked = journal.pending_for_user("alice").await.unwrap();
+    assert_eq!(parked.len(), 1, "the waiting call is parked in the journal before the answer goes out");
+    assert_eq!((parked[0].tool.as_str(), parked[0].input.clone()), ("grant", json!({"amount": 5})));
+    let done = answer(second, "tok-alice", "grant", json!({"amount": 5}), "accept", &state).await;
+    assert_eq!(text(&done), "granted 5");
+    // A replay on the other instance finds the journaled decision: refused.
+    assert_refused(&answer(first, "tok-alice", "grant", json!({"amount": 5}), "accept", &state).await);
+    assert_eq!(bank.grants.load(Ordering::SeqCst), 1);
+    let decided = journal.approval(&parked[0].run_id, &parked[0].call_id).await.unwrap().unwrap().decided.unwrap();
+    assert_eq!((decided.decision, decided.by.as_str()), (Decision::Approve, "mcp-client:alice"));
+
+    // A decision made out of band first wins over the client's answer.
+    let state = ask_grant(first, "tok-alice", 6).await;
+    let parked = journal.pending_for_user("alice").await.unwrap();
+    journal.decide(&parked[0].run_id, &parked[0].call_id, Decision::Reject("Not this month.".into()), "supervisor").await.unwrap();
+    let refused = answer(second, "tok-alice", "grant", json!({"amount": 6}), "accept", &state).await;
+    assert!(refused["isError"] == true && text(&refused).contains("Not this month."), "{refused}");
+    assert_eq!(bank.grants.load(Ordering::SeqCst), 1, "the supervisor's rejection won: it did not run");
+}
+
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_with_the_same_key_reads_the_first_result_on_any_instance() {
+    let bank = Arc::new(Bank::default());
+    let journal = journal("retries").await;
+    let (first, second) = (serve(server(&bank).with_journal(journal.clone())).await, serve(server(&bank).with_journal(journal)).await);
+    let done = keyed(first, "tok-alice", "deposit", json!({"amount": 5}), "k-1").await;
+    assert_eq!(text(&done), "deposit 1: 5");
+    // The stream broke; the client sends the call again, here or elsewhere.
+    assert_eq!(text(&keyed(second, "tok-alice", "deposit", json!({"amount": 5}), "k-1").await), "deposit 1: 5");
+    assert_eq!(text(&keyed(first, "tok-alice", "deposit", json!({"amount": 5}), "k-1").await), "deposit 1: 5");
+    assert_eq!(bank.deposits.load(Ordering::SeqCst), 1, "one effect for one key");
+    // The same key for other arguments is refused; another user's key is theirs.
+    let reused = keyed(second, "tok-alice", "deposit", json!({"amount": 6}), "k-1").await;
+    assert!(reused["isError"] == true && text(&reused).contains("CALL_ID_REUSED"), "{reused}");
+    assert_eq!(text(&keyed(second, "tok-bob", "deposit", json!({"amount": 5}), "k-1").await), "deposit 2: 5");
+    // Without a key, every call runs.
+    assert_eq!(text(&call(first, "tok-alice", "deposit", json!({"amount": 5})).await), "deposit 3: 5");
+    assert_eq!(bank.deposits.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_journal_a_keyed_call_is_refused_and_a_bad_key_too() {
+    let bank = Arc::new(Bank::default());
+    let addr = serve(server(&bank)).await;
+    let refused = keyed(addr, "tok-alice", "deposit", json!({"amount": 5}), "k-1").await;
+    assert!(refused["isError"] == true && text(&refused).contains("IDEMPOTENCY_UNAVAILABLE"), "{refused}");
+    let bad = keyed(addr, "tok-alice", "deposit", json!({"amount": 5}), "").await;
+    assert!(bad["isError"] == true && text(&bad).contains("IDEMPOTENCY_KEY_INVALID"), "{bad}");
+    assert_eq!(bank.deposits.load(Ordering::SeqCst), 0);
+}
+
+/// How many slow calls started, and how many were cancelled.
+#[derive(Default)]
+struct Slow {
+    started: AtomicUsize,
+    cancelled: AtomicUsize,
+}
+
+/// Take a while; long enough (by its interim text) to be a task.
+#[tool(interim = "still counting", interim_after = "900ms", timeout = "1s")]
+async fn count_slowly(ctx: Ctx<Slow>, millis: u64) -> String {
+    ctx.app().started.fetch_add(1, Ordering::SeqCst);
+    tokio::select! {
+        () = tokio::time::sleep(Duration::from_millis(millis)) => format!("counted for {millis} ms"),
+        () = ctx.cancellation().cancelled() => {
+            ctx.app().cancelled.fetch_add(1, Ordering::SeqCst);
+            "cancelled".to_owned()
+        }
+    }
+}
+
+#[cfg(feature = "sqlite")]
+fn slow_server(slow: &Arc<Slow>, journal: tool_runtime::journal::Journal) -> McpServer<Slow> {
+    let registry = Registry::builder().tools(tools![count_slowly, get_item]).build().unwrap();
+    McpServer::new(registry, slow.clone())
+        .with_auth(|headers| match headers.get("authorization").and_then(|value| value.to_str().ok()) {
+            Some("Bearer tok-alice") => Ok(UserContext::new("alice")),
+            Some("Bearer tok-bob") => Ok(UserContext::new("bob")),
+            _ => Err(Unauthorized::missing_bearer_token()),
+        })
+        .with_journal(journal)
+}
+
+#[cfg(feature = "sqlite")]
+async fn serve_slow(server: McpServer<Slow>) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(server.serve_http(listener));
+    addr
+}
+
+/// A `tasks/*` request, or a `tools/call`, from a client that declares the
+/// tasks extension.
+async fn with_tasks(addr: SocketAddr, token: &str, method: &str, name: Option<&str>, mut params: Value) -> Reply {
+    let mut all = meta(false);
+    all["io.modelcontextprotocol/clientCapabilities"] = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    params["_meta"] = all;
+    let body = json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params}).to_string();
+    let mut head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: {method}\r\n\
+         Authorization: Bearer {token}\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if let Some(name) = name {
+        head.push_str(&format!("Mcp-Name: {name}\r\n"));
+    }
+    head.push_str("\r\n");
+    exchange(addr, &head, body.as_bytes()).await
+}
+
+/// Starts a task counting for `millis`; its id.
+async fn start_task(addr: SocketAddr, millis: u64) -> String {
+    let created = with_tasks(addr, "tok-alice", "tools/call", Some("count_slowly"), json!({"name": "count_slowly", "arguments": {"millis": millis}}))
+        .await
+        .result();
+    assert_eq!(created["resultType"], "task", "{created}");
+    assert_eq!(created["status"], "working", "{created}");
+    assert!(created["ttlMs"].as_u64().unwrap() > 0 && created["pollIntervalMs"].as_u64().unwrap() > 0, "{created}");
+    created["taskId"].as_str().unwrap().to_owned()
+}
+
+/// Polls task `id` on `addr` until it ends (within 15 s); its last state.
+async fn until_ended(addr: SocketAddr, id: &str) -> Value {
+    for _ in 0..150 {
+        let task = with_tasks(addr, "tok-alice", "tasks/get", Some(id), json!({"taskId": id})).await.result();
+        if task["status"] != "working" {
+            return task;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("task {id} did not end within 15 s");
+}
+
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_call_is_a_task_polled_on_any_instance_and_run_once() {
+    let slow = Arc::new(Slow::default());
+    let journal = journal("tasks").await;
+    let (first, second) = (serve_slow(slow_server(&slow, journal.clone())).await, serve_slow(slow_server(&slow, journal.clone())).await);
+    let id = start_task(first, 300).await;
+    assert!(journal.task(&id).await.unwrap().is_some(), "the task is in the journal once the answer is out");
+    let ended = until_ended(second, &id).await;
+    assert_eq!(ended["status"], "completed", "{ended}");
+    assert_eq!(ended["result"]["content"][0]["text"], "counted for 300 ms", "{ended}");
+    assert_eq!(until_ended(first, &id).await["result"], ended["result"], "the journaled result, on every instance");
+    assert_eq!(slow.started.load(Ordering::SeqCst), 1, "polled on another instance, it ran once");
+    // Another user reads no such task; a client without the extension gets the result itself.
+    let foreign = with_tasks(second, "tok-bob", "tasks/get", Some(&id), json!({"taskId": id})).await.message();
+    assert!(foreign["error"]["message"].as_str().unwrap().contains("no task"), "{foreign}");
+    let direct = call(first, "tok-alice", "count_slowly", json!({"millis": 10})).await;
+    assert_eq!(text(&direct), "counted for 10 ms", "{direct}");
+}
+
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_task_stays_cancelled_and_its_call_is_cancelled() {
+    let slow = Arc::new(Slow::default());
+    let journal = journal("task_cancel").await;
+    let (first, second) = (serve_slow(slow_server(&slow, journal.clone())).await, serve_slow(slow_server(&slow, journal.clone())).await);
+    let id = start_task(first, 900).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let acked = with_tasks(first, "tok-alice", "tasks/cancel", Some(&id), json!({"taskId": id})).await.result();
+    assert!(acked.is_object(), "{acked}");
+    let ended = until_ended(second, &id).await;
+    assert_eq!(ended["status"], "cancelled", "{ended}");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(slow.cancelled.load(Ordering::SeqCst), 1, "the call's token was cancelled");
+    assert_eq!(until_ended(second, &id).await["status"], "cancelled", "the end of the cancelled call does not overwrite it");
+}
+
+#[cfg(feature = "sqlite")]
+#[test]
+fn a_task_whose_process_died_reads_outcome_unknown_on_another_and_never_runs_twice() {
+    let slow = Arc::new(Slow::default());
+    let dir = std::env::temp_dir().join(format!("tool-runtime-mcp-current-{}-died", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("journal.db").display().to_string();
+    // The first instance runs in a runtime of its own, dropped mid-call as a killed process would stop.
+    let dying = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let id = dying.block_on(async {
+        let addr = serve_slow(slow_server(&slow, tool_runtime::journal::Journal::open(&path).await.unwrap())).await;
+        let id = start_task(addr, 5_000).await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        id
+    });
+    dying.shutdown_background();
+    assert_eq!(slow.started.load(Ordering::SeqCst), 1);
+    let living = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    living.block_on(async {
+        let addr = serve_slow(slow_server(&slow, tool_runtime::journal::Journal::open(&path).await.unwrap())).await;
+        // Its start was recorded, its end never: after its timeout (1 s) and the grace, OUTCOME_UNKNOWN.
+        let ended = until_ended(addr, &id).await;
+        assert_eq!(ended["status"], "completed", "{ended}");
+        assert!(ended["result"]["content"][0]["text"].as_str().unwrap().contains("OUTCOME_UNKNOWN"), "{ended}");
+        assert_eq!(ended["result"]["isError"], true, "{ended}");
+    });
+    assert_eq!(slow.started.load(Ordering::SeqCst), 1, "the call ran once, on the process that died");
+}
+
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_needing_approval_is_a_task_waiting_for_input_answered_once() {
+    use tool_runtime::journal::Decision;
+    let bank = Arc::new(Bank::default());
+    let journal = journal("task_approvals").await;
+    let (first, second) = (serve(server(&bank).with_journal(journal.clone())).await, serve(server(&bank).with_journal(journal.clone())).await);
+    let grant_task = |addr, amount: u32| async move {
+        let created =
+            with_tasks(addr, "tok-alice", "tools/call", Some("grant"), json!({"name": "grant", "arguments": {"amount": amount}})).await.result();
+        assert_eq!(created["resultType"], "task", "{created}");
+        created["taskId"].as_str().unwrap().to_owned()
+    };
+    let waiting = |addr, id: String| async move {
+        for _ in 0..100 {
+            let task = with_tasks(addr, "tok-alice", "tasks/get", Some(&id), json!({"taskId": id})).await.result();
+            if task["status"] == "input_required" {
+                return task;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("task {id} never waited for input");
+    };
+    let id = grant_task(first, 5).await;
+    let task = waiting(second, id.clone()).await;
+    assert!(task["inputRequests"]["approval"]["params"]["message"].as_str().unwrap().contains("grant"), "{task}");
+    assert_eq!(bank.grants.load(Ordering::SeqCst), 0);
+    let update = json!({"taskId": id, "inputResponses": {"approval": {"action": "accept"}}});
+    with_tasks(second, "tok-alice", "tasks/update", Some(&id), update.clone()).await.result();
+    let ended = until_ended(first, &id).await;
+    assert_eq!((ended["status"].clone(), ended["result"]["content"][0]["text"].clone()), (json!("completed"), json!("granted 5")), "{ended}");
+    // The same answer again is refused; the grant ran once.
+    let again = with_tasks(first, "tok-alice", "tasks/update", Some(&id), update).await.message();
+    assert!(again["error"]["message"].as_str().is_some_and(|message| message.contains("not waiting")), "{again}");
+    assert_eq!(bank.grants.load(Ordering::SeqCst), 1);
+
+    // Decided out of band: the task moves on by that decision.
+    let id = grant_task(first, 6).await;
+    waiting(first, id.clone()).await;
+    let parked = journal.pending_for_user("alice").await.unwrap();
+    journal.decide(&parked[0].run_id, &parked[0].call_id, Decision::Reject("Not this month.".into()), "supervisor").await.unwrap();
+    let ended = until_ended(second, &id).await;
+    assert!(ended["result"]["content"][0]["text"].as_str().unwrap().contains("Not this month."), "{ended}");
+    assert_eq!(bank.grants.load(Ordering::SeqCst), 1);
+}
