@@ -21,6 +21,8 @@
 #[path = "peers/python.rs"]
 mod python;
 
+#[path = "support/examples.rs"]
+mod examples;
 #[path = "support/mcp_server.rs"]
 mod mcp_server;
 

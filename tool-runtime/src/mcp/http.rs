@@ -167,7 +167,7 @@ pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Reques
     // A request without a session that may open one (an `initialize`; a
     // request at revision 2026-07-28 opens none) is admitted under the
     // session caps first, for the user who opens it.
-    let opens = session.is_none() && parts.method == axum::http::Method::POST && super::current::may_open_session(&bytes);
+    let opens = session.is_none() && parts.method == axum::http::Method::POST && may_open_session(&bytes);
     let admission = match opens {
         true => match checks.sessions.admit(checks.auth.as_ref().and(caller.as_deref())).await {
             Ok(admission) => Some(admission),
@@ -387,9 +387,31 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |differ, (x, y)| differ | (x ^ y)) == 0
 }
 
+/// Whether an HTTP request body without a session id may open a session:
+/// only an `initialize` request does, so only it is admitted under the
+/// session caps. A body that does not read as one JSON-RPC request keeps
+/// the cautious answer (admitted), and rmcp words its error.
+fn may_open_session(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Method<'a> {
+        #[serde(borrow)]
+        method: Option<std::borrow::Cow<'a, str>>,
+    }
+    serde_json::from_slice::<Method<'_>>(body).map_or(true, |request| request.method.is_none_or(|method| method == "initialize"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_an_initialize_request_may_open_a_session() {
+        assert!(may_open_session(br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#));
+        assert!(!may_open_session(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#));
+        assert!(!may_open_session(br#"{"jsonrpc":"2.0","id":1,"method":"server/discover"}"#));
+        assert!(may_open_session(b"[1, 2]"), "not one request: rmcp answers it");
+        assert!(may_open_session(br#"{"jsonrpc":"2.0","id":1}"#), "no method: rmcp answers it");
+    }
 
     #[test]
     fn loopback_origins_and_the_servers_own_origin_are_allowed() {

@@ -26,7 +26,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use serde_json::Value;
 
-use super::calls::{complete, offered};
+use super::answers::{APPROVAL_INPUT, complete, offered};
 use super::state::{Sealed, binding};
 use crate::call::{CallOutcome, PendingCall};
 use crate::context::UserContext;
@@ -35,10 +35,6 @@ use crate::error_report::Escaped;
 use crate::mcp::McpServer;
 use crate::mcp::session::{approval_message, approval_unavailable};
 use crate::result::{CallResult, ResultKind};
-
-/// The key of the elicitation in `inputRequests` and of its answer in
-/// `inputResponses`.
-pub(crate) const APPROVAL_INPUT: &str = "approval";
 
 /// Who a decision the client's answer made is recorded as, in the journal.
 #[cfg(feature = "journal")]

@@ -11,17 +11,16 @@ use rmcp::service::RequestContext;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::answers::{complete, offered};
 use super::{approvals, retries};
 use crate::call::CallOutcome;
 use crate::context::{ProgressSink, UserContext};
 use crate::error::ToolError;
-use crate::mcp::session::{call_tool_result, declares_output_schema, forwarding_progress, mcp_tool};
+use crate::mcp::session::{forwarding_progress, mcp_tool};
 use crate::mcp::{McpServer, http};
 use crate::pipeline::Call;
 use crate::result::CallResult;
 use crate::result::ResultKind;
-use crate::steps::Steps;
-use crate::tool::ToolDefinition;
 use smol_str::SmolStr;
 
 /// Who makes this request: the user the authentication hook gave for it
@@ -33,14 +32,6 @@ pub(super) fn caller<App>(server: &McpServer<App>, context: &RequestContext<Role
         .get::<axum::http::request::Parts>()
         .and_then(|parts| parts.extensions.get::<http::Caller>())
         .map_or_else(|| server.user.clone(), |caller| caller.0.clone())
-}
-
-/// The tools offered to `user` at this revision, in the registry's order:
-/// what a fresh run offers at its first step, without provider-defined and
-/// external tools.
-pub(super) fn offered<'s, App: Send + Sync + 'static>(server: &'s McpServer<App>, user: &UserContext) -> Vec<&'s ToolDefinition> {
-    let offered = Steps::default().offered(&server.registry, server.app.as_ref(), user);
-    offered.into_iter().filter(|def| def.provider_defined.is_none() && !def.external).collect()
 }
 
 /// `tools/list` for the request's caller, with its cache hints: stale at
@@ -121,10 +112,4 @@ fn keyed<'r, App: Send + Sync + 'static>(server: &McpServer<App>, call: Call<'r,
 /// A call refused before the pipeline, with `error` as its one line.
 fn refused<App: Send + Sync + 'static>(server: &McpServer<App>, tool: &str, error: &ToolError) -> CallToolResponse {
     complete(server, CallResult::failure(tool.into(), crate::ids::fresh_call_id(), ResultKind::Denied, error))
-}
-
-/// A settled call as MCP carries it, as on the session path.
-pub(super) fn complete<App: Send + Sync + 'static>(server: &McpServer<App>, result: CallResult) -> CallToolResponse {
-    let declares_output = server.registry.definition(&result.tool).is_some_and(declares_output_schema);
-    CallToolResponse::Complete(call_tool_result(result, declares_output))
 }

@@ -34,6 +34,7 @@
 //!   request against its body (`400` on a mismatch) and its protocol
 //!   version against [`supported_versions`].
 
+mod answers;
 mod approvals;
 mod calls;
 mod retries;
@@ -104,19 +105,6 @@ fn is_current(context: &RequestContext<RoleServer>) -> bool {
     context.protocol_version().is_some_and(|version| version.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
 }
 
-/// Whether an HTTP request body without a session id may open a session:
-/// only an `initialize` request does, so only it is admitted under the
-/// session caps. A body that does not read as one JSON-RPC request keeps
-/// the cautious answer (admitted), and rmcp words its error.
-pub(crate) fn may_open_session(body: &[u8]) -> bool {
-    #[derive(serde::Deserialize)]
-    struct Method<'a> {
-        #[serde(borrow)]
-        method: Option<Cow<'a, str>>,
-    }
-    serde_json::from_slice::<Method<'_>>(body).map_or(true, |request| request.method.is_none_or(|method| method == "initialize"))
-}
-
 impl<App: Send + Sync + 'static> ServerHandler for McpHandler<App> {
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed();
@@ -178,19 +166,5 @@ impl<App: Send + Sync + 'static> ServerHandler for McpHandler<App> {
     async fn cancel_task(&self, request: rmcp::model::CancelTaskParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
         let user = calls::caller(&self.server, &context);
         tasks::cancel(&self.server, &request.task_id, &user).await
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_an_initialize_request_may_open_a_session() {
-        assert!(may_open_session(br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#));
-        assert!(!may_open_session(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#));
-        assert!(!may_open_session(br#"{"jsonrpc":"2.0","id":1,"method":"server/discover"}"#));
-        assert!(may_open_session(b"[1, 2]"), "not one request: rmcp answers it");
-        assert!(may_open_session(br#"{"jsonrpc":"2.0","id":1}"#), "no method: rmcp answers it");
     }
 }

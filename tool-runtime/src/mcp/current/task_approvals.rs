@@ -15,7 +15,7 @@ use rmcp::model::{
     ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, InputRequest, InputRequests, InputResponses,
 };
 
-use super::approvals::APPROVAL_INPUT;
+use super::answers::APPROVAL_INPUT;
 use crate::call::PendingCall;
 use crate::context::UserContext;
 use crate::error_report::Escaped;

@@ -33,7 +33,7 @@ use rmcp::service::RequestContext;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::calls::complete;
+use super::answers::{complete, offered};
 use super::task_approvals;
 use crate::context::UserContext;
 use crate::error_report::Escaped;
@@ -145,7 +145,7 @@ async fn run<App: Send + Sync + 'static>(
     token: &CancellationToken,
 ) -> Result<(), crate::journal::JournalError> {
     let durable = crate::memory::Remembered::durable(Arc::new(journal.clone()), &task_approvals::run_id(&task.task_id));
-    let names = super::calls::offered(server, &user).into_iter().map(|def| def.name.clone()).collect();
+    let names = offered(server, &user).into_iter().map(|def| def.name.clone()).collect();
     let call = server.registry.call(&server.app, &task.tool, task.input.clone()).user(user).cancellation(token).offered(names);
     let result = match call.call_id(task.task_id.as_str()).remembered(durable).await {
         crate::call::CallOutcome::Done(result) => result,
