@@ -362,3 +362,37 @@ impl<'a, App> StepView<'a, App> {
         self.executed.iter().any(|name| name == tool)
     }
 }
+/// Why an authentication hook refused an HTTP request (the MCP server's,
+/// [`McpServer::with_auth`](crate::mcp), and the approvals inbox's): the
+/// server answers `401 Unauthorized` with this text (the MCP server also
+/// with `WWW-Authenticate: Bearer`).
+///
+/// ```
+/// use tool_runtime::Unauthorized;
+/// let refused = Unauthorized::new("This token has expired; sign in again to get a new one.");
+/// assert_eq!(refused.to_string(), "This token has expired; sign in again to get a new one.");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unauthorized {
+    message: String,
+}
+
+impl Unauthorized {
+    /// A refusal the caller reads; say what to send instead.
+    pub fn new(message: impl Into<String>) -> Self {
+        Unauthorized { message: message.into() }
+    }
+
+    /// A request with no usable `Authorization: Bearer` header.
+    pub fn missing_bearer_token() -> Self {
+        Unauthorized::new("Unauthorized: this server needs a bearer token. Send it as `Authorization: Bearer <token>`.")
+    }
+}
+
+impl fmt::Display for Unauthorized {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Unauthorized {}

@@ -152,7 +152,7 @@ struct ReadmeDoctests;
 
 pub use call::{Arguments, CallOutcome, ExternalCall, PendingCall};
 pub use content::{Binary, Block, MAX_MIME_TYPE_BYTES, Resource, ResourceBody, ResourceLink};
-pub use context::{Ctx, Progress, ProgressSink, StepView, UserContext};
+pub use context::{Ctx, Progress, ProgressSink, StepView, Unauthorized, UserContext};
 pub use dynamic::DynamicTool;
 pub use error::{INTERNAL_ERROR_CODE, ToolError};
 pub use error_report::{ErrorKind, ErrorReport};

@@ -1,39 +1,11 @@
 //! Who the approver is: the application's auth hook, the same shape as the
 //! MCP server's (the request's headers to a [`UserContext`]).
 
-use std::fmt;
-
 use axum::http::HeaderMap;
 
 use crate::context::UserContext;
 
-/// The answer of an inbox's auth hook for a request it does not accept:
-/// the page says this text, with status `401 Unauthorized`.
-///
-/// ```
-/// use tool_runtime::inbox::Unauthorized;
-/// let refused = Unauthorized::new("Your session has expired; sign in again.");
-/// assert_eq!(refused.to_string(), "Your session has expired; sign in again.");
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Unauthorized {
-    message: String,
-}
-
-impl Unauthorized {
-    /// A refusal whose text tells the person how to sign in.
-    pub fn new(message: impl Into<String>) -> Self {
-        Unauthorized { message: message.into() }
-    }
-}
-
-impl fmt::Display for Unauthorized {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for Unauthorized {}
+pub use crate::context::Unauthorized;
 
 /// A signed-in approver: a user the hook accepted, with the id that a
 /// decision records as its decider.

@@ -5,7 +5,6 @@
 //! size limit and the server's limit on bodies arriving at once, and its
 //! JSON values counted before rmcp parses it.
 
-use std::fmt;
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -63,38 +62,7 @@ pub const FREE_BODY_BYTES: usize = 64 << 10;
 /// [`McpServer::with_auth`](super::McpServer::with_auth).
 pub(crate) type AuthHook = dyn Fn(&HeaderMap) -> Result<UserContext, Unauthorized> + Send + Sync;
 
-/// Why an authentication hook refused a request: the server answers
-/// `401 Unauthorized` with this text (and `WWW-Authenticate: Bearer`).
-///
-/// ```
-/// use tool_runtime::mcp::Unauthorized;
-/// let refused = Unauthorized::new("This token has expired; sign in again to get a new one.");
-/// assert_eq!(refused.to_string(), "This token has expired; sign in again to get a new one.");
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Unauthorized {
-    message: String,
-}
-
-impl Unauthorized {
-    /// A refusal the client reads; say what to send instead.
-    pub fn new(message: impl Into<String>) -> Self {
-        Unauthorized { message: message.into() }
-    }
-
-    /// A request with no usable `Authorization: Bearer` header.
-    pub fn missing_bearer_token() -> Self {
-        Unauthorized::new("Unauthorized: this MCP server needs a bearer token. Send it as `Authorization: Bearer <token>`.")
-    }
-}
-
-impl fmt::Display for Unauthorized {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for Unauthorized {}
+pub use crate::context::Unauthorized;
 
 /// The user an authentication hook gave for one HTTP request; rmcp carries
 /// it to the handler inside the request's `http::request::Parts`.
