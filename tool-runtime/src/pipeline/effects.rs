@@ -1,9 +1,11 @@
 //! The effect of a call of a run, around stages 4 to 6: what the run's
 //! memory ([`RunMemory`]) holds of it before it is decided, and its start
-//! and finish around its execution. Every run takes this path; a run that
-//! is not durable remembers only the effects under way ([`LocalMemory`](crate::memory::LocalMemory)), a
-//! durable one every effect, in its journal, so that no effect happens
-//! twice across processes.
+//! and finish around its execution. A durable run takes this path for every
+//! call, in its journal, so that no effect happens twice across processes;
+//! a run that is not durable only for the calls another call can meet
+//! (keyed by an `idempotency_key`), in its own memory
+//! ([`LocalMemory`](crate::memory::LocalMemory), which keeps an effect
+//! while it is under way); see `memory_of`.
 //!
 //! Around each call:
 //!
