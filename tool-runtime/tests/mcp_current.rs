@@ -467,6 +467,17 @@ async fn start_task(addr: SocketAddr, millis: u64) -> String {
     created["taskId"].as_str().unwrap().to_owned()
 }
 
+/// Waits until `count` is at least 1 (within 10 s), else fails saying `what`.
+async fn until_counted(count: &std::sync::atomic::AtomicUsize, what: &str) {
+    for _ in 0..1000 {
+        if count.load(Ordering::SeqCst) >= 1 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("not within 10 s: {what}");
+}
+
 /// Polls task `id` on `addr` until it ends (within 15 s); its last state.
 async fn until_ended(addr: SocketAddr, id: &str) -> Value {
     for _ in 0..150 {
@@ -506,13 +517,15 @@ async fn a_cancelled_task_stays_cancelled_and_its_call_is_cancelled() {
     let journal = journal("task_cancel").await;
     let (first, second) = (serve_slow(slow_server(&slow, journal.clone())).await, serve_slow(slow_server(&slow, journal.clone())).await);
     let id = start_task(first, 900).await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Cancelled once its tool runs (a loaded machine may take a while to
+    // journal the start), so that the tool sees its token cancelled.
+    until_counted(&slow.started, "the task's call started").await;
     let acked = with_tasks(first, "tok-alice", "tasks/cancel", Some(&id), json!({"taskId": id})).await.result();
     assert!(acked.is_object(), "{acked}");
     let ended = until_ended(second, &id).await;
     assert_eq!(ended["status"], "cancelled", "{ended}");
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert_eq!(slow.cancelled.load(Ordering::SeqCst), 1, "the call's token was cancelled");
+    until_counted(&slow.cancelled, "the call's token was cancelled").await;
+    assert_eq!(slow.cancelled.load(Ordering::SeqCst), 1, "the call's token was cancelled once");
     assert_eq!(until_ended(second, &id).await["status"], "cancelled", "the end of the cancelled call does not overwrite it");
 }
 
