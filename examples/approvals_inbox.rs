@@ -21,8 +21,12 @@
 //! `c-17` and `c-23` see only the calls made for them. A real application
 //! reads its own session in the hook given to `Inbox::with_auth`.
 
+#[path = "common/desk_journal.rs"]
+mod desk_journal;
 #[path = "common/shop.rs"]
 mod shop;
+
+use desk_journal::journal;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -31,7 +35,6 @@ use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use tool_runtime::UserContext;
 use tool_runtime::inbox::{Inbox, Unauthorized};
-use tool_runtime::journal::Journal;
 
 use shop::Shop;
 
@@ -64,16 +67,6 @@ async fn main() -> ExitCode {
 }
 
 type Outcome = Result<(), Box<dyn std::error::Error>>;
-
-/// `DATABASE_URL`, else the file `durable_desk` uses.
-async fn journal() -> Result<Journal, Box<dyn std::error::Error>> {
-    let url = match std::env::var("DATABASE_URL") {
-        Ok(url) if !url.is_empty() => url,
-        _ => std::env::temp_dir().join("durable_desk.db").display().to_string(),
-    };
-    println!("journal: {url}");
-    Ok(Journal::open(&url).await?)
-}
 
 async fn serve(address: &str) -> Outcome {
     let journal = journal().await?;

@@ -13,8 +13,12 @@
 //! Postgres database. Each start makes a new run; a pending call is decided
 //! by its run's id and its own.
 
+#[path = "common/desk_journal.rs"]
+mod desk_journal;
 #[path = "common/shop.rs"]
 mod shop;
+
+use desk_journal::journal;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -44,16 +48,6 @@ async fn main() -> ExitCode {
 }
 
 type Outcome = Result<(), Box<dyn std::error::Error>>;
-
-/// The journal: `DATABASE_URL`, else a SQLite file in the temp directory.
-async fn journal() -> Result<Journal, Box<dyn std::error::Error>> {
-    let url = match std::env::var("DATABASE_URL") {
-        Ok(url) if !url.is_empty() => url,
-        _ => std::env::temp_dir().join("durable_desk.db").display().to_string(),
-    };
-    println!("journal: {url}");
-    Ok(Journal::open(&url).await?)
-}
 
 /// The run as each process makes it: the same registry, the same user.
 async fn run(journal: &Journal, run_id: &str) -> Result<Run<Shop>, Box<dyn std::error::Error>> {
