@@ -1,15 +1,18 @@
 //! What a run must remember, behind one seam: [`RunMemory`].
 //!
 //! Every [`Run`](crate::Run) and every MCP session keeps its memory here:
-//! the effect of each call (started, finished with its result), the run's
-//! steps and state, the calls parked for approval and their decisions,
-//! and, through the effects, the external calls still with the host. A run
-//! that is not durable keeps it in its own process ([`LocalMemory`]); a
-//! durable one in the [`Journal`](crate::journal) on SQLite or Postgres
-//! (features `sqlite`, `postgres`), which implements the same trait. So one
-//! code path serves every run: the pipeline records a call as started,
-//! runs it and records it as finished whatever the memory is, and only
-//! what the memory keeps, and for how long, differs.
+//! the run's steps and state, the calls parked for approval and their
+//! decisions, and the effect of its calls (started, finished with its
+//! result), through which the external calls still with the host are
+//! known. A run that is not durable keeps it in its own process
+//! ([`LocalMemory`]); a durable one in the [`Journal`](crate::journal) on
+//! SQLite or Postgres (features `sqlite`, `postgres`), which implements the
+//! same trait. So one code path serves every run: its steps are saved, its
+//! calls parked and decided, and a call's effect recorded as started and
+//! finished by the pipeline, whatever the memory is; only what the memory
+//! keeps, and for how long, differs. (A run that is not durable records
+//! only the effects another call can meet, those keyed by an
+//! `idempotency_key`: one keyed by its own call id could meet no other.)
 //!
 //! The rules every memory keeps, which the runtime relies on:
 //!

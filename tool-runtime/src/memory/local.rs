@@ -2,7 +2,8 @@
 //! durable. It keeps the rules of every [`RunMemory`] (one start per effect,
 //! one decision per call, a state that only moves forward) with maps under
 //! a mutex, so a run that is not durable takes the same path as a durable
-//! one and is tested by the same tests.
+//! one (its steps, its approvals, and the effects another call can meet)
+//! and is tested by the same tests.
 //!
 //! It keeps no more than a run in memory needs, so that a long run (an MCP
 //! session of tens of thousands of calls) does not grow with its calls: an
