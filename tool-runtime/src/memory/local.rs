@@ -96,11 +96,14 @@ impl Held {
     }
 
     fn add_step(&mut self, run_id: &str, delta: &StepDelta, state: &RunState, known: usize) -> Stepped {
-        if !self.runs.contains_key(run_id) {
-            let new = RunRow { version: 0, step: 0, state: RunState::Active, last_calls: None, tools: Vec::new(), failures: Vec::new() };
-            self.runs.insert(run_id.to_owned(), new);
-        }
-        let Some(run) = self.runs.get_mut(run_id) else { unreachable!("inserted above") };
+        let run = self.runs.entry(run_id.to_owned()).or_insert_with(|| RunRow {
+            version: 0,
+            step: 0,
+            state: RunState::Active,
+            last_calls: None,
+            tools: Vec::new(),
+            failures: Vec::new(),
+        });
         run.version += 1;
         let resent = delta.steps > 0 && delta.last_calls.is_some() && delta.last_calls == run.last_calls;
         run.step = run.step.saturating_add(delta.steps) - usize::from(resent);
@@ -122,9 +125,7 @@ impl Held {
                     None => run.failures.push((tool.clone(), *failed)),
                 }
             }
-            if !delta.failures.is_empty() {
-                run.failures.sort();
-            }
+            run.failures.sort();
         }
         Stepped {
             version: run.version,
