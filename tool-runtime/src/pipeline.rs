@@ -7,7 +7,8 @@
 //! 2. **Parse**: the text becomes a JSON value, its nulls and integral
 //!    floats normalised (`normalize`). Where the tool's schema makes the
 //!    text exact (`validation::text_exact`), the tool's reader reads the
-//!    text straight into the input instead (`__private::Args`); what it
+//!    text straight into the input instead (`__private::Args`), checking a
+//!    constrained scalar's value against its own schema; what it
 //!    does not take is parsed here, so that stage 3 words the error.
 //! 3. **Validate**: the value is checked against the input schema and read
 //!    into the tool's input. Where parsing into the Rust types checks all

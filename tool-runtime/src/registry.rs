@@ -58,8 +58,9 @@ pub(crate) struct Entry<App> {
     /// Text arguments may be read straight into the input (see
     /// `validation::text_exact`).
     pub(crate) text_exact: bool,
-    /// The root schema's property names.
-    pub(crate) properties: Box<[Box<str>]>,
+    /// The root schema's property names, and the constraints the text
+    /// reader checks (`validation::Properties`).
+    pub(crate) properties: crate::validation::Properties,
     /// The output schema's validator, where outputs are checked.
     pub(crate) output_validator: Option<jsonschema::Validator>,
     /// The failure schema's validator, where outputs are checked.
@@ -68,7 +69,7 @@ pub(crate) struct Entry<App> {
 
 impl<App> Entry<App> {
     pub(crate) fn has_parameters(&self) -> bool {
-        !self.properties.is_empty()
+        !self.properties.names().is_empty()
     }
 }
 
@@ -410,7 +411,7 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
             let parser_enforces = typed && crate::validation::parser_enforces(&def.input_schema);
             let text_exact = typed && crate::validation::text_exact(&def.input_schema, self.config.limits.max_depth);
             index.insert(def.name.clone(), entries.len());
-            let properties = crate::validation::property_names(&def.input_schema);
+            let properties = crate::validation::Properties::of(&def.input_schema, text_exact);
             let checked = |schema: &Option<Arc<serde_json::Value>>, which: &str| match schema.as_deref().filter(|_| self.config.validate_outputs) {
                 None => Ok(None),
                 Some(schema) => jsonschema::draft202012::new(schema)

@@ -18,6 +18,7 @@ use crate::error::ToolError;
 use crate::policy::Verdict;
 use crate::readers::Args;
 use crate::scope::ScopedTool;
+use crate::validation::Properties;
 
 /// A boxed, sendable future.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -247,7 +248,7 @@ pub(crate) trait ErasedTool<App>: Send + Sync {
     fn parse(&self, args: &Map<String, Value>) -> Result<Box<dyn Any + Send + Sync>, serde_json::Error>;
     /// The text read straight into the input, where the schema makes it
     /// exact; `None` sends the call down the value path.
-    fn parse_text(&self, text: &str, properties: &[Box<str>]) -> Option<Box<dyn Any + Send + Sync>>;
+    fn parse_text(&self, text: &str, properties: &Properties) -> Option<Box<dyn Any + Send + Sync>>;
     /// Whether `parse` itself checks the types the schema states (true for
     /// `#[tool]`s, whose input is a Rust type; false for dynamic tools,
     /// whose input is any JSON value and whose schema is the only check).
@@ -286,7 +287,7 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
         T::parse(&mut Args::new(args)).map(|input| Box::new(input) as Box<dyn Any + Send + Sync>)
     }
 
-    fn parse_text(&self, text: &str, properties: &[Box<str>]) -> Option<Box<dyn Any + Send + Sync>> {
+    fn parse_text(&self, text: &str, properties: &Properties) -> Option<Box<dyn Any + Send + Sync>> {
         let input = Args::text(text, Some(properties))?.read_whole(T::parse)?;
         Some(Box::new(input))
     }

@@ -15,7 +15,10 @@
 //! lengths, patterns, `enum`s (serde also reads a unit variant from a
 //! one-key object), structs nested below the root (serde also reads a struct
 //! from an array), unions, `const`, closed nested objects, and every dynamic
-//! tool, whose input is plain JSON. The fast path assumes what every
+//! tool, whose input is plain JSON. Text arguments need no whole value for
+//! the constraints of a scalar parameter (a range, a length, a pattern, an
+//! `enum` of strings): stage 2 reads such a value straight from the text and
+//! checks it alone against its property's schema ([`Properties`]). The fast path assumes what every
 //! `derive(Deserialize, JsonSchema)` and std type gives: a type's
 //! `Deserialize` is at least as strict as the JSON types its `JsonSchema`
 //! states. A type with a hand-written, more lenient `Deserialize` breaks
@@ -111,31 +114,132 @@ fn natural_bound(map: &Map<String, Value>, key: &str, value: &Value) -> bool {
 
 /// Whether a tool's text arguments may be read straight into its input, with
 /// no `Value` on the way (stage 2 of the call path, in `pipeline`): where
-/// parsing checks all the schema says ([`parser_enforces`]), and besides
-/// every value the schema admits has a JSON type stated (no "any JSON"
-/// property, whose value the full path would hand over with its nulls and
-/// integral floats rewritten) and is at most `max_depth` deep (so that a
+/// the root is as [`parser_enforces`] requires, each property is either
+/// checked by parsing alone ([`plain`]) or a scalar whose own constraints
+/// the reader checks on its value's text ([`Properties::admits`]), every
+/// value the schema admits has a JSON type stated (no "any JSON" property,
+/// whose value the full path would hand over with its nulls and integral
+/// floats rewritten), and none is more than `max_depth` deep (so that a
 /// successful parse also passes the guard).
 ///
 /// For such a schema the input types read only what the full path would
 /// read the same: a `null` only where the schema accepts it (an `Option`),
 /// a float only into a float, and nothing nested deeper than the types.
 pub(crate) fn text_exact(schema: &Value, max_depth: usize) -> bool {
-    if !parser_enforces(schema) {
-        return false;
-    }
-    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+    let Value::Object(root) = schema else {
         return false;
     };
+    let Some(properties) = root.get("properties").and_then(Value::as_object) else {
+        return false;
+    };
+    let root_plain = root.iter().all(|(key, value)| match key.as_str() {
+        "type" => value == "object",
+        "required" => value.is_array(),
+        "additionalProperties" => value == &Value::Bool(false),
+        "properties" => true,
+        other => ANNOTATIONS.contains(&other),
+    });
     let mut deepest = 0;
     for property in properties.values() {
+        if !plain(property, schema, 0) && !checked_scalar(property) {
+            return false;
+        }
         match typed_depth(property, schema, 0) {
             Some(depth) => deepest = deepest.max(depth),
             None => return false,
         }
     }
     // The root object is one level.
-    deepest < max_depth
+    root_plain && deepest < max_depth
+}
+
+/// Keywords a scalar's schema may state that parsing does not check, and
+/// that the validator of that schema alone checks on the value.
+const SCALAR_CONSTRAINTS: &[&str] =
+    &["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength", "pattern", "enum", "const"];
+
+/// A property's schema that states a scalar type (a string, a number, an
+/// integer or a boolean, perhaps or `null`) and constraints on it, and
+/// nothing that refers elsewhere: its own validator checks it alone.
+///
+/// Not a 128-bit integer: its value's text is checked as a parsed value,
+/// which holds integers only up to 64 bits (see [`natural_bound`]).
+fn checked_scalar(schema: &Value) -> bool {
+    const SCALARS: &[&str] = &["string", "boolean", "integer", "number", "null"];
+    let Value::Object(map) = schema else {
+        return false;
+    };
+    if map.get("format").is_some_and(|format| format == "int128" || format == "uint128") {
+        return false;
+    }
+    let scalar = match map.get("type") {
+        Some(Value::String(kind)) => SCALARS.contains(&kind.as_str()),
+        Some(Value::Array(kinds)) => kinds.iter().all(|kind| kind.as_str().is_some_and(|kind| SCALARS.contains(&kind))),
+        _ => false,
+    };
+    scalar && map.keys().all(|key| key == "type" || SCALAR_CONSTRAINTS.contains(&key.as_str()) || ANNOTATIONS.contains(&key.as_str()))
+}
+
+/// The root schema's properties, as the text reader checks them: their
+/// names, and for each property whose schema states constraints parsing
+/// does not check (a range, a length, a pattern, an `enum` of scalars), the
+/// validator of that property's schema alone (the same validator, so the
+/// same rules, as the whole schema's).
+pub(crate) struct Properties {
+    names: Box<[Box<str>]>,
+    /// By the index of the name; `None` where parsing checks it all.
+    checks: Box<[Option<jsonschema::Validator>]>,
+    any_checked: bool,
+}
+
+impl Properties {
+    /// The properties of `schema`, with a check for each constrained scalar
+    /// when `checked` (a tool whose text is read straight into its input).
+    pub(crate) fn of(schema: &Value, checked: bool) -> Self {
+        let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+            return Properties { names: Box::default(), checks: Box::default(), any_checked: false };
+        };
+        // A property's schema that does not compile alone (the whole one
+        // did) refuses every text, which sends its calls down the value path.
+        let check = |property: &Value| {
+            (checked && !plain(property, schema, 0) && checked_scalar(property)).then(|| {
+                jsonschema::draft202012::new(property)
+                    .or_else(|_| jsonschema::draft202012::new(&Value::Bool(false)))
+                    .expect("the schema `false` compiles")
+            })
+        };
+        let checks: Box<[_]> = properties.values().map(check).collect();
+        let any_checked = checks.iter().any(Option::is_some);
+        Properties { names: properties.keys().map(|name| name.as_str().into()).collect(), checks, any_checked }
+    }
+
+    /// The names, in the schema's order.
+    pub(crate) fn names(&self) -> &[Box<str>] {
+        &self.names
+    }
+
+    /// Whether any property is checked on its text.
+    pub(crate) fn any_checked(&self) -> bool {
+        self.any_checked
+    }
+
+    /// The names of the properties checked on their text.
+    pub(crate) fn checked_names(&self) -> impl Iterator<Item = &str> {
+        self.names.iter().zip(&self.checks).filter(|(_, check)| check.is_some()).map(|(name, _)| &**name)
+    }
+
+    /// Whether `raw`, the text of the value of `name`, meets the constraints
+    /// of its property's schema (always, for a property without any). Text
+    /// that does not parse is not admitted: the value path words it.
+    pub(crate) fn admits(&self, name: &str, raw: &str) -> bool {
+        let Some(at) = self.names.iter().position(|known| &**known == name) else {
+            return true;
+        };
+        match &self.checks[at] {
+            None => true,
+            Some(validator) => serde_json::from_str::<Value>(raw).is_ok_and(|value| validator.is_valid(&value)),
+        }
+    }
 }
 
 /// How deep the values a property's schema admits nest (0 for a scalar),
@@ -163,14 +267,6 @@ fn typed_depth(schema: &Value, root: &Value, depth: usize) -> Option<usize> {
         deepest = deepest.max(1 + typed_depth(below, root, depth + 1)?);
     }
     Some(deepest)
-}
-
-/// The names of the root schema's properties, for [`unknown_property`].
-pub(crate) fn property_names(schema: &Value) -> Box<[Box<str>]> {
-    match schema.get("properties").and_then(Value::as_object) {
-        Some(properties) => properties.keys().map(|name| name.as_str().into()).collect(),
-        None => Box::default(),
-    }
 }
 
 /// The first key of `args` that is not one of `properties` (the names of
@@ -325,6 +421,42 @@ mod tests {
     }
 
     #[test]
+    fn constrained_scalars_are_read_as_text_and_checked_on_their_own() {
+        let schema = root(json!({
+            "amount": {"type": "integer", "format": "uint32", "minimum": 1, "maximum": 10000},
+            "currency": {"type": "string", "pattern": "^[A-Z]{3}$"},
+            "note": {"type": ["string", "null"], "maxLength": 4},
+            "plain": {"type": "boolean"}
+        }));
+        assert!(!parser_enforces(&schema), "the value path still needs the validator");
+        assert!(text_exact(&schema, 2));
+        let properties = Properties::of(&schema, true);
+        assert!(properties.any_checked());
+        assert!(properties.admits("amount", "500") && !properties.admits("amount", "0") && !properties.admits("amount", "10001"));
+        assert!(properties.admits("currency", r#""EUR""#) && !properties.admits("currency", r#""eur""#));
+        assert!(properties.admits("currency", r#""\u0045UR""#), "an escape is read as the value path reads it");
+        assert!(properties.admits("note", "null") && properties.admits("note", r#""ab""#) && !properties.admits("note", r#""abcde""#));
+        assert!(properties.admits("plain", "true") && properties.admits("unknown", "1"));
+        assert!(!properties.admits("amount", "5x"), "text that does not parse is left to the value path");
+        assert!(!Properties::of(&schema, false).any_checked(), "no checks where the text is not read");
+    }
+
+    #[test]
+    fn only_scalars_with_their_own_constraints_are_checked_on_their_text() {
+        for property in [
+            json!({"type": "integer", "format": "int128", "minimum": -9_223_372_036_854_775_808i64, "maximum": u64::MAX}),
+            json!({"type": "array", "items": {"type": "string"}, "minItems": 1}),
+            json!({"type": "string", "enum": ["a"], "$ref": "#/$defs/Kind"}),
+            json!({"enum": ["instant", "standard"]}),
+            json!({"anyOf": [{"type": "string"}, {"type": "null"}]}),
+            json!({"type": "object", "properties": {"street": {"type": "string"}}}),
+        ] {
+            assert!(!text_exact(&root(json!({ "x": property.clone() })), 64), "{property}");
+        }
+        assert!(text_exact(&root(json!({"x": {"type": "string", "enum": ["instant", "standard"]}})), 64));
+    }
+
+    #[test]
     fn an_open_root_needs_the_validator() {
         let mut schema = root(json!({}));
         schema["additionalProperties"] = json!({"type": "string"});
@@ -333,10 +465,11 @@ mod tests {
 
     #[test]
     fn unknown_properties_are_found() {
-        let names = property_names(&root(json!({"a": {"type": "string"}})));
+        let properties = Properties::of(&root(json!({"a": {"type": "string"}})), false);
+        let names = properties.names();
         let args = json!({"a": "x", "b": 1});
-        assert_eq!(unknown_property(args.as_object().unwrap(), &names), Some("b"));
-        assert_eq!(unknown_property(json!({"a": "x"}).as_object().unwrap(), &names), None);
+        assert_eq!(unknown_property(args.as_object().unwrap(), names), Some("b"));
+        assert_eq!(unknown_property(json!({"a": "x"}).as_object().unwrap(), names), None);
     }
 
     #[test]

@@ -82,7 +82,7 @@ pub(super) fn parse_fn(g: &Gen<'_>) -> TokenStream {
             let (inner, probe, span) = whole_input(ty, p);
             quote_spanned!(span=> <#inner as #probe::ToolInput>::parse(args))
         }
-        InputKind::Params(params) if is_derived(params) => quote!(args.parse_struct::<Self>()),
+        InputKind::Params(params) if reads_whole(params) => quote!(args.parse_struct::<Self>()),
         InputKind::Params(params) => {
             if params.is_empty() {
                 args = quote!(_);
@@ -111,6 +111,14 @@ fn whole_input(ty: &syn::Type, p: &TokenStream) -> (TokenStream, TokenStream, Sp
 /// `#[schemars]`.
 fn is_derived(params: &[Param]) -> bool {
     params.iter().any(|param| !param.carried.is_empty())
+}
+
+/// Whether `parse` reads the derived struct whole: a parameter carries
+/// `#[serde]`, which changes how its field is read (a rename, a
+/// `deserialize_with`). `#[schemars]` only changes the schema, so those
+/// parameters are still read one at a time, as plain ones are.
+fn reads_whole(params: &[Param]) -> bool {
+    params.iter().flat_map(|param| &param.carried).any(|attr| attr.path().is_ident("serde"))
 }
 
 /// The fields' visibility: the function's, so that a `pub` tool's input

@@ -38,7 +38,7 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
         Ok(Box::new(Value::Object(args.clone())))
     }
 
-    fn parse_text(&self, _text: &str, _properties: &[Box<str>]) -> Option<Box<dyn Any + Send + Sync>> {
+    fn parse_text(&self, _text: &str, _properties: &crate::validation::Properties) -> Option<Box<dyn Any + Send + Sync>> {
         // The schema is a dynamic tool's only check: always validated.
         None
     }

@@ -11,7 +11,7 @@
 //! runs; a finished one is forgotten, as a run that is not durable replays
 //! nothing), and a parked call until its run settles it.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Instant, SystemTime};
 
@@ -32,7 +32,9 @@ pub struct LocalMemory {
 #[derive(Debug, Default)]
 struct Held {
     effects: HashMap<String, Effect>,
-    runs: HashMap<String, RunRow>,
+    /// Ordered, not hashed: a run's memory most often holds that one run,
+    /// found by comparing its id once, on every step.
+    runs: BTreeMap<String, RunRow>,
     /// By run id, then in the order parked.
     approvals: HashMap<String, Vec<Parked>>,
 }
@@ -96,14 +98,12 @@ impl Held {
     }
 
     fn add_step(&mut self, run_id: &str, delta: &StepDelta, state: &RunState, known: usize) -> Stepped {
-        let run = self.runs.entry(run_id.to_owned()).or_insert_with(|| RunRow {
-            version: 0,
-            step: 0,
-            state: RunState::Active,
-            last_calls: None,
-            tools: Vec::new(),
-            failures: Vec::new(),
-        });
+        if !self.runs.contains_key(run_id) {
+            // The id is copied once, for the run's first step.
+            let row = RunRow { version: 0, step: 0, state: RunState::Active, last_calls: None, tools: Vec::new(), failures: Vec::new() };
+            self.runs.insert(run_id.to_owned(), row);
+        }
+        let Some(run) = self.runs.get_mut(run_id) else { unreachable!("inserted above") };
         run.version += 1;
         let resent = delta.steps > 0 && delta.last_calls.is_some() && delta.last_calls == run.last_calls;
         run.step = run.step.saturating_add(delta.steps) - usize::from(resent);

@@ -27,7 +27,7 @@ pub(super) fn validate<App>(entry: &Entry<App>, value: Value) -> Result<Input<'s
     // validation; the validator runs only to word a failure.
     if entry.parser_enforces
         && let Value::Object(map) = &value
-        && crate::validation::unknown_property(map, &entry.properties).is_none()
+        && crate::validation::unknown_property(map, entry.properties.names()).is_none()
         && let Ok(input) = entry.tool.parse(map)
     {
         return Ok(Input { value: input, from: ParsedFrom::Value(Box::new(value)) });

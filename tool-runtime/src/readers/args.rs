@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 
 use super::exact::{Exact, ExactObject};
 use super::fields::{Cursor, TextFields, parse_struct_text, read_raw};
+use crate::validation::Properties;
 
 /// The arguments of a call, read one parameter at a time: the one reader
 /// of a `#[tool]`'s input, over either source. Borrowed: the registry keeps
@@ -28,7 +29,11 @@ enum Source<'a> {
 /// Text arguments, as far as they were read.
 struct Text<'a> {
     text: &'a str,
-    properties: Option<&'a [Box<str>]>,
+    /// The schema's properties: the keys a whole struct may have.
+    properties: Option<&'a Properties>,
+    /// The same, where some value's text must meet its property's
+    /// constraints (`None` for most tools: nothing to check).
+    checked: Option<&'a Properties>,
     /// Reading in order: where the next key is. `None` once a key came out
     /// of order, and the fields were split.
     cursor: Option<Cursor<'a>>,
@@ -48,9 +53,10 @@ impl<'a> Args<'a> {
 
     /// The arguments as text; `None` when it is not an object. Read it with
     /// [`read_whole`](Self::read_whole).
-    pub(crate) fn text(text: &'a str, properties: Option<&'a [Box<str>]>) -> Option<Self> {
+    pub(crate) fn text(text: &'a str, properties: Option<&'a Properties>) -> Option<Self> {
         let cursor = Cursor::open(text)?;
-        Some(Args(Source::Text(Text { text, properties, cursor: Some(cursor), fields: None, read: 0, whole: false })))
+        let checked = properties.filter(|properties| properties.any_checked());
+        Some(Args(Source::Text(Text { text, properties, checked, cursor: Some(cursor), fields: None, read: 0, whole: false })))
     }
 
     /// `parse` applied to these arguments, when it read every key of the
@@ -95,22 +101,36 @@ impl<'a> Args<'a> {
         match &mut self.0 {
             Source::Object(map) => parse_struct(map),
             Source::Text(text) => {
-                // Checked whole, against the properties.
+                // Checked whole, against the properties: their names, then
+                // the constraints of each value's text.
                 text.whole = true;
-                parse_struct_text(text.text, text.properties).ok_or_else(unread)
+                if let Some(checked) = text.checked {
+                    let fields = TextFields::split(text.text).ok_or_else(unread)?;
+                    for name in checked.checked_names() {
+                        if let Some(raw) = fields.get(name) {
+                            admitted(checked, name, raw)?;
+                        }
+                    }
+                }
+                parse_struct_text(text.text, text.properties.map(Properties::names)).ok_or_else(unread)
             }
         }
     }
 }
 
 impl<'a> Text<'a> {
-    /// The value of `name`, `None` when the text has no such key.
+    /// The value of `name`, `None` when the text has no such key. A value
+    /// its property's constraints refuse is left to the value path.
     fn take<T: DeserializeOwned>(&mut self, name: &str) -> Result<Option<T>, serde_json::Error> {
         if let Some(cursor) = &mut self.cursor {
             let mut next = *cursor;
             match next.next_key() {
                 Ok(Some(key)) if key == name => {
+                    let before = next;
                     let value = next.value::<T>().ok_or_else(unread)?;
+                    if let Some(checked) = self.checked {
+                        admitted(checked, name, before.read_up_to(&next))?;
+                    }
                     (*cursor, self.read) = (next, self.read + 1);
                     return Ok(Some(value));
                 }
@@ -129,7 +149,11 @@ impl<'a> Text<'a> {
         match fields.get(name) {
             Some(raw) => {
                 self.read += 1;
-                read_raw(raw).map(Some).ok_or_else(unread)
+                let value = read_raw(raw).ok_or_else(unread)?;
+                if let Some(checked) = self.checked {
+                    admitted(checked, name, raw)?;
+                }
+                Ok(Some(value))
             }
             None => Ok(None),
         }
@@ -150,6 +174,12 @@ impl<'a> Text<'a> {
 /// hashing them (the map's hasher is SipHash).
 fn get<'m>(map: &'m Map<String, Value>, name: &str) -> Option<&'m Value> {
     if map.len() <= 8 { map.iter().rev().find_map(|(key, value)| (key == name).then_some(value)) } else { map.get(name) }
+}
+
+/// `raw`, the text of `name`'s value, against its property's constraints:
+/// a value they refuse is left to the value path, which words why.
+fn admitted(checked: &Properties, name: &str, raw: &str) -> Result<(), serde_json::Error> {
+    if checked.admits(name, raw) { Ok(()) } else { Err(unread()) }
 }
 
 /// Text the reader leaves to the value path (never shown to the model).

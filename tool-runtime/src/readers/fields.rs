@@ -65,6 +65,12 @@ impl<'a> Cursor<'a> {
         self.pos += values.byte_offset();
         Some(value)
     }
+
+    /// The text read between this cursor and `later`, a copy of it moved on
+    /// past a value: that value's text.
+    pub(crate) fn read_up_to(&self, later: &Cursor<'a>) -> &'a str {
+        &self.text[skip_whitespace(self.text.as_bytes(), self.pos)..later.pos]
+    }
 }
 
 /// The argument object's text, split in one pass into its keys and the
@@ -445,7 +451,8 @@ mod tests {
     /// The reading of `text` as `(a: u32, b: Option<String>)`, as a tool's
     /// generated parse does it.
     fn read_text(text: &str) -> Option<(u32, Option<String>)> {
-        let properties: Box<[Box<str>]> = Box::new(["a".into(), "b".into()]);
+        let schema = serde_json::json!({"properties": {"a": {"type": "integer"}, "b": {"type": ["string", "null"]}}});
+        let properties = crate::validation::Properties::of(&schema, true);
         Args::text(text, Some(&properties))?.read_whole(|args| Ok((args.take::<u32>("a")?, args.take::<Option<String>>("b")?)))
     }
 
