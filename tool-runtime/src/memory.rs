@@ -46,9 +46,55 @@ pub use records::{
     StepDelta, Stepped,
 };
 
-/// The answer of a [`RunMemory`]: a boxed future, so that the trait is
-/// object-safe and a run holds any memory as `Arc<dyn RunMemory>`.
-pub type Answer<'a, T> = futures_util::future::BoxFuture<'a, Result<T, JournalError>>;
+/// The answer of a [`RunMemory`], awaited by the run: ready at once
+/// ([`Answer::ready`]: a memory in this process answers without waiting or
+/// allocating), or a boxed future ([`Answer::waiting`]: a journal's
+/// statements), so that the trait is object-safe and a run holds any memory
+/// as `Arc<dyn RunMemory>`.
+#[must_use = "an answer does nothing until it is awaited"]
+pub struct Answer<'a, T>(Answering<'a, T>);
+
+enum Answering<'a, T> {
+    /// `None` once it was taken.
+    Ready(Option<Result<T, JournalError>>),
+    Waiting(futures_util::future::BoxFuture<'a, Result<T, JournalError>>),
+}
+
+impl<'a, T> Answer<'a, T> {
+    /// An answer known now.
+    pub fn ready(answer: Result<T, JournalError>) -> Self {
+        Answer(Answering::Ready(Some(answer)))
+    }
+
+    /// An answer that `future` gives once it is done.
+    pub fn waiting(future: impl Future<Output = Result<T, JournalError>> + Send + 'a) -> Self {
+        Answer(Answering::Waiting(Box::pin(future)))
+    }
+}
+
+// Nothing in an answer is pinned in place: a ready one is moved out, and a
+// waiting one is boxed.
+impl<T> Unpin for Answer<'_, T> {}
+
+impl<T> Future for Answer<'_, T> {
+    type Output = Result<T, JournalError>;
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Self::Output> {
+        match &mut self.0 {
+            Answering::Ready(answer) => std::task::Poll::Ready(answer.take().expect("an answer is awaited once")),
+            Answering::Waiting(future) => future.as_mut().poll(cx),
+        }
+    }
+}
+
+impl<T> fmt::Debug for Answer<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self.0 {
+            Answering::Ready(_) => "Answer::Ready",
+            Answering::Waiting(_) => "Answer::Waiting",
+        })
+    }
+}
 
 /// A call about to start its effect ([`RunMemory::start_or_find`]).
 #[derive(Clone, Copy, Debug)]

@@ -15,58 +15,58 @@ impl RunMemory for Journal {
     }
 
     fn find_call<'a>(&'a self, effect_key: &'a str) -> Answer<'a, Option<JournaledCall>> {
-        Box::pin(Journal::find_call(self, effect_key))
+        Answer::waiting(Journal::find_call(self, effect_key))
     }
 
     fn start_or_find<'a>(&'a self, call: Starting<'a>) -> Answer<'a, Option<JournaledCall>> {
-        Box::pin(Journal::start_or_find(self, call.run_id, call.call_id, call.tool, call.input, call.effect_key))
+        Answer::waiting(Journal::start_or_find(self, call.run_id, call.call_id, call.tool, call.input, call.effect_key))
     }
 
     fn restart_call<'a>(&'a self, effect_key: &'a str, call_id: &'a str, input: &'a Value) -> Answer<'a, Option<JournaledCall>> {
-        Box::pin(Journal::restart_call(self, effect_key, call_id, input))
+        Answer::waiting(Journal::restart_call(self, effect_key, call_id, input))
     }
 
     fn finish_call<'a>(&'a self, effect_key: &'a str, result: &'a JournaledResult) -> Answer<'a, ()> {
-        Box::pin(Journal::finish_call(self, effect_key, result))
+        Answer::waiting(Journal::finish_call(self, effect_key, result))
     }
 
     fn withdraw_call<'a>(&'a self, effect_key: &'a str, call_id: &'a str) -> Answer<'a, bool> {
-        Box::pin(Journal::withdraw_call(self, effect_key, call_id))
+        Answer::waiting(Journal::withdraw_call(self, effect_key, call_id))
     }
 
     fn resolve_call<'a>(&'a self, effect_key: &'a str, result: &'a JournaledResult) -> Answer<'a, ()> {
-        Box::pin(Journal::resolve_call(self, effect_key, result))
+        Answer::waiting(Journal::resolve_call(self, effect_key, result))
     }
 
     fn calls_of_run<'a>(&'a self, run_id: &'a str) -> Answer<'a, Vec<JournaledCall>> {
-        Box::pin(Journal::calls_of_run(self, run_id))
+        Answer::waiting(Journal::calls_of_run(self, run_id))
     }
 
     fn add_step<'a>(&'a self, run_id: &'a str, delta: &'a StepDelta, state: &'a RunState, known: usize) -> Answer<'a, Stepped> {
-        Box::pin(Journal::add_step(self, run_id, delta, state, known))
+        Answer::waiting(Journal::add_step(self, run_id, delta, state, known))
     }
 
     fn park<'a>(&'a self, call: &'a ParkedCall) -> Answer<'a, ()> {
-        Box::pin(Journal::park(self, call))
+        Answer::waiting(Journal::park(self, call))
     }
 
     fn unsettled_for_run<'a>(&'a self, run_id: &'a str) -> Answer<'a, Vec<Approval>> {
-        Box::pin(Journal::unsettled_for_run(self, run_id))
+        Answer::waiting(Journal::unsettled_for_run(self, run_id))
     }
 
     fn approval<'a>(&'a self, run_id: &'a str, call_id: &'a str) -> Answer<'a, Option<Approval>> {
-        Box::pin(Journal::approval(self, run_id, call_id))
+        Answer::waiting(Journal::approval(self, run_id, call_id))
     }
 
     fn decide<'a>(&'a self, run_id: &'a str, call_id: &'a str, decision: Decision, by: &'a str) -> Answer<'a, Approval> {
-        Box::pin(Journal::decide(self, run_id, call_id, decision, by))
+        Answer::waiting(Journal::decide(self, run_id, call_id, decision, by))
     }
 
     fn settle<'a>(&'a self, run_id: &'a str, call_id: &'a str) -> Answer<'a, ()> {
-        Box::pin(Journal::settle(self, run_id, call_id))
+        Answer::waiting(Journal::settle(self, run_id, call_id))
     }
 
     fn expire<'a>(&'a self, now: SystemTime, text: &'a str) -> Answer<'a, Vec<Approval>> {
-        Box::pin(Journal::expire(self, now, text))
+        Answer::waiting(Journal::expire(self, now, text))
     }
 }

@@ -78,10 +78,6 @@ impl LocalMemory {
         // is one insert or one assignment.
         self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
-
-    fn ready<'a, T: Send + 'a>(answer: Result<T, JournalError>) -> Answer<'a, T> {
-        Box::pin(std::future::ready(answer))
-    }
 }
 
 impl Held {
@@ -161,7 +157,7 @@ impl RunMemory for LocalMemory {
     }
 
     fn find_call<'a>(&'a self, effect_key: &'a str) -> Answer<'a, Option<JournaledCall>> {
-        Self::ready(Ok(self.held().effects.get(effect_key).map(Effect::found)))
+        Answer::ready(Ok(self.held().effects.get(effect_key).map(Effect::found)))
     }
 
     fn start_or_find<'a>(&'a self, call: Starting<'a>) -> Answer<'a, Option<JournaledCall>> {
@@ -180,7 +176,7 @@ impl RunMemory for LocalMemory {
                 None
             }
         };
-        Self::ready(Ok(found))
+        Answer::ready(Ok(found))
     }
 
     fn restart_call<'a>(&'a self, effect_key: &'a str, _call_id: &'a str, _input: &'a Value) -> Answer<'a, Option<JournaledCall>> {
@@ -190,11 +186,11 @@ impl RunMemory for LocalMemory {
             None => Err(JournalError::CallNotStarted { effect_key: effect_key.to_owned() }),
             Some(effect) => Ok(Some(effect.found())),
         };
-        Self::ready(answer)
+        Answer::ready(answer)
     }
 
     fn finish_call<'a>(&'a self, effect_key: &'a str, _result: &'a JournaledResult) -> Answer<'a, ()> {
-        Self::ready(self.held().finish(effect_key))
+        Answer::ready(self.held().finish(effect_key))
     }
 
     fn withdraw_call<'a>(&'a self, effect_key: &'a str, call_id: &'a str) -> Answer<'a, bool> {
@@ -203,22 +199,22 @@ impl RunMemory for LocalMemory {
         if withdrawn {
             held.effects.remove(effect_key);
         }
-        Self::ready(Ok(withdrawn))
+        Answer::ready(Ok(withdrawn))
     }
 
     fn resolve_call<'a>(&'a self, effect_key: &'a str, _result: &'a JournaledResult) -> Answer<'a, ()> {
-        Self::ready(self.held().finish(effect_key))
+        Answer::ready(self.held().finish(effect_key))
     }
 
     fn calls_of_run<'a>(&'a self, run_id: &'a str) -> Answer<'a, Vec<JournaledCall>> {
         let held = self.held();
         let mut calls: Vec<_> = held.effects.values().filter(|effect| effect.run_id == run_id).collect();
         calls.sort_by_key(|effect| effect.started_at);
-        Self::ready(Ok(calls.into_iter().map(Effect::found).collect()))
+        Answer::ready(Ok(calls.into_iter().map(Effect::found).collect()))
     }
 
     fn add_step<'a>(&'a self, run_id: &'a str, delta: &'a StepDelta, state: &'a RunState, known: usize) -> Answer<'a, Stepped> {
-        Self::ready(Ok(self.held().add_step(run_id, delta, state, known)))
+        Answer::ready(Ok(self.held().add_step(run_id, delta, state, known)))
     }
 
     fn park<'a>(&'a self, call: &'a ParkedCall) -> Answer<'a, ()> {
@@ -230,21 +226,21 @@ impl RunMemory for LocalMemory {
             held.approvals.entry(call.run_id.clone()).or_default().push(parked);
             Ok(())
         };
-        Self::ready(answer)
+        Answer::ready(answer)
     }
 
     fn unsettled_for_run<'a>(&'a self, run_id: &'a str) -> Answer<'a, Vec<Approval>> {
         let held = self.held();
         let unsettled = held.approvals.get(run_id).into_iter().flatten().filter(|parked| !parked.settled);
-        Self::ready(Ok(unsettled.map(|parked| parked.approval.clone()).collect()))
+        Answer::ready(Ok(unsettled.map(|parked| parked.approval.clone()).collect()))
     }
 
     fn approval<'a>(&'a self, run_id: &'a str, call_id: &'a str) -> Answer<'a, Option<Approval>> {
-        Self::ready(Ok(self.held().parked(run_id, call_id).map(|parked| parked.approval.clone())))
+        Answer::ready(Ok(self.held().parked(run_id, call_id).map(|parked| parked.approval.clone())))
     }
 
     fn decide<'a>(&'a self, run_id: &'a str, call_id: &'a str, decision: Decision, by: &'a str) -> Answer<'a, Approval> {
-        Self::ready(self.held().decide(run_id, call_id, decision, by))
+        Answer::ready(self.held().decide(run_id, call_id, decision, by))
     }
 
     fn settle<'a>(&'a self, run_id: &'a str, call_id: &'a str) -> Answer<'a, ()> {
@@ -254,7 +250,7 @@ impl RunMemory for LocalMemory {
         if let Some(calls) = held.approvals.get_mut(run_id) {
             calls.retain(|parked| parked.approval.call.call_id != call_id);
         }
-        Self::ready(Ok(()))
+        Answer::ready(Ok(()))
     }
 
     fn expire<'a>(&'a self, now: SystemTime, text: &'a str) -> Answer<'a, Vec<Approval>> {
@@ -267,7 +263,7 @@ impl RunMemory for LocalMemory {
                 expired.push(parked.approval.clone());
             }
         }
-        Self::ready(Ok(expired))
+        Answer::ready(Ok(expired))
     }
 }
 
