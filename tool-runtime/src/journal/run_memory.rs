@@ -1,5 +1,5 @@
-//! The journal as a run's memory: [`RunMemory`] over the journal's own
-//! methods, each one atomic in the database (see the [module docs](super)).
+//! The journal as a run's memory: [`RunMemory`] over the journal's
+//! calls, runs and approvals, each operation atomic in the database (see the [module docs](super)).
 
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
@@ -15,58 +15,58 @@ impl RunMemory for Journal {
     }
 
     fn find_call<'a>(&'a self, effect_key: &'a str) -> Answer<'a, Option<JournaledCall>> {
-        Box::pin(Journal::find_call(self, effect_key))
+        Box::pin(self.calls().find(effect_key))
     }
 
     fn start_or_find<'a>(&'a self, call: Starting<'a>) -> Answer<'a, Option<JournaledCall>> {
-        Box::pin(Journal::start_or_find(self, call.run_id, call.call_id, call.tool, call.input, call.effect_key))
+        Box::pin(self.calls().start_or_find(call.run_id, call.call_id, call.tool, call.input, call.effect_key))
     }
 
     fn restart_call<'a>(&'a self, effect_key: &'a str, call_id: &'a str, input: &'a Value) -> Answer<'a, Option<JournaledCall>> {
-        Box::pin(Journal::restart_call(self, effect_key, call_id, input))
+        Box::pin(self.calls().restart(effect_key, call_id, input))
     }
 
     fn finish_call<'a>(&'a self, effect_key: &'a str, result: &'a JournaledResult) -> Answer<'a, ()> {
-        Box::pin(Journal::finish_call(self, effect_key, result))
+        Box::pin(self.calls().finish(effect_key, result))
     }
 
     fn withdraw_call<'a>(&'a self, effect_key: &'a str, call_id: &'a str) -> Answer<'a, bool> {
-        Box::pin(Journal::withdraw_call(self, effect_key, call_id))
+        Box::pin(self.calls().withdraw(effect_key, call_id))
     }
 
     fn resolve_call<'a>(&'a self, effect_key: &'a str, result: &'a JournaledResult) -> Answer<'a, ()> {
-        Box::pin(Journal::resolve_call(self, effect_key, result))
+        Box::pin(self.calls().resolve(effect_key, result))
     }
 
     fn calls_of_run<'a>(&'a self, run_id: &'a str) -> Answer<'a, Vec<JournaledCall>> {
-        Box::pin(Journal::calls_of_run(self, run_id))
+        Box::pin(self.calls().of_run(run_id))
     }
 
     fn add_step<'a>(&'a self, run_id: &'a str, delta: &'a StepDelta, state: &'a RunState, known: usize) -> Answer<'a, Stepped> {
-        Box::pin(Journal::add_step(self, run_id, delta, state, known))
+        Box::pin(self.runs().add_step(run_id, delta, state, known))
     }
 
     fn park<'a>(&'a self, call: &'a ParkedCall) -> Answer<'a, ()> {
-        Box::pin(Journal::park(self, call))
+        Box::pin(self.approvals().park(call))
     }
 
     fn unsettled_for_run<'a>(&'a self, run_id: &'a str) -> Answer<'a, Vec<Approval>> {
-        Box::pin(Journal::unsettled_for_run(self, run_id))
+        Box::pin(self.approvals().unsettled_for_run(run_id))
     }
 
     fn approval<'a>(&'a self, run_id: &'a str, call_id: &'a str) -> Answer<'a, Option<Approval>> {
-        Box::pin(Journal::approval(self, run_id, call_id))
+        Box::pin(self.approvals().get(run_id, call_id))
     }
 
     fn decide<'a>(&'a self, run_id: &'a str, call_id: &'a str, decision: Decision, by: &'a str) -> Answer<'a, Approval> {
-        Box::pin(Journal::decide(self, run_id, call_id, decision, by))
+        Box::pin(self.approvals().decide(run_id, call_id, decision, by))
     }
 
     fn settle<'a>(&'a self, run_id: &'a str, call_id: &'a str) -> Answer<'a, ()> {
-        Box::pin(Journal::settle(self, run_id, call_id))
+        Box::pin(self.approvals().settle(run_id, call_id))
     }
 
     fn expire<'a>(&'a self, now: SystemTime, text: &'a str) -> Answer<'a, Vec<Approval>> {
-        Box::pin(Journal::expire(self, now, text))
+        Box::pin(self.approvals().expire(now, text))
     }
 }
