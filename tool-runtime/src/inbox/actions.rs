@@ -4,7 +4,7 @@
 //! (`csrf`), that the call exists and the approver may decide it (a call
 //! they may not decide is answered as one that does not exist), and for an
 //! edit, the input (the form, then the registry: `recheck`). Only then is
-//! the decision sent to [`Approvals::decide`](crate::journal::Approvals::decide),
+//! the decision sent to [`ApprovalRecords::decide`](crate::journal::ApprovalRecords::decide),
 //! and the page says what the journal answered: done once it recorded the
 //! decision, who won when another decider came first, failed when the write
 //! failed. Nothing is shown as done that the journal did not record.

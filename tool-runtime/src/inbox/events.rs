@@ -7,7 +7,7 @@
 //! reads the change mark at once; on SQLite, which cannot notify another
 //! process, it reads the mark every poll interval. When the first waiting
 //! call's expiry has passed it expires the calls due (the journal's
-//! [`expire`](crate::journal::Approvals::expire), with the text a run gives
+//! [`expire`](crate::journal::ApprovalRecords::expire), with the text a run gives
 //! them), which is a change like any other. Each change wakes every page's
 //! stream, which renders its approver's lists again and sends them when
 //! they differ from what it sent last.

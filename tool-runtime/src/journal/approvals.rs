@@ -36,11 +36,11 @@ const EXPIRE: &str = "UPDATE journal_approvals SET decision = 'reject', reject_t
 /// A borrowed handle, as cheap to make as a reference: take one where it
 /// is used, `journal.approvals().decide(...)`.
 #[derive(Clone, Copy, Debug)]
-pub struct Approvals<'j> {
+pub struct ApprovalRecords<'j> {
     pub(super) journal: &'j Journal,
 }
 
-impl Approvals<'_> {
+impl ApprovalRecords<'_> {
     /// Parks a call until a human decides it.
     ///
     /// # Errors

@@ -37,11 +37,11 @@ const FINISH: &str = "UPDATE journal_calls SET finished_at = $2, kind = $3, text
 /// A borrowed handle, as cheap to make as a reference: take one where it
 /// is used, `journal.calls().start(...)`.
 #[derive(Clone, Copy, Debug)]
-pub struct Calls<'j> {
+pub struct CallRecords<'j> {
     pub(super) journal: &'j Journal,
 }
 
-impl Calls<'_> {
+impl CallRecords<'_> {
     /// Records a call as started, before its tool runs, unless its effect
     /// key is already known; says which.
     ///

@@ -90,7 +90,7 @@ pub struct InboxMark {
 impl InboxMark {
     /// When the first call still waiting expires, if one does: a reader
     /// that shows it changes then, with no write to tell it so (unless it
-    /// expires the call itself, [`Approvals::expire`](super::Approvals::expire)).
+    /// expires the call itself, [`ApprovalRecords::expire`](super::ApprovalRecords::expire)).
     pub fn next_expiry(&self) -> Option<SystemTime> {
         self.next_expiry.and_then(|ms| u64::try_from(ms).ok()).map(|ms| std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms))
     }

@@ -29,23 +29,23 @@
 //!   record, not written over it: of several processes stepping one run at
 //!   once, none loses another's steps, tools or failures, and a finished
 //!   run stays finished; what a step writes does not grow with the run;
-//! - **calls** ([`journal.calls()`](Journal::calls), [`Calls`]), the
+//! - **calls** ([`journal.calls()`](Journal::calls), [`CallRecords`]), the
 //!   effect journal, by effect key: a call is recorded as started before
 //!   its tool runs and as finished with its result after
-//!   ([`start`](Calls::start), [`finish`](Calls::finish)). Starting a key
+//!   ([`start`](CallRecords::start), [`finish`](CallRecords::finish)). Starting a key
 //!   that is already known says what is known instead ([`CallStart`]): the
 //!   stored result, or that the outcome is unknown; of two processes
 //!   starting one key, exactly one gets [`CallStart::Started`]. A call
 //!   started and never finished is in doubt: the host lists those
-//!   ([`in_doubt`](Calls::in_doubt)) and settles each with the result it
-//!   finds the call had ([`resolve`](Calls::resolve));
+//!   ([`in_doubt`](CallRecords::in_doubt)) and settles each with the result it
+//!   finds the call had ([`resolve`](CallRecords::resolve));
 //! - **pending approvals** ([`journal.approvals()`](Journal::approvals),
-//!   [`Approvals`]) by run and call id (two runs may hold the same call
+//!   [`ApprovalRecords`]) by run and call id (two runs may hold the same call
 //!   id): parked, listed by run and by user, decided once
-//!   ([`decide`](Approvals::decide): of two deciders exactly one wins, the
+//!   ([`decide`](ApprovalRecords::decide): of two deciders exactly one wins, the
 //!   other gets [`JournalError::AlreadyDecided`] naming who won), expired
-//!   into rejections ([`expire`](Approvals::expire));
-//! - **tasks** ([`journal.tasks()`](Journal::tasks), [`Tasks`]) of the MCP
+//!   into rejections ([`expire`](ApprovalRecords::expire));
+//! - **tasks** ([`journal.tasks()`](Journal::tasks), [`TaskRecords`]) of the MCP
 //!   server (feature `mcp`), one record each, which any instance on the
 //!   journal reads and moves.
 //!
@@ -114,12 +114,12 @@ pub use crate::memory::{
     Approval, CallInDoubt, CallStart, Decided, Decision, EXPIRED_BY, GONE_BY, JournalError, JournaledCall, JournaledResult, ParkedCall, RunRecord,
 };
 pub use crate::run::DurableError;
-pub use approvals::Approvals;
-pub use calls::Calls;
+pub use approvals::ApprovalRecords;
+pub use calls::CallRecords;
 pub use inbox::{InboxChanges, InboxMark, InboxQueries, MAX_INBOX_ROWS, Outcome, SettledDecision};
 pub use retention::{Pruned, Retention};
 pub use runs::RunRecords;
-pub use tasks::{TaskRecord, TaskState, Tasks};
+pub use tasks::{TaskRecord, TaskRecords, TaskState};
 
 /// The journal of durable runs, over SQLite or Postgres. Cheap to clone:
 /// clones share one connection pool.
@@ -211,9 +211,9 @@ impl Journal {
     /// The schema version this code writes and reads.
     pub const SCHEMA_VERSION: i64 = schema::LATEST;
 
-    /// The effect journal: each call's effect by its key ([`Calls`]).
-    pub fn calls(&self) -> Calls<'_> {
-        Calls { journal: self }
+    /// The effect journal: each call's effect by its key ([`CallRecords`]).
+    pub fn calls(&self) -> CallRecords<'_> {
+        CallRecords { journal: self }
     }
 
     /// The runs, by the host's id ([`RunRecords`]).
@@ -221,14 +221,14 @@ impl Journal {
         RunRecords { journal: self }
     }
 
-    /// The pending approvals, by run and call id ([`Approvals`]).
-    pub fn approvals(&self) -> Approvals<'_> {
-        Approvals { journal: self }
+    /// The pending approvals, by run and call id ([`ApprovalRecords`]).
+    pub fn approvals(&self) -> ApprovalRecords<'_> {
+        ApprovalRecords { journal: self }
     }
 
-    /// The MCP tasks, by task id ([`Tasks`]).
-    pub fn tasks(&self) -> Tasks<'_> {
-        Tasks { journal: self }
+    /// The MCP tasks, by task id ([`TaskRecords`]).
+    pub fn tasks(&self) -> TaskRecords<'_> {
+        TaskRecords { journal: self }
     }
 
     /// What an approvals inbox reads: the newest calls waiting and

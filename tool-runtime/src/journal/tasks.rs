@@ -94,11 +94,11 @@ pub struct TaskRecord {
 /// A borrowed handle, as cheap to make as a reference: take one where it
 /// is used, `journal.tasks().get(...)`.
 #[derive(Clone, Copy, Debug)]
-pub struct Tasks<'j> {
+pub struct TaskRecords<'j> {
     pub(super) journal: &'j Journal,
 }
 
-impl Tasks<'_> {
+impl TaskRecords<'_> {
     /// Writes a new task (its `result` is not written: a task starts
     /// without one).
     ///

@@ -108,7 +108,7 @@ impl JournaledResult {
     }
 }
 
-/// A call a run journaled ([`Calls::of_run`](crate::journal::Calls::of_run)).
+/// A call a run journaled ([`CallRecords::of_run`](crate::journal::CallRecords::of_run)).
 #[derive(Clone, Debug, PartialEq)]
 pub struct JournaledCall {
     /// The call's id.
@@ -123,11 +123,11 @@ pub struct JournaledCall {
 }
 
 /// A call started and never finished, whose effect may or may not have
-/// happened ([`Calls::in_doubt`](crate::journal::Calls::in_doubt)).
+/// happened ([`CallRecords::in_doubt`](crate::journal::CallRecords::in_doubt)).
 #[derive(Clone, Debug, PartialEq)]
 pub struct CallInDoubt {
     /// Its effect key, as the journal stores it (a long key as its digest):
-    /// give it to [`Calls::resolve`](crate::journal::Calls::resolve) as it is.
+    /// give it to [`CallRecords::resolve`](crate::journal::CallRecords::resolve) as it is.
     pub effect_key: String,
     /// The run that started it.
     pub run_id: String,
@@ -141,7 +141,7 @@ pub struct CallInDoubt {
     pub started_at: SystemTime,
 }
 
-/// What [`Calls::start`](crate::journal::Calls::start) found for an effect key.
+/// What [`CallRecords::start`](crate::journal::CallRecords::start) found for an effect key.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CallStart {
     /// The key was new: the call is now recorded as started, and the tool

@@ -10,7 +10,7 @@
 //! still asks for approval is carried out as the human decided. With a
 //! journal, the waiting call is parked there before the answer goes out,
 //! the client's answer is journaled as its decision, and of that answer and
-//! a decision made out of band ([`Approvals::decide`](crate::journal::Approvals::decide))
+//! a decision made out of band ([`ApprovalRecords::decide`](crate::journal::ApprovalRecords::decide))
 //! exactly one wins and is carried out; the call's effect is journaled too,
 //! so it runs at most once. A state that does not open, or an approval
 //! already answered, is refused (`REQUEST_STATE_REFUSED`) and runs nothing.
