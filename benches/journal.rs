@@ -6,10 +6,10 @@
 //! - **durable**: in a durable run (`Run::durable`), with a fresh call id
 //!   every time, so that every call is journaled. `execute` then runs four
 //!   statements: the effect key looked up before the policy is decided
-//!   (`known_call`: a SELECT), the call recorded as started before the tool
-//!   runs (`start_call`: INSERT ... ON CONFLICT DO NOTHING), as finished
-//!   after it (`finish_call`: an UPDATE), and the step added to the run's
-//!   record (`add_step`: one transaction that takes the run's row and reads
+//!   (`calls().known`: a SELECT), the call recorded as started before the tool
+//!   runs (`calls().start`: INSERT ... ON CONFLICT DO NOTHING), as finished
+//!   after it (`calls().finish`: an UPDATE), and the step added to the run's
+//!   record (`runs().add_step`: one transaction that takes the run's row and reads
 //!   it, writes its step and state, appends the tool on the run's first call
 //!   of it, and reads back the tools and failures other processes added).
 //!   Three of them write, each its own transaction (a commit, so an fsync on
@@ -242,7 +242,7 @@ async fn bare_call(backend: &Backend, run_id: &str, call_id: &str, step: u64) {
     });
 }
 
-/// A new run at step 0, as `Journal::save_run` writes it (outside the time
+/// A new run at step 0, as `journal.runs().save` writes it (outside the time
 /// measured).
 async fn save_run(bare: &Bare, run_id: &str) {
     on_pool!(bare, pool => sqlx::query(SAVE)
@@ -284,19 +284,19 @@ async fn backend(name: &'static str, url: &str, registry: &Registry<()>) -> Back
     let mut run = registry.run(Arc::new(())).durable(&journal, &run_id).await.unwrap();
     let step = run.execute(vec![ToolCall::new("c-check", "noop", "{}")]).await;
     assert_eq!(step.results[0].kind, ResultKind::Success);
-    let Some(CallStart::Finished(result)) = journal.known_call(&effect_key(&run_id, "c-check")).await.unwrap() else {
+    let Some(CallStart::Finished(result)) = journal.calls().known(&effect_key(&run_id, "c-check")).await.unwrap() else {
         panic!("the journaled call is not finished under the key the bench computes");
     };
-    let journaled_run = journal.load_run(&run_id).await.unwrap().unwrap();
+    let journaled_run = journal.runs().load(&run_id).await.unwrap().unwrap();
     let backend = Backend { name, url: url.to_owned(), bare: bare_pool(url).await, journal, result };
 
     // One bare call in a run of its own, read back through the journal.
     let bare_run_id = fresh_id("run");
     save_run(&backend.bare, &bare_run_id).await;
     bare_call(&backend, &bare_run_id, "c-check", 1).await;
-    let bare_result = backend.journal.known_call(&effect_key(&bare_run_id, "c-check")).await.unwrap();
+    let bare_result = backend.journal.calls().known(&effect_key(&bare_run_id, "c-check")).await.unwrap();
     assert_eq!(bare_result, Some(CallStart::Finished(backend.result.clone())), "the bare writes store what the journal stores");
-    let bare_run = backend.journal.load_run(&bare_run_id).await.unwrap().unwrap();
+    let bare_run = backend.journal.runs().load(&bare_run_id).await.unwrap().unwrap();
     assert_eq!((bare_run.step, &bare_run.executed, &bare_run.state), (journaled_run.step, &journaled_run.executed, &journaled_run.state));
     backend
 }

@@ -81,7 +81,7 @@ async fn start() -> Outcome {
 /// The admin page: shows the call and approves it.
 async fn approve(run_id: &str, call_id: &str) -> Outcome {
     let journal = journal().await?;
-    let approval = journal.approval(run_id, call_id).await?.ok_or_else(|| format!("run {run_id} parked no call {call_id} in this journal"))?;
+    let approval = journal.approvals().get(run_id, call_id).await?.ok_or_else(|| format!("run {run_id} parked no call {call_id} in this journal"))?;
     println!(
         "run {}: {} wants to call {} with {}",
         approval.call.run_id,
@@ -89,7 +89,7 @@ async fn approve(run_id: &str, call_id: &str) -> Outcome {
         approval.call.tool,
         approval.call.input
     );
-    let decided = journal.decide(run_id, call_id, Decision::Approve, "supervisor-1").await?;
+    let decided = journal.approvals().decide(run_id, call_id, Decision::Approve, "supervisor-1").await?;
     println!("approved by {}; resume the run:", decided.decided.map(|d| d.by).unwrap_or_default());
     println!("  cargo run --example durable_desk -- --resume {}", approval.call.run_id);
     journal.close().await;

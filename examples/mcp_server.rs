@@ -9,7 +9,7 @@
 //! With `--journal URL` (a SQLite file, or `postgres://...` with
 //! `--features postgres`) each session's run is durable: its calls' effects
 //! and its calls waiting for approval are journaled, so any process on the
-//! same journal can decide them (`Journal::decide`), and several instances
+//! same journal can decide them (`journal.approvals().decide`), and several instances
 //! (or a restarted one) share it.
 //!
 //! Revision 2026-07-28 is served statelessly beside the session revisions:

@@ -218,7 +218,7 @@ fn a_task_outlives_its_killed_instance_and_ends_once() {
     // resolve: no second execution was started beside it.
     let calls = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
         let journal = tool_runtime::journal::Journal::open(&url).await.unwrap();
-        journal.calls_of_run(&format!("mcp-task:{id}")).await.unwrap()
+        journal.calls().of_run(&format!("mcp-task:{id}")).await.unwrap()
     });
     assert_eq!(calls.len(), 1, "{calls:?}");
     assert!(matches!(calls[0].outcome, tool_runtime::journal::CallStart::UnknownOutcome { .. }), "{calls:?}");

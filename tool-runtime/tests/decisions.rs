@@ -49,7 +49,7 @@ async fn a_decision_the_journal_accepted_in_time_runs_when_settled_after_the_ttl
     let mut run = registry().run(refunds.clone()).durable(&journal, "t-1").await.unwrap();
     run.execute(vec![ToolCall::new("c1", "refund", json!({"order_id": "A-1"}))]).await;
     tokio::time::sleep(TTL / 4).await;
-    admin.decide("t-1", "c1", Decision::Approve, "alice").await.expect("in time by the journal's clock");
+    admin.approvals().decide("t-1", "c1", Decision::Approve, "alice").await.expect("in time by the journal's clock");
     tokio::time::sleep(TTL).await;
     let settled = run.settle_decided().await.unwrap();
     assert_eq!((settled[0].kind, settled[0].text.as_str()), (ResultKind::Success, "refunded A-1"), "{settled:?}");
@@ -64,7 +64,7 @@ async fn a_decision_after_the_ttl_is_refused_to_its_decider_and_nothing_runs(db:
     let mut run = registry().run(refunds.clone()).durable(&journal, "t-1").await.unwrap();
     run.execute(vec![ToolCall::new("c1", "refund", json!({"order_id": "A-1"}))]).await;
     tokio::time::sleep(TTL + TTL / 4).await;
-    let refused = admin.decide("t-1", "c1", Decision::Approve, "alice").await.unwrap_err();
+    let refused = admin.approvals().decide("t-1", "c1", Decision::Approve, "alice").await.unwrap_err();
     assert!(matches!(refused, JournalError::ApprovalExpired { .. }), "{refused:?}");
     let settled = run.settle_decided().await.unwrap();
     assert_eq!(settled[0].error_code.as_deref(), Some("APPROVAL_EXPIRED"), "{settled:?}");
@@ -85,7 +85,7 @@ async fn an_edited_input_passes_the_guard_before_the_journal_reads_it(db: Db) {
     let edited = format!(r#"{{"order_id": "{}"}}"#, "A".repeat(10_000));
     let result = run.approve_with("c1", Arguments::from(edited.as_str())).await.unwrap();
     assert_eq!(result.error_code.as_deref(), Some("ARGUMENTS_TOO_LARGE"), "{}", result.text);
-    let decided = journal.approval("t-1", "c1").await.unwrap().unwrap().decided.unwrap();
+    let decided = journal.approvals().get("t-1", "c1").await.unwrap().unwrap().decided.unwrap();
     assert_eq!(decided.decision, Decision::Reject("The edited input was refused before it was read.".into()));
     assert_eq!(refunds.load(Ordering::SeqCst), 0);
 }

@@ -207,7 +207,7 @@ async fn a_resumed_run_has_its_step_executed_tools_and_pending_calls(db: Db) {
     let pending: Vec<_> = run.pending().iter().map(|p| (p.id().to_string(), p.arguments())).collect();
     assert_eq!(pending, [("c2".to_owned(), json!({"order_id": "A-1"}))]);
     // Every call's result comes back from the journal too.
-    let calls = db.open().await.calls_of_run("t-1").await.unwrap();
+    let calls = db.open().await.calls().of_run("t-1").await.unwrap();
     assert_eq!(calls.len(), 1, "the pending refund has not started: {calls:?}");
     assert_eq!((calls[0].call_id.as_str(), calls[0].tool.as_str(), &calls[0].input), ("c1", "charge", &json!({"cents": 5})));
     assert!(matches!(&calls[0].outcome, CallStart::Finished(result) if result.text == "charged 5"), "{:?}", calls[0].outcome);
@@ -252,7 +252,7 @@ async fn settlers_racing_one_approved_call_all_read_its_result(db: Db) {
     let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
     let (mut run, journal) = resume(&db, &desk, &shop, "t-1").await;
     run.execute(vec![call("c1", "refund_slowly", json!({"order_id": "A-1"}))]).await;
-    journal.decide("t-1", "c1", Decision::Approve, "alice").await.unwrap();
+    journal.approvals().decide("t-1", "c1", Decision::Approve, "alice").await.unwrap();
     drop(run);
 
     // Five processes resume the run and settle it at once.
@@ -339,7 +339,7 @@ async fn a_re_sent_call_id_with_another_input_or_tool_is_refused(db: Db) {
     // A call a human approved with an edit ran with it: re-sent as the
     // model sent it, it is the same call.
     run.execute(vec![call("e1", "refund", json!({"order_id": "A-1"}))]).await;
-    db.open().await.decide("t-1", "e1", Decision::ApproveEdited(json!({"order_id": "A-9"})), "alice").await.unwrap();
+    db.open().await.approvals().decide("t-1", "e1", Decision::ApproveEdited(json!({"order_id": "A-9"})), "alice").await.unwrap();
     assert_eq!(run.settle_decided().await.unwrap()[0].text, "refunded A-9");
     let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
     let re_sent = run.execute(vec![call("e1", "refund", json!({"order_id": "A-1"}))]).await;
@@ -364,30 +364,30 @@ async fn a_call_in_doubt_is_settled_by_its_reconcile_hook_or_by_the_host(db: Db)
     let step = run.execute(vec![call("c1", "pay_order", json!({"order_id": paid}))]);
     assert!(tokio::time::timeout(Duration::from_millis(300), step).await.is_err());
     drop(run);
-    assert_eq!(journal.calls_in_doubt(Some("t-1")).await.unwrap().len(), 1);
+    assert_eq!(journal.calls().in_doubt(Some("t-1")).await.unwrap().len(), 1);
 
     // Re-sent: past its timeout, the hook finds it paid; that is its result, journaled.
     let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
     let settled = run.execute(vec![call("c1", "pay_order", json!({"order_id": paid}))]).await;
     assert_eq!((settled.results[0].kind, settled.results[0].text.clone()), (ResultKind::Success, format!("paid {paid}")));
     assert_eq!(shop.charges.load(Ordering::SeqCst), 1, "not paid twice");
-    assert!(journal.calls_in_doubt(Some("t-1")).await.unwrap().is_empty(), "settled");
-    let calls = journal.calls_of_run("t-1").await.unwrap();
+    assert!(journal.calls().in_doubt(Some("t-1")).await.unwrap().is_empty(), "settled");
+    let calls = journal.calls().of_run("t-1").await.unwrap();
     assert!(matches!(&calls[0].outcome, CallStart::Finished(result) if result.text == format!("paid {paid}")), "{calls:?}");
 
     // A call whose process died right after its start (an hour ago): the
     // bank never paid it, so the hook cannot tell, and it stays in doubt.
     let unpaid = order();
     let key = json!(["call", "t-1", "c2"]).to_string();
-    journal.start_call("t-1", "c2", "pay_order", &json!({"order_id": unpaid}), &key).await.unwrap();
-    journal.start_call("t-0", "c0", "pay_order", &json!({"order_id": order()}), &json!(["call", "t-0", "c0"]).to_string()).await.unwrap();
+    journal.calls().start("t-1", "c2", "pay_order", &json!({"order_id": unpaid}), &key).await.unwrap();
+    journal.calls().start("t-0", "c0", "pay_order", &json!({"order_id": order()}), &json!(["call", "t-0", "c0"]).to_string()).await.unwrap();
     db.exec("UPDATE journal_calls SET started_at = started_at - 3600000 WHERE call_id = 'c2'".to_owned()).await;
     let doubt = run.execute(vec![call("c2", "pay_order", json!({"order_id": unpaid}))]).await;
     assert_eq!(doubt.results[0].error_code.as_deref(), Some("OUTCOME_UNKNOWN"), "{}", doubt.results[0].text);
     assert_eq!(shop.charges.load(Ordering::SeqCst), 1);
-    let listed: Vec<_> = journal.calls_in_doubt(None).await.unwrap().into_iter().map(|c| (c.run_id, c.call_id)).collect();
+    let listed: Vec<_> = journal.calls().in_doubt(None).await.unwrap().into_iter().map(|c| (c.run_id, c.call_id)).collect();
     assert_eq!(listed, [("t-1".to_owned(), "c2".to_owned()), ("t-0".to_owned(), "c0".to_owned())], "oldest first");
-    let in_doubt = journal.calls_in_doubt(Some("t-1")).await.unwrap();
+    let in_doubt = journal.calls().in_doubt(Some("t-1")).await.unwrap();
     assert_eq!((in_doubt.len(), &in_doubt[0].input), (1, &json!({"order_id": unpaid})));
 
     // The host checks the bank, and settles it: the call replays that.
@@ -400,7 +400,7 @@ async fn a_call_in_doubt_is_settled_by_its_reconcile_hook_or_by_the_host(db: Db)
         truncated: false,
         ends_run: false,
     };
-    journal.resolve_call(&in_doubt[0].effect_key, &resolved).await.unwrap();
+    journal.calls().resolve(&in_doubt[0].effect_key, &resolved).await.unwrap();
     let again = run.execute(vec![call("c2", "pay_order", json!({"order_id": unpaid}))]).await;
     assert_eq!((again.results[0].error_code.as_deref(), again.results[0].text.as_str()), (Some("NOT_PAID"), resolved.text.as_str()));
     assert_eq!(shop.charges.load(Ordering::SeqCst), 1);
@@ -411,15 +411,15 @@ async fn a_call_in_doubt_is_settled_by_its_reconcile_hook_or_by_the_host(db: Db)
     })
     .reconcile(|args| Some(json!(format!("shipped {}", args["order_id"].as_str().unwrap_or_default()))));
     let shipping = Registry::<Shop>::builder().tool(ship).build().unwrap();
-    journal.start_call("t-3", "s1", "ship", &json!({"order_id": "A-1"}), &json!(["call", "t-3", "s1"]).to_string()).await.unwrap();
+    journal.calls().start("t-3", "s1", "ship", &json!({"order_id": "A-1"}), &json!(["call", "t-3", "s1"]).to_string()).await.unwrap();
     db.exec("UPDATE journal_calls SET started_at = started_at - 3600000 WHERE call_id = 's1'".to_owned()).await;
     let mut run = shipping.run(shop.clone()).durable(&journal, "t-3").await.unwrap();
     let shipped = run.execute(vec![call("s1", "ship", json!({"order_id": "A-1"}))]).await;
     assert_eq!((shipped.results[0].kind, shipped.results[0].text.as_str()), (ResultKind::Success, "shipped A-1"));
     assert_eq!(shop.charges.load(Ordering::SeqCst), 1, "not run");
     // A settled call is never settled again.
-    assert!(matches!(journal.resolve_call(&key, &resolved).await, Err(JournalError::CallAlreadyFinished { .. })));
-    assert!(matches!(journal.resolve_call("no such key", &resolved).await, Err(JournalError::CallNotStarted { .. })));
+    assert!(matches!(journal.calls().resolve(&key, &resolved).await, Err(JournalError::CallAlreadyFinished { .. })));
+    assert!(matches!(journal.calls().resolve("no such key", &resolved).await, Err(JournalError::CallNotStarted { .. })));
 }
 
 async fn a_call_cut_off_midway_is_not_run_again_unless_idempotent(db: Db) {
@@ -485,11 +485,11 @@ async fn approvals_decided_out_of_band_settle_when_the_run_resumes(db: Db) {
 
     // An admin page in another process decides three of them.
     let admin = db.open().await;
-    let listed: Vec<_> = admin.pending_for_user("u-1").await.unwrap().into_iter().map(|p| p.call_id).collect();
+    let listed: Vec<_> = admin.approvals().pending_for_user("u-1").await.unwrap().into_iter().map(|p| p.call_id).collect();
     assert_eq!(listed, ["c1", "c2", "c3", "c4"]);
-    admin.decide("t-1", "c1", Decision::Approve, "alice").await.unwrap();
-    admin.decide("t-1", "c2", Decision::ApproveEdited(json!({"order_id": "A-9"})), "alice").await.unwrap();
-    admin.decide("t-1", "c3", Decision::Reject("Refunds of A-3 go through the bank.".into()), "bob").await.unwrap();
+    admin.approvals().decide("t-1", "c1", Decision::Approve, "alice").await.unwrap();
+    admin.approvals().decide("t-1", "c2", Decision::ApproveEdited(json!({"order_id": "A-9"})), "alice").await.unwrap();
+    admin.approvals().decide("t-1", "c3", Decision::Reject("Refunds of A-3 go through the bank.".into()), "bob").await.unwrap();
 
     let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
     let settled = run.settle_decided().await.unwrap();
@@ -501,7 +501,7 @@ async fn approvals_decided_out_of_band_settle_when_the_run_resumes(db: Db) {
     assert_eq!(run.pending().iter().map(|p| p.id().as_str()).collect::<Vec<_>>(), ["c4"], "c4 still waits");
     assert_eq!(shop.refunds.load(Ordering::SeqCst), 2);
     assert_eq!(run.executed(), ["refund"]);
-    let decided = admin.approval("t-1", "c1").await.unwrap().unwrap().decided.unwrap();
+    let decided = admin.approvals().get("t-1", "c1").await.unwrap().unwrap().decided.unwrap();
     assert_eq!(decided.by, "alice");
 
     // Settling again runs nothing twice; a resumed run keeps what was settled.
@@ -516,7 +516,7 @@ async fn a_call_decided_elsewhere_cannot_be_decided_again(db: Db) {
     let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
     let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
     run.execute(vec![call("c1", "refund", json!({"order_id": "A-1"}))]).await;
-    db.open().await.decide("t-1", "c1", Decision::Reject("No.".into()), "bob").await.unwrap();
+    db.open().await.approvals().decide("t-1", "c1", Decision::Reject("No.".into()), "bob").await.unwrap();
     // This process still holds the call and tries to approve it.
     let refused = run.approve("c1").await.unwrap_err();
     assert_eq!(refused, RunError::AlreadyDecided { call_id: "c1".into(), by: "bob".into() });
@@ -556,7 +556,7 @@ async fn an_expired_approval_gives_up_its_slot_by_the_journals_clock(db: Db) {
     assert_eq!(step.expired[0].call_id, "c1");
     assert_eq!(step.expired[0].error_code.as_deref(), Some("APPROVAL_EXPIRED"), "{}", step.expired[0].text);
     // Journaled as expired and settled: a resumed run holds only c2.
-    let expired = journal.approval("t-1", "c1").await.unwrap().unwrap().decided.unwrap();
+    let expired = journal.approvals().get("t-1", "c1").await.unwrap().unwrap().decided.unwrap();
     assert_eq!(expired.by, tool_runtime::journal::EXPIRED_BY);
     let (resumed, _journal) = resume(&db, &desk, &shop, "t-1").await;
     assert_eq!(resumed.pending().iter().map(|p| p.id().as_str()).collect::<Vec<_>>(), ["c2"]);
@@ -568,7 +568,7 @@ async fn an_approval_decided_out_of_band_runs_nothing_past_the_runs_deadline(db:
     let journal = db.open().await;
     let mut run = desk.registry.run(shop.clone()).with_deadline(Duration::from_millis(100)).durable(&journal, "t-1").await.unwrap();
     run.execute(vec![call("c1", "refund", json!({"order_id": "A-1"}))]).await;
-    journal.decide("t-1", "c1", Decision::Approve, "alice").await.unwrap();
+    journal.approvals().decide("t-1", "c1", Decision::Approve, "alice").await.unwrap();
     tokio::time::sleep(Duration::from_millis(150)).await;
     let settled = run.settle_decided().await.unwrap();
     assert_eq!(settled[0].error_code.as_deref(), Some("RUN_DEADLINE"), "{}", settled[0].text);
@@ -652,7 +652,7 @@ async fn a_finished_run_is_journaled_as_finished_with_its_pending_calls_rejected
     let (mut run, journal) = resume(&db, &desk, &shop, "t-1").await;
     run.execute(vec![call("c1", "refund", json!({"order_id": "A-1"}))]).await;
     run.finish().await;
-    assert!(journal.pending_for_user("u-1").await.unwrap().is_empty(), "no one is asked to decide it any more");
+    assert!(journal.approvals().pending_for_user("u-1").await.unwrap().is_empty(), "no one is asked to decide it any more");
     let (run, _journal) = resume(&db, &desk, &shop, "t-1").await;
     assert_eq!(run.state(), &RunState::Finished { by: None });
     assert!(run.pending().is_empty());

@@ -117,7 +117,7 @@ async fn each_process_s_id_less_call_runs_its_own_effect(db: Db) {
     eprintln!("{requests} requests, one process each: {own} read their own result, the tool ran {ran} times");
     assert!(wrong.is_empty(), "requests read another request's result: {wrong:?}");
     assert_eq!(ran, requests, "each request's charge ran once");
-    let calls = db.open().await.calls_of_run(&run_id).await.unwrap();
+    let calls = db.open().await.calls().of_run(&run_id).await.unwrap();
     assert_eq!(calls.len(), requests, "one effect per call: {calls:?}");
 }
 
@@ -143,7 +143,7 @@ async fn approving_one_run_s_call_never_approves_another_run_s_call_of_the_same_
     assert!(settled.is_empty(), "bob's approval settled alice's call: {settled:?}");
     assert_eq!(alice.deleted.load(Ordering::SeqCst), 0, "alice's account was deleted on bob's approval");
     assert_eq!(alices_run.pending().len(), 1);
-    let alices = alices_host.approval("alice-run", "call_1").await.unwrap().unwrap();
+    let alices = alices_host.approvals().get("alice-run", "call_1").await.unwrap().unwrap();
     assert_eq!((alices.call.tool.as_str(), alices.decided), ("delete_account", None));
 }
 

@@ -43,28 +43,28 @@ fn later() -> SystemTime {
 
 async fn waiting_calls_are_listed_newest_first_without_the_expired_or_decided(db: Db) {
     let journal = db.open().await;
-    journal.park(&call("r1", "old", at(0), later())).await.unwrap();
-    journal.park(&call("r2", "new", at(10), later())).await.unwrap();
-    journal.park(&call("r3", "gone", at(20), SystemTime::now() - Duration::from_secs(1))).await.unwrap();
-    journal.park(&call("r4", "decided", at(30), later())).await.unwrap();
-    journal.decide("r4", "decided", Decision::Approve, "dana").await.unwrap();
-    let waiting = journal.pending_newest(SystemTime::now(), 100).await.unwrap();
+    journal.approvals().park(&call("r1", "old", at(0), later())).await.unwrap();
+    journal.approvals().park(&call("r2", "new", at(10), later())).await.unwrap();
+    journal.approvals().park(&call("r3", "gone", at(20), SystemTime::now() - Duration::from_secs(1))).await.unwrap();
+    journal.approvals().park(&call("r4", "decided", at(30), later())).await.unwrap();
+    journal.approvals().decide("r4", "decided", Decision::Approve, "dana").await.unwrap();
+    let waiting = journal.inbox().pending_newest(SystemTime::now(), 100).await.unwrap();
     let ids: Vec<&str> = waiting.iter().map(|approval| approval.call.call_id.as_str()).collect();
     assert_eq!(ids, ["new", "old"]);
-    assert_eq!(journal.pending_newest(SystemTime::now(), 1).await.unwrap().len(), 1, "the limit holds");
+    assert_eq!(journal.inbox().pending_newest(SystemTime::now(), 1).await.unwrap().len(), 1, "the limit holds");
     journal.close().await;
 }
 
 async fn decisions_are_listed_newest_first_with_who_how_and_the_outcome(db: Db) {
     let journal = db.open().await;
-    journal.park(&call("r1", "approved", at(0), later())).await.unwrap();
-    journal.park(&call("r2", "rejected", at(10), later())).await.unwrap();
-    journal.park(&call("r3", "waiting", at(20), later())).await.unwrap();
-    journal.decide("r1", "approved", Decision::Approve, "dana").await.unwrap();
+    journal.approvals().park(&call("r1", "approved", at(0), later())).await.unwrap();
+    journal.approvals().park(&call("r2", "rejected", at(10), later())).await.unwrap();
+    journal.approvals().park(&call("r3", "waiting", at(20), later())).await.unwrap();
+    journal.approvals().decide("r1", "approved", Decision::Approve, "dana").await.unwrap();
     tokio::time::sleep(Duration::from_millis(5)).await;
-    journal.decide("r2", "rejected", Decision::Reject("Ask for the receipt.".into()), "erin").await.unwrap();
+    journal.approvals().decide("r2", "rejected", Decision::Reject("Ask for the receipt.".into()), "erin").await.unwrap();
     // The run carries the approval out: the effect journaled, then settled.
-    journal.start_call("r1", "approved", "refund", &json!({"order_id": "A-1", "amount_cents": 100}), "r1:approved").await.unwrap();
+    journal.calls().start("r1", "approved", "refund", &json!({"order_id": "A-1", "amount_cents": 100}), "r1:approved").await.unwrap();
     let result = JournaledResult {
         kind: ResultKind::Success,
         text: "refunded 1.00".into(),
@@ -74,10 +74,10 @@ async fn decisions_are_listed_newest_first_with_who_how_and_the_outcome(db: Db) 
         truncated: false,
         ends_run: false,
     };
-    journal.finish_call("r1:approved", &result).await.unwrap();
-    journal.settle("r1", "approved").await.unwrap();
+    journal.calls().finish("r1:approved", &result).await.unwrap();
+    journal.approvals().settle("r1", "approved").await.unwrap();
 
-    let decisions = journal.decisions_newest(10).await.unwrap();
+    let decisions = journal.inbox().decisions_newest(10).await.unwrap();
     let seen: Vec<(&str, &str)> =
         decisions.iter().map(|d| (d.approval.call.call_id.as_str(), d.approval.decided.as_ref().unwrap().by.as_str())).collect();
     assert_eq!(seen, [("rejected", "erin"), ("approved", "dana")]);
@@ -92,24 +92,24 @@ async fn decisions_are_listed_newest_first_with_who_how_and_the_outcome(db: Db) 
 }
 
 async fn changed(journal: &Journal, before: InboxMark, what: &str) -> InboxMark {
-    let mark = journal.inbox_mark().await.unwrap();
+    let mark = journal.inbox().mark().await.unwrap();
     assert_ne!(mark, before, "{what} changes the mark");
     mark
 }
 
 async fn the_mark_changes_with_each_write_an_inbox_shows(db: Db) {
     let journal = db.open().await;
-    let mark = journal.inbox_mark().await.unwrap();
+    let mark = journal.inbox().mark().await.unwrap();
     let expires = later();
-    journal.park(&call("r1", "c1", SystemTime::now(), expires)).await.unwrap();
+    journal.approvals().park(&call("r1", "c1", SystemTime::now(), expires)).await.unwrap();
     let mark = changed(&journal, mark, "parking").await;
-    assert_eq!(journal.inbox_mark().await.unwrap(), mark, "no write, no change");
+    assert_eq!(journal.inbox().mark().await.unwrap(), mark, "no write, no change");
     let next = mark.next_expiry().expect("a waiting call's expiry");
     assert!(next.duration_since(expires).unwrap_or_else(|e| e.duration()) < Duration::from_millis(1), "to the millisecond");
-    journal.decide("r1", "c1", Decision::Approve, "dana").await.unwrap();
+    journal.approvals().decide("r1", "c1", Decision::Approve, "dana").await.unwrap();
     let mark = changed(&journal, mark, "deciding").await;
     assert_eq!(mark.next_expiry(), None, "nothing waits");
-    journal.start_call("r1", "c1", "refund", &json!({}), "k1").await.unwrap();
+    journal.calls().start("r1", "c1", "refund", &json!({}), "k1").await.unwrap();
     let result = JournaledResult {
         kind: ResultKind::Success,
         text: "ok".into(),
@@ -119,24 +119,24 @@ async fn the_mark_changes_with_each_write_an_inbox_shows(db: Db) {
         truncated: false,
         ends_run: false,
     };
-    journal.finish_call("k1", &result).await.unwrap();
+    journal.calls().finish("k1", &result).await.unwrap();
     let mark = changed(&journal, mark, "finishing the call").await;
-    journal.settle("r1", "c1").await.unwrap();
+    journal.approvals().settle("r1", "c1").await.unwrap();
     changed(&journal, mark, "settling").await;
     journal.close().await;
 }
 
 async fn postgres_tells_a_listener_of_each_change(db: Db) {
     let journal = db.open().await;
-    let Some(mut changes) = journal.inbox_changes().await.unwrap() else {
+    let Some(mut changes) = journal.inbox().changes().await.unwrap() else {
         assert!(db.url().starts_with("sqlite:"), "only SQLite has no notifications");
         return;
     };
     // Another process's journal parks and decides.
     let other = db.open().await;
-    other.park(&call("r1", "c1", SystemTime::now(), later())).await.unwrap();
+    other.approvals().park(&call("r1", "c1", SystemTime::now(), later())).await.unwrap();
     tokio::time::timeout(Duration::from_secs(5), changes.next()).await.expect("told of the park").unwrap();
-    other.decide("r1", "c1", Decision::Approve, "dana").await.unwrap();
+    other.approvals().decide("r1", "c1", Decision::Approve, "dana").await.unwrap();
     tokio::time::timeout(Duration::from_secs(5), changes.next()).await.expect("told of the decision").unwrap();
     // The listener holds one of the journal's connections until dropped.
     drop(changes);

@@ -85,8 +85,8 @@ async fn opening_twice_migrates_once(db: Db) {
     let version = db.text("SELECT CAST(MAX(version) AS TEXT) FROM journal_schema".into()).await;
     assert_eq!(version, Journal::SCHEMA_VERSION.to_string());
     // The tables work after the second open.
-    journal.save_run(&RunRecord::new("t-1")).await.unwrap();
-    assert!(journal.load_run("t-1").await.unwrap().is_some());
+    journal.runs().save(&RunRecord::new("t-1")).await.unwrap();
+    assert!(journal.runs().load("t-1").await.unwrap().is_some());
 }
 
 async fn a_newer_schema_is_refused(db: Db) {
@@ -112,97 +112,97 @@ fn assert_corrupt(error: JournalError, table: &str, key: &str, problem: &str) {
 
 async fn a_corrupt_run_row_is_an_error(db: Db) {
     let journal = db.open().await;
-    journal.save_run(&RunRecord::new("t-step")).await.unwrap();
-    journal.save_run(&RunRecord::new("t-state")).await.unwrap();
+    journal.runs().save(&RunRecord::new("t-step")).await.unwrap();
+    journal.runs().save(&RunRecord::new("t-state")).await.unwrap();
     db.exec("UPDATE journal_runs SET step = -3 WHERE run_id = 't-step'".into()).await;
     db.exec("UPDATE journal_runs SET state = 'paused' WHERE run_id = 't-state'".into()).await;
-    assert_corrupt(journal.load_run("t-step").await.unwrap_err(), "journal_runs", "t-step", "column step holds -3");
-    assert_corrupt(journal.load_run("t-state").await.unwrap_err(), "journal_runs", "t-state", "unknown state \"paused\"");
+    assert_corrupt(journal.runs().load("t-step").await.unwrap_err(), "journal_runs", "t-step", "column step holds -3");
+    assert_corrupt(journal.runs().load("t-state").await.unwrap_err(), "journal_runs", "t-state", "unknown state \"paused\"");
 }
 
 async fn a_corrupt_call_row_is_an_error(db: Db) {
     let journal = db.open().await;
     let input = json!({});
     for key in ["k-kind", "k-json"] {
-        journal.start_call("t-1", key, "refund", &input, key).await.unwrap();
-        journal.finish_call(key, &result("done")).await.unwrap();
+        journal.calls().start("t-1", key, "refund", &input, key).await.unwrap();
+        journal.calls().finish(key, &result("done")).await.unwrap();
     }
     db.exec("UPDATE journal_calls SET kind = 'exploded' WHERE effect_key = 'k-kind'".into()).await;
     db.exec("UPDATE journal_calls SET structured = '{\"refund\": ' WHERE effect_key = 'k-json'".into()).await;
-    let error = journal.start_call("t-1", "c2", "refund", &input, "k-kind").await.unwrap_err();
+    let error = journal.calls().start("t-1", "c2", "refund", &input, "k-kind").await.unwrap_err();
     assert_corrupt(error, "journal_calls", "k-kind", "unknown result kind \"exploded\"");
-    let error = journal.start_call("t-1", "c2", "refund", &input, "k-json").await.unwrap_err();
+    let error = journal.calls().start("t-1", "c2", "refund", &input, "k-json").await.unwrap_err();
     assert_corrupt(error, "journal_calls", "k-json", "structured is not valid JSON");
 }
 
 async fn a_corrupt_approval_row_is_an_error(db: Db) {
     let journal = db.open().await;
-    journal.park(&parked("t-1", "c-good", Some("u-1"), at(1), None)).await.unwrap();
-    journal.park(&parked("t-1", "c-bad", Some("u-1"), at(2), None)).await.unwrap();
+    journal.approvals().park(&parked("t-1", "c-good", Some("u-1"), at(1), None)).await.unwrap();
+    journal.approvals().park(&parked("t-1", "c-bad", Some("u-1"), at(2), None)).await.unwrap();
     db.exec("UPDATE journal_approvals SET input = 'not json' WHERE call_id = 'c-bad'".into()).await;
     // The bad row fails the whole listing: it is not silently left out.
-    assert_corrupt(journal.pending_for_run("t-1").await.unwrap_err(), "journal_approvals", "c-bad", "input is not valid JSON");
-    assert_corrupt(journal.pending_for_user("u-1").await.unwrap_err(), "journal_approvals", "c-bad", "input is not valid JSON");
+    assert_corrupt(journal.approvals().pending_for_run("t-1").await.unwrap_err(), "journal_approvals", "c-bad", "input is not valid JSON");
+    assert_corrupt(journal.approvals().pending_for_user("u-1").await.unwrap_err(), "journal_approvals", "c-bad", "input is not valid JSON");
     db.exec("UPDATE journal_approvals SET input = '{}', decision = 'maybe' WHERE call_id = 'c-bad'".into()).await;
-    assert_corrupt(journal.approval("t-1", "c-bad").await.unwrap_err(), "journal_approvals", "c-bad", "unknown decision \"maybe\"");
+    assert_corrupt(journal.approvals().get("t-1", "c-bad").await.unwrap_err(), "journal_approvals", "c-bad", "unknown decision \"maybe\"");
 }
 
 async fn runs_are_saved_and_loaded(db: Db) {
     let journal = db.open().await;
-    assert_eq!(journal.load_run("t-unknown").await.unwrap(), None);
+    assert_eq!(journal.runs().load("t-unknown").await.unwrap(), None);
     let before = SystemTime::now() - Duration::from_secs(1);
     let mut run = RunRecord::new("t-1");
     run.step = 2;
     run.executed = vec!["lookup_order".into(), "refund".into()];
     run.state = RunState::Ending { by: "refund".into() };
-    journal.save_run(&run).await.unwrap();
+    journal.runs().save(&run).await.unwrap();
 
     // Another process reads it back.
     let other = db.open().await;
-    let loaded = other.load_run("t-1").await.unwrap().expect("saved");
+    let loaded = other.runs().load("t-1").await.unwrap().expect("saved");
     assert!(loaded.updated_at >= before, "updated_at is the save's time");
     assert_eq!(RunRecord { updated_at: run.updated_at, ..loaded }, run);
 
     // Saving again replaces it.
     run.step = 3;
     run.state = RunState::Finished { by: Some("refund".into()) };
-    other.save_run(&run).await.unwrap();
-    let loaded = journal.load_run("t-1").await.unwrap().unwrap();
+    other.runs().save(&run).await.unwrap();
+    let loaded = journal.runs().load("t-1").await.unwrap().unwrap();
     assert_eq!((loaded.step, loaded.state), (3, RunState::Finished { by: Some("refund".into()) }));
     run.state = RunState::Finished { by: None };
-    journal.save_run(&run).await.unwrap();
-    assert_eq!(journal.load_run("t-1").await.unwrap().unwrap().state, RunState::Finished { by: None });
+    journal.runs().save(&run).await.unwrap();
+    assert_eq!(journal.runs().load("t-1").await.unwrap().unwrap().state, RunState::Finished { by: None });
 }
 
 async fn an_update_appends_the_new_tools_and_rewrites_nothing_else(db: Db) {
     let journal = db.open().await;
     let mut run = RunRecord::new("t-1");
     run.executed = vec!["lookup".into()];
-    journal.save_run(&run).await.unwrap();
+    journal.runs().save(&run).await.unwrap();
     // Behind the journal's back: an update that rewrote the list would undo it.
     db.exec("UPDATE journal_run_tools SET tool = 'lookup_order' WHERE run_id = 't-1'".into()).await;
     run.step = 4;
     run.executed.push("refund".into());
-    journal.update_run(&run, 1).await.unwrap();
-    let loaded = journal.load_run("t-1").await.unwrap().unwrap();
+    journal.runs().update(&run, 1).await.unwrap();
+    let loaded = journal.runs().load("t-1").await.unwrap().unwrap();
     assert_eq!((loaded.step, loaded.executed), (4, vec!["lookup_order".to_owned(), "refund".to_owned()]));
 
     // A save that finishes late, with tools stored already: nothing doubles.
     run.step = 5;
-    journal.update_run(&run, 0).await.unwrap();
+    journal.runs().update(&run, 0).await.unwrap();
     assert_eq!(db.text("SELECT CAST(COUNT(*) AS TEXT) FROM journal_run_tools WHERE run_id = 't-1'".into()).await, "2");
-    assert_eq!(journal.load_run("t-1").await.unwrap().unwrap().step, 5);
+    assert_eq!(journal.runs().load("t-1").await.unwrap().unwrap().step, 5);
 
-    // A run the journal does not know is created; `save_run` replaces the whole list.
+    // A run the journal does not know is created; `runs().save` replaces the whole list.
     let mut other = RunRecord::new("t-2");
     other.executed = vec!["ping".into(), "pong".into()];
     other.state = RunState::Ending { by: "pong".into() };
-    journal.update_run(&other, 0).await.unwrap();
-    let loaded = journal.load_run("t-2").await.unwrap().unwrap();
+    journal.runs().update(&other, 0).await.unwrap();
+    let loaded = journal.runs().load("t-2").await.unwrap().unwrap();
     assert_eq!(RunRecord { updated_at: other.updated_at, ..loaded }, other);
     other.executed = vec!["pong".into()];
-    journal.save_run(&other).await.unwrap();
-    assert_eq!(journal.load_run("t-2").await.unwrap().unwrap().executed, ["pong"]);
+    journal.runs().save(&other).await.unwrap();
+    assert_eq!(journal.runs().load("t-2").await.unwrap().unwrap().executed, ["pong"]);
 }
 
 async fn a_saved_run_only_moves_forward_and_keeps_its_failures(db: Db) {
@@ -210,32 +210,32 @@ async fn a_saved_run_only_moves_forward_and_keeps_its_failures(db: Db) {
     let mut run = RunRecord::new("t-1");
     run.state = RunState::Finished { by: Some("refund".into()) };
     run.failures = vec![("lookup".into(), 2)];
-    journal.save_run(&run).await.unwrap();
+    journal.runs().save(&run).await.unwrap();
     // A process that still held the run as active, or ending, saves late.
     let other = db.open().await;
     let mut late = RunRecord::new("t-1");
     late.step = 4;
-    other.save_run(&late).await.unwrap();
+    other.runs().save(&late).await.unwrap();
     late.state = RunState::Ending { by: "lookup".into() };
-    other.update_run(&late, 0).await.unwrap();
-    let loaded = journal.load_run("t-1").await.unwrap().unwrap();
+    other.runs().update(&late, 0).await.unwrap();
+    let loaded = journal.runs().load("t-1").await.unwrap().unwrap();
     assert_eq!((loaded.step, loaded.state), (4, RunState::Finished { by: Some("refund".into()) }), "finished, the step written");
     // An ending run finishes, and does not become active again.
     let mut ending = RunRecord::new("t-2");
     ending.state = RunState::Ending { by: "refund".into() };
-    journal.update_run(&ending, 0).await.unwrap();
-    other.update_run(&RunRecord::new("t-2"), 0).await.unwrap();
-    assert_eq!(journal.load_run("t-2").await.unwrap().unwrap().state, RunState::Ending { by: "refund".into() });
-    // Failures: replaced by `save_run`, raised (never lowered) by `update_run`.
+    journal.runs().update(&ending, 0).await.unwrap();
+    other.runs().update(&RunRecord::new("t-2"), 0).await.unwrap();
+    assert_eq!(journal.runs().load("t-2").await.unwrap().unwrap().state, RunState::Ending { by: "refund".into() });
+    // Failures: replaced by `runs().save`, raised (never lowered) by `runs().update`.
     let mut counted = RunRecord::new("t-3");
     counted.failures = vec![("lookup".into(), 2), ("refund".into(), 1)];
-    journal.update_run(&counted, 0).await.unwrap();
+    journal.runs().update(&counted, 0).await.unwrap();
     counted.failures = vec![("lookup".into(), 1), ("refund".into(), 3)];
-    journal.update_run(&counted, 0).await.unwrap();
-    assert_eq!(journal.load_run("t-3").await.unwrap().unwrap().failures, [("lookup".to_owned(), 2), ("refund".to_owned(), 3)]);
+    journal.runs().update(&counted, 0).await.unwrap();
+    assert_eq!(journal.runs().load("t-3").await.unwrap().unwrap().failures, [("lookup".to_owned(), 2), ("refund".to_owned(), 3)]);
     counted.failures = vec![("refund".into(), 1)];
-    journal.save_run(&counted).await.unwrap();
-    assert_eq!(journal.load_run("t-3").await.unwrap().unwrap().failures, [("refund".to_owned(), 1)]);
+    journal.runs().save(&counted).await.unwrap();
+    assert_eq!(journal.runs().load("t-3").await.unwrap().unwrap().failures, [("refund".to_owned(), 1)]);
 }
 
 async fn a_version_1_journal_migrates_with_each_executed_tool_once(db: Db) {
@@ -254,26 +254,26 @@ async fn a_version_1_journal_migrates_with_each_executed_tool_once(db: Db) {
     ))
     .await;
     let journal = db.open().await;
-    let migrated = journal.load_run("t-1").await.unwrap().unwrap();
+    let migrated = journal.runs().load("t-1").await.unwrap().unwrap();
     assert_eq!((migrated.step, &migrated.executed[..]), (5, &["lookup".to_owned(), "refund".into(), "ping".into()][..]));
-    assert!(journal.load_run("t-2").await.unwrap().unwrap().executed.is_empty());
+    assert!(journal.runs().load("t-2").await.unwrap().unwrap().executed.is_empty());
     // The next tool goes after them.
     let mut run = migrated;
     run.executed.push("notify".into());
-    journal.update_run(&run, 3).await.unwrap();
-    assert_eq!(journal.load_run("t-1").await.unwrap().unwrap().executed, ["lookup", "refund", "ping", "notify"]);
+    journal.runs().update(&run, 3).await.unwrap();
+    assert_eq!(journal.runs().load("t-1").await.unwrap().unwrap().executed, ["lookup", "refund", "ping", "notify"]);
 }
 
 async fn a_finished_call_is_replayed(db: Db) {
     let journal = db.open().await;
     let input = json!({"order_id": "A-1"});
-    assert_eq!(journal.start_call("t-1", "c1", "refund", &input, "refund:A-1").await.unwrap(), CallStart::Started);
+    assert_eq!(journal.calls().start("t-1", "c1", "refund", &input, "refund:A-1").await.unwrap(), CallStart::Started);
     let stored = result("Refunded 25 EUR.");
-    journal.finish_call("refund:A-1", &stored).await.unwrap();
+    journal.calls().finish("refund:A-1", &stored).await.unwrap();
 
     // After a restart, the same effect (here under a new call id) is answered from the journal.
     let restarted = db.open().await;
-    let replay = restarted.start_call("t-1", "c7", "refund", &input, "refund:A-1").await.unwrap();
+    let replay = restarted.calls().start("t-1", "c7", "refund", &input, "refund:A-1").await.unwrap();
     assert_eq!(replay, CallStart::Finished(stored.clone()));
     let CallStart::Finished(replayed) = replay else { unreachable!() };
     let call = replayed.to_call_result("refund", "c7");
@@ -291,14 +291,14 @@ async fn a_finished_call_is_replayed(db: Db) {
         truncated: false,
         ends_run: false,
     };
-    journal.start_call("t-1", "c2", "reserve", &input, "c2").await.unwrap();
-    journal.finish_call("c2", &failed).await.unwrap();
-    assert_eq!(journal.start_call("t-1", "c2", "reserve", &input, "c2").await.unwrap(), CallStart::Finished(failed));
+    journal.calls().start("t-1", "c2", "reserve", &input, "c2").await.unwrap();
+    journal.calls().finish("c2", &failed).await.unwrap();
+    assert_eq!(journal.calls().start("t-1", "c2", "reserve", &input, "c2").await.unwrap(), CallStart::Finished(failed));
 
     // A stored effect is never rewritten; an unknown key cannot be finished.
-    let error = journal.finish_call("refund:A-1", &result("again")).await.unwrap_err();
+    let error = journal.calls().finish("refund:A-1", &result("again")).await.unwrap_err();
     assert!(matches!(&error, JournalError::CallAlreadyFinished { effect_key } if effect_key == "refund:A-1"), "{error:?}");
-    let error = journal.finish_call("never-started", &result("x")).await.unwrap_err();
+    let error = journal.calls().finish("never-started", &result("x")).await.unwrap_err();
     assert!(matches!(&error, JournalError::CallNotStarted { effect_key } if effect_key == "never-started"), "{error:?}");
 }
 
@@ -306,11 +306,11 @@ async fn a_started_call_has_an_unknown_outcome(db: Db) {
     let before = SystemTime::now() - Duration::from_secs(1);
     let crashed = db.open().await;
     let input = json!({"order_id": "A-2"});
-    assert_eq!(crashed.start_call("t-1", "c1", "refund", &input, "refund:A-2").await.unwrap(), CallStart::Started);
-    crashed.close().await; // the process dies before finish_call
+    assert_eq!(crashed.calls().start("t-1", "c1", "refund", &input, "refund:A-2").await.unwrap(), CallStart::Started);
+    crashed.close().await; // the process dies before it finishes the call
 
     let restarted = db.open().await;
-    match restarted.start_call("t-1", "c1", "refund", &input, "refund:A-2").await.unwrap() {
+    match restarted.calls().start("t-1", "c1", "refund", &input, "refund:A-2").await.unwrap() {
         CallStart::UnknownOutcome { call_id, started_at } => {
             assert_eq!(call_id, "c1");
             assert!(started_at >= before && started_at <= SystemTime::now());
@@ -327,11 +327,11 @@ async fn racing_starts_of_one_key_start_it_once(db: Db) {
         let (x, y) = tokio::join!(
             tokio::spawn({
                 let (a, key, input) = (a.clone(), key.clone(), input.clone());
-                async move { a.start_call("t-1", "c-a", "refund", &input, &key).await }
+                async move { a.calls().start("t-1", "c-a", "refund", &input, &key).await }
             }),
             tokio::spawn({
                 let (b, key, input) = (b.clone(), key.clone(), input.clone());
-                async move { b.start_call("t-1", "c-b", "refund", &input, &key).await }
+                async move { b.calls().start("t-1", "c-b", "refund", &input, &key).await }
             }),
         );
         let outcomes = [x.unwrap().unwrap(), y.unwrap().unwrap()];
@@ -345,15 +345,15 @@ async fn racing_decisions_record_one(db: Db) {
     let (a, b) = (db.open().await, db.open().await);
     for round in 0..20 {
         let call_id = format!("c-{round}");
-        a.park(&parked("t-1", &call_id, Some("u-1"), SystemTime::now(), None)).await.unwrap();
+        a.approvals().park(&parked("t-1", &call_id, Some("u-1"), SystemTime::now(), None)).await.unwrap();
         let (x, y) = tokio::join!(
             tokio::spawn({
                 let (a, id) = (a.clone(), call_id.clone());
-                async move { a.decide("t-1", &id, Decision::Approve, "alice").await }
+                async move { a.approvals().decide("t-1", &id, Decision::Approve, "alice").await }
             }),
             tokio::spawn({
                 let (b, id) = (b.clone(), call_id.clone());
-                async move { b.decide("t-1", &id, Decision::Reject("Not this one.".into()), "bob").await }
+                async move { b.approvals().decide("t-1", &id, Decision::Reject("Not this one.".into()), "bob").await }
             }),
         );
         let (won, lost) = match (x.unwrap(), y.unwrap()) {
@@ -368,7 +368,7 @@ async fn racing_decisions_record_one(db: Db) {
             other => panic!("round {round}: expected AlreadyDecided, got {other:?}"),
         }
         // What is stored is the winner's decision.
-        assert_eq!(a.approval("t-1", &call_id).await.unwrap(), Some(won));
+        assert_eq!(a.approvals().get("t-1", &call_id).await.unwrap(), Some(won));
     }
 }
 
@@ -377,20 +377,20 @@ async fn racing_decisions_record_one(db: Db) {
 /// one run's call never touches the other's.
 async fn two_runs_holding_one_call_id_are_decided_apart(db: Db) {
     let (journal, bobs_host) = (db.open().await, db.open().await);
-    journal.park(&parked("alice-run", "call_1", Some("alice"), at(1), None)).await.unwrap();
-    bobs_host.park(&parked("bob-run", "call_1", Some("bob"), at(2), None)).await.expect("another run's call of the same id parks");
-    let decided = bobs_host.decide("bob-run", "call_1", Decision::Approve, "bob").await.unwrap();
+    journal.approvals().park(&parked("alice-run", "call_1", Some("alice"), at(1), None)).await.unwrap();
+    bobs_host.approvals().park(&parked("bob-run", "call_1", Some("bob"), at(2), None)).await.expect("another run's call of the same id parks");
+    let decided = bobs_host.approvals().decide("bob-run", "call_1", Decision::Approve, "bob").await.unwrap();
     assert_eq!(decided.call.run_id, "bob-run");
-    bobs_host.settle("bob-run", "call_1").await.unwrap();
+    bobs_host.approvals().settle("bob-run", "call_1").await.unwrap();
 
-    let alices = journal.approval("alice-run", "call_1").await.unwrap().expect("alice's call is parked");
+    let alices = journal.approvals().get("alice-run", "call_1").await.unwrap().expect("alice's call is parked");
     assert_eq!((alices.call.user_id.as_deref(), alices.decided), (Some("alice"), None), "bob's decision reached alice's call");
-    assert_eq!(journal.pending_for_run("alice-run").await.unwrap().len(), 1);
-    assert_eq!(journal.unsettled_for_run("alice-run").await.unwrap().len(), 1, "bob's settlement settled alice's call");
-    assert!(journal.pending_for_run("bob-run").await.unwrap().is_empty());
+    assert_eq!(journal.approvals().pending_for_run("alice-run").await.unwrap().len(), 1);
+    assert_eq!(journal.approvals().unsettled_for_run("alice-run").await.unwrap().len(), 1, "bob's settlement settled alice's call");
+    assert!(journal.approvals().pending_for_run("bob-run").await.unwrap().is_empty());
     // Alice's own decision is hers to make, once.
-    journal.decide("alice-run", "call_1", Decision::Reject("Keep the account.".into()), "alice").await.unwrap();
-    let error = bobs_host.decide("alice-run", "call_1", Decision::Approve, "bob").await.unwrap_err();
+    journal.approvals().decide("alice-run", "call_1", Decision::Reject("Keep the account.".into()), "alice").await.unwrap();
+    let error = bobs_host.approvals().decide("alice-run", "call_1", Decision::Approve, "bob").await.unwrap_err();
     assert!(matches!(&error, JournalError::AlreadyDecided { run_id, by, .. } if run_id == "alice-run" && by == "alice"), "{error:?}");
 }
 
@@ -412,43 +412,43 @@ async fn a_version_2_journal_keeps_its_approvals_now_keyed_by_run(db: Db) {
     ))
     .await;
     let journal = db.open().await;
-    let kept = journal.approval("alice-run", "call_1").await.unwrap().expect("the approval is kept");
+    let kept = journal.approvals().get("alice-run", "call_1").await.unwrap().expect("the approval is kept");
     assert_eq!((kept.call.tool.as_str(), kept.call.input.clone(), kept.decided), ("refund", json!({"order_id": "A-1"}), None));
-    journal.park(&parked("bob-run", "call_1", None, at(2), None)).await.unwrap();
-    journal.decide("bob-run", "call_1", Decision::Approve, "bob").await.unwrap();
-    assert_eq!(journal.approval("alice-run", "call_1").await.unwrap().unwrap().decided, None);
+    journal.approvals().park(&parked("bob-run", "call_1", None, at(2), None)).await.unwrap();
+    journal.approvals().decide("bob-run", "call_1", Decision::Approve, "bob").await.unwrap();
+    assert_eq!(journal.approvals().get("alice-run", "call_1").await.unwrap().unwrap().decided, None);
 }
 
 async fn pending_calls_are_listed_by_run_and_user(db: Db) {
     let journal = db.open().await;
-    journal.park(&parked("t-1", "c1", Some("ann"), at(1), None)).await.unwrap();
-    journal.park(&parked("t-2", "c2", Some("ann"), at(2), None)).await.unwrap();
-    journal.park(&parked("t-1", "c3", Some("bo"), at(3), None)).await.unwrap();
-    journal.park(&parked("t-1", "c4", None, at(4), Some(at(1_000)))).await.unwrap();
+    journal.approvals().park(&parked("t-1", "c1", Some("ann"), at(1), None)).await.unwrap();
+    journal.approvals().park(&parked("t-2", "c2", Some("ann"), at(2), None)).await.unwrap();
+    journal.approvals().park(&parked("t-1", "c3", Some("bo"), at(3), None)).await.unwrap();
+    journal.approvals().park(&parked("t-1", "c4", None, at(4), Some(at(1_000)))).await.unwrap();
 
     let ids = |calls: Vec<ParkedCall>| calls.into_iter().map(|c| c.call_id).collect::<Vec<_>>();
     let other = db.open().await;
-    assert_eq!(ids(other.pending_for_run("t-1").await.unwrap()), ["c1", "c3", "c4"]);
-    assert_eq!(ids(other.pending_for_user("ann").await.unwrap()), ["c1", "c2"]);
-    assert_eq!(other.pending_for_run("t-1").await.unwrap()[2], parked("t-1", "c4", None, at(4), Some(at(1_000))));
+    assert_eq!(ids(other.approvals().pending_for_run("t-1").await.unwrap()), ["c1", "c3", "c4"]);
+    assert_eq!(ids(other.approvals().pending_for_user("ann").await.unwrap()), ["c1", "c2"]);
+    assert_eq!(other.approvals().pending_for_run("t-1").await.unwrap()[2], parked("t-1", "c4", None, at(4), Some(at(1_000))));
 
     // A decided call is no longer pending; its decision is kept with who and when.
     let edited = json!({"order_id": "A-1", "amount": 20});
-    let decided = other.decide("t-1", "c1", Decision::ApproveEdited(edited.clone()), "admin@shop").await.unwrap();
-    assert_eq!(ids(journal.pending_for_run("t-1").await.unwrap()), ["c3", "c4"]);
-    assert_eq!(ids(journal.pending_for_user("ann").await.unwrap()), ["c2"]);
-    let stored = journal.approval("t-1", "c1").await.unwrap().unwrap();
+    let decided = other.approvals().decide("t-1", "c1", Decision::ApproveEdited(edited.clone()), "admin@shop").await.unwrap();
+    assert_eq!(ids(journal.approvals().pending_for_run("t-1").await.unwrap()), ["c3", "c4"]);
+    assert_eq!(ids(journal.approvals().pending_for_user("ann").await.unwrap()), ["c2"]);
+    let stored = journal.approvals().get("t-1", "c1").await.unwrap().unwrap();
     assert_eq!(stored, decided);
     let Decided { decision, by, at: when } = stored.decided.unwrap();
     assert_eq!((decision, by.as_str()), (Decision::ApproveEdited(edited), "admin@shop"));
     assert!(when <= SystemTime::now());
 
     // Parking a run's call twice, deciding an unknown one: errors that say so.
-    let error = journal.park(&parked("t-2", "c2", None, at(5), None)).await.unwrap_err();
+    let error = journal.approvals().park(&parked("t-2", "c2", None, at(5), None)).await.unwrap_err();
     assert!(matches!(&error, JournalError::AlreadyParked { run_id, call_id } if run_id == "t-2" && call_id == "c2"), "{error:?}");
-    let error = journal.decide("t-1", "c-none", Decision::Approve, "admin").await.unwrap_err();
+    let error = journal.approvals().decide("t-1", "c-none", Decision::Approve, "admin").await.unwrap_err();
     assert!(matches!(&error, JournalError::UnknownApproval { call_id, .. } if call_id == "c-none"), "{error:?}");
-    assert_eq!(journal.approval("t-1", "c-none").await.unwrap(), None);
+    assert_eq!(journal.approvals().get("t-1", "c-none").await.unwrap(), None);
 }
 
 async fn expiry_rejects_what_waited_too_long(db: Db) {
@@ -456,31 +456,31 @@ async fn expiry_rejects_what_waited_too_long(db: Db) {
     let now = SystemTime::now();
     let past = now - Duration::from_secs(60);
     let soon = now + Duration::from_secs(3_600);
-    journal.park(&parked("t-1", "c-old", Some("ann"), at(1), Some(past))).await.unwrap();
-    journal.park(&parked("t-1", "c-older", Some("ann"), at(0), Some(past))).await.unwrap();
-    journal.park(&parked("t-1", "c-fresh", Some("ann"), at(2), Some(soon))).await.unwrap();
-    journal.park(&parked("t-1", "c-forever", Some("ann"), at(3), None)).await.unwrap();
+    journal.approvals().park(&parked("t-1", "c-old", Some("ann"), at(1), Some(past))).await.unwrap();
+    journal.approvals().park(&parked("t-1", "c-older", Some("ann"), at(0), Some(past))).await.unwrap();
+    journal.approvals().park(&parked("t-1", "c-fresh", Some("ann"), at(2), Some(soon))).await.unwrap();
+    journal.approvals().park(&parked("t-1", "c-forever", Some("ann"), at(3), None)).await.unwrap();
 
     // Past its expiry but not yet expired by `expire`: no one can approve it any more.
-    let error = journal.decide("t-1", "c-old", Decision::Approve, "ann").await.unwrap_err();
+    let error = journal.approvals().decide("t-1", "c-old", Decision::Approve, "ann").await.unwrap_err();
     assert!(matches!(&error, JournalError::ApprovalExpired { call_id, .. } if call_id == "c-old"), "{error:?}");
 
     let text = "The approval expired; ask the user again.";
-    let expired = journal.expire(now, text).await.unwrap();
+    let expired = journal.approvals().expire(now, text).await.unwrap();
     let ids: Vec<_> = expired.iter().map(|a| a.call.call_id.as_str()).collect();
     assert_eq!(ids, ["c-older", "c-old"]);
     for Approval { decided, .. } in &expired {
         let decided = decided.as_ref().unwrap();
         assert_eq!((&decided.decision, decided.by.as_str()), (&Decision::Reject(text.into()), EXPIRED_BY));
     }
-    assert!(journal.expire(now, text).await.unwrap().is_empty(), "expiring twice expires nothing more");
-    let pending: Vec<_> = journal.pending_for_user("ann").await.unwrap().into_iter().map(|c| c.call_id).collect();
+    assert!(journal.approvals().expire(now, text).await.unwrap().is_empty(), "expiring twice expires nothing more");
+    let pending: Vec<_> = journal.approvals().pending_for_user("ann").await.unwrap().into_iter().map(|c| c.call_id).collect();
     assert_eq!(pending, ["c-fresh", "c-forever"]);
 
     // Deciding an expired call names the expiry as the decider.
-    let error = journal.decide("t-1", "c-old", Decision::Approve, "ann").await.unwrap_err();
+    let error = journal.approvals().decide("t-1", "c-old", Decision::Approve, "ann").await.unwrap_err();
     assert!(matches!(&error, JournalError::AlreadyDecided { by, .. } if by == EXPIRED_BY), "{error:?}");
-    journal.decide("t-1", "c-fresh", Decision::Approve, "ann").await.expect("not expired yet");
+    journal.approvals().decide("t-1", "c-fresh", Decision::Approve, "ann").await.expect("not expired yet");
 }
 
 /// `len` bytes that do not compress (Postgres compresses a long index entry
@@ -508,34 +508,34 @@ async fn what_postgres_refuses_is_refused_on_both_before_the_write(db: Db) {
     let input = json!({"order_id": "A-1"});
     // A long effect key is kept (as its digest) and found again; another long one is another key.
     let key = format!("refund:{}", noise(3_000));
-    assert_eq!(journal.start_call("t-1", "c1", "refund", &input, &key).await.unwrap(), CallStart::Started);
-    journal.finish_call(&key, &result("refunded")).await.unwrap();
-    assert_eq!(journal.start_call("t-1", "c1", "refund", &input, &key).await.unwrap(), CallStart::Finished(result("refunded")));
-    assert_eq!(journal.known_call(&format!("{key}x")).await.unwrap(), None);
+    assert_eq!(journal.calls().start("t-1", "c1", "refund", &input, &key).await.unwrap(), CallStart::Started);
+    journal.calls().finish(&key, &result("refunded")).await.unwrap();
+    assert_eq!(journal.calls().start("t-1", "c1", "refund", &input, &key).await.unwrap(), CallStart::Finished(result("refunded")));
+    assert_eq!(journal.calls().known(&format!("{key}x")).await.unwrap(), None);
     // So is a key holding a NUL.
-    assert_eq!(journal.start_call("t-1", "c2", "refund", &input, "refund:\0A-2").await.unwrap(), CallStart::Started);
-    assert!(matches!(journal.known_call("refund:\0A-2").await.unwrap(), Some(CallStart::UnknownOutcome { .. })));
+    assert_eq!(journal.calls().start("t-1", "c2", "refund", &input, "refund:\0A-2").await.unwrap(), CallStart::Started);
+    assert!(matches!(journal.calls().known("refund:\0A-2").await.unwrap(), Some(CallStart::UnknownOutcome { .. })));
 
     // An id over the limit, or with a NUL, is refused naming the field; nothing is written.
     let long = noise(3_000);
-    assert_refused(journal.save_run(&RunRecord::new(&long)).await.unwrap_err(), "run_id", "3000 bytes, over the limit of 1024");
-    assert_refused(journal.start_call(&long, "c3", "refund", &input, "k-3").await.unwrap_err(), "run_id", "3000 bytes");
-    assert_refused(journal.start_call("t-1", &long, "refund", &input, "k-3").await.unwrap_err(), "call_id", "3000 bytes");
-    assert_eq!(journal.known_call("k-3").await.unwrap(), None, "a refused call is not started");
-    let error = journal.park(&parked("t-1", "c\0-4", Some("ann"), at(1), None)).await.unwrap_err();
+    assert_refused(journal.runs().save(&RunRecord::new(&long)).await.unwrap_err(), "run_id", "3000 bytes, over the limit of 1024");
+    assert_refused(journal.calls().start(&long, "c3", "refund", &input, "k-3").await.unwrap_err(), "run_id", "3000 bytes");
+    assert_refused(journal.calls().start("t-1", &long, "refund", &input, "k-3").await.unwrap_err(), "call_id", "3000 bytes");
+    assert_eq!(journal.calls().known("k-3").await.unwrap(), None, "a refused call is not started");
+    let error = journal.approvals().park(&parked("t-1", "c\0-4", Some("ann"), at(1), None)).await.unwrap_err();
     assert_refused(error, "call_id", "NUL character (at byte 1)");
-    let error = journal.park(&parked("t-1", "c5", Some(&long), at(1), None)).await.unwrap_err();
+    let error = journal.approvals().park(&parked("t-1", "c5", Some(&long), at(1), None)).await.unwrap_err();
     assert_refused(error, "user_id", "3000 bytes");
-    assert!(journal.pending_for_run("t-1").await.unwrap().is_empty(), "a refused call is not parked");
+    assert!(journal.approvals().pending_for_run("t-1").await.unwrap().is_empty(), "a refused call is not parked");
 
     // A text with a NUL: refused, and the row stays as it was.
-    journal.start_call("t-1", "c6", "refund", &input, "k-6").await.unwrap();
-    assert_refused(journal.finish_call("k-6", &result("refunded\0")).await.unwrap_err(), "text", "NUL");
-    assert!(matches!(journal.known_call("k-6").await.unwrap(), Some(CallStart::UnknownOutcome { .. })));
-    journal.park(&parked("t-1", "c7", Some("ann"), at(1), None)).await.unwrap();
-    assert_refused(journal.decide("t-1", "c7", Decision::Reject("no\0".into()), "ann").await.unwrap_err(), "reject_text", "NUL");
-    assert_refused(journal.decide("t-1", "c7", Decision::Approve, "a\0nn").await.unwrap_err(), "decided_by", "NUL");
-    assert_eq!(journal.approval("t-1", "c7").await.unwrap().unwrap().decided, None, "a refused decision is not recorded");
+    journal.calls().start("t-1", "c6", "refund", &input, "k-6").await.unwrap();
+    assert_refused(journal.calls().finish("k-6", &result("refunded\0")).await.unwrap_err(), "text", "NUL");
+    assert!(matches!(journal.calls().known("k-6").await.unwrap(), Some(CallStart::UnknownOutcome { .. })));
+    journal.approvals().park(&parked("t-1", "c7", Some("ann"), at(1), None)).await.unwrap();
+    assert_refused(journal.approvals().decide("t-1", "c7", Decision::Reject("no\0".into()), "ann").await.unwrap_err(), "reject_text", "NUL");
+    assert_refused(journal.approvals().decide("t-1", "c7", Decision::Approve, "a\0nn").await.unwrap_err(), "decided_by", "NUL");
+    assert_eq!(journal.approvals().get("t-1", "c7").await.unwrap().unwrap().decided, None, "a refused decision is not recorded");
 }
 
 async fn prune_forgets_finished_runs_and_keeps_everything_in_flight(db: Db) {
@@ -545,29 +545,29 @@ async fn prune_forgets_finished_runs_and_keeps_everything_in_flight(db: Db) {
     let call = |run: &'static str, key: &'static str, finish: bool| {
         let (journal, input) = (&journal, &input);
         async move {
-            journal.start_call(run, key, "refund", input, key).await.unwrap();
+            journal.calls().start(run, key, "refund", input, key).await.unwrap();
             if finish {
-                journal.finish_call(key, &result("done")).await.unwrap();
+                journal.calls().finish(key, &result("done")).await.unwrap();
             }
         }
     };
     // Finished long ago: a finished call and a settled approval.
-    journal.save_run(&RunRecord { executed: vec!["refund".into()], failures: vec![("refund".into(), 2)], ..finished("r-old") }).await.unwrap();
+    journal.runs().save(&RunRecord { executed: vec!["refund".into()], failures: vec![("refund".into(), 2)], ..finished("r-old") }).await.unwrap();
     call("r-old", "k-old", true).await;
-    journal.park(&parked("r-old", "a-old", None, at(1), None)).await.unwrap();
-    journal.decide("r-old", "a-old", Decision::Approve, "ann").await.unwrap();
-    journal.settle("r-old", "a-old").await.unwrap();
+    journal.approvals().park(&parked("r-old", "a-old", None, at(1), None)).await.unwrap();
+    journal.approvals().decide("r-old", "a-old", Decision::Approve, "ann").await.unwrap();
+    journal.approvals().settle("r-old", "a-old").await.unwrap();
     // Still going, however old.
-    journal.save_run(&RunRecord::new("r-active")).await.unwrap();
+    journal.runs().save(&RunRecord::new("r-active")).await.unwrap();
     call("r-active", "k-active", true).await;
     // Finished, with a call in doubt.
-    journal.save_run(&finished("r-doubt")).await.unwrap();
+    journal.runs().save(&finished("r-doubt")).await.unwrap();
     call("r-doubt", "k-doubt", false).await;
     // Finished, with an approval waiting and one decided but not settled.
-    journal.save_run(&finished("r-waiting")).await.unwrap();
-    journal.park(&parked("r-waiting", "a-waiting", None, at(1), None)).await.unwrap();
-    journal.park(&parked("r-waiting", "a-unsettled", None, at(2), None)).await.unwrap();
-    journal.decide("r-waiting", "a-unsettled", Decision::Approve, "ann").await.unwrap();
+    journal.runs().save(&finished("r-waiting")).await.unwrap();
+    journal.approvals().park(&parked("r-waiting", "a-waiting", None, at(1), None)).await.unwrap();
+    journal.approvals().park(&parked("r-waiting", "a-unsettled", None, at(2), None)).await.unwrap();
+    journal.approvals().decide("r-waiting", "a-unsettled", Decision::Approve, "ann").await.unwrap();
     // A call journaled without a run.
     call("r-none", "k-orphan", true).await;
     // Two hours pass for all of them; then a run finishes now.
@@ -575,38 +575,38 @@ async fn prune_forgets_finished_runs_and_keeps_everything_in_flight(db: Db) {
     db.exec(format!("UPDATE journal_runs SET updated_at = {old}")).await;
     db.exec(format!("UPDATE journal_calls SET started_at = {old}, finished_at = CASE WHEN finished_at IS NULL THEN NULL ELSE {old} END")).await;
     db.exec(format!("UPDATE journal_approvals SET settled_at = CASE WHEN settled_at IS NULL THEN NULL ELSE {old} END")).await;
-    journal.save_run(&finished("r-recent")).await.unwrap();
+    journal.runs().save(&finished("r-recent")).await.unwrap();
     call("r-recent", "k-recent", true).await;
 
     let pruned = journal.prune(Retention::finished_older_than(Duration::from_secs(3_600))).await.unwrap();
     assert_eq!(pruned, Pruned { runs: 1, calls: 2, approvals: 1 });
-    assert_eq!(journal.load_run("r-old").await.unwrap(), None);
-    assert_eq!(journal.known_call("k-old").await.unwrap(), None);
-    assert_eq!(journal.approval("r-old", "a-old").await.unwrap(), None);
-    assert_eq!(journal.known_call("k-orphan").await.unwrap(), None);
+    assert_eq!(journal.runs().load("r-old").await.unwrap(), None);
+    assert_eq!(journal.calls().known("k-old").await.unwrap(), None);
+    assert_eq!(journal.approvals().get("r-old", "a-old").await.unwrap(), None);
+    assert_eq!(journal.calls().known("k-orphan").await.unwrap(), None);
     // Its id used again is a new run, with nothing executed or failed.
-    journal.update_run(&RunRecord::new("r-old"), 0).await.unwrap();
-    let again = journal.load_run("r-old").await.unwrap().unwrap();
+    journal.runs().update(&RunRecord::new("r-old"), 0).await.unwrap();
+    let again = journal.runs().load("r-old").await.unwrap().unwrap();
     assert_eq!((again.executed.len(), again.failures.len()), (0, 0), "{again:?}");
     // Kept: the run still going, the call in doubt, the open approvals and their runs, the recent run.
-    assert!(journal.load_run("r-active").await.unwrap().is_some());
-    assert!(matches!(journal.known_call("k-active").await.unwrap(), Some(CallStart::Finished(_))));
-    assert!(journal.load_run("r-doubt").await.unwrap().is_some());
-    assert!(matches!(journal.known_call("k-doubt").await.unwrap(), Some(CallStart::UnknownOutcome { .. })));
-    assert!(journal.load_run("r-waiting").await.unwrap().is_some());
-    let unsettled: Vec<_> = journal.unsettled_for_run("r-waiting").await.unwrap().into_iter().map(|a| a.call.call_id).collect();
+    assert!(journal.runs().load("r-active").await.unwrap().is_some());
+    assert!(matches!(journal.calls().known("k-active").await.unwrap(), Some(CallStart::Finished(_))));
+    assert!(journal.runs().load("r-doubt").await.unwrap().is_some());
+    assert!(matches!(journal.calls().known("k-doubt").await.unwrap(), Some(CallStart::UnknownOutcome { .. })));
+    assert!(journal.runs().load("r-waiting").await.unwrap().is_some());
+    let unsettled: Vec<_> = journal.approvals().unsettled_for_run("r-waiting").await.unwrap().into_iter().map(|a| a.call.call_id).collect();
     assert_eq!(unsettled, ["a-waiting", "a-unsettled"]);
-    assert!(matches!(journal.known_call("k-recent").await.unwrap(), Some(CallStart::Finished(_))));
+    assert!(matches!(journal.calls().known("k-recent").await.unwrap(), Some(CallStart::Finished(_))));
 
     // Every finished run, however recent; pruning again finds nothing more.
     tokio::time::sleep(Duration::from_millis(5)).await;
     assert_eq!(journal.prune(Retention::finished_runs()).await.unwrap(), Pruned { runs: 1, calls: 1, approvals: 0 });
-    assert_eq!(journal.load_run("r-recent").await.unwrap(), None);
+    assert_eq!(journal.runs().load("r-recent").await.unwrap(), None);
     assert_eq!(journal.prune(Retention::finished_runs()).await.unwrap(), Pruned::default());
-    assert!(matches!(journal.known_call("k-doubt").await.unwrap(), Some(CallStart::UnknownOutcome { .. })));
-    assert_eq!(journal.pending_for_run("r-waiting").await.unwrap().len(), 1);
+    assert!(matches!(journal.calls().known("k-doubt").await.unwrap(), Some(CallStart::UnknownOutcome { .. })));
+    assert_eq!(journal.approvals().pending_for_run("r-waiting").await.unwrap().len(), 1);
     // A pruned effect key is new again.
-    assert_eq!(journal.start_call("r-new", "c1", "refund", &input, "k-old").await.unwrap(), CallStart::Started);
+    assert_eq!(journal.calls().start("r-new", "c1", "refund", &input, "k-old").await.unwrap(), CallStart::Started);
 }
 
 async fn a_long_key_journaled_before_keys_were_hashed_is_still_found(db: Db) {
@@ -620,17 +620,17 @@ async fn a_long_key_journaled_before_keys_were_hashed_is_still_found(db: Db) {
     ))
     .await;
     // Sent again after the upgrade: replayed, not charged a second time.
-    match journal.start_call("t-2", "c9", "charge", &json!({}), &key).await.unwrap() {
+    match journal.calls().start("t-2", "c9", "charge", &json!({}), &key).await.unwrap() {
         CallStart::Finished(replayed) => assert_eq!(replayed.text, "charged"),
         other => panic!("the stored effect must be replayed, got {other:?}"),
     }
-    assert!(matches!(journal.known_call(&key).await.unwrap(), Some(CallStart::Finished(_))));
+    assert!(matches!(journal.calls().known(&key).await.unwrap(), Some(CallStart::Finished(_))));
     // A long key started before the upgrade and finished after it.
     let started = format!("refund:{}", noise(700));
     db.exec(format!("INSERT INTO journal_calls ({columns}) VALUES ('{started}', 't-1', 'c2', 'refund', '{{}}', 1, NULL, NULL, NULL, NULL, NULL)"))
         .await;
-    journal.finish_call(&started, &result("refunded")).await.unwrap();
-    assert_eq!(journal.known_call(&started).await.unwrap(), Some(CallStart::Finished(result("refunded"))));
+    journal.calls().finish(&started, &result("refunded")).await.unwrap();
+    assert_eq!(journal.calls().known(&started).await.unwrap(), Some(CallStart::Finished(result("refunded"))));
 }
 
 #[cfg(feature = "postgres")]
@@ -660,7 +660,7 @@ mod sqlite_file {
         let db = Db::sqlite("plain_path");
         let path = db.url().strip_prefix("sqlite:").unwrap().to_owned();
         let journal = Journal::open(&path).await.unwrap();
-        journal.save_run(&RunRecord::new("t-1")).await.unwrap();
+        journal.runs().save(&RunRecord::new("t-1")).await.unwrap();
         assert!(std::path::Path::new(&path).is_file(), "the file was created");
         assert_eq!(db.text("PRAGMA journal_mode".into()).await, "wal");
     }

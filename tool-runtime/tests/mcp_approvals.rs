@@ -158,31 +158,31 @@ async fn with_a_journal_a_decision_made_out_of_band_reaches_the_waiting_call() {
     // An admin page in another process.
     let admin = Journal::open(&path).await.unwrap();
     let parked = loop {
-        let pending = admin.pending_for_user("u-mcp").await.unwrap();
+        let pending = admin.approvals().pending_for_user("u-mcp").await.unwrap();
         if let Some(parked) = pending.into_iter().next() {
             break parked;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     assert_eq!((parked.tool.as_str(), &parked.input), ("delete_item", &json!({"id": 1})));
-    admin.decide(&parked.run_id, &parked.call_id, Decision::Approve, "alice").await.unwrap();
+    admin.approvals().decide(&parked.run_id, &parked.call_id, Decision::Approve, "alice").await.unwrap();
     let deleted = wire.response(waiting).await;
     assert_eq!(text(&deleted), "deleted 1", "{deleted}");
     assert_eq!(*store.deleted.lock().unwrap(), [1]);
     // The session's run is journaled too.
-    let run = admin.load_run(&parked.run_id).await.unwrap().unwrap();
+    let run = admin.runs().load(&parked.run_id).await.unwrap().unwrap();
     assert!(parked.run_id.starts_with("mcp-"), "{}", parked.run_id);
     assert_eq!(run.executed, ["get_item", "delete_item"]);
 
     // A rejection out of band: the model reads its text.
     let waiting = wire.start("tools/call", json!({"name": "delete_item", "arguments": {"id": 2}})).await;
     let parked = loop {
-        if let Some(parked) = admin.pending_for_user("u-mcp").await.unwrap().into_iter().next() {
+        if let Some(parked) = admin.approvals().pending_for_user("u-mcp").await.unwrap().into_iter().next() {
             break parked;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    admin.decide(&parked.run_id, &parked.call_id, Decision::Reject("Item 2 is kept for the audit.".into()), "bob").await.unwrap();
+    admin.approvals().decide(&parked.run_id, &parked.call_id, Decision::Reject("Item 2 is kept for the audit.".into()), "bob").await.unwrap();
     let refused = wire.response(waiting).await;
     assert_eq!(refused["isError"], true);
     assert!(text(&refused).contains("Item 2 is kept for the audit."), "{refused}");
@@ -200,7 +200,7 @@ async fn with_a_journal_the_clients_answer_is_journaled_as_the_decision() {
     let deleted = wire.call("delete_item", json!({"id": 7})).await;
     assert_eq!(text(&deleted), "deleted 7", "{deleted}");
     assert_eq!(*store.deleted.lock().unwrap(), [7]);
-    assert!(journal.pending_for_user("u-mcp").await.unwrap().is_empty());
+    assert!(journal.approvals().pending_for_user("u-mcp").await.unwrap().is_empty());
     // The one approval in the journal was decided by the client's user.
     use sqlx::Connection;
     let mut conn = sqlx::SqliteConnection::connect(&path).await.unwrap();
@@ -212,7 +212,7 @@ async fn with_a_journal_the_clients_answer_is_journaled_as_the_decision() {
 #[cfg(feature = "sqlite")]
 async fn parked_call(admin: &tool_runtime::journal::Journal) -> tool_runtime::journal::ParkedCall {
     loop {
-        if let Some(parked) = admin.pending_for_user("u-mcp").await.unwrap().into_iter().next() {
+        if let Some(parked) = admin.approvals().pending_for_user("u-mcp").await.unwrap().into_iter().next() {
             return parked;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
@@ -244,7 +244,7 @@ async fn with_a_journal_a_decision_accepted_in_the_last_moment_of_the_ttl_runs()
         // That share of the time to live, by the journal's clock.
         let at = parked.parked_at + ttl.mul_f64(f64::from(*percent) / 100.0);
         tokio::time::sleep(at.duration_since(std::time::SystemTime::now()).unwrap_or_default()).await;
-        admin.decide(&parked.run_id, &parked.call_id, Decision::Approve, "alice").await.expect("the journal accepts it in time");
+        admin.approvals().decide(&parked.run_id, &parked.call_id, Decision::Approve, "alice").await.expect("the journal accepts it in time");
         let answered = wire.response(waiting).await;
         if text(&answered) == format!("deleted {id}") {
             carried_out.push(*percent);
@@ -277,7 +277,7 @@ async fn with_a_journal_a_call_whose_client_left_is_settled_and_its_decider_told
     // A second call waits, and the client's connection closes under it.
     wire.start("tools/call", json!({"name": "delete_item", "arguments": {"id": 6}})).await;
     let dropped = loop {
-        let pending = admin.pending_for_user("u-mcp").await.unwrap();
+        let pending = admin.approvals().pending_for_user("u-mcp").await.unwrap();
         if let Some(parked) = pending.into_iter().find(|parked| parked.call_id != cancelled.call_id) {
             break parked;
         }
@@ -288,16 +288,16 @@ async fn with_a_journal_a_call_whose_client_left_is_settled_and_its_decider_told
     for parked in [cancelled, dropped] {
         // The session notices its client left; the call is decided for it.
         let started = std::time::Instant::now();
-        while admin.approval(&parked.run_id, &parked.call_id).await.unwrap().unwrap().decided.is_none() {
+        while admin.approvals().get(&parked.run_id, &parked.call_id).await.unwrap().unwrap().decided.is_none() {
             assert!(started.elapsed() < Duration::from_secs(10), "the call of a client that left still waits: {parked:?}");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        let told = match admin.decide(&parked.run_id, &parked.call_id, Decision::Approve, "supervisor").await {
+        let told = match admin.approvals().decide(&parked.run_id, &parked.call_id, Decision::Approve, "supervisor").await {
             Err(error) => error,
             Ok(approval) => panic!("the supervisor's approval of a call whose client left was accepted: {approval:?}"),
         };
         assert!(matches!(&told, JournalError::AlreadyDecided { by, .. } if by == GONE_BY), "{told:?}");
-        let settled = admin.unsettled_for_run(&parked.run_id).await.unwrap();
+        let settled = admin.approvals().unsettled_for_run(&parked.run_id).await.unwrap();
         assert!(settled.iter().all(|approval| approval.call.call_id != parked.call_id), "the call is left unsettled");
     }
     assert!(store.deleted.lock().unwrap().is_empty(), "nothing ran");

@@ -344,7 +344,7 @@ async fn with_a_journal_an_answer_is_its_one_decision_across_instances() {
     let journal = journal("decision").await;
     let (first, second) = (serve(server(&bank).with_journal(journal.clone())).await, serve(server(&bank).with_journal(journal.clone())).await);
     let state = ask_grant(first, "tok-alice", 5).await;
-    let parked = journal.pending_for_user("alice").await.unwrap();
+    let parked = journal.approvals().pending_for_user("alice").await.unwrap();
     assert_eq!(parked.len(), 1, "the waiting call is parked in the journal before the answer goes out");
     assert_eq!((parked[0].tool.as_str(), parked[0].input.clone()), ("grant", json!({"amount": 5})));
     let done = answer(second, "tok-alice", "grant", json!({"amount": 5}), "accept", &state).await;
@@ -352,13 +352,13 @@ async fn with_a_journal_an_answer_is_its_one_decision_across_instances() {
     // A replay on the other instance finds the journaled decision: refused.
     assert_refused(&answer(first, "tok-alice", "grant", json!({"amount": 5}), "accept", &state).await);
     assert_eq!(bank.grants.load(Ordering::SeqCst), 1);
-    let decided = journal.approval(&parked[0].run_id, &parked[0].call_id).await.unwrap().unwrap().decided.unwrap();
+    let decided = journal.approvals().get(&parked[0].run_id, &parked[0].call_id).await.unwrap().unwrap().decided.unwrap();
     assert_eq!((decided.decision, decided.by.as_str()), (Decision::Approve, "mcp-client:alice"));
 
     // A decision made out of band first wins over the client's answer.
     let state = ask_grant(first, "tok-alice", 6).await;
-    let parked = journal.pending_for_user("alice").await.unwrap();
-    journal.decide(&parked[0].run_id, &parked[0].call_id, Decision::Reject("Not this month.".into()), "supervisor").await.unwrap();
+    let parked = journal.approvals().pending_for_user("alice").await.unwrap();
+    journal.approvals().decide(&parked[0].run_id, &parked[0].call_id, Decision::Reject("Not this month.".into()), "supervisor").await.unwrap();
     let refused = answer(second, "tok-alice", "grant", json!({"amount": 6}), "accept", &state).await;
     assert!(refused["isError"] == true && text(&refused).contains("Not this month."), "{refused}");
     assert_eq!(bank.grants.load(Ordering::SeqCst), 1, "the supervisor's rejection won: it did not run");
@@ -497,7 +497,7 @@ async fn a_long_call_is_a_task_polled_on_any_instance_and_run_once() {
     let journal = journal("tasks").await;
     let (first, second) = (serve_slow(slow_server(&slow, journal.clone())).await, serve_slow(slow_server(&slow, journal.clone())).await);
     let id = start_task(first, 300).await;
-    assert!(journal.task(&id).await.unwrap().is_some(), "the task is in the journal once the answer is out");
+    assert!(journal.tasks().get(&id).await.unwrap().is_some(), "the task is in the journal once the answer is out");
     let ended = until_ended(second, &id).await;
     assert_eq!(ended["status"], "completed", "{ended}");
     assert_eq!(ended["result"]["content"][0]["text"], "counted for 300 ms", "{ended}");
@@ -598,8 +598,8 @@ async fn a_call_needing_approval_is_a_task_waiting_for_input_answered_once() {
     // Decided out of band: the task moves on by that decision.
     let id = grant_task(first, 6).await;
     waiting(first, id.clone()).await;
-    let parked = journal.pending_for_user("alice").await.unwrap();
-    journal.decide(&parked[0].run_id, &parked[0].call_id, Decision::Reject("Not this month.".into()), "supervisor").await.unwrap();
+    let parked = journal.approvals().pending_for_user("alice").await.unwrap();
+    journal.approvals().decide(&parked[0].run_id, &parked[0].call_id, Decision::Reject("Not this month.".into()), "supervisor").await.unwrap();
     let ended = until_ended(second, &id).await;
     assert!(ended["result"]["content"][0]["text"].as_str().unwrap().contains("Not this month."), "{ended}");
     assert_eq!(bank.grants.load(Ordering::SeqCst), 1);

@@ -426,7 +426,7 @@ async fn in_a_durable_session_a_call_outlives_another_users_flood_and_its_outcom
     let mut approval = call(addr, "alice", &alices, 2, "send_note", json!({"text": "hi"})).await;
     let asked = approval.until(|reply| reply.messages().iter().any(|message| message["method"] == "elicitation/create")).await;
     let ask = asked.messages().into_iter().find(|message| message["method"] == "elicitation/create").expect("asked");
-    let parked = journal.pending_for_user("alice").await.unwrap();
+    let parked = journal.approvals().pending_for_user("alice").await.unwrap();
     assert_eq!(parked.len(), 1, "{parked:?}");
     for _ in 0..20 {
         open(addr, "mallory", json!({})).await;
@@ -435,7 +435,7 @@ async fn in_a_durable_session_a_call_outlives_another_users_flood_and_its_outcom
     assert_eq!(send(addr, "alice", &alices, &accept).await.finish().await.status, 202);
     let reply = approval.finish().await;
     assert_eq!(result_text(&reply, 2), "sent 2", "{reply:?}");
-    let calls = journal.calls_of_run(&parked[0].run_id).await.unwrap();
+    let calls = journal.calls().of_run(&parked[0].run_id).await.unwrap();
     let outcomes: Vec<_> = calls.iter().map(|call| &call.outcome).collect();
     assert!(matches!(outcomes.as_slice(), [CallStart::Finished(result)] if result.text == "sent 2"), "the call's outcome is journaled: {outcomes:?}");
 }

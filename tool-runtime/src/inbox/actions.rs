@@ -4,7 +4,7 @@
 //! (`csrf`), that the call exists and the approver may decide it (a call
 //! they may not decide is answered as one that does not exist), and for an
 //! edit, the input (the form, then the registry: `recheck`). Only then is
-//! the decision sent to [`Journal::decide`](crate::journal::Journal::decide),
+//! the decision sent to [`ApprovalRecords::decide`](crate::journal::ApprovalRecords::decide),
 //! and the page says what the journal answered: done once it recorded the
 //! decision, who won when another decider came first, failed when the write
 //! failed. Nothing is shown as done that the journal did not record.
@@ -155,7 +155,7 @@ pub(crate) async fn visible<App: Send + Sync + 'static>(
         let text = format!("No call {call_id:?} of run {run_id:?} waits for you; it may belong to another approver, or the link is wrong.");
         refused(&shared.base, &approver.id, StatusCode::NOT_FOUND, &text)
     };
-    match shared.journal.approval(run_id, call_id).await {
+    match shared.journal.approvals().get(run_id, call_id).await {
         Ok(Some(approval)) if (shared.may_decide)(&approver.user, &approval.call) => Ok(approval),
         Ok(_) | Err(JournalError::Refused { .. }) => Err(missing()),
         Err(error) => {
@@ -175,7 +175,7 @@ async fn decide<App: Send + Sync + 'static>(
     done: &str,
 ) -> Response {
     let (run_id, call_id) = (&approval.call.run_id, &approval.call.call_id);
-    let (status, notice) = match shared.journal.decide(run_id, call_id, decision, &approver.id).await {
+    let (status, notice) = match shared.journal.approvals().decide(run_id, call_id, decision, &approver.id).await {
         Ok(decided) => {
             let at = decided.decided.map(|d| view::time(d.at)).unwrap_or_default();
             let text = format!(

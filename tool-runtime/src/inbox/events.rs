@@ -3,11 +3,11 @@
 //!
 //! One task per inbox watches the journal while some page listens: on
 //! Postgres it listens to the journal's notifications
-//! ([`Journal::inbox_changes`](crate::journal::Journal::inbox_changes)) and
+//! ([`InboxQueries::changes`](crate::journal::InboxQueries::changes)) and
 //! reads the change mark at once; on SQLite, which cannot notify another
 //! process, it reads the mark every poll interval. When the first waiting
 //! call's expiry has passed it expires the calls due (the journal's
-//! [`expire`](crate::journal::Journal::expire), with the text a run gives
+//! [`expire`](crate::journal::ApprovalRecords::expire), with the text a run gives
 //! them), which is a change like any other. Each change wakes every page's
 //! stream, which renders its approver's lists again and sends them when
 //! they differ from what it sent last.
@@ -102,7 +102,7 @@ fn subscribe<App: Send + Sync + 'static>(shared: &Arc<Shared<App>>) -> watch::Re
 /// Tells the receivers of `sender` of each change of the journal, until
 /// only the inbox's own receiver is left.
 async fn watch_journal<App: Send + Sync + 'static>(shared: Arc<Shared<App>>, sender: watch::Sender<u64>) {
-    let mut listener = match shared.journal.inbox_changes().await {
+    let mut listener = match shared.journal.inbox().changes().await {
         Ok(listener) => listener,
         Err(error) => {
             tracing::warn!(error = %Escaped(&error), "the inbox cannot listen to the journal's notifications; it polls instead");
@@ -125,7 +125,7 @@ async fn watch_journal<App: Send + Sync + 'static>(shared: Arc<Shared<App>>, sen
                 poll.tick().await;
             }
         }
-        let mark = match shared.journal.inbox_mark().await {
+        let mark = match shared.journal.inbox().mark().await {
             Ok(mark) => mark,
             Err(error) => {
                 tracing::warn!(error = %Escaped(&error), "the inbox could not read the journal's change mark");
@@ -134,7 +134,7 @@ async fn watch_journal<App: Send + Sync + 'static>(shared: Arc<Shared<App>>, sen
         };
         if mark.next_expiry().is_some_and(|expiry| expiry <= SystemTime::now()) {
             let text = lines::approval_expired(shared.registry.approval_ttl()).model_line();
-            if let Err(error) = shared.journal.expire(SystemTime::now(), &text).await {
+            if let Err(error) = shared.journal.approvals().expire(SystemTime::now(), &text).await {
                 tracing::warn!(error = %Escaped(&error), "the inbox could not expire the calls due");
             }
             // The expiry is a write: the next mark tells of it.

@@ -18,7 +18,7 @@
 //! decides is [`Inbox::may_decide`]; by default, the calls made for that
 //! same user.
 //!
-//! Every decision goes through [`Journal::decide`]: of two approvers
+//! Every decision goes through [`ApprovalRecords::decide`](crate::journal::ApprovalRecords::decide): of two approvers
 //! deciding one call, one wins and the other is told who did; a decision
 //! is shown as done only once the journal accepted it, and a failed write
 //! is shown as failed.

@@ -30,7 +30,17 @@ const EXPIRE: &str = "UPDATE journal_approvals SET decision = 'reject', reject_t
      WHERE decision IS NULL AND expires_at <= $1 \
      RETURNING call_id, run_id, tool, input, user_id, parked_at, expires_at, decision, edited_input, reject_text, decided_by, decided_at";
 
-impl Journal {
+/// The pending approvals of a [`Journal`] ([`Journal::approvals`]): calls
+/// parked until a human decides them, each one run's one call.
+///
+/// A borrowed handle, as cheap to make as a reference: take one where it
+/// is used, `journal.approvals().decide(...)`.
+#[derive(Clone, Copy, Debug)]
+pub struct ApprovalRecords<'j> {
+    pub(super) journal: &'j Journal,
+}
+
+impl ApprovalRecords<'_> {
     /// Parks a call until a human decides it.
     ///
     /// # Errors
@@ -38,13 +48,13 @@ impl Journal {
     /// [`JournalError::AlreadyParked`] when the run parked a call of that
     /// id already (decided or not);
     /// [`JournalError::Refused`] for an id over the [`limits`].
-    pub async fn park(&self, call: &ParkedCall) -> Result<(), JournalError> {
+    pub async fn park(self, call: &ParkedCall) -> Result<(), JournalError> {
         limits::id("call_id", &call.call_id)?;
         limits::id("run_id", &call.run_id)?;
         limits::text("tool", &call.tool)?;
         limits::optional_id("user_id", call.user_id.as_deref())?;
         let input = call.input.to_string();
-        on_pool!(self, pool => {
+        on_pool!(self.journal, pool => {
             let inserted = sqlx::query(PARK)
                 .bind(&call.call_id)
                 .bind(&call.run_id)
@@ -64,19 +74,19 @@ impl Journal {
     }
 
     /// The calls of a run still waiting for a decision, oldest first.
-    pub async fn pending_for_run(&self, run_id: &str) -> Result<Vec<ParkedCall>, JournalError> {
+    pub async fn pending_for_run(self, run_id: &str) -> Result<Vec<ParkedCall>, JournalError> {
         limits::id("run_id", run_id)?;
         self.pending(BY_RUN, run_id, "pending_for_run").await
     }
 
     /// The calls made for a user still waiting for a decision, oldest first.
-    pub async fn pending_for_user(&self, user_id: &str) -> Result<Vec<ParkedCall>, JournalError> {
+    pub async fn pending_for_user(self, user_id: &str) -> Result<Vec<ParkedCall>, JournalError> {
         limits::id("user_id", user_id)?;
         self.pending(BY_USER, user_id, "pending_for_user").await
     }
 
-    async fn pending(&self, sql: &'static str, id: &str, operation: &'static str) -> Result<Vec<ParkedCall>, JournalError> {
-        on_pool!(self, pool => {
+    async fn pending(self, sql: &'static str, id: &str, operation: &'static str) -> Result<Vec<ParkedCall>, JournalError> {
+        on_pool!(self.journal, pool => {
             let rows = sqlx::query(sql).bind(id).fetch_all(pool).await.map_err(JournalError::database(operation))?;
             rows.iter().map(|row| decode_approval(row).map(|approval| approval.call)).collect()
         })
@@ -84,9 +94,9 @@ impl Journal {
 
     /// The calls of a run that its run has not settled yet, decided or not,
     /// oldest first: what a resumed run still holds.
-    pub async fn unsettled_for_run(&self, run_id: &str) -> Result<Vec<Approval>, JournalError> {
+    pub async fn unsettled_for_run(self, run_id: &str) -> Result<Vec<Approval>, JournalError> {
         limits::id("run_id", run_id)?;
-        on_pool!(self, pool => {
+        on_pool!(self.journal, pool => {
             let rows = sqlx::query(UNSETTLED).bind(run_id).fetch_all(pool).await.map_err(JournalError::database("unsettled_for_run"))?;
             rows.iter().map(decode_approval).collect()
         })
@@ -94,10 +104,10 @@ impl Journal {
 
     /// Marks a call of `run_id` settled: its run read its decision and gave
     /// the model the result. Settling twice changes nothing.
-    pub async fn settle(&self, run_id: &str, call_id: &str) -> Result<(), JournalError> {
+    pub async fn settle(self, run_id: &str, call_id: &str) -> Result<(), JournalError> {
         limits::id("run_id", run_id)?;
         limits::id("call_id", call_id)?;
-        on_pool!(self, pool => {
+        on_pool!(self.journal, pool => {
             sqlx::query(SETTLE)
                 .bind(run_id)
                 .bind(call_id)
@@ -111,10 +121,10 @@ impl Journal {
 
     /// A call `run_id` parked, and its decision, if any; `None` when the
     /// run parked no call of that id.
-    pub async fn approval(&self, run_id: &str, call_id: &str) -> Result<Option<Approval>, JournalError> {
+    pub async fn get(self, run_id: &str, call_id: &str) -> Result<Option<Approval>, JournalError> {
         limits::id("run_id", run_id)?;
         limits::id("call_id", call_id)?;
-        on_pool!(self, pool => {
+        on_pool!(self.journal, pool => {
             let row = sqlx::query(ONE).bind(run_id).bind(call_id).fetch_optional(pool).await.map_err(JournalError::database("approval"))?;
             row.as_ref().map(decode_approval).transpose()
         })
@@ -131,14 +141,14 @@ impl Journal {
     /// [`JournalError::ApprovalExpired`] when it expired undecided,
     /// [`JournalError::UnknownApproval`] when the run parked no call of that id,
     /// [`JournalError::Refused`] for a value over the [`limits`].
-    pub async fn decide(&self, run_id: &str, call_id: &str, decision: Decision, by: &str) -> Result<Approval, JournalError> {
+    pub async fn decide(self, run_id: &str, call_id: &str, decision: Decision, by: &str) -> Result<Approval, JournalError> {
         limits::id("run_id", run_id)?;
         limits::id("call_id", call_id)?;
         limits::text("decided_by", by)?;
         let (name, edited, text) = encode_decision(&decision);
         limits::text("reject_text", text.unwrap_or_default())?;
         let now = SystemTime::now();
-        on_pool!(self, pool => {
+        on_pool!(self.journal, pool => {
             let decided = sqlx::query(DECIDE)
                 .bind(run_id)
                 .bind(call_id)
@@ -170,9 +180,9 @@ impl Journal {
 
     /// Rejects every call still waiting whose expiry is at or before `now`,
     /// with `text` for the model, decided by [`EXPIRED_BY`]; returns them.
-    pub async fn expire(&self, now: SystemTime, text: &str) -> Result<Vec<Approval>, JournalError> {
+    pub async fn expire(self, now: SystemTime, text: &str) -> Result<Vec<Approval>, JournalError> {
         limits::text("reject_text", text)?;
-        on_pool!(self, pool => {
+        on_pool!(self.journal, pool => {
             let rows = sqlx::query(EXPIRE)
                 .bind(millis(now))
                 .bind(text)

@@ -30,12 +30,23 @@ const WITHDRAW: &str = "DELETE FROM journal_calls WHERE effect_key = $1 AND call
 const FINISH: &str = "UPDATE journal_calls SET finished_at = $2, kind = $3, text = $4, structured = $5, error_code = $6, status = $7, \
      truncated = $8, ends_run = $9 WHERE effect_key = $1 AND finished_at IS NULL";
 
-impl Journal {
+/// The effect journal of a [`Journal`] ([`Journal::calls`]): each call's
+/// effect by its key, recorded as started before its tool runs and as
+/// finished, with its result, after.
+///
+/// A borrowed handle, as cheap to make as a reference: take one where it
+/// is used, `journal.calls().start(...)`.
+#[derive(Clone, Copy, Debug)]
+pub struct CallRecords<'j> {
+    pub(super) journal: &'j Journal,
+}
+
+impl CallRecords<'_> {
     /// Records a call as started, before its tool runs, unless its effect
     /// key is already known; says which.
     ///
     /// - [`CallStart::Started`]: the key was new; run the tool, then
-    ///   [`finish_call`](Self::finish_call).
+    ///   [`finish`](Self::finish).
     /// - [`CallStart::Finished`]: the effect already happened; return its
     ///   result without running the tool.
     /// - [`CallStart::UnknownOutcome`]: a call was started with this key and
@@ -52,14 +63,14 @@ impl Journal {
     ///
     /// [`JournalError::Corrupt`] when the stored row of the key does not
     /// decode, [`JournalError::Refused`] for an id over the limits.
-    pub async fn start_call(&self, run_id: &str, call_id: &str, tool: &str, input: &Value, effect_key: &str) -> Result<CallStart, JournalError> {
+    pub async fn start(self, run_id: &str, call_id: &str, tool: &str, input: &Value, effect_key: &str) -> Result<CallStart, JournalError> {
         Ok(self.start_or_find(run_id, call_id, tool, input, effect_key).await?.map_or(CallStart::Started, |found| found.outcome))
     }
 
-    /// [`start_call`](Self::start_call), saying which call holds a key
+    /// [`start`](Self::start), saying which call holds a key
     /// that was known already: `None` when this call started it.
     pub(crate) async fn start_or_find(
-        &self,
+        self,
         run_id: &str,
         call_id: &str,
         tool: &str,
@@ -71,7 +82,7 @@ impl Journal {
         limits::text("tool", tool)?;
         let effect_key = &*self.stored_key(effect_key).await?;
         let input = input.to_string();
-        on_pool!(self, pool => loop {
+        on_pool!(self.journal, pool => loop {
             let inserted = sqlx::query(START)
                 .bind(effect_key)
                 .bind(run_id)
@@ -98,13 +109,13 @@ impl Journal {
     /// stored result is then replaced when it finishes. Says which, as
     /// [`start_or_find`](Self::start_or_find) does: `None` when this call
     /// restarted it; else the call another process left (one it restarted
-    /// first is [`CallStart::UnknownOutcome`]). Atomic, as `start_call` is:
+    /// first is [`CallStart::UnknownOutcome`]). Atomic, as [`start`](Self::start) is:
     /// of several processes, exactly one restarts a key.
-    pub(crate) async fn restart_call(&self, effect_key: &str, call_id: &str, input: &Value) -> Result<Option<JournaledCall>, JournalError> {
+    pub(crate) async fn restart(self, effect_key: &str, call_id: &str, input: &Value) -> Result<Option<JournaledCall>, JournalError> {
         limits::id("call_id", call_id)?;
         let effect_key = &*self.stored_key(effect_key).await?;
         let input = input.to_string();
-        on_pool!(self, pool => {
+        on_pool!(self.journal, pool => {
             let updated = sqlx::query(RESTART)
                 .bind(effect_key)
                 .bind(call_id)
@@ -131,14 +142,14 @@ impl Journal {
     /// # Errors
     ///
     /// [`JournalError::Corrupt`] when the stored row of the key does not decode.
-    pub async fn known_call(&self, effect_key: &str) -> Result<Option<CallStart>, JournalError> {
-        Ok(self.find_call(effect_key).await?.map(|found| found.outcome))
+    pub async fn known(self, effect_key: &str) -> Result<Option<CallStart>, JournalError> {
+        Ok(self.find(effect_key).await?.map(|found| found.outcome))
     }
 
-    /// [`known_call`](Self::known_call), with the call that holds the key.
-    pub(crate) async fn find_call(&self, effect_key: &str) -> Result<Option<JournaledCall>, JournalError> {
+    /// [`known`](Self::known), with the call that holds the key.
+    pub(crate) async fn find(self, effect_key: &str) -> Result<Option<JournaledCall>, JournalError> {
         let effect_key = &*self.stored_key(effect_key).await?;
-        on_pool!(self, pool => {
+        on_pool!(self.journal, pool => {
             let row = sqlx::query(KNOWN).bind(effect_key).fetch_optional(pool).await.map_err(JournalError::database("known_call"))?;
             row.as_ref().map(decode_call).transpose()
         })
@@ -151,9 +162,9 @@ impl Journal {
     /// # Errors
     ///
     /// [`JournalError::Corrupt`] when a row does not decode.
-    pub async fn calls_of_run(&self, run_id: &str) -> Result<Vec<JournaledCall>, JournalError> {
+    pub async fn of_run(self, run_id: &str) -> Result<Vec<JournaledCall>, JournalError> {
         limits::id("run_id", run_id)?;
-        on_pool!(self, pool => {
+        on_pool!(self.journal, pool => {
             let rows = sqlx::query(OF_RUN).bind(run_id).fetch_all(pool).await.map_err(JournalError::database("calls_of_run"))?;
             rows.iter().map(decode_call).collect()
         })
@@ -163,9 +174,9 @@ impl Journal {
     /// start was recorded, which happened late): its key is new again.
     /// Only a start still unfinished and made by `call_id` goes. Says
     /// whether there was one.
-    pub(crate) async fn withdraw_call(&self, effect_key: &str, call_id: &str) -> Result<bool, JournalError> {
+    pub(crate) async fn withdraw(self, effect_key: &str, call_id: &str) -> Result<bool, JournalError> {
         let effect_key = &*self.stored_key(effect_key).await?;
-        on_pool!(self, pool => {
+        on_pool!(self.journal, pool => {
             let deleted = sqlx::query(WITHDRAW)
                 .bind(effect_key)
                 .bind(call_id)
@@ -183,9 +194,9 @@ impl Journal {
     /// [`JournalError::CallNotStarted`] for a key never started,
     /// [`JournalError::CallAlreadyFinished`] for one whose result is
     /// already stored (a stored effect is never rewritten; only a tool that
-    /// runs on every call starts its key again, `restart_call`),
+    /// runs on every call starts its key again, `restart`),
     /// [`JournalError::Refused`] for a text holding a NUL.
-    pub async fn finish_call(&self, effect_key: &str, result: &JournaledResult) -> Result<(), JournalError> {
+    pub async fn finish(self, effect_key: &str, result: &JournaledResult) -> Result<(), JournalError> {
         let stored = self.stored_key(effect_key).await?;
         self.finish_stored(&stored, effect_key, result).await
     }
@@ -194,7 +205,7 @@ impl Journal {
     /// mid-call, or they are still running), whose effect may or may not
     /// have happened; oldest first, of every run or of `run_id`'s. The
     /// host checks each effect (is the order refunded?) and settles the
-    /// call with [`resolve_call`](Self::resolve_call); a call of a tool
+    /// call with [`resolve`](Self::resolve); a call of a tool
     /// with a reconcile hook is settled by the hook when it is sent again.
     /// An external call still with the host is listed too: it is completed
     /// by [`Run::complete`](crate::Run::complete).
@@ -203,11 +214,11 @@ impl Journal {
     ///
     /// [`JournalError::Corrupt`] when a row does not decode,
     /// [`JournalError::Refused`] for a run id over the limits.
-    pub async fn calls_in_doubt(&self, run_id: Option<&str>) -> Result<Vec<CallInDoubt>, JournalError> {
+    pub async fn in_doubt(self, run_id: Option<&str>) -> Result<Vec<CallInDoubt>, JournalError> {
         if let Some(run_id) = run_id {
             limits::id("run_id", run_id)?;
         }
-        on_pool!(self, pool => {
+        on_pool!(self.journal, pool => {
             let rows = match run_id {
                 Some(run_id) => sqlx::query(IN_DOUBT_OF_RUN).bind(run_id).fetch_all(pool).await,
                 None => sqlx::query(IN_DOUBT).fetch_all(pool).await,
@@ -229,7 +240,7 @@ impl Journal {
         })
     }
 
-    /// Settles a call in doubt ([`calls_in_doubt`](Self::calls_in_doubt))
+    /// Settles a call in doubt ([`in_doubt`](Self::in_doubt))
     /// with the result the host found it had: from then on, the call (and
     /// any call of the same effect) replays `result`. `effect_key` is the
     /// key as [`CallInDoubt::effect_key`] gives it, or as the runtime made
@@ -241,8 +252,8 @@ impl Journal {
     /// was settled) already: its result is never rewritten;
     /// [`JournalError::CallNotStarted`] for a key the journal does not
     /// hold; [`JournalError::Refused`] for a text holding a NUL.
-    pub async fn resolve_call(&self, effect_key: &str, result: &JournaledResult) -> Result<(), JournalError> {
-        // A digest listed by `calls_in_doubt` is the stored key itself: no
+    pub async fn resolve(self, effect_key: &str, result: &JournaledResult) -> Result<(), JournalError> {
+        // A digest listed by `in_doubt` is the stored key itself: no
         // key the runtime makes is stored under that prefix unhashed.
         let stored = match limits::is_digest(effect_key) {
             true => Cow::Borrowed(effect_key),
@@ -253,11 +264,11 @@ impl Journal {
 
     /// Stores the result of the started call of the stored key `effect_key`
     /// (`given`, as the caller named it, for errors).
-    async fn finish_stored(&self, effect_key: &str, given: &str, result: &JournaledResult) -> Result<(), JournalError> {
+    async fn finish_stored(self, effect_key: &str, given: &str, result: &JournaledResult) -> Result<(), JournalError> {
         limits::text("text", &result.text)?;
         limits::text("error_code", result.error_code.as_deref().unwrap_or_default())?;
         let structured = result.structured.as_ref().map(Value::to_string);
-        on_pool!(self, pool => {
+        on_pool!(self.journal, pool => {
             let updated = sqlx::query(FINISH)
                 .bind(effect_key)
                 .bind(millis(SystemTime::now()))
@@ -281,19 +292,17 @@ impl Journal {
             })
         })
     }
-}
 
-impl Journal {
     /// The effect key as this journal stores it: its digest when it is
     /// long ([`limits`]), unless a row journaled before keys were hashed
     /// holds the key itself; that row is the effect, and is kept under it.
-    async fn stored_key<'k>(&self, effect_key: &'k str) -> Result<Cow<'k, str>, JournalError> {
+    async fn stored_key<'k>(self, effect_key: &'k str) -> Result<Cow<'k, str>, JournalError> {
         let stored = limits::stored_key(effect_key);
         // No version stored a NUL on Postgres, and none will be looked up there.
         if matches!(stored, Cow::Borrowed(_)) || effect_key.contains('\0') {
             return Ok(stored);
         }
-        let legacy = on_pool!(self, pool => sqlx::query(EXISTS)
+        let legacy = on_pool!(self.journal, pool => sqlx::query(EXISTS)
             .bind(effect_key)
             .fetch_optional(pool)
             .await

@@ -4,12 +4,12 @@
 //! that a page updates when another process parks, decides, expires or
 //! settles a call.
 //!
-//! The change feed has two sources. [`Journal::inbox_mark`] is a cheap
+//! The change feed has two sources. [`InboxQueries::mark`] is a cheap
 //! poll on either backend: the number of calls waiting and the newest
 //! park, decision, settling and finished call, each read from an index
 //! (schema version 5), so a reader compares two marks to learn whether
 //! anything it shows may have changed. On Postgres,
-//! [`Journal::inbox_changes`] also listens on the channel `journal_inbox`,
+//! [`InboxQueries::changes`] also listens on the channel `journal_inbox`,
 //! which a trigger notifies after every such write, so a reader learns of
 //! a change as its transaction commits instead of at its next poll.
 
@@ -90,13 +90,26 @@ pub struct InboxMark {
 impl InboxMark {
     /// When the first call still waiting expires, if one does: a reader
     /// that shows it changes then, with no write to tell it so (unless it
-    /// expires the call itself, [`Journal::expire`]).
+    /// expires the call itself, [`ApprovalRecords::expire`](super::ApprovalRecords::expire)).
     pub fn next_expiry(&self) -> Option<SystemTime> {
         self.next_expiry.and_then(|ms| u64::try_from(ms).ok()).map(|ms| std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms))
     }
 }
 
-impl Journal {
+/// What an approvals inbox reads from a [`Journal`] ([`Journal::inbox`]):
+/// the calls waiting for a decision and the decisions made, newest first,
+/// and a change feed: [`mark`](Self::mark), a cheap poll on either
+/// backend, and on Postgres [`changes`](Self::changes), told of each change
+/// as it commits.
+///
+/// A borrowed handle, as cheap to make as a reference: take one where it
+/// is used, `journal.inbox().mark()`.
+#[derive(Clone, Copy, Debug)]
+pub struct InboxQueries<'j> {
+    pub(super) journal: &'j Journal,
+}
+
+impl InboxQueries<'_> {
     /// The calls still waiting for a decision whose expiry is after `now`
     /// (or that never expire), newest first, at most `limit` (and at most
     /// [`MAX_INBOX_ROWS`]).
@@ -105,9 +118,9 @@ impl Journal {
     ///
     /// [`JournalError::Database`] when the query fails,
     /// [`JournalError::Corrupt`] for a row that does not decode.
-    pub async fn pending_newest(&self, now: SystemTime, limit: u32) -> Result<Vec<Approval>, JournalError> {
+    pub async fn pending_newest(self, now: SystemTime, limit: u32) -> Result<Vec<Approval>, JournalError> {
         let limit = i64::from(limit.min(MAX_INBOX_ROWS));
-        on_pool!(self, pool => {
+        on_pool!(self.journal, pool => {
             let rows = sqlx::query(PENDING).bind(millis(now)).bind(limit).fetch_all(pool).await.map_err(JournalError::database("pending_newest"))?;
             rows.iter().map(decode_approval).collect()
         })
@@ -120,9 +133,9 @@ impl Journal {
     /// # Errors
     ///
     /// As [`pending_newest`](Self::pending_newest).
-    pub async fn decisions_newest(&self, limit: u32) -> Result<Vec<SettledDecision>, JournalError> {
+    pub async fn decisions_newest(self, limit: u32) -> Result<Vec<SettledDecision>, JournalError> {
         let limit = i64::from(limit.min(MAX_INBOX_ROWS));
-        on_pool!(self, pool => {
+        on_pool!(self.journal, pool => {
             let rows = sqlx::query(DECIDED).bind(limit).fetch_all(pool).await.map_err(JournalError::database("decisions_newest"))?;
             rows.iter().map(decode_decision).collect()
         })
@@ -134,8 +147,8 @@ impl Journal {
     /// # Errors
     ///
     /// [`JournalError::Database`] when the query fails.
-    pub async fn inbox_mark(&self) -> Result<InboxMark, JournalError> {
-        on_pool!(self, pool => {
+    pub async fn mark(self) -> Result<InboxMark, JournalError> {
+        on_pool!(self.journal, pool => {
             let row = sqlx::query(MARK).fetch_one(pool).await.map_err(JournalError::database("inbox_mark"))?;
             let get = |column: &'static str| row.try_get::<Option<i64>, _>(column).map_err(JournalError::database("inbox_mark"));
             Ok(InboxMark {
@@ -150,7 +163,7 @@ impl Journal {
 
     /// A listener told of every change an inbox shows as it commits, on a
     /// Postgres journal; `None` on SQLite, which cannot notify another
-    /// process (poll [`inbox_mark`](Self::inbox_mark) there). It holds one
+    /// process (poll [`mark`](Self::mark) there). It holds one
     /// of the journal's connections until it is dropped (or the journal is
     /// closed, which a waiting [`InboxChanges::next`] returns as an error).
     ///
@@ -158,8 +171,8 @@ impl Journal {
     ///
     /// [`JournalError::Database`] when the listening connection cannot be
     /// opened.
-    pub async fn inbox_changes(&self) -> Result<Option<InboxChanges>, JournalError> {
-        match &self.backend {
+    pub async fn changes(self) -> Result<Option<InboxChanges>, JournalError> {
+        match &self.journal.backend {
             #[cfg(feature = "postgres")]
             super::Backend::Postgres(pool) => {
                 let mut listener = sqlx::postgres::PgListener::connect_with(pool).await.map_err(JournalError::database("inbox_changes"))?;
@@ -177,7 +190,7 @@ impl Journal {
 const CHANNEL: &str = "journal_inbox";
 
 /// Notifications of changes an inbox shows, from a Postgres journal
-/// ([`Journal::inbox_changes`]).
+/// ([`InboxQueries::changes`]).
 #[derive(Debug)]
 pub struct InboxChanges {
     #[cfg(feature = "postgres")]

@@ -19,29 +19,39 @@
 //! the limits is refused before anything is written
 //! ([`JournalError::Refused`]).
 //!
-//! It stores three things:
+//! It stores four things, each group behind a handle borrowed from the
+//! journal, a type of its own (`journal.runs().load(id)`):
 //!
-//! - **runs** by the host's id: step index, tools executed, failed calls
-//!   per tool, how the run ended ([`RunRecord`];
-//!   [`save_run`](Journal::save_run), [`load_run`](Journal::load_run)). A
-//!   durable run's step is added to the record, not written over it: of
-//!   several processes stepping one run at once, none loses another's
-//!   steps, tools or failures, and a finished run stays finished; what a
-//!   step writes does not grow with the run;
-//! - **calls**, the effect journal, by effect key: a call is recorded as
-//!   started before its tool runs and as finished with its result after
-//!   ([`start_call`](Journal::start_call), [`finish_call`](Journal::finish_call)).
-//!   Starting a key that is already known says what is known instead
-//!   ([`CallStart`]): the stored result, or that the outcome is unknown;
-//!   of two processes starting one key, exactly one gets
-//!   [`CallStart::Started`]. A call started and never finished is in
-//!   doubt: the host lists those ([`calls_in_doubt`](Journal::calls_in_doubt))
-//!   and settles each with the result it finds the call had
-//!   ([`resolve_call`](Journal::resolve_call));
-//! - **pending approvals** by run and call id (two runs may hold the same
-//!   call id): parked, listed by run and by user, decided once ([`decide`](Journal::decide): of two deciders exactly one
-//!   wins, the other gets [`JournalError::AlreadyDecided`] naming who won),
-//!   expired into rejections ([`expire`](Journal::expire)).
+//! - **runs** ([`journal.runs()`](Journal::runs), [`RunRecords`]) by the
+//!   host's id: step index, tools executed, failed calls per tool, how the
+//!   run ended ([`RunRecord`]; [`save`](RunRecords::save),
+//!   [`load`](RunRecords::load)). A durable run's step is added to the
+//!   record, not written over it: of several processes stepping one run at
+//!   once, none loses another's steps, tools or failures, and a finished
+//!   run stays finished; what a step writes does not grow with the run;
+//! - **calls** ([`journal.calls()`](Journal::calls), [`CallRecords`]), the
+//!   effect journal, by effect key: a call is recorded as started before
+//!   its tool runs and as finished with its result after
+//!   ([`start`](CallRecords::start), [`finish`](CallRecords::finish)). Starting a key
+//!   that is already known says what is known instead ([`CallStart`]): the
+//!   stored result, or that the outcome is unknown; of two processes
+//!   starting one key, exactly one gets [`CallStart::Started`]. A call
+//!   started and never finished is in doubt: the host lists those
+//!   ([`in_doubt`](CallRecords::in_doubt)) and settles each with the result it
+//!   finds the call had ([`resolve`](CallRecords::resolve));
+//! - **pending approvals** ([`journal.approvals()`](Journal::approvals),
+//!   [`ApprovalRecords`]) by run and call id (two runs may hold the same call
+//!   id): parked, listed by run and by user, decided once
+//!   ([`decide`](ApprovalRecords::decide): of two deciders exactly one wins, the
+//!   other gets [`JournalError::AlreadyDecided`] naming who won), expired
+//!   into rejections ([`expire`](ApprovalRecords::expire));
+//! - **tasks** ([`journal.tasks()`](Journal::tasks), [`TaskRecords`]) of the MCP
+//!   server (feature `mcp`), one record each, which any instance on the
+//!   journal reads and moves.
+//!
+//! An approvals inbox reads the calls waiting and the decisions made, and
+//! follows the journal's changes, through
+//! [`journal.inbox()`](Journal::inbox) ([`InboxQueries`]).
 //!
 //! The journal keeps all of it until the host prunes it:
 //! [`prune`](Journal::prune) with a [`Retention`] forgets finished runs
@@ -72,15 +82,15 @@
 //! let journal = Journal::open(dir.join("journal.db").to_str().unwrap()).await?;
 //!
 //! let key = "refund:A-1";
-//! assert_eq!(journal.start_call("thread-1", "c1", "refund", &json!({"order": "A-1"}), key).await?, CallStart::Started);
+//! assert_eq!(journal.calls().start("thread-1", "c1", "refund", &json!({"order": "A-1"}), key).await?, CallStart::Started);
 //! // ... the tool runs ...
 //! let result = JournaledResult {
 //!     kind: ResultKind::Success, text: "refunded".into(), structured: None,
 //!     error_code: None, status: None, truncated: false, ends_run: false,
 //! };
-//! journal.finish_call(key, &result).await?;
+//! journal.calls().finish(key, &result).await?;
 //! // The same effect again (a step re-sent after a crash): its result, not a second refund.
-//! assert_eq!(journal.start_call("thread-1", "c1", "refund", &json!({"order": "A-1"}), key).await?, CallStart::Finished(result));
+//! assert_eq!(journal.calls().start("thread-1", "c1", "refund", &json!({"order": "A-1"}), key).await?, CallStart::Finished(result));
 //! # journal.close().await; std::fs::remove_dir_all(&dir)?; Ok(()) }
 //! ```
 
@@ -104,9 +114,12 @@ pub use crate::memory::{
     Approval, CallInDoubt, CallStart, Decided, Decision, EXPIRED_BY, GONE_BY, JournalError, JournaledCall, JournaledResult, ParkedCall, RunRecord,
 };
 pub use crate::run::DurableError;
-pub use inbox::{InboxChanges, InboxMark, MAX_INBOX_ROWS, Outcome, SettledDecision};
+pub use approvals::ApprovalRecords;
+pub use calls::CallRecords;
+pub use inbox::{InboxChanges, InboxMark, InboxQueries, MAX_INBOX_ROWS, Outcome, SettledDecision};
 pub use retention::{Pruned, Retention};
-pub use tasks::{TaskRecord, TaskState};
+pub use runs::RunRecords;
+pub use tasks::{TaskRecord, TaskRecords, TaskState};
 
 /// The journal of durable runs, over SQLite or Postgres. Cheap to clone:
 /// clones share one connection pool.
@@ -197,6 +210,75 @@ impl Journal {
 
     /// The schema version this code writes and reads.
     pub const SCHEMA_VERSION: i64 = schema::LATEST;
+
+    /// The effect journal: each call's effect by its key ([`CallRecords`]).
+    pub fn calls(&self) -> CallRecords<'_> {
+        CallRecords { journal: self }
+    }
+
+    /// The runs, by the host's id ([`RunRecords`]).
+    pub fn runs(&self) -> RunRecords<'_> {
+        RunRecords { journal: self }
+    }
+
+    /// The pending approvals, by run and call id ([`ApprovalRecords`]).
+    pub fn approvals(&self) -> ApprovalRecords<'_> {
+        ApprovalRecords { journal: self }
+    }
+
+    /// The MCP tasks, by task id ([`TaskRecords`]).
+    pub fn tasks(&self) -> TaskRecords<'_> {
+        TaskRecords { journal: self }
+    }
+
+    /// What an approvals inbox reads: the newest calls waiting and
+    /// decisions made, and the journal's changes ([`InboxQueries`]).
+    pub fn inbox(&self) -> InboxQueries<'_> {
+        InboxQueries { journal: self }
+    }
+
+    /// Deletes what `retention` lets go: the finished calls and settled
+    /// approvals of runs finished before it, those runs' records (their
+    /// executed tools and failures included), and
+    /// finished calls journaled without a run record. Never a row of a run
+    /// still going, a call in doubt or an approval not settled (see
+    /// [`Retention`]).
+    ///
+    /// The journal does not prune by itself: call it from the host, on a
+    /// schedule, in one process or in several (each deletes what is there).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let dir = std::env::temp_dir().join(format!("journal-prune-doc-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// use std::time::Duration;
+    /// use tool_runtime::journal::{Journal, Retention};
+    ///
+    /// let journal = Journal::open(dir.join("journal.db").to_str().unwrap()).await?;
+    /// // Once an hour, forget the runs that finished more than a week ago.
+    /// let pruning = tokio::spawn({
+    ///     let journal = journal.clone();
+    ///     async move {
+    ///         let mut every = tokio::time::interval(Duration::from_secs(3_600));
+    ///         loop {
+    ///             every.tick().await;
+    ///             let week = Retention::finished_older_than(Duration::from_secs(7 * 24 * 3_600));
+    ///             if let Err(error) = journal.prune(week).await {
+    ///                 eprintln!("pruning the journal failed: {error}");
+    ///             }
+    ///         }
+    ///     }
+    /// });
+    /// # pruning.abort(); journal.close().await; std::fs::remove_dir_all(&dir)?; Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`JournalError::Database`] when a delete fails; what was deleted
+    /// before stays deleted, and pruning again finishes the job.
+    pub async fn prune(&self, retention: Retention) -> Result<Pruned, JournalError> {
+        retention::prune(self, retention).await
+    }
 
     /// Closes the connections; clones of this journal can no longer be used.
     pub async fn close(&self) {

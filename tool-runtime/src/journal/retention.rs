@@ -71,64 +71,24 @@ const RUN_ROWS: [&str; 2] = [
     "DELETE FROM journal_run_failures WHERE NOT EXISTS (SELECT 1 FROM journal_runs r WHERE r.run_id = journal_run_failures.run_id)",
 ];
 
-impl Journal {
-    /// Deletes what `retention` lets go: the finished calls and settled
-    /// approvals of runs finished before it, those runs' records (their
-    /// executed tools and failures included), and
-    /// finished calls journaled without a run record. Never a row of a run
-    /// still going, a call in doubt or an approval not settled (see
-    /// [`Retention`]).
-    ///
-    /// The journal does not prune by itself: call it from the host, on a
-    /// schedule, in one process or in several (each deletes what is there).
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let dir = std::env::temp_dir().join(format!("journal-prune-doc-{}", std::process::id()));
-    /// # std::fs::create_dir_all(&dir)?;
-    /// use std::time::Duration;
-    /// use tool_runtime::journal::{Journal, Retention};
-    ///
-    /// let journal = Journal::open(dir.join("journal.db").to_str().unwrap()).await?;
-    /// // Once an hour, forget the runs that finished more than a week ago.
-    /// let pruning = tokio::spawn({
-    ///     let journal = journal.clone();
-    ///     async move {
-    ///         let mut every = tokio::time::interval(Duration::from_secs(3_600));
-    ///         loop {
-    ///             every.tick().await;
-    ///             let week = Retention::finished_older_than(Duration::from_secs(7 * 24 * 3_600));
-    ///             if let Err(error) = journal.prune(week).await {
-    ///                 eprintln!("pruning the journal failed: {error}");
-    ///             }
-    ///         }
-    ///     }
-    /// });
-    /// # pruning.abort(); journal.close().await; std::fs::remove_dir_all(&dir)?; Ok(()) }
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`JournalError::Database`] when a delete fails; what was deleted
-    /// before stays deleted, and pruning again finishes the job.
-    pub async fn prune(&self, retention: Retention) -> Result<Pruned, JournalError> {
-        let cutoff = millis(SystemTime::now().checked_sub(retention.keep).unwrap_or(SystemTime::UNIX_EPOCH));
-        let mut pruned = Pruned::default();
-        // Calls and approvals first: a run record goes only once its rows
-        // have, so a failure midway leaves nothing without its run.
-        for (sql, count) in [(CALLS, &mut pruned.calls), (APPROVALS, &mut pruned.approvals), (RUNS, &mut pruned.runs)] {
-            *count = on_pool!(self, pool => sqlx::query(sql)
-                .bind(cutoff)
-                .execute(pool)
-                .await
-                .map(|done| done.rows_affected())
-                .map_err(JournalError::database("prune")))?;
-        }
-        // A run's id may be used again: its new run starts with no tools
-        // executed and no failures.
-        for sql in RUN_ROWS {
-            on_pool!(self, pool => sqlx::query(sql).execute(pool).await.map(drop).map_err(JournalError::database("prune")))?;
-        }
-        Ok(pruned)
+/// Deletes what `retention` lets go, for [`Journal::prune`].
+pub(super) async fn prune(journal: &Journal, retention: Retention) -> Result<Pruned, JournalError> {
+    let cutoff = millis(SystemTime::now().checked_sub(retention.keep).unwrap_or(SystemTime::UNIX_EPOCH));
+    let mut pruned = Pruned::default();
+    // Calls and approvals first: a run record goes only once its rows
+    // have, so a failure midway leaves nothing without its run.
+    for (sql, count) in [(CALLS, &mut pruned.calls), (APPROVALS, &mut pruned.approvals), (RUNS, &mut pruned.runs)] {
+        *count = on_pool!(journal, pool => sqlx::query(sql)
+            .bind(cutoff)
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected())
+            .map_err(JournalError::database("prune")))?;
     }
+    // A run's id may be used again: its new run starts with no tools
+    // executed and no failures.
+    for sql in RUN_ROWS {
+        on_pool!(journal, pool => sqlx::query(sql).execute(pool).await.map(drop).map_err(JournalError::database("prune")))?;
+    }
+    Ok(pruned)
 }

@@ -1,5 +1,5 @@
-//! The journal as a run's memory: [`RunMemory`] over the journal's own
-//! methods, each one atomic in the database (see the [module docs](super)).
+//! The journal as a run's memory: [`RunMemory`] over the journal's
+//! calls, runs and approvals, each operation atomic in the database (see the [module docs](super)).
 
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
@@ -15,58 +15,58 @@ impl RunMemory for Journal {
     }
 
     fn find_call<'a>(&'a self, effect_key: &'a str) -> Answer<'a, Option<JournaledCall>> {
-        Answer::waiting(Journal::find_call(self, effect_key))
+        Answer::waiting(self.calls().find(effect_key))
     }
 
     fn start_or_find<'a>(&'a self, call: Starting<'a>) -> Answer<'a, Option<JournaledCall>> {
-        Answer::waiting(Journal::start_or_find(self, call.run_id, call.call_id, call.tool, call.input, call.effect_key))
+        Answer::waiting(self.calls().start_or_find(call.run_id, call.call_id, call.tool, call.input, call.effect_key))
     }
 
     fn restart_call<'a>(&'a self, effect_key: &'a str, call_id: &'a str, input: &'a Value) -> Answer<'a, Option<JournaledCall>> {
-        Answer::waiting(Journal::restart_call(self, effect_key, call_id, input))
+        Answer::waiting(self.calls().restart(effect_key, call_id, input))
     }
 
     fn finish_call<'a>(&'a self, effect_key: &'a str, result: &'a JournaledResult) -> Answer<'a, ()> {
-        Answer::waiting(Journal::finish_call(self, effect_key, result))
+        Answer::waiting(self.calls().finish(effect_key, result))
     }
 
     fn withdraw_call<'a>(&'a self, effect_key: &'a str, call_id: &'a str) -> Answer<'a, bool> {
-        Answer::waiting(Journal::withdraw_call(self, effect_key, call_id))
+        Answer::waiting(self.calls().withdraw(effect_key, call_id))
     }
 
     fn resolve_call<'a>(&'a self, effect_key: &'a str, result: &'a JournaledResult) -> Answer<'a, ()> {
-        Answer::waiting(Journal::resolve_call(self, effect_key, result))
+        Answer::waiting(self.calls().resolve(effect_key, result))
     }
 
     fn calls_of_run<'a>(&'a self, run_id: &'a str) -> Answer<'a, Vec<JournaledCall>> {
-        Answer::waiting(Journal::calls_of_run(self, run_id))
+        Answer::waiting(self.calls().of_run(run_id))
     }
 
     fn add_step<'a>(&'a self, run_id: &'a str, delta: &'a StepDelta, state: &'a RunState, known: usize) -> Answer<'a, Stepped> {
-        Answer::waiting(Journal::add_step(self, run_id, delta, state, known))
+        Answer::waiting(self.runs().add_step(run_id, delta, state, known))
     }
 
     fn park<'a>(&'a self, call: &'a ParkedCall) -> Answer<'a, ()> {
-        Answer::waiting(Journal::park(self, call))
+        Answer::waiting(self.approvals().park(call))
     }
 
     fn unsettled_for_run<'a>(&'a self, run_id: &'a str) -> Answer<'a, Vec<Approval>> {
-        Answer::waiting(Journal::unsettled_for_run(self, run_id))
+        Answer::waiting(self.approvals().unsettled_for_run(run_id))
     }
 
     fn approval<'a>(&'a self, run_id: &'a str, call_id: &'a str) -> Answer<'a, Option<Approval>> {
-        Answer::waiting(Journal::approval(self, run_id, call_id))
+        Answer::waiting(self.approvals().get(run_id, call_id))
     }
 
     fn decide<'a>(&'a self, run_id: &'a str, call_id: &'a str, decision: Decision, by: &'a str) -> Answer<'a, Approval> {
-        Answer::waiting(Journal::decide(self, run_id, call_id, decision, by))
+        Answer::waiting(self.approvals().decide(run_id, call_id, decision, by))
     }
 
     fn settle<'a>(&'a self, run_id: &'a str, call_id: &'a str) -> Answer<'a, ()> {
-        Answer::waiting(Journal::settle(self, run_id, call_id))
+        Answer::waiting(self.approvals().settle(run_id, call_id))
     }
 
     fn expire<'a>(&'a self, now: SystemTime, text: &'a str) -> Answer<'a, Vec<Approval>> {
-        Answer::waiting(Journal::expire(self, now, text))
+        Answer::waiting(self.approvals().expire(now, text))
     }
 }

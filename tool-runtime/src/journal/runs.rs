@@ -4,7 +4,7 @@
 //! `max_retries`) in `journal_run_failures`.
 //!
 //! Several processes may step one run at once, so a durable run's step is
-//! added to the record rather than written over it ([`Journal::add_step`]):
+//! added to the record rather than written over it ([`RunRecords::add_step`]):
 //! in one transaction, which first takes the run's row (its lock on Postgres,
 //! the write lock on SQLite), the step count grows by the steps taken, the
 //! new tools are appended after whatever the journal holds, the failures are
@@ -17,8 +17,8 @@
 //! the journal, are not counted twice. What a step writes does not grow with
 //! the run.
 //!
-//! [`Journal::save_run`] replaces the whole record, and
-//! [`Journal::update_run`] writes a record's step over the stored one; both
+//! [`RunRecords::save`] replaces the whole record, and
+//! [`RunRecords::update`] writes a record's step over the stored one; both
 //! keep the state moving forward only.
 
 use std::time::SystemTime;
@@ -62,7 +62,7 @@ const STEP: &str = "UPDATE journal_runs SET step = $2, state = $3, ended_by = $4
 const APPEND_TOOL: &str = "INSERT INTO journal_run_tools (run_id, ordinal, tool) \
      SELECT $1, (SELECT COALESCE(MAX(ordinal) + 1, 0) FROM journal_run_tools WHERE run_id = $1), $2 \
      WHERE NOT EXISTS (SELECT 1 FROM journal_run_tools WHERE run_id = $1 AND tool = $2)";
-/// A tool at its place in the run's list, for [`Journal::update_run`]; a
+/// A tool at its place in the run's list, for [`RunRecords::update`]; a
 /// place taken already is skipped.
 const PLACE_TOOL: &str = "INSERT INTO journal_run_tools (run_id, ordinal, tool) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING";
 const CLEAR_TOOLS: &str = "DELETE FROM journal_run_tools WHERE run_id = $1";
@@ -122,15 +122,33 @@ macro_rules! write_failures {
     };
 }
 
-impl Journal {
+/// The runs of a [`Journal`] ([`Journal::runs`]): each run's record by the
+/// host's id, its step, state, executed tools and failed calls per tool
+/// ([`RunRecord`]).
+///
+/// [`save`](Self::save) replaces a record and [`update`](Self::update)
+/// writes a record's step over the stored one; either way the state only
+/// moves forward (a finished run stays finished). A durable run adds each
+/// of its steps to the record instead, in one transaction, so that of
+/// several processes stepping one run at once none loses another's steps,
+/// tools or failures.
+///
+/// A borrowed handle, as cheap to make as a reference: take one where it
+/// is used, `journal.runs().load(...)`.
+#[derive(Clone, Copy, Debug)]
+pub struct RunRecords<'j> {
+    pub(super) journal: &'j Journal,
+}
+
+impl RunRecords<'_> {
     /// Saves a run under its id, replacing what was stored, its executed
     /// tools and failures included; its `updated_at` is set to now. The
     /// state only moves forward: a run the journal holds as finished stays
     /// finished (a record saying it is active or ending does not reopen it),
     /// one it holds as ending stays ending or finishes.
-    pub async fn save_run(&self, run: &RunRecord) -> Result<(), JournalError> {
+    pub async fn save(self, run: &RunRecord) -> Result<(), JournalError> {
         check_run(run, &run.executed)?;
-        on_pool!(self, pool => {
+        on_pool!(self.journal, pool => {
             let mut tx = pool.begin().await.map_err(JournalError::database("save_run"))?;
             save_query!(run).execute(&mut *tx).await.map_err(JournalError::database("save_run"))?;
             sqlx::query(CLEAR_TOOLS).bind(&run.run_id).execute(&mut *tx).await.map_err(JournalError::database("save_run"))?;
@@ -143,7 +161,7 @@ impl Journal {
 
     /// Saves a run whose first `stored` executed tools the journal holds
     /// already: its step replaces the stored one, its state too unless the
-    /// stored one is further along (see [`save_run`](Self::save_run)), its
+    /// stored one is further along (see [`save`](Self::save)), its
     /// executed tools after the first `stored` are written at their places
     /// (a place the journal holds already is skipped), and each of its failure counts
     /// replaces a smaller stored one. A step that executed no tool for the
@@ -156,10 +174,10 @@ impl Journal {
     /// last step written wins and a tool the other placed first is lost. Durable
     /// runs ([`Run::durable`](crate::Run::durable)) add each step to the
     /// journal's count instead, and lose none.
-    pub async fn update_run(&self, run: &RunRecord, stored: usize) -> Result<(), JournalError> {
+    pub async fn update(self, run: &RunRecord, stored: usize) -> Result<(), JournalError> {
         let new = run.executed.get(stored..).unwrap_or_default();
         check_run(run, new)?;
-        on_pool!(self, pool => {
+        on_pool!(self.journal, pool => {
             if new.is_empty() && run.failures.is_empty() {
                 return save_query!(run).execute(pool).await.map(drop).map_err(JournalError::database("update_run"));
             }
@@ -188,12 +206,12 @@ impl Journal {
     /// far along (the first process to end the run names the tool that
     /// ended it). Returns the run as the journal then holds it, with its
     /// tools from the `known`th on.
-    pub(crate) async fn add_step(&self, run_id: &str, delta: &StepDelta, state: &RunState, known: usize) -> Result<Stepped, JournalError> {
+    pub(crate) async fn add_step(self, run_id: &str, delta: &StepDelta, state: &RunState, known: usize) -> Result<Stepped, JournalError> {
         limits::id("run_id", run_id)?;
         let (_, ended_by) = encode_state(state);
         limits::text("ended_by", ended_by.unwrap_or_default())?;
         delta.tools.iter().chain(delta.failures.iter().map(|(tool, _)| tool)).try_for_each(|tool| limits::text("tool", tool))?;
-        on_pool!(self, pool => {
+        on_pool!(self.journal, pool => {
             let failed = || JournalError::database("add_step");
             let mut tx = pool.begin().await.map_err(failed())?;
             let row = sqlx::query(TAKE).bind(run_id).bind(millis(SystemTime::now())).fetch_one(&mut *tx).await.map_err(failed())?;
@@ -238,9 +256,9 @@ impl Journal {
     /// # Errors
     ///
     /// [`JournalError::Corrupt`] when the stored row does not decode.
-    pub async fn load_run(&self, run_id: &str) -> Result<Option<RunRecord>, JournalError> {
+    pub async fn load(self, run_id: &str) -> Result<Option<RunRecord>, JournalError> {
         limits::id("run_id", run_id)?;
-        on_pool!(self, pool => {
+        on_pool!(self.journal, pool => {
             let failed = || JournalError::database("load_run");
             let Some(row) = sqlx::query(LOAD).bind(run_id).fetch_optional(pool).await.map_err(failed())? else {
                 return Ok(None);

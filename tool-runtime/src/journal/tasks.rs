@@ -88,7 +88,17 @@ pub struct TaskRecord {
     pub expires_at: Option<SystemTime>,
 }
 
-impl Journal {
+/// The tasks of a [`Journal`] ([`Journal::tasks`]): one record per MCP
+/// task, which any instance on the journal reads and moves.
+///
+/// A borrowed handle, as cheap to make as a reference: take one where it
+/// is used, `journal.tasks().get(...)`.
+#[derive(Clone, Copy, Debug)]
+pub struct TaskRecords<'j> {
+    pub(super) journal: &'j Journal,
+}
+
+impl TaskRecords<'_> {
     /// Writes a new task (its `result` is not written: a task starts
     /// without one).
     ///
@@ -96,12 +106,12 @@ impl Journal {
     ///
     /// [`JournalError::Refused`] for an id over the [`limits`]; a database
     /// error for a task id already taken.
-    pub async fn create_task(&self, task: &TaskRecord) -> Result<(), JournalError> {
+    pub async fn create(self, task: &TaskRecord) -> Result<(), JournalError> {
         limits::id("task_id", &task.task_id)?;
         limits::optional_id("user_id", task.user_id.as_deref())?;
         limits::text("tool", &task.tool)?;
         let input = task.input.to_string();
-        on_pool!(self, pool => {
+        on_pool!(self.journal, pool => {
             sqlx::query(CREATE)
                 .bind(&task.task_id)
                 .bind(task.user_id.as_deref())
@@ -123,9 +133,9 @@ impl Journal {
     /// # Errors
     ///
     /// When the journal cannot be read, or its row does not decode.
-    pub async fn task(&self, task_id: &str) -> Result<Option<TaskRecord>, JournalError> {
+    pub async fn get(self, task_id: &str) -> Result<Option<TaskRecord>, JournalError> {
         limits::id("task_id", task_id)?;
-        on_pool!(self, pool => {
+        on_pool!(self.journal, pool => {
             let row = sqlx::query(ONE).bind(task_id).fetch_optional(pool).await.map_err(JournalError::database("task"))?;
             row.as_ref().map(decode_task).transpose()
         })
@@ -138,10 +148,10 @@ impl Journal {
     /// # Errors
     ///
     /// When the journal cannot be written.
-    pub async fn move_task(&self, task_id: &str, state: TaskState, message: Option<&str>, result: Option<&Value>) -> Result<bool, JournalError> {
+    pub async fn move_to(self, task_id: &str, state: TaskState, message: Option<&str>, result: Option<&Value>) -> Result<bool, JournalError> {
         limits::id("task_id", task_id)?;
         let result = result.map(Value::to_string);
-        on_pool!(self, pool => {
+        on_pool!(self.journal, pool => {
             let moved = sqlx::query(MOVE)
                 .bind(task_id)
                 .bind(state.as_str())

@@ -70,7 +70,7 @@ pub enum JournalError {
         source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// `finish_call` of an effect key that was never started.
-    #[error("cannot finish call with effect key {effect_key:?}: it was never started; call start_call first")]
+    #[error("cannot finish call with effect key {effect_key:?}: it was never started; start it first (`journal.calls().start`)")]
     CallNotStarted {
         /// The effect key.
         effect_key: String,

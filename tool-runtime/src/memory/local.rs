@@ -128,7 +128,7 @@ impl Held {
             step: run.step,
             resent,
             state: run.state.clone(),
-            tools: run.tools.iter().skip(known).cloned().collect(),
+            tools: run.tools.get(known..).map_or_else(Vec::new, <[String]>::to_vec),
             tool_count: run.tools.len(),
             failures: run.failures.clone(),
         }

@@ -24,7 +24,7 @@ pub struct RunRecord {
     pub failures: Vec<(String, u32)>,
     /// Where the run stands, and which tool ended it.
     pub state: RunState,
-    /// When the record was last saved. [`save_run`](crate::journal::Journal::save_run)
+    /// When the record was last saved. [`RunRecords::save`](crate::journal::RunRecords::save)
     /// writes the current time and ignores this field.
     pub updated_at: SystemTime,
 }
@@ -108,7 +108,7 @@ impl JournaledResult {
     }
 }
 
-/// A call a run journaled ([`calls_of_run`](crate::journal::Journal::calls_of_run)).
+/// A call a run journaled ([`CallRecords::of_run`](crate::journal::CallRecords::of_run)).
 #[derive(Clone, Debug, PartialEq)]
 pub struct JournaledCall {
     /// The call's id.
@@ -123,11 +123,11 @@ pub struct JournaledCall {
 }
 
 /// A call started and never finished, whose effect may or may not have
-/// happened ([`calls_in_doubt`](crate::journal::Journal::calls_in_doubt)).
+/// happened ([`CallRecords::in_doubt`](crate::journal::CallRecords::in_doubt)).
 #[derive(Clone, Debug, PartialEq)]
 pub struct CallInDoubt {
     /// Its effect key, as the journal stores it (a long key as its digest):
-    /// give it to [`resolve_call`](crate::journal::Journal::resolve_call) as it is.
+    /// give it to [`CallRecords::resolve`](crate::journal::CallRecords::resolve) as it is.
     pub effect_key: String,
     /// The run that started it.
     pub run_id: String,
@@ -141,7 +141,7 @@ pub struct CallInDoubt {
     pub started_at: SystemTime,
 }
 
-/// What [`start_call`](crate::journal::Journal::start_call) found for an effect key.
+/// What [`CallRecords::start`](crate::journal::CallRecords::start) found for an effect key.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CallStart {
     /// The key was new: the call is now recorded as started, and the tool

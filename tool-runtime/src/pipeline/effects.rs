@@ -21,7 +21,7 @@
 //!   (`#[tool(reconcile = path)]`, [`DynamicTool::reconcile`](crate::DynamicTool::reconcile)),
 //!   whose output is journaled as the call's result; without one, it is
 //!   refused with `OUTCOME_UNKNOWN`, and stays in doubt until the host
-//!   resolves it (`Journal::calls_in_doubt`, `Journal::resolve_call`).
+//!   resolves it (`journal.calls().in_doubt`, `journal.calls().resolve`).
 //!   A call of an `idempotent` tool runs again at once instead.
 //! - Right before the tool runs, the call is recorded as started
 //!   ([`RunMemory::start_or_find`], atomic: of two processes, one runs it); after

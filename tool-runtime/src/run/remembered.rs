@@ -82,7 +82,7 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// run.execute(vec![ToolCall::new("c1", "refund", r#"{"order_id": "A-1"}"#)]).await;
     ///
     /// // ...a human approves it from another (an admin page)...
-    /// journal.decide("thread-7", "c1", tool_runtime::journal::Decision::Approve, "alice").await?;
+    /// journal.approvals().decide("thread-7", "c1", tool_runtime::journal::Decision::Approve, "alice").await?;
     ///
     /// // ...and the run, resumed anywhere, runs it.
     /// let mut run = registry.run(Arc::new(())).durable(&journal, "thread-7").await?;

@@ -60,24 +60,24 @@ async fn one_run(journal: &Journal, process: usize, index: usize) -> Result<bool
 async fn journal_writes(journal: &Journal, process: usize, index: usize) -> Result<bool, (&'static str, JournalError)> {
     let run_id = format!("p{process}-r{index}");
     let mut run = RunRecord::new(&run_id);
-    journal.save_run(&run).await.map_err(|e| ("save_run", e))?;
+    journal.runs().save(&run).await.map_err(|e| ("runs().save", e))?;
     let key = json!(["call", run_id, "c1"]).to_string();
     let input = json!({"order_id": format!("A-{index}")});
-    journal.start_call(&run_id, "c1", "refund", &input, &key).await.map_err(|e| ("start_call", e))?;
-    journal.finish_call(&key, &super::result("refunded")).await.map_err(|e| ("finish_call", e))?;
+    journal.calls().start(&run_id, "c1", "refund", &input, &key).await.map_err(|e| ("calls().start", e))?;
+    journal.calls().finish(&key, &super::result("refunded")).await.map_err(|e| ("calls().finish", e))?;
     // Every process races for the same key: one of them starts it.
     let shared = format!("shared-{index}");
-    let won = journal.start_call(&run_id, "c2", "refund", &input, &shared).await.map_err(|e| ("start_call (shared)", e))?;
+    let won = journal.calls().start(&run_id, "c2", "refund", &input, &shared).await.map_err(|e| ("calls().start (shared)", e))?;
     let call_id = format!("{run_id}-c3");
     let now = SystemTime::now();
     let parked = super::parked(&run_id, &call_id, Some("ann"), now, Some(now + Duration::from_secs(3_600)));
-    journal.park(&parked).await.map_err(|e| ("park", e))?;
-    journal.decide(&run_id, &call_id, Decision::Approve, "bob").await.map_err(|e| ("decide", e))?;
-    journal.settle(&run_id, &call_id).await.map_err(|e| ("settle", e))?;
+    journal.approvals().park(&parked).await.map_err(|e| ("park", e))?;
+    journal.approvals().decide(&run_id, &call_id, Decision::Approve, "bob").await.map_err(|e| ("decide", e))?;
+    journal.approvals().settle(&run_id, &call_id).await.map_err(|e| ("settle", e))?;
     run.step = 1;
     run.state = RunState::Finished { by: None };
-    journal.save_run(&run).await.map_err(|e| ("save_run (finished)", e))?;
-    journal.load_run(&run_id).await.map_err(|e| ("load_run", e))?;
+    journal.runs().save(&run).await.map_err(|e| ("runs().save (finished)", e))?;
+    journal.runs().load(&run_id).await.map_err(|e| ("runs().load", e))?;
     Ok(won == CallStart::Started)
 }
 

@@ -10,7 +10,7 @@
 //! still asks for approval is carried out as the human decided. With a
 //! journal, the waiting call is parked there before the answer goes out,
 //! the client's answer is journaled as its decision, and of that answer and
-//! a decision made out of band ([`Journal::decide`](crate::journal::Journal::decide))
+//! a decision made out of band ([`ApprovalRecords::decide`](crate::journal::ApprovalRecords::decide))
 //! exactly one wins and is carried out; the call's effect is journaled too,
 //! so it runs at most once. A state that does not open, or an approval
 //! already answered, is refused (`REQUEST_STATE_REFUSED`) and runs nothing.
@@ -112,7 +112,7 @@ async fn park(
         parked_at: now,
         expires_at: Some(now + ttl),
     };
-    journal.park(&call).await
+    journal.approvals().park(&call).await
 }
 
 /// What the human decided, as the retried call carries it out.
@@ -187,14 +187,14 @@ async fn record_in_journal<App: Send + Sync + 'static>(
         Answer::Reject(_) => Decision::Reject(crate::result::lines::rejected(None).user_message().to_owned()),
     };
     let by = format!("{DECIDED_BY_CLIENT}:{}", user.id.as_deref().unwrap_or(""));
-    match journal.decide(&sealed.run_id, &sealed.call_id, decision, &by).await {
+    match journal.approvals().decide(&sealed.run_id, &sealed.call_id, decision, &by).await {
         Ok(_) => Ok(answer),
         Err(JournalError::AlreadyDecided { by, .. }) if by.starts_with(DECIDED_BY_CLIENT) => {
             Err(refused(server, "", "this approval was answered already (a replayed requestState)"))
         }
         Err(JournalError::AlreadyDecided { by, .. }) => {
             // Decided out of band first: that decision is the one carried out.
-            let decided = journal.approval(&sealed.run_id, &sealed.call_id).await.ok().flatten().and_then(|approval| approval.decided);
+            let decided = journal.approvals().get(&sealed.run_id, &sealed.call_id).await.ok().flatten().and_then(|approval| approval.decided);
             tracing::info!(call_id = %Escaped(&sealed.call_id), by = %Escaped(&by), "the approval was decided before the client answered");
             match decided.map(|decided| decided.decision) {
                 Some(Decision::Reject(text)) => Ok(Answer::Reject(Some(text))),
@@ -246,7 +246,7 @@ async fn carry_out<App: Send + Sync + 'static>(
     };
     #[cfg(feature = "journal")]
     if let Some(journal) = &server.journal
-        && let Err(error) = journal.settle(&sealed.run_id, &sealed.call_id).await
+        && let Err(error) = journal.approvals().settle(&sealed.run_id, &sealed.call_id).await
     {
         tracing::warn!(call_id = %Escaped(&sealed.call_id), error = %Escaped(&error), "the approval could not be marked settled");
     }

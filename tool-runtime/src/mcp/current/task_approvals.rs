@@ -38,7 +38,7 @@ pub(super) async fn decided<App: Send + Sync + 'static>(
     pending: PendingCall<App>,
 ) -> Result<Option<CallResult>, JournalError> {
     let run_id = run_id(&task.task_id);
-    match journal.approval(&run_id, &task.task_id).await? {
+    match journal.approvals().get(&run_id, &task.task_id).await? {
         Some(approval) => match approval.decided.map(|decided| decided.decision) {
             Some(Decision::Reject(text)) => return Ok(Some(server.registry.reject(pending, Some(&text)))),
             Some(Decision::ApproveEdited(edited)) => return Ok(Some(server.registry.approve_decided(pending, Some(edited.into())).await)),
@@ -56,17 +56,17 @@ pub(super) async fn decided<App: Send + Sync + 'static>(
                 parked_at: now,
                 expires_at: Some(now + server.registry.approval_ttl()),
             };
-            journal.park(&call).await?;
+            journal.approvals().park(&call).await?;
         }
     }
-    journal.move_task(&task.task_id, TaskState::InputRequired, Some("waiting for a human's approval"), None).await?;
+    journal.tasks().move_to(&task.task_id, TaskState::InputRequired, Some("waiting for a human's approval"), None).await?;
     Ok(None)
 }
 
 /// Whether the parked call of a task waiting for input was decided (out of
 /// band, or by an answer another instance took).
 pub(super) async fn is_decided(journal: &Journal, task: &TaskRecord) -> bool {
-    let approval = journal.approval(&run_id(&task.task_id), &task.task_id).await;
+    let approval = journal.approvals().get(&run_id(&task.task_id), &task.task_id).await;
     approval.ok().flatten().is_some_and(|approval| approval.decided.is_some())
 }
 
@@ -102,7 +102,7 @@ pub(super) async fn answer(journal: &Journal, task: &TaskRecord, responses: &Inp
         _ => Decision::Reject(crate::result::lines::rejected(None).user_message().to_owned()),
     };
     let by = format!("mcp-client:{}", user.id.as_deref().unwrap_or(""));
-    match journal.decide(&run_id(&task.task_id), &task.task_id, decision, &by).await {
+    match journal.approvals().decide(&run_id(&task.task_id), &task.task_id, decision, &by).await {
         Ok(_) => Ok(()),
         Err(JournalError::AlreadyDecided { by: first, .. }) if first.starts_with("mcp-client") => {
             Err(ErrorData::invalid_params("this task's approval was answered already", None))

@@ -98,7 +98,7 @@ pub(super) async fn create<App: Send + Sync + 'static>(
         updated_at: now,
         expires_at: Some(now + TASK_TTL),
     };
-    if let Err(error) = journal.create_task(&task).await {
+    if let Err(error) = journal.tasks().create(&task).await {
         tracing::error!(tool = %Escaped(tool), error = %Escaped(&error), "a task could not be written to the journal");
         let failed = crate::error::ToolError::new(
             503,
@@ -159,7 +159,7 @@ async fn run<App: Send + Sync + 'static>(
     if let Some(object) = result.as_mut().and_then(Value::as_object_mut) {
         object.remove("resultType");
     }
-    journal.move_task(&task.task_id, TaskState::Completed, None, result.as_ref()).await?;
+    journal.tasks().move_to(&task.task_id, TaskState::Completed, None, result.as_ref()).await?;
     Ok(())
 }
 
@@ -191,7 +191,7 @@ pub(super) async fn update<App: Send + Sync + 'static>(
 
 /// Moves a task whose approval was decided back to working, and runs it.
 async fn resume_decided<App: Send + Sync + 'static>(server: &McpServer<App>, journal: &Journal, mut task: TaskRecord, user: &Arc<UserContext>) {
-    match journal.move_task(&task.task_id, TaskState::Working, None, None).await {
+    match journal.tasks().move_to(&task.task_id, TaskState::Working, None, None).await {
         Ok(_) => {
             task.state = TaskState::Working;
             start(server, &task, user.clone());
@@ -224,7 +224,7 @@ pub(super) async fn get<App: Send + Sync + 'static>(
 pub(super) async fn cancel<App: Send + Sync + 'static>(server: &McpServer<App>, task_id: &str, user: &Arc<UserContext>) -> Result<(), ErrorData> {
     let task = read(server, task_id, user).await?;
     let journal = journal(server).expect("read found a journal");
-    let moved = journal.move_task(&task.task_id, TaskState::Cancelled, Some("cancelled by the client"), None).await.map_err(internal)?;
+    let moved = journal.tasks().move_to(&task.task_id, TaskState::Cancelled, Some("cancelled by the client"), None).await.map_err(internal)?;
     if moved && let Some(token) = server.tasks.lock().remove(&task.task_id) {
         token.cancel();
     }
@@ -235,7 +235,7 @@ async fn read<App>(server: &McpServer<App>, task_id: &str, user: &UserContext) -
     let no_such =
         || ErrorData::invalid_params(format!("there is no task {task_id:?} of yours; tasks/get takes the taskId a tools/call answered with"), None);
     let Some(journal) = journal(server) else { return Err(no_such()) };
-    match journal.task(task_id).await {
+    match journal.tasks().get(task_id).await {
         Ok(Some(task)) if task.user_id == user.id => Ok(task),
         Ok(_) => Err(no_such()),
         Err(crate::journal::JournalError::Refused { .. }) => Err(no_such()),
