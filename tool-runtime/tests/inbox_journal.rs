@@ -138,8 +138,34 @@ async fn postgres_tells_a_listener_of_each_change(db: Db) {
     tokio::time::timeout(Duration::from_secs(5), changes.next()).await.expect("told of the park").unwrap();
     other.approvals().decide("r1", "c1", Decision::Approve, "dana").await.unwrap();
     tokio::time::timeout(Duration::from_secs(5), changes.next()).await.expect("told of the decision").unwrap();
+    // The approved call finishes: the inbox shows its outcome.
+    other.calls().start("r1", "c1", "refund", &json!({}), "k1").await.unwrap();
+    other.calls().finish("k1", &finished()).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(5), changes.next()).await.expect("told of the approved call's outcome").unwrap();
+    // A call that never asked for approval finishes, then a call is parked:
+    // one notification, the park's (each commit that notifies waits for
+    // every other one, so calls the inbox never shows must not).
+    other.calls().start("r1", "c2", "lookup", &json!({}), "k2").await.unwrap();
+    other.calls().finish("k2", &finished()).await.unwrap();
+    other.approvals().park(&call("r1", "c3", SystemTime::now(), later())).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(5), changes.next()).await.expect("told of the park").unwrap();
+    let extra = tokio::time::timeout(Duration::from_millis(500), changes.next()).await;
+    assert!(extra.is_err(), "a call without an approval notified the inbox");
     // The listener holds one of the journal's connections until dropped.
     drop(changes);
     other.close().await;
     journal.close().await;
+}
+
+/// A call's successful result, as the journal records it.
+fn finished() -> JournaledResult {
+    JournaledResult {
+        kind: ResultKind::Success,
+        text: "ok".into(),
+        structured: None,
+        error_code: None,
+        status: None,
+        truncated: false,
+        ends_run: false,
+    }
 }

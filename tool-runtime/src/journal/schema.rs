@@ -12,7 +12,7 @@ use super::{Journal, JournalError};
 use crate::memory::records::millis;
 
 /// The newest schema version this code knows.
-pub(crate) const LATEST: i64 = 6;
+pub(crate) const LATEST: i64 = 7;
 
 #[cfg(feature = "sqlite")]
 const SQLITE: [&str; LATEST as usize] = [
@@ -22,6 +22,7 @@ const SQLITE: [&str; LATEST as usize] = [
     include_str!("sql/sqlite/0004_run_steps.sql"),
     include_str!("sql/sqlite/0005_inbox.sql"),
     include_str!("sql/sqlite/0006_tasks.sql"),
+    include_str!("sql/sqlite/0007_inbox_notify_approved_calls.sql"),
 ];
 #[cfg(feature = "postgres")]
 const POSTGRES: [&str; LATEST as usize] = [
@@ -31,6 +32,7 @@ const POSTGRES: [&str; LATEST as usize] = [
     include_str!("sql/postgres/0004_run_steps.sql"),
     include_str!("sql/postgres/0005_inbox.sql"),
     include_str!("sql/postgres/0006_tasks.sql"),
+    include_str!("sql/postgres/0007_inbox_notify_approved_calls.sql"),
 ];
 
 const CREATE_VERSIONS: &str = "CREATE TABLE IF NOT EXISTS journal_schema (version BIGINT PRIMARY KEY NOT NULL, applied_at BIGINT NOT NULL)";
