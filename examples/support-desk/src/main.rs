@@ -2,7 +2,7 @@
 //! run by a scripted model so that it runs anywhere:
 //!
 //! ```text
-//! cargo run --example support_desk
+//! cargo run -p support-desk
 //! ```
 //!
 //! First a cheap intent-classifier call picks the turn's tools and scopes
@@ -18,10 +18,10 @@
 //! `OPENAI_API_KEY`; `OPENAI_MODEL`, default `gpt-4o-mini`):
 //!
 //! ```text
-//! OPENAI_API_KEY=... cargo run --example support_desk --features openai -- --openai
+//! OPENAI_API_KEY=... cargo run -p support-desk --features openai -- --openai
 //! ```
 
-#[path = "common/shop.rs"]
+#[path = "../../common/shop.rs"]
 mod shop;
 
 use std::sync::Arc;
@@ -206,11 +206,11 @@ fn model_from_args() -> Box<dyn Model> {
         Some("--openai") => Box::new(OpenAiModel::from_env()),
         #[cfg(not(feature = "openai"))]
         Some("--openai") => {
-            eprintln!("--openai needs the `openai` feature: cargo run --example support_desk --features openai -- --openai");
+            eprintln!("--openai needs the `openai` feature: cargo run -p support-desk --features openai -- --openai");
             std::process::exit(2)
         }
         Some(other) => {
-            eprintln!("unknown argument {other}; usage: support_desk [--openai]");
+            eprintln!("unknown argument {other}; usage: support-desk [--openai]");
             std::process::exit(2)
         }
     }
