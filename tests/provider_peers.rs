@@ -21,21 +21,10 @@ mod python;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-/// The features this test was built with that the examples take, so that
-/// building an example reuses what the test build compiled.
-pub fn test_features() -> &'static str {
-    match (cfg!(feature = "mcp"), cfg!(feature = "postgres")) {
-        (true, true) => "mcp,postgres",
-        (true, false) => "mcp",
-        (false, true) => "postgres",
-        (false, false) => "",
-    }
-}
-
 /// The `catalog` example, built once per test process.
 fn catalog() -> &'static std::path::Path {
     static BINARY: OnceLock<std::path::PathBuf> = OnceLock::new();
-    BINARY.get_or_init(|| examples::build_example("catalog", test_features()))
+    BINARY.get_or_init(|| examples::build_example("catalog", &[]))
 }
 
 /// Pipes the catalog of `provider` into the peer script `script`, which

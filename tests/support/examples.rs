@@ -4,15 +4,30 @@
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-/// Builds the example `name` with `features` and returns its path.
-pub fn build_example(name: &str, features: &str) -> PathBuf {
-    let output = Command::new(env!("CARGO"))
-        .args(["build", "--example", name, "--features", features, "--message-format=json"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stderr(Stdio::inherit())
-        .output()
-        .expect("cargo runs");
-    assert!(output.status.success(), "`cargo build --example {name} --features {features}` failed");
+/// Builds the example `name` and returns its path. It is built as README's
+/// test command (`cargo test --workspace --features mcp,postgres,inbox`)
+/// built the test that calls this: the whole workspace selected, with the
+/// features this test was built with, and `needs` (those the example
+/// requires). Cargo then resolves every crate's features as it did for the
+/// test build and reuses what that build compiled (it built the examples
+/// too); another selection or feature set would compile the runtime and
+/// its dependencies again, inside the test, while it runs.
+pub fn build_example(name: &str, needs: &[&str]) -> PathBuf {
+    let built_with = [("mcp", cfg!(feature = "mcp")), ("postgres", cfg!(feature = "postgres")), ("inbox", cfg!(feature = "inbox"))];
+    let mut features: Vec<&str> = built_with.iter().filter(|(_, on)| *on).map(|(feature, _)| *feature).collect();
+    for feature in needs {
+        if !features.contains(feature) {
+            features.push(feature);
+        }
+    }
+    let features = features.join(",");
+    let mut cargo = Command::new(env!("CARGO"));
+    cargo.args(["build", "--workspace", "--example", name, "--message-format=json"]);
+    if !features.is_empty() {
+        cargo.args(["--features", &features]);
+    }
+    let output = cargo.current_dir(env!("CARGO_MANIFEST_DIR")).stderr(Stdio::inherit()).output().expect("cargo runs");
+    assert!(output.status.success(), "`cargo build --workspace --example {name} --features {features}` failed");
     String::from_utf8_lossy(&output.stdout)
         .lines()
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())

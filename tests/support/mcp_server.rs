@@ -7,10 +7,8 @@ use std::sync::OnceLock;
 
 /// Builds the example (once per test process) and returns its path. It is
 /// built with the features this test was, so that it reuses what the test
-/// build compiled.
+/// build compiled, and `mcp`, which it needs.
 pub fn example_binary() -> PathBuf {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    // The example needs `mcp` whatever the test was built with.
-    let features = if cfg!(feature = "postgres") { "mcp,postgres" } else { "mcp" };
-    BINARY.get_or_init(|| crate::examples::build_example("mcp_server", features)).clone()
+    BINARY.get_or_init(|| crate::examples::build_example("mcp_server", &["mcp"])).clone()
 }

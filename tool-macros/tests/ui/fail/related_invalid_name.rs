@@ -1,9 +1,0 @@
-use tool_runtime::prelude::*;
-
-/// Say hello.
-#[tool(related("sayGoodbye"))]
-async fn hello(name: String) -> String {
-    format!("Hello, {name}!")
-}
-
-fn main() {}

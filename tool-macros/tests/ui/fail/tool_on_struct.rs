@@ -1,9 +1,0 @@
-use tool_runtime::prelude::*;
-
-/// Say hello.
-#[tool]
-struct Hello {
-    name: String,
-}
-
-fn main() {}
