@@ -1,16 +1,8 @@
 //! Compile-fail and compile-pass tests of `#[tool]` and `tools!`.
 //!
-//! Each file under `tests/ui/fail/` holds one kind of mistake, with the
-//! compiler's output beside it (`.stderr`); each file under
-//! `tests/ui/pass/` must compile and run. trybuild builds every file as a
-//! crate of its own (and runs each pass file through a `cargo run` of its
-//! own), so mistakes the macro reports itself, one item at a time, share a
-//! file by kind (`durations.rs`, `names.rs`, ...), one module per mistake,
-//! named after it, and the snapshot holds each module's errors; so do pass
-//! cases (`inputs.rs`, `keys.rs`), whose `main` runs each module's. A
-//! mistake that rustc reports (a type error, a trait bound) keeps a file of
-//! its own, where no other mistake can change what rustc says.
-//! Regenerate the snapshots with
+//! Each file under `tests/ui/fail/` holds one mistake, with the compiler's
+//! output beside it (`.stderr`); each file under `tests/ui/pass/` must
+//! compile and run. Regenerate the snapshots with
 //! `TRYBUILD=overwrite cargo test -p tool-macros --test compile` and read
 //! every diff: the snapshots depend on the toolchain pinned in
 //! `rust-toolchain.toml`.

@@ -1,0 +1,9 @@
+use tool_runtime::prelude::*;
+
+/// Say hello.
+#[tool]
+struct Hello {
+    name: String,
+}
+
+fn main() {}
