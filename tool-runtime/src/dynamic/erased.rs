@@ -47,7 +47,7 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
         false
     }
 
-    fn decide<'a>(&'a self, input: &'a (dyn Any + Send + Sync), ctx: &'a Ctx<App>) -> PolicyCall<'a> {
+    fn verdict<'a>(&'a self, input: &'a (dyn Any + Send + Sync), ctx: &'a Ctx<App>) -> PolicyCall<'a> {
         match (&self.policy, input.downcast_ref::<Value>()) {
             (Some(policy), Some(args)) => policy(args, ctx),
             _ => PolicyCall::Async(Box::pin(std::future::ready(Ok(Verdict::Allow)))),
