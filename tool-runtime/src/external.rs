@@ -1,5 +1,5 @@
 //! External tools (`#[tool(external)]`, [`DynamicTool::external`](crate::DynamicTool::external)):
-//! a call is validated and decided like any other, then handed to the host
+//! a call is validated and judged like any other, then handed to the host
 //! (a frontend, a worker) instead of executed. Its result is
 //! [`ResultKind::External`], carrying the validated input; the host runs
 //! the tool and supplies the output later, which is checked against the

@@ -312,7 +312,7 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
     }
 
     /// How long a call that needs approval may wait for the human (default
-    /// [`DEFAULT_APPROVAL_TTL`], 10 minutes), counted from the moment it
+    /// [`DEFAULT_APPROVAL_TTL`](crate::DEFAULT_APPROVAL_TTL), 10 minutes), counted from the moment it
     /// was parked. Approving it later does not run it: the model reads that
     /// the approval expired and the call was not run. A waiting approval
     /// holds the call's input and context, so the limit also bounds what

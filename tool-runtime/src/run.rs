@@ -33,7 +33,7 @@ mod turn;
 
 pub use approvals::Approvals;
 pub use external::ExternalCalls;
-use refusals::Waiting;
+use refusals::Refusals;
 pub use remembered::DurableError;
 use turn::Turn;
 
@@ -379,9 +379,9 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// to the next step. A call to a tool not offered in this step is
     /// refused as unknown. The calls run concurrently when every called tool
     /// is `parallel_safe`, except that a call whose policy is a predicate is
-    /// decided after the earlier calls of the step finished (the predicate
+    /// judged after the earlier calls of the step finished (the predicate
     /// may read what they change); otherwise one after the other, in the
-    /// model's order, each decided by its policy after the earlier ones ran.
+    /// model's order, each judged by its policy after the earlier ones ran.
     ///
     /// A call whose id an earlier call of the step, a call still waiting
     /// for approval, or an external call still waiting for the host's
@@ -406,9 +406,9 @@ impl<App: Send + Sync + 'static> Run<App> {
         let step = self.steps.step;
         let digest = remembered::step_digest(&self.memory, &calls);
         let offered = self.offered_names();
-        let waiting =
-            Waiting { tools: &self.tools, steps: &self.steps, pending: &self.pending, external: &self.external, durable: self.memory.durable };
-        let refusals = waiting.refusals(&calls);
+        let refusals =
+            Refusals { tools: &self.tools, steps: &self.steps, pending: &self.pending, external: &self.external, durable: self.memory.durable };
+        let refusals = refusals.of(&calls);
         let parallel = calls.len() > 1 && calls.iter().all(|call| self.parallel_safe(call));
         // The step's calls are cancelled together at its deadline.
         let step_token = self.cancel.child_token();
@@ -537,7 +537,7 @@ impl<App: Send + Sync + 'static> Run<App> {
 
     /// Settles the pending calls that were decided out of band (by any
     /// process, with [`RunMemory::decide`]) or that expired: an approved call
-    /// runs (with its edited input, validated and decided again) unless the
+    /// runs (with its edited input, validated and judged again) unless the
     /// run may no longer run it (past its deadline, or its tool exhausted
     /// by `max_retries`, as [`Approvals::approve`] says), a rejected one
     /// reads its rejection, an expired one `APPROVAL_EXPIRED`. Returns their results,
@@ -613,7 +613,7 @@ impl<App: Send + Sync + 'static> Run<App> {
         offered: &[String],
     ) -> Vec<CallOutcome<App>> {
         if parallel {
-            // A call whose policy is a predicate is decided after the
+            // A call whose policy is a predicate is judged after the
             // earlier calls of the step finished, since the predicate may
             // read what they change: the step runs in groups that each
             // start at such a call, one group after the other.

@@ -135,7 +135,7 @@ fn run<App: Send + Sync + 'static>(
         }
         Handler::Streamed(handler) => {
             // Taken before the handler runs, as a `#[tool]`'s is.
-            let preliminary = call.preliminary();
+            let preliminary = crate::streamed::Preliminary::of(call);
             let future = handler(args, call.ctx().clone());
             Box::pin(async move { crate::streamed::drain(future.await, preliminary).await })
         }

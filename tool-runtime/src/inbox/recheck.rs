@@ -1,10 +1,10 @@
-//! An edited input decided again before it is journaled, as
-//! [`Registry::approve_with`] decides it: through the guard, parsing and
-//! validation (`Registry::read_input`, stages 1 to 3) and the tool's
-//! policy (`Registry::decide`, stage 4), in the context of the user the
+//! An edited input judged again before it is journaled, as
+//! [`Registry::approve_with`] judges it: through the guard, parsing and
+//! validation (`pipeline::read_input`, stages 1 to 3) and the tool's
+//! policy (`pipeline::judge`, stage 4), in the context of the user the
 //! call is for. A refusal is shown to the approver, and nothing is
 //! journaled: the call still waits, to be rejected with a reason or edited
-//! again. The run decides the input once more when it carries the decision
+//! again. The run judges the input once more when it carries the decision
 //! out, with its own user and state.
 
 use std::sync::Arc;

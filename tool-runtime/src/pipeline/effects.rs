@@ -360,7 +360,7 @@ async fn finish<App: Send + Sync + 'static>(
 }
 
 /// Stage 6 of an external tool in a remembered run: the call is recorded as
-/// started, then handed to the host; [`Run::complete`] records it as
+/// started, then handed to the host; [`ExternalCalls::complete`](crate::ExternalCalls::complete) records it as
 /// finished. One the journal holds already is replayed.
 pub(crate) async fn hand_journaled<App: Send + Sync + 'static>(
     tools: &ToolTable<App>,

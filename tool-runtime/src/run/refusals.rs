@@ -14,9 +14,10 @@ use crate::result::{CallResult, ResultKind, lines};
 use crate::steps::Steps;
 use crate::table::ToolTable;
 
-/// What a step's calls meet in their run: its tools, its steps, the calls
-/// still waiting (for a human, for the host), and whether it is durable.
-pub(super) struct Waiting<'a, App> {
+/// What refuses a step's calls in their run: its tools, its steps, the
+/// calls still waiting (for a human, for the host), and whether it is
+/// durable.
+pub(super) struct Refusals<'a, App> {
     pub(super) tools: &'a ToolTable<App>,
     pub(super) steps: &'a Steps,
     pub(super) pending: &'a [PendingCall<App>],
@@ -24,10 +25,10 @@ pub(super) struct Waiting<'a, App> {
     pub(super) durable: bool,
 }
 
-impl<App: Send + Sync + 'static> Waiting<'_, App> {
+impl<App: Send + Sync + 'static> Refusals<'_, App> {
     /// For each call, its refusal, or `None` when it goes on to the
     /// pipeline. An empty id gets a fresh one, which is never taken.
-    pub(super) fn refusals(&self, calls: &[ToolCall]) -> Vec<Option<CallResult>> {
+    pub(super) fn of(&self, calls: &[ToolCall]) -> Vec<Option<CallResult>> {
         let waiting: Vec<&str> =
             self.pending.iter().map(|pending| pending.id().as_str()).chain(self.external.iter().map(|waiting| waiting.id.as_str())).collect();
         let mut step_ids: Vec<&str> = Vec::with_capacity(calls.len());
