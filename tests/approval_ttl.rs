@@ -101,7 +101,7 @@ async fn expired_approvals_give_up_their_pending_slots() {
     let mut first = first;
     step.expired.iter().cloned().for_each(|expired| first.settle(expired));
     assert!(!first.has_pending());
-    assert!(run.approve("t-1").await.is_err(), "an expired call is settled once");
+    assert!(run.approvals().approve("t-1").await.is_err(), "an expired call is settled once");
     assert_eq!(bank.transfers.load(Ordering::SeqCst), 0);
 }
 

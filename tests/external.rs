@@ -65,7 +65,7 @@ async fn a_call_is_validated_then_handed_to_the_host_with_its_input() {
 async fn the_hosts_output_is_checked_against_the_output_schema_then_read_by_the_model() {
     let mut run = registry().run(Arc::new(()));
     let mut step = run.execute(vec![ToolCall::new("c1", "pick_slot", r#"{"day": "2026-12-02"}"#)]).await;
-    let wrong = run.complete("c1", json!({"start": "half past nine", "minutes": 30})).await;
+    let wrong = run.external_calls().complete("c1", json!({"start": "half past nine", "minutes": 30})).await;
     match wrong {
         Err(RunError::InvalidOutput { tool, problems }) => {
             assert_eq!(tool, "pick_slot");
@@ -74,7 +74,7 @@ async fn the_hosts_output_is_checked_against_the_output_schema_then_read_by_the_
         other => panic!("expected InvalidOutput, got {other:?}"),
     }
     assert_eq!(run.external().len(), 1, "a refused output leaves the call waiting");
-    let result = run.complete("c1", json!({"start": "09:30", "minutes": 30})).await.unwrap();
+    let result = run.external_calls().complete("c1", json!({"start": "09:30", "minutes": 30})).await.unwrap();
     assert_eq!(result.kind, ResultKind::Success);
     assert_eq!(result.text, r#"{"start":"09:30","minutes":30}"#);
     assert_eq!(result.structured(), Some(&json!({"start": "09:30", "minutes": 30})));
@@ -82,7 +82,7 @@ async fn the_hosts_output_is_checked_against_the_output_schema_then_read_by_the_
     assert_eq!(step.results[0].kind, ResultKind::Success);
     assert!(run.external().is_empty());
     assert_eq!(run.executed(), ["pick_slot"]);
-    assert_eq!(run.complete("c1", json!({})).await, Err(RunError::UnknownExternal("c1".into())));
+    assert_eq!(run.external_calls().complete("c1", json!({})).await, Err(RunError::UnknownExternal("c1".into())));
 }
 
 #[tokio::test]
@@ -90,11 +90,11 @@ async fn a_failure_where_the_host_ran_it_is_the_tools_error() {
     let mut run = registry().run(Arc::new(()));
     run.execute(vec![ToolCall::new("c1", "pick_slot", r#"{"day": "2026-12-02"}"#)]).await;
     let error = ToolError::conflict("NO_FREE_SLOT", "The day is full; ask for another day.");
-    let result = run.fail("c1", &error).await.unwrap();
+    let result = run.external_calls().fail("c1", &error).await.unwrap();
     assert_eq!(result.kind, ResultKind::ToolError);
     assert_eq!(result.text, "code: NO_FREE_SLOT, status: 409, userMessage: The day is full; ask for another day.");
     assert!(run.external().is_empty());
-    assert_eq!(run.fail("c1", &error).await, Err(RunError::UnknownExternal("c1".into())));
+    assert_eq!(run.external_calls().fail("c1", &error).await, Err(RunError::UnknownExternal("c1".into())));
 }
 
 #[tokio::test]
@@ -103,10 +103,10 @@ async fn an_approved_call_is_handed_and_its_output_may_end_the_run() {
     let step = run.execute(vec![ToolCall::new("c1", "confirm_booking", r#"{"slot": "09:30"}"#)]).await;
     assert_eq!(step.results[0].kind, ResultKind::PendingApproval);
     assert!(run.external().is_empty(), "not handed before a human approved it");
-    let approved = run.approve("c1").await.unwrap();
+    let approved = run.approvals().approve("c1").await.unwrap();
     assert_eq!(approved.kind, ResultKind::External);
     assert_eq!(run.external()[0].input, json!({"slot": "09:30"}));
-    let done = run.complete("c1", json!("booked")).await.unwrap();
+    let done = run.external_calls().complete("c1", json!("booked")).await.unwrap();
     assert!(done.ends_run);
     assert_eq!(run.state(), &RunState::Ending { by: "confirm_booking".into() });
 }
@@ -125,11 +125,14 @@ async fn invoke_hands_the_call_with_its_input() {
 async fn only_a_call_the_run_handed_is_completed_and_only_once() {
     let mut run = registry().run(Arc::new(()));
     // Never handed: an id the host made up, and a call of a tool that is not external.
-    assert_eq!(run.complete("made-up", json!({"start": "10:00", "minutes": 15})).await, Err(RunError::UnknownExternal("made-up".into())));
+    assert_eq!(
+        run.external_calls().complete("made-up", json!({"start": "10:00", "minutes": 15})).await,
+        Err(RunError::UnknownExternal("made-up".into()))
+    );
     run.execute(vec![ToolCall::new("c1", "pick_slot", r#"{"day": "2026-12-02"}"#)]).await;
-    run.complete("c1", json!({"start": "10:00", "minutes": 15})).await.unwrap();
-    assert_eq!(run.complete("c1", json!({"start": "11:00", "minutes": 15})).await, Err(RunError::UnknownExternal("c1".into())));
-    assert_eq!(run.fail("c1", &ToolError::conflict("LATE", "Too late.")).await, Err(RunError::UnknownExternal("c1".into())));
+    run.external_calls().complete("c1", json!({"start": "10:00", "minutes": 15})).await.unwrap();
+    assert_eq!(run.external_calls().complete("c1", json!({"start": "11:00", "minutes": 15})).await, Err(RunError::UnknownExternal("c1".into())));
+    assert_eq!(run.external_calls().fail("c1", &ToolError::conflict("LATE", "Too late.")).await, Err(RunError::UnknownExternal("c1".into())));
 }
 
 #[tokio::test]
@@ -144,8 +147,8 @@ async fn a_dynamic_external_tool_is_handed_too() {
     let mut run = registry.run(Arc::new(()));
     let step = run.execute(vec![ToolCall::new("c1", "locate_user", r#"{"precise": false}"#)]).await;
     assert_eq!(step.results[0].kind, ResultKind::External);
-    assert!(matches!(run.complete("c1", json!({"town": "Delft"})).await, Err(RunError::InvalidOutput { .. })));
-    assert_eq!(run.complete("c1", json!({"city": "Delft"})).await.unwrap().kind, ResultKind::Success);
+    assert!(matches!(run.external_calls().complete("c1", json!({"town": "Delft"})).await, Err(RunError::InvalidOutput { .. })));
+    assert_eq!(run.external_calls().complete("c1", json!({"city": "Delft"})).await.unwrap().kind, ResultKind::Success);
 }
 
 #[tokio::test]
@@ -164,7 +167,7 @@ async fn a_call_id_reused_while_its_external_call_waits_is_refused() {
     assert_eq!(run.external().len(), 1);
     assert_eq!(run.external()[0].input, json!({"day": "2026-12-02"}), "the waiting call is the first one");
     // Once it is completed, the id is free again.
-    run.complete("c1", json!({"start": "10:00", "minutes": 15})).await.unwrap();
+    run.external_calls().complete("c1", json!({"start": "10:00", "minutes": 15})).await.unwrap();
     let step = run.execute(vec![ToolCall::new("c1", "pick_slot", r#"{"day": "2026-12-04"}"#)]).await;
     assert_eq!(step.results[0].kind, ResultKind::External);
 }
@@ -182,7 +185,7 @@ async fn waiting_external_calls_are_capped() {
     let step = run.execute(calls(70, 71)).await;
     assert_eq!(step.results[0].error_code.as_deref(), Some("TOO_MANY_EXTERNAL"));
     // Completing one makes room.
-    run.complete("c0", json!({"start": "10:00", "minutes": 15})).await.unwrap();
+    run.external_calls().complete("c0", json!({"start": "10:00", "minutes": 15})).await.unwrap();
     let step = run.execute(calls(71, 72)).await;
     assert_eq!(step.results[0].kind, ResultKind::External);
 

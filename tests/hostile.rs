@@ -269,7 +269,7 @@ async fn pending_calls_of_a_run_are_capped() {
     assert!(step.results[2].text.contains("2 calls already wait"), "{}", step.results[2].text);
     assert_eq!(run.pending().len(), 2);
     // Deciding one makes room.
-    run.approve("c0").await.unwrap();
+    run.approvals().approve("c0").await.unwrap();
     let step = run.execute(vec![ToolCall::new("c3", "store_note", json!({"note": "y"}))]).await;
     assert_eq!(step.results[0].kind, ResultKind::PendingApproval);
 }
@@ -385,7 +385,7 @@ async fn two_calls_with_one_id_in_a_step_lose_no_result() {
     assert_eq!(step.results[1].error_code.as_deref(), Some("DUPLICATE_CALL_ID"), "{}", step.results[1].text);
     assert!(step.results[1].text.contains("`same`"), "{}", step.results[1].text);
     // The pending call is the first one, and stays decidable.
-    let approved = run.approve("same").await.unwrap();
+    let approved = run.approvals().approve("same").await.unwrap();
     assert_eq!(approved.text, "5");
     // An id still waiting from an earlier step is taken too.
     run.execute(vec![ToolCall::new("later", "store_note", json!({"note": "x"}))]).await;

@@ -338,10 +338,10 @@ async fn an_input_a_human_edits_must_fit_the_turns_scope_too() {
     let call = |id: &str| ToolCall::new(id, "refund_region", r#"{"region": "eu", "query": "late"}"#);
     run.execute(vec![call("c1"), call("c2")]).await;
     // An edit to another region fits the tool, not the turn: refused, not run.
-    let refused = run.approve_with("c1", json!({"region": "us", "query": "late"})).await.unwrap();
+    let refused = run.approvals().approve_with("c1", json!({"region": "us", "query": "late"})).await.unwrap();
     assert_eq!(refused.kind, ResultKind::InvalidArguments);
     assert!(refused.text.contains("/region"), "{}", refused.text);
-    let approved = run.approve_with("c2", json!({"region": "eu", "query": "all"})).await.unwrap();
+    let approved = run.approvals().approve_with("c2", json!({"region": "eu", "query": "all"})).await.unwrap();
     assert_eq!(approved.text, "refunded eu all");
 }
 

@@ -220,7 +220,7 @@ async fn a_host_run_built_in_goes_through_the_pipeline_under_the_providers_name(
     assert_eq!(step.results[4].text, "inserted \"hi\" in /a.txt after 2");
     assert_eq!(host.ran.lock().unwrap().as_slice(), ["ls /tmp"], "the refused, parked and timed-out calls ran nothing");
 
-    let approved = run.approve("t3").await.unwrap();
+    let approved = run.approvals().approve("t3").await.unwrap();
     assert_eq!(approved.text, "$ rm -rf /tmp/x");
     step.settle(approved);
     assert_eq!(host.ran.lock().unwrap().as_slice(), ["ls /tmp", "rm -rf /tmp/x"]);

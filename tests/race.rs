@@ -67,7 +67,7 @@ fn race_child() {
         std::io::stdout().flush().unwrap();
         let mut go = String::new();
         std::io::stdin().read_line(&mut go).unwrap();
-        match run.approve(&call_id).await {
+        match run.approvals().approve(&call_id).await {
             Ok(result) => println!("WON {}", result.text),
             Err(RunError::AlreadyDecided { by, .. }) => println!("LOST to {by}"),
             Err(other) => println!("FAILED {other}"),

@@ -254,15 +254,15 @@ async fn approvals_inside_a_run_settle_pending_calls() {
     let mut step = run.execute(vec![call("w1", "wire", json!({"amount": 10})), call("w2", "wire", json!({"amount": 20}))]).await;
     assert!(step.has_pending());
     assert_eq!(run.pending().iter().map(|p| p.id().as_str()).collect::<Vec<_>>(), ["w1", "w2"]);
-    let approved = run.approve_with("w1", json!({"amount": 15})).await.unwrap();
+    let approved = run.approvals().approve_with("w1", json!({"amount": 15})).await.unwrap();
     assert_eq!(approved.text, "wired 15");
     step.settle(approved);
-    let rejected = run.reject("w2", Some("Too much today.")).await.unwrap();
+    let rejected = run.approvals().reject("w2", Some("Too much today.")).await.unwrap();
     step.settle(rejected);
     assert!(!step.has_pending());
     assert_eq!(step.results[1].kind, ResultKind::Rejected);
     assert_eq!(run.executed(), ["wire"]);
-    assert!(run.approve("w2").await.is_err(), "an approval settles once");
+    assert!(run.approvals().approve("w2").await.is_err(), "an approval settles once");
 }
 
 #[tokio::test]
@@ -625,10 +625,10 @@ async fn a_parked_call_of_a_tool_that_max_retries_has_since_exhausted_is_refused
     assert_eq!(step.results[0].error_code.as_deref(), Some("NOTHING_TO_PAY"));
     assert!(run.offered_names().is_empty());
 
-    let approved = run.approve("p1").await.unwrap();
+    let approved = run.approvals().approve("p1").await.unwrap();
     assert_eq!(approved.kind, ResultKind::Denied, "{}", approved.text);
     assert_eq!(approved.error_code.as_deref(), Some("TOOL_EXHAUSTED"));
-    let edited = run.approve_with("p2", json!({"amount": 700})).await.unwrap();
+    let edited = run.approvals().approve_with("p2", json!({"amount": 700})).await.unwrap();
     assert_eq!(edited.error_code.as_deref(), Some("TOOL_EXHAUSTED"), "{}", edited.text);
     assert_eq!(desk.stock.load(Ordering::SeqCst), 0, "neither call ran");
     assert!(run.pending().is_empty(), "both calls are settled");
@@ -644,11 +644,11 @@ async fn a_call_parked_before_the_runs_deadline_and_approved_after_it_is_not_run
     assert!(step.has_pending());
     tokio::time::sleep(Duration::from_millis(150)).await;
 
-    let approved = run.approve("p1").await.unwrap();
+    let approved = run.approvals().approve("p1").await.unwrap();
     assert_eq!(approved.kind, ResultKind::TimedOut, "{}", approved.text);
     assert_eq!(approved.error_code.as_deref(), Some("RUN_DEADLINE"));
     assert!(approved.text.contains("the run's time limit ran out") && approved.text.ends_with("Do not retry this call."), "{}", approved.text);
-    let edited = run.approve_with("p2", json!({"amount": 700})).await.unwrap();
+    let edited = run.approvals().approve_with("p2", json!({"amount": 700})).await.unwrap();
     assert_eq!(edited.error_code.as_deref(), Some("RUN_DEADLINE"), "{}", edited.text);
     assert_eq!(desk.stock.load(Ordering::SeqCst), 0, "no call ran past the deadline");
     // A rejection is still the human's to make, and reads as one.

@@ -225,7 +225,7 @@ fuzz_target!(|data: &[u8]| {
                         }
                     }
                     for pending in run.pending().iter().map(|p| p.id().clone()).collect::<Vec<_>>() {
-                        let result = if i % 2 == 0 { run.approve(&pending).await } else { run.reject(&pending, None) };
+                        let result = if i % 2 == 0 { run.approvals().approve(&pending).await } else { run.approvals().reject(&pending, None).await };
                         check(&result.expect("the pending call is known"), data);
                     }
                 }

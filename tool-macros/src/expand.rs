@@ -91,7 +91,7 @@ fn tool_impl(g: &Gen<'_>) -> TokenStream {
     let output_schema = output::output_schema_fn(g);
     let failure_schema = output::failure_schema_fn(g);
     let parse = input::parse_fn(g);
-    let decide = hooks::decide_fn(g);
+    let verdict = hooks::verdict_fn(g);
     let visible = hooks::visible_fn(g);
     let parallel_safe = hooks::parallel_safe_fn(g);
     let effect_key = hooks::effect_key_fn(g);
@@ -111,7 +111,7 @@ fn tool_impl(g: &Gen<'_>) -> TokenStream {
             #failure_schema
             #parse
 
-            #decide
+            #verdict
             #visible
             #parallel_safe
             #effect_key

@@ -1,5 +1,5 @@
-//! What a call is made of and what it ends with: its [`Arguments`], the
-//! [`Call`] a host sets up, its [`CallOutcome`], a [`PendingCall`] waiting
+//! What a call is made of and what it ends with: the [`ToolCall`] a model
+//! emitted, its [`Arguments`], the [`Call`] a host sets up, its [`CallOutcome`], a [`PendingCall`] waiting
 //! for a human. The stages a call goes through are in
 //! `pipeline`.
 
@@ -142,5 +142,23 @@ impl<App> PendingCall<App> {
     /// The result the model reads while the call waits.
     pub fn pending_result(&self) -> CallResult {
         CallResult::failure(self.0.tool.clone(), self.0.id.clone(), ResultKind::PendingApproval, &lines::pending())
+    }
+}
+
+/// One tool call the model emitted.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolCall {
+    /// The provider's id for the call (`call_...`, `toolu_...`).
+    pub id: String,
+    /// The tool name as the model wrote it.
+    pub name: String,
+    /// The arguments as the model wrote them.
+    pub arguments: Arguments<'static>,
+}
+
+impl ToolCall {
+    /// A call of `name` with `arguments`, with the provider's `id`.
+    pub fn new<'a>(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<Arguments<'a>>) -> Self {
+        ToolCall { id: id.into(), name: name.into(), arguments: arguments.into().into_owned() }
     }
 }

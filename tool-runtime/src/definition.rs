@@ -240,10 +240,10 @@ pub struct ToolDefinition {
     /// `idempotent` runs it again; any other reads `OUTCOME_UNKNOWN` ("check
     /// its effect first"), as with `replay` on, and is not run over it.
     pub replay: bool,
-    /// An external tool (`external`): a call is validated and decided like
+    /// An external tool (`external`): a call is validated and judged like
     /// any other, then handed to the host to run instead of executed (its
     /// result is [`ResultKind::External`](crate::ResultKind::External)); the
-    /// host supplies the output later ([`Run::complete`](crate::Run::complete)).
+    /// host supplies the output later ([`ExternalCalls::complete`](crate::ExternalCalls::complete)).
     pub external: bool,
     /// A declared grouping (`kind = "read"`), for registries and
     /// documentation ([`Registry::definitions_of_kind`](crate::Registry::definitions_of_kind))

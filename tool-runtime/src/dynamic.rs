@@ -163,7 +163,7 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
     }
 
     /// An external tool (`#[tool(external)]`): its calls are validated and
-    /// decided, then handed to the host to run ([`Run::complete`](crate::Run::complete)
+    /// decided, then handed to the host to run ([`ExternalCalls::complete`](crate::ExternalCalls::complete)
     /// supplies the output). Give it an [`output_schema`](Self::output_schema)
     /// to have the host's output checked.
     pub fn external(name: impl Into<String>, description: impl Into<String>, input_schema: Value) -> Self {

@@ -2,7 +2,7 @@
 //! call picks the tools of a turn. The registry writes that call (a
 //! [`Classifier`]: its prompt and the schema of its answer, as a tool the
 //! model is made to call), reads the answer in any provider's dialect into
-//! a [`Selection`], and [`Run::select`] offers what was selected for the
+//! a [`Selection`], and [`Run::select`](crate::Run::select) offers what was selected for the
 //! turn, each scoped tool rebuilt from its scope value.
 
 use std::fmt;
@@ -13,10 +13,9 @@ use serde_json::{Map, Value, json};
 
 use crate::call::Arguments;
 use crate::error_report::Escaped;
-use crate::error_report::{ErrorKind, ErrorReport, panic_message};
+use crate::error_report::panic_message;
 use crate::providers::{Dialect, anthropic, gemini, openai};
-use crate::registry::Registry;
-use crate::run::{Run, Scoped, Turn};
+use crate::table::{Entry, ToolTable};
 use crate::tool::ToolDefinition;
 
 pub use crate::scope::ScopedTool;
@@ -81,7 +80,7 @@ impl Classifier {
     /// The name of the tool the classifier's model calls to answer.
     pub const TOOL_NAME: &'static str = "select_tools";
 
-    fn new<'a>(defs: impl IntoIterator<Item = &'a ToolDefinition>) -> Self {
+    pub(crate) fn new<'a>(defs: impl IntoIterator<Item = &'a ToolDefinition>) -> Self {
         let defs: Vec<&ToolDefinition> = defs.into_iter().filter(|def| !def.always_active).collect();
         let mut prompt = String::from(
             "Choose the tools an assistant needs to answer the user's next message. Answer by calling `select_tools` \
@@ -320,7 +319,7 @@ fn first_sentence(description: &str) -> String {
 }
 
 /// The tools an intent classifier selected for a turn, read by a
-/// [`Classifier`] or written by the host, and given to [`Run::select`].
+/// [`Classifier`] or written by the host, and given to [`Run::select`](crate::Run::select).
 #[derive(Clone, Debug, Default, PartialEq)]
 #[non_exhaustive]
 pub struct Selection {
@@ -377,88 +376,26 @@ impl fmt::Display for ScopeProblem {
     }
 }
 
-impl<App: Send + Sync + 'static> Registry<App> {
-    /// The intent classifier's call over this registry's tools.
-    pub fn classifier(&self) -> Classifier {
-        Classifier::new(self.definitions())
-    }
+/// A tool rebuilt for a turn by its scope function, and the validator of
+/// its rebuilt schema.
+#[derive(Debug)]
+pub(crate) struct Scoped {
+    pub(crate) def: ToolDefinition,
+    pub(crate) validator: Arc<jsonschema::Validator>,
 }
 
-impl<App: Send + Sync + 'static> Run<App> {
-    /// The intent classifier's call over this run's tools.
-    pub fn classifier(&self) -> Classifier {
-        self.registry.classifier()
-    }
-
-    /// Offers, from now until the next `select` or
-    /// [`clear_selection`](Self::clear_selection), only the tools
-    /// `selection` names, those `always_active`, and what they `require`
-    /// (each still subject to its visibility and `requires`). A selection
-    /// that failed open offers every tool.
-    ///
-    /// A selected tool with a scope value is rebuilt by its scope function
-    /// for the turn: [`offered`](Self::offered) gives its rebuilt
-    /// description and input schema, and its calls are validated against
-    /// that schema as well. A scope value is checked against the scope
-    /// schema the classifier was shown before the scope function sees it.
-    /// A tool whose scope value does not fit it or is over 4 KiB as JSON,
-    /// whose function panics or writes a description or schema more than
-    /// 4 KiB longer than the tool's own, or whose rebuilt schema would
-    /// accept an input its own refuses keeps its own definition; each is
-    /// returned and reported (kind [`ErrorKind::Scope`]).
-    pub fn select(&mut self, selection: &Selection) -> Vec<ScopeProblem> {
-        if selection.failed_open.is_some() {
-            self.turn = None;
-            return Vec::new();
-        }
-        let registry = &self.registry;
-        let mut names: Vec<String> = Vec::new();
-        let mut queue: Vec<&str> = selection.tools.iter().map(String::as_str).filter(|name| registry.definition(name).is_some()).collect();
-        queue.extend(registry.definitions().filter(|def| def.always_active).map(|def| def.name.as_str()));
-        while let Some(name) = queue.pop() {
-            if names.iter().any(|known| known == name) {
-                continue;
-            }
-            names.push(name.to_owned());
-            if let Some(def) = registry.definition(name) {
-                queue.extend(def.requires.iter().map(String::as_str));
-            }
-        }
-        let mut problems = Vec::new();
-        let mut scoped = Vec::new();
-        for (tool, scope) in &selection.scopes {
-            match self.scope(tool, scope) {
-                Some(Ok(tool)) => scoped.push(tool),
-                Some(Err(problem)) => {
-                    let report = ErrorReport::new(tool, "", ErrorKind::Scope, "SCOPE_REJECTED", problem.clone());
-                    self.registry.report(report);
-                    problems.push(ScopeProblem { tool: tool.clone(), problem });
-                }
-                None => {}
-            }
-        }
-        self.turn = Some(Turn { names, scoped });
-        problems
-    }
-
-    /// Offers every tool again, as before the first
-    /// [`select`](Self::select).
-    pub fn clear_selection(&mut self) {
-        self.turn = None;
-    }
-
-    /// `tool` rebuilt for `scope`, checked; `None` for a tool without a scope.
-    fn scope(&self, tool: &str, scope: &Value) -> Option<Result<Scoped, String>> {
-        let entry = self.registry.entry(tool)?;
-        let schema = entry.def.scope_schema.as_ref()?;
-        Some(rebuild(entry, schema, scope))
-    }
+/// `tool` of `tools` rebuilt for `scope`, checked; `None` for a tool without
+/// a scope.
+pub(crate) fn scope<App: Send + Sync + 'static>(tools: &ToolTable<App>, tool: &str, scope: &Value) -> Option<Result<Scoped, String>> {
+    let entry = tools.entry(tool)?;
+    let schema = entry.def.scope_schema.as_ref()?;
+    Some(rebuild(entry, schema, scope))
 }
 
 /// `entry`'s tool rebuilt by its scope function from `value`, once the value
 /// fits the scope schema the classifier was shown; refused when the value
 /// or what the function wrote is too long, or the rebuilt schema widens.
-fn rebuild<App>(entry: &crate::registry::Entry<App>, schema: &Value, value: &Value) -> Result<Scoped, String> {
+fn rebuild<App>(entry: &Entry<App>, schema: &Value, value: &Value) -> Result<Scoped, String> {
     if json_len(value, MAX_SCOPE_BYTES).is_none() {
         return Err(format!("the scope value is over {MAX_SCOPE_BYTES} bytes as JSON; a scope names what the message is about"));
     }

@@ -83,6 +83,7 @@ mod schema;
 mod scope;
 mod steps;
 mod streamed;
+mod table;
 mod tool;
 mod validation;
 
@@ -150,7 +151,7 @@ pub mod guide {
 #[doc = include_str!("../../README.md")]
 struct ReadmeDoctests;
 
-pub use call::{Arguments, CallOutcome, ExternalCall, PendingCall};
+pub use call::{Arguments, CallOutcome, ExternalCall, PendingCall, ToolCall};
 pub use content::{Binary, Block, MAX_MIME_TYPE_BYTES, Resource, ResourceBody, ResourceLink};
 pub use context::{Ctx, Progress, ProgressSink, StepView, Unauthorized, UserContext};
 pub use dynamic::DynamicTool;
@@ -163,11 +164,12 @@ pub use guard::{ArgumentLimits, MAX_ARGUMENT_DEPTH};
 pub use intent::{Classifier, ScopeProblem, ScopedTool, Selection};
 pub use pipeline::Call;
 pub use policy::{ApprovalFloor, PolicyKind, Verdict};
-pub use registry::{BuildError, BuildProblem, DEFAULT_APPROVAL_TTL, Registry, RegistryBuilder};
+pub use registry::{Registry, RegistryBuilder};
 pub use result::{CallResult, ResultKind};
-pub use run::{DurableError, Run, RunError, RunState, StepResults, ToolCall};
+pub use run::{Approvals, DurableError, ExternalCalls, Run, RunError, RunState, StepResults};
 pub use schema::SCHEMA_DIALECT;
 pub use streamed::Streamed;
+pub use table::{BuildError, BuildProblem, DEFAULT_APPROVAL_TTL};
 pub use tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, Interim, Tool, ToolDefinition};
 
 pub use serde_json;

@@ -333,7 +333,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     }
 
     /// Runs the calls of external tools (`#[tool(external)]`) with `run`:
-    /// a `tools/call` of one is validated and decided, then handed to
+    /// a `tools/call` of one is validated and judged, then handed to
     /// `run` (a worker, another service) while the client waits, under the
     /// tool's timeout and the client's cancellation. Its output is checked
     /// against the tool's output schema (a mismatch is the generic 500, and

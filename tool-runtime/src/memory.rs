@@ -39,6 +39,8 @@ use std::time::{Instant, SystemTime};
 
 use serde_json::Value;
 
+use crate::error_report::Escaped;
+
 pub use error::JournalError;
 pub use local::LocalMemory;
 pub use records::{
@@ -209,5 +211,13 @@ impl Remembered {
     /// array, so no run id or call id can make two of them equal.
     pub(crate) fn call_key(&self, call_id: &str) -> String {
         serde_json::json!(["call", &*self.run_id, call_id]).to_string()
+    }
+
+    /// Marks a call decided in this process as carried out
+    /// ([`RunMemory::settle`]), a failure logged.
+    pub(crate) async fn settle_or_report(&self, call_id: &str) {
+        if let Err(error) = self.memory.settle(&self.run_id, call_id).await {
+            tracing::error!(run_id = %Escaped(&self.run_id), call_id = %Escaped(call_id), error = %Escaped(&error), "a settled call could not be journaled as settled");
+        }
     }
 }

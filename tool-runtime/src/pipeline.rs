@@ -14,7 +14,7 @@
 //!    into the tool's input. Where parsing into the Rust types checks all
 //!    the schema says (`validation::parser_enforces`), a successful read is
 //!    the check, and the validator only words a failure.
-//! 4. **Decide**: the tool's policy, then the user's approval floor. A
+//! 4. **Judge**: the tool's policy, then the user's approval floor. A
 //!    predicate runs under the policy timeout and the call's cancellation,
 //!    and fails closed; a synchronous one runs on a blocking thread, so
 //!    that the timeout applies to it too.
@@ -33,8 +33,11 @@
 //! effect before stage 4 (a finished one is replayed), and stage 6 records
 //! the call as started before the tool runs and as finished after.
 //!
-//! Each stage is one function below, in that order. A call is one boxed
-//! future ([`Registry::call`], [`Registry::invoke`]); a tool that waits is
+//! Each stage is one function below, in that order, over the registry's
+//! tool table (`table`): the [`Registry`](crate::Registry) is the face
+//! they stand under. A call is one boxed future
+//! ([`Registry::call`](crate::Registry::call),
+//! [`Registry::invoke`](crate::Registry::invoke)); a tool that waits is
 //! boxed once more, with its task and its timer.
 
 use std::any::Any;
@@ -54,6 +57,9 @@ mod checks;
 mod effects;
 mod wait;
 
+use effects::{execute_journaled, hand_journaled, journaled};
+use wait::run_waiting;
+
 pub(crate) use checks::out_of_scope;
 use checks::{validate, wrong_failure, wrong_output};
 
@@ -64,8 +70,8 @@ use crate::error_report::{ErrorKind, ErrorReport, Escaped, describe, panic_messa
 use crate::guard::{self, GuardError};
 use crate::ids::fresh_call_id;
 use crate::policy::Verdict;
-use crate::registry::{Entry, Registry};
 use crate::result::{CallResult, ResultKind, lines};
+use crate::table::{Entry, ToolTable};
 use crate::tool::{BoxError, BoxFuture, CallFuture, Failure, ParsedFrom, PolicyCall, ToolOutput};
 pub use builder::Call;
 
@@ -85,7 +91,7 @@ enum Parsed<'a> {
 }
 
 /// Why a policy predicate gave no verdict.
-pub(crate) enum Undecided {
+pub(crate) enum NoVerdict {
     /// The call was cancelled while the predicate ran.
     Cancelled,
     /// The predicate took longer than the registry's policy timeout (it
@@ -103,488 +109,483 @@ pub(crate) enum Ended {
     Lost(String),
 }
 
-impl<App: Send + Sync + 'static> Registry<App> {
-    /// Sets up a call of `name` with `args`; `.await` it for the outcome.
-    ///
-    /// ```
-    /// # use std::sync::Arc;
-    /// # use tool_runtime::prelude::*;
-    /// /// Echo.
-    /// #[tool]
-    /// async fn echo(text: String) -> String { text }
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// let registry = Registry::<()>::builder().tools(tools![echo]).build().unwrap();
-    /// let outcome = registry
-    ///     .call(&Arc::new(()), "echo", r#"{"text": "hi"}"#)
-    ///     .user(UserContext::new("u-1"))
-    ///     .call_id("toolu_01")
-    ///     .await;
-    /// assert_eq!(outcome.into_result().unwrap().text, "hi");
-    /// # }
-    /// ```
-    ///
-    /// The app state is borrowed for the call: a tool that takes a
-    /// [`Ctx`] gets a clone of the `Arc`; one that does not costs no
-    /// reference count.
-    pub fn call<'a>(&'a self, app: &'a Arc<App>, name: &str, args: impl Into<Arguments<'a>>) -> Call<'a, App> {
-        Call::new(self, app, name, args.into())
-    }
+/// A call of `name` outside a run, as an anonymous user
+/// ([`Registry::invoke`](crate::Registry::invoke)): a call that needs
+/// approval is not run, and reads that it is pending.
+pub(crate) fn invoke<'a, App: Send + Sync + 'static>(
+    tools: &'a ToolTable<App>,
+    app: &'a Arc<App>,
+    name: &str,
+    args: Arguments<'a>,
+) -> impl Future<Output = CallResult> + 'a {
+    let info = CallInfo::anonymous(fresh_call_id());
+    process(tools, app, name, args, info, None, None).map(|outcome| match outcome {
+        CallOutcome::Done(result) => result,
+        CallOutcome::NeedsApproval(pending) => pending.pending_result(),
+    })
+}
 
-    /// Calls `name` with `args` as an anonymous user and returns what the
-    /// model reads. A call that needs approval is not run: its result says
-    /// it is pending (use [`call`](Self::call) to approve it).
-    ///
-    /// The app state is borrowed for the call, as by [`call`](Self::call).
-    /// The arguments are read when `invoke` is called (stages 1 to 3 need
-    /// no waiting); the tool runs when the future is awaited.
-    pub fn invoke<'a>(&'a self, app: &'a Arc<App>, name: &str, args: impl Into<Arguments<'a>>) -> impl Future<Output = CallResult> + 'a {
-        let info = CallInfo::anonymous(fresh_call_id());
-        self.process(app, name, args.into(), info, None, None).map(|outcome| match outcome {
-            CallOutcome::Done(result) => result,
-            CallOutcome::NeedsApproval(pending) => pending.pending_result(),
-        })
-    }
-
-    /// The whole path of one call. `offered`, when set, is the list of
-    /// tools offered in the current step: any other name is unknown.
-    /// `scoped`, when set, is the validator of the tool's schema as its
-    /// scope rebuilt it for the turn: the input must pass it too.
-    ///
-    /// Stages 0 to 3 need no waiting: they run here, at once, and a call
-    /// they end is a ready future. Stages 4 to 7 are the returned future.
-    pub(crate) fn process<'a>(
-        &'a self,
-        app: &'a Arc<App>,
-        name: &str,
-        args: Arguments<'a>,
-        info: CallInfo,
-        offered: Option<&[String]>,
-        scoped: Option<&jsonschema::Validator>,
-    ) -> BoxFuture<'a, CallOutcome<App>> {
-        let span = call_span(name, &info.call_id);
-        let entered = span.enter();
-        // 0. Name.
-        let Some(entry) = self.offered_entry(name, offered) else {
-            let result = self.unknown(name, &info.call_id, offered);
+/// The whole path of one call. `offered`, when set, is the list of
+/// tools offered in the current step: any other name is unknown.
+/// `scoped`, when set, is the validator of the tool's schema as its
+/// scope rebuilt it for the turn: the input must pass it too.
+///
+/// Stages 0 to 3 need no waiting: they run here, at once, and a call
+/// they end is a ready future. Stages 4 to 7 are the returned future.
+pub(crate) fn process<'a, App: Send + Sync + 'static>(
+    tools: &'a ToolTable<App>,
+    app: &'a Arc<App>,
+    name: &str,
+    args: Arguments<'a>,
+    info: CallInfo,
+    offered: Option<&[String]>,
+    scoped: Option<&jsonschema::Validator>,
+) -> BoxFuture<'a, CallOutcome<App>> {
+    let span = call_span(name, &info.call_id);
+    let entered = span.enter();
+    // 0. Name.
+    let Some(entry) = offered_entry(tools, name, offered) else {
+        let result = unknown(tools, name, &info.call_id, offered);
+        record_outcome(&span, result.kind);
+        return Box::pin(std::future::ready(CallOutcome::Done(result)));
+    };
+    // 1 to 3. Guard, parse, validate.
+    let input = match read_input(tools, entry, &info.call_id, args) {
+        Ok(input)
+            if let Some(validator) = scoped
+                && let Some(result) = out_of_scope(entry, &info.call_id, validator, &input) =>
+        {
             record_outcome(&span, result.kind);
             return Box::pin(std::future::ready(CallOutcome::Done(result)));
-        };
-        // 1 to 3. Guard, parse, validate.
-        let input = match self.read_input(entry, &info.call_id, args) {
-            Ok(input)
-                if let Some(validator) = scoped
-                    && let Some(result) = out_of_scope(entry, &info.call_id, validator, &input) =>
-            {
-                record_outcome(&span, result.kind);
-                return Box::pin(std::future::ready(CallOutcome::Done(result)));
-            }
-            Ok(input) => input,
-            Err(result) => {
-                record_outcome(&span, result.kind);
-                return Box::pin(std::future::ready(CallOutcome::Done(result)));
-            }
-        };
-        drop(entered);
-        Box::pin(self.run_validated(entry, input, CallState::new(app, info), span.clone()).instrument(span))
-    }
-
-    /// Stages 4 to 7, for a call whose input was read.
-    ///
-    /// (The stages that wait are `async` blocks returned by plain
-    /// functions, here and in `execute`: an `async fn` keeps a second copy
-    /// of its arguments in its future, and every call allocates this one.)
-    #[allow(clippy::manual_async_fn, reason = "an `async fn` would keep a second copy of its arguments in its future")]
-    fn run_validated<'s>(
-        &'s self,
-        entry: &'s Entry<App>,
-        mut input: Input<'s>,
-        mut call: CallState<'s, App>,
-        span: tracing::Span,
-    ) -> impl Future<Output = CallOutcome<App>> + Send + 's {
-        async move {
-            // The run's memory may hold this call's effect already.
-            if let Some(remembered) = effects::memory_of(entry, call.info())
-                && let Some(result) = Box::pin(self.journaled(remembered, entry, &input, call.info())).await
-            {
-                return self.outcome(&span, CallOutcome::Done(result));
-            }
-            // 4. Decide.
-            let verdict = match self.decide(entry, &mut input, &mut call).await {
-                Ok(verdict) => verdict,
-                Err(why) => return self.outcome(&span, CallOutcome::Done(self.undecided(entry, call.call_id(), why))),
-            };
-            span.record("verdict", verdict.as_str());
-            // 5. Approve.
-            match verdict {
-                Verdict::Allow => {}
-                Verdict::Deny { reason } => return self.outcome(&span, CallOutcome::Done(denied(entry, call.call_id(), reason.as_deref()))),
-                Verdict::NeedsApproval { rejection_text } => {
-                    return self.outcome(&span, CallOutcome::NeedsApproval(pending_call(entry, input, call, rejection_text)));
-                }
-            }
-            // 6 and 7. Execute, conclude.
-            let result = self.run_tool(entry, input, &mut call, &span).await;
-            self.outcome(&span, CallOutcome::Done(result))
         }
-    }
+        Ok(input) => input,
+        Err(result) => {
+            record_outcome(&span, result.kind);
+            return Box::pin(std::future::ready(CallOutcome::Done(result)));
+        }
+    };
+    drop(entered);
+    Box::pin(run_validated(tools, entry, input, CallState::new(app, info), span.clone()).instrument(span))
+}
 
-    /// Stages 6 and 7, started and finished in the run's memory where the
-    /// call belongs to a run.
-    /// (A plain function: the call's future holds `execute`'s as it is,
-    /// and a durable call's journaling boxed beside it.)
-    pub(crate) fn run_tool<'s>(
-        &'s self,
-        entry: &'s Entry<App>,
-        input: Input<'s>,
-        call: &'s mut CallState<'_, App>,
-        span: &'s tracing::Span,
-    ) -> impl Future<Output = CallResult> + Send + 's {
-        // An external tool is handed to the host, with its input (recorded
-        // first in a run's memory).
-        if entry.def.external
-            && let Some(remembered) = effects::memory_of(entry, call.info()).cloned()
+/// Stages 4 to 7, for a call whose input was read.
+///
+/// (The stages that wait are `async` blocks returned by plain
+/// functions, here and in `execute`: an `async fn` keeps a second copy
+/// of its arguments in its future, and every call allocates this one.)
+#[allow(clippy::manual_async_fn, reason = "an `async fn` would keep a second copy of its arguments in its future")]
+fn run_validated<'s, App: Send + Sync + 'static>(
+    tools: &'s ToolTable<App>,
+    entry: &'s Entry<App>,
+    mut input: Input<'s>,
+    mut call: CallState<'s, App>,
+    span: tracing::Span,
+) -> impl Future<Output = CallOutcome<App>> + Send + 's {
+    async move {
+        // The run's memory may hold this call's effect already.
+        if let Some(remembered) = effects::memory_of(entry, call.info())
+            && let Some(result) = Box::pin(journaled(tools, remembered, entry, &input, call.info())).await
         {
-            let call_id = call.call_id().clone();
-            let handed: BoxFuture<'s, CallResult> = Box::pin(async move { self.hand_journaled(&remembered, entry, input, &call_id).await });
-            return futures_util::future::Either::Left(handed);
+            return outcome(&span, CallOutcome::Done(result));
         }
-        if entry.def.external {
-            let handed = CallResult::handed(entry.name.clone(), call.call_id().clone(), input.from.to_value());
-            return futures_util::future::Either::Left(Box::pin(std::future::ready(handed)) as BoxFuture<'s, CallResult>);
-        }
-        if let Some(remembered) = effects::memory_of(entry, call.info()).cloned() {
-            let journaled: BoxFuture<'s, CallResult> = Box::pin(async move { self.execute_journaled(&remembered, entry, input, call, span).await });
-            return futures_util::future::Either::Left(journaled);
-        }
-        futures_util::future::Either::<BoxFuture<'s, CallResult>, _>::Right(self.execute(entry, input, call, span))
-    }
-
-    /// Records how the call ended on its span.
-    fn outcome(&self, span: &tracing::Span, outcome: CallOutcome<App>) -> CallOutcome<App> {
-        let kind = match &outcome {
-            CallOutcome::Done(result) => result.kind,
-            CallOutcome::NeedsApproval(_) => ResultKind::PendingApproval,
+        // 4. Judge.
+        let verdict = match judge(tools, entry, &mut input, &mut call).await {
+            Ok(verdict) => verdict,
+            Err(why) => return outcome(&span, CallOutcome::Done(no_verdict(entry, call.call_id(), why))),
         };
-        record_outcome(span, kind);
-        outcome
-    }
-
-    /// Stage 0: the tool called, if it is registered and offered (a
-    /// provider's built-in may be called by the provider's name for it).
-    fn offered_entry(&self, name: &str, offered: Option<&[String]>) -> Option<&Entry<App>> {
-        let entry = self.entry(name)?;
-        offered.is_none_or(|offered| offered.contains(&entry.def.name)).then_some(entry)
-    }
-
-    pub(crate) fn unknown(&self, name: &str, call_id: &SmolStr, offered: Option<&[String]>) -> CallResult {
-        let names: Vec<&str> = match offered {
-            Some(offered) => offered.iter().map(String::as_str).collect(),
-            None => self.names().collect(),
-        };
-        let error = lines::unknown_tool(name, &names);
-        CallResult::failure(SmolStr::new(name), call_id.clone(), ResultKind::UnknownTool, &error)
-    }
-
-    /// Stages 1 to 3: the arguments become the tool's input, or the model
-    /// reads why not. A parameter type whose `Deserialize` panics gives the
-    /// generic 500 line, never an unwinding call.
-    #[allow(clippy::result_large_err)]
-    pub(crate) fn read_input<'a>(&self, entry: &Entry<App>, call_id: &SmolStr, args: Arguments<'a>) -> Result<Input<'a>, CallResult> {
-        let stages = || {
-            let args = self.guard(args)?;
-            match self.parse(entry, args)? {
-                Parsed::Input(input) => Ok(input),
-                Parsed::Value(value) => validate(entry, value),
-            }
-        };
-        match std::panic::catch_unwind(AssertUnwindSafe(stages)) {
-            Ok(Ok(input)) => Ok(input),
-            Ok(Err(error)) => Err(CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::InvalidArguments, &error)),
-            Err(payload) => Err(self.internal(entry.name.clone(), call_id, ErrorKind::Panic, panic_message(payload.as_ref()))),
-        }
-    }
-
-    /// Stage 1: the guard. It never recurses, so it is safe on any input.
-    fn guard<'a>(&self, args: Arguments<'a>) -> Result<Arguments<'a>, ToolError> {
-        let limits = &self.inner.config.limits;
-        let guarded = match &args {
-            Arguments::Text(text) => guard::check_text(text, limits),
-            Arguments::Value(value) => guard::check_value(value, limits),
-        };
-        match guarded {
-            Ok(()) => Ok(args),
-            Err(GuardError::TooLarge { bytes, max }) => Err(lines::too_large(bytes, max)),
-            Err(GuardError::TooManyValues { max }) => Err(lines::too_many_values(max)),
-            Err(GuardError::TooDeep { max }) => {
-                // Dropping a value nested this deep would recurse as deep.
-                if let Arguments::Value(value) = args {
-                    guard::dismantle(value);
-                }
-                Err(lines::too_deep(max))
+        span.record("verdict", verdict.as_str());
+        // 5. Approve.
+        match verdict {
+            Verdict::Allow => {}
+            Verdict::Deny { reason } => return outcome(&span, CallOutcome::Done(denied(entry, call.call_id(), reason.as_deref()))),
+            Verdict::NeedsApproval { rejection_text } => {
+                return outcome(&span, CallOutcome::NeedsApproval(pending_call(entry, input, call, rejection_text)));
             }
         }
+        // 6 and 7. Execute, conclude.
+        let result = run_tool(tools, entry, input, &mut call, &span).await;
+        outcome(&span, CallOutcome::Done(result))
     }
+}
 
-    /// Stage 2: parsing.
-    fn parse<'a>(&self, entry: &Entry<App>, args: Arguments<'a>) -> Result<Parsed<'a>, ToolError> {
-        let value = match args {
-            Arguments::Value(value) => value,
-            // Read exactly: the reader takes only text it reads as stage 3
-            // would, and refuses the rest, which stage 3 words.
-            Arguments::Text(text)
-                if entry.text_exact
-                    && let Some(input) = entry.tool.parse_text(&text, &entry.properties) =>
-            {
-                return Ok(Parsed::Input(Input { value: input, from: ParsedFrom::Text(text) }));
-            }
-            Arguments::Text(text) if text.trim().is_empty() && !entry.has_parameters() => Value::Object(Map::new()),
-            Arguments::Text(text) => serde_json::from_str(&text).map_err(|err| lines::not_json(&entry.def.name, &err))?,
-        };
-        let mut value = match value {
-            Value::Null if !entry.has_parameters() => Value::Object(Map::new()),
-            other => other,
-        };
-        let found = crate::normalize::scan(&value);
-        // A null for an optional property means "use the default" (OpenAI
-        // strict mode sends one for every optional property left out).
-        if found.nulls {
-            crate::normalize::drop_defaulted_nulls(&mut value, &entry.def.input_schema);
+/// Stages 6 and 7, started and finished in the run's memory where the
+/// call belongs to a run.
+/// (A plain function: the call's future holds `execute`'s as it is,
+/// and a durable call's journaling boxed beside it.)
+pub(crate) fn run_tool<'s, App: Send + Sync + 'static>(
+    tools: &'s ToolTable<App>,
+    entry: &'s Entry<App>,
+    input: Input<'s>,
+    call: &'s mut CallState<'_, App>,
+    span: &'s tracing::Span,
+) -> impl Future<Output = CallResult> + Send + 's {
+    // An external tool is handed to the host, with its input (recorded
+    // first in a run's memory).
+    if entry.def.external
+        && let Some(remembered) = effects::memory_of(entry, call.info()).cloned()
+    {
+        let call_id = call.call_id().clone();
+        let handed: BoxFuture<'s, CallResult> = Box::pin(async move { hand_journaled(tools, &remembered, entry, input, &call_id).await });
+        return futures_util::future::Either::Left(handed);
+    }
+    if entry.def.external {
+        let handed = CallResult::handed(entry.name.clone(), call.call_id().clone(), input.from.to_value());
+        return futures_util::future::Either::Left(Box::pin(std::future::ready(handed)) as BoxFuture<'s, CallResult>);
+    }
+    if let Some(remembered) = effects::memory_of(entry, call.info()).cloned() {
+        let journaled: BoxFuture<'s, CallResult> = Box::pin(async move { execute_journaled(tools, &remembered, entry, input, call, span).await });
+        return futures_util::future::Either::Left(journaled);
+    }
+    futures_util::future::Either::<BoxFuture<'s, CallResult>, _>::Right(execute(tools, entry, input, call, span))
+}
+
+/// Records how the call ended on its span.
+fn outcome<App>(span: &tracing::Span, outcome: CallOutcome<App>) -> CallOutcome<App> {
+    let kind = match &outcome {
+        CallOutcome::Done(result) => result.kind,
+        CallOutcome::NeedsApproval(_) => ResultKind::PendingApproval,
+    };
+    record_outcome(span, kind);
+    outcome
+}
+
+/// Stage 0: the tool called, if it is registered and offered (a
+/// provider's built-in may be called by the provider's name for it).
+fn offered_entry<'t, App: Send + Sync + 'static>(tools: &'t ToolTable<App>, name: &str, offered: Option<&[String]>) -> Option<&'t Entry<App>> {
+    let entry = tools.entry(name)?;
+    offered.is_none_or(|offered| offered.contains(&entry.def.name)).then_some(entry)
+}
+
+pub(crate) fn unknown<App: Send + Sync + 'static>(tools: &ToolTable<App>, name: &str, call_id: &SmolStr, offered: Option<&[String]>) -> CallResult {
+    let names: Vec<&str> = match offered {
+        Some(offered) => offered.iter().map(String::as_str).collect(),
+        None => tools.names().collect(),
+    };
+    let error = lines::unknown_tool(name, &names);
+    CallResult::failure(SmolStr::new(name), call_id.clone(), ResultKind::UnknownTool, &error)
+}
+
+/// Stages 1 to 3: the arguments become the tool's input, or the model
+/// reads why not. A parameter type whose `Deserialize` panics gives the
+/// generic 500 line, never an unwinding call.
+#[allow(clippy::result_large_err)]
+pub(crate) fn read_input<'a, App: Send + Sync + 'static>(
+    tools: &ToolTable<App>,
+    entry: &Entry<App>,
+    call_id: &SmolStr,
+    args: Arguments<'a>,
+) -> Result<Input<'a>, CallResult> {
+    let stages = || {
+        let args = guard(tools, args)?;
+        match parse(entry, args)? {
+            Parsed::Input(input) => Ok(input),
+            Parsed::Value(value) => validate(entry, value),
         }
-        // `5.0` is an integer to the schema, so it is one to the parser too.
-        if found.integral_floats && entry.tool.parses_types() {
-            crate::normalize::integers_from_integral_floats(&mut value);
-        }
-        Ok(Parsed::Value(value))
+    };
+    match std::panic::catch_unwind(AssertUnwindSafe(stages)) {
+        Ok(Ok(input)) => Ok(input),
+        Ok(Err(error)) => Err(CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::InvalidArguments, &error)),
+        Err(payload) => Err(internal(tools, entry.name.clone(), call_id, ErrorKind::Panic, panic_message(payload.as_ref()))),
     }
+}
 
-    /// Stage 4: the tool's rule, then the user's floor. A predicate that
-    /// panics or fails denies, and is reported. A predicate runs under the
-    /// registry's policy timeout and stops when the call is cancelled: then
-    /// there is no verdict, and the call ends as [`Undecided`] says.
-    ///
-    /// A synchronous predicate may block its thread, so it is called on a
-    /// blocking thread (`spawn_blocking`) with the input, which comes back
-    /// with its verdict; one still running at the timeout or the
-    /// cancellation is left to finish there, and the input goes with it
-    /// (the call ends undecided, so nothing needs it).
-    pub(crate) async fn decide(&self, entry: &Entry<App>, input: &mut Input<'_>, call: &mut CallState<'_, App>) -> Result<Verdict, Undecided> {
-        let verdict = match entry.def.policy.static_verdict() {
-            Some(verdict) => verdict,
-            // Boxed: only predicates wait here, and their timer would make
-            // every call's future larger.
-            None => Box::pin(self.predicate(entry, input, call.ctx())).await?,
-        };
-        Ok(verdict.with_floor(self.floor_applies(entry, call.info())))
-    }
-
-    async fn predicate(&self, entry: &Entry<App>, input: &mut Input<'_>, ctx: &Ctx<App>) -> Result<Verdict, Undecided> {
-        let timeout = self.inner.config.policy_timeout;
-        let Some(timer) = runtime_timer(tokio::time::Instant::now() + timeout) else {
-            self.report_no_runtime(entry, &ctx.info().call_id);
-            return Err(Undecided::NoRuntime);
-        };
-        // Making the call runs none of a `#[tool]`'s predicate yet.
-        match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.decide(input.value.as_ref(), ctx))) {
-            Err(payload) => return Ok(self.fail_closed(entry, ctx, format!("panic: {}", panic_message(payload.as_ref())))),
-            Ok(PolicyCall::Async(future)) => return self.within_limits(entry, ctx, timer, AssertUnwindSafe(future).catch_unwind()).await,
-            // Made again on the blocking thread, with the input moved there.
-            Ok(PolicyCall::Blocking(_)) => {}
-        }
-        let value = std::mem::replace(&mut input.value, Box::new(()));
-        let (tool, blocking_ctx) = (entry.tool.clone(), ctx.clone());
-        let task = tokio::task::spawn_blocking(move || {
-            let verdict = std::panic::catch_unwind(AssertUnwindSafe(|| match tool.decide(value.as_ref(), &blocking_ctx) {
-                PolicyCall::Blocking(decide) => decide(),
-                PolicyCall::Async(_) => Err("the policy predicate was synchronous, then async".into()),
-            }));
-            (value, verdict)
-        });
-        let decided = async {
-            match task.await {
-                Ok((value, verdict)) => {
-                    input.value = value;
-                    verdict
-                }
-                Err(joined) => match joined.try_into_panic() {
-                    Ok(payload) => Err(payload),
-                    Err(joined) => Ok(Err(Box::new(joined) as BoxError)),
-                },
+/// Stage 1: the guard. It never recurses, so it is safe on any input.
+fn guard<'a, App: Send + Sync + 'static>(tools: &ToolTable<App>, args: Arguments<'a>) -> Result<Arguments<'a>, ToolError> {
+    let limits = &tools.config.limits;
+    let guarded = match &args {
+        Arguments::Text(text) => guard::check_text(text, limits),
+        Arguments::Value(value) => guard::check_value(value, limits),
+    };
+    match guarded {
+        Ok(()) => Ok(args),
+        Err(GuardError::TooLarge { bytes, max }) => Err(lines::too_large(bytes, max)),
+        Err(GuardError::TooManyValues { max }) => Err(lines::too_many_values(max)),
+        Err(GuardError::TooDeep { max }) => {
+            // Dropping a value nested this deep would recurse as deep.
+            if let Arguments::Value(value) = args {
+                guard::dismantle(value);
             }
-        };
-        self.within_limits(entry, ctx, timer, decided).await
-    }
-
-    /// A predicate's verdict, raced against the call's cancellation and the
-    /// policy timeout.
-    async fn within_limits(
-        &self,
-        entry: &Entry<App>,
-        ctx: &Ctx<App>,
-        timer: tokio::time::Sleep,
-        decided: impl Future<Output = Result<Result<Verdict, BoxError>, Box<dyn Any + Send>>>,
-    ) -> Result<Verdict, Undecided> {
-        let timeout = self.inner.config.policy_timeout;
-        tokio::select! {
-            biased;
-            () = ctx.cancellation().cancelled() => Err(Undecided::Cancelled),
-            decided = decided => Ok(match decided {
-                Ok(Ok(verdict)) => verdict,
-                Ok(Err(error)) => self.fail_closed(entry, ctx, error.to_string()),
-                Err(payload) => self.fail_closed(entry, ctx, format!("panic: {}", panic_message(payload.as_ref()))),
-            }),
-            () = timer => {
-                self.fail_closed(entry, ctx, format!("the policy predicate gave no verdict within {timeout:?}"));
-                Err(Undecided::TimedOut(timeout))
-            }
+            Err(lines::too_deep(max))
         }
     }
+}
 
-    fn fail_closed(&self, entry: &Entry<App>, ctx: &Ctx<App>, error: String) -> Verdict {
-        self.report(ErrorReport::new(&entry.def.name, ctx.call_id(), ErrorKind::Policy, "POLICY_DENIED", error));
-        Verdict::Deny { reason: None }
-    }
-
-    /// Whether the user's approval floor covers the tool (an anonymous
-    /// user has none).
-    fn floor_applies(&self, entry: &Entry<App>, call: &CallInfo) -> bool {
-        call.user.as_ref().is_some_and(|user| user.floor.applies(&entry.def.name, entry.def.tags.iter().map(String::as_str)))
-    }
-
-    /// The result of a call whose policy predicate gave no verdict.
-    pub(crate) fn undecided(&self, entry: &Entry<App>, call_id: &SmolStr, why: Undecided) -> CallResult {
-        let (kind, error) = match why {
-            Undecided::Cancelled => (ResultKind::Cancelled, lines::cancelled()),
-            Undecided::TimedOut(timeout) => (ResultKind::Denied, lines::policy_timed_out(timeout)),
-            Undecided::NoRuntime => (ResultKind::Internal, ToolError::internal()),
-        };
-        CallResult::failure(entry.name.clone(), call_id.clone(), kind, &error)
-    }
-
-    /// Stage 6: the tool runs. Its future is polled once in place: most
-    /// tools finish without waiting, and then need no task of their own
-    /// and no timer. A tool that waits gets them ([`wait`](Self::wait));
-    /// its timeout counts from the end of that first poll. `span` is the
-    /// call's.
-    pub(crate) fn execute<'s>(
-        &'s self,
-        entry: &'s Entry<App>,
-        input: Input<'_>,
-        call: &'s mut CallState<'_, App>,
-        span: &'s tracing::Span,
-    ) -> impl Future<Output = CallResult> + Send + 's {
-        let started = if call.info().is_cancelled() {
-            Err(None)
-        } else {
-            if !entry.def.interruptible {
-                call.detach();
-            }
-            call.set_output_limit(entry.def.max_output_chars.unwrap_or(self.inner.config.default_max_output_chars));
-            let Input { value, from } = input;
-            std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.call(value, call, &from))).map_err(Some)
-        };
-        async move {
-            let mut future = match started {
-                Ok(future) => future,
-                Err(None) => return CallResult::failure(entry.name.clone(), call.call_id().clone(), ResultKind::Cancelled, &lines::cancelled()),
-                Err(Some(payload)) => {
-                    return self.internal(entry.name.clone(), call.call_id(), ErrorKind::Panic, panic_message(payload.as_ref()));
-                }
-            };
-            // Only a span records the duration of a tool that does not
-            // wait: no clock read otherwise.
-            let started = (!span.is_disabled()).then(Instant::now);
-            if let Some(ended) = std::future::poll_fn(|cx| Poll::Ready(first_poll(&mut future, cx))).await {
-                // Dropped before concluding: the tool's context goes with it.
-                drop(future);
-                return self.conclude(entry, call, ended, started, span);
-            }
-            let started = started.unwrap_or_else(Instant::now);
-            match Box::pin(self.wait(entry, future, call.info(), started, span)).await {
-                Ok(ended) => self.conclude(entry, call, ended, Some(started), span),
-                Err(result) => result,
-            }
-        }
-    }
-
-    /// Stage 7: the result of an execution that ended. `started` is when
-    /// the tool was first polled, taken only where it is needed (the tool
-    /// waited, or the span records the duration).
-    fn conclude(&self, entry: &Entry<App>, call: &CallState<'_, App>, ended: Ended, started: Option<Instant>, span: &tracing::Span) -> CallResult {
-        let tool = entry.name.clone();
-        let call_id = call.call_id();
-        if call.info().is_cancelled() {
-            return CallResult::failure(tool, call_id.clone(), ResultKind::Cancelled, &lines::cancelled());
-        }
-        if let Some(started) = started
-            && !span.is_disabled()
+/// Stage 2: parsing.
+fn parse<'a, App>(entry: &Entry<App>, args: Arguments<'a>) -> Result<Parsed<'a>, ToolError> {
+    let value = match args {
+        Arguments::Value(value) => value,
+        // Read exactly: the reader takes only text it reads as stage 3
+        // would, and refuses the rest, which stage 3 words.
+        Arguments::Text(text)
+            if entry.text_exact
+                && let Some(input) = entry.tool.parse_text(&text, &entry.properties) =>
         {
-            span.record("duration_ms", started.elapsed().as_millis() as u64);
+            return Ok(Parsed::Input(Input { value: input, from: ParsedFrom::Text(text) }));
         }
-        self.concluded(entry, call_id, ended)
+        Arguments::Text(text) if text.trim().is_empty() && !entry.has_parameters() => Value::Object(Map::new()),
+        Arguments::Text(text) => serde_json::from_str(&text).map_err(|err| lines::not_json(&entry.def.name, &err))?,
+    };
+    let mut value = match value {
+        Value::Null if !entry.has_parameters() => Value::Object(Map::new()),
+        other => other,
+    };
+    let found = crate::normalize::scan(&value);
+    // A null for an optional property means "use the default" (OpenAI
+    // strict mode sends one for every optional property left out).
+    if found.nulls {
+        crate::normalize::drop_defaulted_nulls(&mut value, &entry.def.input_schema);
     }
+    // `5.0` is an integer to the schema, so it is one to the parser too.
+    if found.integral_floats && entry.tool.parses_types() {
+        crate::normalize::integers_from_integral_floats(&mut value);
+    }
+    Ok(Parsed::Value(value))
+}
 
-    /// Stage 7 proper: the result of an execution that ended, with its
-    /// output checked and rendered, or its failure worded (and reported).
-    pub(crate) fn concluded(&self, entry: &Entry<App>, call_id: &SmolStr, ended: Ended) -> CallResult {
-        let tool = entry.name.clone();
-        match ended {
-            Ended::Returned(Ok(output))
-                if output.content.is_none()
-                    && let Some(wrong) = wrong_output(entry, &output.value) =>
-            {
-                self.internal(tool, call_id, ErrorKind::Output, wrong)
+/// Stage 4: the tool's rule, then the user's floor. A predicate that
+/// panics or fails denies, and is reported. A predicate runs under the
+/// registry's policy timeout and stops when the call is cancelled: then
+/// there is no verdict, and the call ends as [`NoVerdict`] says.
+///
+/// A synchronous predicate may block its thread, so it is called on a
+/// blocking thread (`spawn_blocking`) with the input, which comes back
+/// with its verdict; one still running at the timeout or the
+/// cancellation is left to finish there, and the input goes with it
+/// (the call ends with no verdict, so nothing needs it).
+pub(crate) async fn judge<App: Send + Sync + 'static>(
+    tools: &ToolTable<App>,
+    entry: &Entry<App>,
+    input: &mut Input<'_>,
+    call: &mut CallState<'_, App>,
+) -> Result<Verdict, NoVerdict> {
+    let verdict = match entry.def.policy.static_verdict() {
+        Some(verdict) => verdict,
+        // Boxed: only predicates wait here, and their timer would make
+        // every call's future larger.
+        None => Box::pin(predicate(tools, entry, input, call.ctx())).await?,
+    };
+    Ok(verdict.with_floor(floor_applies(entry, call.info())))
+}
+
+async fn predicate<App: Send + Sync + 'static>(
+    tools: &ToolTable<App>,
+    entry: &Entry<App>,
+    input: &mut Input<'_>,
+    ctx: &Ctx<App>,
+) -> Result<Verdict, NoVerdict> {
+    let timeout = tools.config.policy_timeout;
+    let Some(timer) = runtime_timer(tokio::time::Instant::now() + timeout) else {
+        report_no_runtime(tools, entry, &ctx.info().call_id);
+        return Err(NoVerdict::NoRuntime);
+    };
+    // Making the call runs none of a `#[tool]`'s predicate yet.
+    match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.verdict(input.value.as_ref(), ctx))) {
+        Err(payload) => return Ok(fail_closed(tools, entry, ctx, format!("panic: {}", panic_message(payload.as_ref())))),
+        Ok(PolicyCall::Async(future)) => return within_limits(tools, entry, ctx, timer, AssertUnwindSafe(future).catch_unwind()).await,
+        // Made again on the blocking thread, with the input moved there.
+        Ok(PolicyCall::Blocking(_)) => {}
+    }
+    let value = std::mem::replace(&mut input.value, Box::new(()));
+    let (tool, blocking_ctx) = (entry.tool.clone(), ctx.clone());
+    let task = tokio::task::spawn_blocking(move || {
+        let verdict = std::panic::catch_unwind(AssertUnwindSafe(|| match tool.verdict(value.as_ref(), &blocking_ctx) {
+            PolicyCall::Blocking(judge) => judge(),
+            PolicyCall::Async(_) => Err("the policy predicate was synchronous, then async".into()),
+        }));
+        (value, verdict)
+    });
+    let judged = async {
+        match task.await {
+            Ok((value, verdict)) => {
+                input.value = value;
+                verdict
             }
-            Ended::Returned(Ok(output)) => {
-                let limit = entry.def.max_output_chars.unwrap_or(self.inner.config.default_max_output_chars);
-                let Some(blocks) = output.content else {
-                    let (text, structured, truncated) = crate::output::render(output.value, limit);
-                    return CallResult::success(tool, call_id.clone(), text, structured, truncated, output.ends_run);
-                };
-                match crate::content::render(blocks, limit, self.inner.config.content_limits) {
-                    Ok((blocks, text, truncated)) => {
-                        CallResult::success(tool, call_id.clone(), text, None, truncated, output.ends_run).with_content(blocks)
-                    }
-                    Err(error) => {
-                        let detail = format!("the tool's content blocks are over a size limit: {}", error.model_line());
-                        self.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Output, error.code(), detail));
-                        CallResult::failure(tool, call_id.clone(), ResultKind::ToolError, &error)
-                    }
+            Err(joined) => match joined.try_into_panic() {
+                Ok(payload) => Err(payload),
+                Err(joined) => Ok(Err(Box::new(joined) as BoxError)),
+            },
+        }
+    };
+    within_limits(tools, entry, ctx, timer, judged).await
+}
+
+/// A predicate's verdict, raced against the call's cancellation and the
+/// policy timeout.
+async fn within_limits<App: Send + Sync + 'static>(
+    tools: &ToolTable<App>,
+    entry: &Entry<App>,
+    ctx: &Ctx<App>,
+    timer: tokio::time::Sleep,
+    judged: impl Future<Output = Result<Result<Verdict, BoxError>, Box<dyn Any + Send>>>,
+) -> Result<Verdict, NoVerdict> {
+    let timeout = tools.config.policy_timeout;
+    tokio::select! {
+        biased;
+        () = ctx.cancellation().cancelled() => Err(NoVerdict::Cancelled),
+        judged = judged => Ok(match judged {
+            Ok(Ok(verdict)) => verdict,
+            Ok(Err(error)) => fail_closed(tools, entry, ctx, error.to_string()),
+            Err(payload) => fail_closed(tools, entry, ctx, format!("panic: {}", panic_message(payload.as_ref()))),
+        }),
+        () = timer => {
+            fail_closed(tools, entry, ctx, format!("the policy predicate gave no verdict within {timeout:?}"));
+            Err(NoVerdict::TimedOut(timeout))
+        }
+    }
+}
+
+fn fail_closed<App: Send + Sync + 'static>(tools: &ToolTable<App>, entry: &Entry<App>, ctx: &Ctx<App>, error: String) -> Verdict {
+    tools.report(ErrorReport::new(&entry.def.name, ctx.call_id(), ErrorKind::Policy, "POLICY_DENIED", error));
+    Verdict::Deny { reason: None }
+}
+
+/// Whether the user's approval floor covers the tool (an anonymous
+/// user has none).
+fn floor_applies<App>(entry: &Entry<App>, call: &CallInfo) -> bool {
+    call.user.as_ref().is_some_and(|user| user.floor.applies(&entry.def.name, entry.def.tags.iter().map(String::as_str)))
+}
+
+/// The result of a call whose policy predicate gave no verdict.
+pub(crate) fn no_verdict<App>(entry: &Entry<App>, call_id: &SmolStr, why: NoVerdict) -> CallResult {
+    let (kind, error) = match why {
+        NoVerdict::Cancelled => (ResultKind::Cancelled, lines::cancelled()),
+        NoVerdict::TimedOut(timeout) => (ResultKind::Denied, lines::policy_timed_out(timeout)),
+        NoVerdict::NoRuntime => (ResultKind::Internal, ToolError::internal()),
+    };
+    CallResult::failure(entry.name.clone(), call_id.clone(), kind, &error)
+}
+
+/// Stage 6: the tool runs. Its future is polled once in place: most
+/// tools finish without waiting, and then need no task of their own
+/// and no timer. A tool that waits gets them (`wait`);
+/// its timeout counts from the end of that first poll. `span` is the
+/// call's.
+pub(crate) fn execute<'s, App: Send + Sync + 'static>(
+    tools: &'s ToolTable<App>,
+    entry: &'s Entry<App>,
+    input: Input<'_>,
+    call: &'s mut CallState<'_, App>,
+    span: &'s tracing::Span,
+) -> impl Future<Output = CallResult> + Send + 's {
+    let started = if call.info().is_cancelled() {
+        Err(None)
+    } else {
+        if !entry.def.interruptible {
+            call.detach();
+        }
+        call.set_output_limit(entry.def.max_output_chars.unwrap_or(tools.config.default_max_output_chars));
+        let Input { value, from } = input;
+        std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.call(value, call, &from))).map_err(Some)
+    };
+    async move {
+        let mut future = match started {
+            Ok(future) => future,
+            Err(None) => return CallResult::failure(entry.name.clone(), call.call_id().clone(), ResultKind::Cancelled, &lines::cancelled()),
+            Err(Some(payload)) => {
+                return internal(tools, entry.name.clone(), call.call_id(), ErrorKind::Panic, panic_message(payload.as_ref()));
+            }
+        };
+        // Only a span records the duration of a tool that does not
+        // wait: no clock read otherwise.
+        let started = (!span.is_disabled()).then(Instant::now);
+        if let Some(ended) = std::future::poll_fn(|cx| Poll::Ready(first_poll(&mut future, cx))).await {
+            // Dropped before concluding: the tool's context goes with it.
+            drop(future);
+            return conclude(tools, entry, call, ended, started, span);
+        }
+        let started = started.unwrap_or_else(Instant::now);
+        match Box::pin(run_waiting(tools, entry, future, call.info(), started, span)).await {
+            Ok(ended) => conclude(tools, entry, call, ended, Some(started), span),
+            Err(result) => result,
+        }
+    }
+}
+
+/// Stage 7: the result of an execution that ended. `started` is when
+/// the tool was first polled, taken only where it is needed (the tool
+/// waited, or the span records the duration).
+fn conclude<App: Send + Sync + 'static>(
+    tools: &ToolTable<App>,
+    entry: &Entry<App>,
+    call: &CallState<'_, App>,
+    ended: Ended,
+    started: Option<Instant>,
+    span: &tracing::Span,
+) -> CallResult {
+    let tool = entry.name.clone();
+    let call_id = call.call_id();
+    if call.info().is_cancelled() {
+        return CallResult::failure(tool, call_id.clone(), ResultKind::Cancelled, &lines::cancelled());
+    }
+    if let Some(started) = started
+        && !span.is_disabled()
+    {
+        span.record("duration_ms", started.elapsed().as_millis() as u64);
+    }
+    concluded(tools, entry, call_id, ended)
+}
+
+/// Stage 7 proper: the result of an execution that ended, with its
+/// output checked and rendered, or its failure worded (and reported).
+pub(crate) fn concluded<App: Send + Sync + 'static>(tools: &ToolTable<App>, entry: &Entry<App>, call_id: &SmolStr, ended: Ended) -> CallResult {
+    let tool = entry.name.clone();
+    match ended {
+        Ended::Returned(Ok(output))
+            if output.content.is_none()
+                && let Some(wrong) = wrong_output(entry, &output.value) =>
+        {
+            internal(tools, tool, call_id, ErrorKind::Output, wrong)
+        }
+        Ended::Returned(Ok(output)) => {
+            let limit = entry.def.max_output_chars.unwrap_or(tools.config.default_max_output_chars);
+            let Some(blocks) = output.content else {
+                let (text, structured, truncated) = crate::output::render(output.value, limit);
+                return CallResult::success(tool, call_id.clone(), text, structured, truncated, output.ends_run);
+            };
+            match crate::content::render(blocks, limit, tools.config.content_limits) {
+                Ok((blocks, text, truncated)) => {
+                    CallResult::success(tool, call_id.clone(), text, None, truncated, output.ends_run).with_content(blocks)
+                }
+                Err(error) => {
+                    let detail = format!("the tool's content blocks are over a size limit: {}", error.model_line());
+                    tools.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Output, error.code(), detail));
+                    CallResult::failure(tool, call_id.clone(), ResultKind::ToolError, &error)
                 }
             }
-            Ended::Returned(Err(Failure::Tool(error))) if let Some(wrong) = wrong_failure(entry, &error) => {
-                self.internal(tool, call_id, ErrorKind::Output, wrong)
-            }
-            Ended::Returned(Err(Failure::Tool(error))) => {
-                self.report(ErrorReport {
-                    message: error.message().map(str::to_owned),
-                    data: error.data().cloned(),
-                    ..ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Tool, error.code(), error.model_line())
-                });
-                CallResult::failure(tool, call_id.clone(), ResultKind::ToolError, &error)
-            }
-            Ended::Returned(Err(Failure::Internal(error))) => self.internal(tool, call_id, ErrorKind::Internal, describe(error.as_ref())),
-            Ended::Panicked(payload) => self.internal(tool, call_id, ErrorKind::Panic, panic_message(payload.as_ref())),
-            Ended::Lost(error) => self.internal(tool, call_id, ErrorKind::Internal, error),
         }
+        Ended::Returned(Err(Failure::Tool(error))) if let Some(wrong) = wrong_failure(entry, &error) => {
+            internal(tools, tool, call_id, ErrorKind::Output, wrong)
+        }
+        Ended::Returned(Err(Failure::Tool(error))) => {
+            tools.report(ErrorReport {
+                message: error.message().map(str::to_owned),
+                data: error.data().cloned(),
+                ..ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Tool, error.code(), error.model_line())
+            });
+            CallResult::failure(tool, call_id.clone(), ResultKind::ToolError, &error)
+        }
+        Ended::Returned(Err(Failure::Internal(error))) => internal(tools, tool, call_id, ErrorKind::Internal, describe(error.as_ref())),
+        Ended::Panicked(payload) => internal(tools, tool, call_id, ErrorKind::Panic, panic_message(payload.as_ref())),
+        Ended::Lost(error) => internal(tools, tool, call_id, ErrorKind::Internal, error),
     }
+}
 
-    /// The generic 500 line for the model; `error` to the developer.
-    fn internal(&self, tool: SmolStr, call_id: &SmolStr, kind: ErrorKind, error: String) -> CallResult {
-        let public = ToolError::internal();
-        self.report(ErrorReport::new(tool.as_str(), call_id.as_str(), kind, public.code(), error));
-        CallResult::failure(tool, call_id.clone(), ResultKind::Internal, &public)
-    }
+/// The generic 500 line for the model; `error` to the developer.
+fn internal<App: Send + Sync + 'static>(tools: &ToolTable<App>, tool: SmolStr, call_id: &SmolStr, kind: ErrorKind, error: String) -> CallResult {
+    let public = ToolError::internal();
+    tools.report(ErrorReport::new(tool.as_str(), call_id.as_str(), kind, public.code(), error));
+    CallResult::failure(tool, call_id.clone(), ResultKind::Internal, &public)
+}
 
-    /// A call that must wait (a tool that waits, a policy predicate) was
-    /// polled outside a Tokio runtime with timers: the model reads the
-    /// generic 500, the developer what to do.
-    fn report_no_runtime(&self, entry: &Entry<App>, call_id: &SmolStr) {
-        let needs = "a call that waits needs a Tokio runtime with timers enabled (its timeout and its task are \
+/// A call that must wait (a tool that waits, a policy predicate) was
+/// polled outside a Tokio runtime with timers: the model reads the
+/// generic 500, the developer what to do.
+fn report_no_runtime<App: Send + Sync + 'static>(tools: &ToolTable<App>, entry: &Entry<App>, call_id: &SmolStr) {
+    let needs = "a call that waits needs a Tokio runtime with timers enabled (its timeout and its task are \
                      Tokio's): await it inside #[tokio::main] or Runtime::block_on, on a runtime built with \
                      enable_time() or enable_all()";
-        let code = crate::error::INTERNAL_ERROR_CODE;
-        self.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Internal, code, needs));
-    }
+    let code = crate::error::INTERNAL_ERROR_CODE;
+    tools.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Internal, code, needs));
 }
 
 /// The first poll of a tool's future; `None` while it waits.
@@ -643,4 +644,17 @@ pub(crate) fn record_outcome(span: &tracing::Span, kind: ResultKind) {
 pub(crate) fn runtime_timer(deadline: tokio::time::Instant) -> Option<tokio::time::Sleep> {
     tokio::runtime::Handle::try_current().ok()?;
     std::panic::catch_unwind(|| tokio::time::sleep_until(deadline)).ok()
+}
+
+/// The raw arguments as a JSON value, once they passed stage 1's guard;
+/// `None` when they do not, or are not JSON. For what reads arguments
+/// outside a call (a `parallel_safe` predicate, an edited input journaled
+/// before it is read).
+pub(crate) fn guarded_value<'a, App>(tools: &ToolTable<App>, arguments: &'a Arguments<'_>) -> Option<std::borrow::Cow<'a, Value>> {
+    let limits = &tools.config.limits;
+    match arguments {
+        Arguments::Value(value) if guard::check_value(value, limits).is_ok() => Some(std::borrow::Cow::Borrowed(value)),
+        Arguments::Text(text) if guard::check_text(text, limits).is_ok() => serde_json::from_str(text).ok().map(std::borrow::Cow::Owned),
+        _ => None,
+    }
 }

@@ -24,7 +24,7 @@ use std::collections::BTreeSet;
 pub enum Verdict {
     /// The call runs.
     Allow,
-    /// The call waits for a human (see `Run::approve` / `Run::reject`).
+    /// The call waits for a human (see `Approvals::approve` / `Approvals::reject`).
     NeedsApproval {
         /// What the model reads when the human rejects without a text of their own.
         rejection_text: Option<String>,

@@ -1,13 +1,23 @@
-//! The registry: the tools of an app, checked once at build time.
+//! The registry: the public face of an app's tools. It is built once from
+//! a [`RegistryBuilder`] (the checks are the tool table's, `table`), and
+//! every call, run and approval starts here; the work is done below it, by
+//! the pipeline's stages (`pipeline`), the host's side of approval
+//! (`approval`) and runs (`run`), over the tool table.
 
-use std::collections::HashMap;
 use std::fmt;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::error_report::{ErrorHook, ErrorReport, Escaped};
+use crate::call::{Arguments, PendingCall};
+use crate::error_report::ErrorReport;
 use crate::guard::ArgumentLimits;
-use crate::tool::{BoxedTool, ErasedTool, ToolDefinition};
+use crate::intent::Classifier;
+use crate::pipeline::Call;
+use crate::result::CallResult;
+use crate::run::Run;
+use crate::table::{BuildError, Config, ToolTable};
+use crate::tool::{BoxedTool, ToolDefinition};
 
 /// The tools an app offers the model, in declaration order, with the
 /// limits and hooks every call goes through.
@@ -32,86 +42,12 @@ use crate::tool::{BoxedTool, ErasedTool, ToolDefinition};
 /// # }
 /// ```
 pub struct Registry<App> {
-    pub(crate) inner: Arc<Inner<App>>,
-}
-
-pub(crate) struct Inner<App> {
-    pub(crate) entries: Vec<Entry<App>>,
-    pub(crate) index: HashMap<String, usize>,
-    /// The names the model calls host-run provider built-ins by, where they
-    /// differ from the registered name (Anthropic's `bash` for a tool
-    /// registered as `shell`), and their entries. Looked at only for a name
-    /// that is not registered.
-    pub(crate) aliases: Vec<(String, usize)>,
-    pub(crate) config: Config,
-}
-
-pub(crate) struct Entry<App> {
-    pub(crate) def: ToolDefinition,
-    /// The tool's name as every result carries it (inline or shared).
-    pub(crate) name: smol_str::SmolStr,
-    pub(crate) tool: Arc<dyn ErasedTool<App>>,
-    pub(crate) validator: jsonschema::Validator,
-    /// Parsing checks everything the schema says: the validator runs only
-    /// to word the model's error (see `validation`).
-    pub(crate) parser_enforces: bool,
-    /// Text arguments may be read straight into the input (see
-    /// `validation::text_exact`).
-    pub(crate) text_exact: bool,
-    /// The root schema's property names, and the constraints the text
-    /// reader checks (`validation::Properties`).
-    pub(crate) properties: crate::validation::Properties,
-    /// The output schema's validator, where outputs are checked.
-    pub(crate) output_validator: Option<jsonschema::Validator>,
-    /// The failure schema's validator, where outputs are checked.
-    pub(crate) failure_validator: Option<jsonschema::Validator>,
-}
-
-impl<App> Entry<App> {
-    pub(crate) fn has_parameters(&self) -> bool {
-        !self.properties.names().is_empty()
-    }
-}
-
-/// How long a call waits for a human's approval by default: 10 minutes.
-pub const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(600);
-
-#[derive(Clone)]
-pub(crate) struct Config {
-    pub(crate) limits: ArgumentLimits,
-    pub(crate) default_timeout: Duration,
-    pub(crate) default_max_output_chars: usize,
-    pub(crate) content_limits: crate::content::ContentLimits,
-    pub(crate) on_tool_error: Option<ErrorHook>,
-    pub(crate) validate_every_call: bool,
-    pub(crate) validate_outputs: bool,
-    pub(crate) policy_timeout: Duration,
-    pub(crate) max_pending: usize,
-    pub(crate) max_external: usize,
-    pub(crate) approval_ttl: Duration,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            limits: ArgumentLimits::default(),
-            default_timeout: Duration::from_secs(30),
-            default_max_output_chars: 20_000,
-            content_limits: crate::content::ContentLimits::default(),
-            on_tool_error: None,
-            validate_every_call: false,
-            validate_outputs: cfg!(debug_assertions),
-            policy_timeout: Duration::from_secs(10),
-            max_pending: 16,
-            max_external: 64,
-            approval_ttl: DEFAULT_APPROVAL_TTL,
-        }
-    }
+    tools: Arc<ToolTable<App>>,
 }
 
 impl<App> Clone for Registry<App> {
     fn clone(&self) -> Self {
-        Registry { inner: self.inner.clone() }
+        Registry { tools: self.tools.clone() }
     }
 }
 
@@ -123,7 +59,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
 
     /// The tools' definitions, in declaration order.
     pub fn definitions(&self) -> impl Iterator<Item = &ToolDefinition> {
-        self.inner.entries.iter().map(|entry| &entry.def)
+        self.tools.definitions()
     }
 
     /// The definitions of the tools declared with this `kind`, in
@@ -154,27 +90,27 @@ impl<App: Send + Sync + 'static> Registry<App> {
 
     /// The definition of one tool.
     pub fn definition(&self, name: &str) -> Option<&ToolDefinition> {
-        self.inner.index.get(name).map(|&i| &self.inner.entries[i].def)
+        self.tools.definition(name)
     }
 
     /// The tool names, in declaration order.
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.inner.entries.iter().map(|entry| entry.def.name.as_str())
+        self.tools.names()
     }
 
     /// The number of tools.
     pub fn len(&self) -> usize {
-        self.inner.entries.len()
+        self.tools.entries.len()
     }
 
     /// Whether the registry has no tools.
     pub fn is_empty(&self) -> bool {
-        self.inner.entries.is_empty()
+        self.tools.entries.is_empty()
     }
 
     /// The limits every call's arguments are checked against.
     pub fn argument_limits(&self) -> ArgumentLimits {
-        self.inner.config.limits
+        self.tools.config.limits
     }
 
     /// How long a pending call may wait for a human's approval (set with
@@ -184,21 +120,108 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// [`Rejected`](crate::ResultKind::Rejected) result with the code
     /// `APPROVAL_EXPIRED` instead.
     pub fn approval_ttl(&self) -> Duration {
-        self.inner.config.approval_ttl
+        self.tools.approval_ttl()
     }
 
-    pub(crate) fn entry(&self, name: &str) -> Option<&Entry<App>> {
-        let entries = &self.inner.entries;
-        // A few names are found faster by comparing than by hashing (SipHash).
-        let found =
-            if entries.len() <= 8 { entries.iter().find(|entry| entry.def.name == name) } else { self.inner.index.get(name).map(|&i| &entries[i]) };
-        found.or_else(|| self.inner.aliases.iter().find(|(alias, _)| alias == name).map(|&(_, i)| &entries[i]))
+    /// Sets up a call of `name` with `args`; `.await` it for the outcome.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use tool_runtime::prelude::*;
+    /// /// Echo.
+    /// #[tool]
+    /// async fn echo(text: String) -> String { text }
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let registry = Registry::<()>::builder().tools(tools![echo]).build().unwrap();
+    /// let outcome = registry
+    ///     .call(&Arc::new(()), "echo", r#"{"text": "hi"}"#)
+    ///     .user(UserContext::new("u-1"))
+    ///     .call_id("toolu_01")
+    ///     .await;
+    /// assert_eq!(outcome.into_result().unwrap().text, "hi");
+    /// # }
+    /// ```
+    ///
+    /// The app state is borrowed for the call: a tool that takes a
+    /// [`Ctx`](crate::Ctx) gets a clone of the `Arc`; one that does not
+    /// costs no reference count.
+    pub fn call<'a>(&'a self, app: &'a Arc<App>, name: &str, args: impl Into<Arguments<'a>>) -> Call<'a, App> {
+        Call::new(&self.tools, app, name, args.into())
+    }
+
+    /// Calls `name` with `args` as an anonymous user and returns what the
+    /// model reads. A call that needs approval is not run: its result says
+    /// it is pending (use [`call`](Self::call) to approve it).
+    ///
+    /// The app state is borrowed for the call, as by [`call`](Self::call).
+    /// The arguments are read when `invoke` is called (stages 1 to 3 need
+    /// no waiting); the tool runs when the future is awaited.
+    pub fn invoke<'a>(&'a self, app: &'a Arc<App>, name: &str, args: impl Into<Arguments<'a>>) -> impl Future<Output = CallResult> + 'a {
+        crate::pipeline::invoke(&self.tools, app, name, args.into())
+    }
+
+    /// Runs a pending call as it is, since a human approved it.
+    ///
+    /// A call that waited longer than [`approval_ttl`](Self::approval_ttl)
+    /// is not run: the result is [`Rejected`](crate::ResultKind::Rejected)
+    /// with the code `APPROVAL_EXPIRED`.
+    pub async fn approve(&self, pending: PendingCall<App>) -> CallResult {
+        crate::approval::approve(&self.tools, pending).await
+    }
+
+    /// Runs a pending call with the input a human edited. The edited input
+    /// goes through stages 1 to 4 again: a `Deny` refuses it;
+    /// `NeedsApproval` runs it, since a human approved exactly that input.
+    ///
+    /// A call that waited longer than [`approval_ttl`](Self::approval_ttl)
+    /// is not run, as by [`approve`](Self::approve).
+    pub async fn approve_with(&self, pending: PendingCall<App>, edited: impl Into<Arguments<'_>>) -> CallResult {
+        crate::approval::approve_with(&self.tools, pending, edited.into()).await
+    }
+
+    /// Ends a pending call without running it; the model reads `text`, or
+    /// the tool's rejection text, or a generic rejection.
+    pub fn reject(&self, pending: PendingCall<App>, text: Option<&str>) -> CallResult {
+        crate::approval::reject(pending, text)
+    }
+
+    /// This registry's tools and settings, plus `tools` (typed or dynamic),
+    /// checked as [`build`](crate::RegistryBuilder::build) checks them: a
+    /// name twice, a `requires` naming no tool, an unusable schema. This
+    /// registry is unchanged. For tools of one run, see
+    /// [`Run::with_tools`].
+    ///
+    /// Every tool's schema is compiled again: it costs what building the
+    /// registry costs, so do it once per run, not per call.
+    ///
+    /// # Errors
+    ///
+    /// Every problem found, as [`build`](crate::RegistryBuilder::build)
+    /// reports them.
+    pub fn with_tools(&self, tools: impl IntoIterator<Item = BoxedTool<App>>) -> Result<Registry<App>, BuildError> {
+        Ok(Registry { tools: Arc::new(self.tools.with_tools(tools)?) })
+    }
+
+    /// Starts a run over this registry's tools for `app`.
+    pub fn run(&self, app: Arc<App>) -> Run<App> {
+        Run::new(self.tools().clone(), app)
+    }
+
+    /// The intent classifier's call over this registry's tools.
+    pub fn classifier(&self) -> Classifier {
+        Classifier::new(self.definitions())
+    }
+
+    /// The tool table under this registry, for what works below it (a
+    /// run, the MCP server, the approvals inbox).
+    pub(crate) fn tools(&self) -> &Arc<ToolTable<App>> {
+        &self.tools
     }
 }
 
 impl<App> fmt::Debug for Registry<App> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Registry").field("tools", &self.inner.entries.iter().map(|e| &e.def.name).collect::<Vec<_>>()).finish_non_exhaustive()
+        f.debug_struct("Registry").field("tools", &self.tools.entries.iter().map(|e| &e.def.name).collect::<Vec<_>>()).finish_non_exhaustive()
     }
 }
 
@@ -289,7 +312,7 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
     }
 
     /// How long a call that needs approval may wait for the human (default
-    /// [`DEFAULT_APPROVAL_TTL`], 10 minutes), counted from the moment it
+    /// [`DEFAULT_APPROVAL_TTL`](crate::DEFAULT_APPROVAL_TTL), 10 minutes), counted from the moment it
     /// was parked. Approving it later does not run it: the model reads that
     /// the approval expired and the call was not run. A waiting approval
     /// holds the call's input and context, so the limit also bounds what
@@ -372,189 +395,11 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
     /// Builds every schema, compiles every validator and checks the tools
     /// together: unique names, names the providers accept, `requires` and
     /// `related` naming registered tools. Every problem is reported at once.
+    ///
+    /// # Errors
+    ///
+    /// Every problem found ([`BuildError`]).
     pub fn build(self) -> Result<Registry<App>, BuildError> {
-        let mut problems = Vec::new();
-        if self.config.limits.max_depth > crate::guard::MAX_ARGUMENT_DEPTH {
-            problems.push(BuildProblem::DepthLimitTooHigh { depth: self.config.limits.max_depth, max: crate::guard::MAX_ARGUMENT_DEPTH });
-        }
-        let mut entries: Vec<Entry<App>> = Vec::with_capacity(self.tools.len());
-        let mut index = HashMap::with_capacity(self.tools.len());
-        for boxed in self.tools {
-            let def = match boxed.inner.definition() {
-                Ok(def) => def,
-                Err(reason) => {
-                    problems.push(BuildProblem::InvalidSchema { tool: boxed.name.to_owned(), reason });
-                    continue;
-                }
-            };
-            if !valid_name(&def.name) {
-                problems.push(BuildProblem::InvalidName { tool: def.name.clone() });
-            }
-            for reason in boxed.inner.contradictions() {
-                problems.push(BuildProblem::Contradiction { tool: def.name.clone(), reason });
-            }
-            if def.description.trim().is_empty() {
-                problems.push(BuildProblem::EmptyDescription { tool: def.name.clone() });
-            }
-            if index.contains_key(&def.name) {
-                problems.push(BuildProblem::DuplicateName { tool: def.name.clone() });
-                continue;
-            }
-            let validator = match jsonschema::draft202012::new(&def.input_schema) {
-                Ok(validator) => validator,
-                Err(err) => {
-                    problems.push(BuildProblem::InvalidSchema { tool: def.name.clone(), reason: err.to_string() });
-                    continue;
-                }
-            };
-            let typed = !self.config.validate_every_call && boxed.inner.parses_types();
-            let parser_enforces = typed && crate::validation::parser_enforces(&def.input_schema);
-            let text_exact = typed && crate::validation::text_exact(&def.input_schema, self.config.limits.max_depth);
-            index.insert(def.name.clone(), entries.len());
-            let properties = crate::validation::Properties::of(&def.input_schema, text_exact);
-            let checked = |schema: &Option<Arc<serde_json::Value>>, which: &str| match schema.as_deref().filter(|_| self.config.validate_outputs) {
-                None => Ok(None),
-                Some(schema) => jsonschema::draft202012::new(schema)
-                    .map(Some)
-                    .map_err(|err| BuildProblem::InvalidSchema { tool: def.name.clone(), reason: format!("{which} schema: {err}") }),
-            };
-            let (output_validator, failure_validator) = match (checked(&def.output_schema, "output"), checked(&def.failure_schema, "failure")) {
-                (Ok(output), Ok(failure)) => (output, failure),
-                (output, failure) => {
-                    problems.extend(output.err().into_iter().chain(failure.err()));
-                    continue;
-                }
-            };
-            if let Some(scope) = &def.scope_schema
-                && let Err(err) = jsonschema::draft202012::new(scope)
-            {
-                problems.push(BuildProblem::InvalidSchema { tool: def.name.clone(), reason: format!("scope schema: {err}") });
-                continue;
-            }
-            let name = smol_str::SmolStr::new(&def.name);
-            let tool = boxed.inner;
-            entries.push(Entry { name, def, tool, validator, parser_enforces, text_exact, properties, output_validator, failure_validator });
-        }
-        let aliases = provider_names(&entries, &index, &mut problems);
-        for entry in &entries {
-            for required in &entry.def.requires {
-                if !index.contains_key(required) {
-                    problems.push(BuildProblem::UnknownRequires { tool: entry.def.name.clone(), requires: required.clone() });
-                }
-            }
-            for related in &entry.def.related {
-                if !index.contains_key(related) {
-                    problems.push(BuildProblem::UnknownRelated { tool: entry.def.name.clone(), related: related.clone() });
-                }
-            }
-            if entry.def.kind.is_some() && entry.def.meta.contains_key("kind") {
-                problems.push(BuildProblem::KindInMeta { tool: entry.def.name.clone() });
-            }
-            if entry.def.failure_schema.is_some() && entry.def.meta.contains_key("failureSchema") {
-                problems.push(BuildProblem::FailureSchemaInMeta { tool: entry.def.name.clone() });
-            }
-            if let Some(interim) = &entry.def.interim {
-                let timeout = entry.def.timeout.unwrap_or(self.config.default_timeout);
-                if let Some(reason) = interim_problem(interim, timeout) {
-                    problems.push(BuildProblem::InvalidInterim { tool: entry.def.name.clone(), reason });
-                }
-            }
-        }
-        if !problems.is_empty() {
-            return Err(BuildError { problems });
-        }
-        Ok(Registry { inner: Arc::new(Inner { entries, index, aliases, config: self.config }) })
-    }
-}
-
-/// The provider's names of the registered built-ins that the model calls
-/// by a name other than the registered one; a name that two tools would
-/// answer to, and a built-in declared wrongly, are problems.
-fn provider_names<App>(entries: &[Entry<App>], index: &HashMap<String, usize>, problems: &mut Vec<BuildProblem>) -> Vec<(String, usize)> {
-    // Every provider name, and whether the model calls it (host-run).
-    let mut aliases: Vec<(String, usize, bool)> = Vec::new();
-    for (i, entry) in entries.iter().enumerate() {
-        let Some(declared) = &entry.def.provider_defined else { continue };
-        let tool = entry.def.name.clone();
-        if let Some(reason) = &declared.problem {
-            problems.push(BuildProblem::ProviderTool { tool: tool.clone(), reason: reason.clone() });
-        }
-        let Some(wire) = declared.wire_name.as_ref().filter(|wire| **wire != tool) else { continue };
-        let other = index
-            .get(wire)
-            .map(|&j| &entries[j].def.name)
-            .or_else(|| aliases.iter().find(|(alias, ..)| alias == wire).map(|&(_, j, _)| &entries[j].def.name));
-        match other {
-            Some(other) => problems.push(BuildProblem::ProviderNameTaken { tool, wire_name: wire.clone(), other: other.clone() }),
-            None => aliases.push((wire.clone(), i, declared.runs == crate::definition::Runs::OnHost)),
-        }
-    }
-    aliases.into_iter().filter(|&(.., called)| called).map(|(alias, i, _)| (alias, i)).collect()
-}
-
-/// `^[a-z][a-z0-9_]{0,63}$`, the names every provider accepts.
-pub(crate) fn valid_name(name: &str) -> bool {
-    let bytes = name.as_bytes();
-    !bytes.is_empty()
-        && bytes.len() <= 64
-        && bytes[0].is_ascii_lowercase()
-        && bytes.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'_')
-}
-
-/// What is wrong with a tool's interim text, if anything: it must say
-/// something, and come after a delay that is not zero and is shorter than
-/// the tool's timeout (else it would never be sent).
-fn interim_problem(interim: &crate::definition::Interim, timeout: Duration) -> Option<String> {
-    if interim.text.trim().is_empty() {
-        Some("its interim text is empty; write what the user reads while the call runs".to_owned())
-    } else if interim.after.is_zero() {
-        Some("its interim delay is zero, so every call that waits would show it; give a delay such as 2s".to_owned())
-    } else if interim.after >= timeout {
-        Some(format!(
-            "its interim delay ({:?}) is not shorter than its timeout ({timeout:?}), so the text would never be sent; \
-             shorten the delay or lengthen the timeout",
-            interim.after
-        ))
-    } else {
-        None
-    }
-}
-
-mod problems;
-
-pub use problems::{BuildError, BuildProblem};
-
-impl<App> Registry<App> {
-    /// Full detail to `tracing` and the hook; never to the model.
-    pub(crate) fn report(&self, report: ErrorReport) {
-        tracing::error!(
-            tool = %Escaped(&report.tool),
-            call_id = %Escaped(&report.call_id),
-            kind = report.kind.as_str(),
-            code = %Escaped(&report.code),
-            error = %Escaped(&report.error),
-            message = Escaped::optional(report.message.as_deref()),
-            "tool call failed"
-        );
-        if let Some(hook) = &self.inner.config.on_tool_error {
-            hook(&report);
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn valid_names_follow_the_provider_rule() {
-        assert!(valid_name("lookup_order"));
-        assert!(valid_name("a"));
-        assert!(valid_name(&format!("a{}", "b".repeat(63))));
-        assert!(!valid_name(&format!("a{}", "b".repeat(64))));
-        assert!(!valid_name("Lookup"));
-        assert!(!valid_name("1tool"));
-        assert!(!valid_name("look-up"));
-        assert!(!valid_name(""));
+        Ok(Registry { tools: Arc::new(ToolTable::build(self.tools, self.config)?) })
     }
 }

@@ -33,7 +33,7 @@ pub enum ResultKind {
     /// The call of an external tool was validated and allowed, and handed
     /// to the host to run: [`CallResult::external_call`] has its input, and
     /// the host supplies the result through the run that handed it
-    /// ([`Run::complete`](crate::Run::complete), [`Run::fail`](crate::Run::fail)).
+    /// ([`ExternalCalls::complete`](crate::ExternalCalls::complete), [`ExternalCalls::fail`](crate::ExternalCalls::fail)).
     External,
 }
 
@@ -177,24 +177,7 @@ impl CallResult {
             ends_run: false,
         }
     }
-}
 
-/// The errors the runtime itself reports to the model, one constructor each.
-/// A call of an external tool, handed to the host to run: what
-/// [`Run::external`](crate::Run::external) lists and [`CallResult::external_call`] reads.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct ExternalCall {
-    /// The call id, to complete it with.
-    pub id: SmolStr,
-    /// The tool.
-    pub tool: SmolStr,
-    /// The input, validated against the tool's schema (for a scoped tool,
-    /// against the turn's) and allowed by its policy.
-    pub input: Value,
-}
-
-impl CallResult {
     /// For a result of kind [`ResultKind::External`], the call the host
     /// runs: its id, tool and validated input.
     pub fn external_call(&self) -> Option<ExternalCall> {
@@ -213,6 +196,21 @@ impl CallResult {
     }
 }
 
+/// A call of an external tool, handed to the host to run: what
+/// [`Run::external`](crate::Run::external) lists and [`CallResult::external_call`] reads.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ExternalCall {
+    /// The call id, to complete it with.
+    pub id: SmolStr,
+    /// The tool.
+    pub tool: SmolStr,
+    /// The input, validated against the tool's schema (for a scoped tool,
+    /// against the turn's) and allowed by its policy.
+    pub input: Value,
+}
+
+/// The errors the runtime itself reports to the model, one constructor each.
 pub(crate) mod lines {
     use std::time::Duration;
 

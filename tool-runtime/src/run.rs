@@ -1,5 +1,8 @@
 //! Runs of many steps: what is offered each step, how the calls of a step
-//! execute, pending approvals, and how a run ends.
+//! execute, and how a run ends. What the host does with the calls a step
+//! left waiting has a handle of its own: [`Run::approvals`] for the calls
+//! waiting for a human (`run/approvals.rs`), [`Run::external_calls`] for
+//! those handed to the host (`run/external.rs`).
 
 use std::fmt;
 use std::sync::Arc;
@@ -8,48 +11,35 @@ use std::time::Duration;
 use futures_util::future::join_all;
 use tokio_util::sync::CancellationToken;
 
-use crate::call::{Arguments, CallOutcome, PendingCall};
+use crate::call::{CallOutcome, PendingCall, ToolCall};
 use crate::context::{CallInfo, ProgressSink, UserContext};
-use crate::error_report::Escaped;
+use crate::external::ExternalError;
 use crate::ids::fresh_call_id;
+use crate::intent::{Classifier, ScopeProblem, Selection};
 pub use crate::memory::RunState;
-use crate::memory::{JournalError, Remembered};
+use crate::memory::{CallStart, JournalError, Remembered, RunMemory};
+use crate::pipeline::guarded_value;
 use crate::policy::PolicyKind;
-use crate::registry::{BuildError, Registry, RegistryBuilder};
 use crate::result::{CallResult, Deadline, ResultKind, lines};
 use crate::steps::Steps;
-use crate::tool::BoxedTool;
-use crate::tool::ToolDefinition;
+use crate::table::{BuildError, ToolTable};
+use crate::tool::{BoxedTool, ToolDefinition};
 
 mod approvals;
+mod external;
 mod refusals;
 mod remembered;
 mod turn;
 
+pub use approvals::Approvals;
+pub use external::ExternalCalls;
+use refusals::Refusals;
 pub use remembered::DurableError;
-pub(crate) use turn::{Scoped, Turn};
-
-/// One tool call the model emitted.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ToolCall {
-    /// The provider's id for the call (`call_...`, `toolu_...`).
-    pub id: String,
-    /// The tool name as the model wrote it.
-    pub name: String,
-    /// The arguments as the model wrote them.
-    pub arguments: Arguments<'static>,
-}
-
-impl ToolCall {
-    /// A call of `name` with `arguments`, with the provider's `id`.
-    pub fn new<'a>(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<Arguments<'a>>) -> Self {
-        ToolCall { id: id.into(), name: name.into(), arguments: arguments.into().into_owned() }
-    }
-}
+use turn::Turn;
 
 /// The results of one step's calls, in the order the model emitted them.
 /// Calls waiting for a human have a [`ResultKind::PendingApproval`] result
-/// until [`Run::approve`] or [`Run::reject`] settles them.
+/// until [`Approvals::approve`] or [`Approvals::reject`] settles them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StepResults {
     /// The step these calls belonged to.
@@ -111,6 +101,15 @@ pub enum RunError {
     },
 }
 
+impl From<ExternalError> for RunError {
+    fn from(error: ExternalError) -> Self {
+        match error {
+            ExternalError::Unknown(id) => RunError::UnknownExternal(id),
+            ExternalError::InvalidOutput { tool, problems } => RunError::InvalidOutput { tool, problems },
+        }
+    }
+}
+
 impl From<JournalError> for RunError {
     fn from(error: JournalError) -> Self {
         match error {
@@ -150,50 +149,32 @@ impl From<JournalError> for RunError {
 /// # }
 /// ```
 pub struct Run<App> {
-    pub(crate) registry: Registry<App>,
-    pub(crate) app: Arc<App>,
-    pub(crate) user: Arc<UserContext>,
+    tools: Arc<ToolTable<App>>,
+    app: Arc<App>,
+    user: Arc<UserContext>,
     thread_id: Option<Arc<str>>,
     progress: Option<ProgressSink>,
-    pub(crate) cancel: CancellationToken,
-    pub(crate) steps: Steps,
-    pub(crate) pending: Vec<PendingCall<App>>,
+    cancel: CancellationToken,
+    steps: Steps,
+    pending: Vec<PendingCall<App>>,
     /// When the run must be over (`with_deadline`).
     deadline: Option<tokio::time::Instant>,
     /// How long one step may take (`with_step_timeout`).
     step_timeout: Option<Duration>,
     /// The calls of external tools handed to the host, waiting for its result.
-    pub(crate) external: Vec<crate::call::ExternalCall>,
+    external: Vec<crate::call::ExternalCall>,
     /// The tools of the current turn, after [`Run::select`]; `None` offers every tool.
-    pub(crate) turn: Option<Turn>,
+    turn: Option<Turn>,
     /// The run's memory and its id there: its own ([`Remembered::local`]),
     /// or a journal's for a durable run ([`Run::durable`]).
-    pub(crate) memory: Remembered,
+    memory: Remembered,
 }
 
-impl<App: Send + Sync + 'static> Registry<App> {
-    /// This registry's tools and settings, plus `tools` (typed or dynamic),
-    /// checked as [`build`](crate::RegistryBuilder::build) checks them: a
-    /// name twice, a `requires` naming no tool, an unusable schema. This
-    /// registry is unchanged. For tools of one run, see
-    /// [`Run::with_tools`].
-    ///
-    /// Every tool's schema is compiled again: it costs what building the
-    /// registry costs, so do it once per run, not per call.
-    ///
-    /// # Errors
-    ///
-    /// Every problem found, as [`build`](crate::RegistryBuilder::build)
-    /// reports them.
-    pub fn with_tools(&self, tools: impl IntoIterator<Item = BoxedTool<App>>) -> Result<Registry<App>, BuildError> {
-        let own = self.inner.entries.iter().map(|entry| BoxedTool::dynamic(entry.tool.clone()));
-        RegistryBuilder { tools: own.chain(tools).collect(), config: self.inner.config.clone() }.build()
-    }
-
-    /// Starts a run over this registry's tools for `app`.
-    pub fn run(&self, app: Arc<App>) -> Run<App> {
+impl<App: Send + Sync + 'static> Run<App> {
+    /// A run over `tools` for `app` ([`Registry::run`](crate::Registry::run)).
+    pub(crate) fn new(tools: Arc<ToolTable<App>>, app: Arc<App>) -> Self {
         Run {
-            registry: self.clone(),
+            tools,
             app,
             user: Arc::new(UserContext::default()),
             thread_id: None,
@@ -208,9 +189,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
             memory: Remembered::local(),
         }
     }
-}
 
-impl<App: Send + Sync + 'static> Run<App> {
     /// Who the run is for (default: an anonymous user).
     pub fn with_user(mut self, user: UserContext) -> Self {
         self.user = Arc::new(user);
@@ -297,9 +276,9 @@ impl<App: Send + Sync + 'static> Run<App> {
     ///
     /// # Errors
     ///
-    /// Every problem found, as [`RegistryBuilder::build`] reports them.
+    /// Every problem found, as [`RegistryBuilder::build`](crate::RegistryBuilder::build) reports them.
     pub fn with_tools(mut self, tools: impl IntoIterator<Item = BoxedTool<App>>) -> Result<Self, BuildError> {
-        self.registry = self.registry.with_tools(tools)?;
+        self.tools = Arc::new(self.tools.with_tools(tools)?);
         Ok(self)
     }
 
@@ -328,9 +307,46 @@ impl<App: Send + Sync + 'static> Run<App> {
         }
     }
 
-    /// Calls waiting for a human, oldest first.
+    /// Calls waiting for a human, oldest first; decide them with
+    /// [`approvals`](Self::approvals).
     pub fn pending(&self) -> &[PendingCall<App>] {
         &self.pending
+    }
+
+    /// The calls handed to the host that still wait for their result, in
+    /// the order they were handed; complete them with
+    /// [`external_calls`](Self::external_calls).
+    pub fn external(&self) -> &[crate::call::ExternalCall] {
+        &self.external
+    }
+
+    /// The host's decisions on this run's pending calls: approve, approve
+    /// with an edited input, reject.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use tool_runtime::prelude::*;
+    /// # use tool_runtime::ToolCall;
+    /// /// Refund an order.
+    /// #[tool(policy = needs_approval)]
+    /// async fn refund(order_id: String) -> String { format!("refunded {order_id}") }
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let registry = Registry::<()>::builder().tools(tools![refund]).build().unwrap();
+    /// let mut run = registry.run(Arc::new(()));
+    /// let step = run.execute(vec![ToolCall::new("c1", "refund", r#"{"order_id": "A-1"}"#)]).await;
+    /// assert!(step.has_pending());
+    /// let result = run.approvals().approve("c1").await.unwrap();
+    /// assert_eq!(result.text, "refunded A-1");
+    /// # }
+    /// ```
+    pub fn approvals(&mut self) -> Approvals<'_, App> {
+        Approvals::new(self)
+    }
+
+    /// The host's results of this run's external calls (see
+    /// [`external`](Self::external)): complete, fail.
+    pub fn external_calls(&mut self) -> ExternalCalls<'_, App> {
+        ExternalCalls::new(self)
     }
 
     /// Cancelled when the host cancels the run; every call's token is a
@@ -345,7 +361,7 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// tool as its scope rebuilt it). Empty once a call ended the run. A
     /// visibility predicate that panics hides its tool and is reported.
     pub fn offered(&self) -> Vec<&ToolDefinition> {
-        let offered = self.steps.offered(&self.registry, self.app.as_ref(), &self.user);
+        let offered = self.steps.offered(&self.tools, self.app.as_ref(), &self.user);
         match &self.turn {
             None => offered,
             Some(turn) => {
@@ -363,9 +379,9 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// to the next step. A call to a tool not offered in this step is
     /// refused as unknown. The calls run concurrently when every called tool
     /// is `parallel_safe`, except that a call whose policy is a predicate is
-    /// decided after the earlier calls of the step finished (the predicate
+    /// judged after the earlier calls of the step finished (the predicate
     /// may read what they change); otherwise one after the other, in the
-    /// model's order, each decided by its policy after the earlier ones ran.
+    /// model's order, each judged by its policy after the earlier ones ran.
     ///
     /// A call whose id an earlier call of the step, a call still waiting
     /// for approval, or an external call still waiting for the host's
@@ -388,9 +404,11 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// step had.
     pub async fn execute(&mut self, calls: Vec<ToolCall>) -> StepResults {
         let step = self.steps.step;
-        let digest = self.step_digest(&calls);
+        let digest = remembered::step_digest(&self.memory, &calls);
         let offered = self.offered_names();
-        let refusals = self.refusals(&calls);
+        let refusals =
+            Refusals { tools: &self.tools, steps: &self.steps, pending: &self.pending, external: &self.external, durable: self.memory.durable };
+        let refusals = refusals.of(&calls);
         let parallel = calls.len() > 1 && calls.iter().all(|call| self.parallel_safe(call));
         // The step's calls are cancelled together at its deadline.
         let step_token = self.cancel.child_token();
@@ -424,34 +442,14 @@ impl<App: Send + Sync + 'static> Run<App> {
         for outcome in outcomes {
             match outcome {
                 CallOutcome::Done(result) => {
-                    self.steps.record(&result, self.ends_turn(&result));
-                    self.track_external(&result);
+                    self.record(&result);
                     results.push(result);
                 }
-                CallOutcome::NeedsApproval(pending) => {
-                    let max = self.registry.inner.config.max_pending;
-                    // Expired calls give up their places first.
-                    if self.pending.len() >= max {
-                        expired.extend(self.sweep_expired().await);
-                    }
-                    if self.pending.len() >= max {
-                        tracing::warn!(tool = %Escaped(pending.tool()), max, "too many calls wait for approval in this run; refused");
-                        let (tool, id) = (pending.tool().clone(), pending.id().clone());
-                        results.push(CallResult::failure(tool, id, ResultKind::Denied, &lines::too_many_pending(max)));
-                    } else {
-                        match self.park_durably(pending).await {
-                            Ok(pending) => {
-                                results.push(pending.pending_result());
-                                self.pending.push(pending);
-                            }
-                            Err(refused) => results.push(refused),
-                        }
-                    }
-                }
+                CallOutcome::NeedsApproval(pending) => results.push(self.approvals().park(pending, &mut expired).await),
             }
         }
         self.steps.advance(digest);
-        self.save_or_report().await;
+        self.steps.save_or_report(&self.memory).await;
         let step = self.steps.resent.take().unwrap_or(step);
         StepResults { step, results, expired }
     }
@@ -462,10 +460,148 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// run is journaled as finished.
     pub async fn finish(&mut self) {
         let by = self.ended_by().map(str::to_owned);
-        let dropped = std::mem::take(&mut self.pending);
         self.steps.state = RunState::Finished { by };
-        self.journal_finish(&dropped).await;
-        drop(dropped);
+        self.approvals().drop_all().await;
+        self.steps.save_or_report(&self.memory).await;
+    }
+
+    /// Makes this run durable under `run_id` in `journal`: a run the
+    /// journal knows is resumed (its step, tools executed, failures per
+    /// tool, how it ended and its pending approvals), a new one is
+    /// recorded. From then on each step, each call's effect and each
+    /// approval are journaled (see the [module docs](crate::memory)).
+    /// Several processes may resume and step one run at once: each step is
+    /// added to the journal's record, and after it the run holds the steps
+    /// and tools of all of them. Set the run's user and thread first:
+    /// resumed pending calls run as that user.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use tool_runtime::prelude::*;
+    /// # use tool_runtime::{journal::Journal, ToolCall};
+    /// /// Refund an order.
+    /// #[tool(policy = needs_approval)]
+    /// async fn refund(order_id: String) -> String { format!("refunded {order_id}") }
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let dir = std::env::temp_dir().join(format!("durable-doc-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// let journal = Journal::open(dir.join("runs.db").to_str().unwrap()).await?;
+    /// let registry = Registry::<()>::builder().tools(tools![refund]).build()?;
+    ///
+    /// // One process parks the refund...
+    /// let mut run = registry.run(Arc::new(())).durable(&journal, "thread-7").await?;
+    /// run.execute(vec![ToolCall::new("c1", "refund", r#"{"order_id": "A-1"}"#)]).await;
+    ///
+    /// // ...a human approves it from another (an admin page)...
+    /// journal.approvals().decide("thread-7", "c1", tool_runtime::journal::Decision::Approve, "alice").await?;
+    ///
+    /// // ...and the run, resumed anywhere, runs it.
+    /// let mut run = registry.run(Arc::new(())).durable(&journal, "thread-7").await?;
+    /// let settled = run.settle_decided().await?;
+    /// assert_eq!(settled[0].text, "refunded A-1");
+    /// # journal.close().await; std::fs::remove_dir_all(&dir)?; Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`DurableError::Journal`] when the journal cannot be read or
+    /// written; [`DurableError::Incompatible`] when a pending call's tool is
+    /// gone or no longer accepts its journaled input.
+    pub async fn durable(mut self, memory: &(impl RunMemory + Clone), run_id: &str) -> Result<Self, DurableError> {
+        self.memory = Remembered { memory: Arc::new(memory.clone()), run_id: run_id.into(), durable: true };
+        let memory = self.memory.memory.clone();
+        // A run the journal knows is taken as it holds it; a new one is
+        // recorded (with whatever this run did before).
+        self.steps.journaled = (0, 0);
+        self.steps.save(&self.memory).await?;
+        // The journaled calls must still fit this registry: a re-sent step
+        // replays them.
+        for call in memory.calls_of_run(run_id).await? {
+            let (entry, _) = remembered::check_fits(&self.tools, run_id, &call.call_id, &call.tool, &call.input)?;
+            // An external call not completed is still with the host.
+            if entry.def.external && matches!(call.outcome, CallStart::UnknownOutcome { .. }) {
+                self.external.push(crate::call::ExternalCall { id: call.call_id.into(), tool: call.tool.into(), input: call.input });
+            }
+        }
+        // Decided or not: a decision made elsewhere is settled by
+        // `settle_decided`.
+        let unsettled = memory.unsettled_for_run(run_id).await?;
+        self.approvals().resume(&unsettled)?;
+        Ok(self)
+    }
+
+    /// The run's id in its journal, for a durable run.
+    pub fn run_id(&self) -> Option<&str> {
+        self.memory.durable.then_some(&*self.memory.run_id)
+    }
+
+    /// Settles the pending calls that were decided out of band (by any
+    /// process, with [`RunMemory::decide`]) or that expired: an approved call
+    /// runs (with its edited input, validated and judged again) unless the
+    /// run may no longer run it (past its deadline, or its tool exhausted
+    /// by `max_retries`, as [`Approvals::approve`] says), a rejected one
+    /// reads its rejection, an expired one `APPROVAL_EXPIRED`. Returns their results,
+    /// in the order they were parked, then those of the external calls
+    /// another process completed ([`ExternalCalls::complete`] on the resumed run);
+    /// calls still waiting stay pending.
+    /// A run that is not durable has nothing to settle.
+    ///
+    /// # Errors
+    ///
+    /// [`DurableError::Journal`] when the journal cannot be read or written.
+    pub async fn settle_decided(&mut self) -> Result<Vec<CallResult>, DurableError> {
+        if !self.memory.durable {
+            return Ok(Vec::new());
+        }
+        let mut results = self.approvals().settle_decided().await?;
+        results.extend(self.external_calls().settle_completed().await?);
+        self.steps.save(&self.memory).await?;
+        Ok(results)
+    }
+
+    /// The intent classifier's call over this run's tools.
+    pub fn classifier(&self) -> Classifier {
+        Classifier::new(self.tools.definitions())
+    }
+
+    /// Offers, from now until the next `select` or
+    /// [`clear_selection`](Self::clear_selection), only the tools
+    /// `selection` names, those `always_active`, and what they `require`
+    /// (each still subject to its visibility and `requires`). A selection
+    /// that failed open offers every tool.
+    ///
+    /// A selected tool with a scope value is rebuilt by its scope function
+    /// for the turn: [`offered`](Self::offered) gives its rebuilt
+    /// description and input schema, and its calls are validated against
+    /// that schema as well. A scope value is checked against the scope
+    /// schema the classifier was shown before the scope function sees it.
+    /// A tool whose scope value does not fit it or is over 4 KiB as JSON,
+    /// whose function panics or writes a description or schema more than
+    /// 4 KiB longer than the tool's own, or whose rebuilt schema would
+    /// accept an input its own refuses keeps its own definition; each is
+    /// returned and reported (kind [`ErrorKind::Scope`](crate::ErrorKind::Scope)).
+    pub fn select(&mut self, selection: &Selection) -> Vec<ScopeProblem> {
+        let (turn, problems) = Turn::select(&self.tools, selection);
+        self.turn = turn;
+        problems
+    }
+
+    /// Offers every tool again, as before the first
+    /// [`select`](Self::select).
+    pub fn clear_selection(&mut self) {
+        self.turn = None;
+    }
+
+    /// Records a call's result in the run's steps, and keeps its call when
+    /// it was handed to the host.
+    fn record(&mut self, result: &CallResult) {
+        self.steps.record(result, self.ends_turn(result));
+        // A re-sent step hands a call still with the host again: kept once.
+        if let Some(call) = result.external_call()
+            && !self.external.iter().any(|kept| kept.id == call.id)
+        {
+            self.external.push(call);
+        }
     }
 
     /// The outcomes of a step's calls, concurrently or in order (see
@@ -477,22 +613,22 @@ impl<App: Send + Sync + 'static> Run<App> {
         offered: &[String],
     ) -> Vec<CallOutcome<App>> {
         if parallel {
-            // A call whose policy is a predicate is decided after the
+            // A call whose policy is a predicate is judged after the
             // earlier calls of the step finished, since the predicate may
             // read what they change: the step runs in groups that each
             // start at such a call, one group after the other.
             let mut outcomes = Vec::with_capacity(calls.len());
             let mut group = Vec::new();
             for (info, call, refusal) in calls {
-                let decided_by_predicate = self.registry.definition(&call.name).is_some_and(|def| def.policy == PolicyKind::Predicate);
-                if decided_by_predicate && !group.is_empty() {
+                let judged_by_predicate = self.tools.definition(&call.name).is_some_and(|def| def.policy == PolicyKind::Predicate);
+                if judged_by_predicate && !group.is_empty() {
                     outcomes.extend(join_all(std::mem::take(&mut group)).await);
                 }
-                let (app, registry, turn) = (&self.app, &self.registry, &self.turn);
+                let (app, tools, turn) = (&self.app, &*self.tools, &self.turn);
                 group.push(async move {
                     match refusal {
                         Some(refused) => CallOutcome::Done(refused),
-                        None => registry.process(app, &call.name, call.arguments, info, Some(offered), scoped(turn, &call.name)).await,
+                        None => crate::pipeline::process(tools, app, &call.name, call.arguments, info, Some(offered), scoped(turn, &call.name)).await,
                     }
                 });
             }
@@ -504,7 +640,10 @@ impl<App: Send + Sync + 'static> Run<App> {
             for (info, call, refusal) in calls {
                 outcomes.push(match refusal {
                     Some(refused) => CallOutcome::Done(refused),
-                    None => self.registry.process(&self.app, &call.name, call.arguments, info, Some(offered), scoped(turn, &call.name)).await,
+                    None => {
+                        crate::pipeline::process(&self.tools, &self.app, &call.name, call.arguments, info, Some(offered), scoped(turn, &call.name))
+                            .await
+                    }
                 });
             }
             outcomes
@@ -516,28 +655,17 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// raw arguments (guarded as any arguments are; text that does not
     /// pass, or a predicate that panics, means not).
     fn parallel_safe(&self, call: &ToolCall) -> bool {
-        let Some(entry) = self.registry.entry(&call.name) else { return false };
+        let Some(entry) = self.tools.entry(&call.name) else { return false };
         if entry.def.parallel_safe {
             return true;
         }
-        let Some(args) = self.guarded_value(&call.arguments) else { return false };
+        let Some(args) = guarded_value(&self.tools, &call.arguments) else { return false };
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| entry.tool.parallel_safe(&args))).ok().flatten().unwrap_or(false)
     }
 
-    /// The raw arguments as a JSON value, once they passed the guard; `None`
-    /// when they do not, or are not JSON.
-    pub(crate) fn guarded_value<'a>(&self, arguments: &'a Arguments<'_>) -> Option<std::borrow::Cow<'a, serde_json::Value>> {
-        let limits = &self.registry.inner.config.limits;
-        match arguments {
-            Arguments::Value(value) if crate::guard::check_value(value, limits).is_ok() => Some(std::borrow::Cow::Borrowed(value)),
-            Arguments::Text(text) if crate::guard::check_text(text, limits).is_ok() => serde_json::from_str(text).ok().map(std::borrow::Cow::Owned),
-            _ => None,
-        }
-    }
-
     /// Whether the tool of `result` halts the run when it succeeds.
-    pub(crate) fn ends_turn(&self, result: &CallResult) -> bool {
-        self.registry.definition(&result.tool).is_some_and(|def| def.ends_turn)
+    fn ends_turn(&self, result: &CallResult) -> bool {
+        self.tools.definition(&result.tool).is_some_and(|def| def.ends_turn)
     }
 
     /// When the current step must end, and which limit that is.
@@ -552,7 +680,7 @@ impl<App: Send + Sync + 'static> Run<App> {
         self.cancel.cancel();
     }
 
-    pub(crate) fn call_info(&self, id: &str, step: &CancellationToken) -> CallInfo {
+    fn call_info(&self, id: &str, step: &CancellationToken) -> CallInfo {
         CallInfo {
             user: Some(self.user.clone()),
             thread_id: self.thread_id.clone(),

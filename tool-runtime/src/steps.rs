@@ -9,10 +9,11 @@ use std::panic::AssertUnwindSafe;
 
 use crate::context::{StepView, UserContext};
 use crate::error::ToolError;
-use crate::error_report::{ErrorKind, ErrorReport, panic_message};
+use crate::error_report::{ErrorKind, ErrorReport, Escaped, panic_message};
+use crate::memory::Remembered;
 use crate::memory::{JournalError, RunState, StepDelta, Stepped};
-use crate::registry::Registry;
 use crate::result::{CallResult, ResultKind, lines};
+use crate::table::ToolTable;
 use crate::tool::ToolDefinition;
 
 /// What a run remembers of its steps: the step index, the tools executed
@@ -52,7 +53,7 @@ impl Save {
     /// Adds what this save took from a run's steps to its record in
     /// `remembered` ([`RunMemory::add_step`](crate::memory::RunMemory::add_step)); the answer is for
     /// [`Steps::saved`].
-    pub(crate) async fn send(&self, remembered: &crate::memory::Remembered) -> Result<Stepped, JournalError> {
+    pub(crate) async fn send(&self, remembered: &Remembered) -> Result<Stepped, JournalError> {
         remembered.memory.add_step(&remembered.run_id, &self.unsaved, &self.state, self.known).await
     }
 }
@@ -92,6 +93,25 @@ impl Steps {
                 self.restore(save.unsaved);
                 Err(error)
             }
+        }
+    }
+
+    /// Records how the run stands in `remembered` (after a step or an
+    /// approval), and takes the other processes' steps from it: a save
+    /// ([`take_save`](Self::take_save)) sent and its answer taken
+    /// ([`saved`](Self::saved)).
+    pub(crate) async fn save(&mut self, remembered: &Remembered) -> Result<(), JournalError> {
+        let save = self.take_save();
+        let answer = save.send(remembered).await;
+        self.saved(save, answer)
+    }
+
+    /// [`save`](Self::save), a failure logged (the change is kept for the
+    /// next save).
+    pub(crate) async fn save_or_report(&mut self, remembered: &Remembered) {
+        if let Err(error) = self.save(remembered).await {
+            let run_id = if remembered.durable { &*remembered.run_id } else { "" };
+            tracing::error!(run_id = %Escaped(run_id), error = %Escaped(&error), "the run's state could not be journaled");
         }
     }
 
@@ -179,13 +199,13 @@ impl Steps {
         (failed >= max).then(|| lines::exhausted(&def.name, failed))
     }
 
-    /// The tools of `registry` offered now to `user`: none once the run
+    /// The tools of `tools` offered now to `user`: none once the run
     /// ended, else those whose `requires` ran and whose `visible_when`
     /// passes, in declaration order. A visibility predicate that panics
     /// hides its tool and is reported.
     pub(crate) fn offered<'r, App: Send + Sync + 'static>(
         &self,
-        registry: &'r Registry<App>,
+        tools: &'r ToolTable<App>,
         app: &App,
         user: &UserContext,
     ) -> Vec<&'r ToolDefinition> {
@@ -193,8 +213,7 @@ impl Steps {
             return Vec::new();
         }
         let view = StepView::new(self.step, &self.executed, app, user);
-        registry
-            .inner
+        tools
             .entries
             .iter()
             .filter(|entry| self.exhausted(&entry.def).is_none())
@@ -207,7 +226,7 @@ impl Steps {
                     Ok(visible) => visible,
                     Err(payload) => {
                         let error = format!("panic: {}", panic_message(payload.as_ref()));
-                        registry.report(ErrorReport::new(&entry.def.name, "", ErrorKind::Visibility, "TOOL_HIDDEN", error));
+                        tools.report(ErrorReport::new(&entry.def.name, "", ErrorKind::Visibility, "TOOL_HIDDEN", error));
                         false
                     }
                 }

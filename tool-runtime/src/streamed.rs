@@ -76,16 +76,14 @@ pub struct Preliminary {
     budget: usize,
 }
 
-impl<App> CallState<'_, App> {
-    /// The sink of this call's preliminary items.
-    #[doc(hidden)]
-    pub fn preliminary(&self) -> Preliminary {
-        let info = self.info();
-        Preliminary { sink: info.progress.clone(), call_id: info.call_id.clone(), budget: self.output_limit() }
-    }
-}
-
 impl Preliminary {
+    /// The sink of the preliminary items of the call whose state is `call`.
+    #[doc(hidden)]
+    pub fn of<App>(call: &CallState<'_, App>) -> Self {
+        let info = call.info();
+        Preliminary { sink: info.progress.clone(), call_id: info.call_id.clone(), budget: call.output_limit() }
+    }
+
     /// Sends `item` as the `index`th preliminary result, while the budget lasts.
     fn send(&mut self, index: usize, item: &impl Serialize) {
         let Some(sink) = &self.sink else { return };

@@ -142,7 +142,7 @@ pub trait Tool<App>: 'static {
 
     /// The policy predicate; only called when `META.policy` is `Predicate`.
     #[doc(hidden)]
-    fn decide<'a>(input: &'a Self::Input, ctx: &'a Ctx<App>) -> PolicyCall<'a> {
+    fn verdict<'a>(input: &'a Self::Input, ctx: &'a Ctx<App>) -> PolicyCall<'a> {
         let _ = (input, ctx);
         PolicyCall::Async(Box::pin(std::future::ready(Ok(Verdict::Allow))))
     }
@@ -253,7 +253,7 @@ pub(crate) trait ErasedTool<App>: Send + Sync {
     /// `#[tool]`s, whose input is a Rust type; false for dynamic tools,
     /// whose input is any JSON value and whose schema is the only check).
     fn parses_types(&self) -> bool;
-    fn decide<'a>(&'a self, input: &'a (dyn Any + Send + Sync), ctx: &'a Ctx<App>) -> PolicyCall<'a>;
+    fn verdict<'a>(&'a self, input: &'a (dyn Any + Send + Sync), ctx: &'a Ctx<App>) -> PolicyCall<'a>;
     fn visible(&self, view: &StepView<'_, App>) -> bool;
     /// The `parallel_safe` predicate on the raw arguments, if the tool has one.
     fn parallel_safe(&self, args: &Value) -> Option<bool>;
@@ -296,9 +296,9 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
         true
     }
 
-    fn decide<'a>(&'a self, input: &'a (dyn Any + Send + Sync), ctx: &'a Ctx<App>) -> PolicyCall<'a> {
+    fn verdict<'a>(&'a self, input: &'a (dyn Any + Send + Sync), ctx: &'a Ctx<App>) -> PolicyCall<'a> {
         match input.downcast_ref::<T::Input>() {
-            Some(input) => T::decide(input, ctx),
+            Some(input) => T::verdict(input, ctx),
             None => PolicyCall::Async(Box::pin(std::future::ready(Err("policy input of the wrong type".into())))),
         }
     }

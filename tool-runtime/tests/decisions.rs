@@ -83,7 +83,7 @@ async fn an_edited_input_passes_the_guard_before_the_journal_reads_it(db: Db) {
     let mut run = registry.run(refunds.clone()).durable(&journal, "t-1").await.unwrap();
     run.execute(vec![ToolCall::new("c1", "refund", json!({"order_id": "A-1"}))]).await;
     let edited = format!(r#"{{"order_id": "{}"}}"#, "A".repeat(10_000));
-    let result = run.approve_with("c1", Arguments::from(edited.as_str())).await.unwrap();
+    let result = run.approvals().approve_with("c1", Arguments::from(edited.as_str())).await.unwrap();
     assert_eq!(result.error_code.as_deref(), Some("ARGUMENTS_TOO_LARGE"), "{}", result.text);
     let decided = journal.approvals().get("t-1", "c1").await.unwrap().unwrap().decided.unwrap();
     assert_eq!(decided.decision, Decision::Reject("The edited input was refused before it was read.".into()));

@@ -518,7 +518,7 @@ async fn a_call_decided_elsewhere_cannot_be_decided_again(db: Db) {
     run.execute(vec![call("c1", "refund", json!({"order_id": "A-1"}))]).await;
     db.open().await.approvals().decide("t-1", "c1", Decision::Reject("No.".into()), "bob").await.unwrap();
     // This process still holds the call and tries to approve it.
-    let refused = run.approve("c1").await.unwrap_err();
+    let refused = run.approvals().approve("c1").await.unwrap_err();
     assert_eq!(refused, RunError::AlreadyDecided { call_id: "c1".into(), by: "bob".into() });
     assert_eq!(shop.refunds.load(Ordering::SeqCst), 0);
     let settled = run.settle_decided().await.unwrap();
@@ -678,11 +678,11 @@ async fn an_external_call_survives_a_restart_and_is_completed_once(db: Db) {
     assert_eq!(resumed.external()[0].input, json!({"order_id": "A-1"}));
     assert_eq!(resumed.execute(call()).await.results[0].kind, ResultKind::External);
     assert_eq!(resumed.external().len(), 1);
-    let done = resumed.complete("c1", json!("confirmed")).await.unwrap();
+    let done = resumed.external_calls().complete("c1", json!("confirmed")).await.unwrap();
     assert_eq!(done.text, "confirmed");
 
     // The first process, still live: completed elsewhere, so it settles it.
-    assert!(matches!(first.complete("c1", json!("twice")).await, Err(RunError::AlreadyDecided { .. })));
+    assert!(matches!(first.external_calls().complete("c1", json!("twice")).await, Err(RunError::AlreadyDecided { .. })));
     let settled = first.settle_decided().await.unwrap();
     assert_eq!(settled.len(), 1);
     assert_eq!(settled[0].text, "confirmed");

@@ -134,7 +134,7 @@ async fn approving_one_run_s_call_never_approves_another_run_s_call_of_the_same_
     let mut bobs_run = registry().run(Arc::new(Bank::default())).with_user(UserContext::new("bob")).durable(&bobs_host, "bob-run").await.unwrap();
     let step = bobs_run.execute(vec![ToolCall::new("call_1", "refund", json!({"order": "B-7"}))]).await;
     assert_eq!(step.results[0].kind, ResultKind::PendingApproval, "{}", step.results[0].text);
-    let approved = bobs_run.approve("call_1").await.unwrap();
+    let approved = bobs_run.approvals().approve("call_1").await.unwrap();
     assert_eq!(approved.text, "refunded B-7");
 
     // Alice's run, in its own process, settles what was decided for it: nothing.

@@ -286,11 +286,11 @@ async fn main() {
                 None => {
                     println!("  human approves {id} ({tool})");
                     approved.push(id.clone());
-                    run.approve(&id).await
+                    run.approvals().approve(&id).await
                 }
                 Some(text) => {
                     println!("  human rejects {id} ({tool}): {text}");
-                    run.reject(&id, Some(text)).await
+                    run.approvals().reject(&id, Some(text)).await
                 }
             };
             step.settle(settled.expect("the id came from the run's pending list"));

@@ -80,7 +80,7 @@ fn streamed(g: &Gen<'_>, item_ty: &syn::Type) -> TokenStream {
             #state: &mut #p::CallState<'_, #app>,
             #args: &#p::ParsedFrom<'_>,
         ) -> #p::CallFuture {
-            let preliminary = #state.preliminary();
+            let preliminary = #p::Preliminary::of(#state);
             #take_ctx
             #again
             ::std::boxed::Box::pin(async move {

@@ -1,5 +1,5 @@
 //! The `Tool` methods that call a function the user named in a key:
-//! `policy = path` (`decide`), `visible_when` (`visible`),
+//! `policy = path` (`verdict`), `visible_when` (`visible`),
 //! `parallel_safe = path`, `idempotency_key` (`effect_key`), `reconcile`
 //! and `scope`. Each is emitted only for a tool that writes its key.
 //!
@@ -14,8 +14,8 @@ use syn::spanned::Spanned;
 use super::{Gen, respan};
 use crate::attrs::{ParallelSafeAttr, PolicyAttr};
 
-/// `Tool::decide`, for `policy = path`.
-pub(super) fn decide_fn(g: &Gen<'_>) -> Option<TokenStream> {
+/// `Tool::verdict`, for `policy = path`.
+pub(super) fn verdict_fn(g: &Gen<'_>) -> Option<TokenStream> {
     let Some((PolicyAttr::Predicate(path), _)) = &g.attrs.policy else { return None };
     let (p, app) = (&g.p, &g.app);
     // Coercing to a fn pointer reports a wrong signature on the path, as a
@@ -29,7 +29,7 @@ pub(super) fn decide_fn(g: &Gen<'_>) -> Option<TokenStream> {
         #probe::PolicyProbe(move || predicate(input, ctx)).into_policy()
     };
     Some(quote! {
-        fn decide<'a>(input: &'a Self::Input, ctx: &'a #p::Ctx<#app>) -> #p::PolicyCall<'a> {
+        fn verdict<'a>(input: &'a Self::Input, ctx: &'a #p::Ctx<#app>) -> #p::PolicyCall<'a> {
             #[allow(unused_imports)]
             use #p::SyncPolicy as _;
             #invoke

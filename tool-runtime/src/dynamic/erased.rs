@@ -47,7 +47,7 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
         false
     }
 
-    fn decide<'a>(&'a self, input: &'a (dyn Any + Send + Sync), ctx: &'a Ctx<App>) -> PolicyCall<'a> {
+    fn verdict<'a>(&'a self, input: &'a (dyn Any + Send + Sync), ctx: &'a Ctx<App>) -> PolicyCall<'a> {
         match (&self.policy, input.downcast_ref::<Value>()) {
             (Some(policy), Some(args)) => policy(args, ctx),
             _ => PolicyCall::Async(Box::pin(std::future::ready(Ok(Verdict::Allow)))),
@@ -135,7 +135,7 @@ fn run<App: Send + Sync + 'static>(
         }
         Handler::Streamed(handler) => {
             // Taken before the handler runs, as a `#[tool]`'s is.
-            let preliminary = call.preliminary();
+            let preliminary = crate::streamed::Preliminary::of(call);
             let future = handler(args, call.ctx().clone());
             Box::pin(async move { crate::streamed::drain(future.await, preliminary).await })
         }

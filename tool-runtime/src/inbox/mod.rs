@@ -7,7 +7,7 @@
 //! input schema and a live countdown to their expiry; it approves, rejects
 //! with a reason the model reads, or approves an edited input (a form
 //! generated from the input schema, validated in the browser and again on
-//! the server, and decided again by the tool's policy); it shows the
+//! the server, and judged again by the tool's policy); it shows the
 //! decisions made, by whom, when and how, and the call's outcome once its
 //! run settled it; and it updates live, over server-sent events, as other
 //! processes park, decide or expire calls.
@@ -105,7 +105,7 @@ pub(crate) struct Shared<App> {
 impl<App: Send + Sync + 'static> Inbox<App> {
     /// An inbox over `journal`, whose calls are of `registry`'s tools; `app`
     /// is what a tool's policy predicate sees when an edited input is
-    /// decided again.
+    /// judged again.
     ///
     /// Until [`with_auth`](Self::with_auth) is called, every request is
     /// refused: an inbox never shows calls to someone it cannot name.

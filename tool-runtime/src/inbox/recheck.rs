@@ -1,10 +1,10 @@
-//! An edited input decided again before it is journaled, as
-//! [`Registry::approve_with`] decides it: through the guard, parsing and
-//! validation (`Registry::read_input`, stages 1 to 3) and the tool's
-//! policy (`Registry::decide`, stage 4), in the context of the user the
+//! An edited input judged again before it is journaled, as
+//! [`Registry::approve_with`] judges it: through the guard, parsing and
+//! validation (`pipeline::read_input`, stages 1 to 3) and the tool's
+//! policy (`pipeline::judge`, stage 4), in the context of the user the
 //! call is for. A refusal is shown to the approver, and nothing is
 //! journaled: the call still waits, to be rejected with a reason or edited
-//! again. The run decides the input once more when it carries the decision
+//! again. The run judges the input once more when it carries the decision
 //! out, with its own user and state.
 
 use std::sync::Arc;
@@ -32,20 +32,21 @@ pub(crate) enum Recheck {
     UnknownTool,
 }
 
-/// Decides `edited`, an input for `call`, as `approve_with` would.
+/// Judges `edited`, an input for `call`, as `approve_with` would.
 pub(crate) async fn recheck<App: Send + Sync + 'static>(registry: &Registry<App>, app: &Arc<App>, call: &ParkedCall, edited: &Value) -> Recheck {
-    let Some(entry) = registry.entry(&call.tool) else { return Recheck::UnknownTool };
+    let tools = registry.tools();
+    let Some(entry) = tools.entry(&call.tool) else { return Recheck::UnknownTool };
     let id = SmolStr::new(&call.call_id);
-    let mut input = match registry.read_input(entry, &id, Arguments::Value(edited.clone())) {
+    let mut input = match crate::pipeline::read_input(tools, entry, &id, Arguments::Value(edited.clone())) {
         Ok(input) => input,
         Err(result) => return Recheck::Invalid(result.text),
     };
     let user = call.user_id.as_deref().map(UserContext::new).unwrap_or_default();
     let ctx = Ctx::new(app.clone()).with_user(user);
     let mut state = CallState::shared(&ctx);
-    match registry.decide(entry, &mut input, &mut state).await {
+    match crate::pipeline::judge(tools, entry, &mut input, &mut state).await {
         Ok(Verdict::Deny { reason }) => Recheck::Refused(reason.unwrap_or_else(|| "The tool's policy refuses this input.".to_owned())),
         Ok(_) => Recheck::Accepted,
-        Err(why) => Recheck::Refused(registry.undecided(entry, &id, why).text),
+        Err(why) => Recheck::Refused(crate::pipeline::no_verdict(entry, &id, why).text),
     }
 }

@@ -208,7 +208,7 @@ impl CallRecords<'_> {
     /// call with [`resolve`](Self::resolve); a call of a tool
     /// with a reconcile hook is settled by the hook when it is sent again.
     /// An external call still with the host is listed too: it is completed
-    /// by [`Run::complete`](crate::Run::complete).
+    /// by [`ExternalCalls::complete`](crate::ExternalCalls::complete).
     ///
     /// # Errors
     ///

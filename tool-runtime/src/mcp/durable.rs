@@ -19,6 +19,7 @@ use rmcp::RoleServer;
 use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use rmcp::service::{ElicitationMode, RequestContext};
 
+use crate::approval;
 use crate::call::{Arguments, PendingCall};
 use crate::error_report::Escaped;
 use crate::error_report::{ErrorKind, ErrorReport};
@@ -65,7 +66,7 @@ pub(super) async fn ask<App: Send + Sync + 'static>(
     };
     if let Err(error) = durable.memory.park(&parked).await {
         let detail = format!("the pending call could not be journaled, so it was not run: {error}");
-        registry.report(ErrorReport::new(tool.as_str(), id.as_str(), ErrorKind::Journal, "JOURNAL", detail));
+        registry.tools().report(ErrorReport::new(tool.as_str(), id.as_str(), ErrorKind::Journal, "JOURNAL", detail));
         return CallResult::unrecorded(tool, id);
     }
     // From here until a decision is carried out, a call whose wait is
@@ -97,11 +98,11 @@ pub(super) async fn ask<App: Send + Sync + 'static>(
     let result = match decision {
         // The journal accepted the decision: its clock decided that it
         // came in time, not this process's.
-        Ok(Decision::Approve) => registry.approve_decided(pending, None).await,
-        Ok(Decision::ApproveEdited(input)) => registry.approve_decided(pending, Some(Arguments::Value(input))).await,
+        Ok(Decision::Approve) => approval::approve_decided(registry.tools(), pending, None).await,
+        Ok(Decision::ApproveEdited(input)) => approval::approve_decided(registry.tools(), pending, Some(Arguments::Value(input))).await,
         Ok(Decision::Reject(text)) => registry.reject(pending, Some(text.as_str()).filter(|text| !text.is_empty())),
         Err(error) => {
-            registry.report(ErrorReport::new(tool.as_str(), id.as_str(), ErrorKind::Journal, "JOURNAL", error.to_string()));
+            registry.tools().report(ErrorReport::new(tool.as_str(), id.as_str(), ErrorKind::Journal, "JOURNAL", error.to_string()));
             registry.reject(pending, Some("The approval could not be read, so the call was not run."))
         }
     };

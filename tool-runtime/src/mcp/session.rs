@@ -90,7 +90,7 @@ impl<App: Send + Sync + 'static> McpSession<App> {
 
     fn offered<T>(&self, run: &SessionRun, user: &UserContext, map: impl Fn(&ToolDefinition) -> T) -> Vec<T> {
         let server = &self.server;
-        let offered = run.steps.offered(&server.registry, server.app.as_ref(), user).into_iter();
+        let offered = run.steps.offered(server.registry.tools(), server.app.as_ref(), user).into_iter();
         // A provider's built-in tool is that provider's: never an MCP tool;
         // an external tool is listed only where a runner runs it.
         offered.filter(|def| def.provider_defined.is_none() && (!def.external || server.external.is_some())).map(map).collect()
@@ -165,17 +165,17 @@ impl<App: Send + Sync + 'static> McpSession<App> {
     async fn run_external(&self, call: crate::ExternalCall, runner: &super::ExternalRunner, context: &RequestContext<RoleServer>) -> CallResult {
         let registry = &self.server.registry;
         let (tool, id) = (call.tool.clone(), call.id.clone());
-        let timeout = registry.definition(&tool).and_then(|def| def.timeout).unwrap_or(registry.inner.config.default_timeout);
+        let timeout = registry.definition(&tool).and_then(|def| def.timeout).unwrap_or(registry.tools().config.default_timeout);
         let ran = tokio::select! {
             ran = tokio::time::timeout(timeout, runner(call)) => ran,
             () = context.ct.cancelled() => return CallResult::failure(tool, id, ResultKind::Cancelled, &lines::cancelled()),
         };
         let done = match ran {
             Err(_) => return CallResult::failure(tool, id, ResultKind::TimedOut, &lines::timed_out(timeout)),
-            Ok(Ok(output)) => registry.complete_external(&tool, &id, output),
-            Ok(Err(error)) => registry.fail_external(&tool, &id, &error),
+            Ok(Ok(output)) => crate::external::complete(registry.tools(), &tool, &id, output),
+            Ok(Err(error)) => crate::external::fail(registry.tools(), &tool, &id, &error),
         };
-        done.unwrap_or_else(|error| registry.external_went_wrong(&tool, &id, &error))
+        done.unwrap_or_else(|error| crate::external::went_wrong(registry.tools(), &tool, &id, &error))
     }
 
     /// Asks the client's user to accept or decline a pending call.
@@ -250,7 +250,7 @@ impl<'s, App: Send + Sync + 'static> Waiting<'s, App> {
     /// (`max_pending_approvals`, as in a run), its user's or the server's
     /// is reached: then the refusal the model reads.
     pub(super) fn enter(session: &'s McpSession<App>, context: &RequestContext<RoleServer>) -> Result<Self, ToolError> {
-        let max = session.server.registry.inner.config.max_pending;
+        let max = session.server.registry.tools().config.max_pending;
         let user = session.caller(&context.extensions);
         let mut run = session.lock();
         let counted = match run.waiting >= max {

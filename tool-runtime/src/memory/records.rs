@@ -184,7 +184,7 @@ pub struct ParkedCall {
 pub enum Decision {
     /// Run the call as it is.
     Approve,
-    /// Run the call with this input instead (validated and decided again
+    /// Run the call with this input instead (validated and judged again
     /// when it runs).
     ApproveEdited(Value),
     /// Do not run it; the model reads this text.

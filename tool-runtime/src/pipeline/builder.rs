@@ -1,4 +1,4 @@
-//! [`Call`]: a call set up by [`Registry::call`] and run by `.await`ing it
+//! [`Call`]: a call set up by [`Registry::call`](crate::Registry::call) and run by `.await`ing it
 //! through the pipeline.
 
 use std::future::{Future, IntoFuture};
@@ -10,12 +10,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::call::{Arguments, CallOutcome};
 use crate::context::{CallInfo, ProgressSink, UserContext};
-use crate::registry::Registry;
+use crate::table::ToolTable;
 
-/// A call being set up; `.await` it. Made by [`Registry::call`].
+/// A call being set up; `.await` it. Made by [`Registry::call`](crate::Registry::call).
 #[must_use = "a call does nothing until it is awaited"]
 pub struct Call<'r, App> {
-    registry: &'r Registry<App>,
+    tools: &'r ToolTable<App>,
     app: &'r Arc<App>,
     name: String,
     args: Arguments<'r>,
@@ -24,8 +24,8 @@ pub struct Call<'r, App> {
 }
 
 impl<'r, App: Send + Sync + 'static> Call<'r, App> {
-    pub(crate) fn new(registry: &'r Registry<App>, app: &'r Arc<App>, name: &str, args: Arguments<'r>) -> Self {
-        Call { registry, app, name: name.to_owned(), args, info: CallInfo::anonymous(crate::ids::fresh_call_id()), offered: None }
+    pub(crate) fn new(tools: &'r ToolTable<App>, app: &'r Arc<App>, name: &str, args: Arguments<'r>) -> Self {
+        Call { tools, app, name: name.to_owned(), args, info: CallInfo::anonymous(crate::ids::fresh_call_id()), offered: None }
     }
 
     /// Who is calling (default: an anonymous user).
@@ -82,7 +82,7 @@ impl<'r, App: Send + Sync + 'static> IntoFuture for Call<'r, App> {
     type IntoFuture = Pin<Box<dyn Future<Output = CallOutcome<App>> + Send + 'r>>;
 
     fn into_future(self) -> Self::IntoFuture {
-        let Call { registry, app, name, args, info, offered } = self;
-        registry.process(app, &name, args, info, offered.as_deref(), None)
+        let Call { tools, app, name, args, info, offered } = self;
+        super::process(tools, app, &name, args, info, offered.as_deref(), None)
     }
 }

@@ -8,8 +8,8 @@ use smol_str::SmolStr;
 
 use super::Input;
 use crate::error::ToolError;
-use crate::registry::Entry;
 use crate::result::{CallResult, ResultKind, lines};
+use crate::table::Entry;
 use crate::tool::ParsedFrom;
 
 /// Stage 3 in a turn that scoped the tool: what the model reads when the

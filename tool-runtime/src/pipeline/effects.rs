@@ -67,13 +67,13 @@ use serde_json::Value;
 use smol_str::SmolStr;
 use tokio_util::sync::CancellationToken;
 
-use super::{Ended, Input};
+use super::{Ended, Input, concluded, execute};
 use crate::context::{CallInfo, CallState};
 use crate::error::ToolError;
 use crate::error_report::{ErrorKind, ErrorReport, Escaped};
 use crate::memory::{CallStart, Decision, JournalError, JournaledCall, JournaledResult, Remembered, RunMemory, Starting};
-use crate::registry::{Entry, Registry};
 use crate::result::{CallResult, ResultKind, lines};
+use crate::table::{Entry, ToolTable};
 
 /// How long past its tool's timeout a call found started elsewhere is
 /// waited for: time for its process to journal the result.
@@ -83,7 +83,7 @@ const FINISH_GRACE: Duration = Duration::from_secs(2);
 const FIRST_LOOK: Duration = Duration::from_millis(20);
 const MAX_LOOK: Duration = Duration::from_millis(250);
 
-/// What a call whose effect the journal knows does ([`Registry::known`]).
+/// What a call whose effect the journal knows does (`known`).
 enum Known {
     /// It is answered without running.
     Answer(CallResult),
@@ -163,463 +163,480 @@ pub(crate) fn memory_of<'c, App>(entry: &Entry<App>, info: &'c CallInfo) -> Opti
     Some(memory).filter(|_| def.replay || !(def.external || runs_over_unfinished))
 }
 
-impl<App: Send + Sync + 'static> Registry<App> {
-    /// Before a call is decided: the result of its effect where the journal
-    /// holds one (replayed, or refused as of unknown outcome), else `None`.
-    /// The journal is read within the tool's timeout and the call's
-    /// cancellation: a call that could not read it did not run.
-    pub(crate) async fn journaled(&self, remembered: &Remembered, entry: &Entry<App>, input: &Input<'_>, info: &CallInfo) -> Option<CallResult> {
-        let call_id = &info.call_id;
-        let key = match effect_key(remembered, entry, input.value.as_ref(), info) {
-            Ok(key) => key,
-            Err(error) => return Some(self.not_run(entry, call_id, error)),
-        };
-        let arguments = input.from.to_value();
-        let until = tokio::time::Instant::now() + self.timeout_of(entry);
-        let found = match within(info.cancellation(), until, remembered.memory.until(until.into_std()).find_call(&key)).await {
-            Ok(found) => found,
-            Err(stopped) => return Some(self.not_started(entry, call_id, stopped)),
-        };
-        let found = match found {
-            Ok(None) => return None,
-            Ok(Some(found)) => found,
-            Err(error) => return Some(self.journal_failed(entry, call_id, &error)),
-        };
-        if let Some(refused) = self.other_call(remembered, entry, &info.call_id, &key, &arguments, &found).await {
-            return Some(refused);
-        }
-        match found {
-            // Handed to the host before, and not completed yet: still with it.
-            JournaledCall { outcome: CallStart::UnknownOutcome { .. }, .. } if entry.def.external => {
-                Some(CallResult::handed(entry.name.clone(), call_id.clone(), arguments))
-            }
-            found => match self.known(remembered, entry, info, &key, (input.value.as_ref(), &arguments), found).await {
-                Known::Answer(result) => Some(result),
-                // Stage 6 starts it.
-                Known::Run | Known::Gone => None,
-            },
-        }
+/// Before a call is decided: the result of its effect where the journal
+/// holds one (replayed, or refused as of unknown outcome), else `None`.
+/// The journal is read within the tool's timeout and the call's
+/// cancellation: a call that could not read it did not run.
+pub(crate) async fn journaled<App: Send + Sync + 'static>(
+    tools: &ToolTable<App>,
+    remembered: &Remembered,
+    entry: &Entry<App>,
+    input: &Input<'_>,
+    info: &CallInfo,
+) -> Option<CallResult> {
+    let call_id = &info.call_id;
+    let key = match effect_key(remembered, entry, input.value.as_ref(), info) {
+        Ok(key) => key,
+        Err(error) => return Some(not_run(tools, entry, call_id, error)),
+    };
+    let arguments = input.from.to_value();
+    let until = tokio::time::Instant::now() + timeout_of(tools, entry);
+    let found = match within(info.cancellation(), until, remembered.memory.until(until.into_std()).find_call(&key)).await {
+        Ok(found) => found,
+        Err(stopped) => return Some(not_started(tools, entry, call_id, stopped)),
+    };
+    let found = match found {
+        Ok(None) => return None,
+        Ok(Some(found)) => found,
+        Err(error) => return Some(journal_failed(tools, entry, call_id, &error)),
+    };
+    if let Some(refused) = other_call(tools, remembered, entry, &info.call_id, &key, &arguments, &found).await {
+        return Some(refused);
     }
-
-    /// Stage 6 in a remembered run: the call is recorded as started, run, and
-    /// recorded as finished; an effect the journal already holds is not
-    /// run again. Each write is raced against the tool's timeout and the
-    /// call's cancellation: a call whose start was not recorded in time
-    /// did not run (and its start, should it be recorded late, is
-    /// withdrawn); a call whose finish was not recorded in time returns
-    /// its result while the finish goes on without it.
-    pub(crate) async fn execute_journaled(
-        &self,
-        remembered: &Remembered,
-        entry: &Entry<App>,
-        input: Input<'_>,
-        call: &mut CallState<'_, App>,
-        span: &tracing::Span,
-    ) -> CallResult {
-        let call_id = call.call_id().clone();
-        let key = match effect_key(remembered, entry, input.value.as_ref(), call.info()) {
-            Ok(key) => key,
-            Err(error) => return self.not_run(entry, &call_id, error),
-        };
-        let arguments = input.from.to_value();
-        // A start found gone after waiting (its call withdrew it) is tried
-        // again, with the time to record it anew; a few times at most.
-        let mut tries = 0;
-        loop {
-            tries += 1;
-            let until = tokio::time::Instant::now() + self.timeout_of(entry);
-            let bounded = remembered.memory.until(until.into_std());
-            let start = {
-                let (memory, run_id, id, tool, args, effect) =
-                    (bounded.clone(), remembered.run_id.clone(), call_id.clone(), entry.def.name.clone(), arguments.clone(), key.clone());
-                async move {
-                    let starting = Starting { run_id: &run_id, call_id: &id, tool: &tool, input: &args, effect_key: &effect };
-                    memory.start_or_find(starting).await
-                }
-            };
-            let mut started = match self.begin(remembered, entry, call.info(), &key, until, start).await {
-                Ok(started) => started,
-                Err(stopped) => return stopped,
-            };
-            if let Ok(Some(found)) = &started
-                && let Some(refused) = self.other_call(remembered, entry, &call_id, &key, &arguments, found).await
-            {
-                return refused;
-            }
-            if !entry.def.replay
-                && let Ok(Some(JournaledCall { outcome: CallStart::Finished(_), .. })) = started
-            {
-                // Runs on every call: the finished effect is started again.
-                let (memory, id, args, effect) = (bounded, call_id.clone(), arguments.clone(), key.clone());
-                let restart = async move { memory.restart_call(&effect, &id, &args).await };
-                started = match self.begin(remembered, entry, call.info(), &key, until, restart).await {
-                    Ok(started) => started,
-                    Err(stopped) => return stopped,
-                };
-            }
-            match started {
-                Err(error) => return self.journal_failed(entry, &call_id, &error),
-                Ok(None) => break,
-                Ok(Some(found)) => match self.known(remembered, entry, call.info(), &key, (input.value.as_ref(), &arguments), found).await {
-                    Known::Answer(result) => return result,
-                    Known::Run => break,
-                    Known::Gone if tries < 3 => {}
-                    Known::Gone => return self.outcome_unknown(entry, &call_id, &key, "its start kept being withdrawn"),
-                },
-            }
+    match found {
+        // Handed to the host before, and not completed yet: still with it.
+        JournaledCall { outcome: CallStart::UnknownOutcome { .. }, .. } if entry.def.external => {
+            Some(CallResult::handed(entry.name.clone(), call_id.clone(), arguments))
         }
-        let result = self.execute(entry, input, call, span).await;
-        // A call stopped midway may or may not have had its effect.
-        if !matches!(result.kind, ResultKind::Cancelled | ResultKind::TimedOut) {
-            self.finish(remembered, entry, call.info(), key, &result).await;
-        }
-        result
+        found => match known(tools, remembered, entry, info, &key, (input.value.as_ref(), &arguments), found).await {
+            Known::Answer(result) => Some(result),
+            // Stage 6 starts it.
+            Known::Run | Known::Gone => None,
+        },
     }
+}
 
-    /// Runs `begin` (the start or restart of a call's effect, which says
-    /// `None` when this call now holds the effect) in a task of its own,
-    /// and waits for it until `until` or the call's cancellation. A call
-    /// that stops waiting did not run, and reads so; should its start be
-    /// recorded after that, it is withdrawn ([`RunMemory::withdraw_call`]), so
-    /// that the call is not left started.
-    async fn begin<F>(
-        &self,
-        remembered: &Remembered,
-        entry: &Entry<App>,
-        info: &CallInfo,
-        key: &str,
-        until: tokio::time::Instant,
-        begin: F,
-    ) -> Result<Result<Option<JournaledCall>, JournalError>, CallResult>
-    where
-        F: Future<Output = Result<Option<JournaledCall>, JournalError>> + Send + 'static,
-    {
-        let (sender, mut receiver) = tokio::sync::oneshot::channel();
-        let withdraw = {
-            let (memory, key, call_id) = (remembered.memory.clone(), key.to_owned(), info.call_id.clone());
-            move || withdraw(memory, key, call_id)
-        };
-        let withdraw_late = withdraw.clone();
-        tokio::spawn(async move {
-            // Not received: the call stopped waiting, and never ran.
-            if let Err(Ok(None)) = sender.send(begin.await) {
-                withdraw_late().await;
-            }
-        });
-        match within(info.cancellation(), until, &mut receiver).await {
-            Ok(Ok(begun)) => Ok(begun),
-            Ok(Err(_)) => Err(self.not_run(entry, &info.call_id, "the task recording the call's start ended without an answer".to_owned())),
-            Err(stopped) => {
-                // Sent in the same instant: this call holds the start it will not use.
-                receiver.close();
-                if let Ok(Ok(None)) = receiver.try_recv() {
-                    tokio::spawn(withdraw());
-                }
-                Err(self.not_started(entry, &info.call_id, stopped))
-            }
-        }
-    }
-
-    /// Journals a call's result, within the tool's timeout and the call's
-    /// cancellation; past them, the write goes on in a task of its own
-    /// (its failure logged), and the call returns its result at once.
-    async fn finish(&self, remembered: &Remembered, entry: &Entry<App>, info: &CallInfo, key: String, result: &CallResult) {
-        let memory = remembered.memory.clone();
-        let journaled = JournaledResult::from(result);
-        let mut finishing = tokio::spawn(async move { memory.finish_call(&key, &journaled).await });
-        let until = tokio::time::Instant::now() + self.timeout_of(entry);
-        let failed = match within(info.cancellation(), until, &mut finishing).await {
-            Ok(Ok(Ok(()))) => return,
-            Ok(Ok(Err(error))) => error.to_string(),
-            Ok(Err(join)) => join.to_string(),
-            Err(_) => {
-                let call_id = info.call_id.clone();
-                tokio::spawn(async move {
-                    if let Ok(Err(error)) = finishing.await {
-                        tracing::error!(call_id = %Escaped(&call_id), error = %Escaped(&error), "a call's result could not be journaled: a replay reads its outcome as unknown");
-                    }
-                });
-                return;
+/// Stage 6 in a remembered run: the call is recorded as started, run, and
+/// recorded as finished; an effect the journal already holds is not
+/// run again. Each write is raced against the tool's timeout and the
+/// call's cancellation: a call whose start was not recorded in time
+/// did not run (and its start, should it be recorded late, is
+/// withdrawn); a call whose finish was not recorded in time returns
+/// its result while the finish goes on without it.
+pub(crate) async fn execute_journaled<App: Send + Sync + 'static>(
+    tools: &ToolTable<App>,
+    remembered: &Remembered,
+    entry: &Entry<App>,
+    input: Input<'_>,
+    call: &mut CallState<'_, App>,
+    span: &tracing::Span,
+) -> CallResult {
+    let call_id = call.call_id().clone();
+    let key = match effect_key(remembered, entry, input.value.as_ref(), call.info()) {
+        Ok(key) => key,
+        Err(error) => return not_run(tools, entry, &call_id, error),
+    };
+    let arguments = input.from.to_value();
+    // A start found gone after waiting (its call withdrew it) is tried
+    // again, with the time to record it anew; a few times at most.
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let until = tokio::time::Instant::now() + timeout_of(tools, entry);
+        let bounded = remembered.memory.until(until.into_std());
+        let start = {
+            let (memory, run_id, id, tool, args, effect) =
+                (bounded.clone(), remembered.run_id.clone(), call_id.clone(), entry.def.name.clone(), arguments.clone(), key.clone());
+            async move {
+                let starting = Starting { run_id: &run_id, call_id: &id, tool: &tool, input: &args, effect_key: &effect };
+                memory.start_or_find(starting).await
             }
         };
-        // The effect happened and the model reads its result; only its
-        // record is missing: a replay will read the outcome as unknown.
-        self.report(ErrorReport::new(&entry.def.name, info.call_id.as_str(), ErrorKind::Journal, "JOURNAL", failed));
-    }
-
-    /// Stage 6 of an external tool in a remembered run: the call is recorded as
-    /// started, then handed to the host; [`Run::complete`] records it as
-    /// finished. One the journal holds already is replayed.
-    pub(crate) async fn hand_journaled(&self, remembered: &Remembered, entry: &Entry<App>, input: Input<'_>, call_id: &SmolStr) -> CallResult {
-        let key = remembered.call_key(call_id);
-        let arguments = input.from.to_value();
-        let starting = Starting { run_id: &remembered.run_id, call_id, tool: &entry.def.name, input: &arguments, effect_key: &key };
-        let found = match remembered.memory.start_or_find(starting).await {
-            Err(error) => return self.journal_failed(entry, call_id, &error),
-            Ok(found) => found,
+        let mut started = match begin(tools, remembered, entry, call.info(), &key, until, start).await {
+            Ok(started) => started,
+            Err(stopped) => return stopped,
         };
-        if let Some(found) = &found
-            && let Some(refused) = self.other_call(remembered, entry, call_id, &key, &arguments, found).await
+        if let Ok(Some(found)) = &started
+            && let Some(refused) = other_call(tools, remembered, entry, &call_id, &key, &arguments, found).await
         {
             return refused;
         }
-        match found {
-            Some(JournaledCall { outcome: CallStart::Finished(journaled), .. }) => self.replayed(entry, call_id, journaled),
-            _ => CallResult::handed(entry.name.clone(), call_id.clone(), arguments),
-        }
-    }
-
-    /// What a call whose effect key the journal holds (`found`) does: it
-    /// is answered (a replay, `OUTCOME_UNKNOWN`), runs anyway (an
-    /// idempotent tool whose call never finished, a tool with
-    /// `replay = false` whose call finished), or finds the start gone. A
-    /// call found started and not finished may still be running in another
-    /// process: it is waited for, until its tool's timeout (and
-    /// [`FINISH_GRACE`]) from its start has passed, or this call is
-    /// cancelled; then the tool's reconcile hook is asked what became of
-    /// it, and without an answer its outcome is unknown. `input` is this
-    /// call's, read and as JSON.
-    async fn known(
-        &self,
-        remembered: &Remembered,
-        entry: &Entry<App>,
-        info: &CallInfo,
-        key: &str,
-        input: (&(dyn Any + Send + Sync), &Value),
-        found: JournaledCall,
-    ) -> Known {
-        let (input, arguments) = input;
-        let call_id = &info.call_id;
-        let (started_by, started_at) = match found.outcome {
-            CallStart::Started => return Known::Run,
-            CallStart::Finished(_) if !entry.def.replay => return Known::Run,
-            CallStart::Finished(journaled) => return Known::Answer(self.replayed(entry, call_id, journaled)),
-            CallStart::UnknownOutcome { .. } if entry.def.annotations.idempotent == Some(true) => return Known::Run,
-            CallStart::UnknownOutcome { ref call_id, started_at } => (call_id.clone(), started_at),
-        };
-        let found = match self.wait_for_finish(remembered, entry, info, key, found).await {
-            Err(stopped) => return Known::Answer(stopped),
-            Ok(None) => return Known::Gone,
-            Ok(Some(found)) => found,
-        };
-        // Started again meanwhile, by another call.
-        if let Some(refused) = self.other_call(remembered, entry, call_id, key, arguments, &found).await {
-            return Known::Answer(refused);
-        }
-        match &found.outcome {
-            CallStart::Finished(_) if !entry.def.replay => Known::Gone,
-            CallStart::Finished(journaled) => Known::Answer(self.replayed(entry, call_id, journaled.clone())),
-            _ => {
-                let since = started_at.elapsed().unwrap_or_default();
-                let why = format!("was started by call `{started_by}` {since:?} ago and never finished");
-                // The hook answers for this call's input: only when it is
-                // the unfinished call's (or the effect is keyed by it).
-                if key == remembered.call_key(call_id) && found.input != *arguments {
-                    return Known::Answer(self.outcome_unknown(entry, call_id, key, &format!("{why} (with another input)")));
-                }
-                Known::Answer(self.reconciled(remembered, entry, info, key, input, &why).await)
-            }
-        }
-    }
-
-    /// Waits for the unfinished call `found` of the effect `key` to
-    /// finish: polls the journal until it holds the result, or no start at
-    /// all, or the tool's timeout and [`FINISH_GRACE`] have passed since
-    /// the call started (then the last thing known is returned). A
-    /// cancelled call stops waiting and reads as cancelled; a journal that
-    /// fails, as the generic 500.
-    async fn wait_for_finish(
-        &self,
-        remembered: &Remembered,
-        entry: &Entry<App>,
-        info: &CallInfo,
-        key: &str,
-        found: JournaledCall,
-    ) -> Result<Option<JournaledCall>, CallResult> {
-        let CallStart::UnknownOutcome { started_at, .. } = found.outcome else { return Ok(Some(found)) };
-        let bound = (self.timeout_of(entry) + FINISH_GRACE).saturating_sub(started_at.elapsed().unwrap_or_default());
-        let until = tokio::time::Instant::now() + bound;
-        let journal = remembered.memory.until(until.into_std());
-        let cancel = info.cancellation();
-        let mut pause = FIRST_LOOK;
-        let mut last = found;
-        while tokio::time::Instant::now() < until {
-            let look = async {
-                tokio::time::sleep_until(until.min(tokio::time::Instant::now() + pause)).await;
-                journal.find_call(key).await
-            };
-            match within(cancel, until, look).await {
-                Err(Stopped::Cancelled) => return Err(self.not_started(entry, &info.call_id, Stopped::Cancelled)),
-                Err(Stopped::TimedOut) => break,
-                Ok(Ok(Some(found))) if matches!(found.outcome, CallStart::UnknownOutcome { .. }) => last = found,
-                Ok(Ok(other)) => return Ok(other),
-                Ok(Err(error)) => return Err(self.journal_failed(entry, &info.call_id, &error)),
-            }
-            pause = (pause * 2).min(MAX_LOOK);
-        }
-        Ok(Some(last))
-    }
-
-    /// A call of the effect `key` found unfinished (`why`), past waiting
-    /// for it: the tool's reconcile hook says what became of it. An output
-    /// it gives is the call's result, journaled as the effect's (a call
-    /// that finished it meanwhile is replayed instead); without one (no
-    /// hook, `None`, a panic, an output that does not fit the tool), the
-    /// call reads `OUTCOME_UNKNOWN`.
-    async fn reconciled(
-        &self,
-        remembered: &Remembered,
-        entry: &Entry<App>,
-        info: &CallInfo,
-        key: &str,
-        input: &(dyn Any + Send + Sync),
-        why: &str,
-    ) -> CallResult {
-        let call_id = &info.call_id;
-        let output = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| entry.tool.reconcile(input))) {
-            Ok(None) => return self.outcome_unknown(entry, call_id, key, why),
-            Ok(Some(output)) => output,
-            Err(payload) => {
-                let detail = format!("the reconcile hook panicked: {}", crate::error_report::panic_message(payload.as_ref()));
-                self.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Panic, crate::error::INTERNAL_ERROR_CODE, detail));
-                return self.outcome_unknown(entry, call_id, key, why);
-            }
-        };
-        let result = self.concluded(entry, call_id, Ended::Returned(output));
-        if result.kind != ResultKind::Success {
-            // Concluding reported why.
-            return self.outcome_unknown(entry, call_id, key, &format!("{why}, and its reconcile hook gave an output that does not fit the tool"));
-        }
-        let until = tokio::time::Instant::now() + self.timeout_of(entry);
-        let journal = remembered.memory.until(until.into_std());
-        match within(info.cancellation(), until, journal.resolve_call(key, &JournaledResult::from(&result))).await {
-            Ok(Ok(())) => {
-                tracing::info!(tool = %Escaped(&entry.def.name), call_id = %Escaped(call_id), "an unfinished call was settled by its reconcile hook");
-                result
-            }
-            Ok(Err(JournalError::CallAlreadyFinished { .. })) => match journal.find_call(key).await {
-                Ok(Some(JournaledCall { outcome: CallStart::Finished(journaled), .. })) => self.replayed(entry, call_id, journaled),
-                _ => result,
-            },
-            failed => {
-                // The hook says the effect happened: its result stands; only
-                // its record is missing.
-                let error = match failed {
-                    Ok(Err(error)) => error.to_string(),
-                    _ => "the journal did not answer in time".to_owned(),
-                };
-                let detail = format!("the reconciled result of effect {key} could not be journaled: {error}");
-                self.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Journal, "JOURNAL", detail));
-                result
-            }
-        }
-    }
-
-    /// `CALL_ID_REUSED` when the journal holds the effect `key` for another
-    /// call than this one (whose arguments are `arguments`): another tool,
-    /// or, for an effect keyed by its run and call id, another input. Its
-    /// result is not served, and this call is not run. An effect keyed by
-    /// an `idempotency_key` is shared by calls of its tool with any input
-    /// giving that key. A call a human approved with an edited input ran
-    /// with that input: the call re-sent with the input it was parked with
-    /// is the same call. A tool with `replay = false` never has its result
-    /// served: a call id re-sent with another input runs as a new call
-    /// would (never over an unfinished one).
-    async fn other_call(
-        &self,
-        remembered: &Remembered,
-        entry: &Entry<App>,
-        call_id: &SmolStr,
-        key: &str,
-        arguments: &Value,
-        found: &JournaledCall,
-    ) -> Option<CallResult> {
-        let by_call = key == remembered.call_key(call_id);
-        let differs = if found.tool != entry.def.name {
-            format!("the tool differs: `{}` journaled, `{}` now", found.tool, entry.def.name)
-        } else if by_call && entry.def.replay && found.input != *arguments && !self.edited_by_approval(remembered, call_id, arguments).await {
-            let shown = |input: &Value| lines::shorten(&input.to_string(), 300);
-            format!("the input differs: {} journaled, {} now", shown(&found.input), shown(arguments))
-        } else {
-            return None;
-        };
-        let error = lines::call_id_reused(call_id);
-        let detail = format!("effect {key} was journaled for another call (call `{}`): {differs}; not run, and its result not served", found.call_id);
-        self.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::CallMismatch, error.code(), detail));
-        Some(CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::InvalidArguments, &error))
-    }
-
-    /// Whether `call_id` of this run was parked with `arguments` and
-    /// approved with an edited input (a journal that fails says no).
-    async fn edited_by_approval(&self, remembered: &Remembered, call_id: &str, arguments: &Value) -> bool {
-        let Ok(Some(approval)) = remembered.memory.approval(&remembered.run_id, call_id).await else { return false };
-        let edited = approval.decided.is_some_and(|decided| matches!(decided.decision, Decision::ApproveEdited(_)));
-        edited && approval.call.input == *arguments
-    }
-
-    /// `OUTCOME_UNKNOWN` for a call of effect `key`, which `why` explains
-    /// to the host.
-    fn outcome_unknown(&self, entry: &Entry<App>, call_id: &SmolStr, key: &str, why: &str) -> CallResult {
-        let error = lines::outcome_unknown();
-        let detail = format!("effect {key} {why}; not run again");
-        self.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::OutcomeUnknown, error.code(), detail));
-        CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::ToolError, &error)
-    }
-
-    /// A call the journal held up past its timeout, or that was cancelled
-    /// while it waited for the journal: it did not run.
-    fn not_started(&self, entry: &Entry<App>, call_id: &SmolStr, stopped: Stopped) -> CallResult {
-        match stopped {
-            Stopped::Cancelled => CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::Cancelled, &lines::cancelled()),
-            Stopped::TimedOut => {
-                let timeout = self.timeout_of(entry);
-                let error = lines::not_started(timeout);
-                let detail = format!("the journal did not answer within the tool's timeout ({timeout:?}); the call was not run");
-                self.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Timeout, error.code(), detail));
-                CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::TimedOut, &error)
-            }
-        }
-    }
-
-    /// The tool's timeout.
-    fn timeout_of(&self, entry: &Entry<App>) -> Duration {
-        entry.def.timeout.unwrap_or(self.inner.config.default_timeout)
-    }
-
-    /// A journaled result, returned under this call's id once its output
-    /// is checked against the tool's output schema.
-    fn replayed(&self, entry: &Entry<App>, call_id: &SmolStr, journaled: JournaledResult) -> CallResult {
-        if journaled.kind == ResultKind::Success
-            && let Some(schema) = &entry.def.output_schema
+        if !entry.def.replay
+            && let Ok(Some(JournaledCall { outcome: CallStart::Finished(_), .. })) = started
         {
-            let output = journaled.structured.clone().unwrap_or_else(|| Value::String(journaled.text.clone()));
-            let problems = match jsonschema::draft202012::new(schema) {
-                Ok(validator) => crate::validation::problems(&validator, &output),
-                Err(error) => vec![error.to_string()],
+            // Runs on every call: the finished effect is started again.
+            let (memory, id, args, effect) = (bounded, call_id.clone(), arguments.clone(), key.clone());
+            let restart = async move { memory.restart_call(&effect, &id, &args).await };
+            started = match begin(tools, remembered, entry, call.info(), &key, until, restart).await {
+                Ok(started) => started,
+                Err(stopped) => return stopped,
             };
-            if !problems.is_empty() {
-                let public = ToolError::internal();
-                let detail = format!("the journaled result does not match the output schema: {}", problems.join("; "));
-                self.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Output, public.code(), detail));
-                return CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::Internal, &public);
-            }
         }
-        tracing::info!(tool = %Escaped(&entry.def.name), call_id = %Escaped(call_id), "replayed from the journal");
-        journaled.to_call_result(&entry.def.name, call_id)
+        match started {
+            Err(error) => return journal_failed(tools, entry, &call_id, &error),
+            Ok(None) => break,
+            Ok(Some(found)) => match known(tools, remembered, entry, call.info(), &key, (input.value.as_ref(), &arguments), found).await {
+                Known::Answer(result) => return result,
+                Known::Run => break,
+                Known::Gone if tries < 3 => {}
+                Known::Gone => return outcome_unknown(tools, entry, &call_id, &key, "its start kept being withdrawn"),
+            },
+        }
     }
+    let result = execute(tools, entry, input, call, span).await;
+    // A call stopped midway may or may not have had its effect.
+    if !matches!(result.kind, ResultKind::Cancelled | ResultKind::TimedOut) {
+        finish(tools, remembered, entry, call.info(), key, &result).await;
+    }
+    result
+}
 
-    /// A call whose effect key could not be made, or whose start could not
-    /// be recorded (`error` says why): not run (the generic 500).
-    fn not_run(&self, entry: &Entry<App>, call_id: &SmolStr, error: String) -> CallResult {
-        let public = ToolError::internal();
-        self.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Internal, public.code(), error));
-        CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::Internal, &public)
+/// Runs `begin` (the start or restart of a call's effect, which says
+/// `None` when this call now holds the effect) in a task of its own,
+/// and waits for it until `until` or the call's cancellation. A call
+/// that stops waiting did not run, and reads so; should its start be
+/// recorded after that, it is withdrawn ([`RunMemory::withdraw_call`]), so
+/// that the call is not left started.
+async fn begin<App: Send + Sync + 'static, F>(
+    tools: &ToolTable<App>,
+    remembered: &Remembered,
+    entry: &Entry<App>,
+    info: &CallInfo,
+    key: &str,
+    until: tokio::time::Instant,
+    begin: F,
+) -> Result<Result<Option<JournaledCall>, JournalError>, CallResult>
+where
+    F: Future<Output = Result<Option<JournaledCall>, JournalError>> + Send + 'static,
+{
+    let (sender, mut receiver) = tokio::sync::oneshot::channel();
+    let withdraw = {
+        let (memory, key, call_id) = (remembered.memory.clone(), key.to_owned(), info.call_id.clone());
+        move || withdraw(memory, key, call_id)
+    };
+    let withdraw_late = withdraw.clone();
+    tokio::spawn(async move {
+        // Not received: the call stopped waiting, and never ran.
+        if let Err(Ok(None)) = sender.send(begin.await) {
+            withdraw_late().await;
+        }
+    });
+    match within(info.cancellation(), until, &mut receiver).await {
+        Ok(Ok(begun)) => Ok(begun),
+        Ok(Err(_)) => Err(not_run(tools, entry, &info.call_id, "the task recording the call's start ended without an answer".to_owned())),
+        Err(stopped) => {
+            // Sent in the same instant: this call holds the start it will not use.
+            receiver.close();
+            if let Ok(Ok(None)) = receiver.try_recv() {
+                tokio::spawn(withdraw());
+            }
+            Err(not_started(tools, entry, &info.call_id, stopped))
+        }
     }
+}
 
-    /// A call the journal could not record: not run (the generic 500).
-    fn journal_failed(&self, entry: &Entry<App>, call_id: &SmolStr, error: &JournalError) -> CallResult {
-        let public = ToolError::internal();
-        self.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Journal, public.code(), error.to_string()));
-        CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::Internal, &public)
+/// Journals a call's result, within the tool's timeout and the call's
+/// cancellation; past them, the write goes on in a task of its own
+/// (its failure logged), and the call returns its result at once.
+async fn finish<App: Send + Sync + 'static>(
+    tools: &ToolTable<App>,
+    remembered: &Remembered,
+    entry: &Entry<App>,
+    info: &CallInfo,
+    key: String,
+    result: &CallResult,
+) {
+    let memory = remembered.memory.clone();
+    let journaled = JournaledResult::from(result);
+    let mut finishing = tokio::spawn(async move { memory.finish_call(&key, &journaled).await });
+    let until = tokio::time::Instant::now() + timeout_of(tools, entry);
+    let failed = match within(info.cancellation(), until, &mut finishing).await {
+        Ok(Ok(Ok(()))) => return,
+        Ok(Ok(Err(error))) => error.to_string(),
+        Ok(Err(join)) => join.to_string(),
+        Err(_) => {
+            let call_id = info.call_id.clone();
+            tokio::spawn(async move {
+                if let Ok(Err(error)) = finishing.await {
+                    tracing::error!(call_id = %Escaped(&call_id), error = %Escaped(&error), "a call's result could not be journaled: a replay reads its outcome as unknown");
+                }
+            });
+            return;
+        }
+    };
+    // The effect happened and the model reads its result; only its
+    // record is missing: a replay will read the outcome as unknown.
+    tools.report(ErrorReport::new(&entry.def.name, info.call_id.as_str(), ErrorKind::Journal, "JOURNAL", failed));
+}
+
+/// Stage 6 of an external tool in a remembered run: the call is recorded as
+/// started, then handed to the host; [`ExternalCalls::complete`](crate::ExternalCalls::complete) records it as
+/// finished. One the journal holds already is replayed.
+pub(crate) async fn hand_journaled<App: Send + Sync + 'static>(
+    tools: &ToolTable<App>,
+    remembered: &Remembered,
+    entry: &Entry<App>,
+    input: Input<'_>,
+    call_id: &SmolStr,
+) -> CallResult {
+    let key = remembered.call_key(call_id);
+    let arguments = input.from.to_value();
+    let starting = Starting { run_id: &remembered.run_id, call_id, tool: &entry.def.name, input: &arguments, effect_key: &key };
+    let found = match remembered.memory.start_or_find(starting).await {
+        Err(error) => return journal_failed(tools, entry, call_id, &error),
+        Ok(found) => found,
+    };
+    if let Some(found) = &found
+        && let Some(refused) = other_call(tools, remembered, entry, call_id, &key, &arguments, found).await
+    {
+        return refused;
     }
+    match found {
+        Some(JournaledCall { outcome: CallStart::Finished(journaled), .. }) => replayed(tools, entry, call_id, journaled),
+        _ => CallResult::handed(entry.name.clone(), call_id.clone(), arguments),
+    }
+}
+
+/// What a call whose effect key the journal holds (`found`) does: it
+/// is answered (a replay, `OUTCOME_UNKNOWN`), runs anyway (an
+/// idempotent tool whose call never finished, a tool with
+/// `replay = false` whose call finished), or finds the start gone. A
+/// call found started and not finished may still be running in another
+/// process: it is waited for, until its tool's timeout (and
+/// [`FINISH_GRACE`]) from its start has passed, or this call is
+/// cancelled; then the tool's reconcile hook is asked what became of
+/// it, and without an answer its outcome is unknown. `input` is this
+/// call's, read and as JSON.
+async fn known<App: Send + Sync + 'static>(
+    tools: &ToolTable<App>,
+    remembered: &Remembered,
+    entry: &Entry<App>,
+    info: &CallInfo,
+    key: &str,
+    input: (&(dyn Any + Send + Sync), &Value),
+    found: JournaledCall,
+) -> Known {
+    let (input, arguments) = input;
+    let call_id = &info.call_id;
+    let (started_by, started_at) = match found.outcome {
+        CallStart::Started => return Known::Run,
+        CallStart::Finished(_) if !entry.def.replay => return Known::Run,
+        CallStart::Finished(journaled) => return Known::Answer(replayed(tools, entry, call_id, journaled)),
+        CallStart::UnknownOutcome { .. } if entry.def.annotations.idempotent == Some(true) => return Known::Run,
+        CallStart::UnknownOutcome { ref call_id, started_at } => (call_id.clone(), started_at),
+    };
+    let found = match wait_for_finish(tools, remembered, entry, info, key, found).await {
+        Err(stopped) => return Known::Answer(stopped),
+        Ok(None) => return Known::Gone,
+        Ok(Some(found)) => found,
+    };
+    // Started again meanwhile, by another call.
+    if let Some(refused) = other_call(tools, remembered, entry, call_id, key, arguments, &found).await {
+        return Known::Answer(refused);
+    }
+    match &found.outcome {
+        CallStart::Finished(_) if !entry.def.replay => Known::Gone,
+        CallStart::Finished(journaled) => Known::Answer(replayed(tools, entry, call_id, journaled.clone())),
+        _ => {
+            let since = started_at.elapsed().unwrap_or_default();
+            let why = format!("was started by call `{started_by}` {since:?} ago and never finished");
+            // The hook answers for this call's input: only when it is
+            // the unfinished call's (or the effect is keyed by it).
+            if key == remembered.call_key(call_id) && found.input != *arguments {
+                return Known::Answer(outcome_unknown(tools, entry, call_id, key, &format!("{why} (with another input)")));
+            }
+            Known::Answer(reconciled(tools, remembered, entry, info, key, input, &why).await)
+        }
+    }
+}
+
+/// Waits for the unfinished call `found` of the effect `key` to
+/// finish: polls the journal until it holds the result, or no start at
+/// all, or the tool's timeout and [`FINISH_GRACE`] have passed since
+/// the call started (then the last thing known is returned). A
+/// cancelled call stops waiting and reads as cancelled; a journal that
+/// fails, as the generic 500.
+async fn wait_for_finish<App: Send + Sync + 'static>(
+    tools: &ToolTable<App>,
+    remembered: &Remembered,
+    entry: &Entry<App>,
+    info: &CallInfo,
+    key: &str,
+    found: JournaledCall,
+) -> Result<Option<JournaledCall>, CallResult> {
+    let CallStart::UnknownOutcome { started_at, .. } = found.outcome else { return Ok(Some(found)) };
+    let bound = (timeout_of(tools, entry) + FINISH_GRACE).saturating_sub(started_at.elapsed().unwrap_or_default());
+    let until = tokio::time::Instant::now() + bound;
+    let journal = remembered.memory.until(until.into_std());
+    let cancel = info.cancellation();
+    let mut pause = FIRST_LOOK;
+    let mut last = found;
+    while tokio::time::Instant::now() < until {
+        let look = async {
+            tokio::time::sleep_until(until.min(tokio::time::Instant::now() + pause)).await;
+            journal.find_call(key).await
+        };
+        match within(cancel, until, look).await {
+            Err(Stopped::Cancelled) => return Err(not_started(tools, entry, &info.call_id, Stopped::Cancelled)),
+            Err(Stopped::TimedOut) => break,
+            Ok(Ok(Some(found))) if matches!(found.outcome, CallStart::UnknownOutcome { .. }) => last = found,
+            Ok(Ok(other)) => return Ok(other),
+            Ok(Err(error)) => return Err(journal_failed(tools, entry, &info.call_id, &error)),
+        }
+        pause = (pause * 2).min(MAX_LOOK);
+    }
+    Ok(Some(last))
+}
+
+/// A call of the effect `key` found unfinished (`why`), past waiting
+/// for it: the tool's reconcile hook says what became of it. An output
+/// it gives is the call's result, journaled as the effect's (a call
+/// that finished it meanwhile is replayed instead); without one (no
+/// hook, `None`, a panic, an output that does not fit the tool), the
+/// call reads `OUTCOME_UNKNOWN`.
+async fn reconciled<App: Send + Sync + 'static>(
+    tools: &ToolTable<App>,
+    remembered: &Remembered,
+    entry: &Entry<App>,
+    info: &CallInfo,
+    key: &str,
+    input: &(dyn Any + Send + Sync),
+    why: &str,
+) -> CallResult {
+    let call_id = &info.call_id;
+    let output = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| entry.tool.reconcile(input))) {
+        Ok(None) => return outcome_unknown(tools, entry, call_id, key, why),
+        Ok(Some(output)) => output,
+        Err(payload) => {
+            let detail = format!("the reconcile hook panicked: {}", crate::error_report::panic_message(payload.as_ref()));
+            tools.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Panic, crate::error::INTERNAL_ERROR_CODE, detail));
+            return outcome_unknown(tools, entry, call_id, key, why);
+        }
+    };
+    let result = concluded(tools, entry, call_id, Ended::Returned(output));
+    if result.kind != ResultKind::Success {
+        // Concluding reported why.
+        return outcome_unknown(tools, entry, call_id, key, &format!("{why}, and its reconcile hook gave an output that does not fit the tool"));
+    }
+    let until = tokio::time::Instant::now() + timeout_of(tools, entry);
+    let journal = remembered.memory.until(until.into_std());
+    match within(info.cancellation(), until, journal.resolve_call(key, &JournaledResult::from(&result))).await {
+        Ok(Ok(())) => {
+            tracing::info!(tool = %Escaped(&entry.def.name), call_id = %Escaped(call_id), "an unfinished call was settled by its reconcile hook");
+            result
+        }
+        Ok(Err(JournalError::CallAlreadyFinished { .. })) => match journal.find_call(key).await {
+            Ok(Some(JournaledCall { outcome: CallStart::Finished(journaled), .. })) => replayed(tools, entry, call_id, journaled),
+            _ => result,
+        },
+        failed => {
+            // The hook says the effect happened: its result stands; only
+            // its record is missing.
+            let error = match failed {
+                Ok(Err(error)) => error.to_string(),
+                _ => "the journal did not answer in time".to_owned(),
+            };
+            let detail = format!("the reconciled result of effect {key} could not be journaled: {error}");
+            tools.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Journal, "JOURNAL", detail));
+            result
+        }
+    }
+}
+
+/// `CALL_ID_REUSED` when the journal holds the effect `key` for another
+/// call than this one (whose arguments are `arguments`): another tool,
+/// or, for an effect keyed by its run and call id, another input. Its
+/// result is not served, and this call is not run. An effect keyed by
+/// an `idempotency_key` is shared by calls of its tool with any input
+/// giving that key. A call a human approved with an edited input ran
+/// with that input: the call re-sent with the input it was parked with
+/// is the same call. A tool with `replay = false` never has its result
+/// served: a call id re-sent with another input runs as a new call
+/// would (never over an unfinished one).
+async fn other_call<App: Send + Sync + 'static>(
+    tools: &ToolTable<App>,
+    remembered: &Remembered,
+    entry: &Entry<App>,
+    call_id: &SmolStr,
+    key: &str,
+    arguments: &Value,
+    found: &JournaledCall,
+) -> Option<CallResult> {
+    let by_call = key == remembered.call_key(call_id);
+    let differs = if found.tool != entry.def.name {
+        format!("the tool differs: `{}` journaled, `{}` now", found.tool, entry.def.name)
+    } else if by_call && entry.def.replay && found.input != *arguments && !edited_by_approval(remembered, call_id, arguments).await {
+        let shown = |input: &Value| lines::shorten(&input.to_string(), 300);
+        format!("the input differs: {} journaled, {} now", shown(&found.input), shown(arguments))
+    } else {
+        return None;
+    };
+    let error = lines::call_id_reused(call_id);
+    let detail = format!("effect {key} was journaled for another call (call `{}`): {differs}; not run, and its result not served", found.call_id);
+    tools.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::CallMismatch, error.code(), detail));
+    Some(CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::InvalidArguments, &error))
+}
+
+/// Whether `call_id` of this run was parked with `arguments` and
+/// approved with an edited input (a journal that fails says no).
+async fn edited_by_approval(remembered: &Remembered, call_id: &str, arguments: &Value) -> bool {
+    let Ok(Some(approval)) = remembered.memory.approval(&remembered.run_id, call_id).await else { return false };
+    let edited = approval.decided.is_some_and(|decided| matches!(decided.decision, Decision::ApproveEdited(_)));
+    edited && approval.call.input == *arguments
+}
+
+/// `OUTCOME_UNKNOWN` for a call of effect `key`, which `why` explains
+/// to the host.
+fn outcome_unknown<App: Send + Sync + 'static>(tools: &ToolTable<App>, entry: &Entry<App>, call_id: &SmolStr, key: &str, why: &str) -> CallResult {
+    let error = lines::outcome_unknown();
+    let detail = format!("effect {key} {why}; not run again");
+    tools.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::OutcomeUnknown, error.code(), detail));
+    CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::ToolError, &error)
+}
+
+/// A call the journal held up past its timeout, or that was cancelled
+/// while it waited for the journal: it did not run.
+fn not_started<App: Send + Sync + 'static>(tools: &ToolTable<App>, entry: &Entry<App>, call_id: &SmolStr, stopped: Stopped) -> CallResult {
+    match stopped {
+        Stopped::Cancelled => CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::Cancelled, &lines::cancelled()),
+        Stopped::TimedOut => {
+            let timeout = timeout_of(tools, entry);
+            let error = lines::not_started(timeout);
+            let detail = format!("the journal did not answer within the tool's timeout ({timeout:?}); the call was not run");
+            tools.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Timeout, error.code(), detail));
+            CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::TimedOut, &error)
+        }
+    }
+}
+
+/// The tool's timeout.
+fn timeout_of<App: Send + Sync + 'static>(tools: &ToolTable<App>, entry: &Entry<App>) -> Duration {
+    entry.def.timeout.unwrap_or(tools.config.default_timeout)
+}
+
+/// A journaled result, returned under this call's id once its output
+/// is checked against the tool's output schema.
+fn replayed<App: Send + Sync + 'static>(tools: &ToolTable<App>, entry: &Entry<App>, call_id: &SmolStr, journaled: JournaledResult) -> CallResult {
+    if journaled.kind == ResultKind::Success
+        && let Some(schema) = &entry.def.output_schema
+    {
+        let output = journaled.structured.clone().unwrap_or_else(|| Value::String(journaled.text.clone()));
+        let problems = match jsonschema::draft202012::new(schema) {
+            Ok(validator) => crate::validation::problems(&validator, &output),
+            Err(error) => vec![error.to_string()],
+        };
+        if !problems.is_empty() {
+            let public = ToolError::internal();
+            let detail = format!("the journaled result does not match the output schema: {}", problems.join("; "));
+            tools.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Output, public.code(), detail));
+            return CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::Internal, &public);
+        }
+    }
+    tracing::info!(tool = %Escaped(&entry.def.name), call_id = %Escaped(call_id), "replayed from the journal");
+    journaled.to_call_result(&entry.def.name, call_id)
+}
+
+/// A call whose effect key could not be made, or whose start could not
+/// be recorded (`error` says why): not run (the generic 500).
+fn not_run<App: Send + Sync + 'static>(tools: &ToolTable<App>, entry: &Entry<App>, call_id: &SmolStr, error: String) -> CallResult {
+    let public = ToolError::internal();
+    tools.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Internal, public.code(), error));
+    CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::Internal, &public)
+}
+
+/// A call the journal could not record: not run (the generic 500).
+fn journal_failed<App: Send + Sync + 'static>(tools: &ToolTable<App>, entry: &Entry<App>, call_id: &SmolStr, error: &JournalError) -> CallResult {
+    let public = ToolError::internal();
+    tools.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Journal, public.code(), error.to_string()));
+    CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::Internal, &public)
 }

@@ -18,76 +18,74 @@ use std::time::Instant;
 
 use tracing::Instrument;
 
-use super::Ended;
+use super::{Ended, report_no_runtime};
 use crate::context::CallInfo;
 use crate::error::ToolError;
 use crate::error_report::Escaped;
 use crate::error_report::{ErrorKind, ErrorReport};
-use crate::registry::{Entry, Registry};
 use crate::result::{CallResult, ResultKind, lines};
+use crate::table::{Entry, ToolTable};
 use crate::tool::{CallFuture, Failure, Interim, ToolOutput};
 
-impl<App: Send + Sync + 'static> Registry<App> {
-    /// A tool that waits gets a task of its own: a panic stays in it, and a
-    /// tool that ignores its token is dropped at the timeout. The future
-    /// moves boxed, so it is not moved in memory after its first poll.
-    pub(super) async fn wait(
-        &self,
-        entry: &Entry<App>,
-        future: CallFuture,
-        call: &CallInfo,
-        started: Instant,
-        span: &tracing::Span,
-    ) -> Result<Ended, CallResult> {
-        let tool = || entry.name.clone();
-        let timeout = entry.def.timeout.unwrap_or(self.inner.config.default_timeout);
-        // The timers count on Tokio's clock, which a paused runtime (tests)
-        // moves apart from the system's: `started` is carried over to it.
-        let now = tokio::time::Instant::now();
-        let started = now.checked_sub(started.elapsed()).unwrap_or(now);
-        let Some(timer) = super::runtime_timer(started + timeout) else {
-            self.report_no_runtime(entry, &call.call_id);
-            return Err(CallResult::failure(tool(), call.call_id.clone(), ResultKind::Internal, &ToolError::internal()));
-        };
-        let cancel = call.cancellation();
-        // A caller that drops the call mid-way cancels it: the token fires
-        // and the task is dropped, as at the timeout. One that is not
-        // interruptible runs on to its end, or its timeout.
-        let detached_until = (!entry.def.interruptible).then_some(started + timeout);
-        let mut task = Abandoned { task: tokio::spawn(future.instrument(span.clone())), cancel, detached_until };
-        let task = &mut task.task;
-        // Boxed, and made only for a tool with an interim text: the others
-        // keep a null pointer in their call's future, and no timer.
-        let mut interim = entry.def.interim.as_ref().map(|interim| Box::pin(send_interim(interim, call, started, span)));
-        let interim = std::future::poll_fn(|cx| match &mut interim {
-            Some(sending) => sending.as_mut().poll(cx),
-            None => Poll::Pending,
-        });
-        tokio::select! {
-            // Biased: a cancelled call reads as cancelled even when the
-            // tool returned in reaction to its token in the same instant;
-            // a call that ends in the instant of its interim delay sends
-            // no interim text.
-            biased;
-            () = cancel.cancelled() => {
-                task.abort();
-                Err(CallResult::failure(tool(), call.call_id.clone(), ResultKind::Cancelled, &lines::cancelled()))
-            }
-            joined = &mut *task => Ok(match joined {
-                Ok(returned) => Ended::Returned(returned),
-                Err(join) if join.is_panic() => Ended::Panicked(join.into_panic()),
-                Err(join) => Ended::Lost(join.to_string()),
-            }),
-            () = timer => {
-                cancel.cancel();
-                task.abort();
-                let error = lines::timed_out(timeout);
-                let detail = format!("no result after {timeout:?}");
-                self.report(ErrorReport::new(&entry.def.name, call.call_id.as_str(), ErrorKind::Timeout, error.code(), detail));
-                Err(CallResult::failure(tool(), call.call_id.clone(), ResultKind::TimedOut, &error))
-            }
-            never = interim => match never {},
+/// A tool that waits gets a task of its own: a panic stays in it, and a
+/// tool that ignores its token is dropped at the timeout. The future
+/// moves boxed, so it is not moved in memory after its first poll.
+pub(super) async fn run_waiting<App: Send + Sync + 'static>(
+    tools: &ToolTable<App>,
+    entry: &Entry<App>,
+    future: CallFuture,
+    call: &CallInfo,
+    started: Instant,
+    span: &tracing::Span,
+) -> Result<Ended, CallResult> {
+    let tool = || entry.name.clone();
+    let timeout = entry.def.timeout.unwrap_or(tools.config.default_timeout);
+    // The timers count on Tokio's clock, which a paused runtime (tests)
+    // moves apart from the system's: `started` is carried over to it.
+    let now = tokio::time::Instant::now();
+    let started = now.checked_sub(started.elapsed()).unwrap_or(now);
+    let Some(timer) = super::runtime_timer(started + timeout) else {
+        report_no_runtime(tools, entry, &call.call_id);
+        return Err(CallResult::failure(tool(), call.call_id.clone(), ResultKind::Internal, &ToolError::internal()));
+    };
+    let cancel = call.cancellation();
+    // A caller that drops the call mid-way cancels it: the token fires
+    // and the task is dropped, as at the timeout. One that is not
+    // interruptible runs on to its end, or its timeout.
+    let detached_until = (!entry.def.interruptible).then_some(started + timeout);
+    let mut task = Abandoned { task: tokio::spawn(future.instrument(span.clone())), cancel, detached_until };
+    let task = &mut task.task;
+    // Boxed, and made only for a tool with an interim text: the others
+    // keep a null pointer in their call's future, and no timer.
+    let mut interim = entry.def.interim.as_ref().map(|interim| Box::pin(send_interim(interim, call, started, span)));
+    let interim = std::future::poll_fn(|cx| match &mut interim {
+        Some(sending) => sending.as_mut().poll(cx),
+        None => Poll::Pending,
+    });
+    tokio::select! {
+        // Biased: a cancelled call reads as cancelled even when the
+        // tool returned in reaction to its token in the same instant;
+        // a call that ends in the instant of its interim delay sends
+        // no interim text.
+        biased;
+        () = cancel.cancelled() => {
+            task.abort();
+            Err(CallResult::failure(tool(), call.call_id.clone(), ResultKind::Cancelled, &lines::cancelled()))
         }
+        joined = &mut *task => Ok(match joined {
+            Ok(returned) => Ended::Returned(returned),
+            Err(join) if join.is_panic() => Ended::Panicked(join.into_panic()),
+            Err(join) => Ended::Lost(join.to_string()),
+        }),
+        () = timer => {
+            cancel.cancel();
+            task.abort();
+            let error = lines::timed_out(timeout);
+            let detail = format!("no result after {timeout:?}");
+            tools.report(ErrorReport::new(&entry.def.name, call.call_id.as_str(), ErrorKind::Timeout, error.code(), detail));
+            Err(CallResult::failure(tool(), call.call_id.clone(), ResultKind::TimedOut, &error))
+        }
+        never = interim => match never {},
     }
 }
 

@@ -16,8 +16,8 @@ use serde_json::{Map, Value, json};
 use super::builtin::{Provider, ProviderItem, is_function};
 use super::{DialectError, Export, ExportOptions, PayloadError, Reader, check_name, failed, pointer};
 use crate::call::Arguments;
+use crate::call::ToolCall;
 use crate::result::CallResult;
-use crate::run::ToolCall;
 use crate::tool::ToolDefinition;
 
 const PROVIDER: &str = "anthropic";

@@ -30,9 +30,9 @@ pub use super::builtin::items::gemini_items as provider_items;
 use super::builtin::{Provider, Route, route};
 use super::{DialectError, Export, ExportOptions, PayloadError, Reader, check_name, failed, pointer};
 use crate::call::Arguments;
+use crate::call::ToolCall;
 use crate::ids::fresh_call_id;
 use crate::result::CallResult;
-use crate::run::ToolCall;
 use crate::tool::ToolDefinition;
 use subset::Subset;
 

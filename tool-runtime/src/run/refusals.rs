@@ -5,20 +5,34 @@
 //! failed `max_retries` times in this run, and a call of an external tool
 //! beyond `max_external_calls`.
 
+use crate::call::ToolCall;
+use crate::call::{ExternalCall, PendingCall};
 use crate::error::ToolError;
 use crate::ids::fresh_call_id;
+use crate::pipeline::guarded_value;
 use crate::result::{CallResult, ResultKind, lines};
+use crate::steps::Steps;
+use crate::table::ToolTable;
 
-use super::{Run, ToolCall};
+/// What refuses a step's calls in their run: its tools, its steps, the
+/// calls still waiting (for a human, for the host), and whether it is
+/// durable.
+pub(super) struct Refusals<'a, App> {
+    pub(super) tools: &'a ToolTable<App>,
+    pub(super) steps: &'a Steps,
+    pub(super) pending: &'a [PendingCall<App>],
+    pub(super) external: &'a [ExternalCall],
+    pub(super) durable: bool,
+}
 
-impl<App: Send + Sync + 'static> Run<App> {
+impl<App: Send + Sync + 'static> Refusals<'_, App> {
     /// For each call, its refusal, or `None` when it goes on to the
     /// pipeline. An empty id gets a fresh one, which is never taken.
-    pub(super) fn refusals(&self, calls: &[ToolCall]) -> Vec<Option<CallResult>> {
+    pub(super) fn of(&self, calls: &[ToolCall]) -> Vec<Option<CallResult>> {
         let waiting: Vec<&str> =
             self.pending.iter().map(|pending| pending.id().as_str()).chain(self.external.iter().map(|waiting| waiting.id.as_str())).collect();
         let mut step_ids: Vec<&str> = Vec::with_capacity(calls.len());
-        let max_external = self.registry.inner.config.max_external;
+        let max_external = self.tools.config.max_external;
         // Calls of external tools handed over, or to be once approved.
         let mut handing = self.external.len() + self.pending.iter().filter(|pending| self.is_external(pending.tool())).count();
         calls
@@ -39,7 +53,7 @@ impl<App: Send + Sync + 'static> Run<App> {
                         return None;
                     }
                 }
-                let def = self.registry.definition(&call.name)?;
+                let def = self.tools.definition(&call.name)?;
                 if let Some(error) = self.steps.exhausted(def) {
                     return refuse(ResultKind::Denied, error);
                 }
@@ -56,17 +70,17 @@ impl<App: Send + Sync + 'static> Run<App> {
     }
 
     fn is_external(&self, tool: &str) -> bool {
-        self.registry.definition(tool).is_some_and(|def| def.external)
+        self.tools.definition(tool).is_some_and(|def| def.external)
     }
 
     /// Whether `call` is, in a durable run, a re-sent step's call of an
     /// external call still with the host: the same id, tool and arguments.
     /// Anywhere else, a waiting external call's id is taken.
     fn re_sent_external(&self, call: &ToolCall) -> bool {
-        if self.memory.durable
+        if self.durable
             && let Some(waiting) = self.external.iter().find(|waiting| waiting.id == call.id)
         {
-            return waiting.tool == call.name.as_str() && self.guarded_value(&call.arguments).is_some_and(|args| *args == waiting.input);
+            return waiting.tool == call.name.as_str() && guarded_value(self.tools, &call.arguments).is_some_and(|args| *args == waiting.input);
         }
         let _ = call;
         false

@@ -19,7 +19,7 @@ pub(crate) const APPROVAL_INPUT: &str = "approval";
 /// what a fresh run offers at its first step, without provider-defined and
 /// external tools.
 pub(super) fn offered<'s, App: Send + Sync + 'static>(server: &'s McpServer<App>, user: &UserContext) -> Vec<&'s ToolDefinition> {
-    let offered = Steps::default().offered(&server.registry, server.app.as_ref(), user);
+    let offered = Steps::default().offered(server.registry.tools(), server.app.as_ref(), user);
     offered.into_iter().filter(|def| def.provider_defined.is_none() && !def.external).collect()
 }
 

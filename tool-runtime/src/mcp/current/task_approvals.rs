@@ -41,8 +41,10 @@ pub(super) async fn decided<App: Send + Sync + 'static>(
     match journal.approvals().get(&run_id, &task.task_id).await? {
         Some(approval) => match approval.decided.map(|decided| decided.decision) {
             Some(Decision::Reject(text)) => return Ok(Some(server.registry.reject(pending, Some(&text)))),
-            Some(Decision::ApproveEdited(edited)) => return Ok(Some(server.registry.approve_decided(pending, Some(edited.into())).await)),
-            Some(Decision::Approve) => return Ok(Some(server.registry.approve_decided(pending, None).await)),
+            Some(Decision::ApproveEdited(edited)) => {
+                return Ok(Some(crate::approval::approve_decided(server.registry.tools(), pending, Some(edited.into())).await));
+            }
+            Some(Decision::Approve) => return Ok(Some(crate::approval::approve_decided(server.registry.tools(), pending, None).await)),
             None => {}
         },
         None => {

@@ -6,8 +6,8 @@ use super::super::builtin::{Route, route};
 use super::super::{Export, ExportOptions, PayloadError, Reader, pointer};
 use super::function;
 use crate::call::Arguments;
+use crate::call::ToolCall;
 use crate::result::CallResult;
-use crate::run::ToolCall;
 use crate::tool::ToolDefinition;
 
 const READER: Reader = Reader { provider: "openai chat" };

@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use super::super::builtin::{Provider, ProviderItem, is_function};
 use super::super::{Export, ExportOptions, PayloadError, Reader, pointer};
 use super::function;
+use crate::call::ToolCall;
 use crate::result::CallResult;
-use crate::run::ToolCall;
 use crate::tool::ToolDefinition;
 
 const READER: Reader = Reader { provider: "openai responses" };
