@@ -21,6 +21,8 @@
 #[allow(dead_code, reason = "the shop's tools the inbox test does not call")]
 mod shop;
 
+#[path = "support/examples.rs"]
+mod examples;
 #[path = "inbox_browser/harness.rs"]
 mod harness;
 

@@ -63,28 +63,11 @@ pub async fn postgres(test: &str) -> Option<String> {
     Some(format!("{server}/{name}"))
 }
 
-/// The example's executable, built once per test process with this test's
-/// features (so it reuses what the test build compiled).
+/// The example's executable, built once per test process as README's test
+/// command built this test (so it reuses that build).
 fn example_binary() -> PathBuf {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    let features = if cfg!(feature = "postgres") { "inbox,postgres" } else { "inbox" };
-    BINARY
-        .get_or_init(|| {
-            let output = Command::new(env!("CARGO"))
-                .args(["build", "--example", "approvals_inbox", "--features", features, "--message-format=json"])
-                .current_dir(env!("CARGO_MANIFEST_DIR"))
-                .stderr(Stdio::inherit())
-                .output()
-                .expect("cargo runs");
-            assert!(output.status.success(), "`cargo build --example approvals_inbox --features {features}` failed");
-            String::from_utf8_lossy(&output.stdout)
-                .lines()
-                .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-                .filter(|message| message["target"]["name"] == "approvals_inbox")
-                .find_map(|message| message["executable"].as_str().map(PathBuf::from))
-                .expect("cargo reports the example's executable")
-        })
-        .clone()
+    BINARY.get_or_init(|| crate::examples::build_example("approvals_inbox", &["inbox"])).clone()
 }
 
 /// A child process, killed when dropped (with its process group, so a
