@@ -110,16 +110,7 @@ async fn the_mark_changes_with_each_write_an_inbox_shows(db: Db) {
     let mark = changed(&journal, mark, "deciding").await;
     assert_eq!(mark.next_expiry(), None, "nothing waits");
     journal.calls().start("r1", "c1", "refund", &json!({}), "k1").await.unwrap();
-    let result = JournaledResult {
-        kind: ResultKind::Success,
-        text: "ok".into(),
-        structured: None,
-        error_code: None,
-        status: None,
-        truncated: false,
-        ends_run: false,
-    };
-    journal.calls().finish("k1", &result).await.unwrap();
+    journal.calls().finish("k1", &finished()).await.unwrap();
     let mark = changed(&journal, mark, "finishing the call").await;
     journal.approvals().settle("r1", "c1").await.unwrap();
     changed(&journal, mark, "settling").await;
