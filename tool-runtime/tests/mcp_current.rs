@@ -138,6 +138,12 @@ async fn request(addr: SocketAddr, token: &str, method: &str, name: Option<&str>
     params["_meta"] = all;
     params.as_object_mut().unwrap().remove("elicit");
     let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}).to_string();
+    post(addr, token, method, name, &body).await
+}
+
+/// `body` posted at revision 2026-07-28, with `method` (and `name`) in
+/// its headers, as `token`.
+async fn post(addr: SocketAddr, token: &str, method: &str, name: Option<&str>, body: &str) -> Reply {
     let mut head = format!(
         "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: {method}\r\n\
@@ -234,13 +240,7 @@ async fn a_header_that_contradicts_the_body_is_refused() {
     let body =
         json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "get_item", "arguments": {"id": 1}, "_meta": meta(false)}})
             .to_string();
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/list\r\n\
-         Authorization: Bearer tok-alice\r\nContent-Length: {}\r\n\r\n",
-        body.len()
-    );
-    let reply = exchange(addr, &head, body.as_bytes()).await;
+    let reply = post(addr, "tok-alice", "tools/list", None, &body).await;
     assert_eq!(reply.status, 400, "{reply:?}");
 }
 
@@ -443,17 +443,7 @@ async fn with_tasks(addr: SocketAddr, token: &str, method: &str, name: Option<&s
     all["io.modelcontextprotocol/clientCapabilities"] = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
     params["_meta"] = all;
     let body = json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params}).to_string();
-    let mut head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: {method}\r\n\
-         Authorization: Bearer {token}\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    if let Some(name) = name {
-        head.push_str(&format!("Mcp-Name: {name}\r\n"));
-    }
-    head.push_str("\r\n");
-    exchange(addr, &head, body.as_bytes()).await
+    post(addr, token, method, name, &body).await
 }
 
 /// Starts a task counting for `millis`; its id.
