@@ -187,7 +187,7 @@ use std::time::Duration;
 
 use axum::http::HeaderMap;
 use rmcp::ServiceExt;
-use rmcp::model::Implementation;
+use rmcp::model::{Implementation, ProtocolVersion, ServerCapabilities, ServerConfig};
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
 mod connections;
@@ -311,6 +311,17 @@ impl<App> Clone for McpServer<App> {
 }
 
 impl<App: Send + Sync + 'static> McpServer<App> {
+    /// What a connection says of this server (at either revision): its
+    /// name, version and instructions, and `capabilities`.
+    pub(crate) fn server_config(&self, capabilities: ServerCapabilities) -> ServerConfig {
+        let config =
+            ServerConfig::new(capabilities).with_server_info(self.info.clone()).with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
+        match &self.instructions {
+            Some(instructions) => config.with_instructions(instructions.clone()),
+            None => config,
+        }
+    }
+
     /// A server for `registry`'s tools, calling them with `app`. It names
     /// itself `tool-runtime` until [`with_name`](Self::with_name).
     pub fn new(registry: Registry<App>, app: Arc<App>) -> Self {

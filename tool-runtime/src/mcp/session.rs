@@ -274,13 +274,7 @@ impl<App> Drop for Waiting<'_, App> {
 
 impl<App: Send + Sync + 'static> ServerHandler for McpSession<App> {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
-        let config =
-            ServerConfig::new(capabilities).with_server_info(self.server.info.clone()).with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
-        match &self.server.instructions {
-            Some(instructions) => config.with_instructions(instructions.clone()),
-            None => config,
-        }
+        self.server.server_config(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build())
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {

@@ -114,13 +114,7 @@ impl<App: Send + Sync + 'static> ServerHandler for McpHandler<App> {
             true => capabilities.enable_tasks(),
             false => capabilities,
         };
-        let capabilities = capabilities.build();
-        let config =
-            ServerConfig::new(capabilities).with_server_info(self.server.info.clone()).with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
-        match &self.server.instructions {
-            Some(instructions) => config.with_instructions(instructions.clone()),
-            None => config,
-        }
+        self.server.server_config(capabilities.build())
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
