@@ -216,6 +216,28 @@ async fn discover_names_both_revisions_and_opens_no_session() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_names_itself_and_its_instructions_at_both_revisions() {
+    let named = server(&Arc::default()).with_name("bank", "1.2.3").with_instructions("Ask before granting.");
+    let addr = serve(named).await;
+    let discovered = request(addr, "tok-alice", "server/discover", None, json!({})).await.result();
+    // At 2026-07-28 the server's identity travels in `_meta`.
+    let info = &discovered["_meta"]["io.modelcontextprotocol/serverInfo"];
+    assert_eq!((&info["name"], &info["version"]), (&json!("bank"), &json!("1.2.3")), "{discovered}");
+    assert_eq!(discovered["instructions"], "Ask before granting.", "{discovered}");
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+    .to_string();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nAuthorization: Bearer tok-alice\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    let initialized = exchange(addr, &head, body.as_bytes()).await.result();
+    assert_eq!(initialized["serverInfo"]["name"], "bank", "{initialized}");
+    assert_eq!(initialized["instructions"], "Ask before granting.", "{initialized}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tools_are_listed_per_caller_in_the_registry_order_with_cache_hints() {
     let addr = serve(server(&Arc::default())).await;
     let names = |listed: &Value| listed["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap().to_owned()).collect::<Vec<_>>();
