@@ -29,11 +29,9 @@ enum Source<'a> {
 /// Text arguments, as far as they were read.
 struct Text<'a> {
     text: &'a str,
-    /// The schema's properties: the keys a whole struct may have.
+    /// The schema's properties: the keys a whole struct may have, and the
+    /// constraints a value's text must meet.
     properties: Option<&'a Properties>,
-    /// The same, where some value's text must meet its property's
-    /// constraints (`None` for most tools: nothing to check).
-    checked: Option<&'a Properties>,
     /// Reading in order: where the next key is. `None` once a key came out
     /// of order, and the fields were split.
     cursor: Option<Cursor<'a>>,
@@ -55,8 +53,7 @@ impl<'a> Args<'a> {
     /// [`read_whole`](Self::read_whole).
     pub(crate) fn text(text: &'a str, properties: Option<&'a Properties>) -> Option<Self> {
         let cursor = Cursor::open(text)?;
-        let checked = properties.filter(|properties| properties.any_checked());
-        Some(Args(Source::Text(Text { text, properties, checked, cursor: Some(cursor), fields: None, read: 0, whole: false })))
+        Some(Args(Source::Text(Text { text, properties, cursor: Some(cursor), fields: None, read: 0, whole: false })))
     }
 
     /// `parse` applied to these arguments, when it read every key of the
@@ -104,7 +101,7 @@ impl<'a> Args<'a> {
                 // Checked whole, against the properties: their names, then
                 // the constraints of each value's text.
                 text.whole = true;
-                if let Some(checked) = text.checked {
+                if let Some(checked) = checked(text.properties) {
                     let fields = TextFields::split(text.text).ok_or_else(unread)?;
                     for name in checked.checked_names() {
                         if let Some(raw) = fields.get(name) {
@@ -128,7 +125,7 @@ impl<'a> Text<'a> {
                 Ok(Some(key)) if key == name => {
                     let before = next;
                     let value = next.value::<T>().ok_or_else(unread)?;
-                    if let Some(checked) = self.checked {
+                    if let Some(checked) = checked(self.properties) {
                         admitted(checked, name, before.read_up_to(&next))?;
                     }
                     (*cursor, self.read) = (next, self.read + 1);
@@ -150,7 +147,7 @@ impl<'a> Text<'a> {
             Some(raw) => {
                 self.read += 1;
                 let value = read_raw(raw).ok_or_else(unread)?;
-                if let Some(checked) = self.checked {
+                if let Some(checked) = checked(self.properties) {
                     admitted(checked, name, raw)?;
                 }
                 Ok(Some(value))
@@ -174,6 +171,12 @@ impl<'a> Text<'a> {
 /// hashing them (the map's hasher is SipHash).
 fn get<'m>(map: &'m Map<String, Value>, name: &str) -> Option<&'m Value> {
     if map.len() <= 8 { map.iter().rev().find_map(|(key, value)| (key == name).then_some(value)) } else { map.get(name) }
+}
+
+/// `properties`, where some value's text must meet its property's
+/// constraints (`None` for most tools: nothing to check).
+fn checked(properties: Option<&Properties>) -> Option<&Properties> {
+    properties.filter(|properties| properties.any_checked())
 }
 
 /// `raw`, the text of `name`'s value, against its property's constraints:
