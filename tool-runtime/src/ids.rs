@@ -6,11 +6,19 @@
 //! process's first call the id, and so the journaled effect or approval,
 //! of an earlier process's first call.
 //!
-//! Each id is a prefix, a tag drawn once per process from the operating
-//! system's random source (60 bits, twelve base-32 characters), and a
-//! counter of this process. Two processes share a tag with a probability
-//! of about n² / 2⁶¹ for n processes (below one in a million for a million
-//! processes), and within a process the counter never repeats.
+//! Each id is a prefix, a tag (twelve base-32 characters, 60 bits) and a
+//! number of up to five base-32 characters. The process counts its ids;
+//! every 2²⁵ (about 33 million) of them start a new epoch, whose tag is
+//! the process's random key (60 bits from the operating system's random
+//! source, drawn once) plus the epoch's index. Within a process no two
+//! epochs share a tag and no number repeats in an epoch. Two processes
+//! share a tag with a probability of about n²·e / 2⁶⁰ for n processes of
+//! e epochs each (below one in a million for a thousand processes of a
+//! thousand epochs, 33 billion ids each).
+//!
+//! An id is at most 23 bytes, so a [`SmolStr`] holds it inline: making
+//! one, cloning it and dropping it never allocate, however many calls a
+//! process has made.
 
 use std::sync::LazyLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,11 +29,17 @@ use smol_str::SmolStr;
 /// escaping anywhere (URLs, SQL, JSON, logs).
 const ALPHABET: &[u8; 32] = b"abcdefghijklmnopqrstuvwxyz234567";
 
-/// This process's tag: twelve base-32 characters from 60 random bits.
-static PROCESS_TAG: LazyLock<String> = LazyLock::new(|| {
-    let bits = random_bits();
-    (0..12).map(|i| char::from(ALPHABET[((bits >> (5 * i)) & 31) as usize])).collect()
-});
+/// Base-32 characters in a tag.
+const TAG_CHARS: usize = 12;
+/// The tags' bits (`TAG_CHARS` characters of five bits).
+const TAG_MASK: u64 = (1 << (5 * TAG_CHARS)) - 1;
+/// Numbers in an epoch: those of at most five base-32 characters.
+const EPOCH_BITS: u32 = 25;
+/// The longest prefix that keeps an id inline (`SmolStr` holds 23 bytes).
+const MAX_PREFIX: usize = 23 - TAG_CHARS - 1 - 5;
+
+/// This process's random key, from which each epoch's tag is made.
+static PROCESS_KEY: LazyLock<u64> = LazyLock::new(random_bits);
 
 /// 64 bits from the operating system's random source. Should that fail
 /// (no entropy source at all), the standard library's per-process random
@@ -45,44 +59,75 @@ fn random_bits() -> u64 {
     }
 }
 
-static NEXT: AtomicU64 = AtomicU64::new(1);
+static NEXT: AtomicU64 = AtomicU64::new(0);
 
-/// How many ids a thread takes from the shared counter at a time.
+/// How many ids a thread takes from the shared counter at a time (a
+/// power of two below an epoch's size, so that no block spans two epochs).
 const BLOCK: u64 = 1024;
 
-thread_local! {
-    /// The numbers this thread may hand out: `(next, end)` of its current block.
-    static NUMBERS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
+/// The numbers a thread may hand out: `next` to `end` of its current
+/// block, and the tag of the block's epoch.
+#[derive(Clone, Copy)]
+struct Block {
+    next: u64,
+    end: u64,
+    tag: [u8; TAG_CHARS],
 }
 
-/// The next number of this process. Each thread takes blocks of numbers
-/// from a shared counter, so numbers are unique but not in call order
-/// across threads.
-fn next_number() -> u64 {
-    NUMBERS.with(|numbers| {
-        let (mut next, mut end) = numbers.get();
-        if next == end {
-            next = NEXT.fetch_add(BLOCK, Ordering::Relaxed);
-            end = next + BLOCK;
+thread_local! {
+    static BLOCKS: std::cell::Cell<Block> = const { std::cell::Cell::new(Block { next: 0, end: 0, tag: [0; TAG_CHARS] }) };
+}
+
+/// The tag of epoch `epoch`: the process's key plus the epoch, in base 32.
+fn tag(epoch: u64) -> [u8; TAG_CHARS] {
+    let bits = PROCESS_KEY.wrapping_add(epoch) & TAG_MASK;
+    std::array::from_fn(|i| ALPHABET[((bits >> (5 * i)) & 31) as usize])
+}
+
+/// The next number of this process, as its epoch's tag and its number in
+/// the epoch. Each thread takes blocks of numbers from a shared counter,
+/// so numbers are unique but not in call order across threads.
+fn next_number() -> ([u8; TAG_CHARS], u64) {
+    BLOCKS.with(|blocks| {
+        let mut block = blocks.get();
+        if block.next == block.end {
+            let next = NEXT.fetch_add(BLOCK, Ordering::Relaxed);
+            block = Block { next, end: next + BLOCK, tag: tag(next >> EPOCH_BITS) };
         }
-        numbers.set((next + 1, end));
-        next
+        let number = block.next & ((1 << EPOCH_BITS) - 1);
+        blocks.set(Block { next: block.next + 1, ..block });
+        (block.tag, number)
     })
 }
 
 /// `{prefix}{tag}_{n}`: unique across processes and time (see the
-/// [module docs](self)).
+/// [module docs](self)). `prefix` is at most five bytes, so that the id
+/// is held inline.
 pub(crate) fn fresh_id(prefix: &str) -> SmolStr {
-    // Not `format!`: it costs a call as much as the rest of its setup.
-    let mut id = smol_str::SmolStrBuilder::new();
-    for part in [prefix, PROCESS_TAG.as_str(), "_", itoa::Buffer::new().format(next_number())] {
-        id.push_str(part);
+    debug_assert!(prefix.len() <= MAX_PREFIX, "an id's prefix of over {MAX_PREFIX} bytes: {prefix}");
+    let (tag, mut number) = next_number();
+    // The number in base 32, from its last character back.
+    let mut digits = [0u8; 5];
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = ALPHABET[(number & 31) as usize];
+        number >>= 5;
+        if number == 0 {
+            break;
+        }
     }
-    id.finish()
+    let mut id = [0u8; 23];
+    let mut len = 0;
+    for part in [prefix.as_bytes(), &tag, b"_", &digits[start..]] {
+        id[len..len + part.len()].copy_from_slice(part);
+        len += part.len();
+    }
+    // Every byte is the prefix's or the alphabet's.
+    SmolStr::new(std::str::from_utf8(&id[..len]).expect("an id is ASCII"))
 }
 
-/// A fresh call id, `call_{tag}_{n}`; up to the 100,000th of a process it
-/// fits a `SmolStr` inline (no allocation).
+/// A fresh call id, `call_{tag}_{n}`.
 pub(crate) fn fresh_call_id() -> SmolStr {
     fresh_id("call_")
 }
@@ -95,8 +140,27 @@ mod tests {
     fn ids_are_unique_in_a_process_and_carry_its_tag() {
         let ids: std::collections::HashSet<SmolStr> = (0..10_000).map(|_| fresh_call_id()).collect();
         assert_eq!(ids.len(), 10_000);
-        let tag = PROCESS_TAG.as_str();
-        assert!(ids.iter().all(|id| id.starts_with(&format!("call_{tag}_"))));
-        assert!(tag.bytes().all(|b| ALPHABET.contains(&b)) && tag.len() == 12);
+        let tag = std::str::from_utf8(&tag(0)).unwrap().to_owned();
+        assert!(ids.iter().all(|id| id.starts_with(&format!("call_{tag}_"))), "{:?}", ids.iter().next());
+        assert!(tag.bytes().all(|b| ALPHABET.contains(&b)) && tag.len() == TAG_CHARS);
+    }
+
+    #[test]
+    fn every_id_is_held_inline() {
+        for prefix in ["call_", "task-", "run-", "mcp-"] {
+            let id = fresh_id(prefix);
+            assert!(!id.is_heap_allocated(), "{id} is {} bytes", id.len());
+        }
+        // The longest: the last number of an epoch.
+        let longest = format!("call_{}_{}", "a".repeat(TAG_CHARS), "7".repeat(5));
+        assert!(!SmolStr::new(&longest).is_heap_allocated(), "{longest}");
+    }
+
+    #[test]
+    fn epochs_have_distinct_tags_and_numbers_restart_in_each() {
+        let tags: std::collections::HashSet<[u8; TAG_CHARS]> = (0..1_000).map(tag).collect();
+        assert_eq!(tags.len(), 1_000);
+        // A block never spans two epochs.
+        assert_eq!((1u64 << EPOCH_BITS) % BLOCK, 0);
     }
 }
