@@ -237,7 +237,33 @@ impl Properties {
         };
         match &self.checks[at] {
             None => true,
-            Some(validator) => serde_json::from_str::<Value>(raw).is_ok_and(|value| validator.is_valid(&value)),
+            Some(validator) => match plain_scalar(raw) {
+                Some(value) => validator.is_valid(&value),
+                None => serde_json::from_str::<Value>(raw).is_ok_and(|value| validator.is_valid(&value)),
+            },
+        }
+    }
+}
+
+/// The value of `raw` when it is a plain JSON scalar: a string without
+/// escapes or control characters, an integer of at most 18 digits, `true`,
+/// `false`. `None` for any other text, which `serde_json` reads (or
+/// refuses). Made directly, the value costs a tenth of a parse.
+fn plain_scalar(raw: &str) -> Option<Value> {
+    let bytes = raw.as_bytes();
+    match bytes {
+        [b'"', inner @ .., b'"'] if inner.iter().all(|&b| b >= 0x20 && b != b'"' && b != b'\\') => {
+            // Whole characters: the quotes are ASCII, so `raw` is cut on
+            // char boundaries.
+            Some(Value::String(raw[1..raw.len() - 1].to_owned()))
+        }
+        b"true" => Some(Value::Bool(true)),
+        b"false" => Some(Value::Bool(false)),
+        _ => {
+            let digits = bytes.strip_prefix(b"-").unwrap_or(bytes);
+            // JSON allows no leading zero (`0` itself aside).
+            let plain = matches!(digits, [b'1'..=b'9', ..] | [b'0']) && digits.len() <= 18 && digits.iter().all(u8::is_ascii_digit);
+            plain.then(|| raw.parse::<i64>().ok().map(Value::from)).flatten()
         }
     }
 }
@@ -340,6 +366,19 @@ mod tests {
             "required": [],
             "additionalProperties": false
         })
+    }
+
+    #[test]
+    fn a_plain_scalar_is_the_value_serde_json_reads() {
+        let plain = [r#""EUR""#, r#""""#, r#""é ü""#, "0", "500", "-42", "999999999999999999", "true", "false"];
+        for raw in plain {
+            assert_eq!(plain_scalar(raw), Some(serde_json::from_str::<Value>(raw).unwrap()), "{raw}");
+        }
+        // Anything else is left to serde_json, which reads or refuses it.
+        let other = [r#""a\"b""#, "\"tab\there\"", r#""x"#, "007", "1.5", "1e3", "-", "", "null", "[1]", "9999999999999999999", " 1"];
+        for raw in other {
+            assert_eq!(plain_scalar(raw), None, "{raw}");
+        }
     }
 
     #[test]
