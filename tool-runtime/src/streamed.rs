@@ -145,7 +145,7 @@ pub async fn drain<T: Serialize>(streamed: Streamed<T>, mut preliminary: Prelimi
             preliminary.send(sent, &previous);
         }
         if let Some(error) = failed {
-            return Err(Failure::Tool(error));
+            return Err(Failure::Tool(Box::new(error)));
         }
     }
     last.ok_or_else(|| Failure::Internal("the tool's stream ended without an item; its last item is the result".into()))

@@ -58,8 +58,10 @@ pub struct ToolOutput {
 /// Why a tool's execution failed.
 #[derive(Debug)]
 pub enum Failure {
-    /// The tool returned a [`ToolError`]: the model reads its line.
-    Tool(ToolError),
+    /// The tool returned a [`ToolError`]: the model reads its line. (Boxed:
+    /// every call's result passes through several layers as a
+    /// `Result<ToolOutput, Failure>`, and a `ToolError` is 160 bytes.)
+    Tool(Box<ToolError>),
     /// Any other error: a bug or an outage; the model reads the generic line.
     Internal(BoxError),
 }
@@ -70,7 +72,7 @@ impl Failure {
     pub fn from_error<E: Into<BoxError>>(error: E) -> Self {
         let boxed: BoxError = error.into();
         match boxed.downcast::<ToolError>() {
-            Ok(tool_error) => Failure::Tool(*tool_error),
+            Ok(tool_error) => Failure::Tool(tool_error),
             Err(other) => Failure::Internal(other),
         }
     }

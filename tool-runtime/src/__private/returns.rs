@@ -75,7 +75,7 @@ impl<T, E> UntypedFailure for FailureProbe<Result<T, E>> {
 /// strings, a `Serialize` that fails) is a bug: the generic 500.
 fn typed_failure<E: Serialize + Into<ToolError>>(failure: E) -> Failure {
     match serde_json::to_value(&failure) {
-        Ok(value) => Failure::Tool(failure.into().with_structured(value)),
+        Ok(value) => Failure::Tool(Box::new(failure.into().with_structured(value))),
         Err(err) => {
             let error = failure.into();
             let detail = format!("the typed failure `{}` could not be serialised: {err}", error.code());
