@@ -238,34 +238,75 @@ impl Properties {
         match &self.checks[at] {
             None => true,
             Some(validator) => match plain_scalar(raw) {
-                Some(value) => validator.is_valid(&value),
+                Some(Plain::Str(text)) => as_scratch_string(text, |value| validator.is_valid(value)),
+                Some(Plain::Other(value)) => validator.is_valid(&value),
                 None => serde_json::from_str::<Value>(raw).is_ok_and(|value| validator.is_valid(&value)),
             },
         }
     }
 }
 
+/// A plain JSON scalar's value (see [`plain_scalar`]).
+#[derive(Debug, PartialEq)]
+enum Plain<'a> {
+    /// A string's characters, between its quotes.
+    Str(&'a str),
+    /// Any other scalar.
+    Other(Value),
+}
+
 /// The value of `raw` when it is a plain JSON scalar: a string without
 /// escapes or control characters, an integer of at most 18 digits, `true`,
 /// `false`. `None` for any other text, which `serde_json` reads (or
 /// refuses). Made directly, the value costs a tenth of a parse.
-fn plain_scalar(raw: &str) -> Option<Value> {
+fn plain_scalar(raw: &str) -> Option<Plain<'_>> {
     let bytes = raw.as_bytes();
     match bytes {
-        [b'"', inner @ .., b'"'] if inner.iter().all(|&b| b >= 0x20 && b != b'"' && b != b'\\') => {
-            // Whole characters: the quotes are ASCII, so `raw` is cut on
-            // char boundaries.
-            Some(Value::String(raw[1..raw.len() - 1].to_owned()))
-        }
-        b"true" => Some(Value::Bool(true)),
-        b"false" => Some(Value::Bool(false)),
+        // Whole characters: the quotes are ASCII, so `raw` is cut on char
+        // boundaries.
+        [b'"', inner @ .., b'"'] if inner.iter().all(|&b| b >= 0x20 && b != b'"' && b != b'\\') => Some(Plain::Str(&raw[1..raw.len() - 1])),
+        b"true" => Some(Plain::Other(Value::Bool(true))),
+        b"false" => Some(Plain::Other(Value::Bool(false))),
         _ => {
             let digits = bytes.strip_prefix(b"-").unwrap_or(bytes);
             // JSON allows no leading zero (`0` itself aside).
             let plain = matches!(digits, [b'1'..=b'9', ..] | [b'0']) && digits.len() <= 18 && digits.iter().all(u8::is_ascii_digit);
-            plain.then(|| raw.parse::<i64>().ok().map(Value::from)).flatten()
+            plain.then(|| raw.parse::<i64>().ok().map(|number| Plain::Other(Value::from(number)))).flatten()
         }
     }
+}
+
+/// The longest string kept in a thread's scratch value between checks.
+const SCRATCH_KEPT: usize = 4096;
+
+thread_local! {
+    /// A string value each check of a string property writes its text
+    /// into, so that checking costs no allocation.
+    static SCRATCH: std::cell::RefCell<Value> = const { std::cell::RefCell::new(Value::String(String::new())) };
+}
+
+/// `check` on `text` as a JSON string, written into this thread's scratch
+/// value (a new one, should the scratch be in use).
+fn as_scratch_string(text: &str, check: impl Fn(&Value) -> bool) -> bool {
+    SCRATCH.with(|scratch| {
+        let Ok(mut scratch) = scratch.try_borrow_mut() else {
+            return check(&Value::String(text.to_owned()));
+        };
+        match &mut *scratch {
+            Value::String(buffer) => {
+                buffer.clear();
+                buffer.push_str(text);
+            }
+            other => *other = Value::String(text.to_owned()),
+        }
+        let admitted = check(&scratch);
+        if let Value::String(buffer) = &mut *scratch
+            && buffer.capacity() > SCRATCH_KEPT
+        {
+            *buffer = String::new();
+        }
+        admitted
+    })
 }
 
 /// How deep the values a property's schema admits nest (0 for a scalar),
@@ -372,7 +413,12 @@ mod tests {
     fn a_plain_scalar_is_the_value_serde_json_reads() {
         let plain = [r#""EUR""#, r#""""#, r#""é ü""#, "0", "500", "-42", "999999999999999999", "true", "false"];
         for raw in plain {
-            assert_eq!(plain_scalar(raw), Some(serde_json::from_str::<Value>(raw).unwrap()), "{raw}");
+            let value = match plain_scalar(raw) {
+                Some(Plain::Str(text)) => Value::String(text.to_owned()),
+                Some(Plain::Other(value)) => value,
+                None => panic!("{raw} is a plain scalar"),
+            };
+            assert_eq!(value, serde_json::from_str::<Value>(raw).unwrap(), "{raw}");
         }
         // Anything else is left to serde_json, which reads or refuses it.
         let other = [r#""a\"b""#, "\"tab\there\"", r#""x"#, "007", "1.5", "1e3", "-", "", "null", "[1]", "9999999999999999999", " 1"];
@@ -478,6 +524,19 @@ mod tests {
         assert!(properties.admits("plain", "true") && properties.admits("unknown", "1"));
         assert!(!properties.admits("amount", "5x"), "text that does not parse is left to the value path");
         assert!(!Properties::of(&schema, false).any_checked(), "no checks where the text is not read");
+    }
+
+    #[test]
+    fn a_long_string_is_checked_whole_and_not_kept_in_the_scratch_value() {
+        let schema = root(json!({"note": {"type": "string", "maxLength": 5000}}));
+        let properties = Properties::of(&schema, true);
+        let long = format!("\"{}\"", "x".repeat(5000));
+        let longer = format!("\"{}\"", "x".repeat(5001));
+        assert!(properties.admits("note", &long) && !properties.admits("note", &longer));
+        assert!(properties.admits("note", r#""short""#), "the scratch value holds only the text checked");
+        assert_eq!(SCRATCH.with_borrow(|scratch| scratch.as_str().map(str::len)), Some(5));
+        properties.admits("note", &long);
+        assert!(SCRATCH.with_borrow(|scratch| matches!(scratch, Value::String(buffer) if buffer.capacity() <= SCRATCH_KEPT)));
     }
 
     #[test]
