@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tool_runtime::prelude::*;
-use tool_runtime::{CallOutcome, ErrorKind, ErrorReport, INTERNAL_ERROR_CODE, ResultKind};
+use tool_runtime::{Arguments, CallOutcome, ErrorKind, ErrorReport, INTERNAL_ERROR_CODE, ResultKind};
 
 #[derive(Default)]
 struct App {
@@ -115,6 +115,13 @@ async fn slow(ctx: Ctx<App>) -> String {
     ctx.app().tokens.lock().unwrap().push(ctx.cancellation().clone());
     ctx.cancellation().cancelled().await;
     "cancelled".into()
+}
+
+/// Counts its runs.
+#[tool]
+async fn tally(ctx: Ctx<App>) -> String {
+    ctx.app().executions.fetch_add(1, Ordering::SeqCst);
+    "counted".into()
 }
 
 /// Ignores cancellation.
@@ -480,6 +487,24 @@ async fn cancelling_the_call_cancels_the_tools_token() {
     assert_eq!(result.kind, ResultKind::Cancelled);
     assert!(result.text.starts_with("code: CALL_CANCELLED"), "{}", result.text);
     assert!(app.tokens.lock().unwrap()[0].is_cancelled());
+}
+
+#[tokio::test]
+async fn a_call_cancelled_before_it_is_awaited_never_runs_its_tool() {
+    let registry = Registry::<App>::builder().tools(tools![tally]).build().unwrap();
+    let app = app();
+    let token = tool_runtime::CancellationToken::new();
+    token.cancel();
+    // As text, its input is read and its call made at once (its verdict
+    // does not depend on the input); as a value, stage by stage.
+    for args in [Arguments::from("{}"), Arguments::from(json!({}))] {
+        let result = registry.call(&app, "tally", args).cancellation(&token).await.into_result().unwrap();
+        assert_eq!(result.kind, ResultKind::Cancelled, "{}", result.text);
+        assert!(result.text.starts_with("code: CALL_CANCELLED"), "{}", result.text);
+    }
+    assert_eq!(app.executions.load(Ordering::SeqCst), 0, "a cancelled call's tool never ran");
+    let result = registry.call(&app, "tally", "{}").await.into_result().unwrap();
+    assert_eq!((result.kind, result.text.as_str()), (ResultKind::Success, "counted"));
 }
 
 #[tokio::test]

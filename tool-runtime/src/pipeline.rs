@@ -29,6 +29,10 @@
 //!    limit; a failure becomes its one line, and anything the model must
 //!    not read (an internal error, a panic) is reported to the developer.
 //!
+//! A call whose verdict does not depend on its input goes through stages 1
+//! to 6 at once (`at_once`): its text read straight into the tool's input
+//! and the call made on it, with no input boxed between them.
+//!
 //! In a durable run (`durable`), the journal is asked about the call's
 //! effect before stage 4 (a finished one is replayed), and stage 6 records
 //! the call as started before the tool runs and as finished after.
@@ -52,11 +56,13 @@ use serde_json::{Map, Value};
 use smol_str::SmolStr;
 use tracing::Instrument;
 
+mod at_once;
 mod builder;
 mod checks;
 mod effects;
 mod wait;
 
+use at_once::AtOnce;
 use effects::{execute_journaled, hand_journaled, journaled};
 use wait::run_waiting;
 
@@ -149,11 +155,24 @@ pub(crate) fn process<'a, App: Send + Sync + 'static>(
         record_outcome(&span, result.kind);
         return Box::pin(std::future::ready(CallOutcome::Done(result)));
     };
+    let mut call = CallState::new(app, info);
+    // 1 to 6 at once, where the verdict does not depend on the input.
+    let args = match at_once::start(tools, entry, args, &mut call, scoped) {
+        AtOnce::Started(future) => {
+            drop(entered);
+            return Box::pin(at_once::run(tools, entry, call, future, span.clone()).instrument(span));
+        }
+        AtOnce::Ended(result) => {
+            record_outcome(&span, result.kind);
+            return Box::pin(std::future::ready(CallOutcome::Done(result)));
+        }
+        AtOnce::Stages(args) => args,
+    };
     // 1 to 3. Guard, parse, validate.
-    let input = match read_input(tools, entry, &info.call_id, args) {
+    let input = match read_input(tools, entry, call.call_id(), args) {
         Ok(input)
             if let Some(validator) = scoped
-                && let Some(result) = out_of_scope(entry, &info.call_id, validator, &input) =>
+                && let Some(result) = out_of_scope(entry, call.call_id(), validator, &input) =>
         {
             record_outcome(&span, result.kind);
             return Box::pin(std::future::ready(CallOutcome::Done(result)));
@@ -165,7 +184,7 @@ pub(crate) fn process<'a, App: Send + Sync + 'static>(
         }
     };
     drop(entered);
-    Box::pin(run_validated(tools, entry, input, CallState::new(app, info), span.clone()).instrument(span))
+    Box::pin(run_validated(tools, entry, input, call, span.clone()).instrument(span))
 }
 
 /// Stages 4 to 7, for a call whose input was read.
@@ -473,10 +492,28 @@ pub(crate) fn execute<'s, App: Send + Sync + 'static>(
         if !entry.def.interruptible {
             call.detach();
         }
-        call.set_output_limit(entry.def.max_output_chars.unwrap_or(tools.config.default_max_output_chars));
+        call.set_output_limit(output_limit(tools, entry));
         let Input { value, from } = input;
         std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.call(value, call, &from))).map_err(Some)
     };
+    run_started(tools, entry, started, call, span)
+}
+
+/// The tool's output limit, in characters.
+fn output_limit<App>(tools: &ToolTable<App>, entry: &Entry<App>) -> usize {
+    entry.def.max_output_chars.unwrap_or(tools.config.default_max_output_chars)
+}
+
+/// Stage 6 once the tool's call was made: its future (`Ok`), or why not
+/// (`Err`: the call was cancelled before, or making it panicked).
+#[allow(clippy::manual_async_fn, reason = "an `async fn` would keep a second copy of its arguments in its future")]
+fn run_started<'s, App: Send + Sync + 'static>(
+    tools: &'s ToolTable<App>,
+    entry: &'s Entry<App>,
+    started: Result<CallFuture, Option<Box<dyn Any + Send>>>,
+    call: &'s mut CallState<'_, App>,
+    span: &'s tracing::Span,
+) -> impl Future<Output = CallResult> + Send + 's {
     async move {
         let mut future = match started {
             Ok(future) => future,
@@ -537,7 +574,7 @@ pub(crate) fn concluded<App: Send + Sync + 'static>(tools: &ToolTable<App>, entr
             internal(tools, tool, call_id, ErrorKind::Output, wrong)
         }
         Ended::Returned(Ok(output)) => {
-            let limit = entry.def.max_output_chars.unwrap_or(tools.config.default_max_output_chars);
+            let limit = output_limit(tools, entry);
             let Some(blocks) = output.content else {
                 let (text, structured, truncated) = crate::output::render(output.value, limit);
                 return CallResult::success(tool, call_id.clone(), text, structured, truncated, output.ends_run);

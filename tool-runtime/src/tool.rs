@@ -251,6 +251,16 @@ pub(crate) trait ErasedTool<App>: Send + Sync {
     /// The text read straight into the input, where the schema makes it
     /// exact; `None` sends the call down the value path.
     fn parse_text(&self, text: &str, properties: &Properties) -> Option<Box<dyn Any + Send + Sync>>;
+    /// The text read straight into the input, as `parse_text` reads it,
+    /// and the call made on it at once, as `call` makes it: for a call
+    /// whose verdict does not depend on its input, whose input is then
+    /// never boxed. `None` (and no call made) sends the call down the
+    /// stages one by one.
+    fn call_text(&self, text: &str, properties: &Properties, call: &mut CallState<'_, App>, args: &ParsedFrom<'_>) -> Option<CallFuture> {
+        let _ = (text, properties, call, args);
+        None
+    }
+
     /// Whether `parse` itself checks the types the schema states (true for
     /// `#[tool]`s, whose input is a Rust type; false for dynamic tools,
     /// whose input is any JSON value and whose schema is the only check).
@@ -292,6 +302,11 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
     fn parse_text(&self, text: &str, properties: &Properties) -> Option<Box<dyn Any + Send + Sync>> {
         let input = Args::text(text, Some(properties))?.read_whole(T::parse)?;
         Some(Box::new(input))
+    }
+
+    fn call_text(&self, text: &str, properties: &Properties, call: &mut CallState<'_, App>, args: &ParsedFrom<'_>) -> Option<CallFuture> {
+        let input = Args::text(text, Some(properties))?.read_whole(T::parse)?;
+        Some(T::call(input, call, args))
     }
 
     fn parses_types(&self) -> bool {
