@@ -65,17 +65,11 @@ static NEXT: AtomicU64 = AtomicU64::new(0);
 /// power of two below an epoch's size, so that no block spans two epochs).
 const BLOCK: u64 = 1024;
 
-/// The numbers a thread may hand out: `next` to `end` of its current
-/// block, and the tag of the block's epoch.
-#[derive(Clone, Copy)]
-struct Block {
-    next: u64,
-    end: u64,
-    tag: [u8; TAG_CHARS],
-}
-
 thread_local! {
-    static BLOCKS: std::cell::Cell<Block> = const { std::cell::Cell::new(Block { next: 0, end: 0, tag: [0; TAG_CHARS] }) };
+    /// The numbers this thread may hand out: `(next, end)` of its current block.
+    static NUMBERS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
+    /// The tag of the current block's epoch.
+    static TAG: std::cell::Cell<[u8; TAG_CHARS]> = const { std::cell::Cell::new([0; TAG_CHARS]) };
 }
 
 /// The tag of epoch `epoch`: the process's key plus the epoch, in base 32.
@@ -88,16 +82,14 @@ fn tag(epoch: u64) -> [u8; TAG_CHARS] {
 /// the epoch. Each thread takes blocks of numbers from a shared counter,
 /// so numbers are unique but not in call order across threads.
 fn next_number() -> ([u8; TAG_CHARS], u64) {
-    BLOCKS.with(|blocks| {
-        let mut block = blocks.get();
-        if block.next == block.end {
-            let next = NEXT.fetch_add(BLOCK, Ordering::Relaxed);
-            block = Block { next, end: next + BLOCK, tag: tag(next >> EPOCH_BITS) };
-        }
-        let number = block.next & ((1 << EPOCH_BITS) - 1);
-        blocks.set(Block { next: block.next + 1, ..block });
-        (block.tag, number)
-    })
+    let (mut next, mut end) = NUMBERS.get();
+    if next == end {
+        next = NEXT.fetch_add(BLOCK, Ordering::Relaxed);
+        end = next + BLOCK;
+        TAG.set(tag(next >> EPOCH_BITS));
+    }
+    NUMBERS.set((next + 1, end));
+    (TAG.get(), next & ((1 << EPOCH_BITS) - 1))
 }
 
 /// `{prefix}{tag}_{n}`: unique across processes and time (see the
@@ -105,24 +97,22 @@ fn next_number() -> ([u8; TAG_CHARS], u64) {
 /// is held inline.
 pub(crate) fn fresh_id(prefix: &str) -> SmolStr {
     debug_assert!(prefix.len() <= MAX_PREFIX, "an id's prefix of over {MAX_PREFIX} bytes: {prefix}");
-    let (tag, mut number) = next_number();
-    // The number in base 32, from its last character back.
-    let mut digits = [0u8; 5];
-    let mut start = digits.len();
-    loop {
-        start -= 1;
-        digits[start] = ALPHABET[(number & 31) as usize];
-        number >>= 5;
-        if number == 0 {
-            break;
-        }
-    }
+    let (tag, number) = next_number();
     let mut id = [0u8; 23];
     let mut len = 0;
-    for part in [prefix.as_bytes(), &tag, b"_", &digits[start..]] {
-        id[len..len + part.len()].copy_from_slice(part);
-        len += part.len();
+    for &byte in prefix.as_bytes() {
+        id[len] = byte;
+        len += 1;
     }
+    id[len..len + TAG_CHARS].copy_from_slice(&tag);
+    id[len + TAG_CHARS] = b'_';
+    len += TAG_CHARS + 1;
+    // The number in base 32, most significant character first.
+    let digits = (1..5).take_while(|shift| number >> (5 * shift) != 0).count() + 1;
+    for (i, slot) in id[len..len + digits].iter_mut().enumerate() {
+        *slot = ALPHABET[((number >> (5 * (digits - 1 - i))) & 31) as usize];
+    }
+    len += digits;
     // Every byte is the prefix's or the alphabet's.
     SmolStr::new(std::str::from_utf8(&id[..len]).expect("an id is ASCII"))
 }
@@ -143,6 +133,16 @@ mod tests {
         let tag = std::str::from_utf8(&tag(0)).unwrap().to_owned();
         assert!(ids.iter().all(|id| id.starts_with(&format!("call_{tag}_"))), "{:?}", ids.iter().next());
         assert!(tag.bytes().all(|b| ALPHABET.contains(&b)) && tag.len() == TAG_CHARS);
+    }
+
+    #[test]
+    fn a_threads_ids_count_up_in_base_32() {
+        let decode =
+            |id: &str| id.rsplit('_').next().unwrap().bytes().fold(0u64, |n, b| n * 32 + ALPHABET.iter().position(|&a| a == b).unwrap() as u64);
+        let numbers: Vec<u64> = std::thread::spawn(move || (0..100).map(|_| decode(&fresh_call_id())).collect()).join().unwrap();
+        assert!(numbers.windows(2).all(|pair| pair[1] == pair[0] + 1), "{numbers:?}");
+        assert_eq!(decode("call_x_b"), 1);
+        assert_eq!(decode("call_x_ba"), 32);
     }
 
     #[test]
