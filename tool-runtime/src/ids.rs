@@ -93,21 +93,26 @@ fn next_number() -> ([u8; TAG_CHARS], u64) {
 }
 
 /// `{prefix}{tag}_{n}`: unique across processes and time (see the
-/// [module docs](self)). `prefix` is at most five bytes, so that the id
-/// is held inline.
+/// [module docs](self)).
 pub(crate) fn fresh_id(prefix: &str) -> SmolStr {
-    debug_assert!(prefix.len() <= MAX_PREFIX, "an id's prefix of over {MAX_PREFIX} bytes: {prefix}");
     let (tag, number) = next_number();
+    written(prefix, &tag, number)
+}
+
+/// The id of `number` in the epoch of `tag`, its number in base 32, most
+/// significant character first. `prefix` is at most five bytes, so that
+/// the id is held inline.
+fn written(prefix: &str, tag: &[u8; TAG_CHARS], number: u64) -> SmolStr {
+    assert!(prefix.len() <= MAX_PREFIX, "an id's prefix of over {MAX_PREFIX} bytes: {prefix}");
     let mut id = [0u8; 23];
     let mut len = 0;
     for &byte in prefix.as_bytes() {
         id[len] = byte;
         len += 1;
     }
-    id[len..len + TAG_CHARS].copy_from_slice(&tag);
+    id[len..len + TAG_CHARS].copy_from_slice(tag);
     id[len + TAG_CHARS] = b'_';
     len += TAG_CHARS + 1;
-    // The number in base 32, most significant character first.
     let digits = (1..5).take_while(|shift| number >> (5 * shift) != 0).count() + 1;
     for (i, slot) in id[len..len + digits].iter_mut().enumerate() {
         *slot = ALPHABET[((number >> (5 * (digits - 1 - i))) & 31) as usize];
@@ -136,31 +141,34 @@ mod tests {
     }
 
     #[test]
-    fn a_threads_ids_count_up_in_base_32() {
-        let decode =
-            |id: &str| id.rsplit('_').next().unwrap().bytes().fold(0u64, |n, b| n * 32 + ALPHABET.iter().position(|&a| a == b).unwrap() as u64);
-        let numbers: Vec<u64> = std::thread::spawn(move || (0..100).map(|_| decode(&fresh_call_id())).collect()).join().unwrap();
-        assert!(numbers.windows(2).all(|pair| pair[1] == pair[0] + 1), "{numbers:?}");
-        assert_eq!(decode("call_x_b"), 1);
-        assert_eq!(decode("call_x_ba"), 32);
+    fn a_number_is_written_in_base_32_and_the_longest_id_is_held_inline() {
+        let tag = *b"abcdefghijkl";
+        assert_eq!(written("call_", &tag, 0), "call_abcdefghijkl_a");
+        assert_eq!(written("call_", &tag, 31), "call_abcdefghijkl_7");
+        assert_eq!(written("call_", &tag, 32), "call_abcdefghijkl_ba");
+        assert_eq!(written("run-", &tag, 1025), "run-abcdefghijkl_bab");
+        // The last number of an epoch, with the longest prefix.
+        let longest = written("call_", &tag, (1 << EPOCH_BITS) - 1);
+        assert_eq!(longest, "call_abcdefghijkl_77777");
+        assert!(!longest.is_heap_allocated(), "{longest} is {} bytes", longest.len());
     }
 
     #[test]
-    fn every_id_is_held_inline() {
-        for prefix in ["call_", "task-", "run-", "mcp-"] {
-            let id = fresh_id(prefix);
-            assert!(!id.is_heap_allocated(), "{id} is {} bytes", id.len());
+    fn a_threads_ids_count_up() {
+        // A new thread takes a block of its own: its ids are consecutive.
+        let ids: Vec<SmolStr> = std::thread::spawn(|| (0..100).map(|_| fresh_call_id()).collect()).join().unwrap();
+        let (first_tag, first) = ids[0].rsplit_once('_').unwrap();
+        let number = |digits: &str| digits.bytes().fold(0, |n, b| n * 32 + ALPHABET.iter().position(|&a| a == b).unwrap() as u64);
+        for (i, id) in ids.iter().enumerate() {
+            let (tag, digits) = id.rsplit_once('_').unwrap();
+            assert_eq!((tag, number(digits)), (first_tag, number(first) + i as u64), "{ids:?}");
         }
-        // The longest: the last number of an epoch.
-        let longest = format!("call_{}_{}", "a".repeat(TAG_CHARS), "7".repeat(5));
-        assert!(!SmolStr::new(&longest).is_heap_allocated(), "{longest}");
     }
 
     #[test]
-    fn epochs_have_distinct_tags_and_numbers_restart_in_each() {
+    fn epochs_have_distinct_tags_and_no_block_spans_two() {
         let tags: std::collections::HashSet<[u8; TAG_CHARS]> = (0..1_000).map(tag).collect();
         assert_eq!(tags.len(), 1_000);
-        // A block never spans two epochs.
         assert_eq!((1u64 << EPOCH_BITS) % BLOCK, 0);
     }
 }
