@@ -271,7 +271,8 @@ fn plain_scalar(raw: &str) -> Option<Plain<'_>> {
             let digits = bytes.strip_prefix(b"-").unwrap_or(bytes);
             // JSON allows no leading zero (`0` itself aside).
             let plain = matches!(digits, [b'1'..=b'9', ..] | [b'0']) && digits.len() <= 18 && digits.iter().all(u8::is_ascii_digit);
-            plain.then(|| raw.parse::<i64>().ok().map(|number| Plain::Other(Value::from(number)))).flatten()
+            // At most 18 digits: always an `i64`.
+            plain.then(|| Plain::Other(Value::from(raw.parse::<i64>().expect("at most 18 digits"))))
         }
     }
 }
@@ -280,33 +281,26 @@ fn plain_scalar(raw: &str) -> Option<Plain<'_>> {
 const SCRATCH_KEPT: usize = 4096;
 
 thread_local! {
-    /// A string value each check of a string property writes its text
-    /// into, so that checking costs no allocation.
-    static SCRATCH: std::cell::RefCell<Value> = const { std::cell::RefCell::new(Value::String(String::new())) };
+    /// The buffer each check of a string property writes its text into,
+    /// so that checking costs no allocation.
+    static SCRATCH: std::cell::Cell<String> = const { std::cell::Cell::new(String::new()) };
 }
 
 /// `check` on `text` as a JSON string, written into this thread's scratch
-/// value (a new one, should the scratch be in use).
+/// buffer, which is kept for the next check unless it grew over
+/// [`SCRATCH_KEPT`].
 fn as_scratch_string(text: &str, check: impl Fn(&Value) -> bool) -> bool {
-    SCRATCH.with(|scratch| {
-        let Ok(mut scratch) = scratch.try_borrow_mut() else {
-            return check(&Value::String(text.to_owned()));
-        };
-        match &mut *scratch {
-            Value::String(buffer) => {
-                buffer.clear();
-                buffer.push_str(text);
-            }
-            other => *other = Value::String(text.to_owned()),
-        }
-        let admitted = check(&scratch);
-        if let Value::String(buffer) = &mut *scratch
-            && buffer.capacity() > SCRATCH_KEPT
-        {
-            *buffer = String::new();
-        }
-        admitted
-    })
+    let mut buffer = SCRATCH.take();
+    buffer.clear();
+    buffer.push_str(text);
+    let value = Value::String(buffer);
+    let admitted = check(&value);
+    if let Value::String(buffer) = value
+        && buffer.capacity() <= SCRATCH_KEPT
+    {
+        SCRATCH.set(buffer);
+    }
+    admitted
 }
 
 /// How deep the values a property's schema admits nest (0 for a scalar),
@@ -534,9 +528,11 @@ mod tests {
         let longer = format!("\"{}\"", "x".repeat(5001));
         assert!(properties.admits("note", &long) && !properties.admits("note", &longer));
         assert!(properties.admits("note", r#""short""#), "the scratch value holds only the text checked");
-        assert_eq!(SCRATCH.with_borrow(|scratch| scratch.as_str().map(str::len)), Some(5));
+        let kept = SCRATCH.take();
+        assert_eq!(kept, "short");
+        SCRATCH.set(kept);
         properties.admits("note", &long);
-        assert!(SCRATCH.with_borrow(|scratch| matches!(scratch, Value::String(buffer) if buffer.capacity() <= SCRATCH_KEPT)));
+        assert_eq!(SCRATCH.take().capacity(), 0, "a buffer over {SCRATCH_KEPT} bytes is not kept");
     }
 
     #[test]
