@@ -137,7 +137,9 @@ pub(crate) fn invoke<'a, App: Send + Sync + 'static>(
 /// scope rebuilt it for the turn: the input must pass it too.
 ///
 /// Stages 0 to 3 need no waiting: they run here, at once, and a call
-/// they end is a ready future. Stages 4 to 7 are the returned future.
+/// they end is a ready future. Stages 4 to 7 are the returned future;
+/// for a call that goes at once (`at_once`), the tool's call is made here
+/// too, and the returned future runs it.
 pub(crate) fn process<'a, App: Send + Sync + 'static>(
     tools: &'a ToolTable<App>,
     app: &'a Arc<App>,

@@ -300,13 +300,11 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
     }
 
     fn parse_text(&self, text: &str, properties: &Properties) -> Option<Box<dyn Any + Send + Sync>> {
-        let input = Args::text(text, Some(properties))?.read_whole(T::parse)?;
-        Some(Box::new(input))
+        Some(Box::new(read_text::<App, T>(text, properties)?))
     }
 
     fn call_text(&self, text: &str, properties: &Properties, call: &mut CallState<'_, App>, args: &ParsedFrom<'_>) -> Option<CallFuture> {
-        let input = Args::text(text, Some(properties))?.read_whole(T::parse)?;
-        Some(T::call(input, call, args))
+        Some(T::call(read_text::<App, T>(text, properties)?, call, args))
     }
 
     fn parses_types(&self) -> bool {
@@ -346,6 +344,11 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
             Err(_) => Box::pin(std::future::ready(Err(Failure::Internal("call input of the wrong type".into())))),
         }
     }
+}
+
+/// The text read straight into `T`'s input, when its reader takes it whole.
+fn read_text<App, T: Tool<App>>(text: &str, properties: &Properties) -> Option<T::Input> {
+    Args::text(text, Some(properties))?.read_whole(T::parse)
 }
 
 /// A tool ready for a registry: what `tools![...]` makes of each name, and

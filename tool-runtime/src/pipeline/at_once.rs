@@ -27,8 +27,9 @@ pub(super) enum AtOnce<'a> {
     Started(CallFuture),
     /// Making the call panicked (a parameter's `Deserialize`, say).
     Ended(CallResult),
-    /// Not a call for this path: its arguments, as given, and the call's
-    /// state as it was (no context made from it).
+    /// Not a call for this path: its arguments, as given. No context was
+    /// made from the call's state (at most its output limit was set, which
+    /// stage 6 sets again).
     Stages(Arguments<'a>),
 }
 
