@@ -39,10 +39,10 @@
 //!
 //! Each stage is one function below, in that order, over the registry's
 //! tool table (`table`): the [`Registry`](crate::Registry) is the face
-//! they stand under. A call is one boxed future
-//! ([`Registry::call`](crate::Registry::call),
-//! [`Registry::invoke`](crate::Registry::invoke)); a tool that waits is
-//! boxed once more, with its task and its timer.
+//! they stand under. A call that goes down the stages is one boxed future
+//! ([`Registry::call`](crate::Registry::call) boxes every call); one that
+//! goes at once is not boxed, and a tool that waits is boxed once more,
+//! with its task and its timer.
 
 use std::any::Any;
 use std::future::Future;
@@ -148,25 +148,25 @@ pub(crate) fn process<'a, App: Send + Sync + 'static>(
     info: CallInfo,
     offered: Option<&[String]>,
     scoped: Option<&jsonschema::Validator>,
-) -> BoxFuture<'a, CallOutcome<App>> {
+) -> Processing<'a, App> {
     let span = call_span(name, &info.call_id);
     let entered = span.enter();
     // 0. Name.
     let Some(entry) = offered_entry(tools, name, offered) else {
         let result = unknown(tools, name, &info.call_id, offered);
         record_outcome(&span, result.kind);
-        return Box::pin(std::future::ready(CallOutcome::Done(result)));
+        return Processing::Ended(Some(CallOutcome::Done(result)));
     };
     let mut call = CallState::new(app, info);
     // 1 to 6 at once, where the verdict does not depend on the input.
     let args = match at_once::start(tools, entry, args, &mut call, scoped) {
         AtOnce::Started(future) => {
             drop(entered);
-            return Box::pin(at_once::run(tools, entry, call, future, span.clone()).instrument(span));
+            return Processing::AtOnce(at_once::Running::new(tools, entry, call, future, span));
         }
         AtOnce::Ended(result) => {
             record_outcome(&span, result.kind);
-            return Box::pin(std::future::ready(CallOutcome::Done(result)));
+            return Processing::Ended(Some(CallOutcome::Done(result)));
         }
         AtOnce::Stages(args) => args,
     };
@@ -177,16 +177,39 @@ pub(crate) fn process<'a, App: Send + Sync + 'static>(
                 && let Some(result) = out_of_scope(entry, call.call_id(), validator, &input) =>
         {
             record_outcome(&span, result.kind);
-            return Box::pin(std::future::ready(CallOutcome::Done(result)));
+            return Processing::Ended(Some(CallOutcome::Done(result)));
         }
         Ok(input) => input,
         Err(result) => {
             record_outcome(&span, result.kind);
-            return Box::pin(std::future::ready(CallOutcome::Done(result)));
+            return Processing::Ended(Some(CallOutcome::Done(result)));
         }
     };
     drop(entered);
-    Box::pin(run_validated(tools, entry, input, call, span.clone()).instrument(span))
+    Processing::Stages(Box::pin(run_validated(tools, entry, input, call, span.clone()).instrument(span)))
+}
+
+/// The future of one call ([`process`]): its outcome where stages 0 to 3
+/// ended it, the call made at once, or the stages from 4 on.
+pub(crate) enum Processing<'a, App> {
+    /// Ended before anything waits; taken by the first poll.
+    Ended(Option<CallOutcome<App>>),
+    /// Stages 6 and 7 of a call made at once: not boxed.
+    AtOnce(at_once::Running<'a, App>),
+    /// Stages 4 to 7, one by one.
+    Stages(BoxFuture<'a, CallOutcome<App>>),
+}
+
+impl<App: Send + Sync + 'static> Future for Processing<'_, App> {
+    type Output = CallOutcome<App>;
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<CallOutcome<App>> {
+        match self.get_mut() {
+            Processing::Ended(outcome) => Poll::Ready(outcome.take().expect("a call's future polled after it ended")),
+            Processing::AtOnce(running) => std::pin::Pin::new(running).poll(cx),
+            Processing::Stages(stages) => stages.as_mut().poll(cx),
+        }
+    }
 }
 
 /// Stages 4 to 7, for a call whose input was read.
@@ -532,11 +555,24 @@ fn run_started<'s, App: Send + Sync + 'static>(
             drop(future);
             return conclude(tools, entry, call, ended, started, span);
         }
-        let started = started.unwrap_or_else(Instant::now);
-        match Box::pin(run_waiting(tools, entry, future, call.info(), started, span)).await {
-            Ok(ended) => conclude(tools, entry, call, ended, Some(started), span),
-            Err(result) => result,
-        }
+        waited(tools, entry, future, call, started, span).await
+    }
+}
+
+/// Stage 6 for a tool still waiting after its first poll (`started` is
+/// when that poll began, if it was taken), then stage 7.
+async fn waited<App: Send + Sync + 'static>(
+    tools: &ToolTable<App>,
+    entry: &Entry<App>,
+    future: CallFuture,
+    call: &CallState<'_, App>,
+    started: Option<Instant>,
+    span: &tracing::Span,
+) -> CallResult {
+    let started = started.unwrap_or_else(Instant::now);
+    match Box::pin(run_waiting(tools, entry, future, call.info(), started, span)).await {
+        Ok(ended) => conclude(tools, entry, call, ended, Some(started), span),
+        Err(result) => result,
     }
 }
 

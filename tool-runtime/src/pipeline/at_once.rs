@@ -11,15 +11,18 @@
 use std::borrow::Cow;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Instant;
 
-use super::{effects, floor_applies, internal, outcome, output_limit, run_started};
+use super::{conclude, effects, first_poll, floor_applies, internal, outcome, output_limit, waited};
 use crate::call::{Arguments, CallOutcome};
 use crate::context::CallState;
 use crate::error_report::{ErrorKind, panic_message};
 use crate::policy::Verdict;
-use crate::result::CallResult;
+use crate::result::{CallResult, ResultKind, lines};
 use crate::table::{Entry, ToolTable};
-use crate::tool::{CallFuture, ParsedFrom};
+use crate::tool::{BoxFuture, CallFuture, ParsedFrom};
 
 /// What [`start`] made of a call.
 pub(super) enum AtOnce<'a> {
@@ -61,23 +64,82 @@ pub(super) fn start<'a, App: Send + Sync + 'static>(
     }
 }
 
-/// Stage 6 and 7 of a call [`start`] made. (A plain function, as
-/// `run_validated`: an `async fn` would keep a second copy of its
-/// arguments.)
-#[allow(clippy::manual_async_fn, reason = "an `async fn` would keep a second copy of its arguments in its future")]
-pub(super) fn run<'s, App: Send + Sync + 'static>(
+/// Stages 6 and 7 of a call [`start`] made, as a future of its own (not
+/// boxed): its first poll polls the tool's; a tool that finishes there is
+/// concluded in it, and one that waits goes on boxed, with its task and
+/// its timer (`waited`). The call's span is entered on each poll.
+pub(crate) struct Running<'s, App> {
     tools: &'s ToolTable<App>,
     entry: &'s Entry<App>,
-    mut call: CallState<'s, App>,
-    future: CallFuture,
     span: tracing::Span,
-) -> impl Future<Output = CallOutcome<App>> + Send + 's {
-    async move {
+    state: State<'s, App>,
+}
+
+enum State<'s, App> {
+    /// The tool's call is made; nothing polled it yet.
+    Made { call: CallState<'s, App>, future: CallFuture },
+    /// The tool waits, on its task.
+    Waiting(BoxFuture<'s, CallResult>),
+    /// The result was taken.
+    Ended,
+}
+
+impl<'s, App: Send + Sync + 'static> Running<'s, App> {
+    pub(super) fn new(tools: &'s ToolTable<App>, entry: &'s Entry<App>, call: CallState<'s, App>, future: CallFuture, span: tracing::Span) -> Self {
+        Running { tools, entry, span, state: State::Made { call, future } }
+    }
+}
+
+impl<'s, App: Send + Sync + 'static> State<'s, App> {
+    /// The first poll: the call's verdict recorded, the tool's future
+    /// polled once (or dropped unpolled, where the call was cancelled
+    /// before it).
+    fn first(&mut self, tools: &'s ToolTable<App>, entry: &'s Entry<App>, span: &tracing::Span, cx: &mut Context<'_>) -> Poll<CallResult> {
         let verdict = Verdict::Allow;
         span.record("verdict", verdict.as_str());
-        // Cancelled before its first poll: the call made is dropped unpolled.
-        let started = if call.info().is_cancelled() { Err(None) } else { Ok(future) };
-        let result = run_started(tools, entry, started, &mut call, &span).await;
-        outcome(&span, CallOutcome::Done(result))
+        let State::Made { call, future } = self else { unreachable!("only a call that is made is polled first") };
+        if call.info().is_cancelled() {
+            return Poll::Ready(CallResult::failure(entry.name.clone(), call.call_id().clone(), ResultKind::Cancelled, &lines::cancelled()));
+        }
+        // Only a span records the duration of a tool that does not
+        // wait: no clock read otherwise.
+        let started = (!span.is_disabled()).then(Instant::now);
+        let polled = first_poll(future, cx);
+        let State::Made { call, future } = std::mem::replace(self, State::Ended) else { unreachable!("the call was made") };
+        match polled {
+            Some(ended) => {
+                // Dropped before concluding: the tool's context goes with it.
+                drop(future);
+                Poll::Ready(conclude(tools, entry, &call, ended, started, span))
+            }
+            None => {
+                let span = span.clone();
+                *self = State::Waiting(Box::pin(async move { waited(tools, entry, future, &call, started, &span).await }));
+                self.waiting(cx)
+            }
+        }
+    }
+
+    fn waiting(&mut self, cx: &mut Context<'_>) -> Poll<CallResult> {
+        let State::Waiting(waiting) = self else { unreachable!("only a call that waits is polled on") };
+        waiting.as_mut().poll(cx)
+    }
+}
+
+impl<App: Send + Sync + 'static> Future for Running<'_, App> {
+    type Output = CallOutcome<App>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<CallOutcome<App>> {
+        let Running { tools, entry, span, state } = self.get_mut();
+        let entered = span.enter();
+        let polled = match state {
+            State::Made { .. } => state.first(tools, entry, span, cx),
+            State::Waiting(_) => state.waiting(cx),
+            State::Ended => panic!("a call's future polled after it ended"),
+        };
+        let Poll::Ready(result) = polled else { return Poll::Pending };
+        *state = State::Ended;
+        drop(entered);
+        Poll::Ready(outcome(span, CallOutcome::Done(result)))
     }
 }

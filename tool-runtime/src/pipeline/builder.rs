@@ -83,6 +83,6 @@ impl<'r, App: Send + Sync + 'static> IntoFuture for Call<'r, App> {
 
     fn into_future(self) -> Self::IntoFuture {
         let Call { tools, app, name, args, info, offered } = self;
-        super::process(tools, app, &name, args, info, offered.as_deref(), None)
+        Box::pin(super::process(tools, app, &name, args, info, offered.as_deref(), None))
     }
 }
