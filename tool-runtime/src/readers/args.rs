@@ -121,8 +121,8 @@ impl<'a> Text<'a> {
     fn take<T: DeserializeOwned>(&mut self, name: &str) -> Result<Option<T>, serde_json::Error> {
         if let Some(cursor) = &mut self.cursor {
             let mut next = *cursor;
-            match next.next_key() {
-                Ok(Some(key)) if key == name => {
+            match next.next_key_is(name) {
+                Ok(Some(true)) => {
                     let before = next;
                     let value = next.value::<T>().ok_or_else(unread)?;
                     if let Some(checked) = checked(self.properties) {
@@ -133,7 +133,7 @@ impl<'a> Text<'a> {
                 }
                 // Past the last key: the parameter is missing.
                 Ok(None) => return Ok(None),
-                Ok(Some(_)) => {}
+                Ok(Some(false)) => {}
                 Err(()) => return Err(unread()),
             }
         }

@@ -28,27 +28,52 @@ impl<'a> Cursor<'a> {
     /// it). `Err` when the text is not as expected.
     #[allow(clippy::result_unit_err)]
     pub(crate) fn next_key(&mut self) -> Result<Option<&'a str>, ()> {
+        let Some(quote) = self.key_quote()? else { return Ok(None) };
+        let (start, end) = plain_string(self.text.as_bytes(), quote).ok_or(())?;
+        self.past_colon(end + 1)?;
+        // Between two ASCII quotes, so on character boundaries.
+        self.text.get(start..end).map(Some).ok_or(())
+    }
+
+    /// Whether the next key is `name` (read past it, as by
+    /// [`next_key`](Self::next_key), either way), or `None` past the
+    /// object's end. The key is compared with `name` where it stands, in
+    /// one pass: no key is cut out of the text.
+    #[allow(clippy::result_unit_err)]
+    pub(crate) fn next_key_is(&mut self, name: &str) -> Result<Option<bool>, ()> {
+        let Some(quote) = self.key_quote()? else { return Ok(None) };
         let bytes = self.text.as_bytes();
-        let mut pos = skip_whitespace(bytes, self.pos);
+        let is_name = spelled_at(bytes, quote + 1, name.as_bytes());
+        let end = if is_name { quote + 1 + name.len() } else { plain_string(bytes, quote).ok_or(())?.1 };
+        self.past_colon(end + 1)?;
+        Ok(Some(is_name))
+    }
+
+    /// Where the next key's opening quote is, past the separator before
+    /// it; `None` past the object's end (with nothing after it).
+    fn key_quote(&mut self) -> Result<Option<usize>, ()> {
+        let bytes = self.text.as_bytes();
+        let pos = skip_whitespace(bytes, self.pos);
         let first = std::mem::take(&mut self.first);
         match bytes.get(pos) {
             Some(b'}') => {
-                pos = skip_whitespace(bytes, pos + 1);
-                self.pos = pos;
-                return if pos == bytes.len() { Ok(None) } else { Err(()) };
+                self.pos = skip_whitespace(bytes, pos + 1);
+                if self.pos == bytes.len() { Ok(None) } else { Err(()) }
             }
-            Some(b',') if !first => pos = skip_whitespace(bytes, pos + 1),
-            Some(b'"') if first => {}
-            _ => return Err(()),
+            Some(b',') if !first => Ok(Some(skip_whitespace(bytes, pos + 1))),
+            Some(b'"') if first => Ok(Some(pos)),
+            _ => Err(()),
         }
-        let (start, end) = plain_string(bytes, pos).ok_or(())?;
-        pos = skip_whitespace(bytes, end + 1);
-        if bytes.get(pos) != Some(&b':') {
+    }
+
+    /// Past the colon after a key that ends before `pos`.
+    fn past_colon(&mut self, pos: usize) -> Result<(), ()> {
+        let pos = skip_whitespace(self.text.as_bytes(), pos);
+        if self.text.as_bytes().get(pos) != Some(&b':') {
             return Err(());
         }
         self.pos = pos + 1;
-        // Between two ASCII quotes, so on character boundaries.
-        self.text.get(start..end).map(Some).ok_or(())
+        Ok(())
     }
 
     /// The value after the last key, read as a `T`: a plain scalar (a
@@ -361,6 +386,13 @@ fn plain_string(bytes: &[u8], pos: usize) -> Option<(usize, usize)> {
     (bytes.get(end) == Some(&b'"')).then_some((start, end))
 }
 
+/// Whether the text at `start` is `name` and a closing quote, `name`
+/// holding nothing a key's text would escape: then the key is `name`.
+fn spelled_at(bytes: &[u8], start: usize, name: &[u8]) -> bool {
+    bytes.get(start..start + name.len()).is_some_and(|key| key.iter().zip(name).all(|(&k, &n)| k == n && !ENDS_KEY[usize::from(n)]))
+        && bytes.get(start + name.len()) == Some(&b'"')
+}
+
 /// The bytes that end a key or string the cursor reads: a quote, and what it leaves
 /// to the full path (a backslash, a control character).
 const ENDS_KEY: [bool; 256] = {
@@ -513,6 +545,26 @@ mod tests {
         ] {
             assert_eq!(read_text(text), None, "{text:?}");
         }
+    }
+
+    #[test]
+    fn a_key_is_the_name_only_when_it_is_spelled_whole_and_unescaped() {
+        let is = |text: &str, name: &str| Cursor::open(text).unwrap().next_key_is(name);
+        assert_eq!(is(r#"{"ab" : 1}"#, "ab"), Ok(Some(true)));
+        assert_eq!(is(r#"{"abc": 1}"#, "ab"), Ok(Some(false)), "a longer key");
+        assert_eq!(is(r#"{"a": 1}"#, "ab"), Ok(Some(false)), "a shorter key");
+        assert_eq!(is(r#"{"a\b": 1}"#, "a\\b"), Err(()), "an escaped key is left to the full path");
+        assert_eq!(is(r#"{"a\"b": 1}"#, "a\\\"b"), Err(()));
+        assert_eq!(is(r#"{"ab" 1}"#, "ab"), Err(()), "no colon");
+        assert_eq!(is(r#"{"ab"#, "ab"), Err(()), "cut off");
+        assert_eq!(is("{ }", "ab"), Ok(None));
+        // Past the key either way, at its value.
+        let mut cursor = Cursor::open(r#"{"ab": 1, "c": 2}"#).unwrap();
+        assert_eq!(cursor.next_key_is("ab"), Ok(Some(true)));
+        assert_eq!(cursor.value::<u32>(), Some(1));
+        assert_eq!(cursor.next_key_is("b"), Ok(Some(false)));
+        assert_eq!(cursor.value::<u32>(), Some(2));
+        assert_eq!(cursor.next_key_is("c"), Ok(None));
     }
 
     /// What `Scalar` makes of `text` as a `T`, beside serde_json's reading
