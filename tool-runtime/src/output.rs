@@ -7,6 +7,7 @@ use serde_json::Value;
 /// that tells the model it was cut. Returns the text, the structured output
 /// (the value, unless it is a string the text holds whole) and whether the
 /// text was cut.
+#[inline]
 pub(crate) fn render(value: Value, max_chars: usize) -> (String, Option<Box<Value>>, bool) {
     match value {
         // Cut from the borrowed text: a 100 MB string is not copied whole.

@@ -579,6 +579,7 @@ async fn waited<App: Send + Sync + 'static>(
 /// Stage 7: the result of an execution that ended. `started` is when
 /// the tool was first polled, taken only where it is needed (the tool
 /// waited, or the span records the duration).
+#[inline]
 fn conclude<App: Send + Sync + 'static>(
     tools: &ToolTable<App>,
     entry: &Entry<App>,
@@ -602,6 +603,7 @@ fn conclude<App: Send + Sync + 'static>(
 
 /// Stage 7 proper: the result of an execution that ended, with its
 /// output checked and rendered, or its failure worded (and reported).
+#[inline]
 pub(crate) fn concluded<App: Send + Sync + 'static>(tools: &ToolTable<App>, entry: &Entry<App>, call_id: &SmolStr, ended: Ended) -> CallResult {
     let tool = entry.name.clone();
     match ended {
@@ -664,6 +666,7 @@ fn report_no_runtime<App: Send + Sync + 'static>(tools: &ToolTable<App>, entry: 
 }
 
 /// The first poll of a tool's future; `None` while it waits.
+#[inline]
 fn first_poll(future: &mut CallFuture, cx: &mut std::task::Context<'_>) -> Option<Ended> {
     match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
         Ok(Poll::Ready(returned)) => Some(Ended::Returned(returned)),

@@ -136,6 +136,7 @@ impl CallResult {
         self.structured.as_deref()
     }
 
+    #[inline]
     pub(crate) fn success(tool: SmolStr, call_id: SmolStr, text: String, structured: Option<Box<Value>>, truncated: bool, ends_run: bool) -> Self {
         CallResult {
             tool,

@@ -15,7 +15,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
-use super::{conclude, effects, first_poll, floor_applies, internal, outcome, output_limit, waited};
+use super::{conclude, effects, first_poll, floor_applies, internal, output_limit, record_outcome, waited};
 use crate::call::{Arguments, CallOutcome};
 use crate::context::CallState;
 use crate::error_report::{ErrorKind, panic_message};
@@ -140,6 +140,7 @@ impl<App: Send + Sync + 'static> Future for Running<'_, App> {
         let Poll::Ready(result) = polled else { return Poll::Pending };
         *state = State::Ended;
         drop(entered);
-        Poll::Ready(outcome(span, CallOutcome::Done(result)))
+        record_outcome(span, result.kind);
+        Poll::Ready(CallOutcome::Done(result))
     }
 }
