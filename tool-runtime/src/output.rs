@@ -7,19 +7,27 @@ use serde_json::Value;
 /// that tells the model it was cut. Returns the text, the structured output
 /// (the value, unless it is a string the text holds whole) and whether the
 /// text was cut.
-#[inline]
 pub(crate) fn render(value: Value, max_chars: usize) -> (String, Option<Box<Value>>, bool) {
     match value {
-        // Cut from the borrowed text: a 100 MB string is not copied whole.
-        Value::String(text) => match cut(&text, max_chars) {
-            Some(cut) => (cut, Some(Box::new(Value::String(text))), true),
-            None => (text, None, false),
-        },
-        other => {
-            let (text, truncated) = truncate(other.to_string(), max_chars);
-            (text, Some(Box::new(other)), truncated)
-        }
+        Value::String(text) => render_text(text, max_chars),
+        other => render_value(Box::new(other), max_chars),
     }
+}
+
+/// [`render`] for a string.
+#[inline]
+pub(crate) fn render_text(text: String, max_chars: usize) -> (String, Option<Box<Value>>, bool) {
+    // Cut from the borrowed text: a 100 MB string is not copied whole.
+    match cut(&text, max_chars) {
+        Some(cut) => (cut, Some(Box::new(Value::String(text))), true),
+        None => (text, None, false),
+    }
+}
+
+/// [`render`] for any other value.
+pub(crate) fn render_value(value: Box<Value>, max_chars: usize) -> (String, Option<Box<Value>>, bool) {
+    let (text, truncated) = truncate(value.to_string(), max_chars);
+    (text, Some(value), truncated)
 }
 
 pub(crate) fn truncate(text: String, max_chars: usize) -> (String, bool) {

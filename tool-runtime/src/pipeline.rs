@@ -78,7 +78,7 @@ use crate::ids::fresh_call_id;
 use crate::policy::Verdict;
 use crate::result::{CallResult, ResultKind, lines};
 use crate::table::{Entry, ToolTable};
-use crate::tool::{BoxError, BoxFuture, CallFuture, Failure, ParsedFrom, PolicyCall, ToolOutput};
+use crate::tool::{BoxError, BoxFuture, CallFuture, Failure, Output, ParsedFrom, PolicyCall, ToolOutput};
 pub use builder::Call;
 
 /// A call's input: the tool's parsed input, and what it was read from
@@ -607,22 +607,24 @@ fn conclude<App: Send + Sync + 'static>(
 pub(crate) fn concluded<App: Send + Sync + 'static>(tools: &ToolTable<App>, entry: &Entry<App>, call_id: &SmolStr, ended: Ended) -> CallResult {
     let tool = entry.name.clone();
     match ended {
-        Ended::Returned(Ok(output))
-            if output.content.is_none()
-                && let Some(wrong) = wrong_output(entry, &output.value) =>
-        {
-            internal(tools, tool, call_id, ErrorKind::Output, wrong)
-        }
-        Ended::Returned(Ok(output)) => {
+        Ended::Returned(Ok(ToolOutput { mut output, ends_run })) => {
+            if let Some(wrong) = wrong_output(entry, &mut output) {
+                return internal(tools, tool, call_id, ErrorKind::Output, wrong);
+            }
             let limit = output_limit(tools, entry);
-            let Some(blocks) = output.content else {
-                let (text, structured, truncated) = crate::output::render(output.value, limit);
-                return CallResult::success(tool, call_id.clone(), text, structured, truncated, output.ends_run);
+            let blocks = match output {
+                Output::Text(text) => {
+                    let (text, structured, truncated) = crate::output::render_text(text, limit);
+                    return CallResult::success(tool, call_id.clone(), text, structured, truncated, ends_run);
+                }
+                Output::Value(value) => {
+                    let (text, structured, truncated) = crate::output::render_value(value, limit);
+                    return CallResult::success(tool, call_id.clone(), text, structured, truncated, ends_run);
+                }
+                Output::Blocks(blocks) => blocks,
             };
             match crate::content::render(blocks, limit, tools.config.content_limits) {
-                Ok((blocks, text, truncated)) => {
-                    CallResult::success(tool, call_id.clone(), text, None, truncated, output.ends_run).with_content(blocks)
-                }
+                Ok((blocks, text, truncated)) => CallResult::success(tool, call_id.clone(), text, None, truncated, ends_run).with_content(blocks),
                 Err(error) => {
                     let detail = format!("the tool's content blocks are over a size limit: {}", error.model_line());
                     tools.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Output, error.code(), detail));

@@ -43,16 +43,36 @@ pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
 /// What a tool's execution ends with, before the registry turns it into text.
 pub type CallFuture = BoxFuture<'static, Result<ToolOutput, Failure>>;
 
-/// A tool's successful output: its JSON value (or its content blocks), and
-/// whether it ends the run.
+/// A tool's successful output, and whether it ends the run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolOutput {
-    /// The output, serialised; `null` when the tool returned blocks.
-    pub value: Value,
-    /// The content blocks a tool returned (`Vec<Block>`), instead of a value.
-    pub content: Option<Vec<crate::content::Block>>,
+    /// What the tool returned.
+    pub output: Output,
     /// Whether this successful call ends the run (`ends_run`).
     pub ends_run: bool,
+}
+
+/// What a tool returned. (Small, at 24 bytes: every call's result moves
+/// through several layers as a `Result<ToolOutput, Failure>`, and a JSON
+/// value is 72.)
+#[derive(Clone, Debug, PartialEq)]
+pub enum Output {
+    /// A string, which the model reads as it is.
+    Text(String),
+    /// Any other value, serialised.
+    Value(Box<Value>),
+    /// Content blocks (`Vec<Block>`).
+    Blocks(Vec<crate::content::Block>),
+}
+
+impl Output {
+    /// A serialised output: a string is text.
+    pub fn of_value(value: Value) -> Self {
+        match value {
+            Value::String(text) => Output::Text(text),
+            other => Output::Value(Box::new(other)),
+        }
+    }
 }
 
 /// Why a tool's execution failed.

@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::ToolError;
-use crate::tool::{BoxError, Failure, ToolOutput};
+use crate::tool::{BoxError, Failure, Output, ToolOutput};
 
 /// What a tool returns on success.
 #[diagnostic::on_unimplemented(
@@ -116,17 +116,16 @@ impl<T> PlainReturn<T> for Returned<T> {
 pub fn output<T: Serialize + 'static>(value: T, ends_run: bool) -> Result<ToolOutput, Failure> {
     let mut slot = Some(value);
     let any: &mut dyn std::any::Any = &mut slot;
-    if let Some(blocks) = any.downcast_mut::<Option<Vec<crate::content::Block>>>() {
-        return Ok(ToolOutput { value: Value::Null, content: blocks.take(), ends_run });
-    }
-    let value = if let Some(text) = any.downcast_mut::<Option<String>>() {
-        Value::String(text.take().unwrap_or_default())
+    let output = if let Some(blocks) = any.downcast_mut::<Option<Vec<crate::content::Block>>>() {
+        Output::Blocks(blocks.take().unwrap_or_default())
+    } else if let Some(text) = any.downcast_mut::<Option<String>>() {
+        Output::Text(text.take().unwrap_or_default())
     } else if let Some(value) = any.downcast_mut::<Option<Value>>() {
-        value.take().unwrap_or_default()
+        Output::of_value(value.take().unwrap_or_default())
     } else {
-        serde_json::to_value(&slot).map_err(|err| Failure::Internal(Box::new(err)))?
+        Output::of_value(serde_json::to_value(&slot).map_err(|err| Failure::Internal(Box::new(err)))?)
     };
-    Ok(ToolOutput { value, content: None, ends_run })
+    Ok(ToolOutput { output, ends_run })
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use crate::context::{CallState, Ctx, StepView};
 use crate::error::ToolError;
 use crate::policy::Verdict;
 use crate::scope::ScopedTool;
-use crate::tool::{BoxError, BoxFuture, CallFuture, EndsRun, ErasedTool, Failure, ParsedFrom, PolicyCall, ToolDefinition, ToolOutput};
+use crate::tool::{BoxError, BoxFuture, CallFuture, EndsRun, ErasedTool, Failure, Output, ParsedFrom, PolicyCall, ToolDefinition, ToolOutput};
 
 impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
     fn definition(&self) -> Result<ToolDefinition, String> {
@@ -64,7 +64,7 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
 
     fn reconcile(&self, input: &(dyn Any + Send + Sync)) -> Option<Result<ToolOutput, Failure>> {
         let output = (self.reconcile.as_ref()?)(input.downcast_ref::<Value>()?)?;
-        Some(Ok(ToolOutput { value: output, content: None, ends_run: false }))
+        Some(Ok(ToolOutput { output: Output::of_value(output), ends_run: false }))
     }
 
     fn effect_key(&self, input: &(dyn Any + Send + Sync)) -> Option<String> {
@@ -101,10 +101,10 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
                             None => false,
                         };
                     if !blocks {
-                        return Ok(ToolOutput { value, content: None, ends_run });
+                        return Ok(ToolOutput { output: Output::of_value(value), ends_run });
                     }
                     match serde_json::from_value(value) {
-                        Ok(content) => Ok(ToolOutput { value: Value::Null, content: Some(content), ends_run }),
+                        Ok(content) => Ok(ToolOutput { output: Output::Blocks(content), ends_run }),
                         Err(err) => Err(Failure::Internal(format!("the handler's value is not a list of content blocks: {err}").into())),
                     }
                 }

@@ -10,7 +10,7 @@ use super::Input;
 use crate::error::ToolError;
 use crate::result::{CallResult, ResultKind, lines};
 use crate::table::Entry;
-use crate::tool::ParsedFrom;
+use crate::tool::{Output, ParsedFrom};
 
 /// Stage 3 in a turn that scoped the tool: what the model reads when the
 /// input, valid for the tool, is outside the turn's scope.
@@ -47,9 +47,20 @@ pub(super) fn validate<App>(entry: &Entry<App>, value: Value) -> Result<Input<'s
 
 /// What is wrong with a tool's output, where outputs are checked against
 /// the output schema (`RegistryBuilder::validate_outputs`).
-pub(super) fn wrong_output<App>(entry: &Entry<App>, output: &Value) -> Option<String> {
+pub(super) fn wrong_output<App>(entry: &Entry<App>, output: &mut Output) -> Option<String> {
     let validator = entry.output_validator.as_ref()?;
-    let problems = crate::validation::problems(validator, output);
+    let problems = match output {
+        Output::Value(value) => crate::validation::problems(validator, value),
+        // Checked as the JSON string it is, then given back.
+        Output::Text(text) => {
+            let value = Value::String(std::mem::take(text));
+            let problems = crate::validation::problems(validator, &value);
+            let Value::String(back) = value else { unreachable!("made a string above") };
+            *text = back;
+            problems
+        }
+        Output::Blocks(_) => return None,
+    };
     (!problems.is_empty()).then(|| format!("the output does not match the output schema: {}", problems.join("; ")))
 }
 
