@@ -35,11 +35,20 @@ pub struct Ctx<App> {
 pub(crate) struct CallInfo {
     /// `None` for an anonymous user (no allocation, no shared count).
     pub(crate) user: Option<Arc<UserContext>>,
-    pub(crate) thread_id: Option<Arc<str>>,
     pub(crate) call_id: SmolStr,
     /// Made when first asked for: a call nobody can cancel (no caller's
     /// token, and a tool that finishes without waiting) needs none.
     pub(crate) cancel: OnceLock<CancellationToken>,
+    /// `None` for a call nothing was attached to (no allocation).
+    attached: Option<Box<Attached>>,
+}
+
+/// What a host or a run attaches to a call. Boxed apart from the rest of
+/// [`CallInfo`], which every call's future holds and moves: a bare call
+/// ([`Registry::invoke`](crate::Registry::invoke)) has none of it.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Attached {
+    pub(crate) thread_id: Option<Arc<str>>,
     pub(crate) progress: Option<ProgressSink>,
     /// The memory of the run the call belongs to, which records its
     /// effect; `None` outside a run.
@@ -47,9 +56,35 @@ pub(crate) struct CallInfo {
 }
 
 impl CallInfo {
-    /// A call by an anonymous user, without thread or progress.
+    /// A call by an anonymous user, with nothing attached.
     pub(crate) fn anonymous(call_id: SmolStr) -> Self {
-        CallInfo { user: None, thread_id: None, call_id, cancel: OnceLock::new(), progress: None, memory: None }
+        CallInfo { user: None, call_id, cancel: OnceLock::new(), attached: None }
+    }
+
+    /// A call with `attached` (left out when it holds nothing).
+    pub(crate) fn with(user: Option<Arc<UserContext>>, call_id: SmolStr, cancel: OnceLock<CancellationToken>, attached: Attached) -> Self {
+        let nothing = attached.thread_id.is_none() && attached.progress.is_none() && attached.memory.is_none();
+        CallInfo { user, call_id, cancel, attached: (!nothing).then(|| Box::new(attached)) }
+    }
+
+    /// What is attached to the call, to set some of it.
+    pub(crate) fn attach(&mut self) -> &mut Attached {
+        self.attached.get_or_insert_default()
+    }
+
+    /// The conversation thread, when the host set one.
+    pub(crate) fn thread_id(&self) -> Option<&Arc<str>> {
+        self.attached.as_ref()?.thread_id.as_ref()
+    }
+
+    /// Where progress reports go, when the host listens.
+    pub(crate) fn progress(&self) -> Option<&ProgressSink> {
+        self.attached.as_ref()?.progress.as_ref()
+    }
+
+    /// The memory of the run the call belongs to; `None` outside a run.
+    pub(crate) fn memory(&self) -> Option<&crate::memory::Remembered> {
+        self.attached.as_ref()?.memory.as_ref()
     }
 
     pub(crate) fn user(&self) -> &UserContext {
@@ -64,7 +99,7 @@ impl CallInfo {
 
     /// Sends the tool's interim text to the progress sink, if there is one.
     pub(crate) fn interim(&self, text: &str) {
-        if let Some(sink) = &self.progress {
+        if let Some(sink) = self.progress() {
             (sink.0)(Progress {
                 call_id: self.call_id.to_string(),
                 progress: 0.0,
@@ -116,7 +151,7 @@ impl<App> Ctx<App> {
 
     /// The conversation thread of the call, when the host set one.
     pub fn thread_id(&self) -> Option<&str> {
-        self.call.thread_id.as_deref()
+        self.call.thread_id().map(|thread| &**thread)
     }
 
     /// The id of this call (the provider's tool-call id when there is one).
@@ -135,7 +170,7 @@ impl<App> Ctx<App> {
     /// Reports progress to the host (MCP progress notifications, a UI).
     /// Does nothing when the host does not listen.
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
-        if let Some(sink) = &self.call.progress {
+        if let Some(sink) = self.call.progress() {
             (sink.0)(Progress {
                 call_id: self.call.call_id.to_string(),
                 progress,
@@ -229,7 +264,7 @@ impl<App> fmt::Debug for Ctx<App> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Ctx")
             .field("user", &self.call.user().id)
-            .field("thread_id", &self.call.thread_id)
+            .field("thread_id", &self.call.thread_id())
             .field("call_id", &self.call.call_id)
             .finish_non_exhaustive()
     }

@@ -12,7 +12,7 @@ use futures_util::future::join_all;
 use tokio_util::sync::CancellationToken;
 
 use crate::call::{CallOutcome, PendingCall, ToolCall};
-use crate::context::{CallInfo, ProgressSink, UserContext};
+use crate::context::{Attached, CallInfo, ProgressSink, UserContext};
 use crate::external::ExternalError;
 use crate::ids::fresh_call_id;
 use crate::intent::{Classifier, ScopeProblem, Selection};
@@ -681,14 +681,9 @@ impl<App: Send + Sync + 'static> Run<App> {
     }
 
     fn call_info(&self, id: &str, step: &CancellationToken) -> CallInfo {
-        CallInfo {
-            user: Some(self.user.clone()),
-            thread_id: self.thread_id.clone(),
-            call_id: if id.is_empty() { fresh_call_id() } else { id.into() },
-            cancel: step.child_token().into(),
-            progress: self.progress.clone(),
-            memory: Some(self.memory.clone()),
-        }
+        let attached = Attached { thread_id: self.thread_id.clone(), progress: self.progress.clone(), memory: Some(self.memory.clone()) };
+        let call_id = if id.is_empty() { fresh_call_id() } else { id.into() };
+        CallInfo::with(Some(self.user.clone()), call_id, step.child_token().into(), attached)
     }
 }
 

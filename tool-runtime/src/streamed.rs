@@ -81,7 +81,7 @@ impl Preliminary {
     #[doc(hidden)]
     pub fn of<App>(call: &CallState<'_, App>) -> Self {
         let info = call.info();
-        Preliminary { sink: info.progress.clone(), call_id: info.call_id.clone(), budget: call.output_limit() }
+        Preliminary { sink: info.progress().cloned(), call_id: info.call_id.clone(), budget: call.output_limit() }
     }
 
     /// Sends `item` as the `index`th preliminary result, while the budget lasts.

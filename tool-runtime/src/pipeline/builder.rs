@@ -36,7 +36,7 @@ impl<'r, App: Send + Sync + 'static> Call<'r, App> {
 
     /// The conversation thread.
     pub fn thread_id(mut self, thread_id: impl Into<Arc<str>>) -> Self {
-        self.info.thread_id = Some(thread_id.into());
+        self.info.attach().thread_id = Some(thread_id.into());
         self
     }
 
@@ -56,7 +56,7 @@ impl<'r, App: Send + Sync + 'static> Call<'r, App> {
     /// Where the tool's progress reports go, and its interim text (a
     /// [`Progress`](crate::Progress) with `interim: true`).
     pub fn progress(mut self, sink: ProgressSink) -> Self {
-        self.info.progress = Some(sink);
+        self.info.attach().progress = Some(sink);
         self
     }
 
@@ -64,7 +64,7 @@ impl<'r, App: Send + Sync + 'static> Call<'r, App> {
     /// there.
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub(crate) fn remembered(mut self, memory: crate::memory::Remembered) -> Self {
-        self.info.memory = Some(memory);
+        self.info.attach().memory = Some(memory);
         self
     }
 

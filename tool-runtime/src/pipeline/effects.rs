@@ -159,7 +159,7 @@ pub(crate) fn memory_of<'c, App>(entry: &Entry<App>, info: &'c CallInfo) -> Opti
     let def = &entry.def;
     let runs_over_unfinished = def.annotations.read_only == Some(true) || def.annotations.idempotent == Some(true);
     let shared_key = def.idempotency_key && !def.external;
-    let memory = info.memory.as_ref().filter(|memory| memory.durable || shared_key)?;
+    let memory = info.memory().filter(|memory| memory.durable || shared_key)?;
     Some(memory).filter(|_| def.replay || !(def.external || runs_over_unfinished))
 }
 
