@@ -120,24 +120,19 @@ impl<'a> Text<'a> {
     /// its property's constraints refuse is left to the value path.
     fn take<T: DeserializeOwned>(&mut self, name: &str) -> Result<Option<T>, serde_json::Error> {
         if let Some(cursor) = &mut self.cursor {
-            // Read in place (an error ends the reading); only a key past
-            // the end is stepped back over.
-            let at = cursor.at();
-            match cursor.next_key_is(name) {
+            let mut next = *cursor;
+            match next.next_key_is(name) {
                 Ok(Some(true)) => {
-                    let value_at = cursor.at();
-                    let value = cursor.value::<T>().ok_or_else(unread)?;
+                    let before = next;
+                    let value = next.value::<T>().ok_or_else(unread)?;
                     if let Some(checked) = checked(self.properties) {
-                        admitted(checked, name, cursor.read_since(value_at))?;
+                        admitted(checked, name, before.read_up_to(&next))?;
                     }
-                    self.read += 1;
+                    (*cursor, self.read) = (next, self.read + 1);
                     return Ok(Some(value));
                 }
                 // Past the last key: the parameter is missing.
-                Ok(None) => {
-                    cursor.back_to(at);
-                    return Ok(None);
-                }
+                Ok(None) => return Ok(None),
                 Ok(Some(false)) => {}
                 Err(()) => return Err(unread()),
             }

@@ -91,21 +91,10 @@ impl<'a> Cursor<'a> {
         Some(value)
     }
 
-    /// Where the cursor is, to read [since](Self::read_since) or step
-    /// [back to](Self::back_to) (two words, not the whole cursor).
-    pub(crate) fn at(&self) -> (usize, bool) {
-        (self.pos, self.first)
-    }
-
-    /// The text read since the cursor was `at`, at a value: that value's
-    /// text.
-    pub(crate) fn read_since(&self, (pos, _): (usize, bool)) -> &'a str {
-        &self.text[skip_whitespace(self.text.as_bytes(), pos)..self.pos]
-    }
-
-    /// Back to where the cursor was `at`.
-    pub(crate) fn back_to(&mut self, (pos, first): (usize, bool)) {
-        (self.pos, self.first) = (pos, first);
+    /// The text read between this cursor and `later`, a copy of it moved on
+    /// past a value: that value's text.
+    pub(crate) fn read_up_to(&self, later: &Cursor<'a>) -> &'a str {
+        &self.text[skip_whitespace(self.text.as_bytes(), self.pos)..later.pos]
     }
 }
 
