@@ -52,7 +52,7 @@ pub struct ToolOutput {
     pub ends_run: bool,
 }
 
-/// What a tool returned. (Small, at 24 bytes: every call's result moves
+/// What a tool returned. (Small, at 32 bytes: every call's result moves
 /// through several layers as a `Result<ToolOutput, Failure>`, and a JSON
 /// value is 72.)
 #[derive(Clone, Debug, PartialEq)]
