@@ -612,25 +612,12 @@ pub(crate) fn concluded<App: Send + Sync + 'static>(tools: &ToolTable<App>, entr
                 return internal(tools, tool, call_id, ErrorKind::Output, wrong);
             }
             let limit = output_limit(tools, entry);
-            let blocks = match output {
-                Output::Text(text) => {
-                    let (text, structured, truncated) = crate::output::render_text(text, limit);
-                    return CallResult::success(tool, call_id.clone(), text, structured, truncated, ends_run);
-                }
-                Output::Value(value) => {
-                    let (text, structured, truncated) = crate::output::render_value(value, limit);
-                    return CallResult::success(tool, call_id.clone(), text, structured, truncated, ends_run);
-                }
-                Output::Blocks(blocks) => blocks,
+            let (text, structured, truncated) = match output {
+                Output::Text(text) => crate::output::render_text(text, limit),
+                Output::Value(value) => crate::output::render_value(value, limit),
+                Output::Blocks(blocks) => return blocks_result(tools, entry, call_id, blocks, ends_run),
             };
-            match crate::content::render(blocks, limit, tools.config.content_limits) {
-                Ok((blocks, text, truncated)) => CallResult::success(tool, call_id.clone(), text, None, truncated, ends_run).with_content(blocks),
-                Err(error) => {
-                    let detail = format!("the tool's content blocks are over a size limit: {}", error.model_line());
-                    tools.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Output, error.code(), detail));
-                    CallResult::failure(tool, call_id.clone(), ResultKind::ToolError, &error)
-                }
-            }
+            CallResult::success(tool, call_id.clone(), text, structured, truncated, ends_run)
         }
         Ended::Returned(Err(Failure::Tool(error))) if let Some(wrong) = wrong_failure(entry, &error) => {
             internal(tools, tool, call_id, ErrorKind::Output, wrong)
@@ -646,6 +633,28 @@ pub(crate) fn concluded<App: Send + Sync + 'static>(tools: &ToolTable<App>, entr
         Ended::Returned(Err(Failure::Internal(error))) => internal(tools, tool, call_id, ErrorKind::Internal, describe(error.as_ref())),
         Ended::Panicked(payload) => internal(tools, tool, call_id, ErrorKind::Panic, panic_message(payload.as_ref())),
         Ended::Lost(error) => internal(tools, tool, call_id, ErrorKind::Internal, error),
+    }
+}
+
+/// Stage 7 for a tool that returned content blocks: rendered within the
+/// output limit and the content limits, or a tool error where they are
+/// over a limit (reported).
+fn blocks_result<App: Send + Sync + 'static>(
+    tools: &ToolTable<App>,
+    entry: &Entry<App>,
+    call_id: &SmolStr,
+    blocks: Vec<crate::content::Block>,
+    ends_run: bool,
+) -> CallResult {
+    match crate::content::render(blocks, output_limit(tools, entry), tools.config.content_limits) {
+        Ok((blocks, text, truncated)) => {
+            CallResult::success(entry.name.clone(), call_id.clone(), text, None, truncated, ends_run).with_content(blocks)
+        }
+        Err(error) => {
+            let detail = format!("the tool's content blocks are over a size limit: {}", error.model_line());
+            tools.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Output, error.code(), detail));
+            CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::ToolError, &error)
+        }
     }
 }
 

@@ -97,16 +97,16 @@ impl<'s, App: Send + Sync + 'static> State<'s, App> {
     fn first(&mut self, tools: &'s ToolTable<App>, entry: &'s Entry<App>, span: &tracing::Span, cx: &mut Context<'_>) -> Poll<CallResult> {
         let verdict = Verdict::Allow;
         span.record("verdict", verdict.as_str());
-        let State::Made { call, future } = self else { unreachable!("only a call that is made is polled first") };
+        let State::Made { call, mut future } = std::mem::replace(self, State::Ended) else {
+            unreachable!("only a call that is made is polled first")
+        };
         if call.info().is_cancelled() {
             return Poll::Ready(CallResult::failure(entry.name.clone(), call.call_id().clone(), ResultKind::Cancelled, &lines::cancelled()));
         }
         // Only a span records the duration of a tool that does not
         // wait: no clock read otherwise.
         let started = (!span.is_disabled()).then(Instant::now);
-        let polled = first_poll(future, cx);
-        let State::Made { call, future } = std::mem::replace(self, State::Ended) else { unreachable!("the call was made") };
-        match polled {
+        match first_poll(&mut future, cx) {
             Some(ended) => {
                 // Dropped before concluding: the tool's context goes with it.
                 drop(future);
