@@ -30,8 +30,9 @@
 //!    not read (an internal error, a panic) is reported to the developer.
 //!
 //! A call whose verdict does not depend on its input goes through stages 1
-//! to 6 at once (`at_once`): its text read straight into the tool's input
-//! and the call made on it, with no input boxed between them.
+//! to 7 at once (`at_once`) on its first poll: its text read straight into
+//! the tool's input and the tool run on it, with no input boxed between
+//! them, and no future boxed for a tool that never waits.
 //!
 //! In a durable run (`durable`), the journal is asked about the call's
 //! effect before stage 4 (a finished one is replayed), and stage 6 records
@@ -62,7 +63,6 @@ mod checks;
 mod effects;
 mod wait;
 
-use at_once::AtOnce;
 use effects::{execute_journaled, hand_journaled, journaled};
 use wait::run_waiting;
 
@@ -138,8 +138,8 @@ pub(crate) fn invoke<'a, App: Send + Sync + 'static>(
 ///
 /// Stages 0 to 3 need no waiting: they run here, at once, and a call
 /// they end is a ready future. Stages 4 to 7 are the returned future;
-/// for a call that goes at once (`at_once`), the tool's call is made here
-/// too, and the returned future runs it.
+/// for a call that goes at once (`at_once`), only stage 0 and the guard
+/// run here, and the returned future's first poll does the rest.
 pub(crate) fn process<'a, App: Send + Sync + 'static>(
     tools: &'a ToolTable<App>,
     app: &'a Arc<App>,
@@ -157,18 +157,15 @@ pub(crate) fn process<'a, App: Send + Sync + 'static>(
         record_outcome(&span, result.kind);
         return Processing::Ended(Some(CallOutcome::Done(result)));
     };
-    let mut call = CallState::new(app, info);
-    // 1 to 6 at once, where the verdict does not depend on the input.
-    let args = match at_once::start(tools, entry, args, &mut call, scoped) {
-        AtOnce::Started(future) => {
+    let call = CallState::new(app, info);
+    // 1 to 7 at once on the first poll, where the verdict does not depend
+    // on the input.
+    let args = match at_once::text(tools, entry, args, call.info(), scoped) {
+        Ok(text) => {
             drop(entered);
-            return Processing::AtOnce(at_once::Running::new(tools, entry, call, future, span));
+            return Processing::AtOnce(at_once::Running::new(tools, entry, call, text, span));
         }
-        AtOnce::Ended(result) => {
-            record_outcome(&span, result.kind);
-            return Processing::Ended(Some(CallOutcome::Done(result)));
-        }
-        AtOnce::Stages(args) => args,
+        Err(args) => args,
     };
     // 1 to 3. Guard, parse, validate.
     let input = match read_input(tools, entry, call.call_id(), args) {
@@ -194,7 +191,7 @@ pub(crate) fn process<'a, App: Send + Sync + 'static>(
 pub(crate) enum Processing<'a, App> {
     /// Ended before anything waits; taken by the first poll.
     Ended(Option<CallOutcome<App>>),
-    /// Stages 6 and 7 of a call made at once: not boxed.
+    /// A call made at once: not boxed.
     AtOnce(at_once::Running<'a, App>),
     /// Stages 4 to 7, one by one.
     Stages(BoxFuture<'a, CallOutcome<App>>),

@@ -227,6 +227,25 @@ pub trait Tool<App>: 'static {
     /// input after the call consumed it.
     #[doc(hidden)]
     fn call(input: Self::Input, call: &mut CallState<'_, App>, args: &ParsedFrom<'_>) -> CallFuture;
+
+    /// Runs the tool where it is called, for a tool whose function never
+    /// waits (the macro saw no `.await` in its body, and only macros that
+    /// write none): what `call`'s future would return on its first poll,
+    /// with no future boxed. Any other tool hands its input back, and is
+    /// run by `call`.
+    #[doc(hidden)]
+    fn call_now(input: Self::Input, call: &mut CallState<'_, App>, args: &ParsedFrom<'_>) -> Result<Result<ToolOutput, Failure>, Self::Input> {
+        let _ = (call, args);
+        Err(input)
+    }
+}
+
+/// A call made on text read straight into the input ([`ErasedTool::run_text`]).
+pub(crate) enum TextCall {
+    /// A tool that never waits ran: what it returned.
+    Returned(Result<ToolOutput, Failure>),
+    /// The tool's future, not yet polled.
+    Made(CallFuture),
 }
 
 /// What a call's input was parsed from, kept by the registry (for an
@@ -272,11 +291,11 @@ pub(crate) trait ErasedTool<App>: Send + Sync {
     /// exact; `None` sends the call down the value path.
     fn parse_text(&self, text: &str, properties: &Properties) -> Option<Box<dyn Any + Send + Sync>>;
     /// The text read straight into the input, as `parse_text` reads it,
-    /// and the call made on it at once, as `call` makes it: for a call
-    /// whose verdict does not depend on its input, whose input is then
-    /// never boxed. `None` (and no call made) sends the call down the
-    /// stages one by one.
-    fn call_text(&self, text: &str, properties: &Properties, call: &mut CallState<'_, App>, args: &ParsedFrom<'_>) -> Option<CallFuture> {
+    /// and the call made on it at once: run there by `call_now` where the
+    /// tool never waits, else made by `call`. For a call whose verdict
+    /// does not depend on its input, whose input is then never boxed.
+    /// `None` (and no call made) sends the call down the stages one by one.
+    fn run_text(&self, text: &str, properties: &Properties, call: &mut CallState<'_, App>, args: &ParsedFrom<'_>) -> Option<TextCall> {
         let _ = (text, properties, call, args);
         None
     }
@@ -323,8 +342,12 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
         Some(Box::new(read_text::<App, T>(text, properties)?))
     }
 
-    fn call_text(&self, text: &str, properties: &Properties, call: &mut CallState<'_, App>, args: &ParsedFrom<'_>) -> Option<CallFuture> {
-        Some(T::call(read_text::<App, T>(text, properties)?, call, args))
+    fn run_text(&self, text: &str, properties: &Properties, call: &mut CallState<'_, App>, args: &ParsedFrom<'_>) -> Option<TextCall> {
+        let input = read_text::<App, T>(text, properties)?;
+        Some(match T::call_now(input, call, args) {
+            Ok(returned) => TextCall::Returned(returned),
+            Err(input) => TextCall::Made(T::call(input, call, args)),
+        })
     }
 
     fn parses_types(&self) -> bool {
