@@ -508,6 +508,52 @@ async fn a_call_cancelled_before_it_is_awaited_never_runs_its_tool() {
 }
 
 #[tokio::test]
+async fn a_call_runs_its_tool_only_when_it_is_polled() {
+    let registry = Registry::<App>::builder().tools(tools![tally]).build().unwrap();
+    let app = app();
+    // `tally` never waits: it runs in its call's first poll, not before.
+    for args in [Arguments::from("{}"), Arguments::from(json!({}))] {
+        drop(registry.invoke(&app, "tally", args));
+    }
+    assert_eq!(app.executions.load(Ordering::SeqCst), 0, "a call that was never polled ran its tool");
+    let call = registry.invoke(&app, "tally", "{}");
+    assert_eq!(app.executions.load(Ordering::SeqCst), 0);
+    assert_eq!(call.await.text, "counted");
+    assert_eq!(app.executions.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_tool_that_never_waits_panics_and_fails_as_one_that_waits_does() {
+    let app = app();
+    let registry = registry_with_reports(&app);
+    // Text read straight into the input: `boom` and `outage` never wait,
+    // so each runs in its call's first poll, with no future boxed.
+    let panicked = registry.invoke(&app, "boom", r#"{"secret": "s3cr3t-token"}"#).await;
+    assert_eq!(panicked.kind, ResultKind::Internal);
+    assert_eq!(panicked.text, ToolError::internal().model_line());
+    let failed = registry.invoke(&app, "outage", r#"{"secret": "db.internal"}"#).await;
+    assert_eq!(failed.kind, ResultKind::Internal);
+    assert!(!panicked.text.contains("s3cr3t") && !failed.text.contains("db.internal"));
+    let reports = app.reports.lock().unwrap();
+    assert_eq!(reports.iter().map(|report| report.kind).collect::<Vec<_>>(), [ErrorKind::Panic, ErrorKind::Internal]);
+    assert!(reports[0].error.contains("tool panicked with s3cr3t-token"), "{}", reports[0].error);
+}
+
+#[tokio::test]
+async fn text_the_reader_leaves_to_the_value_path_is_read_there_from_the_first_poll() {
+    let app = app();
+    let registry = registry_with_reports(&app);
+    // An escaped key is read by the value path, which then runs the tool.
+    let escaped = registry.invoke(&app, "outage", r#"{"secr\u0065t": "db.internal"}"#).await;
+    assert_eq!(escaped.kind, ResultKind::Internal, "{}", escaped.text);
+    assert!(app.reports.lock().unwrap()[0].error.contains("connect to db.internal failed"));
+    // A wrong type is worded there.
+    let wrong = registry.invoke(&app, "boom", r#"{"secret": 7}"#).await;
+    assert_eq!(wrong.kind, ResultKind::InvalidArguments);
+    assert!(wrong.text.contains("secret"), "{}", wrong.text);
+}
+
+#[tokio::test]
 async fn dropping_a_waiting_call_cancels_the_tools_token() {
     let registry = Registry::<App>::builder().tools(tools![slow]).default_timeout(Duration::from_secs(60)).build().unwrap();
     let app = app();

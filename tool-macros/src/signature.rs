@@ -25,6 +25,9 @@ pub struct ToolFn {
     /// The `;` of a function declared without a body (an `external` tool),
     /// which stands in for the body when the item is emitted.
     pub bodyless: Option<syn::token::Semi>,
+    /// Whether the function never waits: its future is ready on its first
+    /// poll (see `waits.rs`).
+    pub never_waits: bool,
 }
 
 pub struct CtxParam {
@@ -146,7 +149,8 @@ impl ToolFn {
             Some(ty) => InputKind::Whole { ty },
             None => InputKind::Params(params),
         };
-        ToolFn { ident: item.sig.ident.clone(), vis: item.vis.clone(), docs, ctx, ctx_without_app, input, output, item, bodyless: None }
+        let never_waits = waits::never_waits(&item);
+        ToolFn { ident: item.sig.ident.clone(), vis: item.vis.clone(), docs, ctx, ctx_without_app, input, output, item, bodyless: None, never_waits }
     }
 
     pub fn has_docs(&self) -> bool {
@@ -290,4 +294,5 @@ pub fn external_fn(declared: syn::ForeignItemFn) -> ItemFn {
 }
 
 mod returns;
+mod waits;
 pub use returns::{error_type, is_streamed, returns_result, stream_item, success_type, typed_failure};

@@ -39,6 +39,21 @@ fn plain(g: &Gen<'_>) -> TokenStream {
     let returned = returned(g);
     let serialize = serialize(g);
     let untyped = typed_failure(&g.tool_fn.output).map(|_| quote!(#[allow(unused_imports)] use #p::UntypedFailure as _;));
+    let body = quote! {
+        async move {
+            #[allow(unused_imports)]
+            use #p::PlainReturn as _;
+            #untyped
+            let returned = #call.await;
+            #recover
+            let output = #returned?;
+            let ends_run = #ends_run;
+            #serialize
+        }
+    };
+    // Only the function may wait where `on_error` and `ends_run` call
+    // nothing: then the whole body waits where the function does.
+    let call_now = (g.tool_fn.never_waits && g.attrs.on_error.is_none() && again.is_empty()).then(|| call_now(g, &body));
     quote! {
         fn call(
             input: Self::Input,
@@ -48,16 +63,31 @@ fn plain(g: &Gen<'_>) -> TokenStream {
             #take_ctx
             #again
             #keep_args
-            ::std::boxed::Box::pin(async move {
-                #[allow(unused_imports)]
-                use #p::PlainReturn as _;
-                #untyped
-                let returned = #call.await;
-                #recover
-                let output = #returned?;
-                let ends_run = #ends_run;
-                #serialize
-            })
+            ::std::boxed::Box::pin(#body)
+        }
+
+        #call_now
+    }
+}
+
+/// `call_now`, for a function that never waits: `call`'s future pinned
+/// where it is made and polled once, ready on that poll.
+fn call_now(g: &Gen<'_>, body: &TokenStream) -> TokenStream {
+    let (p, app) = (&g.p, &g.app);
+    let (call_state, take_ctx) = ctx_handle(g);
+    let waited = format!("tool `{}` waited, although its function has no `.await` and calls no macro that writes one", g.name);
+    quote! {
+        fn call_now(
+            input: Self::Input,
+            #call_state: &mut #p::CallState<'_, #app>,
+            _: &#p::ParsedFrom<'_>,
+        ) -> ::core::result::Result<::core::result::Result<#p::ToolOutput, #p::Failure>, Self::Input> {
+            #take_ctx
+            let future = ::core::pin::pin!(#body);
+            match ::core::future::Future::poll(future, &mut ::core::task::Context::from_waker(::core::task::Waker::noop())) {
+                ::core::task::Poll::Ready(returned) => ::core::result::Result::Ok(returned),
+                ::core::task::Poll::Pending => ::core::unreachable!(#waited),
+            }
         }
     }
 }

@@ -249,7 +249,8 @@ fn only_a_tool_written_result_with_its_own_error_type_probes_for_a_typed_failure
         quote!(String),
     ] {
         let tokens = expand(untyped.clone());
-        assert!(!tokens.contains("Failure"), "{untyped} emits what it did before typed failures: {tokens}");
+        let typed_names = ["fn failure_schema", "FailureSchema", "FailureProbe", "UntypedFailure"];
+        assert!(!typed_names.iter().any(|name| tokens.contains(name)), "{untyped} emits what it did before typed failures: {tokens}");
         assert!(tokens.contains("Returned (returned) . into_result ()"), "{tokens}");
     }
 }
@@ -464,4 +465,22 @@ fn the_meta_constant_states_only_the_keys_written() {
     for left_out in ["destructive", "policy", "ends_run", "ends_turn", "visible_when", "strict"] {
         assert!(!meta.contains(left_out), "{left_out} is not written: {meta}");
     }
+}
+
+#[test]
+fn only_a_function_that_never_waits_is_run_where_it_is_polled() {
+    let expand = |args: TokenStream, body: TokenStream| {
+        tool(
+            args,
+            quote!(/// Docs.
+    async fn look(id: String) -> String #body),
+        )
+        .to_string()
+    };
+    assert!(expand(quote!(), quote!({ format!("{id}") })).contains("fn call_now"));
+    assert!(!expand(quote!(), quote!({ fetch(id).await })).contains("fn call_now"), "it awaits");
+    // `on_error` and an `ends_run` predicate may wait themselves.
+    assert!(!expand(quote!(on_error = recover), quote!({ id })).contains("fn call_now"));
+    assert!(!expand(quote!(ends_run = done), quote!({ id })).contains("fn call_now"));
+    assert!(expand(quote!(ends_run), quote!({ id })).contains("fn call_now"));
 }
