@@ -119,9 +119,10 @@ impl<'s, App: Send + Sync + 'static> State<'s, App> {
     ) -> Poll<CallOutcome<App>> {
         let State::Unread { call, .. } = std::mem::replace(self, State::Ended) else { unreachable!("taken once") };
         let span = span.clone();
-        let waiting = Box::pin(async move { waited(tools, entry, future, &call, started, &span).await });
-        let State::Waiting(waiting) = self.insert(State::Waiting(waiting)) else { unreachable!("just set") };
-        waiting.as_mut().poll(cx).map(CallOutcome::Done)
+        let mut waiting: BoxFuture<'s, CallResult> = Box::pin(async move { waited(tools, entry, future, &call, started, &span).await });
+        let polled = waiting.as_mut().poll(cx).map(CallOutcome::Done);
+        *self = State::Waiting(waiting);
+        polled
     }
 
     /// Text the reader left to the value path: read there, or the error
@@ -132,16 +133,10 @@ impl<'s, App: Send + Sync + 'static> State<'s, App> {
             Ok(input) => input,
             Err(result) => return Poll::Ready(CallOutcome::Done(result)),
         };
-        let State::Stages(stages) = self.insert(State::Stages(Box::pin(run_validated(tools, entry, input, call, span.clone())))) else {
-            unreachable!("just set")
-        };
-        stages.as_mut().poll(cx)
-    }
-
-    /// Sets the state, and lends it back to be polled.
-    fn insert(&mut self, state: Self) -> &mut Self {
-        *self = state;
-        self
+        let mut stages: BoxFuture<'s, CallOutcome<App>> = Box::pin(run_validated(tools, entry, input, call, span.clone()));
+        let polled = stages.as_mut().poll(cx);
+        *self = State::Stages(stages);
+        polled
     }
 }
 
