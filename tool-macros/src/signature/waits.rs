@@ -8,7 +8,10 @@
 //!
 //! The answer errs one way only: `if !(a)` reads as a call of a macro
 //! named `if` would, and so as a function that may wait, which costs a
-//! box, never a wrong result.
+//! box, never a wrong result. The one wrong answer is a macro of the
+//! user's own that takes a name on the list (`format!`, say) and writes
+//! an `.await`: the tool is then pending on its first poll, and `call_now`
+//! panics with a message naming it, which the call reports as a panic.
 
 use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
