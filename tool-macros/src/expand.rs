@@ -53,11 +53,13 @@ pub fn expand(attrs: &ToolAttrs, tool_fn: &ToolFn, name: &str) -> TokenStream {
     let scope_fn = hooks::scope_fn(&g);
     let named = named_impl(&g);
     let tool = tool_impl(&g);
+    let body_fn = call::body_fn(&g);
     quote! {
         #input_struct
 
         const _: () = {
             #scope_fn
+            #body_fn
             #named
             #tool
         };

@@ -7,7 +7,7 @@
 //! have a generator here; `on_error` has its own file, `recovery.rs`.
 
 use proc_macro2::TokenStream;
-use quote::{quote, quote_spanned};
+use quote::{ToTokens, quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use super::{Gen, recovery, respan};
@@ -18,7 +18,7 @@ use crate::signature::{InputKind, error_type, stream_item, success_type, typed_f
 pub(super) fn call_fn(g: &Gen<'_>) -> TokenStream {
     // An external tool's calls are handed to the host: its `call` is never
     // reached, and its declaration has no body to call.
-    if g.tool_fn.bodyless.is_some() && g.attrs.external.is_some_and(|flag| flag.value) {
+    if is_external(g) {
         return external(g);
     }
     match stream_item(&g.tool_fn.output) {
@@ -27,19 +27,57 @@ pub(super) fn call_fn(g: &Gen<'_>) -> TokenStream {
     }
 }
 
+/// An external tool whose declaration has no body.
+fn is_external(g: &Gen<'_>) -> bool {
+    g.tool_fn.bodyless.is_some() && g.attrs.external.is_some_and(|flag| flag.value)
+}
+
 /// The ordinary `call`: runs the function, recovers from its error with
-/// `on_error`, decides `ends_run` and serialises the output.
+/// `on_error`, decides `ends_run` and serialises the output. For a tool
+/// that runs where it is first polled, the body is [`body_fn`]'s, which
+/// `call_now` shares.
 fn plain(g: &Gen<'_>) -> TokenStream {
     let (p, app) = (&g.p, &g.app);
     let (call_state, take_ctx) = ctx_handle(g);
     let args = args_name(g);
-    let EndsRun { again, decide: ends_run } = ends_run(g);
-    let (keep_args, recover) = recovery::recovery(g).unzip();
+    let EndsRun { again, .. } = ends_run(g);
+    let keep_args = recovery::recovery(g).map(|(keep_args, _)| keep_args);
+    let (future, call_now) = if runs_now(g) { (body_call(g), Some(call_now(g))) } else { (body(g), None) };
+    quote! {
+        fn call(
+            input: Self::Input,
+            #call_state: &mut #p::CallState<'_, #app>,
+            #args: &#p::ParsedFrom<'_>,
+        ) -> #p::CallFuture {
+            #take_ctx
+            #again
+            #keep_args
+            ::std::boxed::Box::pin(#future)
+        }
+
+        #call_now
+    }
+}
+
+/// Whether the tool runs where its call is first polled (`call_now`): an
+/// ordinary `call` (not a streaming or an external tool's) whose function
+/// never waits, and whose `on_error` and `ends_run` call nothing, so the
+/// whole body waits only where the function does.
+fn runs_now(g: &Gen<'_>) -> bool {
+    let plain = !is_external(g) && stream_item(&g.tool_fn.output).is_none();
+    plain && g.tool_fn.never_waits && g.attrs.on_error.is_none() && !matches!(g.attrs.ends_run, Some(EndsRunAttr::Predicate(_)))
+}
+
+/// The body of the ordinary `call`, as one `async` block.
+fn body(g: &Gen<'_>) -> TokenStream {
+    let p = &g.p;
+    let EndsRun { decide: ends_run, .. } = ends_run(g);
+    let recover = recovery::recovery(g).map(|(_, recover)| recover);
     let call = function_call(g);
     let returned = returned(g);
     let serialize = serialize(g);
     let untyped = typed_failure(&g.tool_fn.output).map(|_| quote!(#[allow(unused_imports)] use #p::UntypedFailure as _;));
-    let body = quote! {
+    quote! {
         async move {
             #[allow(unused_imports)]
             use #p::PlainReturn as _;
@@ -50,31 +88,48 @@ fn plain(g: &Gen<'_>) -> TokenStream {
             let ends_run = #ends_run;
             #serialize
         }
-    };
-    // Only the function may wait where `on_error` and `ends_run` call
-    // nothing: then the whole body waits where the function does.
-    let call_now = (g.tool_fn.never_waits && g.attrs.on_error.is_none() && again.is_empty()).then(|| call_now(g, &body));
-    quote! {
-        fn call(
-            input: Self::Input,
-            #call_state: &mut #p::CallState<'_, #app>,
-            #args: &#p::ParsedFrom<'_>,
-        ) -> #p::CallFuture {
-            #take_ctx
-            #again
-            #keep_args
-            ::std::boxed::Box::pin(#body)
-        }
-
-        #call_now
     }
 }
 
-/// `call_now`, for a function that never waits: `call`'s future pinned
-/// where it is made and polled once, ready on that poll.
-fn call_now(g: &Gen<'_>, body: &TokenStream) -> TokenStream {
+/// For a tool that runs where it is first polled: its body as a function
+/// of its own beside the impl, so that `call` and `call_now` share one
+/// copy (written in both, it doubled the compiler's work on the tool).
+/// `None` for any other tool.
+pub(super) fn body_fn(g: &Gen<'_>) -> Option<TokenStream> {
+    if !runs_now(g) {
+        return None;
+    }
+    let p = &g.p;
+    let input_ty = match &g.tool_fn.input {
+        InputKind::Whole { .. } => super::input::input_type(g),
+        InputKind::Params(_) => g.tool_fn.ident.to_token_stream(),
+    };
+    let ctx = g.tool_fn.ctx.as_ref().map(|ctx| {
+        let app = &ctx.app;
+        quote!(ctx: #p::Ctx<#app>,)
+    });
+    let body = body(g);
+    Some(quote! {
+        fn __tool_body(input: #input_ty, #ctx) -> impl ::core::future::Future<Output = ::core::result::Result<#p::ToolOutput, #p::Failure>> {
+            #body
+        }
+    })
+}
+
+/// The shared body called on the call's input (and context).
+fn body_call(g: &Gen<'_>) -> TokenStream {
+    match &g.tool_fn.ctx {
+        Some(_) => quote!(__tool_body(input, ctx)),
+        None => quote!(__tool_body(input)),
+    }
+}
+
+/// `call_now`, for a tool that runs where it is first polled: the shared
+/// body pinned where it is made and polled once, ready on that poll.
+fn call_now(g: &Gen<'_>) -> TokenStream {
     let (p, app) = (&g.p, &g.app);
     let (call_state, take_ctx) = ctx_handle(g);
+    let future = body_call(g);
     let waited = format!("tool `{}` waited, although its function has no `.await` and calls no macro that writes one", g.name);
     quote! {
         fn call_now(
@@ -83,7 +138,7 @@ fn call_now(g: &Gen<'_>, body: &TokenStream) -> TokenStream {
             _: &#p::ParsedFrom<'_>,
         ) -> ::core::result::Result<::core::result::Result<#p::ToolOutput, #p::Failure>, Self::Input> {
             #take_ctx
-            let future = ::core::pin::pin!(#body);
+            let future = ::core::pin::pin!(#future);
             match ::core::future::Future::poll(future, &mut ::core::task::Context::from_waker(::core::task::Waker::noop())) {
                 ::core::task::Poll::Ready(returned) => ::core::result::Result::Ok(returned),
                 ::core::task::Poll::Pending => ::core::unreachable!(#waited),

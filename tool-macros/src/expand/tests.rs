@@ -483,4 +483,34 @@ fn only_a_function_that_never_waits_is_run_where_it_is_polled() {
     assert!(!expand(quote!(on_error = recover), quote!({ id })).contains("fn call_now"));
     assert!(!expand(quote!(ends_run = done), quote!({ id })).contains("fn call_now"));
     assert!(expand(quote!(ends_run), quote!({ id })).contains("fn call_now"));
+    // A streaming tool's `call` reads its stream to the end: it waits.
+    let streamed = tool(
+        quote!(),
+        quote!(
+            /// Docs.
+            async fn look(id: String) -> Streamed<String> {
+                stream(id)
+            }
+        ),
+    );
+    let streamed = streamed.to_string();
+    assert!(!streamed.contains("fn call_now") && !streamed.contains("__tool_body"), "{streamed}");
+}
+
+#[test]
+fn call_and_call_now_share_one_copy_of_the_body() {
+    let tokens = tool(
+        quote!(),
+        quote!(
+            /// Docs.
+            async fn look(id: String) -> String {
+                format!("{id}")
+            }
+        ),
+    )
+    .to_string();
+    assert_eq!(tokens.matches("async move").count(), 1, "{tokens}");
+    assert_eq!(tokens.matches("look (input . id)").count(), 1, "{tokens}");
+    assert!(tokens.contains("Box :: pin (__tool_body (input))"), "{tokens}");
+    assert!(tokens.contains("pin ! (__tool_body (input))"), "{tokens}");
 }
