@@ -119,7 +119,7 @@ fn written(prefix: &str, tag: &[u8; TAG_CHARS], number: u64) -> SmolStr {
     }
     len += digits;
     // Every byte is the prefix's or the alphabet's.
-    SmolStr::new(std::str::from_utf8(&id[..len]).expect("an id is ASCII"))
+    SmolStr::new_inline(std::str::from_utf8(&id[..len]).expect("an id is ASCII"))
 }
 
 /// A fresh call id, `call_{tag}_{n}`.

@@ -149,24 +149,23 @@ pub(crate) fn process<'a, App: Send + Sync + 'static>(
     offered: Option<&[String]>,
     scoped: Option<&jsonschema::Validator>,
 ) -> Processing<'a, App> {
-    let span = call_span(name, &info.call_id);
-    let entered = span.enter();
     // 0. Name.
     let Some(entry) = offered_entry(tools, name, offered) else {
+        let span = call_span(name, &info.call_id);
+        let _entered = span.enter();
         let result = unknown(tools, name, &info.call_id, offered);
         record_outcome(&span, result.kind);
         return Processing::Ended(Some(CallOutcome::Done(result)));
     };
-    let call = CallState::new(app, info);
     // 1 to 7 at once on the first poll, where the verdict does not depend
     // on the input.
-    let args = match at_once::text(tools, entry, args, call.info(), scoped) {
-        Ok(text) => {
-            drop(entered);
-            return Processing::AtOnce(at_once::Running::new(tools, entry, call, text, span));
-        }
+    let args = match at_once::text(tools, entry, args, &info, scoped) {
+        Ok(text) => return Processing::AtOnce(at_once::Running::new(tools, entry, app, name, info, text)),
         Err(args) => args,
     };
+    let span = call_span(name, &info.call_id);
+    let entered = span.enter();
+    let call = CallState::new(app, info);
     // 1 to 3. Guard, parse, validate.
     let input = match read_input(tools, entry, call.call_id(), args) {
         Ok(input)
@@ -550,7 +549,7 @@ fn run_started<'s, App: Send + Sync + 'static>(
         if let Some(ended) = std::future::poll_fn(|cx| Poll::Ready(first_poll(&mut future, cx))).await {
             // Dropped before concluding: the tool's context goes with it.
             drop(future);
-            return conclude(tools, entry, call, ended, started, span);
+            return conclude(tools, entry, call, ended, started, Some(span));
         }
         waited(tools, entry, future, call, started, span).await
     }
@@ -568,7 +567,7 @@ async fn waited<App: Send + Sync + 'static>(
 ) -> CallResult {
     let started = started.unwrap_or_else(Instant::now);
     match Box::pin(run_waiting(tools, entry, future, call.info(), started, span)).await {
-        Ok(ended) => conclude(tools, entry, call, ended, Some(started), span),
+        Ok(ended) => conclude(tools, entry, call, ended, Some(started), Some(span)),
         Err(result) => result,
     }
 }
@@ -583,7 +582,7 @@ fn conclude<App: Send + Sync + 'static>(
     call: &CallState<'_, App>,
     ended: Ended,
     started: Option<Instant>,
-    span: &tracing::Span,
+    span: Option<&tracing::Span>,
 ) -> CallResult {
     let tool = entry.name.clone();
     let call_id = call.call_id();
@@ -591,6 +590,7 @@ fn conclude<App: Send + Sync + 'static>(
         return CallResult::failure(tool, call_id.clone(), ResultKind::Cancelled, &lines::cancelled());
     }
     if let Some(started) = started
+        && let Some(span) = span
         && !span.is_disabled()
     {
         span.record("duration_ms", started.elapsed().as_millis() as u64);

@@ -15,10 +15,11 @@ use std::borrow::Cow;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
-use super::{Ended, conclude, effects, first_poll, floor_applies, output_limit, read_input, record_outcome, run_validated, waited};
+use super::{Ended, call_span, conclude, effects, first_poll, floor_applies, output_limit, read_input, record_outcome, run_validated, waited};
 use crate::call::{Arguments, CallOutcome};
 use crate::context::{CallInfo, CallState};
 use crate::policy::Verdict;
@@ -49,16 +50,23 @@ pub(super) fn text<'a, App: Send + Sync + 'static>(
 /// A call for this path, as a future of its own (not boxed): its first
 /// poll reads the text and runs the tool (see the module docs). The
 /// call's span is entered on each poll.
+///
+/// (Kept within 128 bytes, and so is the future of
+/// [`Registry::invoke`](crate::Registry::invoke) around it: a larger one
+/// is moved by a `memcpy` call, twice a call. So the span is boxed, and
+/// made only where something may record it, and the call's state is made
+/// from its information on the first poll.)
 pub(crate) struct Running<'s, App> {
     tools: &'s ToolTable<App>,
     entry: &'s Entry<App>,
-    span: tracing::Span,
+    app: &'s Arc<App>,
+    span: Option<Box<tracing::Span>>,
     state: State<'s, App>,
 }
 
 enum State<'s, App> {
     /// Nothing polled the call yet.
-    Unread { call: CallState<'s, App>, text: Cow<'s, str> },
+    Unread { info: CallInfo, text: Cow<'s, str> },
     /// The tool waits, on its task.
     Waiting(BoxFuture<'s, CallResult>),
     /// The reader left the text to the value path: the stages from 3 on.
@@ -68,57 +76,71 @@ enum State<'s, App> {
 }
 
 impl<'s, App: Send + Sync + 'static> Running<'s, App> {
-    pub(super) fn new(tools: &'s ToolTable<App>, entry: &'s Entry<App>, call: CallState<'s, App>, text: Cow<'s, str>, span: tracing::Span) -> Self {
-        Running { tools, entry, span, state: State::Unread { call, text } }
+    /// The call of `name` (as the model spelled it), not yet polled.
+    #[inline]
+    pub(super) fn new(tools: &'s ToolTable<App>, entry: &'s Entry<App>, app: &'s Arc<App>, name: &str, info: CallInfo, text: Cow<'s, str>) -> Self {
+        let span = tracing::dispatcher::has_been_set().then(|| Box::new(call_span(name, &info.call_id)));
+        Running { tools, entry, app, span, state: State::Unread { info, text } }
     }
 }
 
 impl<'s, App: Send + Sync + 'static> State<'s, App> {
-    /// The first poll: the call's verdict recorded, the text read and the
-    /// tool run on it (or nothing run, where the call was cancelled
-    /// before it). The call's state stays where it is, unless the tool
-    /// waits or the text goes down the stages: those take it.
-    fn first(&mut self, tools: &'s ToolTable<App>, entry: &'s Entry<App>, span: &tracing::Span, cx: &mut Context<'_>) -> Poll<CallOutcome<App>> {
-        let verdict = Verdict::Allow;
-        span.record("verdict", verdict.as_str());
-        let State::Unread { call, text } = self else { unreachable!("only a call nothing polled is polled first") };
-        if call.info().is_cancelled() {
-            let result = CallResult::failure(entry.name.clone(), call.call_id().clone(), ResultKind::Cancelled, &lines::cancelled());
+    /// The first poll: the call's verdict recorded, its state made, the
+    /// text read and the tool run on it (or nothing run, where the call
+    /// was cancelled before it). The call's state is dropped here, unless
+    /// the tool waits or the text goes down the stages: those take it.
+    fn first(
+        &mut self,
+        tools: &'s ToolTable<App>,
+        entry: &'s Entry<App>,
+        app: &'s Arc<App>,
+        span: Option<&tracing::Span>,
+        cx: &mut Context<'_>,
+    ) -> Poll<CallOutcome<App>> {
+        if let Some(span) = span {
+            let verdict = Verdict::Allow;
+            span.record("verdict", verdict.as_str());
+        }
+        let State::Unread { info, text } = std::mem::replace(self, State::Ended) else { unreachable!("only a call nothing polled is polled first") };
+        if info.is_cancelled() {
+            let result = CallResult::failure(entry.name.clone(), info.call_id.clone(), ResultKind::Cancelled, &lines::cancelled());
             return Poll::Ready(CallOutcome::Done(result));
         }
+        let mut call = CallState::new(app, info);
         call.set_output_limit(output_limit(tools, entry));
         // Only a span records the duration of a tool that does not
         // wait: no clock read otherwise.
-        let started = (!span.is_disabled()).then(Instant::now);
-        let from = ParsedFrom::Text(Cow::Borrowed(text));
-        let made = std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.run_text(text, &entry.properties, call, &from)));
+        let started = span.is_some_and(|span| !span.is_disabled()).then(Instant::now);
+        let from = ParsedFrom::Text(Cow::Borrowed(&*text));
+        let made = std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.run_text(&text, &entry.properties, &mut call, &from)));
         let ended = match made {
             Ok(Some(TextCall::Returned(returned))) => Ended::Returned(returned),
             Ok(Some(TextCall::Made(mut future))) => match first_poll(&mut future, cx) {
                 // Dropped before concluding: the tool's context goes with it.
                 Some(ended) => ended,
-                None => return self.wait(tools, entry, future, started, span, cx),
+                None => return self.wait(tools, entry, call, future, started, span, cx),
             },
             Err(payload) => Ended::Panicked(payload),
             // Read nothing, made no call.
-            Ok(None) => return self.stages(tools, entry, span, cx),
+            Ok(None) => return self.stages(tools, entry, call, text, span, cx),
         };
-        Poll::Ready(CallOutcome::Done(conclude(tools, entry, call, ended, started, span)))
+        Poll::Ready(CallOutcome::Done(conclude(tools, entry, &call, ended, started, span)))
     }
 
     /// A tool that waits after its first poll goes on boxed, with the
     /// call's state, its task and its timer.
+    #[allow(clippy::too_many_arguments, reason = "the call's parts, each borrowed apart from the others")]
     fn wait(
         &mut self,
         tools: &'s ToolTable<App>,
         entry: &'s Entry<App>,
+        call: CallState<'s, App>,
         future: CallFuture,
         started: Option<Instant>,
-        span: &tracing::Span,
+        span: Option<&tracing::Span>,
         cx: &mut Context<'_>,
     ) -> Poll<CallOutcome<App>> {
-        let State::Unread { call, .. } = std::mem::replace(self, State::Ended) else { unreachable!("taken once") };
-        let span = span.clone();
+        let span = span.cloned().unwrap_or_else(tracing::Span::none);
         let mut waiting: BoxFuture<'s, CallResult> = Box::pin(async move { waited(tools, entry, future, &call, started, &span).await });
         let polled = waiting.as_mut().poll(cx).map(CallOutcome::Done);
         *self = State::Waiting(waiting);
@@ -127,13 +149,21 @@ impl<'s, App: Send + Sync + 'static> State<'s, App> {
 
     /// Text the reader left to the value path: read there, or the error
     /// worded there, and the stages from 4 on.
-    fn stages(&mut self, tools: &'s ToolTable<App>, entry: &'s Entry<App>, span: &tracing::Span, cx: &mut Context<'_>) -> Poll<CallOutcome<App>> {
-        let State::Unread { call, text } = std::mem::replace(self, State::Ended) else { unreachable!("taken once") };
+    fn stages(
+        &mut self,
+        tools: &'s ToolTable<App>,
+        entry: &'s Entry<App>,
+        call: CallState<'s, App>,
+        text: Cow<'s, str>,
+        span: Option<&tracing::Span>,
+        cx: &mut Context<'_>,
+    ) -> Poll<CallOutcome<App>> {
         let input = match read_input(tools, entry, call.call_id(), Arguments::Text(text)) {
             Ok(input) => input,
             Err(result) => return Poll::Ready(CallOutcome::Done(result)),
         };
-        let mut stages: BoxFuture<'s, CallOutcome<App>> = Box::pin(run_validated(tools, entry, input, call, span.clone()));
+        let mut stages: BoxFuture<'s, CallOutcome<App>> =
+            Box::pin(run_validated(tools, entry, input, call, span.cloned().unwrap_or_else(tracing::Span::none)));
         let polled = stages.as_mut().poll(cx);
         *self = State::Stages(stages);
         polled
@@ -144,10 +174,11 @@ impl<App: Send + Sync + 'static> Future for Running<'_, App> {
     type Output = CallOutcome<App>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<CallOutcome<App>> {
-        let Running { tools, entry, span, state } = self.get_mut();
-        let entered = span.enter();
+        let Running { tools, entry, app, span, state } = self.get_mut();
+        let span = span.as_deref();
+        let entered = span.map(tracing::Span::enter);
         let polled = match state {
-            State::Unread { .. } => state.first(tools, entry, span, cx),
+            State::Unread { .. } => state.first(tools, entry, app, span, cx),
             State::Waiting(waiting) => waiting.as_mut().poll(cx).map(CallOutcome::Done),
             State::Stages(stages) => stages.as_mut().poll(cx),
             State::Ended => panic!("a call's future polled after it ended"),
@@ -155,7 +186,9 @@ impl<App: Send + Sync + 'static> Future for Running<'_, App> {
         let Poll::Ready(outcome) = polled else { return Poll::Pending };
         *state = State::Ended;
         drop(entered);
-        if let CallOutcome::Done(result) = &outcome {
+        if let Some(span) = span
+            && let CallOutcome::Done(result) = &outcome
+        {
             record_outcome(span, result.kind);
         }
         Poll::Ready(outcome)
