@@ -68,7 +68,9 @@ impl<'a> Args<'a> {
     }
 
     /// A parameter without a default: `Option` reads a missing one as
-    /// `None`, as serde does for struct fields.
+    /// `None`, as serde does for struct fields. `name` is the parameter's
+    /// name as `#[tool]` writes it: a Rust identifier, which holds nothing
+    /// a JSON key would escape (the text reader relies on it).
     pub fn take<T: DeserializeOwned>(&mut self, name: &'static str) -> Result<T, serde_json::Error> {
         match &mut self.0 {
             Source::Object(map) => match get(map, name) {
