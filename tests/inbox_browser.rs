@@ -9,9 +9,13 @@
 //! a call decided by another process leaving the page live, two browsers
 //! racing one call, an expiry, script-injection arguments shown as text,
 //! forms refused across sites and across approvers. The run on SQLite
-//! writes the screenshots of the list and the edit form to `docs/inbox/`,
-//! and each run prints how soon an open page showed a decision made in
-//! another process.
+//! takes screenshots of the list and the edit form, and each run prints
+//! how soon an open page showed a decision made in another process.
+//!
+//! The screenshots go to `inbox/` in the test's scratch directory under
+//! `target/` (the run prints where), so a test run leaves the checkout as
+//! it was. `UPDATE_SCREENSHOTS=1` writes them over the committed ones in
+//! `docs/inbox/` as well.
 //!
 //! `cargo test --features inbox --test inbox_browser -- --nocapture`
 
@@ -124,9 +128,16 @@ async fn screenshot(setup: &Setup, client: &Client, name: &str) {
     if setup.backend != "sqlite" {
         return;
     }
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/inbox");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join(name), client.screenshot().await.unwrap()).unwrap();
+    let picture = client.screenshot().await.unwrap();
+    let mut dirs = vec![PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("inbox")];
+    if std::env::var_os("UPDATE_SCREENSHOTS").is_some_and(|value| value == "1") {
+        dirs.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/inbox"));
+    }
+    for dir in dirs {
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(name), &picture).unwrap();
+        println!("inbox_browser: screenshot {}", dir.join(name).display());
+    }
 }
 
 /// A durable run parks a refund; Dana approves it in the browser; the run,
