@@ -18,6 +18,13 @@
 //! cargo bench --bench invoke --no-run
 //! INVOKE_PROFILE=lookup valgrind --tool=callgrind target/release/deps/invoke-*
 //! ```
+//!
+//! Measured in 22 runs on 2 shared cores, on a machine that switches
+//! between a fast and a slow mode: `lookup` 1.62x to 1.89x in 21 runs (333
+//! to 391 ns against 180 to 214 ns in the fast mode, where it is 1.83x to
+//! 1.88x), 2.12x in one; `transfer` 1.99x to 2.47x. In instructions
+//! (callgrind, a 20,000-call run minus a 10,000-call run): `lookup` 3,719 a
+//! call against 2,621 (1.42x), `transfer` 5,530 against 3,040 (1.82x).
 
 use std::hint::black_box;
 use std::sync::Arc;

@@ -35,12 +35,12 @@
 //! bench creates a database of its own there and drops it at the end.
 //! Without them it says so and measures SQLite only.
 //!
-//! Measured in two runs on 2 shared cores: SQLite file (WAL, synchronous =
-//! FULL) 0.95 to 1.04 ms durable against 0.88 to 1.06 ms bare (0.99x to
-//! 1.07x), local Postgres 1.33 to 1.55 ms against 1.23 to 1.46 ms (1.06x to
-//! 1.08x), each 300x to 470x the call in memory (3 µs); 1,000 concurrent
-//! durable runs on Postgres, with `Journal::open`'s pool of 10 connections:
-//! 1,340 to 1,440 runs/s.
+//! Measured in four runs on 2 shared cores: SQLite file (WAL, synchronous =
+//! FULL) 0.46 to 0.68 ms durable against 0.39 to 0.57 ms bare (0.93x to
+//! 1.24x), local Postgres 0.57 to 0.84 ms against 0.51 to 0.77 ms (1.08x to
+//! 1.12x), each 256x to 394x the call in memory (1.4 to 2.7 µs); 1,000
+//! concurrent durable runs on Postgres, with `Journal::open`'s pool of 10
+//! connections: 1,335 to 1,772 runs/s (each the median of 3 rounds).
 
 use std::hint::black_box;
 use std::sync::Arc;
