@@ -243,7 +243,7 @@ pub struct McpServer<App> {
     sealing: Arc<current::Sealing>,
     /// The calls of tasks this process runs.
     #[cfg(feature = "journal")]
-    tasks: Arc<current::Running>,
+    tasks: Arc<current::RunningTasks>,
 }
 
 /// The host's runner of external tools' calls, for an MCP server.

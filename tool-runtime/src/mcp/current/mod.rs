@@ -57,7 +57,7 @@ pub use retries::IDEMPOTENCY_KEY;
 pub(crate) use state::Sealing;
 pub use state::StateKeyError;
 #[cfg(feature = "journal")]
-pub(crate) use tasks::Running;
+pub(crate) use tasks::RunningTasks;
 #[cfg(feature = "journal")]
 pub use tasks::TASK_TIMEOUT;
 

@@ -52,9 +52,9 @@ const POLL_INTERVAL: Duration = Duration::from_millis(500);
 
 /// The calls of tasks this process runs, by task id, each with its token.
 #[derive(Default)]
-pub(crate) struct Running(Mutex<HashMap<String, CancellationToken>>);
+pub(crate) struct RunningTasks(Mutex<HashMap<String, CancellationToken>>);
 
-impl Running {
+impl RunningTasks {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
