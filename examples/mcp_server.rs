@@ -16,7 +16,8 @@
 //! a call that needs approval answers `input_required` with a sealed
 //! `requestState`. Give every instance the same key (`--key HEX`, or
 //! `MCP_REQUEST_STATE_KEY`, at least 32 bytes: `openssl rand -hex 32`) and
-//! any of them finishes an approval another asked for.
+//! the same journal, and any of them finishes an approval another asked
+//! for; without a journal, only the instance that asked does.
 //!
 //! With `--http ADDR` it serves streamable HTTP at `http://ADDR/mcp` (port 0
 //! picks a free one; the address is printed on stderr). Stdout carries the

@@ -6,7 +6,7 @@
 //! the same at revision 2026-07-28, with the client pinned to it and in
 //! `auto` mode: stateless calls, approvals as `input_required` round trips
 //! (over HTTP asked on one instance and answered on another holding the
-//! same key), forged and replayed `requestState`s refused.
+//! same key and journal), forged and replayed `requestState`s refused.
 //!
 //! ```text
 //! python3 -m pip install 'mcp==2.3.0'
@@ -54,7 +54,7 @@ fn python_client_over_http() {
     }
     let log = std::env::temp_dir().join(format!("mcp_server-http-{}.log", std::process::id()));
     let token = format!("interop-{}", std::process::id());
-    let server = Server::start(&example_binary(), &log, &token);
+    let server = Server::start(&example_binary(), &log, &token, &[]);
     let url = server.url();
     let log = log.to_str().expect("a UTF-8 path");
     run_client(&["http", "--url", &url, "--server-log", log, "--token", &token]);
@@ -78,7 +78,11 @@ fn python_client_at_the_current_revision_over_http_on_two_instances() {
     }
     let token = format!("current-{}", std::process::id());
     let logs = ["a", "b"].map(|name| std::env::temp_dir().join(format!("mcp_server-current-{name}-{}.log", std::process::id())));
-    let servers = logs.each_ref().map(|log| Server::start(&example_binary(), log, &token));
+    // Two instances finish each other's approvals through one journal.
+    let journal = std::env::temp_dir().join(format!("mcp_server-current-{}.db", std::process::id()));
+    let _ = std::fs::remove_file(&journal);
+    let journal = format!("sqlite:{}", journal.display());
+    let servers = logs.each_ref().map(|log| Server::start(&example_binary(), log, &token, &["--journal", &journal]));
     for mode in ["2026-07-28", "auto"] {
         run_script(CURRENT, &[mode, "http", "--url", &servers[0].url(), "--other-url", &servers[1].url(), "--token", &token]);
     }
@@ -101,7 +105,8 @@ fn run_script(script: &str, args: &[&str]) {
 }
 
 /// The example serving streamable HTTP on a free loopback port, requiring
-/// `token` as a bearer token and sealing request states with [`KEY`], its
+/// `token` as a bearer token and sealing request states with [`KEY`]
+/// (given `args` besides), its
 /// stderr in `log`; killed when dropped.
 struct Server {
     child: Child,
@@ -109,9 +114,10 @@ struct Server {
 }
 
 impl Server {
-    fn start(binary: &Path, log: &Path, token: &str) -> Server {
+    fn start(binary: &Path, log: &Path, token: &str, args: &[&str]) -> Server {
         let child = Command::new(binary)
             .args(["--http", "127.0.0.1:0"])
+            .args(args)
             .env("MCP_BEARER_TOKEN", token)
             .env("MCP_REQUEST_STATE_KEY", KEY)
             .stdin(Stdio::null())

@@ -159,27 +159,44 @@
 //!
 //! - **Approvals** are multi round-trip requests: a call that needs one
 //!   answers `input_required` with a form elicitation and a `requestState`
-//!   sealed by a keyed MAC ([`with_request_state_key`](McpServer::with_request_state_key))
-//!   and bound to the tool, the arguments, the user and the approval TTL;
-//!   the client retries with the answer. A forged, edited, replayed or
-//!   expired state, or another user's, runs nothing (`REQUEST_STATE_REFUSED`).
-//!   With a journal, the answer is journaled as the call's one decision
-//!   (a decision made out of band first wins).
+//!   sealed by a keyed MAC ([`with_request_state_key`](McpServer::with_request_state_key),
+//!   or a keyring to rotate keys, [`with_request_state_keys`](McpServer::with_request_state_keys))
+//!   and bound to the tool, the arguments (whatever the order of their
+//!   members), the user and the approval TTL; the client retries with the
+//!   answer. A forged, edited, replayed or expired state, or another
+//!   user's, runs nothing (`REQUEST_STATE_REFUSED`). With a journal, the
+//!   waiting call is parked there, any instance finishes it, the retried
+//!   call must be the parked row's (user, tool, arguments), and the answer
+//!   is journaled as the call's one decision: a decision made out of band
+//!   first wins and is carried out as made (an approver's edit runs
+//!   edited). Without one, only the instance that asked finishes it, once.
+//!   Waiting calls are capped per user and in all as a session's are
+//!   (counted in the journal, on every instance, when there is one).
 //! - **Idempotent retries**: a call whose `_meta` carries
 //!   [`IDEMPOTENCY_KEY`] reads, on a retry, the journaled result of the
-//!   first call with that key and credential.
+//!   first call with that key and credential; so does a re-sent approval
+//!   round of it.
 //! - **Tasks** (`io.modelcontextprotocol/tasks`, with a journal, for a
 //!   client that declares it): a long call answers with a task written to
 //!   the journal first, and so does a call that needs approval (the task
 //!   waits `input_required` for `tasks/update`); `tasks/get`,
 //!   `tasks/update` and `tasks/cancel` work on any instance, and a task
-//!   outlives its process.
+//!   outlives its process until its time to live
+//!   ([`with_task_ttl`](McpServer::with_task_ttl)). Tasks under way are
+//!   capped per user and in all ([`with_max_tasks_per_user`](McpServer::with_max_tasks_per_user),
+//!   [`with_max_tasks`](McpServer::with_max_tasks); `TOO_MANY_TASKS`).
+//! - **Callers without a name**: a caller the authentication hook accepts
+//!   without a [`UserContext::id`] cannot be told from another such one, so
+//!   nothing kept for a caller is theirs: a keyed call is refused
+//!   (`IDEMPOTENCY_UNAVAILABLE`), an approval cannot be asked
+//!   (`APPROVAL_UNAVAILABLE`), and a call answers directly, never as a task.
 //! - **No run**: what is offered is what a fresh run offers at its first
 //!   step for the caller; a tool with `requires` is not offered, and
 //!   external tools are not served at this revision.
 //!
-//! A waiting approval costs the server nothing at this revision: it lives
-//! in its client's `requestState` (and, with a journal, as one row).
+//! A waiting approval costs the server little at this revision: it lives
+//! in its client's `requestState` and, with a journal, as one row; without
+//! one, as its id in the process that asked.
 
 use std::io;
 use std::sync::Arc;
@@ -199,7 +216,7 @@ mod sessions;
 mod waiting;
 
 #[cfg(feature = "journal")]
-pub use current::TASK_TIMEOUT;
+pub use current::{DEFAULT_MAX_TASKS, DEFAULT_MAX_TASKS_PER_USER, DEFAULT_TASK_TTL, TASK_TIMEOUT};
 pub use current::{IDEMPOTENCY_KEY, McpHandler, StateKeyError, supported_versions};
 pub use http::{DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_CONNECTIONS};
 pub use http::{DEFAULT_ENVELOPE_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, Unauthorized};
@@ -244,6 +261,9 @@ pub struct McpServer<App> {
     /// The calls of tasks this process runs.
     #[cfg(feature = "journal")]
     tasks: Arc<current::RunningTasks>,
+    /// How long tasks are kept and how many may be under way.
+    #[cfg(feature = "journal")]
+    task_limits: current::TaskLimits,
 }
 
 /// The host's runner of external tools' calls, for an MCP server.
@@ -306,6 +326,8 @@ impl<App> Clone for McpServer<App> {
             sealing: self.sealing.clone(),
             #[cfg(feature = "journal")]
             tasks: self.tasks.clone(),
+            #[cfg(feature = "journal")]
+            task_limits: self.task_limits,
         }
     }
 }
@@ -340,6 +362,8 @@ impl<App: Send + Sync + 'static> McpServer<App> {
             sealing: Arc::new(current::Sealing::random()),
             #[cfg(feature = "journal")]
             tasks: Arc::default(),
+            #[cfg(feature = "journal")]
+            task_limits: current::TaskLimits::default(),
         }
     }
 
@@ -576,6 +600,35 @@ impl<App: Send + Sync + 'static> McpServer<App> {
         self
     }
 
+    /// How long a task of revision 2026-07-28 is kept (default
+    /// [`DEFAULT_TASK_TTL`]): past it, `tasks/get` reads no such task and
+    /// its call is never taken up again.
+    #[cfg(feature = "journal")]
+    pub fn with_task_ttl(mut self, ttl: Duration) -> Self {
+        self.task_limits.ttl = ttl;
+        self
+    }
+
+    /// How many tasks may be under way (working or waiting for input) at
+    /// once, on every instance of the journal (default
+    /// [`DEFAULT_MAX_TASKS`]); a call that would start one more is refused
+    /// at once (`TOO_MANY_TASKS`, status 429).
+    #[cfg(feature = "journal")]
+    pub fn with_max_tasks(mut self, tasks: usize) -> Self {
+        self.task_limits.max = tasks;
+        self
+    }
+
+    /// How many tasks of one user (by [`UserContext::id`]) may be under way
+    /// at once, on every instance of the journal (default
+    /// [`DEFAULT_MAX_TASKS_PER_USER`]); one more is refused at once
+    /// (`TOO_MANY_TASKS`).
+    #[cfg(feature = "journal")]
+    pub fn with_max_tasks_per_user(mut self, tasks: usize) -> Self {
+        self.task_limits.per_user = tasks;
+        self
+    }
+
     /// A new session: a fresh run over the registry, as an `rmcp` handler.
     /// It speaks the revisions with sessions only; [`handler`](Self::handler)
     /// speaks 2026-07-28 too.
@@ -592,17 +645,56 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     }
 
     /// Seals the `requestState` of revision 2026-07-28's approvals (a
-    /// keyed MAC, HMAC-SHA256) with `key`, so that any instance given the
-    /// same key finishes an approval another one asked for. Without a key,
-    /// one is drawn at random when the server is made, and a state is good
-    /// on this process only. Keep the key secret; at least 32 bytes of
-    /// random data.
+    /// keyed MAC, HMAC-SHA256) with `key`. With a journal
+    /// ([`with_journal`](Self::with_journal)), any instance given the same
+    /// key and journal finishes an approval another one asked for; without
+    /// one, only the instance that asked does (nothing else could tell that
+    /// the approval was answered already). Without a key, one is drawn at
+    /// random when the server is made, and a state is good on this process
+    /// only. Keep the key secret: at least 32 bytes of random data (for
+    /// example `openssl rand -hex 32`, hex-decoded); to change it without
+    /// dropping approvals in flight, see
+    /// [`with_request_state_keys`](Self::with_request_state_keys).
     ///
     /// # Errors
     ///
     /// When `key` is shorter than 32 bytes.
     pub fn with_request_state_key(mut self, key: impl Into<Vec<u8>>) -> Result<Self, StateKeyError> {
         self.sealing = Arc::new(current::Sealing::new(key.into())?);
+        Ok(self)
+    }
+
+    /// Seals `requestState`s with the key named `active` and opens them with
+    /// any key of `keys` (each an id and at least 32 bytes of random data),
+    /// so that keys can be rotated: deploy the new key beside the old one
+    /// (still active) on every instance, then make the new one active, and
+    /// remove the old one once the states it sealed have expired (the
+    /// registry's [`approval_ttl`](Registry::approval_ttl)). States sealed
+    /// by a server given one key ([`with_request_state_key`](Self::with_request_state_key))
+    /// open too when that key is in the ring.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use tool_runtime::mcp::McpServer;
+    /// # use tool_runtime::Registry;
+    /// let (old, new) = ([1u8; 32].to_vec(), [2u8; 32].to_vec()); // from your secret store
+    /// let server = McpServer::new(Registry::<()>::builder().build().unwrap(), Arc::new(()))
+    ///     .with_request_state_keys("2026-12", [("2026-06", old), ("2026-12", new)])
+    ///     .unwrap();
+    /// # let _ = server;
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// When a key is shorter than 32 bytes, two keys share an id, an id is
+    /// empty or longer than 255 bytes, or `active` is not in `keys`.
+    pub fn with_request_state_keys<K: Into<String>, V: Into<Vec<u8>>>(
+        mut self,
+        active: &str,
+        keys: impl IntoIterator<Item = (K, V)>,
+    ) -> Result<Self, StateKeyError> {
+        let keys = keys.into_iter().map(|(kid, key)| (kid.into(), key.into())).collect();
+        self.sealing = Arc::new(current::Sealing::with_keys(active, keys)?);
         Ok(self)
     }
 

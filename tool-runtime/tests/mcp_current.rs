@@ -267,20 +267,26 @@ async fn a_header_that_contradicts_the_body_is_refused() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_approval_asked_on_one_instance_is_answered_on_another_once() {
+async fn without_a_journal_only_the_instance_that_asked_finishes_an_approval_once() {
     let bank = Arc::new(Bank::default());
     let (first, second) = (serve(server(&bank)).await, serve(server(&bank)).await);
     let state = ask_grant(first, "tok-alice", 5).await;
     assert_eq!(bank.grants.load(Ordering::SeqCst), 0, "asking runs nothing");
-    let done = answer(second, "tok-alice", "grant", json!({"amount": 5}), "accept", &state).await;
+    // Another instance (or this one after a restart) could not know whether
+    // the state was answered already: it refuses it, though it holds the key.
+    assert_refused(&answer(second, "tok-alice", "grant", json!({"amount": 5}), "accept", &state).await);
+    let done = answer(first, "tok-alice", "grant", json!({"amount": 5}), "accept", &state).await;
     assert_eq!((done["isError"].clone(), text(&done)), (json!(false), "granted 5"), "{done}");
     assert_eq!(bank.grants.load(Ordering::SeqCst), 1);
-    // The same answer again on the instance that took it: a replay.
+    // The same answer again, here or elsewhere: a replay.
+    assert_refused(&answer(first, "tok-alice", "grant", json!({"amount": 5}), "accept", &state).await);
     assert_refused(&answer(second, "tok-alice", "grant", json!({"amount": 5}), "accept", &state).await);
-    assert_eq!(bank.grants.load(Ordering::SeqCst), 1);
+    let restarted = serve(server(&bank)).await;
+    assert_refused(&answer(restarted, "tok-alice", "grant", json!({"amount": 5}), "accept", &state).await);
+    assert_eq!(bank.grants.load(Ordering::SeqCst), 1, "one approval, one grant");
 
     let state = ask_grant(second, "tok-alice", 6).await;
-    let declined = answer(first, "tok-alice", "grant", json!({"amount": 6}), "decline", &state).await;
+    let declined = answer(second, "tok-alice", "grant", json!({"amount": 6}), "decline", &state).await;
     assert!(declined["isError"] == true && text(&declined).contains("APPROVAL_REJECTED"), "{declined}");
     assert_eq!(bank.grants.load(Ordering::SeqCst), 1, "declined, it did not run");
 }
@@ -602,6 +608,8 @@ async fn a_call_needing_approval_is_a_task_waiting_for_input_answered_once() {
     with_tasks(second, "tok-alice", "tasks/update", Some(&id), update.clone()).await.result();
     let ended = until_ended(first, &id).await;
     assert_eq!((ended["status"].clone(), ended["result"]["content"][0]["text"].clone()), (json!("completed"), json!("granted 5")), "{ended}");
+    let unsettled = journal.approvals().unsettled_for_run(&format!("mcp-task:{id}")).await.unwrap();
+    assert!(unsettled.is_empty(), "carried out, the task's approval is settled: {unsettled:?}");
     // The same answer again is refused; the grant ran once.
     let again = with_tasks(first, "tok-alice", "tasks/update", Some(&id), update).await.message();
     assert!(again["error"]["message"].as_str().is_some_and(|message| message.contains("not waiting")), "{again}");
@@ -615,4 +623,251 @@ async fn a_call_needing_approval_is_a_task_waiting_for_input_answered_once() {
     let ended = until_ended(second, &id).await;
     assert!(ended["result"]["content"][0]["text"].as_str().unwrap().contains("Not this month."), "{ended}");
     assert_eq!(bank.grants.load(Ordering::SeqCst), 1);
+}
+
+/// Grant credit to someone; a human approves each grant.
+#[tool(policy = needs_approval)]
+async fn grant_to(ctx: Ctx<Bank>, to: String, amount: u32) -> String {
+    ctx.app().grants.fetch_add(1, Ordering::SeqCst);
+    format!("granted {amount} to {to}")
+}
+
+/// A bank server on `journal`, with `grant_to` beside the others.
+#[cfg(feature = "sqlite")]
+fn journaled(bank: &Arc<Bank>, journal: &tool_runtime::journal::Journal) -> McpServer<Bank> {
+    let registry = Registry::builder()
+        .tools(tools![get_item, grant, audit, close_item, deposit, grant_to])
+        .approval_ttl(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    server_with(registry, bank, KEY).with_journal(journal.clone())
+}
+
+/// The one approval of `user` waiting in `journal`.
+#[cfg(feature = "sqlite")]
+async fn waiting_of(journal: &tool_runtime::journal::Journal, user: &str) -> tool_runtime::journal::ParkedCall {
+    let mut parked = journal.approvals().pending_for_user(user).await.unwrap();
+    assert_eq!(parked.len(), 1, "{parked:?}");
+    parked.remove(0)
+}
+
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approvers_edit_is_carried_out_as_edited_whatever_the_client_answers() {
+    use tool_runtime::journal::Decision;
+    let bank = Arc::new(Bank::default());
+    let journal = journal("edits").await;
+    let addr = serve(journaled(&bank, &journal)).await;
+    for (action, edited) in [("accept", 5), ("decline", 7)] {
+        let state = ask_grant(addr, "tok-alice", 5000).await;
+        let parked = waiting_of(&journal, "alice").await;
+        journal.approvals().decide(&parked.run_id, &parked.call_id, Decision::ApproveEdited(json!({"amount": edited})), "supervisor").await.unwrap();
+        let done = answer(addr, "tok-alice", "grant", json!({"amount": 5000}), action, &state).await;
+        assert_eq!((done["isError"].clone(), text(&done)), (json!(false), format!("granted {edited}").as_str()), "{action}: {done}");
+    }
+    assert_eq!(bank.grants.load(Ordering::SeqCst), 2);
+}
+
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_with_its_members_in_another_order_is_the_same_call() {
+    let bank = Arc::new(Bank::default());
+    let journal = journal("member_order").await;
+    let addr = serve(journaled(&bank, &journal)).await;
+    let asked = call(addr, "tok-alice", "grant_to", json!({"to": "carol", "amount": 5})).await;
+    let state = asked["requestState"].as_str().unwrap();
+    let params = json!({"name": "grant_to", "arguments": {"amount": 5, "to": "carol"},
+        "inputResponses": {"approval": {"action": "accept"}}, "requestState": state});
+    let done = request(addr, "tok-alice", "tools/call", Some("grant_to"), params).await.result();
+    assert_eq!(text(&done), "granted 5 to carol", "{done}");
+}
+
+/// Waiting approvals capped at 2 a user and 3 in all, on two instances
+/// (sharing `journal` when there is one).
+#[cfg(feature = "sqlite")]
+async fn the_waiting_caps_hold(journal: Option<tool_runtime::journal::Journal>) {
+    let bank = Arc::new(Bank::default());
+    let capped = |bank: &Arc<Bank>| {
+        let server = server(bank).with_max_waiting_approvals_per_user(2).with_max_waiting_approvals(3);
+        match &journal {
+            Some(journal) => server.with_journal(journal.clone()),
+            None => server,
+        }
+    };
+    let (first, second) = (serve(capped(&bank)).await, serve(capped(&bank)).await);
+    // Without a journal each instance counts its own.
+    let other = if journal.is_some() { second } else { first };
+    let alice = ask_grant(first, "tok-alice", 1).await;
+    ask_grant(other, "tok-alice", 2).await;
+    let refused = call(first, "tok-alice", "grant", json!({"amount": 3})).await;
+    assert!(
+        refused["isError"] == true && text(&refused).contains("TOO_MANY_PENDING") && text(&refused).contains("2 calls of this user"),
+        "{refused}"
+    );
+    ask_grant(other, "tok-bob", 4).await;
+    let full = call(first, "tok-bob", "grant", json!({"amount": 5})).await;
+    assert!(full["isError"] == true && text(&full).contains("3 calls already wait"), "{full}");
+    // An answered approval waits no more: there is room again.
+    assert_eq!(text(&answer(first, "tok-alice", "grant", json!({"amount": 1}), "accept", &alice).await), "granted 1");
+    ask_grant(other, "tok-alice", 6).await;
+    assert_eq!(bank.grants.load(Ordering::SeqCst), 1);
+}
+
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_waiting_caps_hold_at_this_revision_without_a_journal() {
+    the_waiting_caps_hold(None).await;
+}
+
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_waiting_caps_hold_at_this_revision_across_instances_with_a_journal() {
+    the_waiting_caps_hold(Some(journal("caps").await)).await;
+}
+
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_never_names_another_callers_approval_and_a_keyed_approval_is_retried_from_the_journal() {
+    let bank = Arc::new(Bank::default());
+    let journal = journal("keyed_approvals").await;
+    let addr = serve(journaled(&bank, &journal)).await;
+    // Bob chooses as his key the id the server gave alice's waiting call.
+    let alice = ask_grant(addr, "tok-alice", 5).await;
+    let key = waiting_of(&journal, "alice").await.call_id;
+    let asked = keyed(addr, "tok-bob", "grant", json!({"amount": 9}), &key).await;
+    assert_eq!(asked["resultType"], "input_required", "{asked}");
+    assert_eq!(text(&answer(addr, "tok-alice", "grant", json!({"amount": 5}), "accept", &alice).await), "granted 5");
+    // Bob's stream broke: his first round again asks again, it is not refused.
+    let again = keyed(addr, "tok-bob", "grant", json!({"amount": 9}), &key).await;
+    assert_eq!(again["resultType"], "input_required", "{again}");
+    let reused = keyed(addr, "tok-bob", "grant", json!({"amount": 10}), &key).await;
+    assert!(reused["isError"] == true && text(&reused).contains("CALL_ID_REUSED"), "{reused}");
+    let state = again["requestState"].as_str().unwrap().to_owned();
+    let answered = |addr| {
+        let params = json!({"name": "grant", "arguments": {"amount": 9}, "inputResponses": {"approval": {"action": "accept"}},
+            "requestState": state.clone(), "key": key.clone()});
+        async move { request(addr, "tok-bob", "tools/call", Some("grant"), params).await.result() }
+    };
+    assert_eq!(text(&answered(addr).await), "granted 9");
+    // Sent again, with its answer or as its first round: read from the journal.
+    assert_eq!(text(&answered(addr).await), "granted 9");
+    assert_eq!(text(&keyed(addr, "tok-bob", "grant", json!({"amount": 9}), &key).await), "granted 9");
+    assert_eq!(bank.grants.load(Ordering::SeqCst), 2, "one grant each");
+
+    // A keyed call from a client that declares tasks is no task: two sends, one grant.
+    let with_key = |addr| {
+        let params = json!({"name": "grant", "arguments": {"amount": 11}, "key": "k-tasks"});
+        async move {
+            let mut params = params;
+            let key = params.as_object_mut().unwrap().remove("key").unwrap();
+            let mut meta = meta(true);
+            meta["io.modelcontextprotocol/clientCapabilities"]["extensions"] = json!({"io.modelcontextprotocol/tasks": {}});
+            meta[IDEMPOTENCY_KEY] = key;
+            params["_meta"] = meta;
+            let body = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": params}).to_string();
+            post(addr, "tok-bob", "tools/call", Some("grant"), &body).await.result()
+        }
+    };
+    let first = with_key(addr).await;
+    assert_eq!(first["resultType"], "input_required", "{first}");
+    assert_eq!(with_key(addr).await["resultType"], "input_required");
+    let state = first["requestState"].as_str().unwrap();
+    let params = json!({"name": "grant", "arguments": {"amount": 11}, "inputResponses": {"approval": {"action": "accept"}},
+        "requestState": state, "key": "k-tasks"});
+    assert_eq!(text(&request(addr, "tok-bob", "tools/call", Some("grant"), params).await.result()), "granted 11");
+    assert_eq!(text(&with_key(addr).await), "granted 11");
+    assert_eq!(bank.grants.load(Ordering::SeqCst), 3);
+}
+
+/// A state sealed with `KEY` naming `run` and `call`, bound to `tool`,
+/// `user` and `arguments` as the server binds them: what someone holding
+/// the key could make.
+fn forged(run: &str, call: &str, tool: &str, user: &str, arguments: &Value) -> String {
+    use tool_runtime::mcp::rmcp::model::{RequestStateCodec, SealOptions};
+    let mut sorted = arguments.clone();
+    sorted.sort_all_objects();
+    let sorted = sorted.to_string();
+    let mut binding = Vec::new();
+    for part in [b"tools/call".as_slice(), tool.as_bytes(), user.as_bytes(), sorted.as_bytes()] {
+        binding.extend_from_slice(&(part.len() as u64).to_be_bytes());
+        binding.extend_from_slice(part);
+    }
+    let payload = json!({"r": run, "c": call}).to_string();
+    RequestStateCodec::try_new(KEY).unwrap().seal_with(payload.as_bytes(), &SealOptions::new().associated_data(&binding).ttl(Duration::from_secs(60)))
+}
+
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_state_that_names_another_callers_row_runs_nothing_even_with_the_key() {
+    let bank = Arc::new(Bank::default());
+    let journal = journal("foreign_rows").await;
+    let addr = serve(journaled(&bank, &journal)).await;
+    ask_grant(addr, "tok-alice", 5000).await;
+    let alices = waiting_of(&journal, "alice").await;
+    // Mallory holds the key; she seals a state naming alice's row for her own small call.
+    let state = forged(&alices.run_id, &alices.call_id, "grant", "bob", &json!({"amount": 1}));
+    assert_refused(&answer(addr, "tok-bob", "grant", json!({"amount": 1}), "accept", &state).await);
+    // And for alice's very call, but as bob.
+    let state = forged(&alices.run_id, &alices.call_id, "grant", "bob", &json!({"amount": 5000}));
+    assert_refused(&answer(addr, "tok-bob", "grant", json!({"amount": 5000}), "accept", &state).await);
+    assert_eq!(bank.grants.load(Ordering::SeqCst), 0);
+    let row = journal.approvals().get(&alices.run_id, &alices.call_id).await.unwrap().unwrap();
+    assert!(row.decided.is_none(), "alice's approval still waits for her: {row:?}");
+}
+
+/// A server whose hook accepts `tok-anon` without naming a user.
+fn with_nameless_callers(bank: &Arc<Bank>) -> McpServer<Bank> {
+    let registry = Registry::builder().tools(tools![get_item, grant, deposit]).build().unwrap();
+    McpServer::new(registry, bank.clone())
+        .with_auth(|headers| match headers.get("authorization").and_then(|value| value.to_str().ok()) {
+            Some("Bearer tok-anon") => Ok(UserContext::default()),
+            _ => Err(Unauthorized::missing_bearer_token()),
+        })
+        .with_request_state_key(KEY)
+        .unwrap()
+}
+
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn callers_the_hook_did_not_name_share_no_key_task_or_approval() {
+    let bank = Arc::new(Bank::default());
+    let journal = journal("nameless").await;
+    let addr = serve(with_nameless_callers(&bank).with_journal(journal.clone())).await;
+    let keyed = keyed(addr, "tok-anon", "deposit", json!({"amount": 5}), "k-1").await;
+    assert!(keyed["isError"] == true && text(&keyed).contains("IDEMPOTENCY_UNAVAILABLE"), "{keyed}");
+    let asked = call(addr, "tok-anon", "grant", json!({"amount": 5})).await;
+    assert!(asked["isError"] == true && text(&asked).contains("APPROVAL_UNAVAILABLE"), "{asked}");
+    let tasked = with_tasks(addr, "tok-anon", "tools/call", Some("grant"), json!({"name": "grant", "arguments": {"amount": 5}})).await.result();
+    assert_ne!(tasked["resultType"], "task", "{tasked}");
+    assert!(journal.approvals().pending_for_user("").await.unwrap().is_empty());
+    assert_eq!((bank.grants.load(Ordering::SeqCst), bank.deposits.load(Ordering::SeqCst)), (0, 0));
+    // What needs no name still works.
+    assert_eq!(text(&call(addr, "tok-anon", "deposit", json!({"amount": 5})).await), "deposit 1: 5");
+}
+
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_are_capped_per_user_and_an_expired_task_is_neither_served_nor_run() {
+    let slow = Arc::new(Slow::default());
+    let journal = journal("task_caps").await;
+    let addr =
+        serve_slow(slow_server(&slow, journal.clone()).with_max_tasks_per_user(2).with_max_tasks(3).with_task_ttl(Duration::from_millis(1500))).await;
+    let first = start_task(addr, 900).await;
+    start_task(addr, 900).await;
+    let third = with_tasks(addr, "tok-alice", "tools/call", Some("count_slowly"), json!({"name": "count_slowly", "arguments": {"millis": 900}}))
+        .await
+        .result();
+    assert!(third["isError"] == true && text(&third).contains("TOO_MANY_TASKS"), "{third}");
+    let bobs =
+        with_tasks(addr, "tok-bob", "tools/call", Some("count_slowly"), json!({"name": "count_slowly", "arguments": {"millis": 900}})).await.result();
+    assert_eq!(bobs["resultType"], "task", "{bobs}");
+    let full =
+        with_tasks(addr, "tok-bob", "tools/call", Some("count_slowly"), json!({"name": "count_slowly", "arguments": {"millis": 900}})).await.result();
+    assert!(full["isError"] == true && text(&full).contains("3 tasks are already under way"), "{full}");
+    assert_eq!(until_ended(addr, &first).await["status"], "completed");
+    // Past its time to live, a task is no one's: not served, never taken up again.
+    tokio::time::sleep(Duration::from_millis(1600)).await;
+    let expired = with_tasks(addr, "tok-alice", "tasks/get", Some(&first), json!({"taskId": first})).await.message();
+    assert!(expired["error"]["message"].as_str().unwrap().contains("expired"), "{expired}");
+    assert_eq!(slow.started.load(Ordering::SeqCst), 3);
 }

@@ -20,6 +20,8 @@ const BY_USER: &str = "SELECT call_id, run_id, tool, input, user_id, parked_at, 
      FROM journal_approvals WHERE user_id = $1 AND decision IS NULL ORDER BY parked_at, call_id";
 const UNSETTLED: &str = "SELECT call_id, run_id, tool, input, user_id, parked_at, expires_at, decision, edited_input, reject_text, decided_by, decided_at \
      FROM journal_approvals WHERE run_id = $1 AND settled_at IS NULL ORDER BY parked_at, call_id";
+const WAITING_IN: &str = "SELECT COUNT(*) AS waiting, COALESCE(SUM(CASE WHEN user_id = $2 THEN 1 ELSE 0 END), 0) AS of_user \
+     FROM journal_approvals WHERE decision IS NULL AND (expires_at IS NULL OR expires_at > $1) AND (run_id LIKE $3 OR run_id LIKE $4)";
 const SETTLE: &str = "UPDATE journal_approvals SET settled_at = $3 WHERE run_id = $1 AND call_id = $2 AND settled_at IS NULL";
 const ONE: &str = "SELECT call_id, run_id, tool, input, user_id, parked_at, expires_at, decision, edited_input, reject_text, decided_by, decided_at \
      FROM journal_approvals WHERE run_id = $1 AND call_id = $2";
@@ -89,6 +91,28 @@ impl ApprovalRecords<'_> {
         on_pool!(self.journal, pool => {
             let rows = sqlx::query(sql).bind(id).fetch_all(pool).await.map_err(JournalError::database(operation))?;
             rows.iter().map(|row| decode_approval(row).map(|approval| approval.call)).collect()
+        })
+    }
+
+    /// How many calls wait for a decision at `now` in the runs whose ids
+    /// start with either of `prefixes`: in all, and of `user_id` (0
+    /// without one). What an MCP server's waiting calls are capped by.
+    pub async fn waiting_in(self, prefixes: &[&str; 2], user_id: Option<&str>, now: SystemTime) -> Result<(usize, usize), JournalError> {
+        limits::optional_id("user_id", user_id)?;
+        // The prefixes are the runtime's own, without LIKE's wildcards.
+        debug_assert!(prefixes.iter().all(|prefix| !prefix.contains(['%', '_', '\\'])));
+        let [first, second] = prefixes.map(|prefix| format!("{prefix}%"));
+        on_pool!(self.journal, pool => {
+            let row = sqlx::query(WAITING_IN)
+                .bind(millis(now))
+                .bind(user_id)
+                .bind(&first)
+                .bind(&second)
+                .fetch_one(pool)
+                .await
+                .map_err(JournalError::database("waiting_in"))?;
+            let count = |column: &str| row.try_get::<i64, _>(column).map(|count| usize::try_from(count).unwrap_or(0));
+            Ok((count("waiting").map_err(JournalError::database("waiting_in"))?, count("of_user").map_err(JournalError::database("waiting_in"))?))
         })
     }
 

@@ -58,31 +58,38 @@ impl WaitingCalls {
     pub(crate) fn enter(self: &Arc<Self>, user: Option<&str>) -> Result<WaitingCall, ToolError> {
         let mut counts = self.counts();
         let held = user.and_then(|user| counts.by_user.get(user)).copied().unwrap_or(0);
-        if user.is_some() && held >= self.per_user {
-            return Err(ToolError::rate_limited(
-                "TOO_MANY_PENDING",
-                format!(
-                    "{held} calls of this user already wait for a human's approval (in all of the user's \
-                     sessions), so this one was not run. Ask the user to decide those first, then call it again."
-                ),
-            ));
-        }
-        if counts.total >= self.max {
-            return Err(ToolError::rate_limited(
-                "TOO_MANY_PENDING",
-                format!(
-                    "{} calls already wait for a human's approval on this server, its limit, so this one was \
-                     not run. Try it again in a few minutes.",
-                    counts.total
-                ),
-            ));
-        }
+        self.admits(counts.total, held, user)?;
         counts.total += 1;
         let user: Option<Arc<str>> = user.map(Arc::from);
         if let Some(user) = &user {
             *counts.by_user.entry(user.clone()).or_default() += 1;
         }
         Ok(WaitingCall { calls: self.clone(), user })
+    }
+
+    /// Whether one more call of `user` may wait while `total` calls wait
+    /// in all and `held` of that user's: the refusal the model reads when
+    /// not. For waiting calls counted elsewhere (a journal's rows).
+    pub(crate) fn admits(&self, total: usize, held: usize, user: Option<&str>) -> Result<(), ToolError> {
+        if user.is_some() && held >= self.per_user {
+            return Err(ToolError::rate_limited(
+                "TOO_MANY_PENDING",
+                format!(
+                    "{held} calls of this user already wait for a human's approval (in all of the user's \
+                     sessions and requests), so this one was not run. Ask the user to decide those first, then call it again."
+                ),
+            ));
+        }
+        if total >= self.max {
+            return Err(ToolError::rate_limited(
+                "TOO_MANY_PENDING",
+                format!(
+                    "{total} calls already wait for a human's approval on this server, its limit, so this one was \
+                     not run. Try it again in a few minutes."
+                ),
+            ));
+        }
+        Ok(())
     }
 }
 

@@ -3,17 +3,41 @@
 //! client to elicit an accept or a decline (form mode, nothing to fill in)
 //! and handing it a sealed `requestState` (`state.rs`); the client retries
 //! the same call with the answer (`inputResponses["approval"]`) and that
-//! state, on any instance that holds the key.
+//! state.
+//!
+//! Where an approval is kept:
+//!
+//! - **With a journal**, the waiting call is parked there before the
+//!   answer goes out, under a run of its own (`mcp-mrtr-<call id>`, a call
+//!   id the server made), or, for a call with an idempotency key, under the
+//!   caller's keyed run and the key (`retries.rs`), so that a key the
+//!   client chose never names another caller's approval. The retried call
+//!   must be the parked one: its user, tool and arguments are compared with
+//!   the row, whatever the state names. The client's answer is journaled as
+//!   the call's one decision; of it and a decision made out of band
+//!   ([`ApprovalRecords::decide`](crate::journal::ApprovalRecords::decide),
+//!   the inbox) exactly one wins and is carried out as it was made (an
+//!   edited input runs edited); the call's effect is journaled too, so it
+//!   runs at most once, and the approval is settled once carried out. Any
+//!   instance finishes it.
+//! - **Without one**, the approval lives in its state and in the process
+//!   that asked, which alone finishes it (`state.rs`).
+//!
+//! Either way the waiting calls are capped as a session's are: per user and
+//! in all (`McpServer::with_max_waiting_approvals_per_user`,
+//! `with_max_waiting_approvals`), counted in the journal when there is one
+//! (undecided rows of this revision's runs, on every instance), else in the
+//! process. A caller the authentication hook accepted without naming a
+//! user cannot be asked: nothing would tell their approvals from another
+//! anonymous caller's.
 //!
 //! The retried call goes through the pipeline again (guard, validation,
 //! policy): a policy that now allows or denies it is followed; one that
-//! still asks for approval is carried out as the human decided. With a
-//! journal, the waiting call is parked there before the answer goes out,
-//! the client's answer is journaled as its decision, and of that answer and
-//! a decision made out of band ([`ApprovalRecords::decide`](crate::journal::ApprovalRecords::decide))
-//! exactly one wins and is carried out; the call's effect is journaled too,
-//! so it runs at most once. A state that does not open, or an approval
-//! already answered, is refused (`REQUEST_STATE_REFUSED`) and runs nothing.
+//! still asks for approval is carried out as decided. A state that does not
+//! open, or an approval already answered, is refused
+//! (`REQUEST_STATE_REFUSED`) and runs nothing; but a keyed call re-sent
+//! with the answer it was already given (its client lost the response)
+//! reads the journaled result.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -27,6 +51,7 @@ use rmcp::service::RequestContext;
 use serde_json::Value;
 
 use super::answers::{APPROVAL_INPUT, complete, offered};
+use super::calls::Caller;
 use super::state::{Sealed, binding};
 use crate::call::{CallOutcome, PendingCall};
 use crate::context::UserContext;
@@ -34,6 +59,7 @@ use crate::error::ToolError;
 use crate::error_report::Escaped;
 use crate::mcp::McpServer;
 use crate::mcp::session::{approval_message, approval_unavailable};
+use crate::memory::Decision;
 use crate::result::{CallResult, ResultKind};
 
 /// Who a decision the client's answer made is recorded as, in the journal.
@@ -42,35 +68,41 @@ const DECIDED_BY_CLIENT: &str = "mcp-client";
 
 /// Answers a call that needs approval with `input_required`: the human is
 /// asked through the client, and the call waits nowhere but in the sealed
-/// state (and, with a journal, its parked row).
+/// state (and its parked row, or its place under this process's caps).
+/// `keyed`: the call carries an idempotency key (its id), and is parked
+/// under its caller's keyed run.
 pub(super) async fn ask<App: Send + Sync + 'static>(
     server: &McpServer<App>,
     pending: PendingCall<App>,
-    user: &UserContext,
+    caller: &Caller,
+    keyed: bool,
     context: &RequestContext<RoleServer>,
 ) -> CallToolResponse {
+    let refuse = |error: &ToolError| complete(server, CallResult::failure(pending.tool().clone(), pending.id().clone(), ResultKind::Rejected, error));
     if !can_elicit(context.client_capabilities()) {
         tracing::info!(tool = %Escaped(pending.tool()), call_id = %Escaped(pending.id()), "needs approval; the request declares no elicitation");
-        let refused = CallResult::failure(pending.tool().clone(), pending.id().clone(), ResultKind::Rejected, &approval_unavailable());
-        return complete(server, refused);
+        return refuse(&approval_unavailable());
+    }
+    if caller.nameless {
+        return refuse(&approval_nameless());
     }
     let ttl = server.registry.approval_ttl();
     // The arguments as the client sent them, which its retry sends again.
-    let arguments = &pending.arguments();
-    let sealed = Sealed { run_id: run_id_for(pending.id()), call_id: pending.id().to_string() };
-    #[cfg(feature = "journal")]
-    if let Some(journal) = &server.journal
-        && let Err(error) = park(journal, &sealed, pending.tool(), arguments, user, ttl).await
-    {
-        tracing::error!(call_id = %Escaped(pending.id()), error = %Escaped(&error), "the waiting call could not be parked in the journal");
-        let refused = ToolError::new(
-            503,
-            "APPROVAL_NOT_RECORDED",
-            "This call needs approval, which could not be recorded, so it was not run. Try again in a moment.",
-        );
-        return complete(server, CallResult::failure(pending.tool().clone(), pending.id().clone(), ResultKind::Rejected, &refused));
+    let arguments = pending.arguments();
+    let (user, id) = (caller.user.id.as_deref(), pending.id().as_str());
+    let sealed = match (keyed, journaled(server)) {
+        (true, _) => Sealed { run_id: super::retries::run_id(&caller.user), call_id: id.to_owned(), instance: None },
+        (false, true) => Sealed { run_id: run_id_for(id), call_id: id.to_owned(), instance: None },
+        (false, false) => Sealed { run_id: run_id_for(id), call_id: id.to_owned(), instance: Some(server.sealing.instance().to_owned()) },
+    };
+    let kept = match journaled(server) {
+        true => park(server, &sealed, pending.tool(), &arguments, user, ttl).await,
+        false => server.sealing.ask(id, user, ttl, &server.waiting),
+    };
+    if let Err(error) = kept {
+        return refuse(&error);
     }
-    let state = server.sealing.seal(&sealed, &binding(pending.tool(), user.id.as_deref(), arguments), ttl);
+    let state = server.sealing.seal(&sealed, &binding(pending.tool(), user, &arguments), ttl);
     let ask = ElicitRequestParams::FormElicitationParams {
         meta: None,
         message: approval_message(&pending, server.registry.definition(pending.tool())),
@@ -87,39 +119,95 @@ fn can_elicit(capabilities: Option<ClientCapabilities>) -> bool {
     capabilities.and_then(|capabilities| capabilities.elicitation).is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none())
 }
 
-/// The run an approval of this revision is parked under: one of its own
-/// (the call id is unique across processes, `ids`).
+/// The line the model reads when a call needs approval and its caller has
+/// no name the server could keep the approval under.
+fn approval_nameless() -> ToolError {
+    ToolError::forbidden(
+        "APPROVAL_UNAVAILABLE",
+        "This call needs a human's approval, which this server can only ask for a caller it knows by name (its \
+         authentication named no user), so it was not run. Tell the user it needs approval and cannot be done here.",
+    )
+    .no_retry()
+}
+
+/// Whether the server keeps approvals in a journal.
+fn journaled<App>(server: &McpServer<App>) -> bool {
+    #[cfg(feature = "journal")]
+    return server.journal.is_some();
+    #[cfg(not(feature = "journal"))]
+    {
+        let _ = server;
+        false
+    }
+}
+
+/// The run an approval of a call without a key is parked under: one of its
+/// own (the call id is one the server made, unique across processes, `ids`).
 fn run_id_for(call_id: &str) -> String {
     format!("mcp-mrtr-{call_id}")
 }
 
+/// Whether `parked` is the call `tool` with `arguments` of `user`: what a
+/// retry or a re-sent keyed call must be to finish it.
 #[cfg(feature = "journal")]
-async fn park(
-    journal: &crate::journal::Journal,
+fn same_call(parked: &crate::journal::ParkedCall, tool: &str, user: Option<&str>, arguments: &Value) -> bool {
+    use super::state::canonical;
+    parked.tool == tool && parked.user_id.as_deref() == user && canonical(&parked.input) == canonical(arguments)
+}
+
+/// Parks the waiting call in the journal, within the caps; a keyed call
+/// re-sent while it waits finds its row and is asked again.
+#[cfg(feature = "journal")]
+async fn park<App: Send + Sync + 'static>(
+    server: &McpServer<App>,
     sealed: &Sealed,
     tool: &str,
     arguments: &Value,
-    user: &UserContext,
+    user: Option<&str>,
     ttl: std::time::Duration,
-) -> Result<(), crate::journal::JournalError> {
+) -> Result<(), ToolError> {
+    use crate::journal::{JournalError, ParkedCall};
+    let journal = server.journal.as_ref().expect("journaled");
+    let not_recorded = |error: &JournalError| {
+        tracing::error!(call_id = %Escaped(&sealed.call_id), error = %Escaped(error), "the waiting call could not be parked in the journal");
+        ToolError::new(
+            503,
+            "APPROVAL_NOT_RECORDED",
+            "This call needs approval, which could not be recorded, so it was not run. Try again in a moment.",
+        )
+    };
     let now = std::time::SystemTime::now();
-    let call = crate::journal::ParkedCall {
+    let (all, of_user) =
+        journal.approvals().waiting_in(&[STATELESS_RUNS, super::retries::KEYED_RUNS], user, now).await.map_err(|error| not_recorded(&error))?;
+    server.waiting.admits(all, of_user, user)?;
+    let call = ParkedCall {
         run_id: sealed.run_id.clone(),
         call_id: sealed.call_id.clone(),
         tool: tool.to_owned(),
         input: arguments.clone(),
-        user_id: user.id.clone(),
+        user_id: user.map(str::to_owned),
         parked_at: now,
         expires_at: Some(now + ttl),
     };
-    journal.approvals().park(&call).await
+    match journal.approvals().park(&call).await {
+        Ok(()) => Ok(()),
+        Err(JournalError::AlreadyParked { .. }) => match journal.approvals().get(&sealed.run_id, &sealed.call_id).await {
+            Ok(Some(approval)) if same_call(&approval.call, tool, user, arguments) => Ok(()),
+            Ok(_) => Err(crate::result::lines::call_id_reused(&sealed.call_id)),
+            Err(error) => Err(not_recorded(&error)),
+        },
+        Err(error) => Err(not_recorded(&error)),
+    }
 }
 
-/// What the human decided, as the retried call carries it out.
-enum Answer {
-    Approve,
-    Reject(Option<String>),
+#[cfg(not(feature = "journal"))]
+async fn park<App>(_: &McpServer<App>, _: &Sealed, _: &str, _: &Value, _: Option<&str>, _: std::time::Duration) -> Result<(), ToolError> {
+    unreachable!("no journal keeps approvals without the journal feature")
 }
+
+/// The prefix of the runs that calls without a key are parked under.
+#[cfg(feature = "journal")]
+const STATELESS_RUNS: &str = "mcp-mrtr-";
 
 /// The second round: the state opened against the retried call, the
 /// answer read, recorded once (journal, or this process), and carried out.
@@ -128,13 +216,17 @@ pub(super) async fn resume<App: Send + Sync + 'static>(
     tool: &str,
     arguments: Value,
     (state, responses): (Option<String>, Option<InputResponses>),
-    user: &Arc<UserContext>,
+    caller: &Caller,
     context: &RequestContext<RoleServer>,
 ) -> CallToolResponse {
     let Some(state) = state.as_deref() else {
         return refused(server, tool, "inputResponses came without the requestState they answer");
     };
-    let sealed = match server.sealing.open(state, &binding(tool, user.id.as_deref(), &arguments)) {
+    if caller.nameless {
+        return refused(server, tool, "a caller without a user id cannot answer an approval");
+    }
+    let user = caller.user.id.as_deref();
+    let sealed = match server.sealing.open(state, &binding(tool, user, &arguments)) {
         Ok(sealed) => sealed,
         Err(error) => return refused(server, tool, &error.to_string()),
     };
@@ -143,33 +235,36 @@ pub(super) async fn resume<App: Send + Sync + 'static>(
         return refused(server, tool, "no answer to the approval request in inputResponses");
     };
     let answer = match answer.action {
-        ElicitationAction::Accept => Answer::Approve,
-        _ => Answer::Reject(None),
+        ElicitationAction::Accept => Decision::Approve,
+        _ => Decision::Reject(String::new()),
     };
-    let answer = match record(server, &sealed, answer, user).await {
-        Ok(answer) => answer,
+    let decision = match record(server, &sealed, answer, (tool, &arguments), caller).await {
+        Ok(decision) => decision,
         Err(response) => return response,
     };
-    carry_out(server, &sealed, tool, arguments, answer, user, context).await
+    carry_out(server, &sealed, tool, arguments, decision, &caller.user, context).await
 }
 
-/// Records the client's answer as the approval's one decision; the answer
-/// to carry out (another decider's, when one came first).
+/// Records the client's answer as the approval's one decision; the
+/// decision to carry out (another decider's, when one came first).
 async fn record<App: Send + Sync + 'static>(
     server: &McpServer<App>,
     sealed: &Sealed,
-    answer: Answer,
-    user: &UserContext,
-) -> Result<Answer, CallToolResponse> {
-    let ttl = server.registry.approval_ttl();
+    answer: Decision,
+    call: (&str, &Value),
+    caller: &Caller,
+) -> Result<Decision, CallToolResponse> {
     #[cfg(feature = "journal")]
     if let Some(journal) = &server.journal {
-        return record_in_journal(server, journal, sealed, answer, user).await;
+        return record_in_journal(server, journal, sealed, answer, call, caller).await;
     }
-    let _ = user;
-    match server.sealing.answer_once(&sealed.call_id, ttl) {
+    let _ = (call, caller);
+    if sealed.instance.as_deref() != Some(server.sealing.instance()) {
+        return Err(refused(server, call.0, "the approval was asked by another process, and no journal shares it"));
+    }
+    match server.sealing.answer_once(&sealed.call_id, server.registry.approval_ttl()) {
         true => Ok(answer),
-        false => Err(refused(server, "", "this approval was answered already (a replayed requestState)")),
+        false => Err(refused(server, call.0, "this approval was answered already (a replayed requestState)")),
     }
 }
 
@@ -178,51 +273,63 @@ async fn record_in_journal<App: Send + Sync + 'static>(
     server: &McpServer<App>,
     journal: &crate::journal::Journal,
     sealed: &Sealed,
-    answer: Answer,
-    user: &UserContext,
-) -> Result<Answer, CallToolResponse> {
-    use crate::journal::{Decision, JournalError};
-    let decision = match &answer {
-        Answer::Approve => Decision::Approve,
-        Answer::Reject(_) => Decision::Reject(crate::result::lines::rejected(None).user_message().to_owned()),
+    answer: Decision,
+    (tool, arguments): (&str, &Value),
+    caller: &Caller,
+) -> Result<Decision, CallToolResponse> {
+    use crate::journal::JournalError;
+    let user = caller.user.id.as_deref();
+    let failed = |error: &JournalError| {
+        tracing::error!(call_id = %Escaped(&sealed.call_id), error = %Escaped(error), "the client's answer could not be journaled");
+        let failed = ToolError::new(
+            503,
+            "APPROVAL_NOT_RECORDED",
+            "The answer to this approval could not be recorded, so the call was not run. Retry the call with the same answer in a moment.",
+        );
+        complete(server, CallResult::failure(tool.into(), sealed.call_id.as_str().into(), ResultKind::Rejected, &failed))
     };
-    let by = format!("{DECIDED_BY_CLIENT}:{}", user.id.as_deref().unwrap_or(""));
-    match journal.approvals().decide(&sealed.run_id, &sealed.call_id, decision, &by).await {
+    // The state names a row; the row must be this caller's call.
+    match journal.approvals().get(&sealed.run_id, &sealed.call_id).await {
+        Ok(Some(approval)) if same_call(&approval.call, tool, user, arguments) => {}
+        Ok(_) => return Err(refused(server, tool, "the requestState names an approval of another call or user")),
+        Err(error) => return Err(failed(&error)),
+    }
+    let answer = match answer {
+        Decision::Reject(_) => Decision::Reject(crate::result::lines::rejected(None).user_message().to_owned()),
+        answer => answer,
+    };
+    let by = format!("{DECIDED_BY_CLIENT}:{}", user.unwrap_or(""));
+    match journal.approvals().decide(&sealed.run_id, &sealed.call_id, answer.clone(), &by).await {
         Ok(_) => Ok(answer),
-        Err(JournalError::AlreadyDecided { by, .. }) if by.starts_with(DECIDED_BY_CLIENT) => {
-            Err(refused(server, "", "this approval was answered already (a replayed requestState)"))
+        // The same client answered before: a replay, unless the call is
+        // keyed, whose re-sent request reads what its first one did.
+        Err(JournalError::AlreadyDecided { by: first, .. }) if first == by && sealed.run_id != super::retries::run_id(&caller.user) => {
+            Err(refused(server, tool, "this approval was answered already (a replayed requestState)"))
         }
-        Err(JournalError::AlreadyDecided { by, .. }) => {
-            // Decided out of band first: that decision is the one carried out.
-            let decided = journal.approvals().get(&sealed.run_id, &sealed.call_id).await.ok().flatten().and_then(|approval| approval.decided);
-            tracing::info!(call_id = %Escaped(&sealed.call_id), by = %Escaped(&by), "the approval was decided before the client answered");
-            match decided.map(|decided| decided.decision) {
-                Some(Decision::Reject(text)) => Ok(Answer::Reject(Some(text))),
-                Some(_) => Ok(Answer::Approve),
-                None => Err(refused(server, "", "the journal lost the approval's decision")),
+        Err(JournalError::AlreadyDecided { by: first, .. }) => {
+            // Decided first (out of band, or by this client before): that
+            // decision is the one carried out, as it was made.
+            tracing::info!(call_id = %Escaped(&sealed.call_id), by = %Escaped(&first), "the approval was decided before this answer");
+            match journal.approvals().get(&sealed.run_id, &sealed.call_id).await {
+                Ok(Some(crate::journal::Approval { decided: Some(decided), .. })) => Ok(decided.decision),
+                Ok(_) => Err(refused(server, tool, "the journal lost the approval's decision")),
+                Err(error) => Err(failed(&error)),
             }
         }
-        Err(JournalError::ApprovalExpired { .. }) => Err(refused(server, "", "the approval expired before the answer came")),
-        Err(error) => {
-            tracing::error!(call_id = %Escaped(&sealed.call_id), error = %Escaped(&error), "the client's answer could not be journaled");
-            let failed = ToolError::new(
-                503,
-                "APPROVAL_NOT_RECORDED",
-                "The answer to this approval could not be recorded, so the call was not run. Retry the call with the same answer in a moment.",
-            );
-            Err(complete(server, CallResult::failure("".into(), sealed.call_id.as_str().into(), ResultKind::Rejected, &failed)))
-        }
+        Err(JournalError::ApprovalExpired { .. }) => Err(refused(server, tool, "the approval expired before the answer came")),
+        Err(error) => Err(failed(&error)),
     }
 }
 
-/// Runs the call again under the approval's call id and carries out
-/// `answer` when the pipeline still parks it.
+/// Runs the call again under the approval's run and call id and carries
+/// out `decision` when the pipeline still parks it; with a journal, the
+/// approval is then settled.
 async fn carry_out<App: Send + Sync + 'static>(
     server: &McpServer<App>,
     sealed: &Sealed,
     tool: &str,
     arguments: Value,
-    answer: Answer,
+    decision: Decision,
     user: &Arc<UserContext>,
     context: &RequestContext<RoleServer>,
 ) -> CallToolResponse {
@@ -239,10 +346,17 @@ async fn carry_out<App: Send + Sync + 'static>(
         Some(journal) => call.remembered(crate::memory::Remembered::durable(Arc::new(journal.clone()), sealed.run_id.as_str())),
         None => call,
     };
-    let result = match (call.await, answer) {
+    let tools = server.registry.tools();
+    let result = match (call.await, decision) {
         (CallOutcome::Done(result), _) => result,
-        (CallOutcome::NeedsApproval(pending), Answer::Approve) => server.registry.approve(pending).await,
-        (CallOutcome::NeedsApproval(pending), Answer::Reject(text)) => server.registry.reject(pending, text.as_deref()),
+        (CallOutcome::NeedsApproval(pending), Decision::Approve) if journaled(server) => crate::approval::approve_decided(tools, pending, None).await,
+        (CallOutcome::NeedsApproval(pending), Decision::Approve) => server.registry.approve(pending).await,
+        (CallOutcome::NeedsApproval(pending), Decision::ApproveEdited(edited)) => {
+            crate::approval::approve_decided(tools, pending, Some(crate::call::Arguments::Value(edited))).await
+        }
+        (CallOutcome::NeedsApproval(pending), Decision::Reject(text)) => {
+            server.registry.reject(pending, Some(text.as_str()).filter(|text| !text.is_empty()))
+        }
     };
     #[cfg(feature = "journal")]
     if let Some(journal) = &server.journal

@@ -23,21 +23,32 @@ use crate::result::CallResult;
 use crate::result::ResultKind;
 use smol_str::SmolStr;
 
+/// Who makes a request, and whether the server can tell them from others.
+pub(crate) struct Caller {
+    /// The user the request runs as.
+    pub(crate) user: Arc<UserContext>,
+    /// The authentication hook accepted the request without naming a user:
+    /// nothing tells this caller from another such one, so nothing kept for
+    /// a caller (a keyed result, a task, an approval) can be theirs.
+    pub(crate) nameless: bool,
+}
+
 /// Who makes this request: the user the authentication hook gave for it
 /// (rmcp hands the handler the HTTP request's `Parts`, which carry it),
-/// else the server's user.
-pub(super) fn caller<App>(server: &McpServer<App>, context: &RequestContext<RoleServer>) -> Arc<UserContext> {
-    context
-        .extensions
-        .get::<axum::http::request::Parts>()
-        .and_then(|parts| parts.extensions.get::<http::Caller>())
-        .map_or_else(|| server.user.clone(), |caller| caller.0.clone())
+/// else the server's user (over stdio, or HTTP without a hook: the one
+/// principal the server was configured with).
+pub(super) fn caller<App>(server: &McpServer<App>, context: &RequestContext<RoleServer>) -> Caller {
+    let authenticated = context.extensions.get::<axum::http::request::Parts>().and_then(|parts| parts.extensions.get::<http::Caller>());
+    match authenticated {
+        Some(caller) => Caller { user: caller.0.clone(), nameless: caller.0.id.is_none() },
+        None => Caller { user: server.user.clone(), nameless: false },
+    }
 }
 
 /// `tools/list` for the request's caller, with its cache hints: stale at
 /// once and private, since what is listed depends on who asks.
 pub(super) fn list<App: Send + Sync + 'static>(server: &McpServer<App>, context: &RequestContext<RoleServer>) -> ListToolsResult {
-    let user = caller(server, context);
+    let user = caller(server, context).user;
     let mut result = ListToolsResult::with_all_items(offered(server, &user).into_iter().map(mcp_tool).collect());
     result.ttl_ms = Some(0);
     result.cache_scope = Some(CacheScope::Private);
@@ -52,29 +63,31 @@ pub(super) async fn call<App: Send + Sync + 'static>(
     request: CallToolRequestParams,
     context: &RequestContext<RoleServer>,
 ) -> CallToolResponse {
-    let user = caller(server, context);
+    let caller = caller(server, context);
+    let user = caller.user.clone();
     let CallToolRequestParams { name, arguments, input_responses, request_state, .. } = request;
     let arguments = Value::Object(arguments.unwrap_or_default());
     if request_state.is_some() || input_responses.is_some() {
-        return approvals::resume(server, &name, arguments, (request_state, input_responses), &user, context).await;
+        return approvals::resume(server, &name, arguments, (request_state, input_responses), &caller, context).await;
     }
     let key = match retries::key(&context.meta) {
         Ok(key) => key,
         Err(invalid) => return refused(server, &name, &invalid),
     };
-    // A keyed call answers directly: a retry of it must find its effect,
-    // not start a second task.
+    // A keyed call answers directly, never with a task: a retry of it must
+    // find its effect, not start a second task.
     #[cfg(feature = "journal")]
-    if key.is_none() && super::tasks::wanted(server, server.registry.definition(&name), context) {
+    if key.is_none() && super::tasks::wanted(server, server.registry.definition(&name), &caller, context) {
         return super::tasks::create(server, &name, arguments, &user).await;
     }
     let names = offered(server, &user).into_iter().map(|def| def.name.clone()).collect();
     let call = server.registry.call(&server.app, &name, arguments).user(user.clone()).cancellation(&context.ct).offered(names);
+    let keyed = key.is_some();
     let call = match key {
         None => call,
-        Some(key) => match keyed(server, call, key, &user) {
-            Some(call) => call,
-            None => return refused(server, &name, &retries::unavailable()),
+        Some(key) => match keyed_call(server, call, key, &caller) {
+            Ok(call) => call,
+            Err(refusal) => return refused(server, &name, &refusal),
         },
     };
     let outcome = match context.meta.get_progress_token() {
@@ -90,23 +103,32 @@ pub(super) async fn call<App: Send + Sync + 'static>(
     match outcome {
         CallOutcome::Done(result) => complete(server, result),
         #[cfg(feature = "journal")]
-        CallOutcome::NeedsApproval(pending) if super::tasks::declared(server, context) => {
+        CallOutcome::NeedsApproval(pending) if !keyed && super::tasks::declared(server, &caller, context) => {
             super::tasks::create_waiting(server, pending.tool(), pending.arguments(), &user).await
         }
-        CallOutcome::NeedsApproval(pending) => approvals::ask(server, pending, &user, context).await,
+        CallOutcome::NeedsApproval(pending) => approvals::ask(server, pending, &caller, keyed, context).await,
     }
 }
 
-/// `call` with its effect journaled under the idempotency `key`, for
-/// `user`; `None` without a journal.
-fn keyed<'r, App: Send + Sync + 'static>(server: &McpServer<App>, call: Call<'r, App>, key: SmolStr, user: &UserContext) -> Option<Call<'r, App>> {
+/// `call` with its effect journaled under the idempotency `key`, for its
+/// caller; the refusal the model reads without a journal, or for a caller
+/// without a name.
+fn keyed_call<'r, App: Send + Sync + 'static>(
+    server: &McpServer<App>,
+    call: Call<'r, App>,
+    key: SmolStr,
+    caller: &Caller,
+) -> Result<Call<'r, App>, ToolError> {
+    if caller.nameless {
+        return Err(retries::nameless());
+    }
     #[cfg(feature = "journal")]
     if let Some(journal) = &server.journal {
-        let durable = crate::memory::Remembered::durable(Arc::new(journal.clone()), &retries::run_id(user));
-        return Some(call.remembered(durable).call_id(key));
+        let durable = crate::memory::Remembered::durable(Arc::new(journal.clone()), &retries::run_id(&caller.user));
+        return Ok(call.remembered(durable).call_id(key));
     }
-    let _ = (server, call, key, user);
-    None
+    let _ = (server, call, key);
+    Err(retries::unavailable())
 }
 
 /// A call refused before the pipeline, with `error` as its one line.

@@ -59,7 +59,9 @@ pub use state::StateKeyError;
 #[cfg(feature = "journal")]
 pub(crate) use tasks::RunningTasks;
 #[cfg(feature = "journal")]
-pub use tasks::TASK_TIMEOUT;
+pub(crate) use tasks::TaskLimits;
+#[cfg(feature = "journal")]
+pub use tasks::{DEFAULT_MAX_TASKS, DEFAULT_MAX_TASKS_PER_USER, DEFAULT_TASK_TTL, TASK_TIMEOUT};
 
 use super::McpServer;
 use super::session::McpSession;
@@ -146,19 +148,19 @@ impl<App: Send + Sync + 'static> ServerHandler for McpHandler<App> {
         request: rmcp::model::GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
-        let user = calls::caller(&self.server, &context);
-        tasks::get(&self.server, &request.task_id, &user).await.map(rmcp::model::GetTaskResult::new)
+        let caller = calls::caller(&self.server, &context);
+        tasks::get(&self.server, &request.task_id, &caller).await.map(rmcp::model::GetTaskResult::new)
     }
 
     #[cfg(feature = "journal")]
     async fn update_task(&self, request: rmcp::model::UpdateTaskParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        let user = calls::caller(&self.server, &context);
-        tasks::update(&self.server, &request.task_id, &request.input_responses, &user).await
+        let caller = calls::caller(&self.server, &context);
+        tasks::update(&self.server, &request.task_id, &request.input_responses, &caller).await
     }
 
     #[cfg(feature = "journal")]
     async fn cancel_task(&self, request: rmcp::model::CancelTaskParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        let user = calls::caller(&self.server, &context);
-        tasks::cancel(&self.server, &request.task_id, &user).await
+        let caller = calls::caller(&self.server, &context);
+        tasks::cancel(&self.server, &request.task_id, &caller).await
     }
 }

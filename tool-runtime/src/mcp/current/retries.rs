@@ -10,7 +10,12 @@
 //! asks. A keyed call answers directly, never with a task (a retry must
 //! find its effect, not start a second task); one that needs approval
 //! answers `input_required`, and its second round runs at most once by its
-//! sealed state. This needs a journal
+//! sealed state; its approval is parked under the caller's keyed run and
+//! the key, so a re-sent first round asks again and a re-sent answer reads
+//! the journaled result. A caller that the authentication hook accepted
+//! without naming a user cannot use a key (`IDEMPOTENCY_UNAVAILABLE`):
+//! nothing would tell their results from another such caller's. This needs
+//! a journal
 //! ([`McpServer::with_journal`](crate::mcp::McpServer::with_journal)):
 //! without one, a call with a key is refused (`IDEMPOTENCY_UNAVAILABLE`),
 //! since nothing could keep the promise.
@@ -43,13 +48,29 @@ pub(super) fn key(meta: &RequestMetaObject) -> Result<Option<SmolStr>, ToolError
     }
 }
 
-/// The journal's run that a user's keyed calls belong to.
+/// The prefix of every run of keyed calls.
+#[cfg_attr(not(feature = "journal"), allow(dead_code, reason = "the journal is what keeps keyed calls"))]
+pub(super) const KEYED_RUNS: &str = "mcp-retry:";
+
+/// The journal's run that a user's keyed calls (and their approvals)
+/// belong to.
 #[cfg_attr(not(feature = "journal"), allow(dead_code, reason = "the journal is what keeps keyed calls"))]
 pub(super) fn run_id(user: &UserContext) -> String {
     match &user.id {
         Some(id) => format!("mcp-retry:user:{id}"),
         None => "mcp-retry:anonymous".to_owned(),
     }
+}
+
+/// The refusal of a keyed call whose caller the authentication hook did
+/// not name: their results would be any other such caller's.
+pub(super) fn nameless() -> ToolError {
+    ToolError::forbidden(
+        "IDEMPOTENCY_UNAVAILABLE",
+        "This server keeps a call's result under its idempotency key for the caller who made it, and this \
+         request's authentication named no user, so nothing was run. Call again without the key.",
+    )
+    .no_retry()
 }
 
 /// The refusal of a keyed call on a server without a journal.

@@ -34,6 +34,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::answers::{complete, offered};
+use super::calls::Caller;
 use super::task_approvals;
 use crate::context::UserContext;
 use crate::error_report::Escaped;
@@ -44,8 +45,32 @@ use crate::tool::ToolDefinition;
 /// The shortest tool timeout that makes a call a task: 10 seconds.
 pub const TASK_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// How long a task is kept: a day.
-const TASK_TTL: Duration = Duration::from_secs(24 * 60 * 60);
+/// How long a task is kept by default: a day. Past it, a task is no
+/// longer served (`tasks/get` reads no such task) and its call never taken
+/// up again.
+pub const DEFAULT_TASK_TTL: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// How many tasks of one user may be under way (working or waiting for
+/// input) at once, by default, on all the instances of a journal.
+pub const DEFAULT_MAX_TASKS_PER_USER: usize = 16;
+
+/// How many tasks may be under way at once in all, by default.
+pub const DEFAULT_MAX_TASKS: usize = 256;
+
+/// What bounds a server's tasks; see `McpServer::with_task_ttl`,
+/// `with_max_tasks_per_user`, `with_max_tasks`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TaskLimits {
+    pub(crate) ttl: Duration,
+    pub(crate) max: usize,
+    pub(crate) per_user: usize,
+}
+
+impl Default for TaskLimits {
+    fn default() -> Self {
+        TaskLimits { ttl: DEFAULT_TASK_TTL, max: DEFAULT_MAX_TASKS, per_user: DEFAULT_MAX_TASKS_PER_USER }
+    }
+}
 
 /// How often a client should poll a task.
 const POLL_INTERVAL: Duration = Duration::from_millis(500);
@@ -61,15 +86,17 @@ impl RunningTasks {
 }
 
 /// Whether a call of `def` answers with a task for this request.
-pub(super) fn wanted<App>(server: &McpServer<App>, def: Option<&ToolDefinition>, context: &RequestContext<RoleServer>) -> bool {
+pub(super) fn wanted<App>(server: &McpServer<App>, def: Option<&ToolDefinition>, caller: &Caller, context: &RequestContext<RoleServer>) -> bool {
     let long = def.is_some_and(|def| def.interim.is_some() || def.timeout.is_some_and(|timeout| timeout >= TASK_TIMEOUT));
-    long && declared(server, context)
+    long && declared(server, caller, context)
 }
 
-/// Whether tasks are offered to this request: the server has a journal and
-/// the request declares the extension.
-pub(super) fn declared<App>(server: &McpServer<App>, context: &RequestContext<RoleServer>) -> bool {
-    journal(server).is_some() && context.client_capabilities().is_some_and(|capabilities| capabilities.supports_tasks())
+/// Whether tasks are offered to this request: the server has a journal,
+/// the request declares the extension, and its caller has a name (a task
+/// is its caller's, and a caller the authentication hook did not name
+/// could not be told from another).
+pub(super) fn declared<App>(server: &McpServer<App>, caller: &Caller, context: &RequestContext<RoleServer>) -> bool {
+    journal(server).is_some() && !caller.nameless && context.client_capabilities().is_some_and(|capabilities| capabilities.supports_tasks())
 }
 
 fn journal<App>(server: &McpServer<App>) -> Option<&Journal> {
@@ -86,6 +113,12 @@ pub(super) async fn create<App: Send + Sync + 'static>(
 ) -> CallToolResponse {
     let Some(journal) = journal(server) else { unreachable!("`wanted` asks for a journal") };
     let now = SystemTime::now();
+    let refuse = |error: &crate::error::ToolError| {
+        complete(server, crate::result::CallResult::failure(tool.into(), crate::ids::fresh_call_id(), crate::result::ResultKind::Denied, error))
+    };
+    if let Err(refused) = admitted(server, journal, user, now).await {
+        return refuse(&refused);
+    }
     let task = TaskRecord {
         task_id: crate::ids::fresh_id("task-").to_string(),
         user_id: user.id.clone(),
@@ -96,22 +129,39 @@ pub(super) async fn create<App: Send + Sync + 'static>(
         result: None,
         created_at: now,
         updated_at: now,
-        expires_at: Some(now + TASK_TTL),
+        expires_at: Some(now + server.task_limits.ttl),
     };
     if let Err(error) = journal.tasks().create(&task).await {
-        tracing::error!(tool = %Escaped(tool), error = %Escaped(&error), "a task could not be written to the journal");
-        let failed = crate::error::ToolError::new(
-            503,
-            "TASK_NOT_RECORDED",
-            "This call could not be recorded as a task, so it was not run. Try again in a moment.",
-        );
-        return complete(
-            server,
-            crate::result::CallResult::failure(tool.into(), crate::ids::fresh_call_id(), crate::result::ResultKind::Denied, &failed),
-        );
+        return refuse(&not_recorded(tool, &error));
     }
     start(server, &task, user.clone());
     CallToolResponse::Task(CreateTaskResult::new(wire(&task)))
+}
+
+/// Whether `user` may start one more task: within the caps on tasks under
+/// way (of the user, and in all), counted in the journal.
+async fn admitted<App>(server: &McpServer<App>, journal: &Journal, user: &UserContext, now: SystemTime) -> Result<(), crate::error::ToolError> {
+    let limits = server.task_limits;
+    let (all, of_user) = journal.tasks().active(user.id.as_deref(), now).await.map_err(|error| not_recorded("", &error))?;
+    if user.id.is_some() && of_user >= limits.per_user {
+        return Err(crate::error::ToolError::rate_limited(
+            "TOO_MANY_TASKS",
+            format!("{of_user} tasks of this user are already under way, so this call was not run. Wait for one to end, then call it again."),
+        ));
+    }
+    if all >= limits.max {
+        return Err(crate::error::ToolError::rate_limited(
+            "TOO_MANY_TASKS",
+            format!("{all} tasks are already under way on this server, its limit, so this call was not run. Try it again in a few minutes."),
+        ));
+    }
+    Ok(())
+}
+
+/// The refusal of a call whose task could not be read or written.
+fn not_recorded(tool: &str, error: &crate::journal::JournalError) -> crate::error::ToolError {
+    tracing::error!(tool = %Escaped(tool), error = %Escaped(error), "a task could not be written to the journal");
+    crate::error::ToolError::new(503, "TASK_NOT_RECORDED", "This call could not be recorded as a task, so it was not run. Try again in a moment.")
 }
 
 /// Runs a task's call on this process unless it runs here already.
@@ -150,7 +200,11 @@ async fn run<App: Send + Sync + 'static>(
     let result = match call.call_id(task.task_id.as_str()).remembered(durable).await {
         crate::call::CallOutcome::Done(result) => result,
         crate::call::CallOutcome::NeedsApproval(pending) => match task_approvals::decided(server, journal, task, pending).await? {
-            Some(result) => result,
+            Some(result) => {
+                // Carried out: the approval is settled.
+                journal.approvals().settle(&task_approvals::run_id(&task.task_id), &task.task_id).await?;
+                result
+            }
             None => return Ok(()),
         },
     };
@@ -180,9 +234,10 @@ pub(super) async fn update<App: Send + Sync + 'static>(
     server: &McpServer<App>,
     task_id: &str,
     responses: &rmcp::model::InputResponses,
-    user: &Arc<UserContext>,
+    caller: &Caller,
 ) -> Result<(), ErrorData> {
-    let task = read(server, task_id, user).await?;
+    let user = &caller.user;
+    let task = read(server, task_id, caller).await?;
     let journal = journal(server).expect("read found a journal");
     task_approvals::answer(journal, &task, responses, user).await?;
     resume_decided(server, journal, task, user).await;
@@ -202,12 +257,9 @@ async fn resume_decided<App: Send + Sync + 'static>(server: &McpServer<App>, jou
 
 /// The task `task_id` of the request's caller; a working one that runs
 /// nowhere here is taken up again.
-pub(super) async fn get<App: Send + Sync + 'static>(
-    server: &McpServer<App>,
-    task_id: &str,
-    user: &Arc<UserContext>,
-) -> Result<DetailedTask, ErrorData> {
-    let mut task = read(server, task_id, user).await?;
+pub(super) async fn get<App: Send + Sync + 'static>(server: &McpServer<App>, task_id: &str, caller: &Caller) -> Result<DetailedTask, ErrorData> {
+    let user = &caller.user;
+    let mut task = read(server, task_id, caller).await?;
     let journal = journal(server).expect("read found a journal");
     if task.state == TaskState::InputRequired && task_approvals::is_decided(journal, &task).await {
         resume_decided(server, journal, task.clone(), user).await;
@@ -221,8 +273,8 @@ pub(super) async fn get<App: Send + Sync + 'static>(
 
 /// Cancels the task `task_id` of the request's caller: ended in the
 /// journal unless it ended first, and its call cancelled where it runs here.
-pub(super) async fn cancel<App: Send + Sync + 'static>(server: &McpServer<App>, task_id: &str, user: &Arc<UserContext>) -> Result<(), ErrorData> {
-    let task = read(server, task_id, user).await?;
+pub(super) async fn cancel<App: Send + Sync + 'static>(server: &McpServer<App>, task_id: &str, caller: &Caller) -> Result<(), ErrorData> {
+    let task = read(server, task_id, caller).await?;
     let journal = journal(server).expect("read found a journal");
     let moved = journal.tasks().move_to(&task.task_id, TaskState::Cancelled, Some("cancelled by the client"), None).await.map_err(internal)?;
     if moved && let Some(token) = server.tasks.lock().remove(&task.task_id) {
@@ -231,12 +283,22 @@ pub(super) async fn cancel<App: Send + Sync + 'static>(server: &McpServer<App>, 
     Ok(())
 }
 
-async fn read<App>(server: &McpServer<App>, task_id: &str, user: &UserContext) -> Result<TaskRecord, ErrorData> {
-    let no_such =
-        || ErrorData::invalid_params(format!("there is no task {task_id:?} of yours; tasks/get takes the taskId a tools/call answered with"), None);
+/// The task `task_id` of the request's caller, unless it expired: an
+/// expired task is no one's.
+async fn read<App>(server: &McpServer<App>, task_id: &str, caller: &Caller) -> Result<TaskRecord, ErrorData> {
+    let no_such = || {
+        ErrorData::invalid_params(
+            format!("there is no task {task_id:?} of yours (or it expired); tasks/get takes the taskId a tools/call answered with"),
+            None,
+        )
+    };
     let Some(journal) = journal(server) else { return Err(no_such()) };
+    if caller.nameless {
+        return Err(no_such());
+    }
+    let now = SystemTime::now();
     match journal.tasks().get(task_id).await {
-        Ok(Some(task)) if task.user_id == user.id => Ok(task),
+        Ok(Some(task)) if task.user_id == caller.user.id && task.expires_at.is_none_or(|expires_at| expires_at > now) => Ok(task),
         Ok(_) => Err(no_such()),
         Err(crate::journal::JournalError::Refused { .. }) => Err(no_such()),
         Err(error) => Err(internal(error)),
