@@ -389,8 +389,8 @@ pub(crate) mod lines {
         ToolError::new(
             409,
             "OUTCOME_UNKNOWN",
-            "This call was started before a restart and never finished, so whether it took effect is unknown. \
-             Check its effect first (for example, look the record up); do not repeat it blindly.",
+            "This call's effect was started before and never finished (the call timed out, was cancelled, or its process stopped), \
+             so whether it took effect is unknown. Check its effect first (for example, look the record up); do not repeat it blindly.",
         )
         .no_retry()
     }

@@ -25,8 +25,10 @@
 //!   A call of an `idempotent` tool runs again at once instead.
 //! - Right before the tool runs, the call is recorded as started
 //!   ([`RunMemory::start_or_find`], atomic: of two processes, one runs it); after
-//!   it, as finished with its result. A call that timed out or was
-//!   cancelled stays started: whether it took effect is unknown.
+//!   it, as finished with its result. In a durable run, a call that timed
+//!   out or was cancelled stays started: whether it took effect is
+//!   unknown. A run that is not durable forgets it once its tool can no
+//!   longer be running (`Forget`), as it forgets a finished one.
 //! - The memory is outside no call's limits: each read and write of a
 //!   call is raced against the tool's timeout and the call's cancellation
 //!   (and SQLite's busy retries end there too). A call whose start was not
@@ -273,12 +275,60 @@ pub(crate) async fn execute_journaled<App: Send + Sync + 'static>(
             },
         }
     }
+    let mut forgotten = Forget::after_the_call(tools, remembered, entry, &key, &call_id);
     let result = execute(tools, entry, input, call, span).await;
-    // A call stopped midway may or may not have had its effect.
+    // The call ended: its tool's task ended with it, or was dropped.
+    forgotten.runs_until = None;
+    // A call stopped midway may or may not have had its effect: a durable
+    // run keeps it started; one that is not durable forgets it.
     if !matches!(result.kind, ResultKind::Cancelled | ResultKind::TimedOut) {
+        forgotten.memory = None;
         finish(tools, remembered, entry, call.info(), key, &result).await;
     }
     result
+}
+
+/// In a run that is not durable, the start of a call that ends without a
+/// result (timed out, cancelled, or dropped by its caller) is withdrawn
+/// once its tool can no longer be running: at once, or, for a tool that is
+/// not interruptible and whose caller dropped the call, at its timeout.
+/// Such a memory keeps an effect only while it is under way (as a finished
+/// one, whose result it never replays), so a long run does not grow with
+/// such calls, and a later call of the effect runs. A durable run keeps
+/// the start: whether it took effect is unknown, and stays so.
+struct Forget {
+    /// `None` in a durable run, and once the call's result is journaled.
+    memory: Option<(std::sync::Arc<dyn RunMemory>, String, SmolStr)>,
+    /// Until when the tool may still be running once the call is dropped.
+    runs_until: Option<tokio::time::Instant>,
+}
+
+impl Forget {
+    fn after_the_call<App: Send + Sync + 'static>(
+        tools: &ToolTable<App>,
+        remembered: &Remembered,
+        entry: &Entry<App>,
+        key: &str,
+        call_id: &SmolStr,
+    ) -> Self {
+        let memory = (!remembered.durable).then(|| (remembered.memory.clone(), key.to_owned(), call_id.clone()));
+        let runs_until = (!entry.def.interruptible).then(|| tokio::time::Instant::now() + timeout_of(tools, entry));
+        Forget { memory, runs_until }
+    }
+}
+
+impl Drop for Forget {
+    fn drop(&mut self) {
+        let Some((memory, key, call_id)) = self.memory.take() else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let runs_until = self.runs_until;
+        runtime.spawn(async move {
+            if let Some(until) = runs_until {
+                tokio::time::sleep_until(until).await;
+            }
+            withdraw(memory, key, call_id).await;
+        });
+    }
 }
 
 /// Runs `begin` (the start or restart of a call's effect, which says
