@@ -98,6 +98,9 @@ fn run_script(script: &str, args: &[&str]) {
     eprintln!("{stderr}");
     assert!(output.status.success(), "the Python MCP client reported failures:\n{stdout}\n{stderr}");
     assert!(stdout.contains(" passed, 0 failed"), "no summary from the Python MCP client:\n{stdout}");
+    // The SDK ends each HTTP session with a `DELETE` and reads only `200`
+    // and `204` as done (a `202` logged this on every close).
+    assert!(!stderr.contains("Session termination failed"), "the Python MCP client could not end its session:\n{stderr}");
 }
 
 /// The example serving streamable HTTP on a free loopback port, requiring
