@@ -15,7 +15,8 @@
 //! Revision 2026-07-28 is served statelessly beside the session revisions:
 //! a call that needs approval answers `input_required` with a sealed
 //! `requestState`. Give every instance the same key (`--key HEX`, or
-//! `MCP_REQUEST_STATE_KEY`, at least 32 bytes: `openssl rand -hex 32`) and
+//! `MCP_REQUEST_STATE_KEY`: at least 32 bytes written in hex, as
+//! `openssl rand -hex 32` prints them; text that is not hex is refused) and
 //! the same journal, and any of them finishes an approval another asked
 //! for; without a journal, only the instance that asked does.
 //!
@@ -115,12 +116,16 @@ async fn main() {
         std::process::exit(2);
     };
     let key = options.key.clone().or_else(|| std::env::var("MCP_REQUEST_STATE_KEY").ok().filter(|key| !key.is_empty()));
-    let server = match key {
+    let server = match key.as_deref().map(hex::decode) {
         None => server,
-        Some(key) => match server.with_request_state_key(key) {
+        Some(Err(error)) => {
+            eprintln!("mcp_server: --key (or MCP_REQUEST_STATE_KEY) is read as hex, as `openssl rand -hex 32` prints it: {error}");
+            std::process::exit(2);
+        }
+        Some(Ok(key)) => match server.with_request_state_key(key) {
             Ok(server) => server,
             Err(error) => {
-                eprintln!("mcp_server: --key: {error}");
+                eprintln!("mcp_server: --key (decoded from hex): {error}");
                 std::process::exit(2);
             }
         },

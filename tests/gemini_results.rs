@@ -11,12 +11,10 @@
 //! Without the Python package the test is skipped with a message, except
 //! in CI (`CI` set), where it fails.
 
-#[path = "peers/python.rs"]
-mod python;
-
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
+use tool_workspace::peers;
 
 use serde_json::Value;
 use tool_runtime::Block;
@@ -44,7 +42,7 @@ async fn echo(text: String) -> String {
 
 #[tokio::test]
 async fn gemini_function_responses_with_parts_are_valid_sdk_contents() {
-    if !python::module_available("from google import genai", "google-genai==3.6.1") {
+    if !peers::python_module("from google import genai", "google-genai==3.6.1") {
         return;
     }
     let registry = Registry::<()>::builder().tools(tools![report, echo]).build().unwrap();

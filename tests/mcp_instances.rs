@@ -18,9 +18,6 @@
 //! `CI=true` it fails), and so without the Python package.
 #![cfg(all(feature = "mcp", feature = "postgres"))]
 
-#[path = "peers/python.rs"]
-mod python;
-
 #[path = "support/examples.rs"]
 mod examples;
 #[path = "support/mcp_server.rs"]
@@ -35,6 +32,7 @@ use std::time::{Duration, Instant};
 
 use mcp_server::example_binary;
 use serde_json::{Value, json};
+use tool_workspace::peers::postgres_url;
 
 const CURRENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/mcp_current.py");
 const KEY: &str = "6d63705f696e7374616e6365732d746573742d6b65792d6f662d33322d6279746573";
@@ -153,19 +151,10 @@ impl Drop for Instance {
     }
 }
 
-fn postgres_url() -> Option<String> {
-    let url = std::env::var("TOOL_RUNTIME_TEST_POSTGRES_URL").ok().filter(|url| !url.is_empty());
-    if url.is_none() {
-        assert!(std::env::var_os("CI").is_none(), "TOOL_RUNTIME_TEST_POSTGRES_URL must be set in CI: `source .ci/postgres.sh && postgres_start`");
-        eprintln!("skipped: set TOOL_RUNTIME_TEST_POSTGRES_URL (`source .ci/postgres.sh && postgres_start`)");
-    }
-    url
-}
-
 #[test]
 fn two_instances_on_one_postgres_journal_serve_one_client_alternately() {
     let Some(url) = postgres_url() else { return };
-    if !python::module_available("import mcp", "mcp==2.3.0") {
+    if !tool_workspace::peers::python_module("import mcp", "mcp==2.3.0") {
         return;
     }
     let (first, second) = (Instance::start(&url, "a"), Instance::start(&url, "b"));

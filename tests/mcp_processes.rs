@@ -168,3 +168,17 @@ async fn two_instances_on_one_journal_answer_each_client_its_own_call() {
     assert_eq!(runs, 6, "each session is a run of its own");
     journal.close().await;
 }
+
+/// `--key` is the key written in hex (`openssl rand -hex 32`), not its
+/// text: 32 hex digits are 16 bytes, too short, and text that is not hex
+/// is refused saying how to make a key (before: both texts were taken as
+/// keys of their own bytes, 32 and 40 of them, and the server started).
+#[test]
+fn the_request_state_key_is_read_as_hex() {
+    for (key, says) in [("00112233445566778899aabbccddeeff", "is 16 bytes"), ("not-hex-not-hex-not-hex-not-hex-not-hex-", "read as hex")] {
+        let output = Command::new(example_binary()).args(["--key", key]).stdin(Stdio::null()).output().expect("mcp_server runs");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "--key {key}: {stderr}");
+        assert!(stderr.contains(says) && stderr.contains("openssl rand -hex 32"), "--key {key}: {stderr}");
+    }
+}

@@ -15,11 +15,10 @@
 
 #[path = "support/examples.rs"]
 mod examples;
-#[path = "peers/python.rs"]
-mod python;
 
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
+use tool_workspace::peers;
 
 /// The `catalog` example, built once per test process.
 fn catalog() -> &'static std::path::Path {
@@ -49,21 +48,21 @@ fn check(provider: &str, script: &str, builtins: usize) -> String {
 
 #[test]
 fn the_gemini_export_is_valid_google_genai_declarations() {
-    if python::module_available("from google import genai", "google-genai==3.6.1") {
+    if peers::python_module("from google import genai", "google-genai==3.6.1") {
         check("gemini", "gemini_declarations.py", 2);
     }
 }
 
 #[test]
 fn the_openai_responses_export_is_valid_openai_tools() {
-    if python::module_available("import openai", "openai==3.57.0") {
+    if peers::python_module("import openai", "openai==3.57.0") {
         check("openai-responses", "openai_tools.py", 3);
     }
 }
 
 #[test]
 fn the_anthropic_export_is_valid_anthropic_tool_params() {
-    if python::module_available("import anthropic", "anthropic==2.10.0") {
+    if peers::python_module("import anthropic", "anthropic==2.10.0") {
         check("anthropic", "anthropic_tools.py", 3);
     }
 }

@@ -37,16 +37,7 @@ fn registry() -> Registry<Books> {
 }
 
 fn postgres_url() -> Option<String> {
-    match std::env::var("TOOL_RUNTIME_TEST_POSTGRES_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ if std::env::var("CI").is_ok_and(|ci| ci == "true") => {
-            panic!("TOOL_RUNTIME_TEST_POSTGRES_URL is not set under CI; .ci/run starts a server with .ci/postgres.sh")
-        }
-        _ => {
-            eprintln!("skipping the approval race: set TOOL_RUNTIME_TEST_POSTGRES_URL (source .ci/postgres.sh; postgres_start)");
-            None
-        }
-    }
+    tool_workspace::peers::postgres_url()
 }
 
 /// One racer: resumes the run, says it is ready, waits for "go", approves.

@@ -18,17 +18,10 @@ use serde_json::{Value, json};
 const CHROMIUM: &str = "/usr/bin/chromium";
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 
-/// Whether the browser is installed; under `CI=true` its absence fails.
+/// Whether the browser is installed; under `CI=true` its absence fails,
+/// elsewhere the test is recorded as skipped (`tool_workspace::peers`).
 pub fn browser_installed() -> bool {
-    let found = Path::new(CHROMIUM).exists() && Path::new(CHROMEDRIVER).exists();
-    if !found {
-        assert!(
-            std::env::var("CI").map_or(true, |ci| ci != "true"),
-            "{CHROMIUM} and {CHROMEDRIVER} are missing under CI; .ci/run installs them (apt-get install -y chromium chromium-driver)"
-        );
-        eprintln!("skipping the inbox's browser tests: install chromium and chromium-driver (apt-get install -y chromium chromium-driver)");
-    }
-    found
+    tool_workspace::peers::chromium(CHROMIUM, CHROMEDRIVER)
 }
 
 /// A directory of its own for one test's files.
@@ -39,20 +32,13 @@ pub fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// A fresh Postgres database for `test`; `None` (after saying so) when no
-/// server is configured, outside CI.
+/// A fresh Postgres database for `test`; `None` when no server is
+/// configured, outside CI (the test is then recorded as skipped).
 #[cfg(feature = "postgres")]
 pub async fn postgres(test: &str) -> Option<String> {
     use sqlx::{AssertSqlSafe, Connection};
 
-    let Some(base) = std::env::var("TOOL_RUNTIME_TEST_POSTGRES_URL").ok().filter(|url| !url.is_empty()) else {
-        assert!(
-            std::env::var("CI").map_or(true, |ci| ci != "true"),
-            "TOOL_RUNTIME_TEST_POSTGRES_URL is not set under CI; .ci/run starts a server with .ci/postgres.sh"
-        );
-        eprintln!("skipping the Postgres inbox test {test}: set TOOL_RUNTIME_TEST_POSTGRES_URL (source .ci/postgres.sh; postgres_start)");
-        return None;
-    };
+    let base = tool_workspace::peers::postgres_url()?;
     let checkout = env!("CARGO_MANIFEST_DIR").bytes().fold(0u32, |hash, byte| hash.wrapping_mul(31).wrapping_add(u32::from(byte))) % 10_000;
     let name = format!("inbox{checkout}_{test}");
     let mut admin = sqlx::PgConnection::connect(&base).await.expect("connect to TOOL_RUNTIME_TEST_POSTGRES_URL");

@@ -208,8 +208,13 @@ pub struct ToolDefinition {
     pub max_output_chars: Option<usize>,
     /// The text emitted once when a call is still running after a delay.
     pub interim: Option<Interim>,
-    /// After this many failed calls in one run (invalid arguments or tool
-    /// errors), the tool is no longer offered in that run.
+    /// After this many failed calls in one run the tool is no longer offered
+    /// in that run, and a further call (or the approval of one parked
+    /// before) reads `TOOL_EXHAUSTED`. A call counts as failed when it read
+    /// invalid arguments, the tool's own error, an internal error (the
+    /// generic 500: a bug, a panic, an outage) or the tool's own timeout; a
+    /// call the run's or the step's time limit stopped, a cancelled call and
+    /// a refusal (by policy or a human) do not count.
     pub max_retries: Option<u32>,
     /// A successful call halts the run on the same step, with no trailing
     /// step (unlike `ends_run`).

@@ -486,8 +486,13 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
         self
     }
 
-    /// After `retries` failed calls in one run (invalid arguments or tool
-    /// errors), the tool is no longer offered in that run.
+    /// After `retries` failed calls in one run the tool is no longer offered
+    /// in that run, and a further call (or the approval of one parked
+    /// before) reads `TOOL_EXHAUSTED`. A call counts as failed when it read
+    /// invalid arguments, the tool's own error, an internal error (the
+    /// generic 500: a bug, a panic, an outage) or the tool's own timeout; a
+    /// call the run's or the step's time limit stopped, a cancelled call and
+    /// a refusal (by policy or a human) do not count.
     pub fn max_retries(mut self, retries: u32) -> Self {
         self.definition.max_retries = Some(retries);
         self

@@ -34,9 +34,11 @@
 //! the tool's input and the tool run on it, with no input boxed between
 //! them, and no future boxed for a tool that never waits.
 //!
-//! In a durable run (`durable`), the journal is asked about the call's
-//! effect before stage 4 (a finished one is replayed), and stage 6 records
-//! the call as started before the tool runs and as finished after.
+//! In a run, the run's memory is asked about the call's effect before
+//! stage 4 (a finished one is replayed), and stage 6 records the call as
+//! started before the tool runs and as finished after (`effects`): a
+//! durable run does so for every call, in its journal; one that is not
+//! durable only for a call keyed by an `idempotency_key`.
 //!
 //! Each stage is one function below, in that order, over the registry's
 //! tool table (`table`): the [`Registry`](crate::Registry) is the face

@@ -335,6 +335,17 @@ pub(crate) mod lines {
         )
     }
 
+    pub(crate) fn key_reused() -> ToolError {
+        ToolError::new(
+            409,
+            "IDEMPOTENCY_KEY_REUSED",
+            "An earlier call of this tool with the same key (the same order, say) but other arguments was already made, \
+             so this one was not run and that call's result is not repeated. Check what was done (for example, look the record up) \
+             before asking for anything more.",
+        )
+        .no_retry()
+    }
+
     pub(crate) fn too_many_pending(max: usize) -> ToolError {
         ToolError::rate_limited(
             "TOO_MANY_PENDING",
@@ -389,8 +400,8 @@ pub(crate) mod lines {
         ToolError::new(
             409,
             "OUTCOME_UNKNOWN",
-            "This call was started before a restart and never finished, so whether it took effect is unknown. \
-             Check its effect first (for example, look the record up); do not repeat it blindly.",
+            "This call's effect was started before and never finished (the call timed out, was cancelled, or its process stopped), \
+             so whether it took effect is unknown. Check its effect first (for example, look the record up); do not repeat it blindly.",
         )
         .no_retry()
     }

@@ -345,11 +345,23 @@ async fn a_re_sent_call_id_with_another_input_or_tool_is_refused(db: Db) {
     let re_sent = run.execute(vec![call("e1", "refund", json!({"order_id": "A-1"}))]).await;
     assert_eq!(re_sent.results[0].text, "refunded A-9", "{}", re_sent.results[0].text);
     assert_eq!(shop.refunds.load(Ordering::SeqCst), 1);
-    // A key shared by design (an idempotency key) replays to another input of the same key.
+    // A keyed tool's call id re-sent with another input, which gives
+    // another key, is refused too (before: a second refund ran).
     run.execute(vec![call("k1", "refund_order", json!({"order_id": "B-1"}))]).await;
+    assert_eq!(shop.refunds.load(Ordering::SeqCst), 2);
+    let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
+    let other_key = run.execute(vec![call("k1", "refund_order", json!({"order_id": "B-2"}))]).await;
+    assert_eq!(other_key.results[0].error_code.as_deref(), Some("CALL_ID_REUSED"), "{}", other_key.results[0].text);
+    assert_eq!(shop.refunds.load(Ordering::SeqCst), 2, "no second refund under the first one's id");
+    // Another call whose input gives that key with other arguments is
+    // refused, never served the first one's result (before: it was).
     let (mut other, _journal) = resume(&db, &desk, &shop, "t-2").await;
     let shared = other.execute(vec![call("k2", "refund_order", json!({"order_id": "B-1", "note": "again"}))]).await;
-    assert_eq!(shared.results[0].text, "refunded B-1");
+    assert_eq!(shared.results[0].error_code.as_deref(), Some("IDEMPOTENCY_KEY_REUSED"), "{}", shared.results[0].text);
+    assert!(!shared.results[0].text.contains("refunded"), "{}", shared.results[0].text);
+    // With the key's own input, any call of the user is answered from the journal.
+    let same = other.execute(vec![call("k3", "refund_order", json!({"order_id": "B-1"}))]).await;
+    assert_eq!(same.results[0].text, "refunded B-1");
     assert_eq!(shop.refunds.load(Ordering::SeqCst), 2);
 }
 

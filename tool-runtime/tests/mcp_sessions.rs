@@ -284,7 +284,7 @@ async fn a_session_its_client_ends_during_a_call_still_answers_the_call() {
     let auth = bearer("alice");
     let headers = [("Authorization", auth.as_str()), ("Mcp-Session-Id", session.as_str()), ("MCP-Protocol-Version", "2025-06-18")];
     let ended = Exchange::send(addr, "DELETE", &headers, "").await.finish().await;
-    assert_eq!(ended.status, 202, "{ended:?}");
+    assert_eq!(ended.status, 204, "the session is ended, no content: {ended:?}");
     assert_eq!(list_status(addr, "alice", &session).await, 404, "no new requests");
     let reply = running.await.unwrap();
     assert_eq!(result_text(&reply, 2), "slept 800", "{reply:?}");

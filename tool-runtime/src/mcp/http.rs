@@ -99,7 +99,8 @@ pub(crate) struct Checks {
 /// for a body that is not UTF-8, which could not be counted). A passing
 /// request goes on to rmcp with its caller in its extensions; one that
 /// opens a session is admitted under the session caps first, and the
-/// session is its caller's.
+/// session is its caller's. A session's end (`DELETE`) that rmcp accepts
+/// answers `204 No Content`.
 pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Request, next: Next) -> Response {
     if let Err(refused) = check_host_and_origin(&checks, &request) {
         return refused.into_response();
@@ -128,6 +129,7 @@ pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Reques
         return too_large(&checks, &format!("this request body is {length} bytes")).into_response();
     }
     let (parts, body) = request.into_parts();
+    let ends_session = parts.method == axum::http::Method::DELETE;
     let bytes = match read_body(&checks, body).await {
         Ok(bytes) => bytes,
         Err(refused) => return refused,
@@ -144,10 +146,17 @@ pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Reques
         false => None,
     };
     let request = Request::from_parts(parts, axum::body::Body::from(bytes));
-    let response = super::sessions::opening(admission, next.run(request)).await;
+    let mut response = super::sessions::opening(admission, next.run(request)).await;
     if response.status() == StatusCode::PAYLOAD_TOO_LARGE {
         // rmcp cut a body sent without its length: say the same.
         return too_large(&checks, "this request body is larger").into_response();
+    }
+    if ends_session && response.status() == StatusCode::ACCEPTED {
+        // rmcp answers a session's end `202 Accepted`; the transport names
+        // no status for it, and clients read `200` and `204` as done (the
+        // official Python SDK logs "Session termination failed: 202" for
+        // anything else). Its body is empty either way.
+        *response.status_mut() = StatusCode::NO_CONTENT;
     }
     response
 }

@@ -9,7 +9,9 @@
 //! session of tens of thousands of calls) does not grow with its calls: an
 //! effect only while it is under way (two calls of one effect at once, one
 //! runs; a finished one is forgotten, as a run that is not durable replays
-//! nothing), and a parked call until its run settles it.
+//! nothing, and so is the start of a call that timed out or was cancelled,
+//! withdrawn by the pipeline once its tool can no longer be running), and
+//! a parked call until its run settles it.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};

@@ -169,7 +169,8 @@ pub struct ParkedCall {
     pub call_id: String,
     /// The tool called.
     pub tool: String,
-    /// The input the model sent.
+    /// The input the model sent; `null` when a run that is not durable
+    /// parked the call (its pending call holds the input, once).
     pub input: Value,
     /// The user the call was made for, when known.
     pub user_id: Option<String>,

@@ -25,8 +25,10 @@
 //!   A call of an `idempotent` tool runs again at once instead.
 //! - Right before the tool runs, the call is recorded as started
 //!   ([`RunMemory::start_or_find`], atomic: of two processes, one runs it); after
-//!   it, as finished with its result. A call that timed out or was
-//!   cancelled stays started: whether it took effect is unknown.
+//!   it, as finished with its result. In a durable run, a call that timed
+//!   out or was cancelled stays started: whether it took effect is
+//!   unknown. A run that is not durable forgets it once its tool can no
+//!   longer be running (`Forget`), as it forgets a finished one.
 //! - The memory is outside no call's limits: each read and write of a
 //!   call is raced against the tool's timeout and the call's cancellation
 //!   (and SQLite's busy retries end there too). A call whose start was not
@@ -39,15 +41,17 @@
 //! `idempotency_key = path`, the tool's name, the caller's user id and the
 //! key it derives from the input (an order id), in every run of that user:
 //! keys are scoped by user, so two tenants whose inputs give the same key
-//! never share a result. A journaled effect answers only
-//! the call it was made for: one keyed by run and call id that the
-//! journal holds with another tool or input (a call id re-used) is refused
-//! with `CALL_ID_REUSED`, neither run nor served, and the host is told what
-//! differed ([`ErrorKind::CallMismatch`]); but the input a human edited at
-//! approval is the call's, and a tool with `replay = false`, whose result
-//! is never served, runs a re-used id's new input as a new call. One keyed
-//! by an idempotency key is shared by design across calls and runs, but
-//! only by its own tool.
+//! never share a result. A journaled effect answers only the call it was
+//! made for, neither run nor served to any other, and the host is told
+//! what differed ([`ErrorKind::CallMismatch`]): a call id the run journaled
+//! with another tool or input (under any key: a keyed tool's new input may
+//! give another) is refused with `CALL_ID_REUSED`; another call whose
+//! input gives a keyed effect's key with other arguments, with
+//! `IDEMPOTENCY_KEY_REUSED`. A keyed effect answers every call of its own
+//! tool with that input, across calls and runs of its user. The input a
+//! human edited at approval is the call's, and a tool with
+//! `replay = false`, whose result is never served, runs a re-used id's new
+//! input as a new call.
 //!
 //! A tool with `replay = false` runs every time: a finished effect is never
 //! replayed. One that is `read_only` or `idempotent` (or `external`) is not
@@ -181,6 +185,11 @@ pub(crate) async fn journaled<App: Send + Sync + 'static>(
     };
     let arguments = input.from.to_value();
     let until = tokio::time::Instant::now() + timeout_of(tools, entry);
+    match re_sent(tools, remembered, entry, info, &key, &arguments, until).await {
+        Ok(None) => {}
+        Ok(Some(refused)) => return Some(refused),
+        Err(stopped) => return Some(not_started(tools, entry, call_id, stopped)),
+    }
     let found = match within(info.cancellation(), until, remembered.memory.until(until.into_std()).find_call(&key)).await {
         Ok(found) => found,
         Err(stopped) => return Some(not_started(tools, entry, call_id, stopped)),
@@ -203,6 +212,33 @@ pub(crate) async fn journaled<App: Send + Sync + 'static>(
             // Stage 6 starts it.
             Known::Run | Known::Gone => None,
         },
+    }
+}
+
+/// `CALL_ID_REUSED` when a durable run journaled this call id under
+/// another effect key than `key` with another tool or input: a tool's
+/// `idempotency_key` whose new input gives another key (a second refund
+/// under the first one's id). A call keyed by its run and id meets its
+/// own record in `journaled` already; a run that is not durable refuses
+/// an id it has taken.
+async fn re_sent<App: Send + Sync + 'static>(
+    tools: &ToolTable<App>,
+    remembered: &Remembered,
+    entry: &Entry<App>,
+    info: &CallInfo,
+    key: &str,
+    arguments: &Value,
+    until: tokio::time::Instant,
+) -> Result<Option<CallResult>, Stopped> {
+    let call_id = &info.call_id;
+    if !remembered.durable || key == remembered.call_key(call_id) {
+        return Ok(None);
+    }
+    let memory = remembered.memory.until(until.into_std());
+    match within(info.cancellation(), until, memory.call_of_run(&remembered.run_id, call_id)).await? {
+        Ok(Some(found)) => Ok(other_call(tools, remembered, entry, call_id, key, arguments, &found).await),
+        Ok(None) => Ok(None),
+        Err(error) => Ok(Some(journal_failed(tools, entry, call_id, &error))),
     }
 }
 
@@ -273,12 +309,60 @@ pub(crate) async fn execute_journaled<App: Send + Sync + 'static>(
             },
         }
     }
+    let mut forgotten = Forget::after_the_call(tools, remembered, entry, &key, &call_id);
     let result = execute(tools, entry, input, call, span).await;
-    // A call stopped midway may or may not have had its effect.
+    // The call ended: its tool's task ended with it, or was dropped.
+    forgotten.runs_until = None;
+    // A call stopped midway may or may not have had its effect: a durable
+    // run keeps it started; one that is not durable forgets it.
     if !matches!(result.kind, ResultKind::Cancelled | ResultKind::TimedOut) {
+        forgotten.memory = None;
         finish(tools, remembered, entry, call.info(), key, &result).await;
     }
     result
+}
+
+/// In a run that is not durable, the start of a call that ends without a
+/// result (timed out, cancelled, or dropped by its caller) is withdrawn
+/// once its tool can no longer be running: at once, or, for a tool that is
+/// not interruptible and whose caller dropped the call, at its timeout.
+/// Such a memory keeps an effect only while it is under way (as a finished
+/// one, whose result it never replays), so a long run does not grow with
+/// such calls, and a later call of the effect runs. A durable run keeps
+/// the start: whether it took effect is unknown, and stays so.
+struct Forget {
+    /// `None` in a durable run, and once the call's result is journaled.
+    memory: Option<(std::sync::Arc<dyn RunMemory>, String, SmolStr)>,
+    /// Until when the tool may still be running once the call is dropped.
+    runs_until: Option<tokio::time::Instant>,
+}
+
+impl Forget {
+    fn after_the_call<App: Send + Sync + 'static>(
+        tools: &ToolTable<App>,
+        remembered: &Remembered,
+        entry: &Entry<App>,
+        key: &str,
+        call_id: &SmolStr,
+    ) -> Self {
+        let memory = (!remembered.durable).then(|| (remembered.memory.clone(), key.to_owned(), call_id.clone()));
+        let runs_until = (!entry.def.interruptible).then(|| tokio::time::Instant::now() + timeout_of(tools, entry));
+        Forget { memory, runs_until }
+    }
+}
+
+impl Drop for Forget {
+    fn drop(&mut self) {
+        let Some((memory, key, call_id)) = self.memory.take() else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let runs_until = self.runs_until;
+        runtime.spawn(async move {
+            if let Some(until) = runs_until {
+                tokio::time::sleep_until(until).await;
+            }
+            withdraw(memory, key, call_id).await;
+        });
+    }
 }
 
 /// Runs `begin` (the start or restart of a call's effect, which says
@@ -533,16 +617,17 @@ async fn reconciled<App: Send + Sync + 'static>(
     }
 }
 
-/// `CALL_ID_REUSED` when the journal holds the effect `key` for another
-/// call than this one (whose arguments are `arguments`): another tool,
-/// or, for an effect keyed by its run and call id, another input. Its
-/// result is not served, and this call is not run. An effect keyed by
-/// an `idempotency_key` is shared by calls of its tool with any input
-/// giving that key. A call a human approved with an edited input ran
-/// with that input: the call re-sent with the input it was parked with
-/// is the same call. A tool with `replay = false` never has its result
-/// served: a call id re-sent with another input runs as a new call
-/// would (never over an unfinished one).
+/// A journaled result answers only the call it was made for. `found`
+/// holds the effect `key` for another call than this one (whose arguments
+/// are `arguments`) when its tool differs, or its input differs (unless a
+/// human approved this call with an edited input, with which it ran):
+/// under this call's id, `CALL_ID_REUSED`; under another's (an
+/// `idempotency_key` whose other input gives the same key),
+/// `IDEMPOTENCY_KEY_REUSED`. Its result is not served, and this call is
+/// not run. An effect keyed by an idempotency key answers any call of its
+/// tool, in any run of the user, with that input. A tool with
+/// `replay = false` never has its result served: a call id re-sent with
+/// another input runs as a new call would (never over an unfinished one).
 async fn other_call<App: Send + Sync + 'static>(
     tools: &ToolTable<App>,
     remembered: &Remembered,
@@ -552,16 +637,18 @@ async fn other_call<App: Send + Sync + 'static>(
     arguments: &Value,
     found: &JournaledCall,
 ) -> Option<CallResult> {
-    let by_call = key == remembered.call_key(call_id);
     let differs = if found.tool != entry.def.name {
         format!("the tool differs: `{}` journaled, `{}` now", found.tool, entry.def.name)
-    } else if by_call && entry.def.replay && found.input != *arguments && !edited_by_approval(remembered, call_id, arguments).await {
+    } else if entry.def.replay && found.input != *arguments && !edited_by_approval(remembered, call_id, arguments).await {
         let shown = |input: &Value| lines::shorten(&input.to_string(), 300);
         format!("the input differs: {} journaled, {} now", shown(&found.input), shown(arguments))
     } else {
         return None;
     };
-    let error = lines::call_id_reused(call_id);
+    let error = match key == remembered.call_key(call_id) || found.call_id == call_id.as_str() {
+        true => lines::call_id_reused(call_id),
+        false => lines::key_reused(),
+    };
     let detail = format!("effect {key} was journaled for another call (call `{}`): {differs}; not run, and its result not served", found.call_id);
     tools.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::CallMismatch, error.code(), detail));
     Some(CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::InvalidArguments, &error))

@@ -7,6 +7,9 @@
 
 use tool_runtime::journal::Journal;
 
+#[path = "../../../tests/support/peers.rs"]
+mod peers;
+
 /// One test per backend for each case, from one body taking a [`Db`]:
 /// `sqlite::NAME` on a fresh SQLite file, `postgres::NAME` on a fresh
 /// database of the Postgres server (the test says it skips without one,
@@ -54,18 +57,13 @@ impl Db {
         Db::Sqlite { dir, url }
     }
 
-    /// `None` (after saying so) when no server is configured, outside CI.
+    /// `None` when no server is configured, outside CI: the test is then
+    /// recorded as skipped (`tests/support/peers.rs`).
     #[cfg(feature = "postgres")]
     pub async fn postgres(test: &str) -> Option<Db> {
         use sqlx::{AssertSqlSafe, Connection};
 
-        let Some(base) = std::env::var("TOOL_RUNTIME_TEST_POSTGRES_URL").ok().filter(|url| !url.is_empty()) else {
-            if std::env::var("CI").is_ok_and(|ci| ci == "true") {
-                panic!("TOOL_RUNTIME_TEST_POSTGRES_URL is not set under CI; .ci/run starts a server with .ci/postgres.sh");
-            }
-            eprintln!("skipping the Postgres journal test {test}: set TOOL_RUNTIME_TEST_POSTGRES_URL (source .ci/postgres.sh; postgres_start)");
-            return None;
-        };
+        let base = peers::postgres_url()?;
         // Checkouts sharing one server (worktrees) keep their databases apart.
         let checkout = env!("CARGO_MANIFEST_DIR").bytes().fold(0u32, |hash, byte| hash.wrapping_mul(31).wrapping_add(u32::from(byte))) % 10_000;
         let name = format!("journal{checkout}_{test}");
