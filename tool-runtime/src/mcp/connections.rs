@@ -35,7 +35,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
 use super::keep_alive::{self, Activity};
-use super::peers::Peers;
+use super::peers::{Peers, peer_of};
 use crate::error_report::Escaped;
 
 /// How long a closed connection still reads (and drops) what its client
@@ -82,7 +82,7 @@ pub(crate) async fn serve(listener: TcpListener, router: axum::Router, limits: L
                 continue;
             }
         };
-        let Some(held) = peers.admit(address.ip()) else {
+        let Some(held) = peers.take(peer_of(address.ip())) else {
             let max = peers.max();
             peer_at_cap.warn(|| tracing::warn!(max, "a peer is at its MCP connection cap; its new connections are refused"));
             refuse_peer(&stream, max);
