@@ -14,6 +14,9 @@
 //! Not a test: the figures depend on the machine and the allocator. It
 //! prints them.
 
+#[path = "common/proc_status.rs"]
+mod proc_status;
+
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -166,22 +169,12 @@ impl Server {
 
     /// Resident memory in bytes.
     fn rss(&self) -> u64 {
-        self.status_bytes("VmRSS:")
+        proc_status::bytes(self.child.id(), "VmRSS:")
     }
 
     /// The most resident memory since the server started, in bytes.
     fn peak(&self) -> u64 {
-        self.status_bytes("VmHWM:")
-    }
-
-    fn status_bytes(&self, field: &str) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).expect("/proc is readable");
-        let kb: u64 = status
-            .lines()
-            .find_map(|line| line.strip_prefix(field))
-            .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap_or_else(|| panic!("a {field} line"));
-        kb * 1024
+        proc_status::bytes(self.child.id(), "VmHWM:")
     }
 }
 

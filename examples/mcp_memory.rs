@@ -53,6 +53,9 @@
 //! before bodies had their values counted (now refused with `413` at about
 //! 0.1 MB).
 
+#[path = "common/proc_status.rs"]
+mod proc_status;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
@@ -362,13 +365,7 @@ impl Server {
     }
 
     fn status_bytes(&self, field: &str) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).expect("/proc is readable");
-        let kb: u64 = status
-            .lines()
-            .find_map(|line| line.strip_prefix(field))
-            .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap_or_else(|| panic!("a {field} line"));
-        kb * 1024
+        proc_status::bytes(self.child.id(), field)
     }
 }
 

@@ -49,6 +49,12 @@ async fn journal(test: &str) -> (Journal, PathBuf) {
     (journal, dir)
 }
 
+/// Closes `journal` and removes its directory.
+async fn done(journal: Journal, dir: PathBuf) {
+    journal.close().await;
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// An inbox over `journal` whose approver is the `x-approver` header,
 /// unless `revoked`.
 fn inbox(journal: Journal, revoked: Arc<AtomicBool>) -> Inbox<()> {
@@ -182,8 +188,7 @@ async fn each_approver_sees_their_own_calls_whatever_others_parked() {
     let page = get(by_rule, "/", "dana").await;
     assert_eq!(page.body.matches("<li class=\"call\"").count(), 100, "a list shows 100 calls");
     assert!(page.body.contains("flood-599") && page.body.contains("Only the newest 100 calls are shown"));
-    journal.close().await;
-    let _ = std::fs::remove_dir_all(dir);
+    done(journal, dir).await;
 }
 
 #[tokio::test]
@@ -202,8 +207,7 @@ async fn calls_of_names_whose_calls_are_read() {
     assert!(page.body.contains("read the newest 2000 waiting calls and stopped"), "{}", page.body);
     let addr = serve(inbox(journal.clone(), Arc::default()).may_decide(rule).calls_of(CallsOf::own)).await;
     assert!(get(addr, "/", "c-17").await.body.contains("data-call=\"c17-call\""));
-    journal.close().await;
-    let _ = std::fs::remove_dir_all(dir);
+    done(journal, dir).await;
 }
 
 #[tokio::test]
@@ -230,8 +234,7 @@ async fn a_list_shows_a_preview_of_large_arguments_and_the_calls_page_all_of_the
     );
     assert!(call.body.contains("form method=\"post\" action=\"/approve\""), "decided from there too");
     assert_eq!(get(addr, "/call?run=r-7&call=big-7", "c-23").await.status, 404, "only to its approver");
-    journal.close().await;
-    let _ = std::fs::remove_dir_all(dir);
+    done(journal, dir).await;
 }
 
 #[tokio::test]
@@ -252,8 +255,7 @@ async fn an_approver_keeps_at_most_six_live_pages_open() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     let (_, head) = Live::open(addr, "c-17").await;
     assert!(head.starts_with("HTTP/1.1 200"), "once one closed: {head}");
-    journal.close().await;
-    let _ = std::fs::remove_dir_all(dir);
+    done(journal, dir).await;
 }
 
 #[tokio::test]
@@ -271,8 +273,7 @@ async fn a_live_page_ends_once_the_auth_hook_refuses_its_approver() {
     assert!(ended, "the stream ended");
     assert!(!live.seen.contains("after-revocation"), "a call parked after the revocation reached the page");
     assert!(live.seen.contains("event: signed-out") && live.seen.contains("Your access was revoked."), "{}", live.seen);
-    journal.close().await;
-    let _ = std::fs::remove_dir_all(dir);
+    done(journal, dir).await;
 }
 
 #[tokio::test]
@@ -292,8 +293,7 @@ async fn an_edited_json_field_is_guarded_before_it_is_parsed() {
     let problem = refused.body.split("<p class=\"problem\" data-field=\"lines\">").nth(1).expect("the field's problem").split("</p>").next().unwrap();
     assert!(problem.contains("this JSON holds more than 32768 values"), "{problem}");
     assert!(journal.approvals().get("r-1", "edit").await.unwrap().unwrap().decided.is_none(), "nothing decided");
-    journal.close().await;
-    let _ = std::fs::remove_dir_all(dir);
+    done(journal, dir).await;
 }
 
 #[tokio::test]
@@ -310,6 +310,5 @@ async fn parameter_docs_show_code_as_code_and_the_pages_name_their_icon() {
     let icon = request(addr, "GET", "/favicon.svg", &[], "").await;
     assert_eq!(icon.status, 200);
     assert!(icon.head.contains("content-type: image/svg+xml") && icon.body.starts_with("<svg"), "{}", icon.head);
-    journal.close().await;
-    let _ = std::fs::remove_dir_all(dir);
+    done(journal, dir).await;
 }

@@ -12,6 +12,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::Deserialize;
 
+use super::auth::Approver;
 use super::pages::{CallPage, EditPage, Notice, page, refused};
 use super::respond::{inbox_page, signed_in, with_session};
 use super::view::Shown;
@@ -50,12 +51,8 @@ pub(crate) struct CallRef {
 
 /// One call with its arguments whole: what a list's preview leaves out.
 async fn call_page<App: Send + Sync + 'static>(State(shared): State<Arc<Shared<App>>>, headers: HeaderMap, Query(call): Query<CallRef>) -> Response {
-    let approver = match signed_in(&shared, &headers) {
-        Ok(approver) => approver,
-        Err(response) => return response,
-    };
-    let approval = match actions::visible(&shared, &approver, &call.run, &call.call).await {
-        Ok(approval) => approval,
+    let (approver, approval) = match named_call(&shared, &headers, &call).await {
+        Ok(named) => named,
         Err(response) => return response,
     };
     let (token, cookie) = with_session(&headers, &shared.base, &shared.secret, &approver);
@@ -68,6 +65,14 @@ async fn call_page<App: Send + Sync + 'static>(State(shared): State<Arc<Shared<A
     response
 }
 
+/// The approver, and the call a page names if they may see it; else the
+/// page that says why not.
+async fn named_call<App: Send + Sync + 'static>(shared: &Shared<App>, headers: &HeaderMap, call: &CallRef) -> Result<(Approver, Approval), Response> {
+    let approver = signed_in(shared, headers)?;
+    let approval = actions::visible(shared, &approver, &call.run, &call.call).await?;
+    Ok((approver, approval))
+}
+
 /// What a page of a call already decided says: it can no longer be `what`.
 fn decided_notice(approval: &Approval, what: &str) -> Option<Notice> {
     approval.decided.as_ref().map(|decided| {
@@ -76,12 +81,8 @@ fn decided_notice(approval: &Approval, what: &str) -> Option<Notice> {
 }
 
 async fn edit_form<App: Send + Sync + 'static>(State(shared): State<Arc<Shared<App>>>, headers: HeaderMap, Query(call): Query<CallRef>) -> Response {
-    let approver = match signed_in(&shared, &headers) {
-        Ok(approver) => approver,
-        Err(response) => return response,
-    };
-    let approval = match actions::visible(&shared, &approver, &call.run, &call.call).await {
-        Ok(approval) => approval,
+    let (approver, approval) = match named_call(&shared, &headers, &call).await {
+        Ok(named) => named,
         Err(response) => return response,
     };
     let Some(definition) = shared.registry.definition(&approval.call.tool) else {
