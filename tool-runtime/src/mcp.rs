@@ -140,7 +140,9 @@
 //!   [`with_keep_alive_timeout`](McpServer::with_keep_alive_timeout)
 //!   (default 5 s) for its next request, and serves at most
 //!   [`with_max_requests_per_connection`](McpServer::with_max_requests_per_connection)
-//!   (default 100) requests on one connection. One unauthenticated client
+//!   (default 100) requests on one connection (a server you mount
+//!   [`http_service`](McpServer::http_service) in must bound these
+//!   itself). One unauthenticated client
 //!   sending a small request every 8 s on 1,100 connections once held all
 //!   1,024 (the server held 1,028 sockets) and every legitimate
 //!   `initialize` timed out at 60 s; now the server holds 4 and each is
@@ -696,10 +698,14 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     /// [`serve_http`](Self::serve_http) does for its own, or one slow client
     /// can hold a connection open for ever. With hyper, set
     /// `http1::Builder::header_read_timeout` (and a timer); cap the
-    /// connections you accept (a `tokio::sync::Semaphore` permit per
-    /// connection); and, so that a client still sending a refused body
-    /// reads its `413`, shut down the sending side and drain a while before
-    /// closing. A proxy in front (nginx, Envoy) does all three.
+    /// connections you accept, in all and for each client address (a
+    /// `tokio::sync::Semaphore` permit per connection, a count per
+    /// address); bound how long a kept-alive connection waits for its next
+    /// request and how many it serves; and, so that a client still sending
+    /// a refused body reads its `413`, shut down the sending side and drain
+    /// a while before closing. A proxy in front (nginx, Envoy) does all of
+    /// these. The refusals of these checks (`401`, `403`) close their
+    /// connection wherever the service is mounted.
     pub fn http_service(&self) -> axum::Router {
         self.http_router(Vec::new())
     }
