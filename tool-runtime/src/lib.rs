@@ -49,6 +49,8 @@
 
 mod approval;
 mod call;
+#[cfg(any(feature = "mcp", feature = "inbox"))]
+mod caps;
 mod content;
 mod context;
 mod definition;

@@ -90,8 +90,8 @@ pub(crate) struct Checks {
     pub(crate) sessions: Arc<BoundedSessions>,
 }
 
-/// The middleware: `Host` and `Origin` (403), then authentication (401)
-/// and the session's owner (404 for another user), then the declared body
+/// The middleware: `Host` and `Origin` (403), then authentication (401),
+/// each refusal closing its connection, and the session's owner (404 for another user), then the declared body
 /// size (413); then the body is read within its deadline (408) and the
 /// limit on bodies arriving at once (503), cut off as soon as it passes the
 /// size limit (a body sent without its length), and its JSON values
@@ -102,15 +102,18 @@ pub(crate) struct Checks {
 /// session is its caller's. A session's end (`DELETE`) that rmcp accepts
 /// answers `204 No Content`.
 pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Request, next: Next) -> Response {
-    if let Err(refused) = check_host_and_origin(&checks, &request) {
-        return refused.into_response();
+    // A refused request closes its connection: a client without the right
+    // to be served does not keep a connection for its next attempt.
+    if let Err((status, text)) = check_host_and_origin(&checks, &request) {
+        return (status, [(CONNECTION, "close")], text).into_response();
     }
     let mut caller = None;
     if let Some(auth) = &checks.auth {
         match auth(request.headers()) {
             Ok(user) => caller = Some(Arc::new(user)),
             Err(refused) => {
-                return (StatusCode::UNAUTHORIZED, [(WWW_AUTHENTICATE, "Bearer")], refused.to_string()).into_response();
+                let headers = [(WWW_AUTHENTICATE, "Bearer"), (CONNECTION, "close")];
+                return (StatusCode::UNAUTHORIZED, headers, refused.to_string()).into_response();
             }
         }
     }
