@@ -207,22 +207,19 @@ use rmcp::ServiceExt;
 use rmcp::model::{Implementation, ProtocolVersion, ServerCapabilities, ServerConfig};
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
-mod connections;
-mod current;
-mod durable;
 mod http;
-mod session;
 mod sessions;
+mod stateless;
 mod waiting;
 
 #[cfg(feature = "journal")]
-pub use current::{DEFAULT_MAX_TASKS, DEFAULT_MAX_TASKS_PER_USER, DEFAULT_TASK_TTL, TASK_TIMEOUT};
-pub use current::{IDEMPOTENCY_KEY, McpHandler, StateKeyError, supported_versions};
+pub use stateless::{DEFAULT_MAX_TASKS, DEFAULT_MAX_TASKS_PER_USER, DEFAULT_TASK_TTL, TASK_TIMEOUT};
+pub use stateless::{IDEMPOTENCY_KEY, McpHandler, StateKeyError, supported_versions};
 pub use http::{DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_CONNECTIONS};
 pub use http::{DEFAULT_ENVELOPE_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, Unauthorized};
 pub use http::{DEFAULT_MAX_ARRIVING_BODY_BYTES, FREE_BODY_BYTES};
-pub use session::McpSession;
-pub use sessions::DEFAULT_MAX_SESSIONS_PER_USER;
+pub use http::sessions::DEFAULT_MAX_SESSIONS_PER_USER;
+pub use sessions::McpSession;
 pub use waiting::{DEFAULT_MAX_WAITING_APPROVALS, DEFAULT_MAX_WAITING_APPROVALS_PER_USER};
 
 use crate::context::UserContext;
@@ -257,13 +254,13 @@ pub struct McpServer<App> {
     /// The calls of all sessions waiting for approval, capped.
     waiting: Arc<waiting::WaitingCalls>,
     /// The key that seals the `requestState` of revision 2026-07-28.
-    sealing: Arc<current::Sealing>,
+    sealing: Arc<stateless::Sealing>,
     /// The calls of tasks this process runs.
     #[cfg(feature = "journal")]
-    tasks: Arc<current::RunningTasks>,
+    tasks: Arc<stateless::RunningTasks>,
     /// How long tasks are kept and how many may be under way.
     #[cfg(feature = "journal")]
-    task_limits: current::TaskLimits,
+    task_limits: stateless::TaskLimits,
 }
 
 /// The host's runner of external tools' calls, for an MCP server.
@@ -276,7 +273,7 @@ struct HttpOptions {
     envelope_bytes: usize,
     allowed_origins: Vec<String>,
     allowed_hosts: Option<Vec<String>>,
-    // The session caps (`mcp/sessions.rs`).
+    // The session caps (`mcp/http/sessions.rs`).
     max_sessions: usize,
     max_sessions_per_user: usize,
     session_idle_timeout: Duration,
@@ -359,11 +356,11 @@ impl<App: Send + Sync + 'static> McpServer<App> {
             journal: None,
             external: None,
             waiting: Arc::default(),
-            sealing: Arc::new(current::Sealing::random()),
+            sealing: Arc::new(stateless::Sealing::random()),
             #[cfg(feature = "journal")]
             tasks: Arc::default(),
             #[cfg(feature = "journal")]
-            task_limits: current::TaskLimits::default(),
+            task_limits: stateless::TaskLimits::default(),
         }
     }
 
@@ -660,7 +657,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     ///
     /// When `key` is shorter than 32 bytes.
     pub fn with_request_state_key(mut self, key: impl Into<Vec<u8>>) -> Result<Self, StateKeyError> {
-        self.sealing = Arc::new(current::Sealing::new(key.into())?);
+        self.sealing = Arc::new(stateless::Sealing::new(key.into())?);
         Ok(self)
     }
 
@@ -694,7 +691,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
         keys: impl IntoIterator<Item = (K, V)>,
     ) -> Result<Self, StateKeyError> {
         let keys = keys.into_iter().map(|(kid, key)| (kid.into(), key.into())).collect();
-        self.sealing = Arc::new(current::Sealing::with_keys(active, keys)?);
+        self.sealing = Arc::new(stateless::Sealing::with_keys(active, keys)?);
         Ok(self)
     }
 
@@ -748,7 +745,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
         let mut hosts = self.http.allowed_hosts.clone().unwrap_or_else(|| config.allowed_hosts.clone());
         hosts.extend(extra_hosts);
         let config = config.disable_allowed_hosts();
-        let sessions = Arc::new(sessions::BoundedSessions::new(sessions::SessionLimits {
+        let sessions = Arc::new(http::sessions::BoundedSessions::new(http::sessions::SessionLimits {
             max: self.http.max_sessions,
             per_user: self.http.max_sessions_per_user,
             idle: self.http.session_idle_timeout,
@@ -797,8 +794,8 @@ impl<App: Send + Sync + 'static> McpServer<App> {
         let addr = listener.local_addr()?;
         let own = if addr.ip().is_unspecified() { Vec::new() } else { vec![addr.ip().to_string(), addr.to_string()] };
         let router = axum::Router::new().nest_service("/mcp", self.http_router(own));
-        let limits = connections::Limits { header_read_timeout: self.http.header_read_timeout, max_connections: self.http.max_connections };
-        connections::serve(listener, router, limits).await
+        let limits = http::connections::Limits { header_read_timeout: self.http.header_read_timeout, max_connections: self.http.max_connections };
+        http::connections::serve(listener, router, limits).await
     }
 
     /// The check [`serve_http`](Self::serve_http) makes before serving,

@@ -1,4 +1,4 @@
-//! Approvals of a durable session ([`McpServer::with_journal`](super::McpServer::with_journal)):
+//! Approvals of a durable session ([`McpServer::with_journal`](crate::mcp::McpServer::with_journal)):
 //! a pending call is parked in the journal, and waits for the first of the
 //! client's answer (elicitation, where the client supports it) and a
 //! decision made out of band by any process. The client's answer is

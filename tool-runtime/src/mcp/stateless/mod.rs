@@ -4,7 +4,7 @@
 //! info in its `_meta`.
 //!
 //! rmcp routes each request: an `initialize` (and what follows on its
-//! session) goes to the session handler (`mcp/session.rs`), a request that
+//! session) goes to the session handler (`mcp/sessions/session.rs`), a request that
 //! names 2026-07-28 or later goes here. Over streamable HTTP such a request
 //! is served without a session by whichever instance receives it; over
 //! stdio, each request of the connection on its own. Nothing here keeps
@@ -64,8 +64,8 @@ pub(crate) use tasks::TaskLimits;
 pub use tasks::{DEFAULT_MAX_TASKS, DEFAULT_MAX_TASKS_PER_USER, DEFAULT_TASK_TTL, TASK_TIMEOUT};
 
 use super::McpServer;
-use super::session::McpSession;
-use super::sessions::BoundedSessions;
+use super::http::sessions::BoundedSessions;
+use super::sessions::McpSession;
 
 /// The protocol revisions the server speaks: those with sessions
 /// (2024-11-05 to 2025-11-25) and 2026-07-28.
@@ -131,7 +131,7 @@ impl<App: Send + Sync + 'static> ServerHandler for McpHandler<App> {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.server.registry.definition(name).map(super::session::mcp_tool)
+        self.server.registry.definition(name).map(super::sessions::mcp_tool)
     }
 
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {

@@ -54,12 +54,12 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 pub const DEFAULT_MAX_ARRIVING_BODY_BYTES: usize = 64 << 20;
 
 /// The bytes of each request body not counted against the
-/// [arriving bodies' limit](super::McpServer::with_max_arriving_body_bytes):
+/// [arriving bodies' limit](crate::mcp::McpServer::with_max_arriving_body_bytes):
 /// 64 KiB, room for every request but the calls with large arguments.
 pub const FREE_BODY_BYTES: usize = 64 << 10;
 
 /// Decides who is calling from a request's headers; see
-/// [`McpServer::with_auth`](super::McpServer::with_auth).
+/// [`McpServer::with_auth`](crate::mcp::McpServer::with_auth).
 pub(crate) type AuthHook = dyn Fn(&HeaderMap) -> Result<UserContext, Unauthorized> + Send + Sync;
 
 pub use crate::context::Unauthorized;

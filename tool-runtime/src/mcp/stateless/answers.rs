@@ -6,7 +6,7 @@ use rmcp::model::CallToolResponse;
 
 use crate::context::UserContext;
 use crate::mcp::McpServer;
-use crate::mcp::session::{call_tool_result, declares_output_schema};
+use crate::mcp::sessions::{call_tool_result, declares_output_schema};
 use crate::result::CallResult;
 use crate::steps::Steps;
 use crate::tool::ToolDefinition;

@@ -16,8 +16,8 @@ use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::sessions::BoundedSessions;
-use super::{McpServer, http};
+use crate::mcp::http::sessions::BoundedSessions;
+use crate::mcp::{McpServer, http};
 use crate::call::{CallOutcome, PendingCall};
 use crate::content::{Block, ResourceBody, base64};
 use crate::context::{Progress, ProgressSink, UserContext};
@@ -51,7 +51,7 @@ struct SessionRun {
 }
 
 impl<App: Send + Sync + 'static> McpSession<App> {
-    pub(super) fn new(server: McpServer<App>) -> Self {
+    pub(crate) fn new(server: McpServer<App>) -> Self {
         let remembered = match server.memory.clone() {
             // Unique across instances and restarts sharing the journal (`ids`).
             Some(memory) => Remembered { memory, run_id: crate::ids::fresh_id("mcp-").as_str().into(), durable: true },
@@ -63,7 +63,7 @@ impl<App: Send + Sync + 'static> McpSession<App> {
     /// A session served over HTTP from `sessions`: its calls in flight keep
     /// it busy there (never idle, never evicted), even when the client's
     /// stream of one was dropped and the call still runs.
-    pub(super) fn in_store(mut self, sessions: Arc<BoundedSessions>) -> Self {
+    pub(crate) fn in_store(mut self, sessions: Arc<BoundedSessions>) -> Self {
         self.sessions = Some(sessions);
         self
     }
@@ -99,7 +99,7 @@ impl<App: Send + Sync + 'static> McpSession<App> {
     /// Who makes this request: the user the authentication hook gave for
     /// it (rmcp hands the handler the HTTP request's `Parts`, which carry
     /// it), else the server's user.
-    pub(super) fn caller(&self, extensions: &rmcp::model::Extensions) -> Arc<UserContext> {
+    pub(crate) fn caller(&self, extensions: &rmcp::model::Extensions) -> Arc<UserContext> {
         extensions
             .get::<axum::http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<http::Caller>())
@@ -162,7 +162,7 @@ impl<App: Send + Sync + 'static> McpSession<App> {
 
     /// An external tool's call, run by the server's runner while the client
     /// waits.
-    async fn run_external(&self, call: crate::ExternalCall, runner: &super::ExternalRunner, context: &RequestContext<RoleServer>) -> CallResult {
+    async fn run_external(&self, call: crate::ExternalCall, runner: &crate::mcp::ExternalRunner, context: &RequestContext<RoleServer>) -> CallResult {
         let registry = &self.server.registry;
         let (tool, id) = (call.tool.clone(), call.id.clone());
         let timeout = registry.definition(&tool).and_then(|def| def.timeout).unwrap_or(registry.tools().config.default_timeout);
@@ -239,17 +239,17 @@ impl<App: Send + Sync + 'static> McpSession<App> {
 }
 
 /// One call of a session waiting for a human, counted while it lives, in
-/// its session and in the server's [`WaitingCalls`](super::waiting::WaitingCalls).
-pub(super) struct Waiting<'s, App> {
+/// its session and in the server's [`WaitingCalls`](crate::mcp::waiting::WaitingCalls).
+pub(crate) struct Waiting<'s, App> {
     session: &'s McpSession<App>,
-    _counted: super::waiting::WaitingCall,
+    _counted: crate::mcp::waiting::WaitingCall,
 }
 
 impl<'s, App: Send + Sync + 'static> Waiting<'s, App> {
     /// Counts one more waiting call, unless the session's cap
     /// (`max_pending_approvals`, as in a run), its user's or the server's
     /// is reached: then the refusal the model reads.
-    pub(super) fn enter(session: &'s McpSession<App>, context: &RequestContext<RoleServer>) -> Result<Self, ToolError> {
+    pub(crate) fn enter(session: &'s McpSession<App>, context: &RequestContext<RoleServer>) -> Result<Self, ToolError> {
         let max = session.server.registry.tools().config.max_pending;
         let user = session.caller(&context.extensions);
         let mut run = session.lock();
@@ -324,7 +324,7 @@ impl<App: Send + Sync + 'static> ServerHandler for McpSession<App> {
 /// every report made before the call settled ahead of its result. The
 /// tool's interim text is a notification whose `message` is the text; its
 /// progress repeats the last value sent (MCP progress never goes back).
-pub(super) async fn forwarding_progress<T>(
+pub(crate) async fn forwarding_progress<T>(
     call: impl Future<Output = T>,
     mut reports: mpsc::UnboundedReceiver<Progress>,
     token: ProgressToken,
@@ -369,7 +369,7 @@ pub(super) async fn forwarding_progress<T>(
 ///
 /// A success with content blocks carries them as MCP content blocks, and
 /// no structured content (such a tool declares no `outputSchema`).
-pub(super) fn call_tool_result(result: CallResult, declares_output: bool) -> CallToolResult {
+pub(crate) fn call_tool_result(result: CallResult, declares_output: bool) -> CallToolResult {
     let content = match result.content.is_empty() {
         true => vec![ContentBlock::text(result.text)],
         false => result.content.into_iter().map(mcp_block).collect(),
@@ -415,12 +415,12 @@ fn mcp_block(block: Block) -> ContentBlock {
 }
 
 /// Whether `tools/list` gives the tool an `outputSchema`.
-pub(super) fn declares_output_schema(def: &ToolDefinition) -> bool {
+pub(crate) fn declares_output_schema(def: &ToolDefinition) -> bool {
     def.output_schema.as_deref().is_some_and(crate::providers::mcp::is_object_schema)
 }
 
 /// One `tools/list` entry, as [`providers::mcp::tool`](crate::providers::mcp::tool) writes it.
-pub(super) fn mcp_tool(def: &ToolDefinition) -> Tool {
+pub(crate) fn mcp_tool(def: &ToolDefinition) -> Tool {
     serde_json::from_value(crate::providers::mcp::tool(def)).expect("providers::mcp writes valid MCP tools")
 }
 
@@ -428,7 +428,7 @@ pub(super) fn mcp_tool(def: &ToolDefinition) -> Tool {
 /// arguments, pretty-printed. Written straight from the call's copy of the
 /// arguments (no second value of them) into a text no larger than it is:
 /// it holds them for as long as the call waits.
-pub(super) fn approval_message<App>(pending: &PendingCall<App>, def: Option<&ToolDefinition>) -> String {
+pub(crate) fn approval_message<App>(pending: &PendingCall<App>, def: Option<&ToolDefinition>) -> String {
     let tool = match def.and_then(|def| def.title.as_deref()) {
         Some(title) => format!("{title} (`{}`)", pending.tool()),
         None => format!("`{}`", pending.tool()),
@@ -458,7 +458,7 @@ fn keep_arguments_once<App>(pending: &mut PendingCall<App>, def: Option<&ToolDef
 
 /// The line the model reads when a call needs approval and the client
 /// cannot ask a human.
-pub(super) fn approval_unavailable() -> ToolError {
+pub(crate) fn approval_unavailable() -> ToolError {
     ToolError::forbidden(
         "APPROVAL_UNAVAILABLE",
         "This call needs a human's approval, which this MCP client cannot give (it does not support \

@@ -58,7 +58,7 @@ use crate::context::UserContext;
 use crate::error::ToolError;
 use crate::error_report::Escaped;
 use crate::mcp::McpServer;
-use crate::mcp::session::{approval_message, approval_unavailable};
+use crate::mcp::sessions::{approval_message, approval_unavailable};
 use crate::memory::Decision;
 use crate::result::{CallResult, ResultKind};
 

@@ -16,7 +16,7 @@ use super::{approvals, retries};
 use crate::call::CallOutcome;
 use crate::context::{ProgressSink, UserContext};
 use crate::error::ToolError;
-use crate::mcp::session::{forwarding_progress, mcp_tool};
+use crate::mcp::sessions::{forwarding_progress, mcp_tool};
 use crate::mcp::{McpServer, http};
 use crate::pipeline::Call;
 use crate::result::CallResult;
