@@ -67,7 +67,7 @@ pub use crate::context::Unauthorized;
 /// The user an authentication hook gave for one HTTP request; rmcp carries
 /// it to the handler inside the request's `http::request::Parts`.
 #[derive(Clone, Debug)]
-pub(crate) struct Caller(pub(crate) Arc<UserContext>);
+pub(crate) struct Authenticated(pub(crate) Arc<UserContext>);
 
 /// The header naming a request's session.
 const SESSION_ID: &str = "mcp-session-id";
@@ -121,7 +121,7 @@ pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Reques
         return (StatusCode::NOT_FOUND, text).into_response();
     }
     if let Some(user) = &caller {
-        request.extensions_mut().insert(Caller(user.clone()));
+        request.extensions_mut().insert(Authenticated(user.clone()));
     }
     let declared = request.headers().get(CONTENT_LENGTH).and_then(|length| length.to_str().ok()?.parse::<u64>().ok());
     if let Some(length) = declared.filter(|&length| length > checks.max_body_bytes as u64) {

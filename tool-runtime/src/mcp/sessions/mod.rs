@@ -6,4 +6,3 @@ mod durable;
 mod session;
 
 pub use session::McpSession;
-pub(crate) use session::*;

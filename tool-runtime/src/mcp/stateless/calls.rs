@@ -1,112 +1,91 @@
-//! `tools/list` and `tools/call` at revision 2026-07-28, each computed from
-//! the request alone: its caller, its arguments, and for an approval's
-//! second round its sealed state and the human's answer.
+//! `tools/call` at revision 2026-07-28, computed from the request alone:
+//! its caller, its arguments, and for an approval's second round its
+//! sealed state and the human's answer.
 
-use std::future::IntoFuture;
-use std::sync::Arc;
-
-use rmcp::RoleServer;
-use rmcp::model::{CacheScope, CallToolRequestParams, CallToolResponse, ListToolsResult};
+use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
 use serde_json::Value;
-use tokio::sync::mpsc;
-
-use super::answers::{complete, offered};
-use super::{approvals, retries};
-use crate::call::CallOutcome;
-use crate::context::{ProgressSink, UserContext};
-use crate::error::ToolError;
-use crate::mcp::sessions::{forwarding_progress, mcp_tool};
-use crate::mcp::{McpServer, http};
-use crate::pipeline::Call;
-use crate::result::CallResult;
-use crate::result::ResultKind;
 use smol_str::SmolStr;
 
-/// Who makes a request, and whether the server can tell them from others.
-pub(crate) struct Caller {
-    /// The user the request runs as.
-    pub(crate) user: Arc<UserContext>,
-    /// The authentication hook accepted the request without naming a user:
-    /// nothing tells this caller from another such one, so nothing kept for
-    /// a caller (a keyed result, a task, an approval) can be theirs.
-    pub(crate) nameless: bool,
-}
-
-/// Who makes this request: the user the authentication hook gave for it
-/// (rmcp hands the handler the HTTP request's `Parts`, which carry it),
-/// else the server's user (over stdio, or HTTP without a hook: the one
-/// principal the server was configured with).
-pub(super) fn caller<App>(server: &McpServer<App>, context: &RequestContext<RoleServer>) -> Caller {
-    let authenticated = context.extensions.get::<axum::http::request::Parts>().and_then(|parts| parts.extensions.get::<http::Caller>());
-    match authenticated {
-        Some(caller) => Caller { user: caller.0.clone(), nameless: caller.0.id.is_none() },
-        None => Caller { user: server.user.clone(), nameless: false },
-    }
-}
-
-/// `tools/list` for the request's caller, with its cache hints: stale at
-/// once and private, since what is listed depends on who asks.
-pub(super) fn list<App: Send + Sync + 'static>(server: &McpServer<App>, context: &RequestContext<RoleServer>) -> ListToolsResult {
-    let user = caller(server, context).user;
-    let mut result = ListToolsResult::with_all_items(offered(server, &user).into_iter().map(mcp_tool).collect());
-    result.ttl_ms = Some(0);
-    result.cache_scope = Some(CacheScope::Private);
-    result
-}
+use super::{Stateless, approvals, retries};
+use crate::call::CallOutcome;
+use crate::context::LogLevel;
+use crate::error::ToolError;
+use crate::mcp::caller::Caller;
+use crate::mcp::server::Server;
+use crate::mcp::{notices, results, tool_list};
+use crate::pipeline::Call;
+use crate::steps::Steps;
 
 /// `tools/call`: the whole pipeline for the request's caller; a call that
 /// needs approval answers `input_required`, and its second round (with the
 /// human's answer and the sealed state) is carried out by `approvals`.
+///
+/// # Errors
+///
+/// `-32602` for a log level in `_meta` that is not one; `-32021` for a tool
+/// that requires a task, called by a client that does not declare tasks.
 pub(super) async fn call<App: Send + Sync + 'static>(
-    server: &McpServer<App>,
+    server: &Server<App>,
+    stateless: &Stateless,
     request: CallToolRequestParams,
     context: &RequestContext<RoleServer>,
-) -> CallToolResponse {
-    let caller = caller(server, context);
+) -> Result<CallToolResponse, ErrorData> {
+    let level = log_level(context)?;
+    let caller = Caller::of(&server.user, &context.extensions);
     let user = caller.user.clone();
     let CallToolRequestParams { name, arguments, input_responses, request_state, .. } = request;
     let arguments = Value::Object(arguments.unwrap_or_default());
     if request_state.is_some() || input_responses.is_some() {
-        return approvals::resume(server, &name, arguments, (request_state, input_responses), &caller, context).await;
+        return Ok(approvals::resume(server, stateless, &name, arguments, (request_state, input_responses), &caller, context).await);
     }
     let key = match retries::key(&context.meta) {
         Ok(key) => key,
-        Err(invalid) => return refused(server, &name, &invalid),
+        Err(invalid) => return Ok(results::refused(server, &name, &invalid)),
     };
     // A keyed call answers directly, never with a task: a retry of it must
     // find its effect, not start a second task.
     #[cfg(feature = "journal")]
-    if key.is_none() && super::tasks::wanted(server, server.registry.definition(&name), &caller, context) {
-        return super::tasks::create(server, &name, arguments, &user).await;
+    if key.is_none() && super::tasks::wanted(server, stateless, server.registry.definition(&name), &caller, context)? {
+        return Ok(super::tasks::create(server, stateless, &name, arguments, &user).await);
     }
-    let names = offered(server, &user).into_iter().map(|def| def.name.clone()).collect();
+    let names = tool_list::names(&tool_list::offered(server, &Steps::default(), &user, false));
     let call = server.registry.call(&server.app, &name, arguments).user(user.clone()).cancellation(&context.ct).offered(names);
     let keyed = key.is_some();
     let call = match key {
         None => call,
         Some(key) => match keyed_call(server, call, key, &caller) {
             Ok(call) => call,
-            Err(refusal) => return refused(server, &name, &refusal),
+            Err(refusal) => return Ok(results::refused(server, &name, &refusal)),
         },
     };
-    let outcome = match context.meta.get_progress_token() {
-        Some(token) => {
-            let (sender, reports) = mpsc::unbounded_channel();
-            let sink = ProgressSink::new(move |progress| {
-                let _ = sender.send(progress);
-            });
-            forwarding_progress(call.progress(sink).into_future(), reports, token, &context.peer).await
-        }
-        None => call.await,
-    };
-    match outcome {
-        CallOutcome::Done(result) => complete(server, result),
+    let (sinks, forwarding) = notices::for_request(context, level);
+    let outcome = forwarding.run(sinks.attach(call), &context.peer).await;
+    Ok(match outcome {
+        CallOutcome::Done(result) => results::answer(server, result).into(),
         #[cfg(feature = "journal")]
         CallOutcome::NeedsApproval(pending) if !keyed && super::tasks::declared(server, &caller, context) => {
-            super::tasks::create_waiting(server, pending.tool(), pending.arguments(), &user).await
+            super::tasks::create(server, stateless, pending.tool(), pending.arguments(), &user).await
         }
-        CallOutcome::NeedsApproval(pending) => approvals::ask(server, pending, &caller, keyed, context).await,
+        CallOutcome::NeedsApproval(pending) => approvals::ask(server, stateless, pending, &caller, keyed, context).await,
+    })
+}
+
+/// The level of the log messages the request asks for, if it asks.
+///
+/// # Errors
+///
+/// `-32602` for a level that is not one.
+fn log_level(context: &RequestContext<RoleServer>) -> Result<Option<LogLevel>, ErrorData> {
+    const KEY: &str = "io.modelcontextprotocol/logLevel";
+    match (context.meta.0.get(KEY), context.meta.log_level()) {
+        (None, _) => Ok(None),
+        (Some(_), Some(level)) => Ok(Some(notices::level(level))),
+        (Some(level), None) => Err(ErrorData::invalid_params(
+            format!("{KEY} is {level}, not a log level: debug, info, notice, warning, error, critical, alert or emergency"),
+            None,
+        )),
     }
 }
 
@@ -114,7 +93,7 @@ pub(super) async fn call<App: Send + Sync + 'static>(
 /// caller; the refusal the model reads without a journal, or for a caller
 /// without a name.
 fn keyed_call<'r, App: Send + Sync + 'static>(
-    server: &McpServer<App>,
+    server: &Server<App>,
     call: Call<'r, App>,
     key: SmolStr,
     caller: &Caller,
@@ -124,14 +103,9 @@ fn keyed_call<'r, App: Send + Sync + 'static>(
     }
     #[cfg(feature = "journal")]
     if let Some(journal) = &server.journal {
-        let durable = crate::memory::Remembered::durable(Arc::new(journal.clone()), &retries::run_id(&caller.user));
+        let durable = crate::memory::Remembered::durable(std::sync::Arc::new(journal.clone()), &retries::run_id(&caller.user));
         return Ok(call.remembered(durable).call_id(key));
     }
     let _ = (server, call, key);
     Err(retries::unavailable())
-}
-
-/// A call refused before the pipeline, with `error` as its one line.
-fn refused<App: Send + Sync + 'static>(server: &McpServer<App>, tool: &str, error: &ToolError) -> CallToolResponse {
-    complete(server, CallResult::failure(tool.into(), crate::ids::fresh_call_id(), ResultKind::Denied, error))
 }

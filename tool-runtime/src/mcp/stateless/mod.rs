@@ -3,9 +3,9 @@
 //! request carrying its protocol version, client capabilities and client
 //! info in its `_meta`.
 //!
-//! rmcp routes each request: an `initialize` (and what follows on its
-//! session) goes to the session handler (`mcp/sessions/session.rs`), a request that
-//! names 2026-07-28 or later goes here. Over streamable HTTP such a request
+//! The server's one handler (`mcp/handler.rs`) sends here every request
+//! that names 2026-07-28 or later (and `server/discover`); an `initialize`
+//! and what follows on its session go to the session (`mcp/sessions/`). Over streamable HTTP such a request
 //! is served without a session by whichever instance receives it; over
 //! stdio, each request of the connection on its own. Nothing here keeps
 //! state between requests:
@@ -19,8 +19,8 @@
 //!   `requires` is not offered (the revision has no run in which its
 //!   requirement could be met), and per-run rules (`max_retries`,
 //!   `ends_run`) have no run to act on. External tools are not offered at
-//!   this revision. The list keeps the registry's order, with cache hints
-//!   (`ttlMs: 0`, `cacheScope: "private"`: it depends on the caller).
+//!   this revision. The list keeps the registry's order, with its caching
+//!   hints (`mcp/cache.rs`).
 //! - **A call needing approval** answers `input_required` with a form
 //!   elicitation and a sealed `requestState` (`approvals.rs`, `state.rs`);
 //!   the client retries with the human's answer and that state.
@@ -28,13 +28,19 @@
 //!   reads the journaled result of the first call with that key and
 //!   credential instead of running again (`retries.rs`).
 //! - **Tasks**, with a journal and for a client that declares the
-//!   extension: a long call answers with a task kept in the journal
-//!   (`tasks.rs`), polled, and cancelled, on any instance.
+//!   extension: a call of a tool that supports tasks answers with a task
+//!   kept in the journal (`tasks.rs`), polled, and cancelled, on any
+//!   instance; a tool that requires one refuses a client that does not
+//!   declare the extension (`-32021`).
+//! - **Log messages** of a call go to its client only when the request's
+//!   `_meta` names a level (`io.modelcontextprotocol/logLevel`), at or
+//!   above it; a level that is not one is refused (`-32602`).
+//! - **List changes** are announced on `subscriptions/listen` streams
+//!   (`mcp/listeners.rs`).
 //! - **Headers.** rmcp checks the `Mcp-Method` and `Mcp-Name` headers of a
 //!   request against its body (`400` on a mismatch) and its protocol
 //!   version against [`supported_versions`].
 
-mod answers;
 mod approvals;
 mod calls;
 mod retries;
@@ -44,28 +50,24 @@ mod task_approvals;
 #[cfg(feature = "journal")]
 mod tasks;
 
-use std::borrow::Cow;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
-};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, ListToolsResult, ProtocolVersion};
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler};
+use rmcp::{ErrorData, RoleServer};
 
 pub use retries::IDEMPOTENCY_KEY;
 pub(crate) use state::Sealing;
 pub use state::StateKeyError;
 #[cfg(feature = "journal")]
-pub(crate) use tasks::RunningTasks;
+pub use tasks::{DEFAULT_MAX_TASKS, DEFAULT_MAX_TASKS_PER_USER, DEFAULT_TASK_TTL, TASK_TIMEOUT, TaskSupport};
 #[cfg(feature = "journal")]
-pub(crate) use tasks::TaskLimits;
-#[cfg(feature = "journal")]
-pub use tasks::{DEFAULT_MAX_TASKS, DEFAULT_MAX_TASKS_PER_USER, DEFAULT_TASK_TTL, TASK_TIMEOUT};
+pub(crate) use tasks::{RunningTasks, TaskLimits, TaskRule};
 
-use super::McpServer;
-use super::http::sessions::BoundedSessions;
-use super::sessions::McpSession;
+use super::caller::Caller;
+use super::server::Server;
+use super::tool_list;
+use crate::steps::Steps;
 
 /// The protocol revisions the server speaks: those with sessions
 /// (2024-11-05 to 2025-11-25) and 2026-07-28.
@@ -73,94 +75,90 @@ pub fn supported_versions() -> &'static [ProtocolVersion] {
     ProtocolVersion::known_up_to(&ProtocolVersion::V_2026_07_28)
 }
 
-/// The rmcp handler of one connection (stdio) or of one HTTP request or
-/// session: a request at revision 2026-07-28 or later is served here,
-/// statelessly; any other goes to the connection's [`McpSession`], made
-/// at its first such request. Made by [`McpServer::handler`].
-pub struct McpHandler<App> {
-    server: McpServer<App>,
-    session: OnceLock<McpSession<App>>,
-    /// Over HTTP, the session store a legacy session is kept in.
-    store: Option<Arc<BoundedSessions>>,
+/// What only this revision keeps beside the server: the key its
+/// `requestState` is sealed with, the tasks this process runs, and how
+/// tasks are bounded and chosen. Cheap to clone.
+#[derive(Clone)]
+pub(crate) struct Stateless {
+    pub(crate) sealing: Arc<Sealing>,
+    #[cfg(feature = "journal")]
+    pub(crate) tasks: Arc<RunningTasks>,
+    #[cfg(feature = "journal")]
+    pub(crate) task_limits: TaskLimits,
+    #[cfg(feature = "journal")]
+    pub(crate) task_support: TaskRule,
 }
 
-impl<App: Send + Sync + 'static> McpHandler<App> {
-    pub(super) fn new(server: McpServer<App>, store: Option<Arc<BoundedSessions>>) -> Self {
-        McpHandler { server, session: OnceLock::new(), store }
-    }
-
-    /// The session of the connection's legacy requests.
-    fn legacy(&self) -> &McpSession<App> {
-        self.session.get_or_init(|| {
-            let session = McpSession::new(self.server.clone());
-            match &self.store {
-                Some(store) => session.in_store(store.clone()),
-                None => session,
-            }
-        })
-    }
-}
-
-/// Whether `context`'s request is at revision 2026-07-28 or later (dates
-/// compare as text).
-fn is_current(context: &RequestContext<RoleServer>) -> bool {
-    context.protocol_version().is_some_and(|version| version.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
-}
-
-impl<App: Send + Sync + 'static> ServerHandler for McpHandler<App> {
-    fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed();
-        // Tasks need the journal, which keeps them across processes.
-        #[cfg(feature = "journal")]
-        let capabilities = match self.server.journal.is_some() {
-            true => capabilities.enable_tasks(),
-            false => capabilities,
-        };
-        self.server.server_config(capabilities.build())
-    }
-
-    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Borrowed(supported_versions())
-    }
-
-    async fn list_tools(&self, request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
-        match is_current(&context) {
-            true => Ok(calls::list(&self.server, &context)),
-            false => self.legacy().list_tools(request, context).await,
+impl Default for Stateless {
+    /// A key drawn at random, and tasks as by default.
+    fn default() -> Self {
+        Stateless {
+            sealing: Arc::new(Sealing::random()),
+            #[cfg(feature = "journal")]
+            tasks: Arc::default(),
+            #[cfg(feature = "journal")]
+            task_limits: TaskLimits::default(),
+            #[cfg(feature = "journal")]
+            task_support: Arc::new(TaskSupport::by_default),
         }
     }
+}
 
-    fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.server.registry.definition(name).map(super::sessions::mcp_tool)
-    }
+/// `tools/list` for the request's caller: what a fresh run offers them.
+pub(crate) fn list_tools<App: Send + Sync + 'static>(server: &Server<App>, context: &RequestContext<RoleServer>) -> ListToolsResult {
+    let user = Caller::of(&server.user, &context.extensions).user;
+    tool_list::list(server, &tool_list::offered(server, &Steps::default(), &user, false))
+}
 
-    async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
-        match is_current(&context) {
-            // Boxed: rmcp moves the handler's future into a task per request.
-            true => Ok(Box::pin(calls::call(&self.server, request, &context)).await),
-            false => self.legacy().call_tool(request, context).await,
-        }
-    }
+/// `tools/call` for the request's caller.
+///
+/// # Errors
+///
+/// `-32602` for a log level in `_meta` that is not one; `-32021` for a tool
+/// that requires a task, called by a client that does not declare tasks.
+pub(crate) async fn call_tool<App: Send + Sync + 'static>(
+    server: &Server<App>,
+    stateless: &Stateless,
+    request: CallToolRequestParams,
+    context: &RequestContext<RoleServer>,
+) -> Result<CallToolResponse, ErrorData> {
+    let response = calls::call(server, stateless, request, context).await?;
+    super::subscriptions::announce_changes(server).await;
+    Ok(response)
+}
 
-    #[cfg(feature = "journal")]
-    async fn get_task(
-        &self,
-        request: rmcp::model::GetTaskParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
-        let caller = calls::caller(&self.server, &context);
-        tasks::get(&self.server, &request.task_id, &caller).await.map(rmcp::model::GetTaskResult::new)
-    }
+/// `tasks/get`.
+#[cfg(feature = "journal")]
+pub(crate) async fn get_task<App: Send + Sync + 'static>(
+    server: &Server<App>,
+    stateless: &Stateless,
+    request: rmcp::model::GetTaskParams,
+    context: &RequestContext<RoleServer>,
+) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+    let caller = Caller::of(&server.user, &context.extensions);
+    tasks::get(server, stateless, &request.task_id, &caller).await.map(rmcp::model::GetTaskResult::new)
+}
 
-    #[cfg(feature = "journal")]
-    async fn update_task(&self, request: rmcp::model::UpdateTaskParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        let caller = calls::caller(&self.server, &context);
-        tasks::update(&self.server, &request.task_id, &request.input_responses, &caller).await
-    }
+/// `tasks/update`.
+#[cfg(feature = "journal")]
+pub(crate) async fn update_task<App: Send + Sync + 'static>(
+    server: &Server<App>,
+    stateless: &Stateless,
+    request: rmcp::model::UpdateTaskParams,
+    context: &RequestContext<RoleServer>,
+) -> Result<(), ErrorData> {
+    let caller = Caller::of(&server.user, &context.extensions);
+    tasks::update(server, stateless, &request.task_id, &request.input_responses, &caller).await
+}
 
-    #[cfg(feature = "journal")]
-    async fn cancel_task(&self, request: rmcp::model::CancelTaskParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        let caller = calls::caller(&self.server, &context);
-        tasks::cancel(&self.server, &request.task_id, &caller).await
-    }
+/// `tasks/cancel`.
+#[cfg(feature = "journal")]
+pub(crate) async fn cancel_task<App: Send + Sync + 'static>(
+    server: &Server<App>,
+    stateless: &Stateless,
+    request: rmcp::model::CancelTaskParams,
+    context: &RequestContext<RoleServer>,
+) -> Result<(), ErrorData> {
+    let caller = Caller::of(&server.user, &context.extensions);
+    tasks::cancel(server, stateless, &request.task_id, &caller).await
 }

@@ -11,16 +11,15 @@ use std::collections::BTreeMap;
 use std::time::SystemTime;
 
 use rmcp::ErrorData;
-use rmcp::model::{
-    ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, InputRequest, InputRequests, InputResponses,
-};
+use rmcp::model::{ElicitRequest, ElicitResult, ElicitationAction, InputRequest, InputRequests, InputResponses};
 
-use super::answers::APPROVAL_INPUT;
+use super::approvals::APPROVAL_INPUT;
 use crate::call::PendingCall;
 use crate::context::UserContext;
 use crate::error_report::Escaped;
 use crate::journal::{Decision, Journal, JournalError, ParkedCall, TaskRecord, TaskState};
-use crate::mcp::McpServer;
+use crate::mcp::approval::elicitation;
+use crate::mcp::server::Server;
 use crate::result::CallResult;
 
 /// The run a task's call belongs to in the journal.
@@ -32,7 +31,7 @@ pub(super) fn run_id(task_id: &str) -> String {
 /// to end the task with, once decided; `None` while it waits (parked now,
 /// or still), the task then reading `input_required`.
 pub(super) async fn decided<App: Send + Sync + 'static>(
-    server: &McpServer<App>,
+    server: &Server<App>,
     journal: &Journal,
     task: &TaskRecord,
     pending: PendingCall<App>,
@@ -80,8 +79,7 @@ pub(super) fn input_requests(task: &TaskRecord) -> InputRequests {
          to refuse it.",
         task.tool
     );
-    let ask = ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema: ElicitationSchema::new(BTreeMap::new()) };
-    BTreeMap::from([(APPROVAL_INPUT.to_owned(), InputRequest::Elicitation(ElicitRequest::new(ask)))])
+    BTreeMap::from([(APPROVAL_INPUT.to_owned(), InputRequest::Elicitation(ElicitRequest::new(elicitation(message))))])
 }
 
 /// Journals the client's answer (`tasks/update`) as the decision of the
