@@ -424,19 +424,35 @@ async fn without_a_journal_a_keyed_call_is_refused_and_a_bad_key_too() {
     assert_eq!(bank.deposits.load(Ordering::SeqCst), 0);
 }
 
-/// How many slow calls started, and how many were cancelled.
+/// How many slow calls started, how many were cancelled, and how many
+/// counted to their end (their effect).
 #[derive(Default)]
 struct Slow {
     started: AtomicUsize,
     cancelled: AtomicUsize,
+    finished: AtomicUsize,
 }
 
 /// Take a while; long enough (by its interim text) to be a task.
 #[tool(interim = "still counting", interim_after = "900ms", timeout = "1s")]
 async fn count_slowly(ctx: Ctx<Slow>, millis: u64) -> String {
+    count(ctx, millis).await
+}
+
+/// Take long, unless cancelled; a task.
+#[tool(interim = "still counting", interim_after = "900ms", timeout = "60s")]
+async fn count_long(ctx: Ctx<Slow>, millis: u64) -> String {
+    count(ctx, millis).await
+}
+
+/// Counts for `millis` unless the call is cancelled first.
+async fn count(ctx: Ctx<Slow>, millis: u64) -> String {
     ctx.app().started.fetch_add(1, Ordering::SeqCst);
     tokio::select! {
-        () = tokio::time::sleep(Duration::from_millis(millis)) => format!("counted for {millis} ms"),
+        () = tokio::time::sleep(Duration::from_millis(millis)) => {
+            ctx.app().finished.fetch_add(1, Ordering::SeqCst);
+            format!("counted for {millis} ms")
+        }
         () = ctx.cancellation().cancelled() => {
             ctx.app().cancelled.fetch_add(1, Ordering::SeqCst);
             "cancelled".to_owned()
@@ -446,7 +462,7 @@ async fn count_slowly(ctx: Ctx<Slow>, millis: u64) -> String {
 
 #[cfg(feature = "sqlite")]
 fn slow_server(slow: &Arc<Slow>, journal: tool_runtime::journal::Journal) -> McpServer<Slow> {
-    let registry = Registry::builder().tools(tools![count_slowly, get_item]).build().unwrap();
+    let registry = Registry::builder().tools(tools![count_slowly, count_long, get_item]).build().unwrap();
     McpServer::new(registry, slow.clone())
         .with_auth(|headers| match headers.get("authorization").and_then(|value| value.to_str().ok()) {
             Some("Bearer tok-alice") => Ok(UserContext::new("alice")),
@@ -545,6 +561,31 @@ async fn a_cancelled_task_stays_cancelled_and_its_call_is_cancelled() {
     until_counted(&slow.cancelled, "the call's token was cancelled").await;
     assert_eq!(slow.cancelled.load(Ordering::SeqCst), 1, "the call's token was cancelled once");
     assert_eq!(until_ended(second, &id).await["status"], "cancelled", "the end of the cancelled call does not overwrite it");
+}
+
+/// The defect this guards against: the instance that received the cancel
+/// marked the task cancelled, while the one running it went on to its
+/// effect and dropped its result.
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_cancelled_on_another_instance_stops_where_it_runs() {
+    let slow = Arc::new(Slow::default());
+    let journal = journal("task_cancel_elsewhere").await;
+    let (first, second) = (serve_slow(slow_server(&slow, journal.clone())).await, serve_slow(slow_server(&slow, journal.clone())).await);
+    let created = with_tasks(first, "tok-alice", "tools/call", Some("count_long"), json!({"name": "count_long", "arguments": {"millis": 3_000}}))
+        .await
+        .result();
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    until_counted(&slow.started, "the task's call started on the first instance").await;
+    let cancelled_at = std::time::Instant::now();
+    let acked = with_tasks(second, "tok-alice", "tasks/cancel", Some(&id), json!({"taskId": id})).await.result();
+    assert!(acked.is_object(), "{acked}");
+    // The first instance learns of it through the journal and stops the
+    // call: at the 3 s it would have counted, it has made no effect.
+    tokio::time::sleep(Duration::from_millis(3_500).saturating_sub(cancelled_at.elapsed())).await;
+    assert_eq!(slow.finished.load(Ordering::SeqCst), 0, "the call went on to its effect on the instance running it");
+    assert_eq!(until_ended(first, &id).await["status"], "cancelled");
+    assert_eq!(slow.started.load(Ordering::SeqCst), 1, "ran on one instance only");
 }
 
 #[cfg(feature = "sqlite")]

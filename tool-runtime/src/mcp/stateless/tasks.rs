@@ -19,12 +19,17 @@
 //! its start, and refuses one whose end was never recorded
 //! (`OUTCOME_UNKNOWN`) unless the tool is idempotent; so the call runs at
 //! most once. `tasks/cancel` ends the task (one statement: of a finish and
-//! a cancellation one wins) and cancels its call where it runs here. A task
+//! a cancellation one wins) and cancels its call where it runs here; the
+//! instance that runs it, when another received the cancel, reads the
+//! task's row every 200 ms while its call runs and cancels the call when
+//! the row says cancelled, so the call stops on every instance, as a call
+//! cancelled here does (a tool that is not `interruptible` runs on). A task
 //! is its caller's: another user reads no such task. A call that needs
 //! approval answers with a task too, which waits `input_required` for
 //! `tasks/update` (`task_approvals.rs`).
 
 use std::collections::HashMap;
+use std::future::IntoFuture;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
@@ -103,6 +108,10 @@ impl Default for TaskLimits {
         TaskLimits { ttl: DEFAULT_TASK_TTL, max: DEFAULT_MAX_TASKS, per_user: DEFAULT_MAX_TASKS_PER_USER }
     }
 }
+
+/// How often the instance running a task reads its row for a
+/// cancellation recorded by another.
+const CANCEL_POLL: Duration = Duration::from_millis(200);
 
 /// How often a client should poll a task.
 const POLL_INTERVAL: Duration = Duration::from_millis(500);
@@ -246,7 +255,17 @@ async fn run<App: Send + Sync + 'static>(
     let durable = crate::memory::Remembered::durable(Arc::new(journal.clone()), &task_approvals::run_id(&task.task_id));
     let names = tool_list::names(&tool_list::offered(server, &Steps::default(), &user, false));
     let call = server.registry.call(&server.app, &task.tool, task.input.clone()).user(user).cancellation(token).offered(names);
-    let result = match call.call_id(task.task_id.as_str()).remembered(durable).await {
+    let mut call = std::pin::pin!(call.call_id(task.task_id.as_str()).remembered(durable).into_future());
+    let outcome = tokio::select! {
+        outcome = &mut call => outcome,
+        () = cancelled_elsewhere(journal, &task.task_id) => {
+            // The call reads its token cancelled and ends as it does then
+            // (a tool that is not interruptible runs on to its end).
+            token.cancel();
+            call.await
+        }
+    };
+    let result = match outcome {
         crate::call::CallOutcome::Done(result) => result,
         crate::call::CallOutcome::NeedsApproval(pending) => match task_approvals::decided(server, journal, task, pending).await? {
             Some(result) => {
@@ -264,6 +283,20 @@ async fn run<App: Send + Sync + 'static>(
     }
     journal.tasks().move_to(&task.task_id, TaskState::Completed, None, result.as_ref()).await?;
     Ok(())
+}
+
+/// Ends when the task's row says it was cancelled, by `tasks/cancel` on
+/// any instance; pending for as long as it was not.
+async fn cancelled_elsewhere(journal: &Journal, task_id: &str) {
+    loop {
+        tokio::time::sleep(CANCEL_POLL).await;
+        match journal.tasks().get(task_id).await {
+            Ok(Some(task)) if task.state == TaskState::Cancelled => return,
+            Ok(_) => {}
+            // Read again at the next poll; the call goes on meanwhile.
+            Err(error) => tracing::warn!(task_id = %Escaped(task_id), error = %Escaped(&error), "a running task's row could not be read"),
+        }
+    }
 }
 
 /// `tasks/update`: the client's answer to a task waiting for approval,
