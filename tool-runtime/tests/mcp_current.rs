@@ -445,6 +445,12 @@ async fn count_long(ctx: Ctx<Slow>, millis: u64) -> String {
     count(ctx, millis).await
 }
 
+/// Fails inside the server, as a task.
+#[tool(interim = "still counting", interim_after = "900ms", timeout = "5s")]
+async fn count_broken() -> Result<String, std::io::Error> {
+    Err(std::io::Error::other("the counter broke"))
+}
+
 /// Counts for `millis` unless the call is cancelled first.
 async fn count(ctx: Ctx<Slow>, millis: u64) -> String {
     ctx.app().started.fetch_add(1, Ordering::SeqCst);
@@ -462,7 +468,7 @@ async fn count(ctx: Ctx<Slow>, millis: u64) -> String {
 
 #[cfg(feature = "sqlite")]
 fn slow_server(slow: &Arc<Slow>, journal: tool_runtime::journal::Journal) -> McpServer<Slow> {
-    let registry = Registry::builder().tools(tools![count_slowly, count_long, get_item]).build().unwrap();
+    let registry = Registry::builder().tools(tools![count_slowly, count_long, count_broken, get_item]).build().unwrap();
     McpServer::new(registry, slow.clone())
         .with_auth(|headers| match headers.get("authorization").and_then(|value| value.to_str().ok()) {
             Some("Bearer tok-alice") => Ok(UserContext::new("alice")),
@@ -563,6 +569,19 @@ async fn a_cancelled_task_stays_cancelled_and_its_call_is_cancelled() {
     assert_eq!(until_ended(second, &id).await["status"], "cancelled", "the end of the cancelled call does not overwrite it");
 }
 
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_the_server_failed_is_failed_with_a_json_rpc_error() {
+    let slow = Arc::new(Slow::default());
+    let addr = serve_slow(slow_server(&slow, journal("task_failed").await)).await;
+    let created = with_tasks(addr, "tok-alice", "tools/call", Some("count_broken"), json!({"name": "count_broken", "arguments": {}})).await.result();
+    let ended = until_ended(addr, created["taskId"].as_str().unwrap()).await;
+    assert_eq!(ended["status"], "failed", "{ended}");
+    assert_eq!(ended["error"]["code"], -32603, "{ended}");
+    assert!(ended["error"]["message"].as_str().unwrap().contains("status: 500"), "the generic line, not the error: {ended}");
+    assert!(ended.get("result").is_none(), "{ended}");
+}
+
 /// The defect this guards against: the instance that received the cancel
 /// marked the task cancelled, while the one running it went on to its
 /// effect and dropped its result.
@@ -645,15 +664,21 @@ async fn a_call_needing_approval_is_a_task_waiting_for_input_answered_once() {
     let task = waiting(second, id.clone()).await;
     assert!(task["inputRequests"]["approval"]["params"]["message"].as_str().unwrap().contains("grant"), "{task}");
     assert_eq!(bank.grants.load(Ordering::SeqCst), 0);
+    // A response to nothing outstanding is acknowledged and ignored: the task still waits.
+    let unknown = json!({"taskId": id, "inputResponses": {"unknown-key": {"action": "accept"}}});
+    assert_eq!(with_tasks(second, "tok-alice", "tasks/update", Some(&id), unknown).await.result()["resultType"], "complete");
+    assert_eq!(waiting(first, id.clone()).await["status"], "input_required");
     let update = json!({"taskId": id, "inputResponses": {"approval": {"action": "accept"}}});
     with_tasks(second, "tok-alice", "tasks/update", Some(&id), update.clone()).await.result();
     let ended = until_ended(first, &id).await;
     assert_eq!((ended["status"].clone(), ended["result"]["content"][0]["text"].clone()), (json!("completed"), json!("granted 5")), "{ended}");
     let unsettled = journal.approvals().unsettled_for_run(&format!("mcp-task:{id}")).await.unwrap();
     assert!(unsettled.is_empty(), "carried out, the task's approval is settled: {unsettled:?}");
-    // The same answer again is refused; the grant ran once.
-    let again = with_tasks(first, "tok-alice", "tasks/update", Some(&id), update).await.message();
-    assert!(again["error"]["message"].as_str().is_some_and(|message| message.contains("not waiting")), "{again}");
+    // The same answer again answers nothing outstanding: acknowledged and
+    // ignored, as the tasks extension asks; the grant ran once.
+    let again = with_tasks(first, "tok-alice", "tasks/update", Some(&id), update).await.result();
+    assert_eq!(again["resultType"], "complete", "{again}");
+    assert_eq!(until_ended(second, &id).await["status"], "completed");
     assert_eq!(bank.grants.load(Ordering::SeqCst), 1);
 
     // Decided out of band: the task moves on by that decision.

@@ -276,13 +276,26 @@ async fn run<App: Send + Sync + 'static>(
             None => return Ok(()),
         },
     };
-    let mut result = serde_json::to_value(rmcp::model::ServerResult::from(CallToolResponse::from(results::answer(server, result)))).ok();
-    // The result as a `tasks/get` reader sees it: without the discriminator of a direct answer.
-    if let Some(object) = result.as_mut().and_then(Value::as_object_mut) {
+    let (state, result) = ended(server, result);
+    journal.tasks().move_to(&task.task_id, state, None, Some(&result)).await?;
+    Ok(())
+}
+
+/// How a task whose call settled with `result` ends, and what its reader
+/// reads: a call the server failed (a bug, an outage: the generic 500) is
+/// `failed` with a JSON-RPC error; any other, the tool's error included,
+/// is `completed` with its result, as a direct answer carries it (without
+/// the discriminator of a direct answer).
+fn ended<App: Send + Sync + 'static>(server: &Server<App>, result: crate::result::CallResult) -> (TaskState, Value) {
+    if result.kind == crate::result::ResultKind::Internal {
+        return (TaskState::Failed, serde_json::json!({"code": rmcp::model::ErrorCode::INTERNAL_ERROR.0, "message": result.text}));
+    }
+    let mut answer = serde_json::to_value(rmcp::model::ServerResult::from(CallToolResponse::from(results::answer(server, result))))
+        .expect("a tool result serialises");
+    if let Some(object) = answer.as_object_mut() {
         object.remove("resultType");
     }
-    journal.tasks().move_to(&task.task_id, TaskState::Completed, None, result.as_ref()).await?;
-    Ok(())
+    (TaskState::Completed, answer)
 }
 
 /// Ends when the task's row says it was cancelled, by `tasks/cancel` on
@@ -300,7 +313,8 @@ async fn cancelled_elsewhere(journal: &Journal, task_id: &str) {
 }
 
 /// `tasks/update`: the client's answer to a task waiting for approval,
-/// journaled as its decision; the call then goes on here.
+/// journaled as its decision; the call then goes on here. A response that
+/// answers nothing outstanding is ignored.
 pub(super) async fn update<App: Send + Sync + 'static>(
     server: &Server<App>,
     stateless: &Stateless,
@@ -311,8 +325,9 @@ pub(super) async fn update<App: Send + Sync + 'static>(
     let user = &caller.user;
     let task = read(server, task_id, caller).await?;
     let journal = journal(server).expect("read found a journal");
-    task_approvals::answer(journal, &task, responses, user).await?;
-    resume_decided(server, stateless, journal, task, user).await;
+    if task_approvals::answer(journal, &task, responses, user).await? {
+        resume_decided(server, stateless, journal, task, user).await;
+    }
     Ok(())
 }
 
@@ -402,6 +417,7 @@ fn internal(error: crate::journal::JournalError) -> ErrorData {
 fn detailed(task: &TaskRecord) -> DetailedTask {
     let payload = match (task.state, &task.result) {
         (TaskState::Completed, Some(Value::Object(result))) => TaskPayload::Completed { result: result.clone() },
+        (TaskState::Failed, Some(Value::Object(error))) => TaskPayload::Failed { error: error.clone() },
         (TaskState::Cancelled, _) => TaskPayload::Cancelled,
         (TaskState::InputRequired, _) => TaskPayload::InputRequired { input_requests: task_approvals::input_requests(task) },
         (TaskState::Working, _) => TaskPayload::Working,
