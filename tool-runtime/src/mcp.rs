@@ -370,8 +370,8 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     /// [`ServerHandler`](rmcp::ServerHandler), for example one with a
     /// `#[prompt_router]`; its tools, if it has any, are not served: the
     /// registry's are. The server puts the caching hints of
-    /// [`with_cache_hint`](Self::with_cache_hint) on what it lists and reads
-    /// (where it set none itself), and the URI, as `data.uri`, on its error
+    /// [`with_cache_hint`](Self::with_cache_hint) on what it lists and reads,
+    /// and the URI, as `data.uri`, on its error
     /// for a resource it does not have. See the guide's MCP page for the
     /// smallest example.
     pub fn with_handler(mut self, handler: impl rmcp::ServerHandler) -> Self {
@@ -379,10 +379,10 @@ impl<App: Send + Sync + 'static> McpServer<App> {
         self
     }
 
-    /// The caching hint of one kind of result at revision 2026-07-28 (by
-    /// default every result is stale at once and private:
-    /// [`CacheHint::default`]). A hint the composed handler puts on its own
-    /// result wins.
+    /// The caching hint of every result of one kind at revision
+    /// 2026-07-28. Where none is set, a result keeps the hint the composed
+    /// handler gave it, and one without is stale at once and private
+    /// ([`CacheHint::default`]).
     ///
     /// ```
     /// # use std::sync::Arc;
@@ -394,7 +394,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     /// # let _ = server;
     /// ```
     pub fn with_cache_hint(mut self, kind: Cached, hint: CacheHint) -> Self {
-        *self.server.cache.of(kind) = hint;
+        self.server.cache.set(kind, hint);
         self
     }
 

@@ -2,13 +2,14 @@
 //! long a client may keep the result (`ttlMs`) and whether it may share it
 //! between callers (`cacheScope`).
 //!
-//! By default every result is stale at once and private (`ttlMs: 0`,
-//! `cacheScope: "private"`): the tool list depends on its caller and on
-//! the app's state, and what the composed handler lists or reads may too.
-//! [`McpServer::with_cache_hint`](super::McpServer::with_cache_hint) sets
-//! the hint of one kind of result; a hint the composed handler put on its
-//! own result wins over both. rmcp leaves the hints out for the revisions
-//! before 2026-07-28, which have none.
+//! A hint set with [`McpServer::with_cache_hint`](super::McpServer::with_cache_hint)
+//! is put on every result of its kind. Where none is set, a result keeps
+//! the hint the composed handler gave it (rmcp's `#[prompt_handler]` says
+//! stale at once and public), and one without a hint is stale at once and
+//! private (`ttlMs: 0`, `cacheScope: "private"`): the tool list depends on
+//! its caller and on the app's state, and what the composed handler lists
+//! or reads may too. rmcp leaves the hints out for the revisions before
+//! 2026-07-28, which have none.
 
 use std::time::Duration;
 
@@ -76,32 +77,46 @@ impl CacheHint {
         self.scope
     }
 
-    /// Sets the hint on a result that has none of its own.
-    pub(crate) fn fill(self, ttl_ms: &mut Option<u64>, scope: &mut Option<CacheScope>) {
-        ttl_ms.get_or_insert(u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX));
-        scope.get_or_insert(self.scope);
+    fn ttl_ms(self) -> u64 {
+        u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX)
     }
 }
 
-/// The hint of each kind of result.
+/// The hint set for each kind of result, if one is.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct CacheHints {
-    pub(crate) tools: CacheHint,
-    pub(crate) prompts: CacheHint,
-    pub(crate) resources: CacheHint,
-    pub(crate) templates: CacheHint,
-    pub(crate) reads: CacheHint,
+    tools: Option<CacheHint>,
+    prompts: Option<CacheHint>,
+    resources: Option<CacheHint>,
+    templates: Option<CacheHint>,
+    reads: Option<CacheHint>,
 }
 
 impl CacheHints {
-    /// The hint of `kind`, to set.
-    pub(crate) fn of(&mut self, kind: Cached) -> &mut CacheHint {
+    fn slot(&mut self, kind: Cached) -> &mut Option<CacheHint> {
         match kind {
             Cached::Tools => &mut self.tools,
             Cached::Prompts => &mut self.prompts,
             Cached::Resources => &mut self.resources,
             Cached::ResourceTemplates => &mut self.templates,
             Cached::ResourceReads => &mut self.reads,
+        }
+    }
+
+    /// Sets the hint of `kind`.
+    pub(crate) fn set(&mut self, kind: Cached, hint: CacheHint) {
+        *self.slot(kind) = Some(hint);
+    }
+
+    /// Puts the hints on a result of `kind`: the one set for it, else the
+    /// result's own, else the default.
+    pub(crate) fn apply(mut self, kind: Cached, ttl_ms: &mut Option<u64>, scope: &mut Option<CacheScope>) {
+        match *self.slot(kind) {
+            Some(hint) => (*ttl_ms, *scope) = (Some(hint.ttl_ms()), Some(hint.scope)),
+            None => {
+                ttl_ms.get_or_insert(CacheHint::default().ttl_ms());
+                scope.get_or_insert(CacheHint::default().scope);
+            }
         }
     }
 }

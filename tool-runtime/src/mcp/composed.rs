@@ -8,7 +8,7 @@
 //! `complete`. The server asks it for what it declares in its
 //! `get_info().capabilities` (prompts, resources, completions) and only
 //! that; its tools, if it has any, are not served (the registry's are).
-//! On what it answers the server puts the caching hints it left out
+//! On what it answers the server puts the caching hints
 //! ([`cache`](super::cache)), and on a read of a resource it does not have
 //! the URI, as `data.uri` of the error (`-32602` at 2026-07-28, `-32002`
 //! before; rmcp maps one to the other).
@@ -23,7 +23,7 @@ use std::sync::Arc;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
-use super::cache::CacheHints;
+use super::cache::{CacheHints, Cached};
 use crate::tool::BoxFuture;
 
 /// The handler composed beside the tools, if the host gave one. Cheap to
@@ -137,7 +137,7 @@ impl Composed {
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let mut result = self.prompts("prompts/list")?.list_prompts(request, context).await?;
-        cache.prompts.fill(&mut result.ttl_ms, &mut result.cache_scope);
+        cache.apply(Cached::Prompts, &mut result.ttl_ms, &mut result.cache_scope);
         Ok(result)
     }
 
@@ -158,7 +158,7 @@ impl Composed {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let mut result = self.resources("resources/list")?.list_resources(request, context).await?;
-        cache.resources.fill(&mut result.ttl_ms, &mut result.cache_scope);
+        cache.apply(Cached::Resources, &mut result.ttl_ms, &mut result.cache_scope);
         Ok(result)
     }
 
@@ -170,7 +170,7 @@ impl Composed {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         let mut result = self.resources("resources/templates/list")?.list_resource_templates(request, context).await?;
-        cache.templates.fill(&mut result.ttl_ms, &mut result.cache_scope);
+        cache.apply(Cached::ResourceTemplates, &mut result.ttl_ms, &mut result.cache_scope);
         Ok(result)
     }
 
@@ -185,7 +185,7 @@ impl Composed {
         let uri = request.uri.clone();
         match self.resources("resources/read")?.read_resource(request, context).await {
             Ok(ReadResourceResponse::Complete(mut result)) => {
-                cache.reads.fill(&mut result.ttl_ms, &mut result.cache_scope);
+                cache.apply(Cached::ResourceReads, &mut result.ttl_ms, &mut result.cache_scope);
                 Ok(ReadResourceResponse::Complete(result))
             }
             Ok(other) => Ok(other),

@@ -4,6 +4,7 @@
 
 use rmcp::model::{ListToolsResult, Tool};
 
+use super::cache::Cached;
 use super::server::Server;
 use crate::context::UserContext;
 use crate::steps::Steps;
@@ -30,7 +31,7 @@ pub(crate) fn names(tools: &[&ToolDefinition]) -> Vec<String> {
 /// `tools/list` of `tools`, with the server's caching hints.
 pub(crate) fn list<App>(server: &Server<App>, tools: &[&ToolDefinition]) -> ListToolsResult {
     let mut result = ListToolsResult::with_all_items(tools.iter().map(|def| mcp_tool(def)).collect());
-    server.cache.tools.fill(&mut result.ttl_ms, &mut result.cache_scope);
+    server.cache.apply(Cached::Tools, &mut result.ttl_ms, &mut result.cache_scope);
     result
 }
 
