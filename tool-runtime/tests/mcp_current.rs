@@ -266,6 +266,46 @@ async fn a_header_that_contradicts_the_body_is_refused() {
     assert_eq!(reply.status, 400, "{reply:?}");
 }
 
+/// Tag an item for a region, which travels in a header too.
+#[tool]
+async fn tag_item(
+    /// The region.
+    #[schemars(extend("x-mcp-header" = "Region"))]
+    region: String,
+) -> String {
+    format!("tagged for {region}")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parameter_marked_x_mcp_header_is_checked_against_its_mcp_param_header() {
+    let registry = Registry::builder().tools(tools![tag_item]).build().unwrap();
+    let addr = serve(server_with(registry, &Arc::default(), KEY)).await;
+    let listed = request(addr, "tok-alice", "tools/list", None, json!({})).await.result();
+    assert_eq!(listed["tools"][0]["inputSchema"]["properties"]["region"]["x-mcp-header"], "Region", "{listed}");
+    let body = |region: &str| {
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "tag_item", "arguments": {"region": region}, "_meta": meta(false)}})
+            .to_string()
+    };
+    let with_header = |region: &str, header: Option<&str>| {
+        let mut head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\n\
+             Mcp-Name: tag_item\r\nAuthorization: Bearer tok-alice\r\nContent-Length: {}\r\n",
+            body(region).len()
+        );
+        if let Some(header) = header {
+            head.push_str(&format!("Mcp-Param-Region: {header}\r\n"));
+        }
+        head + "\r\n"
+    };
+    let agreeing = exchange(addr, &with_header("eu", Some("eu")), body("eu").as_bytes()).await;
+    assert_eq!(text(&agreeing.result()), "tagged for eu");
+    for (header, why) in [(Some("us"), "a header that contradicts the argument"), (None, "a missing header")] {
+        let refused = exchange(addr, &with_header("eu", header), body("eu").as_bytes()).await;
+        assert_eq!(refused.status, 400, "{why}: {refused:?}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_a_journal_only_the_instance_that_asked_finishes_an_approval_once() {
     let bank = Arc::new(Bank::default());
