@@ -75,10 +75,18 @@
 //!   structured content with every successful result (clients such as the
 //!   official Python SDK reject a success without it), so its cut output
 //!   comes back with `isError: true`, the text still saying it was cut.
-//! - **Cancellation and progress.** `notifications/cancelled` cancels the
-//!   call's token ([`Ctx::cancellation`](crate::Ctx::cancellation)); what
+//! - **Cancellation, progress and log messages.** `notifications/cancelled`
+//!   cancels the call's token ([`Ctx::cancellation`](crate::Ctx::cancellation)); what
 //!   a tool reports with [`Ctx::progress`](crate::Ctx::progress) becomes
-//!   `notifications/progress` when the request carried a progress token.
+//!   `notifications/progress` when the request carried a progress token,
+//!   and what it logs with [`Ctx::log`](crate::Ctx::log) becomes
+//!   `notifications/message` at or above the session's level
+//!   (`logging/setLevel`; `info` until the client sets one).
+//! - **Beside the tools**: prompts, resources and their templates, and
+//!   completion are served, at every revision, by an rmcp handler of the
+//!   host's composed with the tools ([`McpServer::with_handler`]): what it
+//!   declares in its capabilities, as it answers it. A read of a resource
+//!   it does not have is an error naming the URI (`data.uri`).
 //!
 //! Over streamable HTTP ([`McpServer::serve_http`],
 //! [`McpServer::http_service`]), every request is checked from its headers
@@ -152,7 +160,7 @@
 //!
 //! The server speaks the revisions that have sessions (2024-11-05 to
 //! 2025-11-25), as above, and revision 2026-07-28 beside them, without
-//! sessions ([`McpHandler`] routes each request): `server/discover`; each
+//! sessions: `server/discover`; each
 //! request carries its protocol version, client capabilities and client
 //! info, and is served on its own by any instance, for its own credential.
 //! What a request needs travels in it or lives in the journal:
@@ -193,6 +201,21 @@
 //! - **No run**: what is offered is what a fresh run offers at its first
 //!   step for the caller; a tool with `requires` is not offered, and
 //!   external tools are not served at this revision.
+//! - **Log messages** of a call reach its client only when the request's
+//!   `_meta` names a level, at or above it.
+//! - **List changes** are announced on `subscriptions/listen` streams: the
+//!   tool list of the stream's caller, and the composed handler's lists
+//!   that change, read again after every call and on
+//!   [`notify_list_changes`](McpServer::notify_list_changes).
+//! - **Caching hints** (`ttlMs`, `cacheScope`) on every list and read:
+//!   stale at once and private by default, as set by
+//!   [`with_cache_hint`](McpServer::with_cache_hint).
+//! - **Parameters in headers**: a parameter marked `x-mcp-header` in its
+//!   tool's schema is checked against its `Mcp-Param-*` header (rmcp).
+//!
+//! One handler serves both ([`McpHandler`]): it picks each request's
+//! revision once, and hands it to the connection's session or serves it
+//! statelessly.
 //!
 //! A waiting approval costs the server little at this revision: it lives
 //! in its client's `requestState` and, with a journal, as one row; without
