@@ -175,13 +175,26 @@ fn scenarios(results: &Path) -> Vec<(String, serde_json::Value)> {
     let mut scenarios = Vec::new();
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        // The time starts at the last "-20" (a year of this century).
-        let Some(scenario) = name.strip_prefix("server-").and_then(|rest| rest.rfind("-20").map(|at| rest[..at].to_owned())) else { continue };
+        let Some(scenario) = name.strip_prefix("server-").and_then(without_time) else { continue };
         let checks = std::fs::read_to_string(entry.path().join("checks.json")).expect("each scenario writes its checks");
         scenarios.push((scenario, serde_json::from_str(&checks).expect("checks.json is JSON")));
     }
     scenarios.sort_by(|a, b| a.0.cmp(&b.0));
     scenarios
+}
+
+/// `<scenario>-<YYYY-MM-DDT...>` without its time.
+fn without_time(name: &str) -> Option<String> {
+    let is_time = |at: usize| {
+        let bytes = &name.as_bytes()[at..];
+        bytes.len() > 11
+            && bytes[0] == b'-'
+            && bytes[1..5].iter().all(u8::is_ascii_digit)
+            && bytes[5] == b'-'
+            && bytes[8] == b'-'
+            && bytes[11] == b'T'
+    };
+    (0..name.len()).find(|&at| is_time(at)).map(|at| name[..at].to_owned())
 }
 
 /// The example serving streamable HTTP on a free loopback port (given
