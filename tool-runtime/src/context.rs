@@ -383,12 +383,12 @@ impl LogMessage {
     /// The message as a `tracing` event, its text escaped (the tool's text
     /// may quote its input).
     fn trace(&self) {
-        let (call_id, message) = (Escaped(&self.call_id), Escaped(&self.message));
+        let (call_id, message) = (&self.call_id, &self.message);
         match self.level {
-            LogLevel::Debug => tracing::debug!(call_id = %call_id, message = %message, "a tool's log message"),
-            LogLevel::Info | LogLevel::Notice => tracing::info!(call_id = %call_id, message = %message, "a tool's log message"),
-            LogLevel::Warning => tracing::warn!(call_id = %call_id, message = %message, "a tool's log message"),
-            _ => tracing::error!(call_id = %call_id, message = %message, "a tool's log message"),
+            LogLevel::Debug => tracing::debug!(call_id = %Escaped(call_id), text = %Escaped(message), "a tool's log message"),
+            LogLevel::Info | LogLevel::Notice => tracing::info!(call_id = %Escaped(call_id), text = %Escaped(message), "a tool's log message"),
+            LogLevel::Warning => tracing::warn!(call_id = %Escaped(call_id), text = %Escaped(message), "a tool's log message"),
+            _ => tracing::error!(call_id = %Escaped(call_id), text = %Escaped(message), "a tool's log message"),
         }
     }
 }
