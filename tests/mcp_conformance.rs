@@ -23,11 +23,13 @@
 
 #[path = "support/examples.rs"]
 mod examples;
+#[path = "support/listening.rs"]
+mod listening;
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+
+use listening::Listening;
 
 /// The version of the suite the fixtures are judged by.
 const SUITE_VERSION: &str = "0.2.0-alpha.12";
@@ -76,7 +78,7 @@ const TASKS: &[&str] = &[
 #[test]
 fn the_conformance_suite_passes_at_both_revisions() {
     let Some(suite) = Suite::find() else { return };
-    let server = Server::start("plain", &[]);
+    let server = serve("plain", &[]);
     let mut failed = Vec::new();
     for revision in ["2025-11-25", "2026-07-28"] {
         // The tasks scenarios need a journal: they are judged below.
@@ -98,7 +100,7 @@ fn the_tasks_scenarios_pass_with_a_journal() {
             format!("sqlite:{}", path.display())
         }
     };
-    let server = Server::start("journal", &["--journal", &journal]);
+    let server = serve("journal", &["--journal", &journal]);
     let mut failed = Vec::new();
     for scenario in TASKS {
         failed.extend(suite.run(scenario, &server, &["--scenario", scenario], |_| true));
@@ -136,7 +138,7 @@ impl Suite {
     /// Runs the suite with `args` against `server`; the failed checks of
     /// the scenarios `judged` keeps, each as a line, but those of [`ASKING`].
     /// Prints the suite's summary lines.
-    fn run(&self, label: &str, server: &Server, args: &[&str], judged: impl Fn(&str) -> bool) -> Vec<String> {
+    fn run(&self, label: &str, server: &Listening, args: &[&str], judged: impl Fn(&str) -> bool) -> Vec<String> {
         let results = std::env::temp_dir().join(format!("mcp-conformance-{}-{label}", std::process::id()));
         let _ = std::fs::remove_dir_all(&results);
         let output = Command::new(&self.node)
@@ -198,44 +200,10 @@ fn without_time(name: &str) -> Option<String> {
 }
 
 /// The example serving streamable HTTP on a free loopback port (given
-/// `args` besides); killed when dropped.
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Server {
-    fn start(label: &str, args: &[&str]) -> Server {
-        let binary = examples::build_example("conformance_server", &["mcp"]);
-        let log = std::env::temp_dir().join(format!("conformance_server-{label}-{}.log", std::process::id()));
-        let child = Command::new(binary)
-            .args(["--http", "127.0.0.1:0"])
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(File::create(&log).expect("the log file can be created"))
-            .spawn()
-            .expect("the example starts");
-        let mut server = Server { child, url: String::new() };
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let text = std::fs::read_to_string(&log).unwrap_or_default();
-            if let Some(url) = text.lines().find_map(|line| line.strip_prefix("conformance_server: listening on ")) {
-                server.url = url.trim().to_owned();
-                return server;
-            }
-            if let Ok(Some(status)) = server.child.try_wait() {
-                panic!("the server exited ({status}) before listening:\n{text}");
-            }
-            assert!(Instant::now() < deadline, "the server did not listen within 20s:\n{text}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `args` besides).
+fn serve(label: &str, args: &[&str]) -> Listening {
+    let mut command = Command::new(examples::build_example("conformance_server", &["mcp"]));
+    command.args(["--http", "127.0.0.1:0"]).args(args);
+    let log = std::env::temp_dir().join(format!("conformance_server-{label}-{}.log", std::process::id()));
+    Listening::start(command, &log, "conformance_server")
 }

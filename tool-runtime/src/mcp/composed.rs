@@ -214,3 +214,78 @@ impl Composed {
         self.resources("resources/unsubscribe")?.unsubscribe(request, context).await
     }
 }
+
+/// The methods of an rmcp handler that serve what is beside the tools
+/// from its `self.server` (a [`Server`](super::server::Server)): written
+/// once, for both handlers that serve it (the server's and a session's).
+macro_rules! serve_composed {
+    () => {
+        async fn list_prompts(
+            &self,
+            request: Option<rmcp::model::PaginatedRequestParams>,
+            context: rmcp::service::RequestContext<rmcp::RoleServer>,
+        ) -> Result<rmcp::model::ListPromptsResult, rmcp::ErrorData> {
+            self.server.composed.list_prompts(&self.server.cache, request, context).await
+        }
+
+        async fn get_prompt(
+            &self,
+            request: rmcp::model::GetPromptRequestParams,
+            context: rmcp::service::RequestContext<rmcp::RoleServer>,
+        ) -> Result<rmcp::model::GetPromptResponse, rmcp::ErrorData> {
+            self.server.composed.get_prompt(request, context).await
+        }
+
+        async fn list_resources(
+            &self,
+            request: Option<rmcp::model::PaginatedRequestParams>,
+            context: rmcp::service::RequestContext<rmcp::RoleServer>,
+        ) -> Result<rmcp::model::ListResourcesResult, rmcp::ErrorData> {
+            self.server.composed.list_resources(&self.server.cache, request, context).await
+        }
+
+        async fn list_resource_templates(
+            &self,
+            request: Option<rmcp::model::PaginatedRequestParams>,
+            context: rmcp::service::RequestContext<rmcp::RoleServer>,
+        ) -> Result<rmcp::model::ListResourceTemplatesResult, rmcp::ErrorData> {
+            self.server.composed.list_resource_templates(&self.server.cache, request, context).await
+        }
+
+        async fn read_resource(
+            &self,
+            request: rmcp::model::ReadResourceRequestParams,
+            context: rmcp::service::RequestContext<rmcp::RoleServer>,
+        ) -> Result<rmcp::model::ReadResourceResponse, rmcp::ErrorData> {
+            self.server.composed.read_resource(&self.server.cache, request, context).await
+        }
+
+        async fn complete(
+            &self,
+            request: rmcp::model::CompleteRequestParams,
+            context: rmcp::service::RequestContext<rmcp::RoleServer>,
+        ) -> Result<rmcp::model::CompleteResult, rmcp::ErrorData> {
+            self.server.composed.complete(request, context).await
+        }
+
+        #[allow(deprecated, reason = "resources/subscribe is the session revisions'; rmcp refuses it at 2026-07-28")]
+        async fn subscribe(
+            &self,
+            request: rmcp::model::SubscribeRequestParams,
+            context: rmcp::service::RequestContext<rmcp::RoleServer>,
+        ) -> Result<(), rmcp::ErrorData> {
+            self.server.composed.subscribe(request, context).await
+        }
+
+        #[allow(deprecated, reason = "resources/unsubscribe is the session revisions'; rmcp refuses it at 2026-07-28")]
+        async fn unsubscribe(
+            &self,
+            request: rmcp::model::UnsubscribeRequestParams,
+            context: rmcp::service::RequestContext<rmcp::RoleServer>,
+        ) -> Result<(), rmcp::ErrorData> {
+            self.server.composed.unsubscribe(request, context).await
+        }
+    };
+}
+
+pub(crate) use serve_composed;

@@ -6,9 +6,7 @@ use std::borrow::Cow;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, ElicitationAction, GetPromptRequestParams, GetPromptResponse,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, ServerConfig, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, ElicitationAction, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerConfig, Tool,
 };
 use rmcp::service::{ElicitationMode, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -306,55 +304,7 @@ impl<App: Send + Sync + 'static> ServerHandler for McpSession<App> {
         Ok(())
     }
 
-    async fn list_prompts(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ListPromptsResult, ErrorData> {
-        self.server.composed.list_prompts(&self.server.cache, request, context).await
-    }
-
-    async fn get_prompt(&self, request: GetPromptRequestParams, context: RequestContext<RoleServer>) -> Result<GetPromptResponse, ErrorData> {
-        self.server.composed.get_prompt(request, context).await
-    }
-
-    async fn list_resources(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ListResourcesResult, ErrorData> {
-        self.server.composed.list_resources(&self.server.cache, request, context).await
-    }
-
-    async fn list_resource_templates(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        self.server.composed.list_resource_templates(&self.server.cache, request, context).await
-    }
-
-    async fn read_resource(
-        &self,
-        request: ReadResourceRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ReadResourceResponse, ErrorData> {
-        self.server.composed.read_resource(&self.server.cache, request, context).await
-    }
-
-    async fn complete(&self, request: CompleteRequestParams, context: RequestContext<RoleServer>) -> Result<CompleteResult, ErrorData> {
-        self.server.composed.complete(request, context).await
-    }
-
-    #[allow(deprecated, reason = "resources/subscribe is this revision's")]
-    async fn subscribe(&self, request: SubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        self.server.composed.subscribe(request, context).await
-    }
-
-    #[allow(deprecated, reason = "resources/unsubscribe is this revision's")]
-    async fn unsubscribe(&self, request: UnsubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        self.server.composed.unsubscribe(request, context).await
-    }
+    crate::mcp::composed::serve_composed!();
 }
 
 /// Drops the arguments as they came from a call that waits for its human,

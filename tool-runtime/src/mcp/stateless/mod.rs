@@ -110,12 +110,8 @@ pub(crate) fn list_tools<App: Send + Sync + 'static>(server: &Server<App>, conte
     tool_list::list(server, &tool_list::offered(server, &Steps::default(), &user, false))
 }
 
-/// `tools/call` for the request's caller.
-///
-/// # Errors
-///
-/// `-32602` for a log level in `_meta` that is not one; `-32021` for a tool
-/// that requires a task, called by a client that does not declare tasks.
+/// `tools/call` for the request's caller (`calls.rs`, which says its
+/// errors); then the listening clients hear what it changed.
 pub(crate) async fn call_tool<App: Send + Sync + 'static>(
     server: &Server<App>,
     stateless: &Stateless,
