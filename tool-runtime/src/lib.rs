@@ -155,7 +155,7 @@ struct ReadmeDoctests;
 
 pub use call::{Arguments, CallOutcome, ExternalCall, PendingCall, ToolCall};
 pub use content::{Binary, Block, MAX_MIME_TYPE_BYTES, Resource, ResourceBody, ResourceLink};
-pub use context::{Ctx, Progress, ProgressSink, StepView, Unauthorized, UserContext};
+pub use context::{Ctx, LogLevel, LogMessage, LogSink, Progress, ProgressSink, StepView, Unauthorized, UserContext};
 pub use dynamic::DynamicTool;
 pub use error::{INTERNAL_ERROR_CODE, ToolError};
 pub use error_report::{ErrorKind, ErrorReport};
@@ -303,7 +303,7 @@ pub struct Input<T>(pub T);
 /// Everything a tool module needs: `use tool_runtime::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        ApprovalFloor, BoxedTool, CallResult, Ctx, DynamicTool, Input, PolicyKind, Registry, Run, ScopedTool, Selection, StepView, ToolCall,
-        ToolError, UserContext, Verdict, tool, tools,
+        ApprovalFloor, BoxedTool, CallResult, Ctx, DynamicTool, Input, LogLevel, PolicyKind, Registry, Run, ScopedTool, Selection, StepView,
+        ToolCall, ToolError, UserContext, Verdict, tool, tools,
     };
 }

@@ -681,7 +681,7 @@ impl<App: Send + Sync + 'static> Run<App> {
     }
 
     fn call_info(&self, id: &str, step: &CancellationToken) -> CallInfo {
-        let attached = Attached { thread_id: self.thread_id.clone(), progress: self.progress.clone(), memory: Some(self.memory.clone()) };
+        let attached = Attached { thread_id: self.thread_id.clone(), progress: self.progress.clone(), log: None, memory: Some(self.memory.clone()) };
         let call_id = if id.is_empty() { fresh_call_id() } else { id.into() };
         CallInfo::with(Some(self.user.clone()), call_id, step.child_token().into(), attached)
     }

@@ -1,5 +1,5 @@
 //! How many connections each peer holds, for the per-peer cap of
-//! [`McpServer::serve_http`](super::McpServer::serve_http): without it,
+//! [`McpServer::serve_http`](crate::mcp::McpServer::serve_http): without it,
 //! one client could hold every connection slot and lock everyone else out.
 //!
 //! A peer is an IPv4 address, or an IPv6 `/64` (one host is given a whole

@@ -54,12 +54,12 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 pub const DEFAULT_MAX_ARRIVING_BODY_BYTES: usize = 64 << 20;
 
 /// The bytes of each request body not counted against the
-/// [arriving bodies' limit](super::McpServer::with_max_arriving_body_bytes):
+/// [arriving bodies' limit](crate::mcp::McpServer::with_max_arriving_body_bytes):
 /// 64 KiB, room for every request but the calls with large arguments.
 pub const FREE_BODY_BYTES: usize = 64 << 10;
 
 /// Decides who is calling from a request's headers; see
-/// [`McpServer::with_auth`](super::McpServer::with_auth).
+/// [`McpServer::with_auth`](crate::mcp::McpServer::with_auth).
 pub(crate) type AuthHook = dyn Fn(&HeaderMap) -> Result<UserContext, Unauthorized> + Send + Sync;
 
 pub use crate::context::Unauthorized;
@@ -67,7 +67,7 @@ pub use crate::context::Unauthorized;
 /// The user an authentication hook gave for one HTTP request; rmcp carries
 /// it to the handler inside the request's `http::request::Parts`.
 #[derive(Clone, Debug)]
-pub(crate) struct Caller(pub(crate) Arc<UserContext>);
+pub(crate) struct Authenticated(pub(crate) Arc<UserContext>);
 
 /// The header naming a request's session.
 const SESSION_ID: &str = "mcp-session-id";
@@ -125,7 +125,7 @@ pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Reques
         return (StatusCode::NOT_FOUND, text).into_response();
     }
     if let Some(user) = &caller {
-        request.extensions_mut().insert(Caller(user.clone()));
+        request.extensions_mut().insert(Authenticated(user.clone()));
     }
     let declared = request.headers().get(CONTENT_LENGTH).and_then(|length| length.to_str().ok()?.parse::<u64>().ok());
     if let Some(length) = declared.filter(|&length| length > checks.max_body_bytes as u64) {

@@ -1,4 +1,4 @@
-//! The connections [`McpServer::serve_http`](super::McpServer::serve_http)
+//! The connections [`McpServer::serve_http`](crate::mcp::McpServer::serve_http)
 //! accepts: HTTP/1.1 on hyper, as `axum::serve` serves it, with what a
 //! server open to a network needs and `axum::serve` has no option for.
 //!

@@ -1,4 +1,4 @@
-//! How long and for how many requests [`McpServer::serve_http`](super::McpServer::serve_http)
+//! How long and for how many requests [`McpServer::serve_http`](crate::mcp::McpServer::serve_http)
 //! keeps a connection alive: a client that sends a small request now and
 //! then would otherwise hold its connection for ever.
 //!
