@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::origin::Origin;
 use crate::policy::PolicyKind;
 
 /// When a successful call ends the run.
@@ -279,11 +280,18 @@ pub struct ToolDefinition {
     /// what the provider calls it and who runs it: dialects export it to
     /// its own provider only (see `providers::builtin`).
     pub provider_defined: Option<Arc<ProviderDefined>>,
+    /// Where the definition comes from: `#[tool]`, a dynamic tool, a
+    /// provider's built-in, or a tool the host runs. Filter by it with
+    /// [`Registry::definitions_of_origin`](crate::Registry::definitions_of_origin);
+    /// an [`ApprovalFloor::origin`](crate::ApprovalFloor::origin) makes
+    /// every tool of an origin need approval.
+    pub origin: Origin,
 }
 
 impl ToolDefinition {
     /// A definition with only a name, description and input schema; the
-    /// builder methods set the rest. Used for dynamic tools.
+    /// builder methods set the rest. Used for dynamic tools (its
+    /// [`origin`](Self::origin) is [`Origin::Dynamic`]).
     pub fn new(name: impl Into<String>, description: impl Into<String>, input_schema: Value) -> Self {
         ToolDefinition {
             name: name.into(),
@@ -319,6 +327,7 @@ impl ToolDefinition {
             meta: Map::new(),
             scope_schema: None,
             provider_defined: None,
+            origin: Origin::Dynamic,
         }
     }
 
@@ -361,6 +370,7 @@ impl ToolDefinition {
             meta: metadata.meta.iter().map(|(key, value)| ((*key).to_owned(), value.to_json())).collect(),
             scope_schema: scope_schema.map(Arc::new),
             provider_defined: None,
+            origin: if execution.external { Origin::External } else { Origin::Typed },
         }
     }
 }

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use crate::context::{Ctx, StepView};
 use crate::error::ToolError;
+use crate::origin::Origin;
 use crate::policy::{PolicyKind, Verdict};
 use crate::scope::ScopedTool;
 use crate::streamed::Streamed;
@@ -169,6 +170,7 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
     pub fn external(name: impl Into<String>, description: impl Into<String>, input_schema: Value) -> Self {
         let mut tool = DynamicTool::new(name, description, input_schema, |_args, _ctx| async { Err::<Value, _>(ToolError::internal()) });
         tool.definition.external = true;
+        tool.definition.origin = Origin::External;
         tool
     }
 
@@ -569,6 +571,7 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
     /// `providers::builtin::ProviderTool`).
     pub(crate) fn provider_defined(mut self, declared: crate::definition::ProviderDefined) -> Self {
         self.definition.provider_defined = Some(Arc::new(declared));
+        self.definition.origin = Origin::ProviderDefined;
         self
     }
 

@@ -484,7 +484,7 @@ fn fail_closed<App: Send + Sync + 'static>(tools: &ToolTable<App>, entry: &Entry
 /// Whether the user's approval floor covers the tool (an anonymous
 /// user has none).
 fn floor_applies<App>(entry: &Entry<App>, call: &CallInfo) -> bool {
-    call.user.as_ref().is_some_and(|user| user.floor.applies(&entry.def.name, entry.def.tags.iter().map(String::as_str)))
+    call.user.as_ref().is_some_and(|user| user.floor.applies_to(&entry.def.name, entry.def.tags.iter().map(String::as_str), entry.def.origin))
 }
 
 /// The result of a call whose policy predicate gave no verdict.

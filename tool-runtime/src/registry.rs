@@ -13,6 +13,7 @@ use crate::call::{Arguments, PendingCall};
 use crate::error_report::ErrorReport;
 use crate::guard::ArgumentLimits;
 use crate::intent::Classifier;
+use crate::origin::Origin;
 use crate::pipeline::Call;
 use crate::result::CallResult;
 use crate::run::Run;
@@ -86,6 +87,30 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// ```
     pub fn definitions_of_kind<'a>(&'a self, kind: &'a str) -> impl Iterator<Item = &'a ToolDefinition> + 'a {
         self.definitions().filter(move |def| def.kind.as_deref() == Some(kind))
+    }
+
+    /// The definitions of the tools of this [`Origin`] (typed, dynamic,
+    /// provider-defined, external), in declaration order.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tool_runtime::prelude::*;
+    /// use tool_runtime::Origin;
+    ///
+    /// /// Pick a date in the user's calendar.
+    /// #[tool(external)]
+    /// async fn pick_date(month: u32) -> String;
+    ///
+    /// let registry = Registry::<()>::builder()
+    ///     .tools(tools![pick_date])
+    ///     .tool(DynamicTool::external("pick_file", "Pick a file.", json!({"type": "object"})))
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(registry.definitions_of_origin(Origin::External).count(), 2);
+    /// assert_eq!(registry.definitions_of_origin(Origin::Typed).count(), 0);
+    /// ```
+    pub fn definitions_of_origin(&self, origin: Origin) -> impl Iterator<Item = &ToolDefinition> + '_ {
+        self.definitions().filter(move |def| def.origin == origin)
     }
 
     /// The definition of one tool.
