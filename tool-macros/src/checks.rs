@@ -49,6 +49,7 @@ pub fn validate(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) -> Str
     check_keys(attrs, &name, errors);
     check_recovery(attrs, tool_fn, errors);
     check_scope(attrs, errors);
+    check_as_intent(attrs, errors);
     check_external(attrs, tool_fn, errors);
     check_streamed(attrs, tool_fn, errors);
     name
@@ -108,6 +109,25 @@ fn check_external(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) {
                 format!("`{key}` is about running the tool here, but the host runs an external tool: remove `{key}` or `external`"),
             ));
         }
+    }
+}
+
+/// `as_intent` lists the tool to the intent classifier where the registry
+/// lists only the tools that opt in; off is the default, and an
+/// `always_active` tool is never listed.
+fn check_as_intent(attrs: &ToolAttrs, errors: &mut Errors) {
+    let Some(flag) = attrs.as_intent else { return };
+    if !flag.value {
+        errors.push(with_help(
+            error_at(&quote_span(flag.span), "`as_intent = false` is the default"),
+            "remove it, or write `as_intent` to list the tool to the intent classifier of a registry built with `intent_opt_in(true)`",
+        ));
+    } else if attrs.always_active.is_some_and(|flag| flag.value) {
+        errors.push(with_help(
+            error_at(&quote_span(flag.span), "`as_intent` contradicts `always_active`"),
+            "an always-active tool is offered in every turn and never listed to the intent classifier: \
+             remove `always_active` to let the classifier choose the tool, or remove `as_intent`",
+        ));
     }
 }
 

@@ -73,7 +73,8 @@ impl ToolMeta {
 }
 
 /// The metadata keys of `#[tool]` (`kind`, `examples`, `example_prompts`,
-/// `related`, `always_active`, `classification`, `scope_prompt`, `meta`),
+/// `related`, `always_active`, `as_intent`, `classification`,
+/// `scope_prompt`, `meta`),
 /// grouped in `Tool::METADATA`, whose default is [`Metadata::EMPTY`], so
 /// that a tool using none of them emits nothing for them.
 #[doc(hidden)]
@@ -84,6 +85,7 @@ pub struct Metadata {
     pub example_prompts: &'static [&'static str],
     pub related: &'static [&'static str],
     pub always_active: bool,
+    pub as_intent: bool,
     pub classification: Option<&'static str>,
     pub scope_prompt: Option<&'static str>,
     pub meta: &'static [(&'static str, MetaValue)],
@@ -97,6 +99,7 @@ impl Metadata {
         example_prompts: &[],
         related: &[],
         always_active: false,
+        as_intent: false,
         classification: None,
         scope_prompt: None,
         meta: &[],
@@ -266,6 +269,10 @@ pub struct ToolDefinition {
     /// Offered in every turn whatever an intent classifier selects (its
     /// visibility and `requires` still apply).
     pub always_active: bool,
+    /// Listed to the intent classifier of a registry that lists only the
+    /// tools that opt in ([`RegistryBuilder::intent_opt_in`](crate::RegistryBuilder::intent_opt_in));
+    /// every tool but an `always_active` one is listed otherwise.
+    pub as_intent: bool,
     /// A compact one-liner describing the tool to an intent classifier.
     pub classification: Option<String>,
     /// A one-line hint for an intent classifier on when and how to scope the tool.
@@ -322,6 +329,7 @@ impl ToolDefinition {
             example_prompts: Vec::new(),
             related: Vec::new(),
             always_active: false,
+            as_intent: false,
             classification: None,
             scope_prompt: None,
             meta: Map::new(),
@@ -365,6 +373,7 @@ impl ToolDefinition {
             example_prompts: strings(metadata.example_prompts),
             related: strings(metadata.related),
             always_active: metadata.always_active,
+            as_intent: metadata.as_intent,
             classification: metadata.classification.map(str::to_owned),
             scope_prompt: metadata.scope_prompt.map(str::to_owned),
             meta: metadata.meta.iter().map(|(key, value)| ((*key).to_owned(), value.to_json())).collect(),

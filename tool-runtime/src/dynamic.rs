@@ -555,6 +555,15 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
         self
     }
 
+    /// Lists the tool to the intent classifier of a registry built with
+    /// [`intent_opt_in(true)`](crate::RegistryBuilder::intent_opt_in), which
+    /// lists only the tools that opt in (`#[tool(as_intent)]`). Not with
+    /// [`always_active`](Self::always_active): the build refuses both.
+    pub fn as_intent(mut self, listed: bool) -> Self {
+        self.definition.as_intent = listed;
+        self
+    }
+
     /// A compact one-liner describing the tool to an intent classifier.
     pub fn classification(mut self, text: impl Into<String>) -> Self {
         self.definition.classification = Some(text.into());

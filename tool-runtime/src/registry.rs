@@ -234,7 +234,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
 
     /// The intent classifier's call over this registry's tools.
     pub fn classifier(&self) -> Classifier {
-        Classifier::new(self.definitions())
+        Classifier::new(self.definitions(), self.tools.config.intent_opt_in)
     }
 
     /// The tool table under this registry, for what works below it (a
@@ -414,6 +414,36 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
     /// (code `TOO_MANY_EXTERNAL`) and may try again once some are completed.
     pub fn max_external_calls(mut self, max: usize) -> Self {
         self.config.max_external = max;
+        self
+    }
+
+    /// Lists to the intent classifier ([`Registry::classifier`],
+    /// [`Run::classifier`](crate::Run::classifier)) only the tools that opt in with
+    /// `#[tool(as_intent)]` ([`DynamicTool::as_intent`](crate::DynamicTool::as_intent)),
+    /// rather than every tool but the `always_active` ones (the default).
+    /// The classifier then chooses among a few entry points; a tool it does
+    /// not list is offered in a turn only when it is `always_active` or
+    /// required by one chosen. [`build`](Self::build) fails when no tool
+    /// opts in.
+    ///
+    /// ```
+    /// use tool_runtime::prelude::*;
+    ///
+    /// /// Handle a refund request.
+    /// #[tool(as_intent, classification = "Refunds")]
+    /// async fn refund_request(order_id: String) -> String { order_id }
+    ///
+    /// /// Look up an order.
+    /// #[tool(read_only)]
+    /// async fn lookup_order(order_id: String) -> String { order_id }
+    ///
+    /// let registry = Registry::<()>::builder().tools(tools![refund_request, lookup_order]).intent_opt_in(true).build().unwrap();
+    /// let prompt = registry.classifier().prompt().to_owned();
+    /// assert!(prompt.contains("- refund_request: Refunds"));
+    /// assert!(!prompt.contains("lookup_order"));
+    /// ```
+    pub fn intent_opt_in(mut self, opt_in: bool) -> Self {
+        self.config.intent_opt_in = opt_in;
         self
     }
 

@@ -561,7 +561,7 @@ impl<App: Send + Sync + 'static> Run<App> {
 
     /// The intent classifier's call over this run's tools.
     pub fn classifier(&self) -> Classifier {
-        Classifier::new(self.tools.definitions())
+        Classifier::new(self.tools.definitions(), self.tools.config.intent_opt_in)
     }
 
     /// Offers, from now until the next `select` or

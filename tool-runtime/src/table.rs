@@ -75,6 +75,8 @@ pub(crate) struct Config {
     pub(crate) max_pending: usize,
     pub(crate) max_external: usize,
     pub(crate) approval_ttl: Duration,
+    /// The intent classifier lists only the tools written `as_intent`.
+    pub(crate) intent_opt_in: bool,
 }
 
 impl Default for Config {
@@ -91,6 +93,7 @@ impl Default for Config {
             max_pending: 16,
             max_external: 64,
             approval_ttl: DEFAULT_APPROVAL_TTL,
+            intent_opt_in: false,
         }
     }
 }
@@ -186,6 +189,9 @@ impl<App: Send + Sync + 'static> ToolTable<App> {
                     problems.push(BuildProblem::InvalidInterim { tool: entry.def.name.clone(), reason });
                 }
             }
+        }
+        if config.intent_opt_in && !entries.iter().any(|entry| entry.def.as_intent) {
+            problems.push(BuildProblem::NoIntentTools);
         }
         if !problems.is_empty() {
             return Err(BuildError { problems });

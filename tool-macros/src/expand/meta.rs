@@ -111,6 +111,9 @@ pub(super) fn metadata(attrs: &ToolAttrs, p: &TokenStream) -> TokenStream {
     if attrs.always_active.is_some_and(|flag| flag.value) {
         fields.push(quote!(always_active: true));
     }
+    if attrs.as_intent.is_some_and(|flag| flag.value) {
+        fields.push(quote!(as_intent: true));
+    }
     if let Some(text) = &attrs.classification {
         let text = some(text);
         fields.push(quote!(classification: #text));

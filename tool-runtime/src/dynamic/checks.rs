@@ -68,6 +68,13 @@ pub(crate) fn contradictions<App>(tool: &DynamicTool<App>) -> Vec<String> {
                 .to_owned(),
         );
     }
+    if def.as_intent && def.always_active {
+        found.push(
+            "`as_intent` contradicts `always_active`: an always-active tool is offered in every turn and never listed to the \
+             intent classifier: remove `always_active(true)` to let the classifier choose the tool, or `as_intent(true)`"
+                .to_owned(),
+        );
+    }
     if tool.recover.is_some() && matches!(tool.handler, Handler::Streamed(_)) {
         found.push(
             "`on_error` does not apply to a streaming tool: a streaming tool fails with an `Err` item \
