@@ -34,6 +34,7 @@ struct ToolKeys {
     ends_run: Option<Meta>,
     ends_turn: Option<Meta>,
     on_error: Option<Meta>,
+    failure_mode: Option<Meta>,
     interruptible: Option<Meta>,
     idempotency_key: Option<Meta>,
     reconcile: Option<Meta>,
@@ -128,6 +129,8 @@ pub struct ToolAttrs {
     pub ends_run: Option<EndsRunAttr>,
     pub ends_turn: Option<Flag>,
     pub on_error: Option<Path>,
+    /// `failure_mode = "return"` or `"error"`, as written (checked).
+    pub failure_mode: Option<LitStr>,
     pub interruptible: Option<Flag>,
     pub idempotency_key: Option<Path>,
     pub reconcile: Option<Path>,
@@ -191,6 +194,7 @@ impl ToolAttrs {
             ends_run: keys.ends_run.and_then(|meta| ends_run(&meta, errors)),
             ends_turn: keys.ends_turn.and_then(|meta| flag(&meta, errors)),
             on_error: keys.on_error.and_then(|meta| predicate_path(&meta, "on_error", errors)),
+            failure_mode: keys.failure_mode.and_then(|meta| failure_mode(&meta, errors)),
             interruptible: keys.interruptible.and_then(|meta| flag(&meta, errors)),
             idempotency_key: keys.idempotency_key.and_then(|meta| predicate_path(&meta, "idempotency_key", errors)),
             reconcile: keys.reconcile.and_then(|meta| predicate_path(&meta, "reconcile", errors)),
@@ -510,6 +514,20 @@ fn parallel_safe(meta: &Meta, errors: &mut Errors) -> Option<ParallelSafeAttr> {
         Meta::NameValue(nv) if matches!(&nv.value, Expr::Path(_)) => predicate_path(meta, "parallel_safe", errors).map(ParallelSafeAttr::Predicate),
         _ => flag(meta, errors).map(ParallelSafeAttr::Flag),
     }
+}
+
+/// `failure_mode = "error"` or `"return"`: who reads the tool's own failure.
+fn failure_mode(meta: &Meta, errors: &mut Errors) -> Option<LitStr> {
+    let lit = text(meta, "failure_mode", "error", errors)?;
+    if matches!(lit.value().as_str(), "return" | "error") {
+        return Some(lit);
+    }
+    errors.push(with_help(
+        error_at(&lit, format!("unknown failure mode \"{}\"", lit.value())),
+        "write `failure_mode = \"error\"` to end a failed call as an error the host handles (the model reads the generic line), \
+         or leave the key out for the default, `\"return\"`: the model reads the failure",
+    ));
+    None
 }
 
 /// `replay`, `replay = bool`: only `replay = false` means anything (the

@@ -48,6 +48,7 @@ pub fn validate(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) -> Str
     check_description(attrs, tool_fn, errors);
     check_keys(attrs, &name, errors);
     check_recovery(attrs, tool_fn, errors);
+    check_failure_mode(attrs, tool_fn, errors);
     check_scope(attrs, errors);
     check_as_intent(attrs, errors);
     check_external(attrs, tool_fn, errors);
@@ -88,8 +89,9 @@ fn check_external(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) {
     if external.is_none() {
         return;
     }
-    let here: [(&str, Option<proc_macro2::Span>); 6] = [
+    let here: [(&str, Option<proc_macro2::Span>); 7] = [
         ("on_error", attrs.on_error.as_ref().map(syn::spanned::Spanned::span)),
+        ("failure_mode", attrs.failure_mode.as_ref().map(LitStr::span)),
         ("interim", attrs.interim.as_ref().map(LitStr::span)),
         ("interruptible", attrs.interruptible.map(|flag| flag.span)),
         ("idempotency_key", attrs.idempotency_key.as_ref().map(syn::spanned::Spanned::span)),
@@ -172,6 +174,23 @@ fn tool_name(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) -> String
             }
             name
         }
+    }
+}
+
+/// `failure_mode = "error"` needs a tool that can fail; `"return"` is the
+/// default.
+fn check_failure_mode(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) {
+    let Some(mode) = &attrs.failure_mode else { return };
+    if mode.value() == "return" {
+        errors.push(with_help(
+            error_at(mode, "`failure_mode = \"return\"` is the default"),
+            "remove it, or write `failure_mode = \"error\"` to end a failed call as an error the host handles",
+        ));
+    } else if !returns_result(&tool_fn.output) && !is_streamed(&tool_fn.output) {
+        errors.push(with_help(
+            error_at(mode, "`failure_mode` is about the tool's own failure, but the tool does not return a `Result`"),
+            "return `Result<T, E>` from the tool, or remove `failure_mode`",
+        ));
     }
 }
 

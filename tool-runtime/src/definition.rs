@@ -124,11 +124,35 @@ pub struct Execution {
     pub replay: bool,
     /// `external`: calls are handed to the host instead of executed.
     pub external: bool,
+    /// `failure_mode = "error"` makes it [`FailureMode::Error`].
+    pub failure_mode: FailureMode,
 }
 
 impl Execution {
     /// No execution key written.
-    pub const DEFAULT: Execution = Execution { interim: None, interruptible: true, idempotency_key: false, replay: true, external: false };
+    pub const DEFAULT: Execution =
+        Execution { interim: None, interruptible: true, idempotency_key: false, replay: true, external: false, failure_mode: FailureMode::Return };
+}
+
+/// Who reads a tool's own failure (a [`ToolError`](crate::ToolError) or a
+/// typed failure it returned, an `Err` item of its stream):
+/// `#[tool(failure_mode = "...")]`,
+/// [`DynamicTool::failure_mode`](crate::DynamicTool::failure_mode).
+///
+/// Only the tool's own failure: invalid arguments, a refusal, a timeout
+/// and a cancellation read as always, and an error that is not a
+/// `ToolError` (a bug, a panic) is the generic status-500 line in either
+/// mode.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FailureMode {
+    /// The model reads the failure's one line, to act on it (the default).
+    #[default]
+    Return,
+    /// The call ends as an error the host handles: its result is a
+    /// [`ResultKind::HostError`](crate::ResultKind::HostError), whose
+    /// `error_code` and `status` are the failure's, the failure goes to
+    /// `on_tool_error`, and the model reads the generic status-500 line.
+    Error,
 }
 
 /// The text a call shows while it is still running: emitted once, as a
@@ -254,6 +278,9 @@ pub struct ToolDefinition {
     /// result is [`ResultKind::External`](crate::ResultKind::External)); the
     /// host supplies the output later ([`ExternalCalls::complete`](crate::ExternalCalls::complete)).
     pub external: bool,
+    /// Who reads the tool's own failure: the model (the default), or the
+    /// host, while the model reads the generic line (`failure_mode = "error"`).
+    pub failure_mode: FailureMode,
     /// A declared grouping (`kind = "read"`), for registries and
     /// documentation ([`Registry::definitions_of_kind`](crate::Registry::definitions_of_kind))
     /// and exported as `kind` in MCP `_meta`. It is not an authorisation
@@ -324,6 +351,7 @@ impl ToolDefinition {
             idempotency_key: false,
             replay: true,
             external: false,
+            failure_mode: FailureMode::Return,
             kind: None,
             examples: Vec::new(),
             example_prompts: Vec::new(),
@@ -368,6 +396,7 @@ impl ToolDefinition {
             idempotency_key: execution.idempotency_key,
             replay: execution.replay,
             external: execution.external,
+            failure_mode: execution.failure_mode,
             kind: metadata.kind.map(str::to_owned),
             examples: strings(metadata.examples),
             example_prompts: strings(metadata.example_prompts),

@@ -20,7 +20,7 @@ use crate::origin::Origin;
 use crate::policy::{PolicyKind, Verdict};
 use crate::scope::ScopedTool;
 use crate::streamed::Streamed;
-use crate::tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, Interim, PolicyCall, ToolDefinition};
+use crate::tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, FailureMode, Interim, PolicyCall, ToolDefinition};
 
 /// What runs a call: a handler that returns the output, or one that returns
 /// a stream of outputs (every one but the last preliminary).
@@ -426,6 +426,35 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
     /// [`ToolDefinition::replay`]).
     pub fn replay(mut self, replay: bool) -> Self {
         self.definition.replay = replay;
+        self
+    }
+
+    /// Who reads the handler's own failure (a [`ToolError`] it returned):
+    /// the model, as its one line ([`FailureMode::Return`], the default), or
+    /// the host ([`FailureMode::Error`]: the call ends as a
+    /// [`ResultKind::HostError`](crate::ResultKind::HostError) and the model
+    /// reads the generic line). Not on an external tool, whose failure is
+    /// the host's already: the build refuses it.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use serde_json::{json, Value};
+    /// # use tool_runtime::prelude::*;
+    /// use tool_runtime::{FailureMode, ResultKind};
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let charge = DynamicTool::new("charge", "Charge the card.", json!({"type": "object"}), |_args, _ctx: Ctx<()>| async {
+    ///     Err::<Value, _>(ToolError::unavailable("PSP_DOWN", "The payment provider is down."))
+    /// })
+    /// .failure_mode(FailureMode::Error);
+    /// let registry = Registry::builder().tool(charge).build().unwrap();
+    /// let result = registry.invoke(&Arc::new(()), "charge", "{}").await;
+    /// assert_eq!(result.kind, ResultKind::HostError);
+    /// assert_eq!(result.error_code.as_deref(), Some("PSP_DOWN"));
+    /// assert!(!result.text.contains("payment provider"), "the model reads the generic line");
+    /// # }
+    /// ```
+    pub fn failure_mode(mut self, mode: FailureMode) -> Self {
+        self.definition.failure_mode = mode;
         self
     }
 

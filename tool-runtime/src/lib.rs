@@ -172,7 +172,7 @@ pub use run::{Approvals, DurableError, ExternalCalls, Run, RunError, RunState, S
 pub use schema::SCHEMA_DIALECT;
 pub use streamed::Streamed;
 pub use table::{BuildError, BuildProblem, DEFAULT_APPROVAL_TTL};
-pub use tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, Interim, Tool, ToolDefinition};
+pub use tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, FailureMode, Interim, Tool, ToolDefinition};
 
 pub use serde_json;
 /// The string type of [`CallResult::tool`] and [`CallResult::call_id`].

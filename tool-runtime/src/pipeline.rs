@@ -72,6 +72,7 @@ pub(crate) use checks::out_of_scope;
 use checks::{validate, wrong_failure, wrong_output};
 
 use crate::call::{Arguments, CallOutcome, Pending, PendingCall};
+use crate::definition::FailureMode;
 use crate::context::{CallInfo, CallState, Ctx};
 use crate::error::ToolError;
 use crate::error_report::{ErrorKind, ErrorReport, Escaped, describe, panic_message};
@@ -627,7 +628,10 @@ pub(crate) fn concluded<App: Send + Sync + 'static>(tools: &ToolTable<App>, entr
                 data: error.data().cloned(),
                 ..ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Tool, error.code(), error.model_line())
             });
-            CallResult::failure(tool, call_id.clone(), ResultKind::ToolError, &error)
+            match entry.def.failure_mode {
+                FailureMode::Return => CallResult::failure(tool, call_id.clone(), ResultKind::ToolError, &error),
+                FailureMode::Error => CallResult::host_error(tool, call_id.clone(), &error),
+            }
         }
         Ended::Returned(Err(Failure::Internal(error))) => internal(tools, tool, call_id, ErrorKind::Internal, describe(error.as_ref())),
         Ended::Panicked(payload) => internal(tools, tool, call_id, ErrorKind::Panic, panic_message(payload.as_ref())),

@@ -251,7 +251,7 @@ pub(crate) fn add_failures(failures: &mut Vec<(String, u32)>, tool: &str, failed
 /// does not: the tool did not fail.
 fn counts_as_failure(result: &CallResult) -> bool {
     match result.kind {
-        ResultKind::InvalidArguments | ResultKind::ToolError | ResultKind::Internal => true,
+        ResultKind::InvalidArguments | ResultKind::ToolError | ResultKind::HostError | ResultKind::Internal => true,
         ResultKind::TimedOut => result.error_code.as_deref() == Some(lines::TOOL_TIMEOUT),
         _ => false,
     }

@@ -13,7 +13,7 @@ use schemars::{Schema, SchemaGenerator};
 use serde_json::{Map, Value};
 
 use crate::context::{CallState, Ctx, StepView};
-pub use crate::definition::{Annotations, EndsRun, Execution, Interim, MetaValue, Metadata, ToolDefinition, ToolMeta};
+pub use crate::definition::{Annotations, EndsRun, Execution, FailureMode, Interim, MetaValue, Metadata, ToolDefinition, ToolMeta};
 use crate::error::ToolError;
 use crate::policy::Verdict;
 use crate::readers::Args;

@@ -3,7 +3,7 @@
 //! sets, the rest from `ToolMeta::DEFAULT`) and, for a tool that
 //! writes any metadata key, its `Metadata` constant, and for one that
 //! writes an execution key (`interim`, `interruptible`, `idempotency_key`,
-//! `replay`), its `Execution` constant.
+//! `replay`, `external`, `failure_mode`), its `Execution` constant.
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote};
@@ -168,6 +168,9 @@ pub(super) fn execution(attrs: &ToolAttrs, p: &TokenStream) -> TokenStream {
     }
     if attrs.external.is_some_and(|flag| flag.value) {
         fields.push(quote!(external: true));
+    }
+    if attrs.failure_mode.as_ref().is_some_and(|mode| mode.value() == "error") {
+        fields.push(quote!(failure_mode: #p::FailureMode::Error));
     }
     if fields.is_empty() {
         return TokenStream::new();

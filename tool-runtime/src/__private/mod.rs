@@ -25,8 +25,8 @@ pub use core::time::Duration;
 pub use crate::context::{CallState, Ctx, StepView};
 pub use crate::policy::{PolicyKind, Verdict};
 pub use crate::tool::{
-    Annotations, BoxError, CallFuture, EndsRun, Execution, Failure, Interim, MetaValue, Metadata, Output, ParsedFrom, PolicyCall, Tool, ToolMeta,
-    ToolOutput,
+    Annotations, BoxError, CallFuture, EndsRun, Execution, Failure, FailureMode, Interim, MetaValue, Metadata, Output, ParsedFrom, PolicyCall, Tool,
+    ToolMeta, ToolOutput,
 };
 
 pub use crate::readers::Args;

@@ -4,7 +4,7 @@
 //! naming the tool, worded as the macro's error and its help, with the
 //! builder's methods where the macro names its keys.
 
-use crate::tool::EndsRun;
+use crate::tool::{EndsRun, FailureMode};
 
 use super::{DynamicTool, Handler};
 
@@ -99,6 +99,7 @@ fn external<App>(tool: &DynamicTool<App>) -> impl Iterator<Item = String> {
         ("interruptible", !def.interruptible),
         ("idempotency_key", def.idempotency_key),
         ("ends_run = path", def.ends_run == EndsRun::Predicate),
+        ("failure_mode", def.failure_mode != FailureMode::Return),
     ];
     here.into_iter().filter(|(_, set)| *set).map(|(key, _)| {
         format!(
