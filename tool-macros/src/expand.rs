@@ -162,6 +162,12 @@ pub(crate) fn private_path(attrs: &ToolAttrs) -> TokenStream {
     quote!(#krate::__private)
 }
 
+/// The path `{krate}::{tail}` as the string literal serde's and
+/// schemars' `crate = "..."` attributes take.
+pub(crate) fn crate_path_literal(krate: &TokenStream, tail: &str) -> syn::LitStr {
+    syn::LitStr::new(&format!("{krate}::{tail}").replace(' ', ""), Span::call_site())
+}
+
 /// The doc comment of the generated type.
 pub(crate) fn struct_doc(name: &str) -> String {
     format!(

@@ -174,6 +174,12 @@ pub use streamed::Streamed;
 pub use table::{BuildError, BuildProblem, DEFAULT_APPROVAL_TTL};
 pub use tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, FailureMode, Interim, Tool, ToolDefinition};
 
+/// serde, for `#[tool_data]`'s derives and a crate that depends on
+/// `tool-runtime` alone.
+pub use serde;
+/// schemars, for `#[tool_data]`'s derives and a crate that depends on
+/// `tool-runtime` alone.
+pub use schemars;
 pub use serde_json;
 /// The string type of [`CallResult::tool`] and [`CallResult::call_id`].
 pub use smol_str::SmolStr;
@@ -272,6 +278,44 @@ pub use tokio_util::sync::CancellationToken;
 /// ```
 pub use tool_macros::tool;
 
+/// Derives `Serialize`, `Deserialize` and `JsonSchema` for a tool's input
+/// and output types from the [`serde`] and [`schemars`] this crate
+/// re-exports, so that a crate that depends on `tool-runtime` alone (and
+/// tokio, for its runtime) needs neither in its `Cargo.toml`.
+///
+/// `#[tool_data(Serialize, JsonSchema)]` writes
+/// `#[derive(::tool_runtime::serde::Serialize, ::tool_runtime::schemars::JsonSchema)]`
+/// and the `#[serde(crate = "...")]` and `#[schemars(crate = "...")]`
+/// attributes by which those derives find their crates (a derive cannot
+/// write them: it adds items, never attributes). List the derives the type
+/// needs, in any order; any other derive goes in `#[derive(...)]` as
+/// usual, and `#[serde(...)]` and `#[schemars(...)]` on the type and its
+/// fields mean what they always mean. `crate = path` names the runtime for
+/// a crate that re-exports it, as on `#[tool]`.
+///
+/// ```
+/// use tool_runtime::prelude::*;
+///
+/// #[tool_data(Deserialize, JsonSchema)]
+/// struct NewTicket {
+///     /// One line.
+///     title: String,
+///     #[serde(default)]
+///     urgent: bool,
+/// }
+///
+/// #[tool_data(Serialize, JsonSchema)]
+/// #[derive(Debug)]
+/// struct Ticket { id: u32, title: String }
+///
+/// /// Open a support ticket.
+/// #[tool]
+/// async fn open_ticket(Input(ticket): Input<NewTicket>) -> Ticket {
+///     Ticket { id: if ticket.urgent { 1 } else { 2 }, title: ticket.title }
+/// }
+/// ```
+pub use tool_macros::tool_data;
+
 /// Takes a whole input struct as a tool's input, instead of one parameter
 /// per field. The struct derives `Deserialize` and `JsonSchema`; its fields
 /// become the schema's properties.
@@ -304,6 +348,6 @@ pub struct Input<T>(pub T);
 pub mod prelude {
     pub use crate::{
         ApprovalFloor, BoxedTool, CallResult, Ctx, DynamicTool, Input, PolicyKind, Registry, Run, ScopedTool, Selection, StepView, ToolCall,
-        ToolError, UserContext, Verdict, tool, tools,
+        ToolError, UserContext, Verdict, tool, tool_data, tools,
     };
 }
