@@ -35,6 +35,7 @@ struct ToolKeys {
     ends_turn: Option<Meta>,
     on_error: Option<Meta>,
     failure_mode: Option<Meta>,
+    on_result: Option<Meta>,
     interruptible: Option<Meta>,
     idempotency_key: Option<Meta>,
     reconcile: Option<Meta>,
@@ -131,6 +132,7 @@ pub struct ToolAttrs {
     pub on_error: Option<Path>,
     /// `failure_mode = "return"` or `"error"`, as written (checked).
     pub failure_mode: Option<LitStr>,
+    pub on_result: Option<Path>,
     pub interruptible: Option<Flag>,
     pub idempotency_key: Option<Path>,
     pub reconcile: Option<Path>,
@@ -195,6 +197,7 @@ impl ToolAttrs {
             ends_turn: keys.ends_turn.and_then(|meta| flag(&meta, errors)),
             on_error: keys.on_error.and_then(|meta| predicate_path(&meta, "on_error", errors)),
             failure_mode: keys.failure_mode.and_then(|meta| failure_mode(&meta, errors)),
+            on_result: keys.on_result.and_then(|meta| predicate_path(&meta, "on_result", errors)),
             interruptible: keys.interruptible.and_then(|meta| flag(&meta, errors)),
             idempotency_key: keys.idempotency_key.and_then(|meta| predicate_path(&meta, "idempotency_key", errors)),
             reconcile: keys.reconcile.and_then(|meta| predicate_path(&meta, "reconcile", errors)),
@@ -480,6 +483,10 @@ fn predicate_path(meta: &Meta, key: &str, errors: &mut Errors) -> Option<Path> {
         "idempotency_key" => format!(
             "write `{key} = path::to::function`, a `fn(&Input) -> String` that returns the key of the call's effect \
              from the tool's input (`Input` is the type named like the tool, or `T` of `Input<T>`)"
+        ),
+        "on_result" => format!(
+            "write `{key} = path::to::hook`, a `fn(&CallReport)` that sees each outcome of the tool's calls \
+             (its result, who called, how long it took)"
         ),
         "reconcile" => format!(
             "write `{key} = path::to::function`, a `fn(&Input) -> Option<Output>` that says whether a call cut off midway \

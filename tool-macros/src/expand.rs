@@ -98,6 +98,7 @@ fn tool_impl(g: &Gen<'_>) -> TokenStream {
     let parallel_safe = hooks::parallel_safe_fn(g);
     let effect_key = hooks::effect_key_fn(g);
     let reconcile = hooks::reconcile_fn(g);
+    let on_result = hooks::on_result_fn(g);
     let scope = hooks::scope_methods(g);
     let call = call::call_fn(g);
     quote! {
@@ -118,6 +119,7 @@ fn tool_impl(g: &Gen<'_>) -> TokenStream {
             #parallel_safe
             #effect_key
             #reconcile
+            #on_result
             #scope
 
             #call

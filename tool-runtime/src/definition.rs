@@ -126,12 +126,21 @@ pub struct Execution {
     pub external: bool,
     /// `failure_mode = "error"` makes it [`FailureMode::Error`].
     pub failure_mode: FailureMode,
+    /// `on_result = path` sets it (the hook is `Tool::on_result`).
+    pub on_result: bool,
 }
 
 impl Execution {
     /// No execution key written.
-    pub const DEFAULT: Execution =
-        Execution { interim: None, interruptible: true, idempotency_key: false, replay: true, external: false, failure_mode: FailureMode::Return };
+    pub const DEFAULT: Execution = Execution {
+        interim: None,
+        interruptible: true,
+        idempotency_key: false,
+        replay: true,
+        external: false,
+        failure_mode: FailureMode::Return,
+        on_result: false,
+    };
 }
 
 /// Who reads a tool's own failure (a [`ToolError`](crate::ToolError) or a
@@ -281,6 +290,10 @@ pub struct ToolDefinition {
     /// Who reads the tool's own failure: the model (the default), or the
     /// host, while the model reads the generic line (`failure_mode = "error"`).
     pub failure_mode: FailureMode,
+    /// Whether the tool has a result hook of its own (`on_result = path`),
+    /// which sees each outcome of its calls beside the registry's
+    /// ([`RegistryBuilder::on_result`](crate::RegistryBuilder::on_result)).
+    pub has_result_hook: bool,
     /// A declared grouping (`kind = "read"`), for registries and
     /// documentation ([`Registry::definitions_of_kind`](crate::Registry::definitions_of_kind))
     /// and exported as `kind` in MCP `_meta`. It is not an authorisation
@@ -352,6 +365,7 @@ impl ToolDefinition {
             replay: true,
             external: false,
             failure_mode: FailureMode::Return,
+            has_result_hook: false,
             kind: None,
             examples: Vec::new(),
             example_prompts: Vec::new(),
@@ -397,6 +411,7 @@ impl ToolDefinition {
             replay: execution.replay,
             external: execution.external,
             failure_mode: execution.failure_mode,
+            has_result_hook: execution.on_result,
             kind: metadata.kind.map(str::to_owned),
             examples: strings(metadata.examples),
             example_prompts: strings(metadata.example_prompts),

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::call_report::CallReport;
 use crate::context::{Ctx, StepView};
 use crate::error::ToolError;
 use crate::origin::Origin;
@@ -44,6 +45,7 @@ type ParallelFn = Arc<dyn Fn(&Value) -> bool + Send + Sync>;
 type EffectKeyFn = Arc<dyn Fn(&Value) -> String + Send + Sync>;
 type ReconcileFn = Arc<dyn Fn(&Value) -> Option<Value> + Send + Sync>;
 type ScopeFn = Arc<dyn Fn(&Value, &mut ScopedTool) + Send + Sync>;
+type ResultFn = Arc<dyn Fn(&CallReport) + Send + Sync>;
 
 /// An `on_error` recovery, on the validated arguments and the handler's
 /// error; `None` declines.
@@ -89,6 +91,7 @@ pub struct DynamicTool<App> {
     effect_key: Option<EffectKeyFn>,
     reconcile: Option<ReconcileFn>,
     scope: Option<ScopeFn>,
+    on_result: Option<ResultFn>,
     content_blocks: bool,
 }
 
@@ -159,6 +162,7 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
             effect_key: None,
             reconcile: None,
             scope: None,
+            on_result: None,
             content_blocks: false,
         }
     }
@@ -358,6 +362,17 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
         Fut: Future<Output = Option<Value>> + Send + 'static,
     {
         self.recover = Some(RecoverFn::Async(Arc::new(move |args, error| Box::pin(recovery(args, error)))));
+        self
+    }
+
+    /// A result hook of the tool's own (`#[tool(on_result = path)]`): sees
+    /// each outcome of the tool's calls ([`CallReport`]), before the
+    /// registry's hook ([`RegistryBuilder::on_result`](crate::RegistryBuilder::on_result)).
+    /// It runs off the call's path, on a blocking thread: a hook that
+    /// blocks or panics changes nothing of the call.
+    pub fn on_result(mut self, hook: impl Fn(&CallReport) + Send + Sync + 'static) -> Self {
+        self.definition.has_result_hook = true;
+        self.on_result = Some(Arc::new(hook));
         self
     }
 

@@ -49,6 +49,7 @@
 
 mod approval;
 mod call;
+mod call_report;
 mod content;
 mod context;
 mod definition;
@@ -153,6 +154,7 @@ pub mod guide {
 struct ReadmeDoctests;
 
 pub use call::{Arguments, CallOutcome, ExternalCall, PendingCall, ToolCall};
+pub use call_report::CallReport;
 pub use content::{Binary, Block, MAX_MIME_TYPE_BYTES, Resource, ResourceBody, ResourceLink};
 pub use context::{Ctx, Progress, ProgressSink, StepView, Unauthorized, UserContext};
 pub use dynamic::DynamicTool;

@@ -63,6 +63,7 @@ mod at_once;
 mod builder;
 mod checks;
 mod effects;
+mod observed;
 mod wait;
 
 use effects::{execute_journaled, hand_journaled, journaled};
@@ -153,7 +154,28 @@ pub(crate) fn process<'a, App: Send + Sync + 'static>(
     scoped: Option<&jsonschema::Validator>,
 ) -> Processing<'a, App> {
     // 0. Name.
-    let Some(entry) = offered_entry(tools, name, offered) else {
+    let entry = offered_entry(tools, name, offered);
+    // A call a result hook sees is timed, and reported when it ends.
+    if tools.observes(entry) {
+        return observed::Observed::process(tools, app, name, entry, args, info, offered, scoped);
+    }
+    stages(tools, app, name, entry, args, info, offered, scoped)
+}
+
+/// [`process`] from stage 0's answer on: the tool's `entry`, if it is
+/// registered and offered.
+#[allow(clippy::too_many_arguments, reason = "the call's parts, as `process` takes them, and stage 0's answer")]
+fn stages<'a, App: Send + Sync + 'static>(
+    tools: &'a ToolTable<App>,
+    app: &'a Arc<App>,
+    name: &str,
+    entry: Option<&'a Entry<App>>,
+    args: Arguments<'a>,
+    info: CallInfo,
+    offered: Option<&[String]>,
+    scoped: Option<&jsonschema::Validator>,
+) -> Processing<'a, App> {
+    let Some(entry) = entry else {
         let span = call_span(name, &info.call_id);
         let _entered = span.enter();
         let result = unknown(tools, name, &info.call_id, offered);
@@ -189,7 +211,8 @@ pub(crate) fn process<'a, App: Send + Sync + 'static>(
 }
 
 /// The future of one call ([`process`]): its outcome where stages 0 to 3
-/// ended it, the call made at once, or the stages from 4 on.
+/// ended it, the call made at once, or the stages from 4 on; or, for a
+/// call a result hook sees, one of those, timed and reported.
 pub(crate) enum Processing<'a, App> {
     /// Ended before anything waits; taken by the first poll.
     Ended(Option<CallOutcome<App>>),
@@ -197,6 +220,8 @@ pub(crate) enum Processing<'a, App> {
     AtOnce(at_once::Running<'a, App>),
     /// Stages 4 to 7, one by one.
     Stages(BoxFuture<'a, CallOutcome<App>>),
+    /// A call some result hook sees (boxed: the others stay as small).
+    Observed(Box<observed::Observed<'a, App>>),
 }
 
 impl<App: Send + Sync + 'static> Future for Processing<'_, App> {
@@ -207,6 +232,7 @@ impl<App: Send + Sync + 'static> Future for Processing<'_, App> {
             Processing::Ended(outcome) => Poll::Ready(outcome.take().expect("a call's future polled after it ended")),
             Processing::AtOnce(running) => std::pin::Pin::new(running).poll(cx),
             Processing::Stages(stages) => stages.as_mut().poll(cx),
+            Processing::Observed(observed) => std::pin::Pin::new(&mut **observed).poll(cx),
         }
     }
 }

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::call::{Arguments, PendingCall};
+use crate::call_report::CallReport;
 use crate::error_report::ErrorReport;
 use crate::guard::ArgumentLimits;
 use crate::intent::Classifier;
@@ -207,7 +208,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// Ends a pending call without running it; the model reads `text`, or
     /// the tool's rejection text, or a generic rejection.
     pub fn reject(&self, pending: PendingCall<App>, text: Option<&str>) -> CallResult {
-        crate::approval::reject(pending, text)
+        crate::approval::reject(&self.tools, pending, text)
     }
 
     /// This registry's tools and settings, plus `tools` (typed or dynamic),
@@ -359,6 +360,26 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
     /// reaches the model.
     pub fn on_tool_error(mut self, hook: impl Fn(&ErrorReport) + Send + Sync + 'static) -> Self {
         self.config.on_tool_error = Some(Arc::new(hook));
+        self
+    }
+
+    /// Called with every outcome of every call ([`CallReport`]: the result,
+    /// who called, when and how long it took): a success, a failure, a
+    /// refusal (invalid arguments, a policy's or a human's, an unknown
+    /// tool), a call parked for approval and its decision, an external
+    /// call handed over and its result. For logging the sub-flows of a run;
+    /// a tool's own hook (`#[tool(on_result = path)]`,
+    /// [`DynamicTool::on_result`](crate::DynamicTool::on_result)) sees its
+    /// calls' outcomes first.
+    ///
+    /// Hooks run off the call's path, on a blocking thread: the call's
+    /// result does not wait for them, a hook that blocks or never returns
+    /// holds no call, and one that panics is logged and changes nothing. So
+    /// reports of calls close together may arrive in either order; each
+    /// carries its own times. A registry without a hook, and a call of a
+    /// tool without one, make no report.
+    pub fn on_result(mut self, hook: impl Fn(&CallReport) + Send + Sync + 'static) -> Self {
+        self.config.on_result = Some(Arc::new(hook));
         self
     }
 

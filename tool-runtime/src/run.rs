@@ -409,6 +409,9 @@ impl<App: Send + Sync + 'static> Run<App> {
         let refusals =
             Refusals { tools: &self.tools, steps: &self.steps, pending: &self.pending, external: &self.external, durable: self.memory.durable };
         let refusals = refusals.of(&calls);
+        for refused in refusals.iter().flatten() {
+            self.tools.report_outcome(self.tools.watch_for(&refused.tool, Some(&self.user), self.thread_id.as_ref()), refused);
+        }
         let parallel = calls.len() > 1 && calls.iter().all(|call| self.parallel_safe(call));
         // The step's calls are cancelled together at its deadline.
         let step_token = self.cancel.child_token();

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use schemars::{Schema, SchemaGenerator};
 use serde_json::{Map, Value};
 
+use crate::call_report::CallReport;
 use crate::context::{CallState, Ctx, StepView};
 pub use crate::definition::{Annotations, EndsRun, Execution, FailureMode, Interim, MetaValue, Metadata, ToolDefinition, ToolMeta};
 use crate::error::ToolError;
@@ -221,6 +222,13 @@ pub trait Tool<App>: 'static {
         true
     }
 
+    /// `on_result = path`: sees each outcome of a call of the tool; only
+    /// called when `EXECUTION.on_result` is set, off the call's path.
+    #[doc(hidden)]
+    fn on_result(report: &CallReport) {
+        let _ = report;
+    }
+
     /// Runs the tool. The call's state is lent: a tool that takes a context
     /// asks it for one (`call.ctx()`) and clones it. `args` is what the
     /// input was parsed from, for an `ends_run` predicate that needs the
@@ -306,6 +314,10 @@ pub(crate) trait ErasedTool<App>: Send + Sync {
     fn parses_types(&self) -> bool;
     fn verdict<'a>(&'a self, input: &'a (dyn Any + Send + Sync), ctx: &'a Ctx<App>) -> PolicyCall<'a>;
     fn visible(&self, view: &StepView<'_, App>) -> bool;
+    /// The tool's own result hook (`on_result`), if it has one.
+    fn on_result(&self, report: &CallReport) {
+        let _ = report;
+    }
     /// The `parallel_safe` predicate on the raw arguments, if the tool has one.
     fn parallel_safe(&self, args: &Value) -> Option<bool>;
     /// The effect key the tool derives from a call's input, if it does.
@@ -363,6 +375,10 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
 
     fn visible(&self, view: &StepView<'_, App>) -> bool {
         T::visible(view)
+    }
+
+    fn on_result(&self, report: &CallReport) {
+        T::on_result(report);
     }
 
     fn parallel_safe(&self, args: &Value) -> Option<bool> {

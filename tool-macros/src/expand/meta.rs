@@ -3,7 +3,8 @@
 //! sets, the rest from `ToolMeta::DEFAULT`) and, for a tool that
 //! writes any metadata key, its `Metadata` constant, and for one that
 //! writes an execution key (`interim`, `interruptible`, `idempotency_key`,
-//! `replay`, `external`, `failure_mode`), its `Execution` constant.
+//! `replay`, `external`, `failure_mode`, `on_result`), its `Execution`
+//! constant.
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote};
@@ -171,6 +172,9 @@ pub(super) fn execution(attrs: &ToolAttrs, p: &TokenStream) -> TokenStream {
     }
     if attrs.failure_mode.as_ref().is_some_and(|mode| mode.value() == "error") {
         fields.push(quote!(failure_mode: #p::FailureMode::Error));
+    }
+    if attrs.on_result.is_some() {
+        fields.push(quote!(on_result: true));
     }
     if fields.is_empty() {
         return TokenStream::new();

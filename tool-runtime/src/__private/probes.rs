@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::returns::ToolReturn;
 use super::schemas::{InputSchema, struct_schema};
+use crate::call_report::CallReport;
 use crate::context::{Ctx, StepView};
 use crate::policy::Verdict;
 use crate::readers::Args;
@@ -302,6 +303,12 @@ impl EndsRunVerdict for bool {
 /// once; a wrong return type is reported as `EffectKey`, with its message.
 pub fn effect_key_call<'a, I, K: EffectKey>(key: fn(&'a I) -> K, input: &'a I) -> String {
     key(input).into_key()
+}
+
+/// `on_result_call(hook, report)`: calls an `on_result` hook. Coercing the
+/// path to a function pointer reports a wrong signature on it, once.
+pub fn on_result_call(hook: fn(&CallReport), report: &CallReport) {
+    hook(report);
 }
 
 /// `reconcile_call(hook, input)`: calls a `reconcile` function, and

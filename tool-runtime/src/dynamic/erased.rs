@@ -10,6 +10,7 @@ use futures_util::FutureExt;
 use serde_json::{Map, Value};
 
 use super::{DynamicTool, EndsRunFn, Handler, RecoverFn};
+use crate::call_report::CallReport;
 use crate::context::{CallState, Ctx, StepView};
 use crate::error::ToolError;
 use crate::policy::Verdict;
@@ -56,6 +57,12 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
 
     fn visible(&self, view: &StepView<'_, App>) -> bool {
         self.visible.as_ref().is_none_or(|visible| visible(view))
+    }
+
+    fn on_result(&self, report: &CallReport) {
+        if let Some(hook) = &self.on_result {
+            hook(report);
+        }
     }
 
     fn parallel_safe(&self, args: &Value) -> Option<bool> {

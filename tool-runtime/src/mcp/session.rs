@@ -170,12 +170,15 @@ impl<App: Send + Sync + 'static> McpSession<App> {
             ran = tokio::time::timeout(timeout, runner(call)) => ran,
             () = context.ct.cancelled() => return CallResult::failure(tool, id, ResultKind::Cancelled, &lines::cancelled()),
         };
+        let watch = registry.tools().watch_for(&tool, Some(&self.caller(&context.extensions)), None);
         let done = match ran {
-            Err(_) => return CallResult::failure(tool, id, ResultKind::TimedOut, &lines::timed_out(timeout)),
+            Err(_) => Ok(CallResult::failure(tool.clone(), id.clone(), ResultKind::TimedOut, &lines::timed_out(timeout))),
             Ok(Ok(output)) => crate::external::complete(registry.tools(), &tool, &id, output),
             Ok(Err(error)) => crate::external::fail(registry.tools(), &tool, &id, &error),
         };
-        done.unwrap_or_else(|error| crate::external::went_wrong(registry.tools(), &tool, &id, &error))
+        let result = done.unwrap_or_else(|error| crate::external::went_wrong(registry.tools(), &tool, &id, &error));
+        registry.tools().report_outcome(watch, &result);
+        result
     }
 
     /// Asks the client's user to accept or decline a pending call.

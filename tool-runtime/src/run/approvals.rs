@@ -87,7 +87,7 @@ impl<'r, App: Send + Sync + 'static> Approvals<'r, App> {
     /// As [`approve`](Self::approve).
     pub async fn reject(&mut self, id: &str, text: Option<&str>) -> Result<CallResult, RunError> {
         let pending = self.take_decided(id, || HostDecision::Rejected(text)).await?;
-        let result = approval::reject(pending, text);
+        let result = approval::reject(&self.run.tools, pending, text);
         self.settled(&result).await;
         Ok(result)
     }
@@ -254,7 +254,7 @@ impl<'r, App: Send + Sync + 'static> Approvals<'r, App> {
             return approval::expire(tools, pending);
         }
         if let Decision::Reject(text) = &decided.decision {
-            return approval::reject(pending, Some(text.as_str()).filter(|text| !text.is_empty()));
+            return approval::reject(tools, pending, Some(text.as_str()).filter(|text| !text.is_empty()));
         }
         if let Some(refused) = self.refused_at_approval(&pending) {
             return refused;

@@ -82,6 +82,7 @@ impl<'r, App: Send + Sync + 'static> ExternalCalls<'r, App> {
     /// Records the result of the external call at `index` (journaled
     /// first in a durable run, where of two processes one wins).
     async fn settle(&mut self, index: usize, result: CallResult) -> Result<CallResult, RunError> {
+        let watch = self.run.tools.watch_for(&result.tool, Some(&self.run.user), self.run.thread_id.as_ref());
         let key = self.run.memory.call_key(&result.call_id);
         match self.run.memory.memory.finish_call(&key, &JournaledResult::from(&result)).await {
             // Not started: a call handed over before the run had a memory
@@ -95,6 +96,7 @@ impl<'r, App: Send + Sync + 'static> ExternalCalls<'r, App> {
         self.run.external.remove(index);
         self.run.record(&result);
         self.run.steps.save_or_report(&self.run.memory).await;
+        self.run.tools.report_outcome(watch, &result);
         Ok(result)
     }
 
