@@ -156,7 +156,7 @@ struct ReadmeDoctests;
 pub use call::{Arguments, CallOutcome, ExternalCall, PendingCall, ToolCall};
 pub use call_report::CallReport;
 pub use content::{Binary, Block, MAX_MIME_TYPE_BYTES, Resource, ResourceBody, ResourceLink};
-pub use context::{Ctx, Progress, ProgressSink, StepView, Unauthorized, UserContext};
+pub use context::{Ctx, Progress, ProgressSink, RunView, StepCall, StepView, Unauthorized, UserContext};
 pub use dynamic::DynamicTool;
 pub use error::{INTERNAL_ERROR_CODE, ToolError};
 pub use error_report::{ErrorKind, ErrorReport};

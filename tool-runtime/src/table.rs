@@ -33,6 +33,9 @@ pub(crate) struct ToolTable<App> {
     /// that is not registered.
     pub(crate) aliases: Vec<(String, usize)>,
     pub(crate) config: Config,
+    /// Whether a tool's policy is a predicate: only then does a run show
+    /// its calls their run ([`RunView`](crate::RunView)).
+    pub(crate) predicates: bool,
 }
 
 pub(crate) struct Entry<App> {
@@ -205,7 +208,8 @@ impl<App: Send + Sync + 'static> ToolTable<App> {
         if !problems.is_empty() {
             return Err(BuildError { problems });
         }
-        Ok(ToolTable { entries, index, aliases, config })
+        let predicates = entries.iter().any(|entry| entry.def.policy == crate::policy::PolicyKind::Predicate);
+        Ok(ToolTable { entries, index, aliases, config, predicates })
     }
 
     /// This table's tools and settings, plus `tools`, checked as

@@ -133,17 +133,22 @@ impl<App: Send + Sync + 'static> McpSession<App> {
         user: &Arc<UserContext>,
     ) -> CallResult {
         let server = &self.server;
-        let offered = {
+        let (offered, view) = {
             let run = self.lock();
             // A tool that failed `max_retries` times in this session reads why.
             if let Some(error) = server.registry.definition(&request.name).and_then(|def| run.steps.exhausted(def)) {
                 let id = crate::ids::fresh_call_id();
                 return CallResult::failure(request.name.as_ref().into(), id, ResultKind::Denied, &error);
             }
-            self.offered_names(&run, user)
+            // A session is a run, each call a step of its own: a policy predicate sees the session's record.
+            let judged = server.registry.definition(&request.name).is_some_and(|def| def.policy == crate::PolicyKind::Predicate);
+            (self.offered_names(&run, user), judged.then(|| run.steps.view(Vec::new())))
         };
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let mut call = server.registry.call(&server.app, &request.name, arguments).user(user.clone()).cancellation(&context.ct).offered(offered);
+        if let Some(view) = view {
+            call = call.run_view(view);
+        }
         if let Some(sink) = progress {
             call = call.progress(sink);
         }

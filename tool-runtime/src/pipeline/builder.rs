@@ -68,6 +68,13 @@ impl<'r, App: Send + Sync + 'static> Call<'r, App> {
         self
     }
 
+    /// What the call's policy predicate sees of its run (an MCP session's).
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) fn run_view(mut self, view: crate::context::RunView) -> Self {
+        self.info.attach().run = Some(Arc::new(view));
+        self
+    }
+
     /// Only these tools may be called (those offered in the current step);
     /// any other name is refused as unknown, as in a [`Run`](crate::Run).
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]

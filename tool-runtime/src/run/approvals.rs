@@ -169,7 +169,7 @@ impl<'r, App: Send + Sync + 'static> Approvals<'r, App> {
         for approval in unsettled {
             let parked = &approval.call;
             let (entry, input) = check_fits(&self.run.tools, &parked.run_id, &parked.call_id, &parked.tool, &parked.input)?;
-            let info = self.run.call_info(&parked.call_id, &self.run.cancel);
+            let info = self.run.call_info(parked.call_id.as_str().into(), &self.run.cancel, None);
             let pending = pending_call(entry, input, CallState::new(&self.run.app, info), None);
             self.run.pending.push(pending);
         }
