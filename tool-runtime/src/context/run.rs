@@ -32,7 +32,7 @@ use crate::memory::RunState;
 /// async fn lookup_order(order_id: String) -> String { order_id }
 ///
 /// // Refused when the same step refunds another order, or nothing was looked up before.
-/// fn one_refund_a_step(_input: &refund, ctx: &Ctx<()>) -> Verdict {
+/// fn one_refund_a_step<App>(_input: &refund, ctx: &Ctx<App>) -> Verdict {
 ///     let Some(run) = ctx.run() else { return Verdict::Allow };
 ///     if ctx.other_calls().any(|call| call.name == "refund") {
 ///         return Verdict::deny("Refund one order at a time.");
