@@ -57,6 +57,7 @@ struct ToolKeys {
     scope_prompt: Option<Meta>,
     scope: Option<Meta>,
     external: Option<Meta>,
+    resolve: Option<Meta>,
     meta: Option<Meta>,
     #[darling(rename = "crate")]
     krate: Option<Meta>,
@@ -154,6 +155,7 @@ pub struct ToolAttrs {
     pub scope_prompt: Option<LitStr>,
     pub scope: Option<Path>,
     pub external: Option<Flag>,
+    pub resolve: Option<Path>,
     pub meta: Vec<MetaEntry>,
     pub krate: Option<Path>,
 }
@@ -221,6 +223,7 @@ impl ToolAttrs {
             scope_prompt: keys.scope_prompt.and_then(|meta| text(&meta, "scope_prompt", "Scope to one customer when the user names one", errors)),
             scope: keys.scope.and_then(|meta| predicate_path(&meta, "scope", errors)),
             external: keys.external.and_then(|meta| flag(&meta, errors)),
+            resolve: keys.resolve.and_then(|meta| predicate_path(&meta, "resolve", errors)),
             meta: keys.meta.map(|meta| meta_entries(&meta, errors)).unwrap_or_default(),
             krate: keys.krate.and_then(|meta| errors.handle(Path::from_meta(&meta))),
         }
@@ -483,6 +486,10 @@ fn predicate_path(meta: &Meta, key: &str, errors: &mut Errors) -> Option<Path> {
         "idempotency_key" => format!(
             "write `{key} = path::to::function`, a `fn(&Input) -> String` that returns the key of the call's effect \
              from the tool's input (`Input` is the type named like the tool, or `T` of `Input<T>`)"
+        ),
+        "resolve" => format!(
+            "write `{key} = path::to::function`, a `fn(&Input) -> Result<Proposal, E>` that converts an external call's input \
+             into what the host runs; its error's text is the refusal the model reads"
         ),
         "on_result" => format!(
             "write `{key} = path::to::hook`, a `fn(&CallReport)` that sees each outcome of the tool's calls \

@@ -87,6 +87,13 @@ fn check_external(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) {
         _ => {}
     }
     if external.is_none() {
+        if let Some(path) = &attrs.resolve {
+            errors.push(with_help(
+                error_at(path, "`resolve` is for an `external` tool"),
+                "`resolve` converts a call's input into what the host runs; the registry runs this tool: \
+                 mark it `external` (declared without a body), or remove `resolve`",
+            ));
+        }
         return;
     }
     let here: [(&str, Option<proc_macro2::Span>); 7] = [

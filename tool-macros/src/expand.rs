@@ -99,6 +99,7 @@ fn tool_impl(g: &Gen<'_>) -> TokenStream {
     let effect_key = hooks::effect_key_fn(g);
     let reconcile = hooks::reconcile_fn(g);
     let on_result = hooks::on_result_fn(g);
+    let resolve = hooks::resolve_fn(g);
     let scope = hooks::scope_methods(g);
     let call = call::call_fn(g);
     quote! {
@@ -120,6 +121,7 @@ fn tool_impl(g: &Gen<'_>) -> TokenStream {
             #effect_key
             #reconcile
             #on_result
+            #resolve
             #scope
 
             #call

@@ -128,6 +128,8 @@ pub struct Execution {
     pub failure_mode: FailureMode,
     /// `on_result = path` sets it (the hook is `Tool::on_result`).
     pub on_result: bool,
+    /// `resolve = path` sets it (the conversion is `Tool::resolve`).
+    pub resolve: bool,
 }
 
 impl Execution {
@@ -140,6 +142,7 @@ impl Execution {
         external: false,
         failure_mode: FailureMode::Return,
         on_result: false,
+        resolve: false,
     };
 }
 
@@ -287,6 +290,11 @@ pub struct ToolDefinition {
     /// result is [`ResultKind::External`](crate::ResultKind::External)); the
     /// host supplies the output later ([`ExternalCalls::complete`](crate::ExternalCalls::complete)).
     pub external: bool,
+    /// An external tool whose validated input converts into the host's
+    /// typed proposal (`resolve = path`): a call whose conversion fails is
+    /// refused (the model reads why) instead of handed over, and the host
+    /// takes the proposal with [`Registry::proposal`](crate::Registry::proposal).
+    pub resolve: bool,
     /// Who reads the tool's own failure: the model (the default), or the
     /// host, while the model reads the generic line (`failure_mode = "error"`).
     pub failure_mode: FailureMode,
@@ -364,6 +372,7 @@ impl ToolDefinition {
             idempotency_key: false,
             replay: true,
             external: false,
+            resolve: false,
             failure_mode: FailureMode::Return,
             has_result_hook: false,
             kind: None,
@@ -410,6 +419,7 @@ impl ToolDefinition {
             idempotency_key: execution.idempotency_key,
             replay: execution.replay,
             external: execution.external,
+            resolve: execution.resolve,
             failure_mode: execution.failure_mode,
             has_result_hook: execution.on_result,
             kind: metadata.kind.map(str::to_owned),

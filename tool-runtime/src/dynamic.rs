@@ -21,7 +21,7 @@ use crate::origin::Origin;
 use crate::policy::{PolicyKind, Verdict};
 use crate::scope::ScopedTool;
 use crate::streamed::Streamed;
-use crate::tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, FailureMode, Interim, PolicyCall, ToolDefinition};
+use crate::tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, FailureMode, Interim, PolicyCall, Proposal, ToolDefinition};
 
 /// What runs a call: a handler that returns the output, or one that returns
 /// a stream of outputs (every one but the last preliminary).
@@ -46,6 +46,7 @@ type EffectKeyFn = Arc<dyn Fn(&Value) -> String + Send + Sync>;
 type ReconcileFn = Arc<dyn Fn(&Value) -> Option<Value> + Send + Sync>;
 type ScopeFn = Arc<dyn Fn(&Value, &mut ScopedTool) + Send + Sync>;
 type ResultFn = Arc<dyn Fn(&CallReport) + Send + Sync>;
+type ResolveFn = Arc<dyn Fn(&Value) -> Result<Proposal, String> + Send + Sync>;
 
 /// An `on_error` recovery, on the validated arguments and the handler's
 /// error; `None` declines.
@@ -92,6 +93,7 @@ pub struct DynamicTool<App> {
     reconcile: Option<ReconcileFn>,
     scope: Option<ScopeFn>,
     on_result: Option<ResultFn>,
+    resolve: Option<ResolveFn>,
     content_blocks: bool,
 }
 
@@ -163,6 +165,7 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
             reconcile: None,
             scope: None,
             on_result: None,
+            resolve: None,
             content_blocks: false,
         }
     }
@@ -176,6 +179,49 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
         tool.definition.external = true;
         tool.definition.origin = Origin::External;
         tool
+    }
+
+    /// For an external tool ([`external`](Self::external)): converts a
+    /// call's validated arguments into the host's typed proposal, as
+    /// `#[tool(resolve = path)]` does. When it fails, the call is refused
+    /// and the model reads the error's text; else the call is handed over,
+    /// and the host reads the proposal with
+    /// [`Registry::proposal`](crate::Registry::proposal) (or
+    /// [`ExternalCalls::proposal`](crate::ExternalCalls::proposal)), which
+    /// converts again: keep it a pure function of the arguments. Not on a
+    /// tool the registry runs: the build refuses it.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use serde_json::{json, Value};
+    /// # use tool_runtime::prelude::*;
+    /// use tool_runtime::ResultKind;
+    ///
+    /// struct Transfer { cents: u64 }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let transfer = DynamicTool::external("transfer", "Propose a transfer.", json!({"type": "object"}))
+    ///     .resolve(|args: &Value| match args["cents"].as_u64() {
+    ///         Some(cents) if cents > 0 => Ok(Transfer { cents }),
+    ///         _ => Err("Give the amount in cents, above zero."),
+    ///     });
+    /// let registry = Registry::builder().tool(transfer).build().unwrap();
+    /// let app = Arc::new(());
+    /// let refused = registry.invoke(&app, "transfer", r#"{"cents": 0}"#).await;
+    /// assert_eq!(refused.kind, ResultKind::Denied);
+    /// let handed = registry.invoke(&app, "transfer", r#"{"cents": 500}"#).await;
+    /// let proposal: Transfer = registry.proposal(&handed.external_call().unwrap()).unwrap();
+    /// assert_eq!(proposal.cents, 500);
+    /// # }
+    /// ```
+    pub fn resolve<P, E>(mut self, resolve: impl Fn(&Value) -> Result<P, E> + Send + Sync + 'static) -> Self
+    where
+        P: Send + 'static,
+        E: std::fmt::Display,
+    {
+        self.definition.resolve = true;
+        self.resolve = Some(Arc::new(move |args| resolve(args).map(|proposal| Box::new(proposal) as Proposal).map_err(|error| error.to_string())));
+        self
     }
 
     /// A human-readable title.

@@ -160,6 +160,7 @@ pub use context::{Ctx, Progress, ProgressSink, RunView, StepCall, StepView, Unau
 pub use dynamic::DynamicTool;
 pub use error::{INTERNAL_ERROR_CODE, ToolError};
 pub use error_report::{ErrorKind, ErrorReport};
+pub use external::ProposalError;
 /// futures-util's `stream` module: what a [`Streamed`] tool makes its
 /// stream with (`stream::iter`, `stream::unfold`, `StreamExt`, ...).
 pub use futures_util::stream;

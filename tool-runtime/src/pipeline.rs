@@ -288,6 +288,13 @@ pub(crate) fn run_tool<'s, App: Send + Sync + 'static>(
     call: &'s mut CallState<'_, App>,
     span: &'s tracing::Span,
 ) -> impl Future<Output = CallResult> + Send + 's {
+    // An external tool whose input does not convert into the host's
+    // proposal is refused, not handed over.
+    if entry.def.resolve
+        && let Some(refused) = unresolved(tools, entry, &input, call.call_id())
+    {
+        return futures_util::future::Either::Left(Box::pin(std::future::ready(refused)) as BoxFuture<'s, CallResult>);
+    }
     // An external tool is handed to the host, with its input (recorded
     // first in a run's memory).
     if entry.def.external
@@ -306,6 +313,17 @@ pub(crate) fn run_tool<'s, App: Send + Sync + 'static>(
         return futures_util::future::Either::Left(journaled);
     }
     futures_util::future::Either::<BoxFuture<'s, CallResult>, _>::Right(execute(tools, entry, input, call, span))
+}
+
+/// The refusal of an external tool's call whose input its `resolve` does
+/// not convert (the model reads the conversion's error), or the generic
+/// 500 where the conversion panicked; `None` for a call to hand over.
+fn unresolved<App: Send + Sync + 'static>(tools: &ToolTable<App>, entry: &Entry<App>, input: &Input<'_>, call_id: &SmolStr) -> Option<CallResult> {
+    match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.resolve(input.value.as_ref()))) {
+        Ok(Some(Ok(_))) | Ok(None) => None,
+        Ok(Some(Err(reason))) => Some(denied(entry, call_id, Some(&reason))),
+        Err(payload) => Some(internal(tools, entry.name.clone(), call_id, ErrorKind::Panic, panic_message(payload.as_ref()))),
+    }
 }
 
 /// Records how the call ended on its span.

@@ -9,7 +9,8 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::call::{Arguments, PendingCall};
+use crate::call::{Arguments, ExternalCall, PendingCall};
+use crate::external::ProposalError;
 use crate::call_report::CallReport;
 use crate::error_report::ErrorReport;
 use crate::guard::ArgumentLimits;
@@ -209,6 +210,50 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// the tool's rejection text, or a generic rejection.
     pub fn reject(&self, pending: PendingCall<App>, text: Option<&str>) -> CallResult {
         crate::approval::reject(&self.tools, pending, text)
+    }
+
+    /// The typed proposal of an external call (one a result of kind
+    /// [`External`](crate::ResultKind::External) handed over, or one a
+    /// run keeps in [`Run::external`](crate::Run::external)), as its tool's
+    /// `resolve` converts its validated input: the value the host runs,
+    /// rather than the input as JSON.
+    ///
+    /// The conversion runs again here, from the call's input, so that a
+    /// call resumed from a journal (which keeps the input only) has its
+    /// proposal too: keep `resolve` a pure function of the input.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tool_runtime::prelude::*;
+    ///
+    /// /// What the calendar app is asked to show.
+    /// pub struct SlotRequest { pub day: String, pub minutes: u32 }
+    ///
+    /// fn to_request(input: &pick_slot) -> Result<SlotRequest, String> {
+    ///     let minutes = input.hours.checked_mul(60).ok_or("Ask for fewer hours.")?;
+    ///     Ok(SlotRequest { day: input.day.clone(), minutes })
+    /// }
+    ///
+    /// /// Let the user pick a slot in their calendar app.
+    /// #[tool(external, resolve = to_request)]
+    /// async fn pick_slot(day: String, hours: u32) -> String;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let registry = Registry::<()>::builder().tools(tools![pick_slot]).build().unwrap();
+    /// let handed = registry.invoke(&Arc::new(()), "pick_slot", r#"{"day": "Monday", "hours": 2}"#).await;
+    /// let request: SlotRequest = registry.proposal(&handed.external_call().unwrap()).unwrap();
+    /// assert_eq!((request.day.as_str(), request.minutes), ("Monday", 120));
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ProposalError::NoResolve`] when the call's tool is not an external
+    /// tool of this registry with a `resolve`; [`ProposalError::Refused`]
+    /// when its input does not convert; [`ProposalError::OtherType`] when
+    /// the proposal is not a `P`.
+    pub fn proposal<P: 'static>(&self, call: &ExternalCall) -> Result<P, ProposalError> {
+        crate::external::proposal(&self.tools, call)
     }
 
     /// This registry's tools and settings, plus `tools` (typed or dynamic),

@@ -41,6 +41,10 @@ pub enum PolicyCall<'a> {
 /// An error of any type, boxed.
 pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
 
+/// An external tool's proposal (`resolve = path`): the host's typed value,
+/// read back with [`Registry::proposal`](crate::Registry::proposal).
+pub type Proposal = Box<dyn Any + Send>;
+
 /// What a tool's execution ends with, before the registry turns it into text.
 pub type CallFuture = BoxFuture<'static, Result<ToolOutput, Failure>>;
 
@@ -198,6 +202,15 @@ pub trait Tool<App>: 'static {
         None
     }
 
+    /// `resolve = path`, for an external tool: its validated input
+    /// converted into the host's proposal, or why the call is refused (the
+    /// text the model reads); `None` (the default) for a tool without one.
+    #[doc(hidden)]
+    fn resolve(input: &Self::Input) -> Option<Result<Proposal, String>> {
+        let _ = input;
+        None
+    }
+
     /// `scope = path`: the schema of the scope type, which the intent
     /// classifier answers for this tool; `None` for a tool without a scope.
     #[doc(hidden)]
@@ -325,6 +338,9 @@ pub(crate) trait ErasedTool<App>: Send + Sync {
     /// The output of an unfinished call the tool's reconcile hook says took
     /// effect, if it has a hook and says so.
     fn reconcile(&self, input: &(dyn Any + Send + Sync)) -> Option<Result<ToolOutput, Failure>>;
+    /// An external tool's proposal from a call's input (`resolve`), if it
+    /// converts its calls; an error is the refusal the model reads.
+    fn resolve(&self, input: &(dyn Any + Send + Sync)) -> Option<Result<Proposal, String>>;
     /// Rebuilds the tool for a scope value (`scope = path`); an error says
     /// why the value does not fit the scope type.
     fn scope(&self, scope: &Value, tool: &mut ScopedTool) -> Result<(), String>;
@@ -391,6 +407,10 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
 
     fn reconcile(&self, input: &(dyn Any + Send + Sync)) -> Option<Result<ToolOutput, Failure>> {
         T::reconcile(input.downcast_ref::<T::Input>()?)
+    }
+
+    fn resolve(&self, input: &(dyn Any + Send + Sync)) -> Option<Result<Proposal, String>> {
+        T::resolve(input.downcast_ref::<T::Input>()?)
     }
 
     fn scope(&self, scope: &Value, tool: &mut ScopedTool) -> Result<(), String> {

@@ -1,7 +1,7 @@
 //! The `Tool` methods that call a function the user named in a key:
 //! `policy = path` (`verdict`), `visible_when` (`visible`),
 //! `parallel_safe = path`, `idempotency_key` (`effect_key`), `on_result`,
-//! `reconcile` and `scope`. Each is emitted only for a tool that writes its
+//! `resolve`, `reconcile` and `scope`. Each is emitted only for a tool that writes its
 //! key.
 //!
 //! The user's path is called through a runtime probe, spanned on the path:
@@ -89,6 +89,21 @@ pub(super) fn on_result_fn(g: &Gen<'_>) -> Option<TokenStream> {
     Some(quote! {
         fn on_result(report: &#p::CallReport) {
             #invoke
+        }
+    })
+}
+
+/// `Tool::resolve`, for an external tool's `resolve = path`, checked as
+/// [`effect_key_fn`]'s path is; an error that cannot be read as text fails
+/// on `ResolveError`.
+pub(super) fn resolve_fn(g: &Gen<'_>) -> Option<TokenStream> {
+    let path = g.attrs.resolve.as_ref()?;
+    let p = &g.p;
+    let probe = respan(p, path.span());
+    let invoke = quote_spanned!(path.span()=> #probe::resolve_call(#path, input));
+    Some(quote! {
+        fn resolve(input: &Self::Input) -> ::core::option::Option<::core::result::Result<#p::Proposal, ::std::string::String>> {
+            ::core::option::Option::Some(#invoke)
         }
     })
 }

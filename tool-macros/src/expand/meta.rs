@@ -3,8 +3,8 @@
 //! sets, the rest from `ToolMeta::DEFAULT`) and, for a tool that
 //! writes any metadata key, its `Metadata` constant, and for one that
 //! writes an execution key (`interim`, `interruptible`, `idempotency_key`,
-//! `replay`, `external`, `failure_mode`, `on_result`), its `Execution`
-//! constant.
+//! `replay`, `external`, `failure_mode`, `on_result`, `resolve`), its
+//! `Execution` constant.
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote};
@@ -175,6 +175,9 @@ pub(super) fn execution(attrs: &ToolAttrs, p: &TokenStream) -> TokenStream {
     }
     if attrs.on_result.is_some() {
         fields.push(quote!(on_result: true));
+    }
+    if attrs.resolve.is_some() {
+        fields.push(quote!(resolve: true));
     }
     if fields.is_empty() {
         return TokenStream::new();

@@ -85,6 +85,12 @@ pub(crate) fn contradictions<App>(tool: &DynamicTool<App>) -> Vec<String> {
     }
     if def.external {
         found.extend(external(tool));
+    } else if def.resolve {
+        found.push(
+            "`resolve` is for an `external` tool: it converts a call's input into what the host runs, and the registry runs \
+             this one; make the tool with `DynamicTool::external`, or remove `resolve`"
+                .to_owned(),
+        );
     }
     found
 }

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::{DurableError, Run, RunError};
 use crate::error::ToolError;
+use crate::external::ProposalError;
 use crate::memory::{CallStart, JournalError, JournaledResult};
 use crate::result::CallResult;
 
@@ -77,6 +78,19 @@ impl<'r, App: Send + Sync + 'static> ExternalCalls<'r, App> {
             results.push(result);
         }
         Ok(results)
+    }
+
+    /// The typed proposal of the external call `id` that waits, as its
+    /// tool's `resolve` converts its input ([`Registry::proposal`](crate::Registry::proposal)).
+    ///
+    /// # Errors
+    ///
+    /// [`ProposalError::NoResolve`] when no external call with this id
+    /// waits, or its tool has no `resolve`; otherwise as
+    /// [`Registry::proposal`](crate::Registry::proposal).
+    pub fn proposal<P: 'static>(&self, id: &str) -> Result<P, ProposalError> {
+        let call = self.run.external.iter().find(|call| call.id == id).ok_or_else(|| ProposalError::NoResolve(id.to_owned()))?;
+        crate::external::proposal(&self.run.tools, call)
     }
 
     /// Records the result of the external call at `index` (journaled
