@@ -64,6 +64,7 @@ mod ids;
 #[cfg_attr(docsrs, doc(cfg(feature = "inbox")))]
 pub mod inbox;
 mod intent;
+mod kept;
 #[cfg(feature = "journal")]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
 pub mod journal;
@@ -167,7 +168,7 @@ pub use futures_util::stream;
 pub use guard::{ArgumentLimits, MAX_ARGUMENT_DEPTH};
 pub use intent::{Classifier, ScopeProblem, ScopedTool, Selection};
 pub use origin::Origin;
-pub use pipeline::Call;
+pub use pipeline::{Call, OutputError};
 pub use policy::{ApprovalFloor, PolicyKind, Verdict};
 pub use registry::{Registry, RegistryBuilder};
 pub use result::{CallResult, ResultKind};

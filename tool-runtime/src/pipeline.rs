@@ -83,7 +83,7 @@ use crate::policy::Verdict;
 use crate::result::{CallResult, ResultKind, lines};
 use crate::table::{Entry, ToolTable};
 use crate::tool::{BoxError, BoxFuture, CallFuture, Failure, Output, ParsedFrom, PolicyCall, ToolOutput};
-pub use builder::Call;
+pub use builder::{Call, OutputError};
 
 /// A call's input: the tool's parsed input, and what it was read from
 /// (kept for an `ends_run` predicate and for a human to review).
