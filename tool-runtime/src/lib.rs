@@ -89,6 +89,7 @@ mod streamed;
 mod table;
 mod tool;
 mod validation;
+mod variant;
 
 #[doc(hidden)]
 pub mod __private;
@@ -177,6 +178,7 @@ pub use schema::SCHEMA_DIALECT;
 pub use streamed::Streamed;
 pub use table::{BuildError, BuildProblem, DEFAULT_APPROVAL_TTL};
 pub use tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, FailureMode, Interim, Tool, ToolDefinition};
+pub use variant::Variant;
 
 /// serde, for `#[tool_data]`'s derives and a crate that depends on
 /// `tool-runtime` alone.

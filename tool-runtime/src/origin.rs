@@ -11,8 +11,8 @@ use std::fmt;
 /// [`ProviderDefined`](Self::ProviderDefined); a tool the host runs is
 /// [`External`](Self::External), whether `#[tool(external)]` or
 /// [`DynamicTool::external`](crate::DynamicTool::external) declared it;
-/// any other is [`Typed`](Self::Typed) (`#[tool]`) or
-/// [`Dynamic`](Self::Dynamic)
+/// any other is [`Typed`](Self::Typed) (`#[tool]`, and a
+/// [`Variant`](crate::Variant) of one) or [`Dynamic`](Self::Dynamic)
 /// ([`DynamicTool::new`](crate::DynamicTool::new) and
 /// [`DynamicTool::streamed`](crate::DynamicTool::streamed): tools
 /// discovered from an MCP server or loaded from configuration).

@@ -132,7 +132,11 @@ impl<App: Send + Sync + 'static> ToolTable<App> {
                 problems.push(BuildProblem::InvalidName { tool: def.name.clone() });
             }
             for reason in boxed.inner.contradictions() {
-                problems.push(BuildProblem::Contradiction { tool: def.name.clone(), reason });
+                let tool = def.name.clone();
+                problems.push(match boxed.inner.variant_of() {
+                    Some(of) => BuildProblem::Variant { tool, of: of.to_owned(), reason },
+                    None => BuildProblem::Contradiction { tool, reason },
+                });
             }
             if def.description.trim().is_empty() {
                 problems.push(BuildProblem::EmptyDescription { tool: def.name.clone() });

@@ -307,6 +307,11 @@ pub(crate) trait ErasedTool<App>: Send + Sync {
     fn contradictions(&self) -> Vec<String> {
         Vec::new()
     }
+    /// For a variant made at registration, the name of the `#[tool]` it
+    /// is a variant of (its contradictions are worded as the variant's).
+    fn variant_of(&self) -> Option<&'static str> {
+        None
+    }
     fn parse(&self, args: &Map<String, Value>) -> Result<Box<dyn Any + Send + Sync>, serde_json::Error>;
     /// The text read straight into the input, where the schema makes it
     /// exact; `None` sends the call down the value path.
