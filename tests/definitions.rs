@@ -1418,22 +1418,15 @@ async fn pick_a_slot(day: String) -> String;
 
 #[tokio::test]
 async fn origin_says_where_a_definition_comes_from_and_a_floor_or_a_filter_reads_it() {
-    use tool_runtime::providers::builtin::ProviderTool;
     use std::sync::Arc;
+    use tool_runtime::providers::builtin::ProviderTool;
     use tool_runtime::{CallOutcome, Origin, ResultKind};
 
-    let weather = DynamicTool::new("weather", "The weather.", json!({"type": "object"}), |_: Value, _: Ctx<Shop>| async {
-        Ok::<_, ToolError>(json!("sunny"))
-    });
+    let weather =
+        DynamicTool::new("weather", "The weather.", json!({"type": "object"}), |_: Value, _: Ctx<Shop>| async { Ok::<_, ToolError>(json!("sunny")) });
     let pick_file = DynamicTool::external("pick_file", "Pick a file.", json!({"type": "object"}));
     let search = ProviderTool::openai_web_search("web_search").into_tool();
-    let registry = Registry::<Shop>::builder()
-        .tools(tools![no_params, pick_a_slot])
-        .tool(weather)
-        .tool(pick_file)
-        .tool(search)
-        .build()
-        .unwrap();
+    let registry = Registry::<Shop>::builder().tools(tools![no_params, pick_a_slot]).tool(weather).tool(pick_file).tool(search).build().unwrap();
     let origins: Vec<(&str, Origin)> = registry.definitions().map(|def| (def.name.as_str(), def.origin)).collect();
     assert_eq!(
         origins,

@@ -258,8 +258,9 @@ async fn resolve_converts_a_calls_input_into_the_hosts_proposal_and_its_error_re
 
 #[test]
 fn a_dynamic_tool_the_registry_runs_cannot_resolve() {
-    let tool = DynamicTool::new("echo", "Echo.", json!({"type": "object"}), |args: serde_json::Value, _: Ctx<()>| async move { Ok::<_, ToolError>(args) })
-        .resolve(|_| Ok::<_, String>(1));
+    let tool =
+        DynamicTool::new("echo", "Echo.", json!({"type": "object"}), |args: serde_json::Value, _: Ctx<()>| async move { Ok::<_, ToolError>(args) })
+            .resolve(|_| Ok::<_, String>(1));
     let error = Registry::builder().tool(tool).build().expect_err("resolve on a tool the registry runs");
     assert!(error.to_string().contains("dynamic tool `echo`: `resolve` is for an `external` tool"), "{error}");
 }

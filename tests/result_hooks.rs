@@ -179,9 +179,7 @@ async fn in_a_run_refusals_and_external_results_are_reported_with_the_runs_user_
         .build()
         .unwrap();
     let mut run = registry.run(Arc::new(())).with_user(UserContext::new("u-9")).with_thread_id("thread-3");
-    let step = run
-        .execute(vec![ToolCall::new("c1", "pick_slot", "{}"), ToolCall::new("c1", "lookup", r#"{"order_id": "A-1"}"#)])
-        .await;
+    let step = run.execute(vec![ToolCall::new("c1", "pick_slot", "{}"), ToolCall::new("c1", "lookup", r#"{"order_id": "A-1"}"#)]).await;
     assert_eq!(step.results[1].error_code.as_deref(), Some("DUPLICATE_CALL_ID"));
     run.external_calls().complete("c1", json!("10:30")).await.unwrap();
 

@@ -86,7 +86,8 @@ pub enum ProposalError {
 /// As [`ProposalError`] says.
 pub(crate) fn proposal<App: Send + Sync + 'static, P: 'static>(tools: &ToolTable<App>, call: &ExternalCall) -> Result<P, ProposalError> {
     let tool = call.tool.to_string();
-    let entry = tools.entry(&call.tool).filter(|entry| entry.def.external && entry.def.resolve).ok_or_else(|| ProposalError::NoResolve(tool.clone()))?;
+    let entry =
+        tools.entry(&call.tool).filter(|entry| entry.def.external && entry.def.resolve).ok_or_else(|| ProposalError::NoResolve(tool.clone()))?;
     let refused = |reason: String| ProposalError::Refused { tool: tool.clone(), reason };
     let Value::Object(args) = &call.input else { return Err(refused("the input is not an object".to_owned())) };
     let resolved = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

@@ -64,10 +64,10 @@ mod ids;
 #[cfg_attr(docsrs, doc(cfg(feature = "inbox")))]
 pub mod inbox;
 mod intent;
-mod kept;
 #[cfg(feature = "journal")]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
 pub mod journal;
+mod kept;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
@@ -180,12 +180,12 @@ pub use table::{BuildError, BuildProblem, DEFAULT_APPROVAL_TTL};
 pub use tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, FailureMode, Interim, Tool, ToolDefinition};
 pub use variant::Variant;
 
-/// serde, for `#[tool_data]`'s derives and a crate that depends on
-/// `tool-runtime` alone.
-pub use serde;
 /// schemars, for `#[tool_data]`'s derives and a crate that depends on
 /// `tool-runtime` alone.
 pub use schemars;
+/// serde, for `#[tool_data]`'s derives and a crate that depends on
+/// `tool-runtime` alone.
+pub use serde;
 pub use serde_json;
 /// The string type of [`CallResult::tool`] and [`CallResult::call_id`].
 pub use smol_str::SmolStr;

@@ -73,8 +73,8 @@ pub(crate) use checks::out_of_scope;
 use checks::{validate, wrong_failure, wrong_output};
 
 use crate::call::{Arguments, CallOutcome, Pending, PendingCall};
-use crate::definition::FailureMode;
 use crate::context::{CallInfo, CallState, Ctx};
+use crate::definition::FailureMode;
 use crate::error::ToolError;
 use crate::error_report::{ErrorKind, ErrorReport, Escaped, describe, panic_message};
 use crate::guard::{self, GuardError};

@@ -10,9 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::call::{Arguments, ExternalCall, PendingCall};
-use crate::external::ProposalError;
 use crate::call_report::CallReport;
 use crate::error_report::ErrorReport;
+use crate::external::ProposalError;
 use crate::guard::ArgumentLimits;
 use crate::intent::Classifier;
 use crate::origin::Origin;

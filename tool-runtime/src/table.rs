@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use crate::call_report::{CallReport, ResultHook, Watch};
 use crate::context::{CallInfo, UserContext};
-use crate::result::CallResult;
 use crate::error_report::{ErrorHook, ErrorReport, Escaped};
 use crate::guard::ArgumentLimits;
+use crate::result::CallResult;
 use crate::tool::{BoxedTool, ErasedTool, ToolDefinition};
 
 mod problems;
@@ -179,7 +179,18 @@ impl<App: Send + Sync + 'static> ToolTable<App> {
             let name = smol_str::SmolStr::new(&def.name);
             let tool = boxed.inner;
             let observed = def.has_result_hook || config.on_result.is_some();
-            entries.push(Entry { name, def, tool, validator, parser_enforces, text_exact, observed, properties, output_validator, failure_validator });
+            entries.push(Entry {
+                name,
+                def,
+                tool,
+                validator,
+                parser_enforces,
+                text_exact,
+                observed,
+                properties,
+                output_validator,
+                failure_validator,
+            });
         }
         let aliases = provider_names(&entries, &index, &mut problems);
         for entry in &entries {

@@ -80,7 +80,17 @@ impl<App: Send + Sync + 'static> Variant<App, ()> {
     /// the function, as `tools![...]` lists it), with all of `T`'s keys
     /// until one is set.
     pub fn of<T: Tool<App>>() -> Variant<App, T> {
-        Variant { name: None, title: None, description: None, tags: None, policy: None, predicate: None, raise: false, narrow: None, tool: PhantomData }
+        Variant {
+            name: None,
+            title: None,
+            description: None,
+            tags: None,
+            policy: None,
+            predicate: None,
+            raise: false,
+            narrow: None,
+            tool: PhantomData,
+        }
     }
 }
 
@@ -295,12 +305,11 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for Erased<App> {
 fn contradictions(keys: &Keys, own: &ToolDefinition, narrowed: Result<Option<Value>, String>) -> Vec<String> {
     let mut found = Vec::new();
     match keys.policy {
-        Some(PolicyKind::Deny) if keys.raise => found.push(
-            "`policy(Deny)` contradicts `needs_approval()`: a human is never asked about a call that is refused; keep one".to_owned(),
-        ),
+        Some(PolicyKind::Deny) if keys.raise => {
+            found.push("`policy(Deny)` contradicts `needs_approval()`: a human is never asked about a call that is refused; keep one".to_owned())
+        }
         Some(PolicyKind::NeedsApproval) if keys.raise => found.push(
-            "`policy(NeedsApproval)` already asks a human about every call; `needs_approval()` raises an allowed call to that: keep one"
-                .to_owned(),
+            "`policy(NeedsApproval)` already asks a human about every call; `needs_approval()` raises an allowed call to that: keep one".to_owned(),
         ),
         _ => {}
     }

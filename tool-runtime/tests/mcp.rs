@@ -423,11 +423,7 @@ async fn rename_item(id: u32, name: String) -> String {
 fn after_a_read<App>(_input: &rename_item, ctx: &Ctx<App>) -> Verdict {
     let Some(run) = ctx.run() else { return Verdict::deny("No run.") };
     assert_eq!(ctx.other_calls().count(), 0, "a step of one call");
-    if run.has_executed("get_item") {
-        Verdict::Allow
-    } else {
-        Verdict::deny(format!("Read the item first (step {}).", run.step))
-    }
+    if run.has_executed("get_item") { Verdict::Allow } else { Verdict::deny(format!("Read the item first (step {}).", run.step)) }
 }
 
 #[tokio::test]

@@ -10,8 +10,8 @@ use smol_str::SmolStr;
 use tokio_util::sync::CancellationToken;
 
 use crate::call::{Arguments, CallOutcome, PendingCall};
-use crate::result::{CallResult, ResultKind};
 use crate::context::{CallInfo, ProgressSink, UserContext};
+use crate::result::{CallResult, ResultKind};
 use crate::table::ToolTable;
 
 /// A call being set up; `.await` it. Made by [`Registry::call`](crate::Registry::call).
