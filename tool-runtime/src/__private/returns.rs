@@ -112,7 +112,7 @@ impl<T> PlainReturn<T> for Returned<T> {
 
 /// Serialises a tool's output. A `String` or a `Value` is moved as it is,
 /// not copied through the serialiser; content blocks (`Vec<Block>`) are
-/// kept as blocks. A host's typed call takes the value itself ([`kept`]).
+/// kept as blocks. A host's typed call takes the value itself (`kept`).
 pub fn output<T: Serialize + 'static>(value: T, ends_run: bool) -> Result<ToolOutput, Failure> {
     let mut slot = Some(value);
     if crate::kept::wanted() {
