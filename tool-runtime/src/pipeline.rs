@@ -73,6 +73,7 @@ pub(crate) use checks::out_of_scope;
 use checks::{validate, wrong_failure, wrong_output};
 
 use crate::call::{Arguments, CallOutcome, Pending, PendingCall};
+use crate::call_report::Watch;
 use crate::context::{CallInfo, CallState, Ctx};
 use crate::definition::FailureMode;
 use crate::error::ToolError;
@@ -157,7 +158,8 @@ pub(crate) fn process<'a, App: Send + Sync + 'static>(
     let entry = offered_entry(tools, name, offered);
     // A call a result hook sees is timed, and reported when it ends.
     if tools.observes(entry) {
-        return observed::Observed::process(tools, app, name, entry, args, info, offered, scoped);
+        let watch = Watch::start(&info);
+        return observed::Observed::wrap(tools, watch, stages(tools, app, name, entry, args, info, offered, scoped));
     }
     stages(tools, app, name, entry, args, info, offered, scoped)
 }

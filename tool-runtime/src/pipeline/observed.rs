@@ -6,14 +6,12 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use super::{Processing, stages};
-use crate::call::{Arguments, CallOutcome};
+use super::Processing;
+use crate::call::CallOutcome;
 use crate::call_report::Watch;
-use crate::context::CallInfo;
-use crate::table::{Entry, ToolTable};
+use crate::table::ToolTable;
 
 /// A call's processing, with what its report needs besides its outcome.
 pub(crate) struct Observed<'a, App> {
@@ -24,21 +22,10 @@ pub(crate) struct Observed<'a, App> {
 }
 
 impl<'a, App: Send + Sync + 'static> Observed<'a, App> {
-    /// `process` of a call a result hook sees, from stage 0's answer on.
-    #[allow(clippy::too_many_arguments, reason = "the call's parts, as `process` takes them, and stage 0's answer")]
-    pub(super) fn process(
-        tools: &'a ToolTable<App>,
-        app: &'a Arc<App>,
-        name: &str,
-        entry: Option<&'a Entry<App>>,
-        args: Arguments<'a>,
-        info: CallInfo,
-        offered: Option<&[String]>,
-        scoped: Option<&jsonschema::Validator>,
-    ) -> Processing<'a, App> {
-        let watch = Some(Watch::start(&info));
-        let inner = stages(tools, app, name, entry, args, info, offered, scoped);
-        Processing::Observed(Box::new(Observed { tools, inner, watch }))
+    /// `inner`, the processing of a call a result hook sees, watched since
+    /// `watch` began.
+    pub(super) fn wrap(tools: &'a ToolTable<App>, watch: Watch, inner: Processing<'a, App>) -> Processing<'a, App> {
+        Processing::Observed(Box::new(Observed { tools, inner, watch: Some(watch) }))
     }
 }
 
