@@ -8,7 +8,9 @@
 //! taker for the type it wants; `__private::output`, finding the scope,
 //! serialises the output by reference and offers the value itself to the
 //! taker, which keeps it if it is of that type. A call outside a scope
-//! (every other call) pays one thread-local read, and nothing is kept; a
+//! (every other call) pays one atomic read while no typed call is in
+//! flight in the process (a thread-local read while one is), and nothing
+//! is kept; a
 //! tool that waits is spawned inside the scope of the call that made it
 //! ([`in_scope`]). A call nested in a tool's body (a tool that calls the
 //! registry) runs in its caller's scope: its output is offered first and
@@ -16,6 +18,7 @@
 
 use std::any::Any;
 use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// Takes an offered output (`&mut Option<T>`) when it is of its type.
@@ -24,6 +27,10 @@ type Taker = Arc<dyn Fn(&mut dyn Any) -> bool + Send + Sync>;
 tokio::task_local! {
     static TAKER: Taker;
 }
+
+/// How many typed calls are in flight in the process: while there are
+/// none, a call's output reads this alone, not the task-local.
+static TYPED_CALLS: AtomicUsize = AtomicUsize::new(0);
 
 /// The output of type `T` a typed call keeps, once a tool offered it.
 pub(crate) struct Kept<T> {
@@ -46,8 +53,9 @@ impl<T: Send + 'static> Kept<T> {
     }
 
     /// `future`, run where the outputs it makes are offered to this.
-    pub(crate) fn scope<F: Future>(&self, future: F) -> impl Future<Output = F::Output> {
-        TAKER.scope(self.taker.clone(), future)
+    pub(crate) async fn scope<F: Future>(&self, future: F) -> F::Output {
+        let _in_flight = InFlight::enter();
+        TAKER.scope(self.taker.clone(), future).await
     }
 
     /// The output kept, if a tool offered one of type `T`.
@@ -56,10 +64,28 @@ impl<T: Send + 'static> Kept<T> {
     }
 }
 
+/// A typed call in flight, counted in [`TYPED_CALLS`] until it is dropped.
+struct InFlight;
+
+impl InFlight {
+    fn enter() -> Self {
+        TYPED_CALLS.fetch_add(1, Ordering::Relaxed);
+        InFlight
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        TYPED_CALLS.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// Whether the running call's output is wanted whole (a typed call's
-/// scope is set).
+/// scope is set). While no typed call is in flight anywhere, one atomic
+/// read says no.
+#[inline]
 pub(crate) fn wanted() -> bool {
-    TAKER.try_with(|_| ()).is_ok()
+    TYPED_CALLS.load(Ordering::Relaxed) != 0 && TAKER.try_with(|_| ()).is_ok()
 }
 
 /// Offers `output` (an `Option<T>` holding the tool's output) to the

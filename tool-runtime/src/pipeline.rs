@@ -159,7 +159,7 @@ pub(crate) fn process<'a, App: Send + Sync + 'static>(
     // A call a result hook sees is timed, and reported when it ends.
     if tools.observes(entry) {
         let watch = Watch::start(&info);
-        return observed::Observed::wrap(tools, watch, stages(tools, app, name, entry, args, info, offered, scoped));
+        return observed::Observed::wrap(tools, watch, || stages(tools, app, name, entry, args, info, offered, scoped));
     }
     stages(tools, app, name, entry, args, info, offered, scoped)
 }
@@ -167,6 +167,7 @@ pub(crate) fn process<'a, App: Send + Sync + 'static>(
 /// [`process`] from stage 0's answer on: the tool's `entry`, if it is
 /// registered and offered.
 #[allow(clippy::too_many_arguments, reason = "the call's parts, as `process` takes them, and stage 0's answer")]
+#[inline]
 fn stages<'a, App: Send + Sync + 'static>(
     tools: &'a ToolTable<App>,
     app: &'a Arc<App>,

@@ -288,6 +288,7 @@ impl<App: Send + Sync + 'static> ToolTable<App> {
     }
 
     /// Whether a call of `entry` (`None`: of no registered tool) is observed.
+    #[inline]
     pub(crate) fn observes(&self, entry: Option<&Entry<App>>) -> bool {
         entry.map_or(self.config.on_result.is_some(), |entry| entry.observed)
     }

@@ -113,6 +113,7 @@ impl<T> PlainReturn<T> for Returned<T> {
 /// Serialises a tool's output. A `String` or a `Value` is moved as it is,
 /// not copied through the serialiser; content blocks (`Vec<Block>`) are
 /// kept as blocks. A host's typed call takes the value itself (`kept`).
+#[inline]
 pub fn output<T: Serialize + 'static>(value: T, ends_run: bool) -> Result<ToolOutput, Failure> {
     let mut slot = Some(value);
     if crate::kept::wanted() {
@@ -133,6 +134,9 @@ pub fn output<T: Serialize + 'static>(value: T, ends_run: bool) -> Result<ToolOu
 
 /// [`output`] for a host's typed call (`crate::kept`): rendered from a
 /// reference, as `output` renders it, then offered whole to the call.
+/// Cold and apart, so that every other call's `output` stays as small.
+#[cold]
+#[inline(never)]
 fn kept<T: Serialize + 'static>(mut slot: Option<T>, ends_run: bool) -> Result<ToolOutput, Failure> {
     let any: &dyn std::any::Any = &slot;
     let output = match any.downcast_ref::<Option<Vec<crate::content::Block>>>() {

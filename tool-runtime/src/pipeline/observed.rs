@@ -22,10 +22,13 @@ pub(crate) struct Observed<'a, App> {
 }
 
 impl<'a, App: Send + Sync + 'static> Observed<'a, App> {
-    /// `inner`, the processing of a call a result hook sees, watched since
-    /// `watch` began.
-    pub(super) fn wrap(tools: &'a ToolTable<App>, watch: Watch, inner: Processing<'a, App>) -> Processing<'a, App> {
-        Processing::Observed(Box::new(Observed { tools, inner, watch: Some(watch) }))
+    /// The processing `process` makes of a call a result hook sees,
+    /// watched since `watch` began. Apart from `process` and never inlined
+    /// in it, so that the processing of every other call is made where it
+    /// always was.
+    #[inline(never)]
+    pub(super) fn wrap(tools: &'a ToolTable<App>, watch: Watch, process: impl FnOnce() -> Processing<'a, App>) -> Processing<'a, App> {
+        Processing::Observed(Box::new(Observed { tools, inner: process(), watch: Some(watch) }))
     }
 }
 
