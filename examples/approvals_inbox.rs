@@ -34,7 +34,7 @@ use std::sync::Arc;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use tool_runtime::UserContext;
-use tool_runtime::inbox::{Inbox, Unauthorized};
+use tool_runtime::inbox::{CallsOf, Inbox, Unauthorized};
 
 use shop::Shop;
 
@@ -70,9 +70,12 @@ type Outcome = Result<(), Box<dyn std::error::Error>>;
 
 async fn serve(address: &str) -> Outcome {
     let journal = journal().await?;
+    let supervisor = |approver: &UserContext| approver.attribute("role").is_some_and(|role| role == "supervisor");
     let inbox = Inbox::new(journal, shop::registry(), Arc::new(Shop::demo()))
         .with_auth(signed_in)
-        .may_decide(|approver, call| approver.attribute("role").is_some_and(|role| role == "supervisor") || approver.id == call.user_id)
+        .may_decide(move |approver, call| supervisor(approver) || approver.id == call.user_id)
+        // A customer's list is read from the journal's calls for them alone.
+        .calls_of(move |approver| if supervisor(approver) { CallsOf::Everyone } else { CallsOf::own(approver) })
         .base_path("/approvals");
     let app = axum::Router::new()
         .nest("/approvals", inbox.router())

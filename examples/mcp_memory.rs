@@ -33,6 +33,13 @@
 //! `requestState`, so the server holds nothing for it (the figure is the
 //! server's RSS growth, and the size of a state the client holds).
 //!
+//! `mcp_memory held-connections [PATH_TO_MCP_SERVER]` measures whether one
+//! client can lock everyone else out: 1,100 connections from one client,
+//! each sending a small unauthenticated request every 8 s (answered `401`;
+//! opened again when the server closes it), against the default cap of
+//! 1,024 connections; then, while they go on, a legitimate `initialize`
+//! with the server's token, timed (60 s at most), five times.
+//!
 //! Not a test: the figures depend on the machine and the allocator. It
 //! prints them and exits non-zero when a target is missed (3 MiB POST:
 //! under 16 MB; 3,000 sessions: under 64 MB; the new client served; the
@@ -45,6 +52,9 @@
 //! 6 MB while it is parsed, where 1 MiB of it (260,000 values) cost 148 MB
 //! before bodies had their values counted (now refused with `413` at about
 //! 0.1 MB).
+
+#[path = "common/proc_status.rs"]
+mod proc_status;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -61,6 +71,9 @@ fn main() {
     }
     if args.next_if_eq("current-approvals").is_some() {
         return current_approvals(args.next().map(PathBuf::from));
+    }
+    if args.next_if_eq("held-connections").is_some() {
+        return held_connections(args.next().map(PathBuf::from));
     }
     let binary = args.next().map(PathBuf::from).unwrap_or_else(|| {
         let me = std::env::current_exe().expect("the path of this program");
@@ -304,8 +317,14 @@ struct Server {
 
 impl Server {
     fn start(binary: &PathBuf) -> Server {
+        Server::start_with(binary, &[])
+    }
+
+    /// The example with the environment variables `env` set.
+    fn start_with(binary: &PathBuf, env: &[(&str, &str)]) -> Server {
         let mut child = Command::new(binary)
             .args(["--http", "127.0.0.1:0"])
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -319,6 +338,14 @@ impl Server {
         // Keep draining stderr so the server never blocks on it.
         std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
         Server { child, addr }
+    }
+
+    /// How many sockets the server holds open (its listener among them).
+    fn sockets(&self) -> usize {
+        let fds = std::fs::read_dir(format!("/proc/{}/fd", self.child.id())).expect("/proc is readable");
+        fds.filter_map(Result::ok)
+            .filter(|fd| std::fs::read_link(fd.path()).is_ok_and(|target| target.to_string_lossy().starts_with("socket:")))
+            .count()
     }
 
     /// Resident memory in bytes.
@@ -338,13 +365,7 @@ impl Server {
     }
 
     fn status_bytes(&self, field: &str) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).expect("/proc is readable");
-        let kb: u64 = status
-            .lines()
-            .find_map(|line| line.strip_prefix(field))
-            .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap_or_else(|| panic!("a {field} line"));
-        kb * 1024
+        proc_status::bytes(self.child.id(), field)
     }
 }
 
@@ -551,4 +572,80 @@ fn current_approvals(binary: Option<PathBuf>) {
         grown as f64 / MB,
         grown as f64 / CALLS as f64
     );
+}
+
+/// One client's 1,100 connections, each sending a small unauthenticated
+/// request every 8 s, against the default connection cap; how long a
+/// legitimate `initialize` waits meanwhile.
+fn held_connections(binary: Option<PathBuf>) {
+    const CONNECTIONS: usize = 1_100;
+    const EVERY: Duration = Duration::from_secs(8);
+    const PATIENCE: Duration = Duration::from_secs(60);
+    let binary = binary.unwrap_or_else(|| std::env::current_exe().expect("the path of this program").with_file_name("mcp_server"));
+    let server = Server::start_with(&binary, &[("MCP_BEARER_TOKEN", "legitimate")]);
+    let addr = server.addr;
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("a runtime");
+    runtime.block_on(async move {
+        let attackers: Vec<_> = (0..CONNECTIONS).map(|_| tokio::spawn(hold_a_connection(addr, EVERY))).collect();
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        println!("{CONNECTIONS} connections from one client, a small unauthenticated request each every {}s:", EVERY.as_secs());
+        println!("  the server holds {} sockets", server.sockets());
+        for attempt in 1..=5 {
+            let started = Instant::now();
+            let answered = tokio::time::timeout(PATIENCE, legitimate_initialize(addr)).await;
+            match answered {
+                Ok(status) => println!("  legitimate initialize {attempt}: HTTP {status} in {:.3}s", started.elapsed().as_secs_f64()),
+                Err(_) => println!("  legitimate initialize {attempt}: no answer within {}s", PATIENCE.as_secs()),
+            }
+            tokio::time::sleep(Duration::from_secs(2)).await;
+        }
+        attackers.iter().for_each(tokio::task::JoinHandle::abort);
+    });
+}
+
+/// One attacking connection: a small request every `every`, answered
+/// `401`; opened again at the next turn when the server closed it.
+async fn hold_a_connection(addr: SocketAddr, every: Duration) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = None;
+    let mut answer = vec![0u8; 4096];
+    loop {
+        if stream.is_none() {
+            stream = tokio::time::timeout(every, tokio::net::TcpStream::connect(addr)).await.ok().and_then(Result::ok);
+        }
+        if let Some(open) = stream.as_mut() {
+            let answered = async {
+                open.write_all(request.as_bytes()).await?;
+                let read = open.read(&mut answer).await?;
+                // An answer that closed the connection reads its end next.
+                let closed = read == 0 || String::from_utf8_lossy(&answer[..read]).to_ascii_lowercase().contains("connection: close");
+                Ok::<bool, std::io::Error>(!closed)
+            };
+            if !matches!(tokio::time::timeout(every, answered).await, Ok(Ok(true))) {
+                stream = None;
+            }
+        }
+        tokio::time::sleep(every).await;
+    }
+}
+
+/// `initialize` with the server's token on a connection of its own; the status.
+async fn legitimate_initialize(addr: SocketAddr) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"legitimate","version":"0"}}}"#;
+    let mut head = head(addr, None);
+    head.push_str(&format!("Authorization: Bearer legitimate\r\nContent-Length: {}\r\n\r\n{body}", body.len()));
+    let Ok(mut stream) = tokio::net::TcpStream::connect(addr).await else { return 0 };
+    if stream.write_all(head.as_bytes()).await.is_err() {
+        return 0;
+    }
+    let mut reply = Vec::new();
+    let _ = stream.read_to_end(&mut reply).await;
+    status(&String::from_utf8_lossy(&reply))
 }

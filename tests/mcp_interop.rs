@@ -19,15 +19,16 @@
 
 #[path = "support/examples.rs"]
 mod examples;
+#[path = "support/listening.rs"]
+mod listening;
 #[path = "support/mcp_server.rs"]
 mod mcp_server;
 
-use std::fs::File;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 use tool_workspace::peers;
 
+use listening::Listening;
 use mcp_server::example_binary;
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/mcp_client.py");
@@ -52,8 +53,8 @@ fn python_client_over_http() {
     }
     let log = std::env::temp_dir().join(format!("mcp_server-http-{}.log", std::process::id()));
     let token = format!("interop-{}", std::process::id());
-    let server = Server::start(&example_binary(), &log, &token, &[]);
-    let url = server.url();
+    let server = serve(&example_binary(), &log, &token, &[]);
+    let url = server.url.clone();
     let log = log.to_str().expect("a UTF-8 path");
     run_client(&["http", "--url", &url, "--server-log", log, "--token", &token]);
 }
@@ -80,9 +81,9 @@ fn python_client_at_the_current_revision_over_http_on_two_instances() {
     let journal = std::env::temp_dir().join(format!("mcp_server-current-{}.db", std::process::id()));
     let _ = std::fs::remove_file(&journal);
     let journal = format!("sqlite:{}", journal.display());
-    let servers = logs.each_ref().map(|log| Server::start(&example_binary(), log, &token, &["--journal", &journal]));
+    let servers = logs.each_ref().map(|log| serve(&example_binary(), log, &token, &["--journal", &journal]));
     for mode in ["2026-07-28", "auto"] {
-        run_script(CURRENT, &[mode, "http", "--url", &servers[0].url(), "--other-url", &servers[1].url(), "--token", &token]);
+        run_script(CURRENT, &[mode, "http", "--url", &servers[0].url, "--other-url", &servers[1].url, "--token", &token]);
     }
 }
 
@@ -107,49 +108,9 @@ fn run_script(script: &str, args: &[&str]) {
 
 /// The example serving streamable HTTP on a free loopback port, requiring
 /// `token` as a bearer token and sealing request states with [`KEY`]
-/// (given `args` besides), its
-/// stderr in `log`; killed when dropped.
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Server {
-    fn start(binary: &Path, log: &Path, token: &str, args: &[&str]) -> Server {
-        let child = Command::new(binary)
-            .args(["--http", "127.0.0.1:0"])
-            .args(args)
-            .env("MCP_BEARER_TOKEN", token)
-            .env("MCP_REQUEST_STATE_KEY", KEY)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(File::create(log).expect("the log file can be created"))
-            .spawn()
-            .expect("the example starts");
-        let mut server = Server { child, url: String::new() };
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let text = std::fs::read_to_string(log).unwrap_or_default();
-            if let Some(url) = text.lines().find_map(|line| line.strip_prefix("mcp_server: listening on ")) {
-                server.url = url.trim().to_owned();
-                return server;
-            }
-            if let Ok(Some(status)) = server.child.try_wait() {
-                panic!("the server exited ({status}) before listening:\n{text}");
-            }
-            assert!(Instant::now() < deadline, "the server did not listen within 20s:\n{text}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn url(&self) -> String {
-        self.url.clone()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// (given `args` besides), its stderr in `log`.
+fn serve(binary: &Path, log: &Path, token: &str, args: &[&str]) -> Listening {
+    let mut command = Command::new(binary);
+    command.args(["--http", "127.0.0.1:0"]).args(args).env("MCP_BEARER_TOKEN", token).env("MCP_REQUEST_STATE_KEY", KEY);
+    Listening::start(command, log, "mcp_server")
 }

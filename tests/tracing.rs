@@ -210,6 +210,27 @@ fn assert_escaped(event: &HashMap<String, String>, field: &str) {
     assert!(text.contains("x\\n2026-12-01T00:00:00Z INFO admin logged in\\r\\u{1b}[2K"), "`{field}` escaped, not dropped: {text:?}");
 }
 
+/// Logs the text it was given, as a warning.
+#[tool]
+async fn note(ctx: Ctx<()>, text: String) -> String {
+    ctx.log(LogLevel::Warning, text);
+    "noted".into()
+}
+
+#[test]
+fn a_tools_log_message_is_an_event_of_the_call_where_no_host_takes_it_escaped() {
+    let recorder = recording(|| async {
+        let registry = Registry::<()>::builder().tools(tools![note]).build().unwrap();
+        let arguments = serde_json::json!({ "text": FORGED }).to_string();
+        registry.call(&Arc::new(()), "note", arguments.as_str()).call_id("c-1").await;
+    });
+    let events = recorder.events.lock().unwrap();
+    let logged = events_with(&events, "a tool's log message");
+    assert_eq!(logged.len(), 1, "{events:?}");
+    assert_eq!(logged[0]["call_id"], "c-1");
+    assert_escaped(logged[0], "text");
+}
+
 /// Refuses with the text it was given as its code and its developer message.
 #[tool]
 async fn refuse(text: String) -> Result<String, ToolError> {

@@ -78,6 +78,17 @@ pub fn chromium(browser: &str, driver: &str) -> bool {
     installed
 }
 
+/// Whether a peer a test names is `installed` (a program, a package);
+/// `why` says what is missing and how to install it. `false` once the
+/// calling test is recorded as skipped.
+pub fn installed(installed: bool, why: &str) -> bool {
+    match installed {
+        true => found(),
+        false => missing(why),
+    }
+    installed
+}
+
 /// Empties the ledger and returns when it held no record; else writes
 /// each test it held as skipped, and why, to stderr and exits the process
 /// with status 1 (a failed doc-test). README's test command runs it last

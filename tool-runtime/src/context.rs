@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 use smol_str::SmolStr;
 use tokio_util::sync::CancellationToken;
 
+use crate::error_report::Escaped;
 use crate::policy::ApprovalFloor;
 
 mod run;
@@ -16,7 +17,7 @@ pub(crate) use run::StepArguments;
 pub use run::{RunView, StepCall};
 
 /// The context of one call: app state, the user, the thread and call ids,
-/// the cancellation token and a progress reporter.
+/// the cancellation token, a progress reporter and a log.
 ///
 /// Take it as the *first* parameter of a tool (any name) to get at the app
 /// state; the tool then works only in a `Registry<App>` of that app type.
@@ -56,6 +57,8 @@ pub(crate) struct CallInfo {
 pub(crate) struct Attached {
     pub(crate) thread_id: Option<Arc<str>>,
     pub(crate) progress: Option<ProgressSink>,
+    /// Where the tool's log messages go; `None`: to `tracing`.
+    pub(crate) log: Option<LogSink>,
     /// The memory of the run the call belongs to, which records its
     /// effect; `None` outside a run.
     pub(crate) memory: Option<crate::memory::Remembered>,
@@ -72,7 +75,11 @@ impl CallInfo {
 
     /// A call with `attached` (left out when it holds nothing).
     pub(crate) fn with(user: Option<Arc<UserContext>>, call_id: SmolStr, cancel: OnceLock<CancellationToken>, attached: Attached) -> Self {
-        let nothing = attached.thread_id.is_none() && attached.progress.is_none() && attached.memory.is_none() && attached.run.is_none();
+        let nothing = attached.thread_id.is_none()
+            && attached.progress.is_none()
+            && attached.log.is_none()
+            && attached.memory.is_none()
+            && attached.run.is_none();
         CallInfo { user, call_id, cancel, attached: (!nothing).then(|| Box::new(attached)) }
     }
 
@@ -89,6 +96,11 @@ impl CallInfo {
     /// Where progress reports go, when the host listens.
     pub(crate) fn progress(&self) -> Option<&ProgressSink> {
         self.attached.as_ref()?.progress.as_ref()
+    }
+
+    /// Where log messages go, when the host takes them.
+    pub(crate) fn log(&self) -> Option<&LogSink> {
+        self.attached.as_ref()?.log.as_ref()
     }
 
     /// The memory of the run the call belongs to; `None` outside a run.
@@ -210,6 +222,30 @@ impl<App> Ctx<App> {
                 interim: false,
                 preliminary: None,
             });
+        }
+    }
+
+    /// Writes a log message for the host. Over MCP it is a
+    /// `notifications/message` to the client: at revision 2025-11-25 when
+    /// `level` is at or above the level the client set with
+    /// `logging/setLevel` (`info` until it sets one); at 2026-07-28 only
+    /// for a request whose `_meta` asks for log messages, at or above its
+    /// level. Elsewhere, and where the host takes no log messages, it is a
+    /// `tracing` event of the call (`warn` for `warning`, `error` for
+    /// `error` and above), its text escaped.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tool_runtime::{Ctx, LogLevel};
+    ///
+    /// let ctx = Ctx::new(Arc::new(()));
+    /// ctx.log(LogLevel::Info, "fetched 3 orders");
+    /// ```
+    pub fn log(&self, level: LogLevel, message: impl Into<String>) {
+        let message = LogMessage { call_id: self.call.call_id.to_string(), level, message: message.into() };
+        match self.call.log() {
+            Some(sink) => (sink.0)(message),
+            None => message.trace(),
         }
     }
 
@@ -341,6 +377,71 @@ impl ProgressSink {
 impl fmt::Debug for ProgressSink {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("ProgressSink")
+    }
+}
+
+/// How severe a log message is: the levels of syslog (RFC 5424) that MCP
+/// uses, from the least severe to the most, so that `Warning > Info`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    /// Detail for debugging.
+    Debug,
+    /// What the tool is doing.
+    Info,
+    /// A normal but significant event.
+    Notice,
+    /// Something that may need attention.
+    Warning,
+    /// An error the tool met.
+    Error,
+    /// A part of the system failed.
+    Critical,
+    /// Someone must act at once.
+    Alert,
+    /// The system cannot be used.
+    Emergency,
+}
+
+/// One log message a tool wrote ([`Ctx::log`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogMessage {
+    /// The call that wrote it.
+    pub call_id: String,
+    /// How severe it is.
+    pub level: LogLevel,
+    /// Its text.
+    pub message: String,
+}
+
+impl LogMessage {
+    /// The message as a `tracing` event, its text escaped (the tool's text
+    /// may quote its input).
+    fn trace(&self) {
+        let (call_id, message) = (&self.call_id, &self.message);
+        match self.level {
+            LogLevel::Debug => tracing::debug!(call_id = %Escaped(call_id), text = %Escaped(message), "a tool's log message"),
+            LogLevel::Info | LogLevel::Notice => tracing::info!(call_id = %Escaped(call_id), text = %Escaped(message), "a tool's log message"),
+            LogLevel::Warning => tracing::warn!(call_id = %Escaped(call_id), text = %Escaped(message), "a tool's log message"),
+            _ => tracing::error!(call_id = %Escaped(call_id), text = %Escaped(message), "a tool's log message"),
+        }
+    }
+}
+
+/// Where a call's log messages go (see [`Ctx::log`]).
+#[derive(Clone)]
+pub struct LogSink(pub(crate) Arc<dyn Fn(LogMessage) + Send + Sync>);
+
+impl LogSink {
+    /// A sink calling `f` for every message.
+    pub fn new(f: impl Fn(LogMessage) + Send + Sync + 'static) -> Self {
+        LogSink(Arc::new(f))
+    }
+}
+
+impl fmt::Debug for LogSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("LogSink")
     }
 }
 

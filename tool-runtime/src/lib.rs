@@ -50,6 +50,8 @@
 mod approval;
 mod call;
 mod call_report;
+#[cfg(any(feature = "mcp", feature = "inbox"))]
+mod caps;
 mod content;
 mod context;
 mod definition;
@@ -158,7 +160,7 @@ struct ReadmeDoctests;
 pub use call::{Arguments, CallOutcome, ExternalCall, PendingCall, ToolCall};
 pub use call_report::CallReport;
 pub use content::{Binary, Block, MAX_MIME_TYPE_BYTES, Resource, ResourceBody, ResourceLink};
-pub use context::{Ctx, Progress, ProgressSink, RunView, StepCall, StepView, Unauthorized, UserContext};
+pub use context::{Ctx, LogLevel, LogMessage, LogSink, Progress, ProgressSink, RunView, StepCall, StepView, Unauthorized, UserContext};
 pub use dynamic::DynamicTool;
 pub use error::{INTERNAL_ERROR_CODE, ToolError};
 pub use error_report::{ErrorKind, ErrorReport};
@@ -353,7 +355,7 @@ pub struct Input<T>(pub T);
 /// Everything a tool module needs: `use tool_runtime::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        ApprovalFloor, BoxedTool, CallResult, Ctx, DynamicTool, Input, PolicyKind, Registry, Run, ScopedTool, Selection, StepView, ToolCall,
-        ToolError, UserContext, Verdict, tool, tool_data, tools,
+        ApprovalFloor, BoxedTool, CallResult, Ctx, DynamicTool, Input, LogLevel, PolicyKind, Registry, Run, ScopedTool, Selection, StepView,
+        ToolCall, ToolError, UserContext, Verdict, tool, tool_data, tools,
     };
 }

@@ -75,10 +75,18 @@
 //!   structured content with every successful result (clients such as the
 //!   official Python SDK reject a success without it), so its cut output
 //!   comes back with `isError: true`, the text still saying it was cut.
-//! - **Cancellation and progress.** `notifications/cancelled` cancels the
-//!   call's token ([`Ctx::cancellation`](crate::Ctx::cancellation)); what
+//! - **Cancellation, progress and log messages.** `notifications/cancelled`
+//!   cancels the call's token ([`Ctx::cancellation`](crate::Ctx::cancellation)); what
 //!   a tool reports with [`Ctx::progress`](crate::Ctx::progress) becomes
-//!   `notifications/progress` when the request carried a progress token.
+//!   `notifications/progress` when the request carried a progress token,
+//!   and what it logs with [`Ctx::log`](crate::Ctx::log) becomes
+//!   `notifications/message` at or above the session's level
+//!   (`logging/setLevel`; `info` until the client sets one).
+//! - **Beside the tools**: prompts, resources and their templates, and
+//!   completion are served, at every revision, by an rmcp handler of the
+//!   host's composed with the tools ([`McpServer::with_handler`]): what it
+//!   declares in its capabilities, as it answers it. A read of a resource
+//!   it does not have is an error naming the URI (`data.uri`).
 //!
 //! Over streamable HTTP ([`McpServer::serve_http`],
 //! [`McpServer::http_service`]), every request is checked from its headers
@@ -129,6 +137,24 @@
 //!   [`with_max_connections`](McpServer::with_max_connections) (default
 //!   1,024) at once; the server you mount [`http_service`](McpServer::http_service)
 //!   in must do both itself.
+//! - **No one client holds the connections**: a request refused for its
+//!   `Host`, its `Origin` or its credential (`400`, `403`, `401`) is
+//!   answered with `Connection: close`, so a client without the right to
+//!   be served keeps no connection between attempts. [`serve_http`](McpServer::serve_http)
+//!   also lets one peer (an IPv4 address, an IPv6 `/64`) hold at most
+//!   [`with_max_connections_per_peer`](McpServer::with_max_connections_per_peer)
+//!   (default 64) of its connections (one more is answered `429` and
+//!   closed), closes a kept-alive connection that waits longer than
+//!   [`with_keep_alive_timeout`](McpServer::with_keep_alive_timeout)
+//!   (default 5 s) for its next request, and serves at most
+//!   [`with_max_requests_per_connection`](McpServer::with_max_requests_per_connection)
+//!   (default 100) requests on one connection (a server you mount
+//!   [`http_service`](McpServer::http_service) in must bound these
+//!   itself). One unauthenticated client
+//!   sending a small request every 8 s on 1,100 connections once held all
+//!   1,024 (the server held 1,028 sockets) and every legitimate
+//!   `initialize` timed out at 60 s; now the server holds 4 and each is
+//!   answered in 2 to 5 ms (`mcp_memory held-connections`, debug build).
 //!
 //! Sessions are bounded, in all ([`with_max_sessions`](McpServer::with_max_sessions),
 //! default 500; an idle one costs about 60 KB) and for each user
@@ -152,7 +178,7 @@
 //!
 //! The server speaks the revisions that have sessions (2024-11-05 to
 //! 2025-11-25), as above, and revision 2026-07-28 beside them, without
-//! sessions ([`McpHandler`] routes each request): `server/discover`; each
+//! sessions: `server/discover`; each
 //! request carries its protocol version, client capabilities and client
 //! info, and is served on its own by any instance, for its own credential.
 //! What a request needs travels in it or lives in the journal:
@@ -193,6 +219,21 @@
 //! - **No run**: what is offered is what a fresh run offers at its first
 //!   step for the caller; a tool with `requires` is not offered, and
 //!   external tools are not served at this revision.
+//! - **Log messages** of a call reach its client only when the request's
+//!   `_meta` names a level, at or above it.
+//! - **List changes** are announced on `subscriptions/listen` streams: the
+//!   tool list of the stream's caller, and the composed handler's lists
+//!   that change, read again after every call and on
+//!   [`notify_list_changes`](McpServer::notify_list_changes).
+//! - **Caching hints** (`ttlMs`, `cacheScope`) on every list and read:
+//!   stale at once and private by default, as set by
+//!   [`with_cache_hint`](McpServer::with_cache_hint).
+//! - **Parameters in headers**: a parameter marked `x-mcp-header` in its
+//!   tool's schema is checked against its `Mcp-Param-*` header (rmcp).
+//!
+//! One handler serves both ([`McpHandler`]): it picks each request's
+//! revision once, and hands it to the connection's session or serves it
+//! statelessly.
 //!
 //! A waiting approval costs the server little at this revision: it lives
 //! in its client's `requestState` and, with a journal, as one row; without
@@ -204,29 +245,42 @@ use std::time::Duration;
 
 use axum::http::HeaderMap;
 use rmcp::ServiceExt;
-use rmcp::model::{Implementation, ProtocolVersion, ServerCapabilities, ServerConfig};
+use rmcp::model::Implementation;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
-mod connections;
-mod current;
-mod durable;
+mod approval;
+mod cache;
+mod caller;
+mod composed;
+mod handler;
 mod http;
-mod session;
+mod listeners;
+mod notices;
+mod results;
+mod server;
 mod sessions;
+mod stateless;
+mod subscriptions;
+mod tool_list;
 mod waiting;
 
-#[cfg(feature = "journal")]
-pub use current::{DEFAULT_MAX_TASKS, DEFAULT_MAX_TASKS_PER_USER, DEFAULT_TASK_TTL, TASK_TIMEOUT};
-pub use current::{IDEMPOTENCY_KEY, McpHandler, StateKeyError, supported_versions};
+pub use cache::{CacheHint, Cached};
+pub use handler::McpHandler;
+pub use http::sessions::DEFAULT_MAX_SESSIONS_PER_USER;
 pub use http::{DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_CONNECTIONS};
 pub use http::{DEFAULT_ENVELOPE_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, Unauthorized};
+pub use http::{DEFAULT_KEEP_ALIVE_TIMEOUT, DEFAULT_MAX_CONNECTIONS_PER_PEER, DEFAULT_MAX_REQUESTS_PER_CONNECTION};
 pub use http::{DEFAULT_MAX_ARRIVING_BODY_BYTES, FREE_BODY_BYTES};
-pub use session::McpSession;
-pub use sessions::DEFAULT_MAX_SESSIONS_PER_USER;
+pub use sessions::McpSession;
+#[cfg(feature = "journal")]
+pub use stateless::{DEFAULT_MAX_TASKS, DEFAULT_MAX_TASKS_PER_USER, DEFAULT_TASK_TTL, TASK_TIMEOUT, TaskSupport};
+pub use stateless::{IDEMPOTENCY_KEY, StateKeyError, supported_versions};
 pub use waiting::{DEFAULT_MAX_WAITING_APPROVALS, DEFAULT_MAX_WAITING_APPROVALS_PER_USER};
 
 use crate::context::UserContext;
 use crate::registry::Registry;
+use server::Server;
+use stateless::Stateless;
 
 /// The `rmcp` crate this module is built on, for naming its types (for
 /// example to mount [`McpServer::http_service`] or to serve a
@@ -239,36 +293,12 @@ pub use rmcp;
 /// Each MCP session (a stdio connection, an HTTP `Mcp-Session-Id`) gets a
 /// fresh [`McpSession`], which is one run: see the [module docs](self).
 pub struct McpServer<App> {
-    registry: Registry<App>,
-    app: Arc<App>,
-    user: Arc<UserContext>,
-    info: Implementation,
-    instructions: Option<String>,
+    /// What both revisions serve with.
+    server: Server<App>,
+    /// What only the stateless revision keeps.
+    stateless: Stateless,
     http: HttpOptions,
-    /// Where each session's run is remembered when it outlives the process
-    /// ([`with_journal`](Self::with_journal)).
-    memory: Option<Arc<dyn crate::memory::RunMemory>>,
-    /// The same journal, where tasks and keyed retries of revision
-    /// 2026-07-28 are kept.
-    #[cfg(feature = "journal")]
-    journal: Option<crate::journal::Journal>,
-    /// Who runs the calls of external tools ([`with_external`](Self::with_external)).
-    external: Option<ExternalRunner>,
-    /// The calls of all sessions waiting for approval, capped.
-    waiting: Arc<waiting::WaitingCalls>,
-    /// The key that seals the `requestState` of revision 2026-07-28.
-    sealing: Arc<current::Sealing>,
-    /// The calls of tasks this process runs.
-    #[cfg(feature = "journal")]
-    tasks: Arc<current::RunningTasks>,
-    /// How long tasks are kept and how many may be under way.
-    #[cfg(feature = "journal")]
-    task_limits: current::TaskLimits,
 }
-
-/// The host's runner of external tools' calls, for an MCP server.
-pub(crate) type ExternalRunner =
-    Arc<dyn Fn(crate::ExternalCall) -> crate::BoxFuture<'static, Result<serde_json::Value, crate::ToolError>> + Send + Sync>;
 
 /// How the server serves streamable HTTP; see the `with_*` methods.
 #[derive(Clone)]
@@ -276,17 +306,20 @@ struct HttpOptions {
     envelope_bytes: usize,
     allowed_origins: Vec<String>,
     allowed_hosts: Option<Vec<String>>,
-    // The session caps (`mcp/sessions.rs`).
+    // The session caps (`mcp/http/sessions.rs`).
     max_sessions: usize,
     max_sessions_per_user: usize,
     session_idle_timeout: Duration,
     auth: Option<Arc<http::AuthHook>>,
     remote_without_auth: bool,
     // How long a request may take to arrive, and how many connections
-    // `serve_http` holds at once.
+    // `serve_http` holds at once, for how long and how many requests.
     header_read_timeout: Duration,
     body_read_timeout: Duration,
     max_connections: usize,
+    max_connections_per_peer: usize,
+    keep_alive_timeout: Duration,
+    max_requests_per_connection: usize,
     arriving_body_bytes: usize,
 }
 
@@ -304,6 +337,9 @@ impl Default for HttpOptions {
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_connections_per_peer: DEFAULT_MAX_CONNECTIONS_PER_PEER,
+            keep_alive_timeout: DEFAULT_KEEP_ALIVE_TIMEOUT,
+            max_requests_per_connection: DEFAULT_MAX_REQUESTS_PER_CONNECTION,
             arriving_body_bytes: DEFAULT_MAX_ARRIVING_BODY_BYTES,
         }
     }
@@ -311,60 +347,15 @@ impl Default for HttpOptions {
 
 impl<App> Clone for McpServer<App> {
     fn clone(&self) -> Self {
-        McpServer {
-            registry: self.registry.clone(),
-            app: self.app.clone(),
-            user: self.user.clone(),
-            info: self.info.clone(),
-            instructions: self.instructions.clone(),
-            http: self.http.clone(),
-            memory: self.memory.clone(),
-            #[cfg(feature = "journal")]
-            journal: self.journal.clone(),
-            external: self.external.clone(),
-            waiting: self.waiting.clone(),
-            sealing: self.sealing.clone(),
-            #[cfg(feature = "journal")]
-            tasks: self.tasks.clone(),
-            #[cfg(feature = "journal")]
-            task_limits: self.task_limits,
-        }
+        McpServer { server: self.server.clone(), stateless: self.stateless.clone(), http: self.http.clone() }
     }
 }
 
 impl<App: Send + Sync + 'static> McpServer<App> {
-    /// What a connection says of this server (at either revision): its
-    /// name, version and instructions, and `capabilities`.
-    pub(crate) fn server_config(&self, capabilities: ServerCapabilities) -> ServerConfig {
-        let config =
-            ServerConfig::new(capabilities).with_server_info(self.info.clone()).with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
-        match &self.instructions {
-            Some(instructions) => config.with_instructions(instructions.clone()),
-            None => config,
-        }
-    }
-
     /// A server for `registry`'s tools, calling them with `app`. It names
     /// itself `tool-runtime` until [`with_name`](Self::with_name).
     pub fn new(registry: Registry<App>, app: Arc<App>) -> Self {
-        McpServer {
-            registry,
-            app,
-            user: Arc::new(UserContext::default()),
-            info: Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
-            instructions: None,
-            http: HttpOptions::default(),
-            memory: None,
-            #[cfg(feature = "journal")]
-            journal: None,
-            external: None,
-            waiting: Arc::default(),
-            sealing: Arc::new(current::Sealing::random()),
-            #[cfg(feature = "journal")]
-            tasks: Arc::default(),
-            #[cfg(feature = "journal")]
-            task_limits: current::TaskLimits::default(),
-        }
+        McpServer { server: Server::new(registry, app), stateless: Stateless::default(), http: HttpOptions::default() }
     }
 
     /// Runs the calls of external tools (`#[tool(external)]`) with `run`:
@@ -379,7 +370,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
         F: Fn(crate::ExternalCall) -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = Result<serde_json::Value, crate::ToolError>> + Send + 'static,
     {
-        self.external = Some(Arc::new(move |call| Box::pin(run(call))));
+        self.server.external = Some(Arc::new(move |call| Box::pin(run(call))));
         self
     }
 
@@ -394,20 +385,20 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     /// its decision stands.
     #[cfg(feature = "journal")]
     pub fn with_journal(mut self, journal: crate::journal::Journal) -> Self {
-        self.memory = Some(Arc::new(journal.clone()));
-        self.journal = Some(journal);
+        self.server.memory = Some(Arc::new(journal.clone()));
+        self.server.journal = Some(journal);
         self
     }
 
     /// The name and version the server gives clients in `initialize`.
     pub fn with_name(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
-        self.info = Implementation::new(name, version);
+        self.server.info = Implementation::new(name, version);
         self
     }
 
     /// Instructions the client may add to the model's prompt.
     pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
-        self.instructions = Some(instructions.into());
+        self.server.instructions = Some(instructions.into());
         self
     }
 
@@ -416,8 +407,75 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     /// Over HTTP, an [authentication hook](Self::with_auth) decides the
     /// user of each request instead.
     pub fn with_user(mut self, user: UserContext) -> Self {
-        self.user = Arc::new(user);
+        self.server.user = Arc::new(user);
         self
+    }
+
+    /// Serves what `handler` declares beside the tools, at every revision:
+    /// prompts, resources and their templates, and completion, each as
+    /// `handler` answers it (its `get_info().capabilities` say which:
+    /// `prompts`, `resources`, `completions`). `handler` is an ordinary rmcp
+    /// [`ServerHandler`](rmcp::ServerHandler), for example one with a
+    /// `#[prompt_router]`; its tools, if it has any, are not served: the
+    /// registry's are. The server puts the caching hints of
+    /// [`with_cache_hint`](Self::with_cache_hint) on what it lists and reads,
+    /// and the URI, as `data.uri`, on its error
+    /// for a resource it does not have. See the guide's MCP page for the
+    /// smallest example.
+    pub fn with_handler(mut self, handler: impl rmcp::ServerHandler) -> Self {
+        self.server.composed = composed::Composed::new(handler);
+        self
+    }
+
+    /// The caching hint of every result of one kind at revision
+    /// 2026-07-28. Where none is set, a result keeps the hint the composed
+    /// handler gave it, and one without is stale at once and private
+    /// ([`CacheHint::default`]).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use std::time::Duration;
+    /// use tool_runtime::mcp::{CacheHint, Cached, McpServer};
+    /// # let registry = tool_runtime::Registry::<()>::builder().build().unwrap();
+    /// let server = McpServer::new(registry, Arc::new(()))
+    ///     .with_cache_hint(Cached::Prompts, CacheHint::public(Duration::from_secs(300)));
+    /// # let _ = server;
+    /// ```
+    pub fn with_cache_hint(mut self, kind: Cached, hint: CacheHint) -> Self {
+        self.server.cache.set(kind, hint);
+        self
+    }
+
+    /// Decides which tools answer with a task at revision 2026-07-28, for a
+    /// client that declares the tasks extension (default:
+    /// [`TaskSupport::by_default`]). A tool of [`TaskSupport::Required`]
+    /// refuses a client that does not declare the extension (`-32021`)
+    /// before it runs.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// use tool_runtime::mcp::{McpServer, TaskSupport};
+    /// # let registry = tool_runtime::Registry::<()>::builder().build().unwrap();
+    /// let server = McpServer::new(registry, Arc::new(())).with_task_support(|def| match def.tags.iter().any(|tag| tag == "batch") {
+    ///     true => TaskSupport::Required,
+    ///     false => TaskSupport::by_default(def),
+    /// });
+    /// # let _ = server;
+    /// ```
+    #[cfg(feature = "journal")]
+    pub fn with_task_support(mut self, rule: impl Fn(&crate::ToolDefinition) -> TaskSupport + Send + Sync + 'static) -> Self {
+        self.stateless.task_support = Arc::new(rule);
+        self
+    }
+
+    /// Tells the clients listening on `subscriptions/listen` (revision
+    /// 2026-07-28) that their lists may have changed: each one's tool
+    /// list (and the composed handler's lists that change) is read again
+    /// for its caller, and a list that changed is announced. The server does
+    /// this after every call; call it when the app changes otherwise (what
+    /// `visible_when` reads, a prompt added).
+    pub async fn notify_list_changes(&self) {
+        subscriptions::announce_changes(&self.server).await;
     }
 
     /// Authenticates every HTTP request from its headers: the hook returns
@@ -497,7 +555,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     /// The largest HTTP request body served: the registry's argument
     /// limit plus the [envelope](Self::with_envelope_bytes).
     pub fn max_body_bytes(&self) -> usize {
-        self.registry.argument_limits().max_bytes.saturating_add(self.http.envelope_bytes)
+        self.server.registry.argument_limits().max_bytes.saturating_add(self.http.envelope_bytes)
     }
 
     /// How long [`serve_http`](Self::serve_http) waits for a request's
@@ -523,6 +581,38 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     /// listener's queue, it is not refused.
     pub fn with_max_connections(mut self, connections: usize) -> Self {
         self.http.max_connections = connections;
+        self
+    }
+
+    /// How many of those connections one peer holds at once (default
+    /// [`DEFAULT_MAX_CONNECTIONS_PER_PEER`]; at least 1). A peer is an IPv4
+    /// address or an IPv6 `/64`. One more connection from a peer at its
+    /// cap is answered `429` at once and closed, so that no one client
+    /// fills [`with_max_connections`](Self::with_max_connections) and locks
+    /// the others out. Behind a proxy every connection comes from the
+    /// proxy's address: raise this to the connection cap there.
+    pub fn with_max_connections_per_peer(mut self, connections: usize) -> Self {
+        self.http.max_connections_per_peer = connections;
+        self
+    }
+
+    /// How long [`serve_http`](Self::serve_http) keeps a connection open
+    /// after answering a request while no next one comes (default
+    /// [`DEFAULT_KEEP_ALIVE_TIMEOUT`]); then it closes it, and the client
+    /// opens a new one for its next request. A connection's first request
+    /// has the [header read timeout](Self::with_header_read_timeout)
+    /// instead, which also bounds every wait longer than it.
+    pub fn with_keep_alive_timeout(mut self, timeout: Duration) -> Self {
+        self.http.keep_alive_timeout = timeout;
+        self
+    }
+
+    /// How many requests [`serve_http`](Self::serve_http) serves on one
+    /// connection (default [`DEFAULT_MAX_REQUESTS_PER_CONNECTION`]; at
+    /// least 1): the last is answered with `Connection: close`, and the
+    /// client opens a new connection for its next request.
+    pub fn with_max_requests_per_connection(mut self, requests: usize) -> Self {
+        self.http.max_requests_per_connection = requests;
         self
     }
 
@@ -586,7 +676,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     /// arguments until it is decided; one more is refused at once
     /// (`TOO_MANY_PENDING`, status 429), asking no one.
     pub fn with_max_waiting_approvals(mut self, calls: usize) -> Self {
-        self.waiting = Arc::new(waiting::WaitingCalls::new(calls, self.waiting.per_user));
+        self.server.waiting = Arc::new(waiting::WaitingCalls::new(calls, self.server.waiting.per_user));
         self
     }
 
@@ -596,7 +686,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     /// once (`TOO_MANY_PENDING`). A session's own cap is the registry's
     /// [`max_pending_approvals`](crate::RegistryBuilder::max_pending_approvals).
     pub fn with_max_waiting_approvals_per_user(mut self, calls: usize) -> Self {
-        self.waiting = Arc::new(waiting::WaitingCalls::new(self.waiting.max, calls));
+        self.server.waiting = Arc::new(waiting::WaitingCalls::new(self.server.waiting.max, calls));
         self
     }
 
@@ -605,7 +695,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     /// its call is never taken up again.
     #[cfg(feature = "journal")]
     pub fn with_task_ttl(mut self, ttl: Duration) -> Self {
-        self.task_limits.ttl = ttl;
+        self.stateless.task_limits.ttl = ttl;
         self
     }
 
@@ -615,7 +705,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     /// at once (`TOO_MANY_TASKS`, status 429).
     #[cfg(feature = "journal")]
     pub fn with_max_tasks(mut self, tasks: usize) -> Self {
-        self.task_limits.max = tasks;
+        self.stateless.task_limits.max = tasks;
         self
     }
 
@@ -625,7 +715,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     /// (`TOO_MANY_TASKS`).
     #[cfg(feature = "journal")]
     pub fn with_max_tasks_per_user(mut self, tasks: usize) -> Self {
-        self.task_limits.per_user = tasks;
+        self.stateless.task_limits.per_user = tasks;
         self
     }
 
@@ -633,7 +723,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     /// It speaks the revisions with sessions only; [`handler`](Self::handler)
     /// speaks 2026-07-28 too.
     pub fn session(&self) -> McpSession<App> {
-        McpSession::new(self.clone())
+        McpSession::new(self.server.clone())
     }
 
     /// The `rmcp` handler of one connection: requests at revision 2026-07-28
@@ -641,7 +731,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     /// its first such request). What [`serve_stdio`](Self::serve_stdio)
     /// and [`http_service`](Self::http_service) serve.
     pub fn handler(&self) -> McpHandler<App> {
-        McpHandler::new(self.clone(), None)
+        McpHandler::new(self.server.clone(), self.stateless.clone(), None)
     }
 
     /// Seals the `requestState` of revision 2026-07-28's approvals (a
@@ -660,7 +750,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     ///
     /// When `key` is shorter than 32 bytes.
     pub fn with_request_state_key(mut self, key: impl Into<Vec<u8>>) -> Result<Self, StateKeyError> {
-        self.sealing = Arc::new(current::Sealing::new(key.into())?);
+        self.stateless.sealing = Arc::new(stateless::Sealing::new(key.into())?);
         Ok(self)
     }
 
@@ -694,7 +784,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
         keys: impl IntoIterator<Item = (K, V)>,
     ) -> Result<Self, StateKeyError> {
         let keys = keys.into_iter().map(|(kid, key)| (kid.into(), key.into())).collect();
-        self.sealing = Arc::new(current::Sealing::with_keys(active, keys)?);
+        self.stateless.sealing = Arc::new(stateless::Sealing::with_keys(active, keys)?);
         Ok(self)
     }
 
@@ -730,17 +820,21 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     /// [`serve_http`](Self::serve_http) does for its own, or one slow client
     /// can hold a connection open for ever. With hyper, set
     /// `http1::Builder::header_read_timeout` (and a timer); cap the
-    /// connections you accept (a `tokio::sync::Semaphore` permit per
-    /// connection); and, so that a client still sending a refused body
-    /// reads its `413`, shut down the sending side and drain a while before
-    /// closing. A proxy in front (nginx, Envoy) does all three.
+    /// connections you accept, in all and for each client address (a
+    /// `tokio::sync::Semaphore` permit per connection, a count per
+    /// address); bound how long a kept-alive connection waits for its next
+    /// request and how many it serves; and, so that a client still sending
+    /// a refused body reads its `413`, shut down the sending side and drain
+    /// a while before closing. A proxy in front (nginx, Envoy) does all of
+    /// these. The refusals of these checks (`401`, `403`) close their
+    /// connection wherever the service is mounted.
     pub fn http_service(&self) -> axum::Router {
         self.http_router(Vec::new())
     }
 
     /// The endpoint, also accepting `extra_hosts` in `Host`.
     fn http_router(&self, extra_hosts: Vec<String>) -> axum::Router {
-        let server = self.clone();
+        let server = self.server.clone();
         let max_body_bytes = self.max_body_bytes();
         // The checks below refuse a foreign `Host` from the headers, before
         // anything else; rmcp would only after the body was read.
@@ -748,16 +842,18 @@ impl<App: Send + Sync + 'static> McpServer<App> {
         let mut hosts = self.http.allowed_hosts.clone().unwrap_or_else(|| config.allowed_hosts.clone());
         hosts.extend(extra_hosts);
         let config = config.disable_allowed_hosts();
-        let sessions = Arc::new(sessions::BoundedSessions::new(sessions::SessionLimits {
+        let sessions = Arc::new(http::sessions::BoundedSessions::new(http::sessions::SessionLimits {
             max: self.http.max_sessions,
             per_user: self.http.max_sessions_per_user,
             idle: self.http.session_idle_timeout,
         }));
         let store = sessions.clone();
-        let service = StreamableHttpService::new(move || Ok(McpHandler::new(server.clone(), Some(store.clone()))), sessions.clone(), config);
+        let stateless = self.stateless.clone();
+        let service =
+            StreamableHttpService::new(move || Ok(McpHandler::new(server.clone(), stateless.clone(), Some(store.clone()))), sessions.clone(), config);
         let checks = http::Checks {
             max_body_bytes,
-            max_body_values: self.registry.argument_limits().max_values.saturating_add(http::ENVELOPE_VALUES),
+            max_body_values: self.server.registry.argument_limits().max_values.saturating_add(http::ENVELOPE_VALUES),
             envelope_bytes: self.http.envelope_bytes,
             body_read_timeout: self.http.body_read_timeout,
             arriving: tokio::sync::Semaphore::new(self.arriving_body_bytes().min(tokio::sync::Semaphore::MAX_PERMITS)),
@@ -777,9 +873,14 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     ///
     /// Besides the checks of [`http_service`](Self::http_service), it
     /// bounds the connections: at most
-    /// [`with_max_connections`](Self::with_max_connections) at once, each
-    /// closed when it does not send a request head within
-    /// [`with_header_read_timeout`](Self::with_header_read_timeout). A
+    /// [`with_max_connections`](Self::with_max_connections) at once, and
+    /// [`with_max_connections_per_peer`](Self::with_max_connections_per_peer)
+    /// of one peer; each closed when it does not send a request head within
+    /// [`with_header_read_timeout`](Self::with_header_read_timeout), when
+    /// kept alive longer than [`with_keep_alive_timeout`](Self::with_keep_alive_timeout)
+    /// without a request, and after
+    /// [`with_max_requests_per_connection`](Self::with_max_requests_per_connection)
+    /// requests. A
     /// connection answered before its request was read whole (a `413`, a
     /// `408`, a `503`) is closed gracefully: the server reads and drops what the
     /// client still sends for up to 5 seconds, so a client still sending
@@ -797,8 +898,14 @@ impl<App: Send + Sync + 'static> McpServer<App> {
         let addr = listener.local_addr()?;
         let own = if addr.ip().is_unspecified() { Vec::new() } else { vec![addr.ip().to_string(), addr.to_string()] };
         let router = axum::Router::new().nest_service("/mcp", self.http_router(own));
-        let limits = connections::Limits { header_read_timeout: self.http.header_read_timeout, max_connections: self.http.max_connections };
-        connections::serve(listener, router, limits).await
+        let limits = http::connections::Limits {
+            header_read_timeout: self.http.header_read_timeout,
+            max_connections: self.http.max_connections,
+            max_connections_per_peer: self.http.max_connections_per_peer,
+            keep_alive_timeout: self.http.keep_alive_timeout,
+            max_requests: self.http.max_requests_per_connection,
+        };
+        http::connections::serve(listener, router, limits).await
     }
 
     /// The check [`serve_http`](Self::serve_http) makes before serving,

@@ -713,7 +713,8 @@ impl<App: Send + Sync + 'static> Run<App> {
     }
 
     fn call_info(&self, call_id: SmolStr, step: &CancellationToken, run: Option<Arc<RunView>>) -> CallInfo {
-        let attached = Attached { thread_id: self.thread_id.clone(), progress: self.progress.clone(), memory: Some(self.memory.clone()), run };
+        let attached =
+            Attached { thread_id: self.thread_id.clone(), progress: self.progress.clone(), log: None, memory: Some(self.memory.clone()), run };
         CallInfo::with(Some(self.user.clone()), call_id, step.child_token().into(), attached)
     }
 }

@@ -1,6 +1,7 @@
 //! What the approvals inbox reads from the journal, on SQLite and on
 //! Postgres: the waiting calls newest first, the decisions newest first
-//! with their outcome, the change mark, and Postgres's notifications.
+//! with their outcome, both a page at a time and of some users only, the
+//! change mark, and Postgres's notifications.
 
 #[path = "journal/db.rs"]
 mod db;
@@ -9,7 +10,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::json;
 use tool_runtime::ResultKind;
-use tool_runtime::journal::{Decision, InboxMark, Journal, JournaledResult, ParkedCall};
+use tool_runtime::journal::{Decision, InboxCursor, InboxMark, InboxPage, Journal, JournaledResult, ParkedCall};
 
 use db::Db;
 
@@ -17,6 +18,7 @@ on_both_backends!(
     "inbox_":
     waiting_calls_are_listed_newest_first_without_the_expired_or_decided,
     decisions_are_listed_newest_first_with_who_how_and_the_outcome,
+    pages_follow_their_cursor_and_keep_to_their_users,
     the_mark_changes_with_each_write_an_inbox_shows,
     postgres_tells_a_listener_of_each_change,
 );
@@ -52,6 +54,55 @@ async fn waiting_calls_are_listed_newest_first_without_the_expired_or_decided(db
     let ids: Vec<&str> = waiting.iter().map(|approval| approval.call.call_id.as_str()).collect();
     assert_eq!(ids, ["new", "old"]);
     assert_eq!(journal.inbox().pending_newest(SystemTime::now(), 1).await.unwrap().len(), 1, "the limit holds");
+    journal.close().await;
+}
+
+async fn pages_follow_their_cursor_and_keep_to_their_users(db: Db) {
+    let journal = db.open().await;
+    // 30 calls parked in one millisecond (ties go by run, then call), for
+    // three users in turn; then the even ones decided, in order.
+    let parked = at(0);
+    for n in 0..30 {
+        let mut call = call(&format!("r{n:02}"), &format!("c{n:02}"), parked, later());
+        call.user_id = Some(format!("u{}", n % 3));
+        journal.approvals().park(&call).await.unwrap();
+    }
+    for n in (0..30).step_by(2) {
+        journal.approvals().decide(&format!("r{n:02}"), &format!("c{n:02}"), Decision::Approve, "dana").await.unwrap();
+    }
+    let ids = |numbers: &mut dyn Iterator<Item = usize>| numbers.map(|n| format!("c{n:02}")).collect::<Vec<_>>();
+    let waiting_pages = async |users: Option<&[String]>| {
+        let (mut seen, mut after): (Vec<String>, Option<InboxCursor>) = (Vec::new(), None);
+        loop {
+            let page = InboxPage { users, after: after.as_ref(), limit: 4 };
+            let paged = journal.inbox().pending_page(SystemTime::now(), &page).await.unwrap();
+            assert!(paged.rows.len() <= 4);
+            seen.extend(paged.rows.into_iter().map(|approval| approval.call.call_id));
+            match paged.next {
+                Some(next) => after = Some(next),
+                None => return seen,
+            }
+        }
+    };
+    assert_eq!(waiting_pages(None).await, ids(&mut (1..30).step_by(2).rev()), "every waiting call once, newest first");
+    let u1 = ["u1".to_owned()];
+    assert_eq!(waiting_pages(Some(&u1)).await, ids(&mut (1..30).step_by(2).rev().filter(|n| n % 3 == 1)));
+    assert_eq!(waiting_pages(Some(&[])).await, Vec::<String>::new(), "no users, no calls");
+
+    let mut decided = Vec::new();
+    let mut after: Option<InboxCursor> = None;
+    let both = ["u0".to_owned(), "u2".to_owned()];
+    loop {
+        let page = InboxPage { users: Some(&both), after: after.as_ref(), limit: 3 };
+        let paged = journal.inbox().decisions_page(&page).await.unwrap();
+        decided.extend(paged.rows.into_iter().map(|decision| decision.approval.call.call_id));
+        match paged.next {
+            Some(next) => after = Some(next),
+            None => break,
+        }
+    }
+    let expected = ids(&mut (0..30).step_by(2).rev().filter(|n| n % 3 != 1));
+    assert_eq!(decided, expected, "the decisions of u0 and u2, newest first");
     journal.close().await;
 }
 

@@ -266,6 +266,46 @@ async fn a_header_that_contradicts_the_body_is_refused() {
     assert_eq!(reply.status, 400, "{reply:?}");
 }
 
+/// Tag an item for a region, which travels in a header too.
+#[tool]
+async fn tag_item(
+    /// The region.
+    #[schemars(extend("x-mcp-header" = "Region"))]
+    region: String,
+) -> String {
+    format!("tagged for {region}")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parameter_marked_x_mcp_header_is_checked_against_its_mcp_param_header() {
+    let registry = Registry::builder().tools(tools![tag_item]).build().unwrap();
+    let addr = serve(server_with(registry, &Arc::default(), KEY)).await;
+    let listed = request(addr, "tok-alice", "tools/list", None, json!({})).await.result();
+    assert_eq!(listed["tools"][0]["inputSchema"]["properties"]["region"]["x-mcp-header"], "Region", "{listed}");
+    let body = |region: &str| {
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "tag_item", "arguments": {"region": region}, "_meta": meta(false)}})
+            .to_string()
+    };
+    let with_header = |region: &str, header: Option<&str>| {
+        let mut head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\n\
+             Mcp-Name: tag_item\r\nAuthorization: Bearer tok-alice\r\nContent-Length: {}\r\n",
+            body(region).len()
+        );
+        if let Some(header) = header {
+            head.push_str(&format!("Mcp-Param-Region: {header}\r\n"));
+        }
+        head + "\r\n"
+    };
+    let agreeing = exchange(addr, &with_header("eu", Some("eu")), body("eu").as_bytes()).await;
+    assert_eq!(text(&agreeing.result()), "tagged for eu");
+    for (header, why) in [(Some("us"), "a header that contradicts the argument"), (None, "a missing header")] {
+        let refused = exchange(addr, &with_header("eu", header), body("eu").as_bytes()).await;
+        assert_eq!(refused.status, 400, "{why}: {refused:?}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_a_journal_only_the_instance_that_asked_finishes_an_approval_once() {
     let bank = Arc::new(Bank::default());
@@ -424,19 +464,41 @@ async fn without_a_journal_a_keyed_call_is_refused_and_a_bad_key_too() {
     assert_eq!(bank.deposits.load(Ordering::SeqCst), 0);
 }
 
-/// How many slow calls started, and how many were cancelled.
+/// How many slow calls started, how many were cancelled, and how many
+/// counted to their end (their effect).
 #[derive(Default)]
 struct Slow {
     started: AtomicUsize,
     cancelled: AtomicUsize,
+    finished: AtomicUsize,
 }
 
 /// Take a while; long enough (by its interim text) to be a task.
 #[tool(interim = "still counting", interim_after = "900ms", timeout = "1s")]
 async fn count_slowly(ctx: Ctx<Slow>, millis: u64) -> String {
+    count(ctx, millis).await
+}
+
+/// Take long, unless cancelled; a task.
+#[tool(interim = "still counting", interim_after = "900ms", timeout = "60s")]
+async fn count_long(ctx: Ctx<Slow>, millis: u64) -> String {
+    count(ctx, millis).await
+}
+
+/// Fails inside the server, as a task.
+#[tool(interim = "still counting", interim_after = "900ms", timeout = "5s")]
+async fn count_broken() -> Result<String, std::io::Error> {
+    Err(std::io::Error::other("the counter broke"))
+}
+
+/// Counts for `millis` unless the call is cancelled first.
+async fn count(ctx: Ctx<Slow>, millis: u64) -> String {
     ctx.app().started.fetch_add(1, Ordering::SeqCst);
     tokio::select! {
-        () = tokio::time::sleep(Duration::from_millis(millis)) => format!("counted for {millis} ms"),
+        () = tokio::time::sleep(Duration::from_millis(millis)) => {
+            ctx.app().finished.fetch_add(1, Ordering::SeqCst);
+            format!("counted for {millis} ms")
+        }
         () = ctx.cancellation().cancelled() => {
             ctx.app().cancelled.fetch_add(1, Ordering::SeqCst);
             "cancelled".to_owned()
@@ -446,7 +508,7 @@ async fn count_slowly(ctx: Ctx<Slow>, millis: u64) -> String {
 
 #[cfg(feature = "sqlite")]
 fn slow_server(slow: &Arc<Slow>, journal: tool_runtime::journal::Journal) -> McpServer<Slow> {
-    let registry = Registry::builder().tools(tools![count_slowly, get_item]).build().unwrap();
+    let registry = Registry::builder().tools(tools![count_slowly, count_long, count_broken, get_item]).build().unwrap();
     McpServer::new(registry, slow.clone())
         .with_auth(|headers| match headers.get("authorization").and_then(|value| value.to_str().ok()) {
             Some("Bearer tok-alice") => Ok(UserContext::new("alice")),
@@ -548,6 +610,44 @@ async fn a_cancelled_task_stays_cancelled_and_its_call_is_cancelled() {
 }
 
 #[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_the_server_failed_is_failed_with_a_json_rpc_error() {
+    let slow = Arc::new(Slow::default());
+    let addr = serve_slow(slow_server(&slow, journal("task_failed").await)).await;
+    let created = with_tasks(addr, "tok-alice", "tools/call", Some("count_broken"), json!({"name": "count_broken", "arguments": {}})).await.result();
+    let ended = until_ended(addr, created["taskId"].as_str().unwrap()).await;
+    assert_eq!(ended["status"], "failed", "{ended}");
+    assert_eq!(ended["error"]["code"], -32603, "{ended}");
+    assert!(ended["error"]["message"].as_str().unwrap().contains("status: 500"), "the generic line, not the error: {ended}");
+    assert!(ended.get("result").is_none(), "{ended}");
+}
+
+/// The defect this guards against: the instance that received the cancel
+/// marked the task cancelled, while the one running it went on to its
+/// effect and dropped its result.
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_cancelled_on_another_instance_stops_where_it_runs() {
+    let slow = Arc::new(Slow::default());
+    let journal = journal("task_cancel_elsewhere").await;
+    let (first, second) = (serve_slow(slow_server(&slow, journal.clone())).await, serve_slow(slow_server(&slow, journal.clone())).await);
+    let created = with_tasks(first, "tok-alice", "tools/call", Some("count_long"), json!({"name": "count_long", "arguments": {"millis": 3_000}}))
+        .await
+        .result();
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    until_counted(&slow.started, "the task's call started on the first instance").await;
+    let cancelled_at = std::time::Instant::now();
+    let acked = with_tasks(second, "tok-alice", "tasks/cancel", Some(&id), json!({"taskId": id})).await.result();
+    assert!(acked.is_object(), "{acked}");
+    // The first instance learns of it through the journal and stops the
+    // call: at the 3 s it would have counted, it has made no effect.
+    tokio::time::sleep(Duration::from_millis(3_500).saturating_sub(cancelled_at.elapsed())).await;
+    assert_eq!(slow.finished.load(Ordering::SeqCst), 0, "the call went on to its effect on the instance running it");
+    assert_eq!(until_ended(first, &id).await["status"], "cancelled");
+    assert_eq!(slow.started.load(Ordering::SeqCst), 1, "ran on one instance only");
+}
+
+#[cfg(feature = "sqlite")]
 #[test]
 fn a_task_whose_process_died_reads_outcome_unknown_on_another_and_never_runs_twice() {
     let slow = Arc::new(Slow::default());
@@ -604,15 +704,21 @@ async fn a_call_needing_approval_is_a_task_waiting_for_input_answered_once() {
     let task = waiting(second, id.clone()).await;
     assert!(task["inputRequests"]["approval"]["params"]["message"].as_str().unwrap().contains("grant"), "{task}");
     assert_eq!(bank.grants.load(Ordering::SeqCst), 0);
+    // A response to nothing outstanding is acknowledged and ignored: the task still waits.
+    let unknown = json!({"taskId": id, "inputResponses": {"unknown-key": {"action": "accept"}}});
+    assert_eq!(with_tasks(second, "tok-alice", "tasks/update", Some(&id), unknown).await.result()["resultType"], "complete");
+    assert_eq!(waiting(first, id.clone()).await["status"], "input_required");
     let update = json!({"taskId": id, "inputResponses": {"approval": {"action": "accept"}}});
     with_tasks(second, "tok-alice", "tasks/update", Some(&id), update.clone()).await.result();
     let ended = until_ended(first, &id).await;
     assert_eq!((ended["status"].clone(), ended["result"]["content"][0]["text"].clone()), (json!("completed"), json!("granted 5")), "{ended}");
     let unsettled = journal.approvals().unsettled_for_run(&format!("mcp-task:{id}")).await.unwrap();
     assert!(unsettled.is_empty(), "carried out, the task's approval is settled: {unsettled:?}");
-    // The same answer again is refused; the grant ran once.
-    let again = with_tasks(first, "tok-alice", "tasks/update", Some(&id), update).await.message();
-    assert!(again["error"]["message"].as_str().is_some_and(|message| message.contains("not waiting")), "{again}");
+    // The same answer again answers nothing outstanding: acknowledged and
+    // ignored, as the tasks extension asks; the grant ran once.
+    let again = with_tasks(first, "tok-alice", "tasks/update", Some(&id), update).await.result();
+    assert_eq!(again["resultType"], "complete", "{again}");
+    assert_eq!(until_ended(second, &id).await["status"], "completed");
     assert_eq!(bank.grants.load(Ordering::SeqCst), 1);
 
     // Decided out of band: the task moves on by that decision.

@@ -453,3 +453,171 @@ async fn large_bodies_arriving_at_once_are_bounded_and_small_requests_still_serv
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(exchange(addr, &head, padded.as_bytes()).await.status, 200);
 }
+
+/// A connection to `addr` from the loopback address `ip`: another peer
+/// than the test's own `127.0.0.1`, as the server sees it.
+async fn connect_from(ip: &str, addr: SocketAddr) -> std::io::Result<TcpStream> {
+    let socket = tokio::net::TcpSocket::new_v4()?;
+    socket.bind(SocketAddr::new(ip.parse().unwrap(), 0))?;
+    socket.connect(addr).await
+}
+
+/// One abusive client's connection from `127.0.0.2`, as in the attack it
+/// reproduces: kept alive, a small unauthenticated request every 200 ms
+/// (answered 401), opened again whenever the server closes it.
+async fn abusive_connection(addr: SocketAddr) {
+    let body = initialize().to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    loop {
+        let Ok(mut stream) = connect_from("127.0.0.2", addr).await else {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            continue;
+        };
+        let mut answer = [0u8; 4096];
+        while stream.write_all(request.as_bytes()).await.is_ok() {
+            if let Ok(Ok(0) | Err(_)) = tokio::time::timeout(Duration::from_secs(1), stream.read(&mut answer)).await {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn one_peer_holding_many_connections_leaves_room_for_a_legitimate_initialize() {
+    // Scaled down from the attack: 16 connections against a cap of 8.
+    let server = server().with_bearer_token("t", UserContext::new("u")).with_max_connections(8).with_max_connections_per_peer(4);
+    let addr = serve(server).await;
+    let abuse: Vec<_> = (0..16).map(|_| tokio::spawn(abusive_connection(addr))).collect();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    for attempt in 0..3 {
+        let initialized = tokio::time::timeout(Duration::from_secs(5), post(addr, &[("Authorization", "Bearer t")], &initialize())).await;
+        let reply = initialized.unwrap_or_else(|_| panic!("attempt {attempt}: no answer to a legitimate initialize within 5 s"));
+        assert_eq!(reply.status, 200, "attempt {attempt}: {reply:?}");
+    }
+    abuse.iter().for_each(tokio::task::JoinHandle::abort);
+}
+
+/// One HTTP/1.1 answer read from a connection kept open (`Content-Length`
+/// or chunked), and whether the server closed the connection within 500 ms
+/// after.
+async fn read_answer(stream: &mut TcpStream) -> (Reply, bool) {
+    let reply = read_one_answer(stream).await;
+    let mut buffer = [0u8; 64];
+    let closed = matches!(tokio::time::timeout(Duration::from_millis(500), stream.read(&mut buffer)).await, Ok(Ok(0) | Err(_)));
+    (reply, closed)
+}
+
+/// One HTTP/1.1 answer read from a connection kept open.
+async fn read_one_answer(stream: &mut TcpStream) -> Reply {
+    let mut raw = Vec::new();
+    let mut buffer = [0u8; 8192];
+    let complete = |raw: &[u8]| {
+        let text = String::from_utf8_lossy(raw);
+        let Some((head, body)) = text.split_once("\r\n\r\n") else { return false };
+        let head = head.to_ascii_lowercase();
+        match head.lines().find_map(|line| line.strip_prefix("content-length:")) {
+            Some(length) => body.len() >= length.trim().parse::<usize>().unwrap(),
+            None => body.ends_with("0\r\n\r\n"),
+        }
+    };
+    while !complete(&raw) {
+        let read = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buffer)).await.expect("an answer within 5 s").unwrap();
+        assert_ne!(read, 0, "closed before a whole answer: {:?}", String::from_utf8_lossy(&raw));
+        raw.extend_from_slice(&buffer[..read]);
+    }
+    parse(&raw)
+}
+
+/// A `GET /mcp` without a session, kept alive: rmcp answers `400` and
+/// keeps the connection.
+fn keep_alive_get(addr: SocketAddr) -> String {
+    format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\r\n")
+}
+
+#[tokio::test]
+async fn a_refused_request_closes_its_connection_though_it_asked_to_keep_it() {
+    let addr = serve(server().with_bearer_token("t", UserContext::new("u"))).await;
+    let body = initialize().to_string();
+    let keep_alive = |headers: &[(&str, &str)]| post_head(addr, headers, Some(body.len())).replacen("Connection: close\r\n", "", 1);
+    let foreign = [("Authorization", "Bearer t"), ("Origin", "http://evil.example")];
+    for (headers, status) in [(&[][..], 401), (&[("Authorization", "Bearer nope")][..], 401), (&foreign[..], 403)] {
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream.write_all(format!("{}{body}", keep_alive(headers)).as_bytes()).await.unwrap();
+        let (reply, closed) = read_answer(&mut stream).await;
+        assert_eq!(reply.status, status, "{reply:?}");
+        assert_eq!(reply.header("connection"), Some("close"), "{reply:?}");
+        assert!(closed, "{status}: the connection stayed open");
+    }
+    // An accepted request keeps its connection.
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(format!("{}{body}", keep_alive(&[("Authorization", "Bearer t")])).as_bytes()).await.unwrap();
+    let (reply, closed) = read_answer(&mut stream).await;
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert!(!closed, "an accepted request's connection was closed");
+}
+
+#[tokio::test]
+async fn a_connection_serves_at_most_its_request_count() {
+    let addr = serve(server().with_max_requests_per_connection(3)).await;
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    for request in 1..=3 {
+        stream.write_all(keep_alive_get(addr).as_bytes()).await.unwrap();
+        let (reply, closed) = read_answer(&mut stream).await;
+        assert_eq!(reply.status, 400, "request {request}: {reply:?}");
+        assert_eq!(closed, request == 3, "request {request}: {reply:?}");
+        assert_eq!(reply.header("connection") == Some("close"), request == 3, "request {request}: {reply:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_kept_alive_connection_waiting_past_its_keep_alive_timeout_is_closed() {
+    let addr = serve(server().with_keep_alive_timeout(Duration::from_millis(500))).await;
+    // A new connection waits for its first request the header read
+    // timeout (10 s), not the keep-alive timeout.
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    stream.write_all(keep_alive_get(addr).as_bytes()).await.unwrap();
+    let reply = read_one_answer(&mut stream).await;
+    assert_eq!(reply.status, 400, "{reply:?}");
+    // Then it waits for the next one 500 ms from its answer.
+    let answered = Instant::now();
+    let mut rest = Vec::new();
+    tokio::time::timeout(Duration::from_secs(3), stream.read_to_end(&mut rest)).await.expect("closed within 3 s").unwrap();
+    assert!(rest.is_empty(), "{rest:?}");
+    let waited = answered.elapsed();
+    assert!(waited >= Duration::from_millis(400), "closed {waited:?} after its answer");
+    assert!(waited < Duration::from_secs(2), "closed by the keep-alive timeout, not the header read timeout: {waited:?}");
+}
+
+#[tokio::test]
+async fn past_its_cap_a_peers_new_connection_is_refused_and_other_peers_are_served() {
+    let addr = serve(server().with_max_connections_per_peer(2)).await;
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        held.push(connect_from("127.0.0.2", addr).await.unwrap());
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut third = connect_from("127.0.0.2", addr).await.unwrap();
+    let mut raw = Vec::new();
+    tokio::time::timeout(Duration::from_secs(3), third.read_to_end(&mut raw)).await.expect("answered and closed at once").unwrap();
+    let refused = parse(&raw);
+    assert_eq!(refused.status, 429, "{refused:?}");
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    assert!(refused.body.contains("already holds 2 connections"), "{refused:?}");
+    // Another peer is served; and the first, once one of its connections closed.
+    assert_eq!(post(addr, &[], &initialize()).await.status, 200);
+    drop(held.pop());
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut again = connect_from("127.0.0.2", addr).await.unwrap();
+    let body = initialize().to_string();
+    again.write_all(format!("{}{body}", post_head(addr, &[], Some(body.len()))).as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), again.read_to_end(&mut raw)).await.expect("served").unwrap();
+    assert_eq!(parse(&raw).status, 200);
+}

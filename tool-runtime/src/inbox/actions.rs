@@ -77,7 +77,7 @@ pub(crate) async fn edit<App: Send + Sync + 'static>(
         return refused(&shared.base, &approver.id, StatusCode::NOT_FOUND, &text);
     };
     let fields = form::fields(&definition.input_schema, &approval.call.input);
-    let edited = match form::read(&fields, &pairs) {
+    let edited = match form::read(&fields, &pairs, &shared.registry.argument_limits()) {
         Ok(edited) => edited,
         Err(problems) => {
             let notice = Notice::new("refused", "Some fields could not be read; correct them and approve again. Nothing was decided.");
@@ -123,7 +123,7 @@ fn edit_again<App: Send + Sync + 'static>(
         }
     }
     let (token, cookie) = with_session(headers, &shared.base, &shared.secret, approver);
-    let call = view::waiting(&shared.registry, approval);
+    let call = view::waiting(&shared.registry, approval, view::Shown::Preview);
     let mut response =
         page(status, &EditPage { base: &shared.base, approver: &approver.id, token: &token, call, fields, problems, notice: Some(notice) });
     if let Some(cookie) = cookie {

@@ -1,5 +1,5 @@
-//! The page's script and style sheet, served by the router from files
-//! compiled into the crate (no build step), and the headers every response
+//! The page's script, style sheet and icon, served by the router from
+//! files compiled into the crate (no build step), and the headers every response
 //! carries: a Content-Security-Policy that allows only the inbox's own
 //! script and style (no inline script, no `eval`, no other origin), and no
 //! framing, sniffing or referrer leaks.
@@ -9,6 +9,7 @@ use axum::response::{IntoResponse, Response};
 
 const SCRIPT: &str = include_str!("../../templates/inbox/inbox.js");
 const STYLE: &str = include_str!("../../templates/inbox/inbox.css");
+const ICON: &str = include_str!("../../templates/inbox/favicon.svg");
 
 /// The Content-Security-Policy of every response.
 pub(crate) const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; \
@@ -20,6 +21,11 @@ pub(crate) async fn script() -> Response {
 
 pub(crate) async fn style() -> Response {
     ([(header::CONTENT_TYPE, "text/css; charset=utf-8"), (header::CACHE_CONTROL, "no-cache")], STYLE).into_response()
+}
+
+/// The pages' icon (each page names it, so the browser asks nothing else).
+pub(crate) async fn icon() -> Response {
+    ([(header::CONTENT_TYPE, "image/svg+xml"), (header::CACHE_CONTROL, "max-age=86400")], ICON).into_response()
 }
 
 /// Adds the security headers to a response.

@@ -10,78 +10,138 @@
 //! [`expire`](crate::journal::ApprovalRecords::expire), with the text a run gives
 //! them), which is a change like any other. Each change wakes every page's
 //! stream, which renders its approver's lists again and sends them when
-//! they differ from what it sent last.
+//! they differ from what it sent last (it keeps their digest, not the
+//! lists).
+//!
+//! A stream asks the auth hook again, with its request's headers, before
+//! each update and every [`RECHECK_EVERY`] besides: an approver the hook
+//! now refuses (or names as someone else) is sent a `signed-out` event and
+//! the stream ends. One approver keeps at most
+//! [`max_live_pages_per_approver`](super::Inbox::max_live_pages_per_approver)
+//! streams open; one more is refused with `429`.
 
 use std::convert::Infallible;
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use axum::extract::State;
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::Stream;
+use sha2::{Digest, Sha256};
 use tokio::sync::watch;
 
-use super::auth::Approver;
+use super::auth::{Approver, approver};
 use super::respond::signed_in;
 use super::{Shared, csrf, listing};
+use crate::caps::Place;
 use crate::error_report::Escaped;
 use crate::journal::InboxMark;
 use crate::result::lines;
+
+/// How often a stream asks the auth hook again while nothing changes.
+pub(crate) const RECHECK_EVERY: Duration = Duration::from_secs(30);
 
 pub(crate) async fn events<App: Send + Sync + 'static>(State(shared): State<Arc<Shared<App>>>, headers: HeaderMap) -> Response {
     let approver = match signed_in(&shared, &headers) {
         Ok(approver) => approver,
         Err(response) => return response,
     };
+    let Some(place) = shared.live_pages.take(approver.id.clone()) else {
+        let text = format!(
+            "Too Many Requests: you have {} pages of this inbox open on live updates, the most one approver may. \
+             Close one, then reload this page to see changes as they happen.",
+            shared.live_pages.max()
+        );
+        return (StatusCode::TOO_MANY_REQUESTS, text).into_response();
+    };
     let session = csrf::session(&headers);
     let token = csrf::token(&shared.secret, &session.id, &approver.id);
     let changes = subscribe(&shared);
-    Sse::new(stream(shared, approver, token, changes)).keep_alive(KeepAlive::default()).into_response()
+    let listening = Listening { shared, headers, approver, token, changes, sent: None, ended: false, _place: place };
+    Sse::new(stream(listening)).keep_alive(KeepAlive::default()).into_response()
 }
 
-/// The lists of one approver, each time they change.
-fn stream<App: Send + Sync + 'static>(
+/// One page's stream: whose it is, and what it sent.
+struct Listening<App> {
     shared: Arc<Shared<App>>,
+    /// The request's headers, for the auth hook asked again.
+    headers: HeaderMap,
     approver: Approver,
     token: String,
     changes: watch::Receiver<u64>,
-) -> impl Stream<Item = Result<Event, Infallible>> {
-    struct Listening<App> {
-        shared: Arc<Shared<App>>,
-        approver: Approver,
-        token: String,
-        changes: watch::Receiver<u64>,
-        sent: Option<String>,
-    }
-    let state = Listening { shared, approver, token, changes, sent: None };
-    futures_util::stream::unfold(state, |mut state| async move {
+    /// The digest of the lists sent last.
+    sent: Option<[u8; 32]>,
+    /// Whether the approver was signed out: nothing more is sent.
+    ended: bool,
+    /// The approver's place among their live pages.
+    _place: Place<String>,
+}
+
+/// The lists of one approver, each time they change, while the auth hook
+/// still accepts them.
+fn stream<App: Send + Sync + 'static>(listening: Listening<App>) -> impl Stream<Item = Result<Event, Infallible>> {
+    futures_util::stream::unfold(listening, |mut state| async move {
         loop {
-            if state.sent.is_some() && state.changes.changed().await.is_err() {
-                // The watching task ended (no page listened for a moment):
-                // start it again.
-                state.changes = subscribe(&state.shared);
-                continue;
+            if state.ended {
+                return None;
+            }
+            if state.sent.is_some() {
+                let changed = tokio::select! {
+                    changed = state.changes.changed() => Some(changed.is_ok()),
+                    () = tokio::time::sleep(RECHECK_EVERY) => None,
+                };
+                if changed == Some(false) {
+                    // The watching task ended (no page listened for a
+                    // moment): start it again.
+                    state.changes = subscribe(&state.shared);
+                    continue;
+                }
+                if let Some(signed_out) = state.signed_out() {
+                    return Some((Ok(signed_out), state));
+                }
+                if changed.is_none() {
+                    continue;
+                }
+            } else if let Some(signed_out) = state.signed_out() {
+                return Some((Ok(signed_out), state));
             }
             state.changes.mark_unchanged();
             match listing::lists(&state.shared, &state.approver, &state.token).await {
-                Ok(html) if state.sent.as_deref() != Some(&html) => {
-                    let event = Event::default().event("lists").data(&html);
-                    state.sent = Some(html);
-                    return Some((Ok(event), state));
+                Ok(html) => {
+                    let digest: [u8; 32] = Sha256::digest(html.as_bytes()).into();
+                    if state.sent != Some(digest) {
+                        state.sent = Some(digest);
+                        return Some((Ok(Event::default().event("lists").data(html)), state));
+                    }
                 }
-                Ok(_) => {}
                 Err(error) => {
                     tracing::warn!(error = %Escaped(&error), "the inbox could not read the journal for a page's update");
                     tokio::time::sleep(state.shared.poll_interval).await;
-                    if state.sent.is_none() {
-                        state.sent = Some(String::new());
-                    }
+                    state.sent.get_or_insert([0; 32]);
                 }
             }
         }
     })
+}
+
+impl<App> Listening<App> {
+    /// Asks the auth hook again: the `signed-out` event, and the stream
+    /// ended, when it refuses the approver or names someone else; else
+    /// the approver as it gives them now.
+    fn signed_out(&mut self) -> Option<Event> {
+        let why = match approver(&*self.shared.auth, &self.headers) {
+            Ok(now) if now.id == self.approver.id => {
+                self.approver = now;
+                return None;
+            }
+            Ok(_) => "This page's sign-in now names another approver. Reload the page.".to_owned(),
+            Err(refused) => format!("{refused} Live updates stopped; reload the page once signed in."),
+        };
+        self.ended = true;
+        Some(Event::default().event("signed-out").data(why))
+    }
 }
 
 /// A receiver woken at each change of the journal, the watching task

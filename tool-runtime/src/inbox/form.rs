@@ -10,8 +10,15 @@
 //! an anchored `pattern`) are written on the field, so the browser refuses
 //! a bad value before it is sent; the server checks the whole input again
 //! against the schema and the policy (`recheck`), whatever the browser did.
+//!
+//! JSON the approver wrote (a JSON field) passes the guard before it is
+//! parsed, as a model's arguments do: its size, depth and values within
+//! the registry's [`ArgumentLimits`].
 
 use serde_json::{Map, Number, Value};
+
+use super::markup::Doc;
+use crate::guard::{self, ArgumentLimits, GuardError};
 
 /// One property of a tool's input, as a form field.
 #[derive(Clone, Debug, PartialEq)]
@@ -36,6 +43,13 @@ pub(crate) struct Field {
     pub(crate) min_length: Option<u64>,
     pub(crate) max_length: Option<u64>,
     pub(crate) pattern: Option<String>,
+}
+
+impl Field {
+    /// The label as doc text, its code spans apart.
+    pub(crate) fn label_doc(&self) -> Doc {
+        Doc::new(&self.label)
+    }
 }
 
 /// The fields of `schema` (a tool's input schema), filled from `input`;
@@ -158,15 +172,16 @@ pub(crate) struct Problem {
 }
 
 /// The input a submitted form describes: each field of `fields` read from
-/// `submitted` (`arg.<name>` pairs) as its kind says; an empty optional
-/// field is left out, so the tool's default applies.
-pub(crate) fn read(fields: &[Field], submitted: &[(String, String)]) -> Result<Value, Vec<Problem>> {
+/// `submitted` (`arg.<name>` pairs) as its kind says, a JSON field only
+/// once it passed the guard under `limits`; an empty optional field is
+/// left out, so the tool's default applies.
+pub(crate) fn read(fields: &[Field], submitted: &[(String, String)], limits: &ArgumentLimits) -> Result<Value, Vec<Problem>> {
     let mut input = Map::new();
     let mut problems = Vec::new();
     for field in fields {
         let key = format!("arg.{}", field.name);
         let text = submitted.iter().find(|(name, _)| *name == key).map(|(_, value)| value.as_str());
-        match read_one(field, text) {
+        match read_one(field, text, limits) {
             Ok(Some(value)) => {
                 input.insert(field.name.clone(), value);
             }
@@ -177,7 +192,7 @@ pub(crate) fn read(fields: &[Field], submitted: &[(String, String)]) -> Result<V
     if problems.is_empty() { Ok(Value::Object(input)) } else { Err(problems) }
 }
 
-fn read_one(field: &Field, text: Option<&str>) -> Result<Option<Value>, String> {
+fn read_one(field: &Field, text: Option<&str>, limits: &ArgumentLimits) -> Result<Option<Value>, String> {
     if field.kind == "boolean" {
         return Ok(Some(Value::Bool(text.is_some())));
     }
@@ -211,7 +226,21 @@ fn read_one(field: &Field, text: Option<&str>) -> Result<Option<Value>, String> 
                 .map(|n| Some(Value::Number(n)))
                 .ok_or_else(|| format!("{}: write a number, such as 12.5", field.label))
         }
-        _ => serde_json::from_str(text).map(Some).map_err(|error| format!("{}: this is not valid JSON ({error})", field.label)),
+        _ => {
+            guard::check_text(text, limits).map_err(|error| format!("{}: {}", field.label, too_much(&error)))?;
+            serde_json::from_str(text).map(Some).map_err(|error| format!("{}: this is not valid JSON ({error})", field.label))
+        }
+    }
+}
+
+/// Why the guard refused a JSON field, for the approver.
+fn too_much(error: &GuardError) -> String {
+    match error {
+        GuardError::TooLarge { bytes, max } => {
+            format!("this JSON is {} bytes; the tool takes at most {max}. Shorten it.", bytes.unwrap_or(max + 1))
+        }
+        GuardError::TooDeep { max } => format!("this JSON is nested more than {max} levels deep; the tool takes no deeper. Flatten it."),
+        GuardError::TooManyValues { max } => format!("this JSON holds more than {max} values; the tool takes no more. Remove some."),
     }
 }
 
@@ -275,15 +304,38 @@ mod tests {
         let input = json!({"order_id": "A-1002", "amount_cents": 1, "currency": "EUR", "express": false, "lines": []});
         let fields = fields(&schema(), &input);
         let pairs = |list: &[(&str, &str)]| list.iter().map(|(a, b)| ((*a).to_owned(), (*b).to_owned())).collect::<Vec<_>>();
+        let limits = ArgumentLimits::default();
         let read_back = read(
             &fields,
             &pairs(&[("arg.order_id", "A-1003"), ("arg.amount_cents", "2500"), ("arg.currency", "USD"), ("arg.note", ""), ("arg.lines", "[\"x\"]")]),
+            &limits,
         );
         assert_eq!(read_back, Ok(json!({"order_id": "A-1003", "amount_cents": 2500, "currency": "USD", "express": false, "lines": ["x"]})));
         let problems =
-            read(&fields, &pairs(&[("arg.order_id", "A-1"), ("arg.amount_cents", "ten"), ("arg.currency", "GBP"), ("arg.lines", "[")])).unwrap_err();
+            read(&fields, &pairs(&[("arg.order_id", "A-1"), ("arg.amount_cents", "ten"), ("arg.currency", "GBP"), ("arg.lines", "[")]), &limits)
+                .unwrap_err();
         let names: Vec<&str> = problems.iter().map(|p| p.field.as_str()).collect();
         assert_eq!(names, ["amount_cents", "currency", "lines"]);
         assert!(problems[0].message.starts_with("How much, in cents.: write a whole number"), "{problems:?}");
+    }
+
+    #[test]
+    fn a_json_field_past_the_guard_is_refused_before_it_is_parsed() {
+        let input = json!({"order_id": "A-1002", "amount_cents": 1, "currency": "EUR", "express": false, "lines": []});
+        let fields = fields(&schema(), &input);
+        let limits = ArgumentLimits { max_bytes: 1 << 20, max_depth: 8, max_values: 100 };
+        let submit = |lines: &str| {
+            let pairs = [("arg.order_id", "A-1002"), ("arg.amount_cents", "1"), ("arg.currency", "EUR"), ("arg.lines", lines)];
+            read(&fields, &pairs.map(|(a, b)| (a.to_owned(), b.to_owned())), &limits)
+        };
+        let many = format!("[{}]", vec!["\"x\""; 200].join(","));
+        let deep = format!("{}{}", "[".repeat(9), "]".repeat(9));
+        for (lines, why) in [(many.as_str(), "holds more than 100 values"), (deep.as_str(), "nested more than 8 levels deep")] {
+            let problems = submit(lines).unwrap_err();
+            assert_eq!(problems.len(), 1, "{problems:?}");
+            assert_eq!(problems[0].field, "lines");
+            assert!(problems[0].message.contains(why), "{problems:?}");
+        }
+        assert!(submit("[\"a\", \"b\"]").is_ok(), "within the limits");
     }
 }

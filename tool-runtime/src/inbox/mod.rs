@@ -14,9 +14,15 @@
 //!
 //! The approver is whoever the auth hook says ([`Inbox::with_auth`]): the
 //! same shape as the MCP server's, the request's headers to a
-//! [`UserContext`] or an [`Unauthorized`]. Which calls an approver sees and
+//! [`UserContext`] or an [`Unauthorized`], asked again on every request and
+//! while a page listens for updates. Which calls an approver sees and
 //! decides is [`Inbox::may_decide`]; by default, the calls made for that
-//! same user.
+//! same user. [`Inbox::calls_of`] names whose calls those are, so that the
+//! inbox asks the journal for them alone, whatever other users parked.
+//!
+//! A list shows a preview of each call's arguments (each value cut at
+//! 1,000 bytes, the first 20 arguments); the call's own page shows them
+//! whole, and its edit form edits them whole.
 //!
 //! Every decision goes through [`ApprovalRecords::decide`](crate::journal::ApprovalRecords::decide): of two approvers
 //! deciding one call, one wins and the other is told who did; a decision
@@ -34,7 +40,9 @@ mod csrf;
 mod events;
 mod form;
 mod listing;
+mod markup;
 mod pages;
+mod preview;
 mod recheck;
 mod respond;
 mod router;
@@ -47,6 +55,7 @@ use axum::http::HeaderMap;
 
 pub use auth::Unauthorized;
 
+use crate::caps::Capped;
 use crate::context::UserContext;
 use crate::journal::{Journal, ParkedCall};
 use crate::registry::Registry;
@@ -56,11 +65,42 @@ use crate::registry::Registry;
 /// besides listening, in case a notification was lost with a connection.
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(200);
 
+/// How many pages one approver may keep open on the live updates at once,
+/// by default: as many as a browser opens connections to one server over
+/// HTTP/1.1, so a person's own tabs never meet it.
+pub const DEFAULT_MAX_LIVE_PAGES_PER_APPROVER: usize = 6;
+
 /// The auth hook: a request's headers to the approver, or a refusal.
 pub(crate) type AuthHook = dyn Fn(&HeaderMap) -> Result<UserContext, Unauthorized> + Send + Sync;
 
 /// Which calls an approver sees and decides.
 pub(crate) type MayDecide = dyn Fn(&UserContext, &ParkedCall) -> bool + Send + Sync;
+
+/// Whose calls an approver decides.
+pub(crate) type CallsOfHook = dyn Fn(&UserContext) -> CallsOf + Send + Sync;
+
+/// Whose calls an approver may decide, as the inbox asks the journal for
+/// them ([`Inbox::calls_of`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CallsOf {
+    /// Any user's: the inbox reads every user's calls, newest first, and
+    /// keeps those [`may_decide`](Inbox::may_decide) gives the approver,
+    /// reading at most 2,000 a list.
+    Everyone,
+    /// Only the calls made for these users (by [`ParkedCall::user_id`]):
+    /// the journal answers from its index of waiting calls by user, so
+    /// other users' calls cost nothing however many there are. (More than
+    /// 100 users are read as [`Everyone`](Self::Everyone).)
+    Users(Vec<String>),
+}
+
+impl CallsOf {
+    /// The calls made for `approver` themselves (none for an approver
+    /// without an id).
+    pub fn own(approver: &UserContext) -> Self {
+        CallsOf::Users(approver.id.iter().cloned().collect())
+    }
+}
 
 /// The approvals inbox over one journal and the registry whose tools its
 /// calls name.
@@ -96,6 +136,13 @@ pub(crate) struct Shared<App> {
     pub(crate) app: Arc<App>,
     pub(crate) auth: Box<AuthHook>,
     pub(crate) may_decide: Box<MayDecide>,
+    pub(crate) calls_of: Box<CallsOfHook>,
+    /// Whether [`Inbox::calls_of`] was given, so `may_decide` leaves it.
+    calls_of_given: bool,
+    /// The pages each approver keeps open on the live updates.
+    pub(crate) live_pages: Arc<Capped<String>>,
+    /// The lists being read and rendered at once (`listing`).
+    pub(crate) renders: tokio::sync::Semaphore,
     pub(crate) base: String,
     pub(crate) poll_interval: Duration,
     pub(crate) secret: [u8; 32],
@@ -120,6 +167,10 @@ impl<App: Send + Sync + 'static> Inbox<App> {
                 app,
                 auth: Box::new(|_| Err(Unauthorized::new("This inbox has no sign-in configured; its application must call Inbox::with_auth."))),
                 may_decide: Box::new(|approver, call| approver.id.is_some() && approver.id == call.user_id),
+                calls_of: Box::new(CallsOf::own),
+                calls_of_given: false,
+                live_pages: Capped::new(DEFAULT_MAX_LIVE_PAGES_PER_APPROVER),
+                renders: tokio::sync::Semaphore::new(listing::RENDERS),
                 base: String::new(),
                 poll_interval: DEFAULT_POLL_INTERVAL,
                 secret,
@@ -145,8 +196,51 @@ impl<App: Send + Sync + 'static> Inbox<App> {
     /// Which calls an approver sees and may decide. The default: the calls
     /// made for that same user (the call's `user_id` is the approver's
     /// `id`). Every action checks it again on the call it names.
+    ///
+    /// Unless [`calls_of`](Self::calls_of) says whose calls those are, a
+    /// rule set here makes the inbox read everyone's calls and keep those
+    /// the rule gives.
     pub fn may_decide(mut self, rule: impl Fn(&UserContext, &ParkedCall) -> bool + Send + Sync + 'static) -> Self {
-        self.shared().may_decide = Box::new(rule);
+        let shared = self.shared();
+        shared.may_decide = Box::new(rule);
+        if !shared.calls_of_given {
+            shared.calls_of = Box::new(|_| CallsOf::Everyone);
+        }
+        self
+    }
+
+    /// Whose calls an approver may decide, so that the inbox asks the
+    /// journal for those calls alone and each approver sees their own
+    /// calls however many other users parked. The default:
+    /// [`CallsOf::own`] with the default [`may_decide`](Self::may_decide),
+    /// [`CallsOf::Everyone`] once a rule is set there. `may_decide` still
+    /// decides each call shown.
+    ///
+    /// ```no_run
+    /// # use std::sync::Arc;
+    /// # use tool_runtime::prelude::*;
+    /// # async fn serve(registry: Registry<()>) -> Result<(), Box<dyn std::error::Error>> {
+    /// use tool_runtime::inbox::{CallsOf, Inbox};
+    /// # let journal = tool_runtime::journal::Journal::open("sqlite:runs.db").await?;
+    /// let supervisor = |approver: &UserContext| approver.attribute("role").is_some_and(|role| role == "supervisor");
+    /// let inbox = Inbox::new(journal, registry, Arc::new(()))
+    ///     .may_decide(move |approver, call| supervisor(approver) || approver.id == call.user_id)
+    ///     .calls_of(move |approver| if supervisor(approver) { CallsOf::Everyone } else { CallsOf::own(approver) });
+    /// # let _ = inbox; Ok(()) }
+    /// ```
+    pub fn calls_of(mut self, scope: impl Fn(&UserContext) -> CallsOf + Send + Sync + 'static) -> Self {
+        let shared = self.shared();
+        shared.calls_of = Box::new(scope);
+        shared.calls_of_given = true;
+        self
+    }
+
+    /// How many pages one approver may keep open on the live updates at
+    /// once (default [`DEFAULT_MAX_LIVE_PAGES_PER_APPROVER`]; at least 1).
+    /// One more is refused (`429`): that page still works, and shows
+    /// changes when reloaded.
+    pub fn max_live_pages_per_approver(mut self, pages: usize) -> Self {
+        self.shared().live_pages = Capped::new(pages);
         self
     }
 

@@ -33,8 +33,8 @@ pub(crate) struct Lists<'a> {
     pub(crate) token: &'a str,
     pub(crate) waiting: Vec<Waiting>,
     pub(crate) made: Vec<Made>,
-    /// Whether the journal had more waiting calls than one query returns.
-    pub(crate) cut: bool,
+    /// Why some waiting calls may not be shown, when some may not.
+    pub(crate) cut: Option<String>,
 }
 
 /// The inbox: the lists, and what became of the last action.
@@ -59,6 +59,17 @@ pub(crate) struct EditPage<'a> {
     pub(crate) call: Waiting,
     pub(crate) fields: Vec<Field>,
     pub(crate) problems: Vec<Problem>,
+    pub(crate) notice: Option<Notice>,
+}
+
+/// One call on its own, its arguments whole.
+#[derive(Template)]
+#[template(path = "inbox/call.html")]
+pub(crate) struct CallPage<'a> {
+    pub(crate) base: &'a str,
+    pub(crate) approver: &'a str,
+    pub(crate) token: &'a str,
+    pub(crate) call: Waiting,
     pub(crate) notice: Option<Notice>,
 }
 

@@ -2,20 +2,40 @@
 //! tool's title and description and its arguments labelled from the input
 //! schema, and a decision with its decider, time, kind and outcome. Values
 //! are shown as the model wrote them (money in cents stays in cents, a
-//! date stays the text it was); the templates escape every one.
+//! date stays the text it was); the templates escape every one. A list
+//! shows a preview of each value (`preview`) and of at most
+//! [`ARGUMENTS_SHOWN`] arguments; a call's own page shows them whole.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use serde_json::Value;
+
 use super::form;
+use super::markup::Doc;
+use super::preview::{self, Preview};
 use crate::journal::{Approval, Decision, EXPIRED_BY, GONE_BY, SettledDecision};
 use crate::registry::Registry;
 
+/// The most arguments of one call a list shows.
+pub(crate) const ARGUMENTS_SHOWN: usize = 20;
+
+/// How much of a call's arguments a page shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Shown {
+    /// A list's: a preview of each value, and of the first arguments.
+    Preview,
+    /// The call's own page: every argument, whole.
+    Whole,
+}
+
 /// One argument as shown: the label from the parameter's docs, the
-/// property's name, and the value as written.
+/// property's name, and the value as written (maybe cut).
 pub(crate) struct Argument {
-    pub(crate) label: String,
+    pub(crate) label: Doc,
     pub(crate) name: String,
     pub(crate) value: String,
+    /// The bytes of the value a preview left out.
+    pub(crate) left_out: Option<usize>,
 }
 
 /// A call waiting for a decision.
@@ -25,12 +45,16 @@ pub(crate) struct Waiting {
     pub(crate) user: String,
     pub(crate) tool: String,
     pub(crate) title: String,
-    pub(crate) description: String,
+    pub(crate) description: Doc,
     pub(crate) asked: String,
     pub(crate) asked_ms: i64,
     pub(crate) expires: Option<String>,
     pub(crate) expires_ms: Option<i64>,
     pub(crate) arguments: Vec<Argument>,
+    /// Arguments a preview left out.
+    pub(crate) more_arguments: usize,
+    /// Whether a preview left anything out, so the list links to the call's page.
+    pub(crate) cut: bool,
     /// Whether the registry knows the tool, so its input can be edited.
     pub(crate) editable: bool,
 }
@@ -45,44 +69,66 @@ pub(crate) struct Made {
     pub(crate) how: &'static str,
     pub(crate) by: String,
     pub(crate) at: String,
-    /// The rejection's reason, or the edited input (as JSON).
-    pub(crate) detail: Option<String>,
-    /// What came of the call, in words.
-    pub(crate) outcome: String,
+    /// The rejection's reason, or the edited input (as JSON), previewed.
+    pub(crate) detail: Option<Preview>,
+    /// What came of the call, in words, previewed.
+    pub(crate) outcome: Preview,
 }
 
-/// A waiting call as the list shows it.
-pub(crate) fn waiting<App: Send + Sync + 'static>(registry: &Registry<App>, approval: &Approval) -> Waiting {
+/// A waiting call as a page shows it.
+pub(crate) fn waiting<App: Send + Sync + 'static>(registry: &Registry<App>, approval: &Approval, shown: Shown) -> Waiting {
     let call = &approval.call;
     let definition = registry.definition(&call.tool);
-    let arguments = match definition {
-        Some(definition) => form::fields(&definition.input_schema, &call.input)
+    // Each argument with its label: the schema's properties in its order,
+    // then any other the input holds.
+    let labelled: Vec<(String, &str, &Value)> = match definition {
+        Some(definition) => form::fields(&definition.input_schema, &Value::Null)
             .into_iter()
-            .filter(|field| call.input.get(&field.name).is_some())
-            .map(|field| Argument { value: form::shown(&call.input[&field.name]), label: field.label, name: field.name })
+            .filter_map(|field| {
+                let (name, value) = call.input.as_object()?.get_key_value(&field.name)?;
+                Some((field.label, name.as_str(), value))
+            })
+            .chain(unlabelled(&call.input, Some(&definition.input_schema)))
             .collect(),
-        None => call
-            .input
-            .as_object()
-            .into_iter()
-            .flatten()
-            .map(|(name, value)| Argument { label: name.clone(), name: name.clone(), value: form::shown(value) })
-            .collect(),
+        None => unlabelled(&call.input, None).collect(),
     };
+    let total = labelled.len();
+    let keep = if shown == Shown::Preview { ARGUMENTS_SHOWN } else { total };
+    let arguments: Vec<Argument> = labelled
+        .into_iter()
+        .take(keep)
+        .map(|(label, name, value)| {
+            let Preview { text, left_out } = match shown {
+                Shown::Preview => preview::value(value),
+                Shown::Whole => Preview { text: form::shown(value), left_out: None },
+            };
+            Argument { label: Doc::new(&label), name: name.to_owned(), value: text, left_out }
+        })
+        .collect();
+    let more_arguments = total - arguments.len();
     Waiting {
         run_id: call.run_id.clone(),
         call_id: call.call_id.clone(),
         user: call.user_id.clone().unwrap_or_else(|| "(no user)".to_owned()),
         tool: call.tool.clone(),
         title: definition.and_then(|d| d.title.clone()).unwrap_or_else(|| call.tool.clone()),
-        description: definition.map(|d| d.description.clone()).unwrap_or_else(|| "This tool is not in the inbox's registry.".to_owned()),
+        description: Doc::new(definition.map_or("This tool is not in the inbox's registry.", |d| d.description.as_str())),
         asked: time(call.parked_at),
         asked_ms: millis(call.parked_at),
         expires: call.expires_at.map(time),
         expires_ms: call.expires_at.map(millis),
+        cut: more_arguments > 0 || arguments.iter().any(|argument| argument.left_out.is_some()),
         arguments,
+        more_arguments,
         editable: definition.is_some(),
     }
+}
+
+/// The arguments of `input` that `schema` names no property for (every
+/// one without a schema), labelled by their names.
+fn unlabelled<'a>(input: &'a Value, schema: Option<&'a Value>) -> impl Iterator<Item = (String, &'a str, &'a Value)> + 'a {
+    let named = move |name: &str| schema.and_then(|schema| schema.get("properties")?.get(name)).is_some();
+    input.as_object().into_iter().flatten().filter(move |(name, _)| !named(name)).map(|(name, value)| (name.clone(), name.as_str(), value))
 }
 
 /// A decision as the list shows it.
@@ -92,9 +138,9 @@ pub(crate) fn made(decision: &SettledDecision) -> Made {
         Some(decided) => {
             let (how, detail) = match &decided.decision {
                 Decision::Approve => ("approved", None),
-                Decision::ApproveEdited(input) => ("edited", Some(input.to_string())),
+                Decision::ApproveEdited(input) => ("edited", Some(preview::value(input))),
                 Decision::Reject(_) if decided.by == EXPIRED_BY => ("expired", None),
-                Decision::Reject(text) => ("rejected", Some(text.clone()).filter(|t| !t.is_empty())),
+                Decision::Reject(text) => ("rejected", Some(preview::text(text)).filter(|shown| !shown.text.is_empty())),
             };
             let by = match decided.by.as_str() {
                 EXPIRED_BY => "nobody: it expired".to_owned(),
@@ -106,9 +152,12 @@ pub(crate) fn made(decision: &SettledDecision) -> Made {
         None => ("approved", String::new(), String::new(), None),
     };
     let outcome = match (&decision.outcome, decision.settled_at) {
-        (Some(outcome), _) => format!("{} at {}: {}", outcome.kind.as_str(), time(outcome.at), outcome.text),
-        (None, Some(settled)) => format!("carried out by its run at {}", time(settled)),
-        (None, None) => "waiting for its run to carry the decision out".to_owned(),
+        (Some(outcome), _) => {
+            let text = preview::text(&outcome.text);
+            Preview { text: format!("{} at {}: {}", outcome.kind.as_str(), time(outcome.at), text.text), left_out: text.left_out }
+        }
+        (None, Some(settled)) => preview::text(&format!("carried out by its run at {}", time(settled))),
+        (None, None) => preview::text("waiting for its run to carry the decision out"),
     };
     Made {
         run_id: call.run_id.clone(),

@@ -15,11 +15,11 @@
 
 use std::time::SystemTime;
 
-use sqlx::{ColumnIndex, Decode, Row, Type};
+use sqlx::{AssertSqlSafe, ColumnIndex, Decode, Row, Type};
 
 use super::approvals::decode_approval;
 use super::rows::RowReader;
-use super::{Approval, Journal, JournalError, on_pool};
+use super::{Approval, Journal, JournalError, ParkedCall, on_pool};
 use crate::memory::records::millis;
 use crate::result::ResultKind;
 
@@ -27,9 +27,13 @@ use crate::result::ResultKind;
 /// and a list longer than this is cut (the page says so).
 pub const MAX_INBOX_ROWS: u32 = 500;
 
+/// The waiting calls; `$1` is now, `$2` the limit; [`page_clauses`] come
+/// before the order.
 const PENDING: &str = "SELECT call_id, run_id, tool, input, user_id, parked_at, expires_at, decision, edited_input, reject_text, decided_by, decided_at \
-     FROM journal_approvals WHERE decision IS NULL AND (expires_at IS NULL OR expires_at > $1) \
-     ORDER BY parked_at DESC, run_id DESC, call_id DESC LIMIT $2";
+     FROM journal_approvals a WHERE decision IS NULL AND (expires_at IS NULL OR expires_at > $1)";
+const PENDING_ORDER: &str = " ORDER BY a.parked_at DESC, a.run_id DESC, a.call_id DESC LIMIT $2";
+/// The decided calls; `$1` is the limit; [`page_clauses`] come before
+/// the order.
 const DECIDED: &str = "SELECT a.call_id, a.run_id, a.tool, a.input, a.user_id, a.parked_at, a.expires_at, a.decision, a.edited_input, \
      a.reject_text, a.decided_by, a.decided_at, a.settled_at, \
      (SELECT c.kind FROM journal_calls c WHERE c.run_id = a.run_id AND c.call_id = a.call_id AND c.finished_at IS NOT NULL \
@@ -38,8 +42,8 @@ const DECIDED: &str = "SELECT a.call_id, a.run_id, a.tool, a.input, a.user_id, a
       ORDER BY c.finished_at DESC LIMIT 1) AS outcome_text, \
      (SELECT c.finished_at FROM journal_calls c WHERE c.run_id = a.run_id AND c.call_id = a.call_id AND c.finished_at IS NOT NULL \
       ORDER BY c.finished_at DESC LIMIT 1) AS outcome_at \
-     FROM journal_approvals a WHERE a.decision IS NOT NULL \
-     ORDER BY a.decided_at DESC, a.run_id DESC, a.call_id DESC LIMIT $1";
+     FROM journal_approvals a WHERE a.decision IS NOT NULL";
+const DECIDED_ORDER: &str = " ORDER BY a.decided_at DESC, a.run_id DESC, a.call_id DESC LIMIT $1";
 const MARK: &str = "SELECT (SELECT COUNT(*) FROM journal_approvals WHERE decision IS NULL) AS waiting, \
      (SELECT MAX(parked_at) FROM journal_approvals) AS parked, \
      (SELECT MAX(decided_at) FROM journal_approvals) AS decided, \
@@ -109,6 +113,89 @@ pub struct InboxQueries<'j> {
     pub(super) journal: &'j Journal,
 }
 
+/// Which rows of an inbox list one query reads: the calls of some users
+/// only, after where the page before ended, at most how many. A list is
+/// read newest first, a page at a time, so that a reader looking for one
+/// approver's calls among many others' stops once it has enough and holds
+/// no more than a page of calls at once.
+#[derive(Clone, Copy, Debug)]
+pub struct InboxPage<'a> {
+    /// Only the calls made for these users (by `user_id`; an index of the
+    /// waiting calls by user answers it); `None`: everyone's.
+    pub users: Option<&'a [String]>,
+    /// Where the page before ended ([`Paged::next`]); `None`: the first
+    /// page.
+    pub after: Option<&'a InboxCursor>,
+    /// How many rows at most (and at most [`MAX_INBOX_ROWS`]).
+    pub limit: u32,
+}
+
+impl InboxPage<'_> {
+    /// The first page of everyone's calls, of at most `limit` rows.
+    pub fn first(limit: u32) -> Self {
+        InboxPage { users: None, after: None, limit }
+    }
+}
+
+/// One page of an inbox list, and where the next one starts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Paged<T> {
+    /// The rows, newest first.
+    pub rows: Vec<T>,
+    /// Where the next page starts ([`InboxPage::after`]), when this one
+    /// was full: there may be more.
+    pub next: Option<InboxCursor>,
+}
+
+/// Where a page of an inbox list ended: the time, run and call of its last
+/// row, which the next page reads after.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InboxCursor {
+    at: i64,
+    run_id: String,
+    call_id: String,
+}
+
+impl InboxCursor {
+    fn of(at: SystemTime, call: &ParkedCall) -> Self {
+        InboxCursor { at: millis(at), run_id: call.run_id.clone(), call_id: call.call_id.clone() }
+    }
+}
+
+/// The clauses that keep a page to its users and to the rows after its
+/// cursor (in the list's order by `time`, then run and call, descending),
+/// their parameters numbered from `$first`.
+fn page_clauses(page: &InboxPage<'_>, time: &str, first: usize) -> String {
+    let mut clauses = String::new();
+    let mut next = first;
+    if page.after.is_some() {
+        let (at, run, call) = (next, next + 1, next + 2);
+        clauses.push_str(&format!(
+            " AND (a.{time} < ${at} OR (a.{time} = ${at} AND (a.run_id < ${run} OR (a.run_id = ${run} AND a.call_id < ${call}))))"
+        ));
+        next += 3;
+    }
+    if let Some(users) = page.users {
+        let placeholders: Vec<String> = (next..next + users.len()).map(|n| format!("${n}")).collect();
+        clauses.push_str(&format!(" AND a.user_id IN ({})", placeholders.join(", ")));
+    }
+    clauses
+}
+
+/// Binds a page's parameters, in [`page_clauses`]'s order.
+macro_rules! bind_page {
+    ($query:expr, $page:expr) => {{
+        let mut query = $query;
+        if let Some(after) = $page.after {
+            query = query.bind(after.at).bind(after.run_id.as_str()).bind(after.call_id.as_str());
+        }
+        for user in $page.users.unwrap_or_default() {
+            query = query.bind(user.as_str());
+        }
+        query
+    }};
+}
+
 impl InboxQueries<'_> {
     /// The calls still waiting for a decision whose expiry is after `now`
     /// (or that never expire), newest first, at most `limit` (and at most
@@ -119,11 +206,29 @@ impl InboxQueries<'_> {
     /// [`JournalError::Database`] when the query fails,
     /// [`JournalError::Corrupt`] for a row that does not decode.
     pub async fn pending_newest(self, now: SystemTime, limit: u32) -> Result<Vec<Approval>, JournalError> {
-        let limit = i64::from(limit.min(MAX_INBOX_ROWS));
-        on_pool!(self.journal, pool => {
-            let rows = sqlx::query(PENDING).bind(millis(now)).bind(limit).fetch_all(pool).await.map_err(JournalError::database("pending_newest"))?;
-            rows.iter().map(decode_approval).collect()
-        })
+        Ok(self.pending_page(now, &InboxPage::first(limit)).await?.rows)
+    }
+
+    /// One page of the calls still waiting for a decision whose expiry is
+    /// after `now` (or that never expire), newest first: of `page`'s users,
+    /// after its cursor.
+    ///
+    /// # Errors
+    ///
+    /// As [`pending_newest`](Self::pending_newest).
+    pub async fn pending_page(self, now: SystemTime, page: &InboxPage<'_>) -> Result<Paged<Approval>, JournalError> {
+        if page.users.is_some_and(<[String]>::is_empty) {
+            return Ok(Paged { rows: Vec::new(), next: None });
+        }
+        let limit = page.limit.min(MAX_INBOX_ROWS);
+        let text = format!("{PENDING}{}{PENDING_ORDER}", page_clauses(page, "parked_at", 3));
+        let rows: Vec<Approval> = on_pool!(self.journal, pool => {
+            let query = sqlx::query(AssertSqlSafe(text.as_str())).bind(millis(now)).bind(i64::from(limit));
+            let rows = bind_page!(query, page).fetch_all(pool).await.map_err(JournalError::database("pending_page"))?;
+            rows.iter().map(decode_approval).collect::<Result<Vec<_>, _>>()
+        })?;
+        let next = rows.last().filter(|_| rows.len() == limit as usize).map(|last| InboxCursor::of(last.call.parked_at, &last.call));
+        Ok(Paged { rows, next })
     }
 
     /// The decided calls, newest decision first, at most `limit` (and at
@@ -134,11 +239,31 @@ impl InboxQueries<'_> {
     ///
     /// As [`pending_newest`](Self::pending_newest).
     pub async fn decisions_newest(self, limit: u32) -> Result<Vec<SettledDecision>, JournalError> {
-        let limit = i64::from(limit.min(MAX_INBOX_ROWS));
-        on_pool!(self.journal, pool => {
-            let rows = sqlx::query(DECIDED).bind(limit).fetch_all(pool).await.map_err(JournalError::database("decisions_newest"))?;
-            rows.iter().map(decode_decision).collect()
-        })
+        Ok(self.decisions_page(&InboxPage::first(limit)).await?.rows)
+    }
+
+    /// One page of the decided calls, newest decision first: of `page`'s
+    /// users, after its cursor. (No index reads the decided calls by user:
+    /// the database walks the decisions newest first until it has the
+    /// page.)
+    ///
+    /// # Errors
+    ///
+    /// As [`pending_newest`](Self::pending_newest).
+    pub async fn decisions_page(self, page: &InboxPage<'_>) -> Result<Paged<SettledDecision>, JournalError> {
+        if page.users.is_some_and(<[String]>::is_empty) {
+            return Ok(Paged { rows: Vec::new(), next: None });
+        }
+        let limit = page.limit.min(MAX_INBOX_ROWS);
+        let text = format!("{DECIDED}{}{DECIDED_ORDER}", page_clauses(page, "decided_at", 2));
+        let rows: Vec<SettledDecision> = on_pool!(self.journal, pool => {
+            let query = sqlx::query(AssertSqlSafe(text.as_str())).bind(i64::from(limit));
+            let rows = bind_page!(query, page).fetch_all(pool).await.map_err(JournalError::database("decisions_page"))?;
+            rows.iter().map(decode_decision).collect::<Result<Vec<_>, _>>()
+        })?;
+        let last = rows.last().filter(|_| rows.len() == limit as usize);
+        let next = last.and_then(|last| Some(InboxCursor::of(last.approval.decided.as_ref()?.at, &last.approval.call)));
+        Ok(Paged { rows, next })
     }
 
     /// The journal's [`InboxMark`] now: poll it, and read the lists again

@@ -116,7 +116,7 @@ pub use crate::memory::{
 pub use crate::run::DurableError;
 pub use approvals::ApprovalRecords;
 pub use calls::CallRecords;
-pub use inbox::{InboxChanges, InboxMark, InboxQueries, MAX_INBOX_ROWS, Outcome, SettledDecision};
+pub use inbox::{InboxChanges, InboxCursor, InboxMark, InboxPage, InboxQueries, MAX_INBOX_ROWS, Outcome, Paged, SettledDecision};
 pub use retention::{Pruned, Retention};
 pub use runs::RunRecords;
 pub use tasks::{TaskRecord, TaskRecords, TaskState};

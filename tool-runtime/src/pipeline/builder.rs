@@ -10,7 +10,7 @@ use smol_str::SmolStr;
 use tokio_util::sync::CancellationToken;
 
 use crate::call::{Arguments, CallOutcome, PendingCall};
-use crate::context::{CallInfo, ProgressSink, UserContext};
+use crate::context::{CallInfo, LogSink, ProgressSink, UserContext};
 use crate::result::{CallResult, ResultKind};
 use crate::table::ToolTable;
 
@@ -59,6 +59,13 @@ impl<'r, App: Send + Sync + 'static> Call<'r, App> {
     /// [`Progress`](crate::Progress) with `interim: true`).
     pub fn progress(mut self, sink: ProgressSink) -> Self {
         self.info.attach().progress = Some(sink);
+        self
+    }
+
+    /// Where the tool's log messages go ([`Ctx::log`](crate::Ctx::log));
+    /// without a sink they are `tracing` events.
+    pub fn log(mut self, sink: LogSink) -> Self {
+        self.info.attach().log = Some(sink);
         self
     }
 

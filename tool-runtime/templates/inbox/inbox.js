@@ -70,8 +70,29 @@
       document.body.dataset.updatedAt = String(Date.now());
       document.body.dataset.updates = String(Number(document.body.dataset.updates || "0") + 1);
     });
-    source.addEventListener("error", function () { document.body.dataset.live = "reconnecting"; });
+    // Signed out (or over the live pages one approver may keep): the
+    // stream ends for good, and the page says why.
+    source.addEventListener("signed-out", function (event) {
+      source.close();
+      document.body.dataset.live = "signed-out";
+      stopped(event.data);
+    });
+    source.addEventListener("error", function () {
+      var closed = source.readyState === EventSource.CLOSED;
+      document.body.dataset.live = closed ? "closed" : "reconnecting";
+      if (closed) { stopped("Live updates are off: reload the page to see changes."); }
+    });
     source.addEventListener("open", function () { document.body.dataset.live = "open"; });
+  }
+
+  function stopped(text) {
+    var notice = document.getElementById("live-notice") || document.createElement("p");
+    notice.id = "live-notice";
+    notice.className = "notice failed";
+    notice.setAttribute("role", "status");
+    notice.textContent = text;
+    var lists = document.getElementById("lists");
+    lists.parentNode.insertBefore(notice, lists);
   }
 
   function jsonFields() {

@@ -117,12 +117,12 @@ pub struct Wire {
 }
 
 impl Wire {
-    pub async fn connect(server: &McpServer<Store>, capabilities: Value, human: Human) -> Wire {
+    pub async fn connect<App: Send + Sync + 'static>(server: &McpServer<App>, capabilities: Value, human: Human) -> Wire {
         Wire::open(server, "2025-06-18", capabilities, human).await
     }
 
     /// Starts a session and initializes it at `version`.
-    pub async fn open(server: &McpServer<Store>, version: &str, capabilities: Value, human: Human) -> Wire {
+    pub async fn open<App: Send + Sync + 'static>(server: &McpServer<App>, version: &str, capabilities: Value, human: Human) -> Wire {
         let (client, server_side) = tokio::io::duplex(1 << 16);
         let session = server.session();
         tokio::spawn(async move {
@@ -157,6 +157,14 @@ impl Wire {
     /// Reads messages until the response to `id`, answering the server's
     /// requests on the way; its `result`.
     pub async fn response(&mut self, id: u64) -> Value {
+        let message = self.reply(id).await;
+        assert!(message.get("error").is_none(), "a protocol error: {message}");
+        message["result"].clone()
+    }
+
+    /// Reads messages until the response to `id`, answering the server's
+    /// requests on the way; the whole response (its `result` or `error`).
+    pub async fn reply(&mut self, id: u64) -> Value {
         tokio::time::timeout(Duration::from_secs(10), async {
             loop {
                 let mut line = String::new();
@@ -183,8 +191,7 @@ impl Wire {
                     }
                     (answered, _) if *answered == json!(id) => {
                         self.seen.push(json!({"response": id}));
-                        assert!(message.get("error").is_none(), "a protocol error: {message}");
-                        return message["result"].clone();
+                        return message;
                     }
                     _ => {}
                 }

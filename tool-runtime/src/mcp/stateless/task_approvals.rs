@@ -11,16 +11,15 @@ use std::collections::BTreeMap;
 use std::time::SystemTime;
 
 use rmcp::ErrorData;
-use rmcp::model::{
-    ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, InputRequest, InputRequests, InputResponses,
-};
+use rmcp::model::{ElicitRequest, ElicitResult, ElicitationAction, InputRequest, InputRequests, InputResponses};
 
-use super::answers::APPROVAL_INPUT;
+use super::approvals::APPROVAL_INPUT;
 use crate::call::PendingCall;
 use crate::context::UserContext;
 use crate::error_report::Escaped;
 use crate::journal::{Decision, Journal, JournalError, ParkedCall, TaskRecord, TaskState};
-use crate::mcp::McpServer;
+use crate::mcp::approval::elicitation;
+use crate::mcp::server::Server;
 use crate::result::CallResult;
 
 /// The run a task's call belongs to in the journal.
@@ -32,7 +31,7 @@ pub(super) fn run_id(task_id: &str) -> String {
 /// to end the task with, once decided; `None` while it waits (parked now,
 /// or still), the task then reading `input_required`.
 pub(super) async fn decided<App: Send + Sync + 'static>(
-    server: &McpServer<App>,
+    server: &Server<App>,
     journal: &Journal,
     task: &TaskRecord,
     pending: PendingCall<App>,
@@ -80,24 +79,23 @@ pub(super) fn input_requests(task: &TaskRecord) -> InputRequests {
          to refuse it.",
         task.tool
     );
-    let ask = ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema: ElicitationSchema::new(BTreeMap::new()) };
-    BTreeMap::from([(APPROVAL_INPUT.to_owned(), InputRequest::Elicitation(ElicitRequest::new(ask)))])
+    BTreeMap::from([(APPROVAL_INPUT.to_owned(), InputRequest::Elicitation(ElicitRequest::new(elicitation(message))))])
 }
 
 /// Journals the client's answer (`tasks/update`) as the decision of the
-/// task's parked call.
+/// task's parked call; `false` when there was none to journal. As the tasks
+/// extension asks, responses that answer nothing outstanding are ignored:
+/// a task not waiting for input, no response under `"approval"`, an
+/// approval the client answered already.
 ///
 /// # Errors
 ///
-/// `-32602` for a task not waiting for input, an answer missing, or an
-/// approval the client answered already; `-32603` when the journal fails.
-pub(super) async fn answer(journal: &Journal, task: &TaskRecord, responses: &InputResponses, user: &UserContext) -> Result<(), ErrorData> {
-    if task.state != TaskState::InputRequired {
-        return Err(ErrorData::invalid_params(format!("task {:?} is {}, not waiting for input", task.task_id, task.state.as_str()), None));
-    }
-    let answer = responses.get(APPROVAL_INPUT).and_then(|answer| serde_json::from_value::<ElicitResult>(answer.clone()).ok());
-    let Some(answer) = answer else {
-        return Err(ErrorData::invalid_params("inputResponses holds no answer under \"approval\" (an elicitation result)", None));
+/// `-32602` for a response under `"approval"` that is not an elicitation
+/// result; `-32603` when the journal fails.
+pub(super) async fn answer(journal: &Journal, task: &TaskRecord, responses: &InputResponses, user: &UserContext) -> Result<bool, ErrorData> {
+    let Some(answer) = responses.get(APPROVAL_INPUT).filter(|_| task.state == TaskState::InputRequired) else { return Ok(false) };
+    let Ok(answer) = serde_json::from_value::<ElicitResult>(answer.clone()) else {
+        return Err(ErrorData::invalid_params("inputResponses[\"approval\"] is not an elicitation result ({\"action\": \"accept\"}, ...)", None));
     };
     let decision = match answer.action {
         ElicitationAction::Accept => Decision::Approve,
@@ -105,12 +103,10 @@ pub(super) async fn answer(journal: &Journal, task: &TaskRecord, responses: &Inp
     };
     let by = format!("mcp-client:{}", user.id.as_deref().unwrap_or(""));
     match journal.approvals().decide(&run_id(&task.task_id), &task.task_id, decision, &by).await {
-        Ok(_) => Ok(()),
-        Err(JournalError::AlreadyDecided { by: first, .. }) if first.starts_with("mcp-client") => {
-            Err(ErrorData::invalid_params("this task's approval was answered already", None))
-        }
+        Ok(_) => Ok(true),
+        Err(JournalError::AlreadyDecided { by: first, .. }) if first.starts_with("mcp-client") => Ok(false),
         // Decided out of band, or expired: that decision is carried out.
-        Err(JournalError::AlreadyDecided { .. } | JournalError::ApprovalExpired { .. }) => Ok(()),
+        Err(JournalError::AlreadyDecided { .. } | JournalError::ApprovalExpired { .. }) => Ok(true),
         Err(error) => {
             tracing::error!(task_id = %Escaped(&task.task_id), error = %Escaped(&error), "a task's answer could not be journaled");
             Err(ErrorData::internal_error("the answer could not be recorded; send it again in a moment", None))

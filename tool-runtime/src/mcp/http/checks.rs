@@ -54,12 +54,12 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 pub const DEFAULT_MAX_ARRIVING_BODY_BYTES: usize = 64 << 20;
 
 /// The bytes of each request body not counted against the
-/// [arriving bodies' limit](super::McpServer::with_max_arriving_body_bytes):
+/// [arriving bodies' limit](crate::mcp::McpServer::with_max_arriving_body_bytes):
 /// 64 KiB, room for every request but the calls with large arguments.
 pub const FREE_BODY_BYTES: usize = 64 << 10;
 
 /// Decides who is calling from a request's headers; see
-/// [`McpServer::with_auth`](super::McpServer::with_auth).
+/// [`McpServer::with_auth`](crate::mcp::McpServer::with_auth).
 pub(crate) type AuthHook = dyn Fn(&HeaderMap) -> Result<UserContext, Unauthorized> + Send + Sync;
 
 pub use crate::context::Unauthorized;
@@ -67,7 +67,7 @@ pub use crate::context::Unauthorized;
 /// The user an authentication hook gave for one HTTP request; rmcp carries
 /// it to the handler inside the request's `http::request::Parts`.
 #[derive(Clone, Debug)]
-pub(crate) struct Caller(pub(crate) Arc<UserContext>);
+pub(crate) struct Authenticated(pub(crate) Arc<UserContext>);
 
 /// The header naming a request's session.
 const SESSION_ID: &str = "mcp-session-id";
@@ -90,8 +90,8 @@ pub(crate) struct Checks {
     pub(crate) sessions: Arc<BoundedSessions>,
 }
 
-/// The middleware: `Host` and `Origin` (403), then authentication (401)
-/// and the session's owner (404 for another user), then the declared body
+/// The middleware: `Host` and `Origin` (403), then authentication (401),
+/// each refusal closing its connection, and the session's owner (404 for another user), then the declared body
 /// size (413); then the body is read within its deadline (408) and the
 /// limit on bodies arriving at once (503), cut off as soon as it passes the
 /// size limit (a body sent without its length), and its JSON values
@@ -102,15 +102,18 @@ pub(crate) struct Checks {
 /// session is its caller's. A session's end (`DELETE`) that rmcp accepts
 /// answers `204 No Content`.
 pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Request, next: Next) -> Response {
-    if let Err(refused) = check_host_and_origin(&checks, &request) {
-        return refused.into_response();
+    // A refused request closes its connection: a client without the right
+    // to be served does not keep a connection for its next attempt.
+    if let Err((status, text)) = check_host_and_origin(&checks, &request) {
+        return (status, [(CONNECTION, "close")], text).into_response();
     }
     let mut caller = None;
     if let Some(auth) = &checks.auth {
         match auth(request.headers()) {
             Ok(user) => caller = Some(Arc::new(user)),
             Err(refused) => {
-                return (StatusCode::UNAUTHORIZED, [(WWW_AUTHENTICATE, "Bearer")], refused.to_string()).into_response();
+                let headers = [(WWW_AUTHENTICATE, "Bearer"), (CONNECTION, "close")];
+                return (StatusCode::UNAUTHORIZED, headers, refused.to_string()).into_response();
             }
         }
     }
@@ -122,7 +125,7 @@ pub(crate) async fn check(State(checks): State<Arc<Checks>>, mut request: Reques
         return (StatusCode::NOT_FOUND, text).into_response();
     }
     if let Some(user) = &caller {
-        request.extensions_mut().insert(Caller(user.clone()));
+        request.extensions_mut().insert(Authenticated(user.clone()));
     }
     let declared = request.headers().get(CONTENT_LENGTH).and_then(|length| length.to_str().ok()?.parse::<u64>().ok());
     if let Some(length) = declared.filter(|&length| length > checks.max_body_bytes as u64) {

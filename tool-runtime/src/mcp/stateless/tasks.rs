@@ -1,9 +1,11 @@
 //! Tasks at revision 2026-07-28 (extension `io.modelcontextprotocol/tasks`),
 //! offered only where the server has a journal and only to a request that
-//! declares the extension. The server decides per call: a tool whose own
-//! `timeout` is at least [`TASK_TIMEOUT`] (the registry's default does not
-//! count: every tool has it), or that has an `interim` text, answers with a
-//! task instead of its result.
+//! declares the extension. The server decides per tool ([`TaskSupport`],
+//! `McpServer::with_task_support`): by default a tool whose own `timeout`
+//! is at least [`TASK_TIMEOUT`] (the registry's default does not count:
+//! every tool has it), or that has an `interim` text, answers with a task
+//! instead of its result; a tool that requires a task refuses a client that
+//! does not declare the extension (`-32021`, naming it), before it runs.
 //!
 //! The task is written to the journal (`journal/tasks.rs`) before the
 //! answer; then its call runs on this process, detached from the request,
@@ -17,12 +19,17 @@
 //! its start, and refuses one whose end was never recorded
 //! (`OUTCOME_UNKNOWN`) unless the tool is idempotent; so the call runs at
 //! most once. `tasks/cancel` ends the task (one statement: of a finish and
-//! a cancellation one wins) and cancels its call where it runs here. A task
+//! a cancellation one wins) and cancels its call where it runs here; the
+//! instance that runs it, when another received the cancel, reads the
+//! task's row every 200 ms while its call runs and cancels the call when
+//! the row says cancelled, so the call stops on every instance, as a call
+//! cancelled here does (a tool that is not `interruptible` runs on). A task
 //! is its caller's: another user reads no such task. A call that needs
 //! approval answers with a task too, which waits `input_required` for
 //! `tasks/update` (`task_approvals.rs`).
 
 use std::collections::HashMap;
+use std::future::IntoFuture;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
@@ -33,13 +40,14 @@ use rmcp::service::RequestContext;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::answers::{complete, offered};
-use super::calls::Caller;
-use super::task_approvals;
+use super::{Stateless, task_approvals};
 use crate::context::UserContext;
 use crate::error_report::Escaped;
 use crate::journal::{Journal, TaskRecord, TaskState};
-use crate::mcp::McpServer;
+use crate::mcp::caller::Caller;
+use crate::mcp::server::Server;
+use crate::mcp::{results, tool_list};
+use crate::steps::Steps;
 use crate::tool::ToolDefinition;
 
 /// The shortest tool timeout that makes a call a task: 10 seconds.
@@ -57,6 +65,35 @@ pub const DEFAULT_MAX_TASKS_PER_USER: usize = 16;
 /// How many tasks may be under way at once in all, by default.
 pub const DEFAULT_MAX_TASKS: usize = 256;
 
+/// Whether a call of a tool answers with a task, for a client that
+/// declares the tasks extension (`McpServer::with_task_support`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TaskSupport {
+    /// Never: the call answers with its result.
+    Never,
+    /// For a client that declares tasks; any other reads the result.
+    Optional,
+    /// Always: a client that does not declare tasks is refused (`-32021`)
+    /// before the call runs.
+    Required,
+}
+
+impl TaskSupport {
+    /// The rule a server follows unless told otherwise: [`Optional`](TaskSupport::Optional)
+    /// for a tool whose own `timeout` is at least [`TASK_TIMEOUT`] or that
+    /// has an `interim` text, [`Never`](TaskSupport::Never) for any other.
+    pub fn by_default(def: &ToolDefinition) -> TaskSupport {
+        match def.interim.is_some() || def.timeout.is_some_and(|timeout| timeout >= TASK_TIMEOUT) {
+            true => TaskSupport::Optional,
+            false => TaskSupport::Never,
+        }
+    }
+}
+
+/// How a server decides a tool's [`TaskSupport`].
+pub(crate) type TaskRule = Arc<dyn Fn(&ToolDefinition) -> TaskSupport + Send + Sync>;
+
 /// What bounds a server's tasks; see `McpServer::with_task_ttl`,
 /// `with_max_tasks_per_user`, `with_max_tasks`.
 #[derive(Clone, Copy, Debug)]
@@ -72,6 +109,10 @@ impl Default for TaskLimits {
     }
 }
 
+/// How often the instance running a task reads its row for a
+/// cancellation recorded by another.
+const CANCEL_POLL: Duration = Duration::from_millis(200);
+
 /// How often a client should poll a task.
 const POLL_INTERVAL: Duration = Duration::from_millis(500);
 
@@ -86,37 +127,54 @@ impl RunningTasks {
 }
 
 /// Whether a call of `def` answers with a task for this request.
-pub(super) fn wanted<App>(server: &McpServer<App>, def: Option<&ToolDefinition>, caller: &Caller, context: &RequestContext<RoleServer>) -> bool {
-    let long = def.is_some_and(|def| def.interim.is_some() || def.timeout.is_some_and(|timeout| timeout >= TASK_TIMEOUT));
-    long && declared(server, caller, context)
+///
+/// # Errors
+///
+/// `-32021`, naming the tasks extension, for a tool that requires a task
+/// when the request does not declare the extension.
+pub(super) fn wanted<App>(
+    server: &Server<App>,
+    stateless: &Stateless,
+    def: Option<&ToolDefinition>,
+    caller: &Caller,
+    context: &RequestContext<RoleServer>,
+) -> Result<bool, ErrorData> {
+    let Some(def) = def.filter(|_| journal(server).is_some()) else { return Ok(false) };
+    match (stateless.task_support)(def) {
+        TaskSupport::Never => Ok(false),
+        TaskSupport::Optional => Ok(declared(server, caller, context)),
+        TaskSupport::Required if declared(server, caller, context) || caller.nameless => Ok(!caller.nameless),
+        TaskSupport::Required => {
+            Err(ErrorData::missing_required_client_capability(rmcp::model::ClientCapabilities::builder().enable_tasks().build()))
+        }
+    }
 }
 
 /// Whether tasks are offered to this request: the server has a journal,
 /// the request declares the extension, and its caller has a name (a task
 /// is its caller's, and a caller the authentication hook did not name
 /// could not be told from another).
-pub(super) fn declared<App>(server: &McpServer<App>, caller: &Caller, context: &RequestContext<RoleServer>) -> bool {
+pub(super) fn declared<App>(server: &Server<App>, caller: &Caller, context: &RequestContext<RoleServer>) -> bool {
     journal(server).is_some() && !caller.nameless && context.client_capabilities().is_some_and(|capabilities| capabilities.supports_tasks())
 }
 
-fn journal<App>(server: &McpServer<App>) -> Option<&Journal> {
+fn journal<App>(server: &Server<App>) -> Option<&Journal> {
     server.journal.as_ref()
 }
 
 /// Creates the task in the journal, starts its call here, and answers with
 /// it; a task that could not be written is not started (a 503 tool error).
 pub(super) async fn create<App: Send + Sync + 'static>(
-    server: &McpServer<App>,
+    server: &Server<App>,
+    stateless: &Stateless,
     tool: &str,
     arguments: Value,
     user: &Arc<UserContext>,
 ) -> CallToolResponse {
     let Some(journal) = journal(server) else { unreachable!("`wanted` asks for a journal") };
     let now = SystemTime::now();
-    let refuse = |error: &crate::error::ToolError| {
-        complete(server, crate::result::CallResult::failure(tool.into(), crate::ids::fresh_call_id(), crate::result::ResultKind::Denied, error))
-    };
-    if let Err(refused) = admitted(server, journal, user, now).await {
+    let refuse = |error: &crate::error::ToolError| results::refused(server, tool, error);
+    if let Err(refused) = admitted(stateless.task_limits, journal, user, now).await {
         return refuse(&refused);
     }
     let task = TaskRecord {
@@ -129,19 +187,18 @@ pub(super) async fn create<App: Send + Sync + 'static>(
         result: None,
         created_at: now,
         updated_at: now,
-        expires_at: Some(now + server.task_limits.ttl),
+        expires_at: Some(now + stateless.task_limits.ttl),
     };
     if let Err(error) = journal.tasks().create(&task).await {
         return refuse(&not_recorded(tool, &error));
     }
-    start(server, &task, user.clone());
+    start(server, stateless, &task, user.clone());
     CallToolResponse::Task(CreateTaskResult::new(wire(&task)))
 }
 
 /// Whether `user` may start one more task: within the caps on tasks under
 /// way (of the user, and in all), counted in the journal.
-async fn admitted<App>(server: &McpServer<App>, journal: &Journal, user: &UserContext, now: SystemTime) -> Result<(), crate::error::ToolError> {
-    let limits = server.task_limits;
+async fn admitted(limits: TaskLimits, journal: &Journal, user: &UserContext, now: SystemTime) -> Result<(), crate::error::ToolError> {
     let (all, of_user) = journal.tasks().active(user.id.as_deref(), now).await.map_err(|error| not_recorded("", &error))?;
     if user.id.is_some() && of_user >= limits.per_user {
         return Err(crate::error::ToolError::rate_limited(
@@ -165,39 +222,50 @@ fn not_recorded(tool: &str, error: &crate::journal::JournalError) -> crate::erro
 }
 
 /// Runs a task's call on this process unless it runs here already.
-fn start<App: Send + Sync + 'static>(server: &McpServer<App>, task: &TaskRecord, user: Arc<UserContext>) {
+fn start<App: Send + Sync + 'static>(server: &Server<App>, stateless: &Stateless, task: &TaskRecord, user: Arc<UserContext>) {
     let token = CancellationToken::new();
     {
-        let mut running = server.tasks.lock();
+        let mut running = stateless.tasks.lock();
         if running.contains_key(&task.task_id) {
             return;
         }
         running.insert(task.task_id.clone(), token.clone());
     }
-    let (server, task) = (server.clone(), task.clone());
+    let (server, tasks, task) = (server.clone(), stateless.tasks.clone(), task.clone());
     tokio::spawn(async move {
         if let Some(journal) = journal(&server).cloned()
             && let Err(error) = run(&server, &journal, &task, user, &token).await
         {
             tracing::error!(task_id = %Escaped(&task.task_id), error = %Escaped(&error), "a task could not be carried on in the journal");
         }
-        server.tasks.lock().remove(&task.task_id);
+        tasks.lock().remove(&task.task_id);
+        crate::mcp::subscriptions::announce_changes(&server).await;
     });
 }
 
 /// A task's call, as a durable call, and its end written to the task; a
 /// call that waits for approval leaves the task `input_required`.
 async fn run<App: Send + Sync + 'static>(
-    server: &McpServer<App>,
+    server: &Server<App>,
     journal: &Journal,
     task: &TaskRecord,
     user: Arc<UserContext>,
     token: &CancellationToken,
 ) -> Result<(), crate::journal::JournalError> {
     let durable = crate::memory::Remembered::durable(Arc::new(journal.clone()), &task_approvals::run_id(&task.task_id));
-    let names = offered(server, &user).into_iter().map(|def| def.name.clone()).collect();
+    let names = tool_list::names(&tool_list::offered(server, &Steps::default(), &user, false));
     let call = server.registry.call(&server.app, &task.tool, task.input.clone()).user(user).cancellation(token).offered(names);
-    let result = match call.call_id(task.task_id.as_str()).remembered(durable).await {
+    let mut call = std::pin::pin!(call.call_id(task.task_id.as_str()).remembered(durable).into_future());
+    let outcome = tokio::select! {
+        outcome = &mut call => outcome,
+        () = cancelled_elsewhere(journal, &task.task_id) => {
+            // The call reads its token cancelled and ends as it does then
+            // (a tool that is not interruptible runs on to its end).
+            token.cancel();
+            call.await
+        }
+    };
+    let result = match outcome {
         crate::call::CallOutcome::Done(result) => result,
         crate::call::CallOutcome::NeedsApproval(pending) => match task_approvals::decided(server, journal, task, pending).await? {
             Some(result) => {
@@ -208,30 +276,48 @@ async fn run<App: Send + Sync + 'static>(
             None => return Ok(()),
         },
     };
-    let mut result = serde_json::to_value(rmcp::model::ServerResult::from(complete(server, result))).ok();
-    // The result as a `tasks/get` reader sees it: without the discriminator of a direct answer.
-    if let Some(object) = result.as_mut().and_then(Value::as_object_mut) {
-        object.remove("resultType");
-    }
-    journal.tasks().move_to(&task.task_id, TaskState::Completed, None, result.as_ref()).await?;
+    let (state, result) = ended(server, result);
+    journal.tasks().move_to(&task.task_id, state, None, Some(&result)).await?;
     Ok(())
 }
 
-/// Answers with a task a call that needs approval: created working, its
-/// call run again here parks it and leaves it `input_required`.
-pub(super) async fn create_waiting<App: Send + Sync + 'static>(
-    server: &McpServer<App>,
-    tool: &str,
-    arguments: Value,
-    user: &Arc<UserContext>,
-) -> CallToolResponse {
-    create(server, tool, arguments, user).await
+/// How a task whose call settled with `result` ends, and what its reader
+/// reads: a call the server failed (a bug, an outage: the generic 500) is
+/// `failed` with a JSON-RPC error; any other, the tool's error included,
+/// is `completed` with its result, as a direct answer carries it (without
+/// the discriminator of a direct answer).
+fn ended<App: Send + Sync + 'static>(server: &Server<App>, result: crate::result::CallResult) -> (TaskState, Value) {
+    if result.kind == crate::result::ResultKind::Internal {
+        return (TaskState::Failed, serde_json::json!({"code": rmcp::model::ErrorCode::INTERNAL_ERROR.0, "message": result.text}));
+    }
+    let mut answer = serde_json::to_value(rmcp::model::ServerResult::from(CallToolResponse::from(results::answer(server, result))))
+        .expect("a tool result serialises");
+    if let Some(object) = answer.as_object_mut() {
+        object.remove("resultType");
+    }
+    (TaskState::Completed, answer)
+}
+
+/// Ends when the task's row says it was cancelled, by `tasks/cancel` on
+/// any instance; pending for as long as it was not.
+async fn cancelled_elsewhere(journal: &Journal, task_id: &str) {
+    loop {
+        tokio::time::sleep(CANCEL_POLL).await;
+        match journal.tasks().get(task_id).await {
+            Ok(Some(task)) if task.state == TaskState::Cancelled => return,
+            Ok(_) => {}
+            // Read again at the next poll; the call goes on meanwhile.
+            Err(error) => tracing::warn!(task_id = %Escaped(task_id), error = %Escaped(&error), "a running task's row could not be read"),
+        }
+    }
 }
 
 /// `tasks/update`: the client's answer to a task waiting for approval,
-/// journaled as its decision; the call then goes on here.
+/// journaled as its decision; the call then goes on here. A response that
+/// answers nothing outstanding is ignored.
 pub(super) async fn update<App: Send + Sync + 'static>(
-    server: &McpServer<App>,
+    server: &Server<App>,
+    stateless: &Stateless,
     task_id: &str,
     responses: &rmcp::model::InputResponses,
     caller: &Caller,
@@ -239,17 +325,24 @@ pub(super) async fn update<App: Send + Sync + 'static>(
     let user = &caller.user;
     let task = read(server, task_id, caller).await?;
     let journal = journal(server).expect("read found a journal");
-    task_approvals::answer(journal, &task, responses, user).await?;
-    resume_decided(server, journal, task, user).await;
+    if task_approvals::answer(journal, &task, responses, user).await? {
+        resume_decided(server, stateless, journal, task, user).await;
+    }
     Ok(())
 }
 
 /// Moves a task whose approval was decided back to working, and runs it.
-async fn resume_decided<App: Send + Sync + 'static>(server: &McpServer<App>, journal: &Journal, mut task: TaskRecord, user: &Arc<UserContext>) {
+async fn resume_decided<App: Send + Sync + 'static>(
+    server: &Server<App>,
+    stateless: &Stateless,
+    journal: &Journal,
+    mut task: TaskRecord,
+    user: &Arc<UserContext>,
+) {
     match journal.tasks().move_to(&task.task_id, TaskState::Working, None, None).await {
         Ok(_) => {
             task.state = TaskState::Working;
-            start(server, &task, user.clone());
+            start(server, stateless, &task, user.clone());
         }
         Err(error) => tracing::error!(task_id = %Escaped(&task.task_id), error = %Escaped(&error), "a decided task could not be moved on"),
     }
@@ -257,27 +350,37 @@ async fn resume_decided<App: Send + Sync + 'static>(server: &McpServer<App>, jou
 
 /// The task `task_id` of the request's caller; a working one that runs
 /// nowhere here is taken up again.
-pub(super) async fn get<App: Send + Sync + 'static>(server: &McpServer<App>, task_id: &str, caller: &Caller) -> Result<DetailedTask, ErrorData> {
+pub(super) async fn get<App: Send + Sync + 'static>(
+    server: &Server<App>,
+    stateless: &Stateless,
+    task_id: &str,
+    caller: &Caller,
+) -> Result<DetailedTask, ErrorData> {
     let user = &caller.user;
     let mut task = read(server, task_id, caller).await?;
     let journal = journal(server).expect("read found a journal");
     if task.state == TaskState::InputRequired && task_approvals::is_decided(journal, &task).await {
-        resume_decided(server, journal, task.clone(), user).await;
+        resume_decided(server, stateless, journal, task.clone(), user).await;
         task.state = TaskState::Working;
     }
     if task.state == TaskState::Working {
-        start(server, &task, user.clone());
+        start(server, stateless, &task, user.clone());
     }
     Ok(detailed(&task))
 }
 
 /// Cancels the task `task_id` of the request's caller: ended in the
 /// journal unless it ended first, and its call cancelled where it runs here.
-pub(super) async fn cancel<App: Send + Sync + 'static>(server: &McpServer<App>, task_id: &str, caller: &Caller) -> Result<(), ErrorData> {
+pub(super) async fn cancel<App: Send + Sync + 'static>(
+    server: &Server<App>,
+    stateless: &Stateless,
+    task_id: &str,
+    caller: &Caller,
+) -> Result<(), ErrorData> {
     let task = read(server, task_id, caller).await?;
     let journal = journal(server).expect("read found a journal");
     let moved = journal.tasks().move_to(&task.task_id, TaskState::Cancelled, Some("cancelled by the client"), None).await.map_err(internal)?;
-    if moved && let Some(token) = server.tasks.lock().remove(&task.task_id) {
+    if moved && let Some(token) = stateless.tasks.lock().remove(&task.task_id) {
         token.cancel();
     }
     Ok(())
@@ -285,7 +388,7 @@ pub(super) async fn cancel<App: Send + Sync + 'static>(server: &McpServer<App>, 
 
 /// The task `task_id` of the request's caller, unless it expired: an
 /// expired task is no one's.
-async fn read<App>(server: &McpServer<App>, task_id: &str, caller: &Caller) -> Result<TaskRecord, ErrorData> {
+async fn read<App>(server: &Server<App>, task_id: &str, caller: &Caller) -> Result<TaskRecord, ErrorData> {
     let no_such = || {
         ErrorData::invalid_params(
             format!("there is no task {task_id:?} of yours (or it expired); tasks/get takes the taskId a tools/call answered with"),
@@ -314,6 +417,7 @@ fn internal(error: crate::journal::JournalError) -> ErrorData {
 fn detailed(task: &TaskRecord) -> DetailedTask {
     let payload = match (task.state, &task.result) {
         (TaskState::Completed, Some(Value::Object(result))) => TaskPayload::Completed { result: result.clone() },
+        (TaskState::Failed, Some(Value::Object(error))) => TaskPayload::Failed { error: error.clone() },
         (TaskState::Cancelled, _) => TaskPayload::Cancelled,
         (TaskState::InputRequired, _) => TaskPayload::InputRequired { input_requests: task_approvals::input_requests(task) },
         (TaskState::Working, _) => TaskPayload::Working,

@@ -1,28 +1,27 @@
-//! One MCP session: its run, its `tools/list` and `tools/call`, and the
-//! approvals it asks the client's user for.
+//! One MCP session: its run, its `tools/list` and `tools/call`, the
+//! approvals it asks the client's user for, and the level of the log
+//! messages it sends (`logging/setLevel`).
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
-use std::future::{Future, IntoFuture};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams, ElicitationAction, ElicitationSchema,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion, ResourceContents, ServerCapabilities,
-    ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, ElicitationAction, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerConfig, Tool,
 };
 use rmcp::service::{ElicitationMode, RequestContext};
-use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
-use tokio::sync::mpsc;
 
-use super::sessions::BoundedSessions;
-use super::{McpServer, http};
 use crate::call::{CallOutcome, PendingCall};
-use crate::content::{Block, ResourceBody, base64};
-use crate::context::{Progress, ProgressSink, UserContext};
+use crate::context::{LogLevel, UserContext};
 use crate::error::ToolError;
 use crate::error_report::Escaped;
+use crate::mcp::approval::{approval_message, approval_unavailable, elicitation};
+use crate::mcp::caller::Caller;
+use crate::mcp::http::sessions::BoundedSessions;
+use crate::mcp::notices::{self, Sinks};
+use crate::mcp::server::{ExternalRunner, Server};
+use crate::mcp::{results, subscriptions, tool_list};
 use crate::memory::Remembered;
 use crate::result::{CallResult, ResultKind, lines};
 use crate::steps::Steps;
@@ -30,9 +29,9 @@ use crate::tool::{ParsedFrom, ToolDefinition};
 
 /// One MCP session: one run over the registry (step index, tools executed,
 /// whether a call ended it). Implements rmcp's [`ServerHandler`]; made by
-/// [`McpServer::session`].
+/// [`McpServer::session`](crate::mcp::McpServer::session).
 pub struct McpSession<App> {
-    server: McpServer<App>,
+    server: Server<App>,
     run: Arc<Mutex<SessionRun>>,
     /// The session's memory and its run id there: the server's journal,
     /// when it has one, else the session's own.
@@ -43,15 +42,23 @@ pub struct McpSession<App> {
 
 /// What a session remembers between calls: the state a [`Run`](crate::Run)
 /// keeps, with each `tools/call` as one step.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct SessionRun {
     steps: Steps,
     /// Calls of this session waiting for a human now.
     waiting: usize,
+    /// The least severe log message sent to the client (`logging/setLevel`).
+    log_level: LogLevel,
+}
+
+impl Default for SessionRun {
+    fn default() -> Self {
+        SessionRun { steps: Steps::default(), waiting: 0, log_level: LogLevel::Info }
+    }
 }
 
 impl<App: Send + Sync + 'static> McpSession<App> {
-    pub(super) fn new(server: McpServer<App>) -> Self {
+    pub(crate) fn new(server: Server<App>) -> Self {
         let remembered = match server.memory.clone() {
             // Unique across instances and restarts sharing the journal (`ids`).
             Some(memory) => Remembered { memory, run_id: crate::ids::fresh_id("mcp-").as_str().into(), durable: true },
@@ -63,7 +70,7 @@ impl<App: Send + Sync + 'static> McpSession<App> {
     /// A session served over HTTP from `sessions`: its calls in flight keep
     /// it busy there (never idle, never evicted), even when the client's
     /// stream of one was dropped and the call still runs.
-    pub(super) fn in_store(mut self, sessions: Arc<BoundedSessions>) -> Self {
+    pub(crate) fn in_store(mut self, sessions: Arc<BoundedSessions>) -> Self {
         self.sessions = Some(sessions);
         self
     }
@@ -85,25 +92,18 @@ impl<App: Send + Sync + 'static> McpSession<App> {
     }
     /// The names of the tools offered now to `user`.
     fn offered_names(&self, run: &SessionRun, user: &UserContext) -> Vec<String> {
-        self.offered(run, user, |def| def.name.clone())
+        tool_list::names(&self.offered(run, user))
     }
 
-    fn offered<T>(&self, run: &SessionRun, user: &UserContext, map: impl Fn(&ToolDefinition) -> T) -> Vec<T> {
-        let server = &self.server;
-        let offered = run.steps.offered(server.registry.tools(), server.app.as_ref(), user).into_iter();
-        // A provider's built-in tool is that provider's: never an MCP tool;
-        // an external tool is listed only where a runner runs it.
-        offered.filter(|def| def.provider_defined.is_none() && (!def.external || server.external.is_some())).map(map).collect()
+    /// The tools offered now to `user`: an external tool only where a
+    /// runner runs it.
+    fn offered<'s>(&'s self, run: &SessionRun, user: &UserContext) -> Vec<&'s ToolDefinition> {
+        tool_list::offered(&self.server, &run.steps, user, self.server.external.is_some())
     }
 
-    /// Who makes this request: the user the authentication hook gave for
-    /// it (rmcp hands the handler the HTTP request's `Parts`, which carry
-    /// it), else the server's user.
-    pub(super) fn caller(&self, extensions: &rmcp::model::Extensions) -> Arc<UserContext> {
-        extensions
-            .get::<axum::http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<http::Caller>())
-            .map_or_else(|| self.server.user.clone(), |caller| caller.0.clone())
+    /// Who makes this request.
+    fn caller(&self, extensions: &rmcp::model::Extensions) -> Arc<UserContext> {
+        Caller::of(&self.server.user, extensions).user
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, SessionRun> {
@@ -129,7 +129,7 @@ impl<App: Send + Sync + 'static> McpSession<App> {
         &self,
         request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
-        progress: Option<ProgressSink>,
+        sinks: &Sinks,
         user: &Arc<UserContext>,
     ) -> CallResult {
         let server = &self.server;
@@ -149,10 +149,7 @@ impl<App: Send + Sync + 'static> McpSession<App> {
         if let Some(view) = view {
             call = call.run_view(view);
         }
-        if let Some(sink) = progress {
-            call = call.progress(sink);
-        }
-        let call = call.remembered(self.remembered.clone());
+        let call = sinks.attach(call).remembered(self.remembered.clone());
         let result = match call.await {
             CallOutcome::Done(result) => result,
             CallOutcome::NeedsApproval(pending) => self.ask_human(pending, context).await,
@@ -167,7 +164,7 @@ impl<App: Send + Sync + 'static> McpSession<App> {
 
     /// An external tool's call, run by the server's runner while the client
     /// waits.
-    async fn run_external(&self, call: crate::ExternalCall, runner: &super::ExternalRunner, context: &RequestContext<RoleServer>) -> CallResult {
+    async fn run_external(&self, call: crate::ExternalCall, runner: &ExternalRunner, context: &RequestContext<RoleServer>) -> CallResult {
         let registry = &self.server.registry;
         let (tool, id) = (call.tool.clone(), call.id.clone());
         let timeout = registry.definition(&tool).and_then(|def| def.timeout).unwrap_or(registry.tools().config.default_timeout);
@@ -208,12 +205,7 @@ impl<App: Send + Sync + 'static> McpSession<App> {
             Err(refused) => return CallResult::failure(pending.tool().clone(), pending.id().clone(), ResultKind::Denied, &refused),
         };
         let def = registry.definition(pending.tool());
-        let ask = ElicitRequestParams::FormElicitationParams {
-            meta: None,
-            message: approval_message(&pending, def),
-            // Nothing to fill in: accepting or declining is the answer.
-            requested_schema: ElicitationSchema::new(BTreeMap::new()),
-        };
+        let ask = elicitation(approval_message(&pending, def));
         let mut pending = pending;
         keep_arguments_once(&mut pending, def);
         // The wait ends at the approval's time to live: a client that went
@@ -247,17 +239,17 @@ impl<App: Send + Sync + 'static> McpSession<App> {
 }
 
 /// One call of a session waiting for a human, counted while it lives, in
-/// its session and in the server's [`WaitingCalls`](super::waiting::WaitingCalls).
-pub(super) struct Waiting<'s, App> {
+/// its session and in the server's [`WaitingCalls`](crate::mcp::waiting::WaitingCalls).
+pub(crate) struct Waiting<'s, App> {
     session: &'s McpSession<App>,
-    _counted: super::waiting::WaitingCall,
+    _counted: crate::mcp::waiting::WaitingCall,
 }
 
 impl<'s, App: Send + Sync + 'static> Waiting<'s, App> {
     /// Counts one more waiting call, unless the session's cap
     /// (`max_pending_approvals`, as in a run), its user's or the server's
     /// is reached: then the refusal the model reads.
-    pub(super) fn enter(session: &'s McpSession<App>, context: &RequestContext<RoleServer>) -> Result<Self, ToolError> {
+    pub(crate) fn enter(session: &'s McpSession<App>, context: &RequestContext<RoleServer>) -> Result<Self, ToolError> {
         let max = session.server.registry.tools().config.max_pending;
         let user = session.caller(&context.extensions);
         let mut run = session.lock();
@@ -282,7 +274,7 @@ impl<App> Drop for Waiting<'_, App> {
 
 impl<App: Send + Sync + 'static> ServerHandler for McpSession<App> {
     fn get_info(&self) -> ServerConfig {
-        self.server.server_config(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build())
+        self.server.config(self.server.capabilities())
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
@@ -291,166 +283,36 @@ impl<App: Send + Sync + 'static> ServerHandler for McpSession<App> {
 
     async fn list_tools(&self, _request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
         let user = self.caller(&context.extensions);
-        let tools = self.offered(&self.lock(), &user, mcp_tool);
-        Ok(ListToolsResult::with_all_items(tools))
+        Ok(tool_list::list(&self.server, &self.offered(&self.lock(), &user)))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.server.registry.definition(name).map(mcp_tool)
+        self.server.registry.definition(name).map(tool_list::mcp_tool)
     }
 
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
         let user = self.caller(&context.extensions);
         let _in_flight = self.sessions.as_ref().and_then(|sessions| sessions.call_in_flight(&context.extensions));
+        let (sinks, forwarding) = notices::for_request(&context, Some(self.lock().log_level));
         // Boxed: rmcp moves the handler's future into a task per request, so
         // a small future here saves a large copy on every call.
-        let result = Box::pin(async {
-            match context.meta.get_progress_token() {
-                Some(token) => {
-                    let (sender, reports) = mpsc::unbounded_channel();
-                    let sink = ProgressSink::new(move |progress| {
-                        let _ = sender.send(progress);
-                    });
-                    let settling = self.run_call(request, &context, Some(sink), &user);
-                    forwarding_progress(settling, reports, token, &context.peer).await
-                }
-                None => self.run_call(request, &context, None, &user).await,
-            }
-        })
-        .await;
+        let result = Box::pin(forwarding.run(self.run_call(request, &context, &sinks, &user), &context.peer)).await;
         let changed = self.record(&result, &user);
         self.save().await;
         if changed && let Err(error) = context.peer.notify_tool_list_changed().await {
             tracing::debug!(error = %Escaped(&error), "could not notify the client that the tool list changed");
         }
-        let declares_output = self.server.registry.definition(&result.tool).is_some_and(declares_output_schema);
-        Ok(CallToolResponse::from(call_tool_result(result, declares_output)))
+        subscriptions::announce_changes(&self.server).await;
+        Ok(CallToolResponse::from(results::answer(&self.server, result)))
     }
-}
 
-/// Runs `call`, sending each progress report to the client as it comes, and
-/// every report made before the call settled ahead of its result. The
-/// tool's interim text is a notification whose `message` is the text; its
-/// progress repeats the last value sent (MCP progress never goes back).
-pub(super) async fn forwarding_progress<T>(
-    call: impl Future<Output = T>,
-    mut reports: mpsc::UnboundedReceiver<Progress>,
-    token: ProgressToken,
-    peer: &Peer<RoleServer>,
-) -> T {
-    let mut last = 0.0;
-    let mut notification = move |progress: Progress| {
-        let value = if progress.interim { last } else { progress.progress };
-        last = value;
-        let mut param = ProgressNotificationParam::new(token.clone(), value);
-        param.total = progress.total;
-        param.message = progress.message;
-        param
-    };
-    let send = async |param: ProgressNotificationParam| {
-        if let Err(error) = peer.notify_progress(param).await {
-            tracing::debug!(error = %Escaped(&error), "could not send a progress notification");
-        }
-    };
-    let mut call = std::pin::pin!(call.into_future());
-    let output = loop {
-        tokio::select! {
-            output = &mut call => break output,
-            Some(progress) = reports.recv() => send(notification(progress)).await,
-        }
-    };
-    while let Ok(progress) = reports.try_recv() {
-        send(notification(progress)).await;
+    #[allow(deprecated, reason = "logging/setLevel is this revision's")]
+    async fn set_level(&self, request: rmcp::model::SetLevelRequestParams, _context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        self.lock().log_level = notices::level(request.level);
+        Ok(())
     }
-    output
-}
 
-/// A result as MCP carries it: the model's line as text; on success the
-/// structured output too, when it is an object (MCP's `structuredContent`
-/// must be one) and the text was not cut. A cut output is never sent whole
-/// as structured content; a tool that declares an `outputSchema` must send
-/// structured content with every success (clients such as the Python SDK
-/// reject a success without it), so its cut output is flagged `isError`.
-/// A tool error's structured value (a typed failure) goes with its
-/// `isError` result, under the same object rule; clients check
-/// `structuredContent` against the `outputSchema` on success only.
-///
-/// A success with content blocks carries them as MCP content blocks, and
-/// no structured content (such a tool declares no `outputSchema`).
-pub(super) fn call_tool_result(result: CallResult, declares_output: bool) -> CallToolResult {
-    let content = match result.content.is_empty() {
-        true => vec![ContentBlock::text(result.text)],
-        false => result.content.into_iter().map(mcp_block).collect(),
-    };
-    if result.kind == ResultKind::ToolError {
-        let mut failure = CallToolResult::error(content);
-        failure.structured_content = result.structured.map(|value| *value).filter(Value::is_object);
-        return failure;
-    }
-    if result.kind != ResultKind::Success || (result.truncated && declares_output) {
-        return CallToolResult::error(content);
-    }
-    let mut success = CallToolResult::success(content);
-    if !result.truncated {
-        success.structured_content = result.structured.map(|value| *value).filter(Value::is_object);
-    }
-    success
-}
-
-/// A content block as rmcp writes it (binary data in base64).
-fn mcp_block(block: Block) -> ContentBlock {
-    match block {
-        Block::Text(text) => ContentBlock::text(text),
-        Block::Image(image) => ContentBlock::image(base64(&image.data), image.mime_type),
-        Block::Audio(audio) => ContentBlock::audio(base64(&audio.data), audio.mime_type),
-        Block::ResourceLink(link) => {
-            let mut resource = rmcp::model::Resource::new(link.uri, link.name);
-            resource.description = link.description;
-            resource.mime_type = link.mime_type;
-            ContentBlock::resource_link(resource)
-        }
-        Block::Resource(resource) => {
-            let contents = match resource.body {
-                ResourceBody::Text(text) => ResourceContents::text(text, resource.uri),
-                ResourceBody::Blob(data) => ResourceContents::blob(base64(&data), resource.uri),
-            };
-            ContentBlock::resource(match resource.mime_type {
-                Some(mime_type) => contents.with_mime_type(mime_type),
-                None => contents,
-            })
-        }
-    }
-}
-
-/// Whether `tools/list` gives the tool an `outputSchema`.
-pub(super) fn declares_output_schema(def: &ToolDefinition) -> bool {
-    def.output_schema.as_deref().is_some_and(crate::providers::mcp::is_object_schema)
-}
-
-/// One `tools/list` entry, as [`providers::mcp::tool`](crate::providers::mcp::tool) writes it.
-pub(super) fn mcp_tool(def: &ToolDefinition) -> Tool {
-    serde_json::from_value(crate::providers::mcp::tool(def)).expect("providers::mcp writes valid MCP tools")
-}
-
-/// What the human reads when asked to approve a call: the tool and its
-/// arguments, pretty-printed. Written straight from the call's copy of the
-/// arguments (no second value of them) into a text no larger than it is:
-/// it holds them for as long as the call waits.
-pub(super) fn approval_message<App>(pending: &PendingCall<App>, def: Option<&ToolDefinition>) -> String {
-    let tool = match def.and_then(|def| def.title.as_deref()) {
-        Some(title) => format!("{title} (`{}`)", pending.tool()),
-        None => format!("`{}`", pending.tool()),
-    };
-    let mut text = format!("The assistant wants to call {tool} with these arguments:\n\n").into_bytes();
-    let written = match &pending.0.args {
-        ParsedFrom::Value(arguments) => serde_json::to_writer_pretty(&mut text, &**arguments),
-        ParsedFrom::Text(_) => serde_json::to_writer_pretty(&mut text, &pending.arguments()),
-    };
-    // Serialising a JSON value to memory cannot fail.
-    debug_assert!(written.is_ok(), "{written:?}");
-    text.extend_from_slice(b"\n\nThis call needs your approval. Accept to run it; decline to refuse it.");
-    text.shrink_to_fit();
-    String::from_utf8(text).expect("JSON and the text around it are UTF-8")
+    crate::mcp::composed::serve_composed!();
 }
 
 /// Drops the arguments as they came from a call that waits for its human,
@@ -462,15 +324,4 @@ fn keep_arguments_once<App>(pending: &mut PendingCall<App>, def: Option<&ToolDef
     if def.is_some_and(|def| !def.external) {
         pending.0.args = ParsedFrom::Text(Cow::Borrowed("{}"));
     }
-}
-
-/// The line the model reads when a call needs approval and the client
-/// cannot ask a human.
-pub(super) fn approval_unavailable() -> ToolError {
-    ToolError::forbidden(
-        "APPROVAL_UNAVAILABLE",
-        "This call needs a human's approval, which this MCP client cannot give (it does not support \
-         elicitation), so it was not run. Tell the user it needs approval and cannot be done here.",
-    )
-    .no_retry()
 }

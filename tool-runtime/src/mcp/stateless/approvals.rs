@@ -44,23 +44,28 @@ use std::sync::Arc;
 
 use rmcp::RoleServer;
 use rmcp::model::{
-    CallToolResponse, ClientCapabilities, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, InputRequest,
-    InputRequiredResult, InputResponses,
+    CallToolResponse, ClientCapabilities, ElicitRequest, ElicitResult, ElicitationAction, InputRequest, InputRequiredResult, InputResponses,
 };
 use rmcp::service::RequestContext;
 use serde_json::Value;
 
-use super::answers::{APPROVAL_INPUT, complete, offered};
-use super::calls::Caller;
+use super::Stateless;
 use super::state::{Sealed, binding};
 use crate::call::{CallOutcome, PendingCall};
 use crate::context::UserContext;
 use crate::error::ToolError;
 use crate::error_report::Escaped;
-use crate::mcp::McpServer;
-use crate::mcp::session::{approval_message, approval_unavailable};
+use crate::mcp::approval::{approval_message, approval_unavailable, elicitation};
+use crate::mcp::caller::Caller;
+use crate::mcp::server::Server;
+use crate::mcp::{results, tool_list};
 use crate::memory::Decision;
 use crate::result::{CallResult, ResultKind};
+use crate::steps::Steps;
+
+/// The key of the elicitation in `inputRequests` and of its answer in
+/// `inputResponses`.
+pub(crate) const APPROVAL_INPUT: &str = "approval";
 
 /// Who a decision the client's answer made is recorded as, in the journal.
 #[cfg(feature = "journal")]
@@ -72,13 +77,16 @@ const DECIDED_BY_CLIENT: &str = "mcp-client";
 /// `keyed`: the call carries an idempotency key (its id), and is parked
 /// under its caller's keyed run.
 pub(super) async fn ask<App: Send + Sync + 'static>(
-    server: &McpServer<App>,
+    server: &Server<App>,
+    stateless: &Stateless,
     pending: PendingCall<App>,
     caller: &Caller,
     keyed: bool,
     context: &RequestContext<RoleServer>,
 ) -> CallToolResponse {
-    let refuse = |error: &ToolError| complete(server, CallResult::failure(pending.tool().clone(), pending.id().clone(), ResultKind::Rejected, error));
+    let refuse = |error: &ToolError| -> CallToolResponse {
+        results::answer(server, CallResult::failure(pending.tool().clone(), pending.id().clone(), ResultKind::Rejected, error)).into()
+    };
     if !can_elicit(context.client_capabilities()) {
         tracing::info!(tool = %Escaped(pending.tool()), call_id = %Escaped(pending.id()), "needs approval; the request declares no elicitation");
         return refuse(&approval_unavailable());
@@ -93,22 +101,17 @@ pub(super) async fn ask<App: Send + Sync + 'static>(
     let sealed = match (keyed, journaled(server)) {
         (true, _) => Sealed { run_id: super::retries::run_id(&caller.user), call_id: id.to_owned(), instance: None },
         (false, true) => Sealed { run_id: run_id_for(id), call_id: id.to_owned(), instance: None },
-        (false, false) => Sealed { run_id: run_id_for(id), call_id: id.to_owned(), instance: Some(server.sealing.instance().to_owned()) },
+        (false, false) => Sealed { run_id: run_id_for(id), call_id: id.to_owned(), instance: Some(stateless.sealing.instance().to_owned()) },
     };
     let kept = match journaled(server) {
         true => park(server, &sealed, pending.tool(), &arguments, user, ttl).await,
-        false => server.sealing.ask(id, user, ttl, &server.waiting),
+        false => stateless.sealing.ask(id, user, ttl, &server.waiting),
     };
     if let Err(error) = kept {
         return refuse(&error);
     }
-    let state = server.sealing.seal(&sealed, &binding(pending.tool(), user, &arguments), ttl);
-    let ask = ElicitRequestParams::FormElicitationParams {
-        meta: None,
-        message: approval_message(&pending, server.registry.definition(pending.tool())),
-        // Nothing to fill in: accepting or declining is the answer.
-        requested_schema: ElicitationSchema::new(BTreeMap::new()),
-    };
+    let state = stateless.sealing.seal(&sealed, &binding(pending.tool(), user, &arguments), ttl);
+    let ask = elicitation(approval_message(&pending, server.registry.definition(pending.tool())));
     let requests = BTreeMap::from([(APPROVAL_INPUT.to_owned(), InputRequest::Elicitation(ElicitRequest::new(ask)))]);
     CallToolResponse::InputRequired(InputRequiredResult::new(Some(requests), Some(state)))
 }
@@ -131,7 +134,7 @@ fn approval_nameless() -> ToolError {
 }
 
 /// Whether the server keeps approvals in a journal.
-fn journaled<App>(server: &McpServer<App>) -> bool {
+fn journaled<App>(server: &Server<App>) -> bool {
     #[cfg(feature = "journal")]
     return server.journal.is_some();
     #[cfg(not(feature = "journal"))]
@@ -159,7 +162,7 @@ fn same_call(parked: &crate::journal::ParkedCall, tool: &str, user: Option<&str>
 /// re-sent while it waits finds its row and is asked again.
 #[cfg(feature = "journal")]
 async fn park<App: Send + Sync + 'static>(
-    server: &McpServer<App>,
+    server: &Server<App>,
     sealed: &Sealed,
     tool: &str,
     arguments: &Value,
@@ -201,7 +204,7 @@ async fn park<App: Send + Sync + 'static>(
 }
 
 #[cfg(not(feature = "journal"))]
-async fn park<App>(_: &McpServer<App>, _: &Sealed, _: &str, _: &Value, _: Option<&str>, _: std::time::Duration) -> Result<(), ToolError> {
+async fn park<App>(_: &Server<App>, _: &Sealed, _: &str, _: &Value, _: Option<&str>, _: std::time::Duration) -> Result<(), ToolError> {
     unreachable!("no journal keeps approvals without the journal feature")
 }
 
@@ -212,7 +215,8 @@ const STATELESS_RUNS: &str = "mcp-mrtr-";
 /// The second round: the state opened against the retried call, the
 /// answer read, recorded once (journal, or this process), and carried out.
 pub(super) async fn resume<App: Send + Sync + 'static>(
-    server: &McpServer<App>,
+    server: &Server<App>,
+    stateless: &Stateless,
     tool: &str,
     arguments: Value,
     (state, responses): (Option<String>, Option<InputResponses>),
@@ -226,7 +230,7 @@ pub(super) async fn resume<App: Send + Sync + 'static>(
         return refused(server, tool, "a caller without a user id cannot answer an approval");
     }
     let user = caller.user.id.as_deref();
-    let sealed = match server.sealing.open(state, &binding(tool, user, &arguments)) {
+    let sealed = match stateless.sealing.open(state, &binding(tool, user, &arguments)) {
         Ok(sealed) => sealed,
         Err(error) => return refused(server, tool, &error.to_string()),
     };
@@ -238,7 +242,7 @@ pub(super) async fn resume<App: Send + Sync + 'static>(
         ElicitationAction::Accept => Decision::Approve,
         _ => Decision::Reject(String::new()),
     };
-    let decision = match record(server, &sealed, answer, (tool, &arguments), caller).await {
+    let decision = match record(server, stateless, &sealed, answer, (tool, &arguments), caller).await {
         Ok(decision) => decision,
         Err(response) => return response,
     };
@@ -248,7 +252,8 @@ pub(super) async fn resume<App: Send + Sync + 'static>(
 /// Records the client's answer as the approval's one decision; the
 /// decision to carry out (another decider's, when one came first).
 async fn record<App: Send + Sync + 'static>(
-    server: &McpServer<App>,
+    server: &Server<App>,
+    stateless: &Stateless,
     sealed: &Sealed,
     answer: Decision,
     call: (&str, &Value),
@@ -259,10 +264,10 @@ async fn record<App: Send + Sync + 'static>(
         return record_in_journal(server, journal, sealed, answer, call, caller).await;
     }
     let _ = (call, caller);
-    if sealed.instance.as_deref() != Some(server.sealing.instance()) {
+    if sealed.instance.as_deref() != Some(stateless.sealing.instance()) {
         return Err(refused(server, call.0, "the approval was asked by another process, and no journal shares it"));
     }
-    match server.sealing.answer_once(&sealed.call_id, server.registry.approval_ttl()) {
+    match stateless.sealing.answer_once(&sealed.call_id, server.registry.approval_ttl()) {
         true => Ok(answer),
         false => Err(refused(server, call.0, "this approval was answered already (a replayed requestState)")),
     }
@@ -270,7 +275,7 @@ async fn record<App: Send + Sync + 'static>(
 
 #[cfg(feature = "journal")]
 async fn record_in_journal<App: Send + Sync + 'static>(
-    server: &McpServer<App>,
+    server: &Server<App>,
     journal: &crate::journal::Journal,
     sealed: &Sealed,
     answer: Decision,
@@ -286,7 +291,7 @@ async fn record_in_journal<App: Send + Sync + 'static>(
             "APPROVAL_NOT_RECORDED",
             "The answer to this approval could not be recorded, so the call was not run. Retry the call with the same answer in a moment.",
         );
-        complete(server, CallResult::failure(tool.into(), sealed.call_id.as_str().into(), ResultKind::Rejected, &failed))
+        results::answer(server, CallResult::failure(tool.into(), sealed.call_id.as_str().into(), ResultKind::Rejected, &failed)).into()
     };
     // The state names a row; the row must be this caller's call.
     match journal.approvals().get(&sealed.run_id, &sealed.call_id).await {
@@ -325,7 +330,7 @@ async fn record_in_journal<App: Send + Sync + 'static>(
 /// out `decision` when the pipeline still parks it; with a journal, the
 /// approval is then settled.
 async fn carry_out<App: Send + Sync + 'static>(
-    server: &McpServer<App>,
+    server: &Server<App>,
     sealed: &Sealed,
     tool: &str,
     arguments: Value,
@@ -333,7 +338,7 @@ async fn carry_out<App: Send + Sync + 'static>(
     user: &Arc<UserContext>,
     context: &RequestContext<RoleServer>,
 ) -> CallToolResponse {
-    let names = offered(server, user).into_iter().map(|def| def.name.clone()).collect();
+    let names = tool_list::names(&tool_list::offered(server, &Steps::default(), user, false));
     let call = server
         .registry
         .call(&server.app, tool, arguments)
@@ -364,13 +369,13 @@ async fn carry_out<App: Send + Sync + 'static>(
     {
         tracing::warn!(call_id = %Escaped(&sealed.call_id), error = %Escaped(&error), "the approval could not be marked settled");
     }
-    complete(server, result)
+    results::answer(server, result).into()
 }
 
 /// The refusal of a retried call whose state or answer is not good: one
 /// line for every reason (`why` goes to the log only, as a sealed state's
 /// failures must not tell a forger which check failed).
-fn refused<App: Send + Sync + 'static>(server: &McpServer<App>, tool: &str, why: &str) -> CallToolResponse {
+fn refused<App: Send + Sync + 'static>(server: &Server<App>, tool: &str, why: &str) -> CallToolResponse {
     tracing::warn!(tool = %Escaped(tool), why = %Escaped(why), "refused a requestState");
     let error = ToolError::bad_request(
         "REQUEST_STATE_REFUSED",
@@ -378,5 +383,5 @@ fn refused<App: Send + Sync + 'static>(server: &McpServer<App>, tool: &str, why:
          answered), so nothing was run. Call the tool again without requestState to ask for approval again.",
     )
     .no_retry();
-    complete(server, CallResult::failure(tool.into(), crate::ids::fresh_call_id(), ResultKind::Rejected, &error))
+    results::answer(server, CallResult::failure(tool.into(), crate::ids::fresh_call_id(), ResultKind::Rejected, &error)).into()
 }

@@ -1,4 +1,4 @@
-//! Approvals of a durable session ([`McpServer::with_journal`](super::McpServer::with_journal)):
+//! Approvals of a durable session ([`McpServer::with_journal`](crate::mcp::McpServer::with_journal)):
 //! a pending call is parked in the journal, and waits for the first of the
 //! client's answer (elicitation, where the client supports it) and a
 //! decision made out of band by any process. The client's answer is
@@ -12,11 +12,10 @@
 //! waits is rejected in the journal (by [`GONE_BY`]), so a person deciding
 //! it later is told it is gone, never handed a success that runs nothing.
 
-use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
 use rmcp::RoleServer;
-use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
+use rmcp::model::ElicitationAction;
 use rmcp::service::{ElicitationMode, RequestContext};
 
 use crate::approval;
@@ -123,8 +122,7 @@ async fn by_client<App: Send + Sync + 'static>(
     if !context.peer.supported_elicitation_modes().contains(&ElicitationMode::Form) {
         return std::future::pending().await;
     }
-    let ask = ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema: ElicitationSchema::new(BTreeMap::new()) };
-    let decision = match context.peer.create_elicitation(ask).await {
+    let decision = match context.peer.create_elicitation(crate::mcp::approval::elicitation(message)).await {
         Ok(answer) if answer.action == ElicitationAction::Accept => Decision::Approve,
         Ok(_) => Decision::Reject(String::new()),
         Err(error) => {
