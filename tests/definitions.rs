@@ -690,8 +690,11 @@ async fn wipe() -> String {
     String::new()
 }
 
+/// What `#[tool]` makes of a tool with no key: a definition of its own.
 fn expected(name: &str, description: &str, input_schema: Value) -> ToolDefinition {
-    ToolDefinition::new(name, description, input_schema)
+    let mut want = ToolDefinition::new(name, description, input_schema);
+    want.origin = tool_runtime::Origin::Typed;
+    want
 }
 
 fn empty_input() -> Value {
