@@ -128,27 +128,22 @@ mod tests {
         generate(args, item).to_string()
     }
 
+    /// A struct to put the attribute on.
+    fn order() -> TokenStream {
+        quote!(
+            struct Order {
+                id: String,
+            }
+        )
+    }
+
     #[test]
     fn each_derive_comes_from_the_runtime_with_its_crate_attribute() {
-        let tokens = messages(
-            quote!(Serialize, JsonSchema),
-            quote!(
-                struct Order {
-                    id: String,
-                }
-            ),
-        );
+        let tokens = messages(quote!(Serialize, JsonSchema), order());
         assert!(tokens.contains("derive (:: tool_runtime :: serde :: Serialize , :: tool_runtime :: schemars :: JsonSchema)"), "{tokens}");
         assert!(tokens.contains("serde (crate = \"::tool_runtime::serde\")"), "{tokens}");
         assert!(tokens.contains("schemars (crate = \"::tool_runtime::schemars\")"), "{tokens}");
-        let only_schema = messages(
-            quote!(JsonSchema),
-            quote!(
-                struct Scope {
-                    region: String,
-                }
-            ),
-        );
+        let only_schema = messages(quote!(JsonSchema), order());
         assert!(!only_schema.contains("serde (crate"), "no serde derive, no serde attribute: {only_schema}");
         let moved = messages(
             quote!(Deserialize, crate = my::rt),
@@ -163,25 +158,11 @@ mod tests {
 
     #[test]
     fn a_mistake_is_spanned_and_the_item_kept() {
-        let tokens = messages(
-            quote!(Serialise, Serialize, Serialize),
-            quote!(
-                struct Order {
-                    id: String,
-                }
-            ),
-        );
+        let tokens = messages(quote!(Serialise, Serialize, Serialize), order());
         assert!(tokens.contains("`#[tool_data]` does not derive `Serialise`"), "{tokens}");
         assert!(tokens.contains("`Serialize` is listed twice"), "{tokens}");
         assert!(tokens.contains("struct Order"), "{tokens}");
-        let near = messages(
-            quote!(Jsonschema),
-            quote!(
-                struct Order {
-                    id: String,
-                }
-            ),
-        );
+        let near = messages(quote!(Jsonschema), order());
         assert!(near.contains("did you mean `JsonSchema`?"), "{near}");
         let on_fn = messages(
             quote!(Serialize),
