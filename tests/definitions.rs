@@ -690,8 +690,11 @@ async fn wipe() -> String {
     String::new()
 }
 
+/// What `#[tool]` makes of a tool with no key: a definition of its own.
 fn expected(name: &str, description: &str, input_schema: Value) -> ToolDefinition {
-    ToolDefinition::new(name, description, input_schema)
+    let mut want = ToolDefinition::new(name, description, input_schema);
+    want.origin = tool_runtime::Origin::Typed;
+    want
 }
 
 fn empty_input() -> Value {
@@ -1408,4 +1411,44 @@ async fn a_dynamic_tool_streams_preliminary_results_like_a_streamed_tool() {
         .on_error(|_, _| Some(json!(0)));
     let error = Registry::<Shop>::builder().tool(recovered).build().expect_err("on_error on a streaming tool fails the build");
     assert!(error.to_string().contains("dynamic tool `recovered`: `on_error` does not apply to a streaming tool"), "{error}");
+}
+
+// ---------------------------------------------------------------- origin
+
+/// Pick a slot in the user's calendar.
+#[tool(external)]
+async fn pick_a_slot(day: String) -> String;
+
+#[tokio::test]
+async fn origin_says_where_a_definition_comes_from_and_a_floor_or_a_filter_reads_it() {
+    use std::sync::Arc;
+    use tool_runtime::providers::builtin::ProviderTool;
+    use tool_runtime::{CallOutcome, Origin, ResultKind};
+
+    let weather =
+        DynamicTool::new("weather", "The weather.", json!({"type": "object"}), |_: Value, _: Ctx<Shop>| async { Ok::<_, ToolError>(json!("sunny")) });
+    let pick_file = DynamicTool::external("pick_file", "Pick a file.", json!({"type": "object"}));
+    let search = ProviderTool::openai_web_search("web_search").into_tool();
+    let registry = Registry::<Shop>::builder().tools(tools![no_params, pick_a_slot]).tool(weather).tool(pick_file).tool(search).build().unwrap();
+    let origins: Vec<(&str, Origin)> = registry.definitions().map(|def| (def.name.as_str(), def.origin)).collect();
+    assert_eq!(
+        origins,
+        [
+            ("no_params", Origin::Typed),
+            ("pick_a_slot", Origin::External),
+            ("weather", Origin::Dynamic),
+            ("pick_file", Origin::External),
+            ("web_search", Origin::ProviderDefined),
+        ]
+    );
+    let external: Vec<&str> = registry.definitions_of_origin(Origin::External).map(|def| def.name.as_str()).collect();
+    assert_eq!(external, ["pick_a_slot", "pick_file"]);
+
+    // A user's floor over an origin: every dynamic tool needs approval, the typed ones run.
+    let app = Arc::new(Shop);
+    let user = Arc::new(UserContext::new("u-1").with_floor(ApprovalFloor::default().origin(Origin::Dynamic)));
+    let outcome = registry.call(&app, "weather", "{}").user(user.clone()).await;
+    assert!(matches!(outcome, CallOutcome::NeedsApproval(_)), "{outcome:?}");
+    let typed = registry.call(&app, "no_params", "{}").user(user).await.into_result().unwrap();
+    assert_eq!(typed.kind, ResultKind::Success, "{}", typed.text);
 }

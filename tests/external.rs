@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::json;
 use tool_runtime::prelude::*;
-use tool_runtime::{ExternalCall, ResultKind, RunError, RunState};
+use tool_runtime::{ExternalCall, ProposalError, ResultKind, RunError, RunState};
 
 /// A slot in the user's calendar.
 #[derive(Serialize, JsonSchema)]
@@ -204,4 +204,63 @@ async fn waiting_external_calls_are_capped() {
     assert_eq!(step.results[1].kind, ResultKind::External);
     assert_eq!(step.results[2].error_code.as_deref(), Some("TOO_MANY_EXTERNAL"));
     assert!(step.results[2].text.contains("2 calls already wait for the application"), "{}", step.results[2].text);
+}
+
+// ---------------------------------------------------------------- resolve
+
+/// What the host's calendar app is asked to show: the host's own type,
+/// neither `Serialize` nor `Deserialize`.
+#[derive(Debug, PartialEq)]
+struct SlotRequest {
+    day: String,
+    minutes: u32,
+}
+
+fn to_request(input: &book_slot) -> Result<SlotRequest, String> {
+    if input.hours == 0 {
+        return Err("Ask for at least one hour.".into());
+    }
+    Ok(SlotRequest { day: input.day.clone(), minutes: input.hours * 60 })
+}
+
+/// Let the user book a slot of some hours in their calendar app.
+#[tool(external, resolve = to_request)]
+async fn book_slot(day: String, hours: u32) -> String;
+
+#[tokio::test]
+async fn resolve_converts_a_calls_input_into_the_hosts_proposal_and_its_error_refuses_the_call() {
+    let registry = Registry::<()>::builder().tools(tools![book_slot, pick_slot]).build().unwrap();
+    assert!(registry.definition("book_slot").unwrap().resolve);
+    assert!(!registry.definition("pick_slot").unwrap().resolve);
+    let mut run = registry.run(Arc::new(()));
+    let step = run
+        .execute(vec![
+            ToolCall::new("c1", "book_slot", r#"{"day": "Monday", "hours": 2}"#),
+            ToolCall::new("c2", "book_slot", r#"{"day": "Tuesday", "hours": 0}"#),
+            ToolCall::new("c3", "pick_slot", r#"{"day": "2026-12-02"}"#),
+        ])
+        .await;
+    assert_eq!(step.results[0].kind, ResultKind::External);
+    assert_eq!(step.results[1].kind, ResultKind::Denied, "the conversion's error refuses the call");
+    assert!(step.results[1].text.contains("Ask for at least one hour."), "{}", step.results[1].text);
+    assert_eq!(run.external().iter().map(|call| call.id.as_str()).collect::<Vec<_>>(), ["c1", "c3"], "a refused call is not handed over");
+
+    let proposal: SlotRequest = run.external_calls().proposal("c1").unwrap();
+    assert_eq!(proposal, SlotRequest { day: "Monday".into(), minutes: 120 });
+    assert_eq!(registry.proposal::<SlotRequest>(&run.external()[0]).unwrap(), proposal);
+    assert!(matches!(run.external_calls().proposal::<String>("c1"), Err(ProposalError::OtherType { .. })));
+    assert!(matches!(run.external_calls().proposal::<SlotRequest>("c3"), Err(ProposalError::NoResolve(_))), "pick_slot has no resolve");
+    let mut forged = run.external()[0].clone();
+    forged.input = json!({"day": "Monday", "hours": 0});
+    let refused = registry.proposal::<SlotRequest>(&forged).unwrap_err();
+    assert!(refused.to_string().contains("Ask for at least one hour."), "{refused}");
+}
+
+#[test]
+fn a_dynamic_tool_the_registry_runs_cannot_resolve() {
+    let tool =
+        DynamicTool::new("echo", "Echo.", json!({"type": "object"}), |args: serde_json::Value, _: Ctx<()>| async move { Ok::<_, ToolError>(args) })
+            .resolve(|_| Ok::<_, String>(1));
+    let error = Registry::builder().tool(tool).build().expect_err("resolve on a tool the registry runs");
+    assert!(error.to_string().contains("dynamic tool `echo`: `resolve` is for an `external` tool"), "{error}");
 }

@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Value, json};
 use tool_runtime::prelude::*;
-use tool_runtime::{ErrorKind, ErrorReport, ResultKind};
+use tool_runtime::{ErrorKind, ErrorReport, FailureMode, ResultKind};
 
 #[derive(Serialize, JsonSchema)]
 struct Reservation {
@@ -227,4 +227,68 @@ fn a_failure_schema_and_a_meta_entry_of_its_name_fail_the_build() {
     let error = Registry::builder().tool(tool).build().unwrap_err();
     assert!(error.to_string().contains("`reserve` has a failure schema and a `meta` entry named `failureSchema`"), "{error}");
     assert!(Registry::builder().tool(dynamic_reserve().meta("failureSchema", "mine")).build().is_ok());
+}
+
+// ---------------------------------------------------------------- failure_mode
+
+/// Reserve a seat; a failure is the host's, not the model's.
+#[tool(failure_mode = "error", max_retries = 2)]
+async fn reserve_for_host(flight: String) -> Result<Reservation, ReserveFailure> {
+    match flight.as_str() {
+        "LH 402" => Ok(Reservation { seat: "12A".into() }),
+        _ => Err(ReserveFailure::Full { next_free: "LH 402".into() }),
+    }
+}
+
+#[tokio::test]
+async fn failure_mode_error_ends_a_failed_call_as_an_error_the_host_handles() {
+    let reports = Arc::new(Mutex::new(Vec::<ErrorReport>::new()));
+    let seen = reports.clone();
+    let registry = Registry::<()>::builder()
+        .tools(tools![reserve_for_host, reserve])
+        .on_tool_error(move |report| seen.lock().unwrap().push(report.clone()))
+        .build()
+        .unwrap();
+    assert_eq!(registry.definition("reserve_for_host").unwrap().failure_mode, FailureMode::Error);
+    assert_eq!(registry.definition("reserve").unwrap().failure_mode, FailureMode::Return);
+    let app = Arc::new(());
+
+    let failed = registry.invoke(&app, "reserve_for_host", r#"{"flight": "LH 400"}"#).await;
+    assert_eq!(failed.kind, ResultKind::HostError);
+    assert!(failed.is_error());
+    assert_eq!(failed.text, ToolError::internal().model_line(), "the model reads the generic line");
+    assert_eq!((failed.error_code.as_deref(), failed.status), (Some("FLIGHT_FULL"), Some(409)), "the host reads the failure's code");
+    assert_eq!(failed.structured(), None, "the typed value is not carried where an MCP client would pass it on");
+    let report = reports.lock().unwrap().pop().expect("the failure is reported");
+    assert_eq!((report.kind, report.code.as_str()), (ErrorKind::Tool, "FLIGHT_FULL"));
+    assert!(report.error.contains("The flight is full; offer LH 402 instead."), "{}", report.error);
+
+    // The default: the model reads the same failure.
+    let returned = registry.invoke(&app, "reserve", r#"{"flight": "LH 400"}"#).await;
+    assert_eq!((returned.kind, returned.error_code.as_deref()), (ResultKind::ToolError, Some("FLIGHT_FULL")));
+    // Only the tool's own failure: a success, and invalid arguments, read as always.
+    assert_eq!(registry.invoke(&app, "reserve_for_host", r#"{"flight": "LH 402"}"#).await.kind, ResultKind::Success);
+    assert_eq!(registry.invoke(&app, "reserve_for_host", r#"{"flight": 1}"#).await.kind, ResultKind::InvalidArguments);
+
+    // A failure the host handles is still a failure of the tool: it counts toward max_retries.
+    let mut run = registry.run(app);
+    for id in ["c1", "c2"] {
+        run.execute(vec![ToolCall::new(id, "reserve_for_host", r#"{"flight": "LH 400"}"#)]).await;
+    }
+    assert!(!run.offered_names().contains(&"reserve_for_host".to_owned()), "{:?}", run.offered_names());
+}
+
+#[tokio::test]
+async fn a_dynamic_tools_failure_mode_is_its_builders_and_an_external_tool_refuses_it() {
+    let charge = DynamicTool::new("charge", "Charge the card.", json!({"type": "object"}), |_: Value, _: Ctx<()>| async {
+        Err::<Value, _>(ToolError::unavailable("PSP_DOWN", "The payment provider is down."))
+    })
+    .failure_mode(FailureMode::Error);
+    let registry = Registry::builder().tool(charge).build().unwrap();
+    let result = registry.invoke(&Arc::new(()), "charge", "{}").await;
+    assert_eq!((result.kind, result.error_code.as_deref(), result.status), (ResultKind::HostError, Some("PSP_DOWN"), Some(503)));
+
+    let external = DynamicTool::<()>::external("pick", "Pick.", json!({"type": "object"})).failure_mode(FailureMode::Error);
+    let error = Registry::builder().tool(external).build().expect_err("failure_mode contradicts external");
+    assert!(error.to_string().contains("dynamic tool `pick`: `failure_mode` contradicts `external`"), "{error}");
 }

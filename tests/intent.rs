@@ -472,3 +472,59 @@ fn an_added_applicator_cannot_defeat_unevaluated_properties() {
     assert!(problems[0].problem.contains("/allOf: `allOf` may not be added beside `unevaluatedProperties`"), "{}", problems[0]);
     assert_eq!(run.offered()[0], registry.definition("search_docs").unwrap());
 }
+
+// ---------------------------------------------------------------- opting in
+
+/// Handle a refund request: the entry point of refunds.
+#[tool(as_intent, classification = "Refund requests", requires("lookup_order"))]
+async fn refund_request(order_id: String) -> String {
+    format!("refund of {order_id} opened")
+}
+
+fn track_parcel() -> DynamicTool<Desk> {
+    DynamicTool::new("track_parcel", "Track a parcel.", json!({"type": "object"}), |_: Value, _: Ctx<Desk>| async {
+        Ok::<_, ToolError>(json!("in transit"))
+    })
+}
+
+#[tokio::test]
+async fn a_registry_that_opts_in_lists_only_the_tools_written_as_intent() {
+    let registry = Registry::<Desk>::builder()
+        .tools(tools![search_orders, lookup_order, refund_request])
+        .tool(track_parcel().as_intent(true))
+        .intent_opt_in(true)
+        .build()
+        .unwrap();
+    let mut run = registry.run(Arc::new(Desk));
+    let classifier = run.classifier();
+    assert!(classifier.prompt().contains("- refund_request: Refund requests"), "{}", classifier.prompt());
+    assert!(classifier.prompt().contains("- track_parcel: Track a parcel."), "{}", classifier.prompt());
+    for unlisted in ["search_orders", "lookup_order"] {
+        assert!(!classifier.prompt().contains(unlisted), "{unlisted} did not opt in: {}", classifier.prompt());
+    }
+    assert_eq!(classifier.answer_schema()["properties"]["tools"]["items"]["enum"], json!(["refund_request", "track_parcel"]));
+    assert_eq!(registry.classifier().prompt(), classifier.prompt(), "the registry's classifier and the run's agree");
+
+    // A tool that is not listed cannot be chosen; what a chosen one requires is offered.
+    let selection = classifier.read_json(r#"{"tools": ["refund_request", "lookup_order"]}"#);
+    assert_eq!(selection.dropped, ["lookup_order"]);
+    run.select(&selection);
+    assert_eq!(run.offered_names(), ["lookup_order"], "refund_request waits for what it requires");
+    run.execute(vec![ToolCall::new("c1", "lookup_order", r#"{"order_id": "A-1"}"#)]).await;
+    assert_eq!(run.offered_names(), ["lookup_order", "refund_request"]);
+
+    // Without opting in, every tool but the always active ones is listed, as before.
+    let every = Registry::<Desk>::builder().tools(tools![search_orders, lookup_order, refund_request]).build().unwrap();
+    assert!(every.classifier().prompt().contains("- lookup_order:"));
+}
+
+#[test]
+fn opting_in_with_no_tool_written_as_intent_and_as_intent_on_an_always_active_tool_fail_the_build() {
+    let error = Registry::<Desk>::builder().tools(tools![lookup_order]).intent_opt_in(true).build().expect_err("nothing opts in");
+    assert_eq!(error.problems, [tool_runtime::BuildProblem::NoIntentTools]);
+    assert!(error.to_string().contains("mark the tools it may choose `#[tool(as_intent)]`"), "{error}");
+
+    let both = track_parcel().as_intent(true).always_active(true);
+    let error = Registry::<Desk>::builder().tool(both).build().expect_err("as_intent contradicts always_active");
+    assert!(error.to_string().contains("dynamic tool `track_parcel`: `as_intent` contradicts `always_active`"), "{error}");
+}

@@ -694,3 +694,76 @@ async fn a_step_cut_off_by_its_time_limit_does_not_count_toward_max_retries() {
     }
     assert_eq!(run.offered_names(), ["brittle", "ponder"], "the step's limit, not the tool, stopped those calls");
 }
+
+// ---------------------------------------------------------------- what a policy predicate sees of its run
+
+/// What the predicate of `pay` saw, per call: the step, the tools executed
+/// before the step, and the step's other calls with their amounts.
+type Seen = Vec<(usize, Vec<String>, Vec<(String, Option<u64>)>)>;
+
+static SEEN: Mutex<Seen> = Mutex::new(Vec::new());
+
+/// Pay an amount; judged with the rest of its step in view.
+#[tool(policy = judge_pay)]
+async fn pay(ctx: Ctx<Desk>, amount: u64) -> String {
+    assert!(ctx.run().is_some(), "the tool's own context carries the view of a call judged by a predicate");
+    format!("paid {amount}")
+}
+
+fn judge_pay(input: &pay, ctx: &Ctx<Desk>) -> Verdict {
+    let Some(run) = ctx.run() else { return Verdict::deny("Pay only within a run.") };
+    let others: Vec<(String, Option<u64>)> =
+        ctx.other_calls().map(|call| (call.name.clone(), call.input().and_then(|input| input["amount"].as_u64()))).collect();
+    SEEN.lock().unwrap().push((run.step, run.executed.clone(), others.clone()));
+    let step_total: u64 = input.amount + others.iter().filter(|(name, _)| name == "pay").filter_map(|(_, amount)| *amount).sum::<u64>();
+    if !run.has_executed("lookup") {
+        Verdict::deny("Look the order up first.")
+    } else if step_total > 100 {
+        Verdict::needs_approval()
+    } else {
+        Verdict::Allow
+    }
+}
+
+#[tokio::test]
+async fn a_policy_predicate_sees_the_runs_record_and_the_steps_other_calls() {
+    let registry = Registry::<Desk>::builder().tools(tools![lookup, pay, check]).build().unwrap();
+    let app = Arc::new(Desk::default());
+
+    // Outside a run there is no run to see.
+    let outside = registry.invoke(&app, "pay", r#"{"amount": 5}"#).await;
+    assert_eq!((outside.kind, outside.text.contains("Pay only within a run.")), (ResultKind::Denied, true), "{}", outside.text);
+
+    let mut run = registry.run(app);
+    let step = run.execute(vec![ToolCall::new("c1", "pay", r#"{"amount": 5}"#)]).await;
+    assert_eq!(step.results[0].kind, ResultKind::Denied, "{}", step.results[0].text);
+    run.execute(vec![ToolCall::new("c2", "lookup", r#"{"order_id": "A-1"}"#)]).await;
+
+    // Two payments and a stock check in one step: each payment sees the others (their total decides).
+    let step = run
+        .execute(vec![
+            ToolCall::new("c3", "pay", r#"{"amount": 60}"#),
+            ToolCall::new("", "check", r#"{"sku": "K-1"}"#),
+            ToolCall::new("c4", "pay", r#"{"amount": 70}"#),
+        ])
+        .await;
+    let kinds: Vec<ResultKind> = step.results.iter().map(|result| result.kind).collect();
+    assert_eq!(kinds, [ResultKind::PendingApproval, ResultKind::Success, ResultKind::PendingApproval]);
+    let seen = std::mem::take(&mut *SEEN.lock().unwrap());
+    let lookup = || vec!["lookup".to_owned()];
+    assert_eq!(
+        seen,
+        [
+            (0, vec![], vec![]),
+            (2, lookup(), vec![("check".to_owned(), None), ("pay".to_owned(), Some(70))]),
+            (2, lookup(), vec![("pay".to_owned(), Some(60)), ("check".to_owned(), None)]),
+        ],
+        "the step's other calls in the model's order, without the call judged"
+    );
+
+    // The record as the step began; an input that is not JSON has none.
+    let step = run.execute(vec![ToolCall::new("c5", "pay", r#"{"amount": 30}"#), ToolCall::new("c6", "pay", "{\"amount\": 90")]).await;
+    assert_eq!((step.results[0].text.as_str(), step.results[1].kind), ("paid 30", ResultKind::InvalidArguments));
+    let seen = std::mem::take(&mut *SEEN.lock().unwrap());
+    assert_eq!(seen, [(3, vec!["lookup".to_owned(), "check".to_owned()], vec![("pay".to_owned(), None)])]);
+}

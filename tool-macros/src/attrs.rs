@@ -34,6 +34,8 @@ struct ToolKeys {
     ends_run: Option<Meta>,
     ends_turn: Option<Meta>,
     on_error: Option<Meta>,
+    failure_mode: Option<Meta>,
+    on_result: Option<Meta>,
     interruptible: Option<Meta>,
     idempotency_key: Option<Meta>,
     reconcile: Option<Meta>,
@@ -50,10 +52,12 @@ struct ToolKeys {
     example_prompts: Option<Meta>,
     related: Option<Meta>,
     always_active: Option<Meta>,
+    as_intent: Option<Meta>,
     classification: Option<Meta>,
     scope_prompt: Option<Meta>,
     scope: Option<Meta>,
     external: Option<Meta>,
+    resolve: Option<Meta>,
     meta: Option<Meta>,
     #[darling(rename = "crate")]
     krate: Option<Meta>,
@@ -127,6 +131,9 @@ pub struct ToolAttrs {
     pub ends_run: Option<EndsRunAttr>,
     pub ends_turn: Option<Flag>,
     pub on_error: Option<Path>,
+    /// `failure_mode = "return"` or `"error"`, as written (checked).
+    pub failure_mode: Option<LitStr>,
+    pub on_result: Option<Path>,
     pub interruptible: Option<Flag>,
     pub idempotency_key: Option<Path>,
     pub reconcile: Option<Path>,
@@ -143,10 +150,12 @@ pub struct ToolAttrs {
     pub example_prompts: Vec<LitStr>,
     pub related: Vec<LitStr>,
     pub always_active: Option<Flag>,
+    pub as_intent: Option<Flag>,
     pub classification: Option<LitStr>,
     pub scope_prompt: Option<LitStr>,
     pub scope: Option<Path>,
     pub external: Option<Flag>,
+    pub resolve: Option<Path>,
     pub meta: Vec<MetaEntry>,
     pub krate: Option<Path>,
 }
@@ -189,6 +198,8 @@ impl ToolAttrs {
             ends_run: keys.ends_run.and_then(|meta| ends_run(&meta, errors)),
             ends_turn: keys.ends_turn.and_then(|meta| flag(&meta, errors)),
             on_error: keys.on_error.and_then(|meta| predicate_path(&meta, "on_error", errors)),
+            failure_mode: keys.failure_mode.and_then(|meta| failure_mode(&meta, errors)),
+            on_result: keys.on_result.and_then(|meta| predicate_path(&meta, "on_result", errors)),
             interruptible: keys.interruptible.and_then(|meta| flag(&meta, errors)),
             idempotency_key: keys.idempotency_key.and_then(|meta| predicate_path(&meta, "idempotency_key", errors)),
             reconcile: keys.reconcile.and_then(|meta| predicate_path(&meta, "reconcile", errors)),
@@ -207,10 +218,12 @@ impl ToolAttrs {
             example_prompts: keys.example_prompts.map(|meta| string_list(&meta, "example_prompts", errors)).unwrap_or_default(),
             related: keys.related.map(|meta| string_list(&meta, "related", errors)).unwrap_or_default(),
             always_active: keys.always_active.and_then(|meta| flag(&meta, errors)),
+            as_intent: keys.as_intent.and_then(|meta| flag(&meta, errors)),
             classification: keys.classification.and_then(|meta| text(&meta, "classification", "Look up one order by its number", errors)),
             scope_prompt: keys.scope_prompt.and_then(|meta| text(&meta, "scope_prompt", "Scope to one customer when the user names one", errors)),
             scope: keys.scope.and_then(|meta| predicate_path(&meta, "scope", errors)),
             external: keys.external.and_then(|meta| flag(&meta, errors)),
+            resolve: keys.resolve.and_then(|meta| predicate_path(&meta, "resolve", errors)),
             meta: keys.meta.map(|meta| meta_entries(&meta, errors)).unwrap_or_default(),
             krate: keys.krate.and_then(|meta| errors.handle(Path::from_meta(&meta))),
         }
@@ -474,6 +487,14 @@ fn predicate_path(meta: &Meta, key: &str, errors: &mut Errors) -> Option<Path> {
             "write `{key} = path::to::function`, a `fn(&Input) -> String` that returns the key of the call's effect \
              from the tool's input (`Input` is the type named like the tool, or `T` of `Input<T>`)"
         ),
+        "resolve" => format!(
+            "write `{key} = path::to::function`, a `fn(&Input) -> Result<Proposal, E>` that converts an external call's input \
+             into what the host runs; its error's text is the refusal the model reads"
+        ),
+        "on_result" => format!(
+            "write `{key} = path::to::hook`, a `fn(&CallReport)` that sees each outcome of the tool's calls \
+             (its result, who called, how long it took)"
+        ),
         "reconcile" => format!(
             "write `{key} = path::to::function`, a `fn(&Input) -> Option<Output>` that says whether a call cut off midway \
              took effect: its output when it did, `None` when that is unknown"
@@ -507,6 +528,20 @@ fn parallel_safe(meta: &Meta, errors: &mut Errors) -> Option<ParallelSafeAttr> {
         Meta::NameValue(nv) if matches!(&nv.value, Expr::Path(_)) => predicate_path(meta, "parallel_safe", errors).map(ParallelSafeAttr::Predicate),
         _ => flag(meta, errors).map(ParallelSafeAttr::Flag),
     }
+}
+
+/// `failure_mode = "error"` or `"return"`: who reads the tool's own failure.
+fn failure_mode(meta: &Meta, errors: &mut Errors) -> Option<LitStr> {
+    let lit = text(meta, "failure_mode", "error", errors)?;
+    if matches!(lit.value().as_str(), "return" | "error") {
+        return Some(lit);
+    }
+    errors.push(with_help(
+        error_at(&lit, format!("unknown failure mode \"{}\"", lit.value())),
+        "write `failure_mode = \"error\"` to end a failed call as an error the host handles (the model reads the generic line), \
+         or leave the key out for the default, `\"return\"`: the model reads the failure",
+    ));
+    None
 }
 
 /// `replay`, `replay = bool`: only `replay = false` means anything (the

@@ -48,7 +48,9 @@ pub fn validate(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) -> Str
     check_description(attrs, tool_fn, errors);
     check_keys(attrs, &name, errors);
     check_recovery(attrs, tool_fn, errors);
+    check_failure_mode(attrs, tool_fn, errors);
     check_scope(attrs, errors);
+    check_as_intent(attrs, errors);
     check_external(attrs, tool_fn, errors);
     check_streamed(attrs, tool_fn, errors);
     name
@@ -85,10 +87,18 @@ fn check_external(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) {
         _ => {}
     }
     if external.is_none() {
+        if let Some(path) = &attrs.resolve {
+            errors.push(with_help(
+                error_at(path, "`resolve` is for an `external` tool"),
+                "`resolve` converts a call's input into what the host runs; the registry runs this tool: \
+                 mark it `external` (declared without a body), or remove `resolve`",
+            ));
+        }
         return;
     }
-    let here: [(&str, Option<proc_macro2::Span>); 6] = [
+    let here: [(&str, Option<proc_macro2::Span>); 7] = [
         ("on_error", attrs.on_error.as_ref().map(syn::spanned::Spanned::span)),
+        ("failure_mode", attrs.failure_mode.as_ref().map(LitStr::span)),
         ("interim", attrs.interim.as_ref().map(LitStr::span)),
         ("interruptible", attrs.interruptible.map(|flag| flag.span)),
         ("idempotency_key", attrs.idempotency_key.as_ref().map(syn::spanned::Spanned::span)),
@@ -108,6 +118,25 @@ fn check_external(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) {
                 format!("`{key}` is about running the tool here, but the host runs an external tool: remove `{key}` or `external`"),
             ));
         }
+    }
+}
+
+/// `as_intent` lists the tool to the intent classifier where the registry
+/// lists only the tools that opt in; off is the default, and an
+/// `always_active` tool is never listed.
+fn check_as_intent(attrs: &ToolAttrs, errors: &mut Errors) {
+    let Some(flag) = attrs.as_intent else { return };
+    if !flag.value {
+        errors.push(with_help(
+            error_at(&quote_span(flag.span), "`as_intent = false` is the default"),
+            "remove it, or write `as_intent` to list the tool to the intent classifier of a registry built with `intent_opt_in(true)`",
+        ));
+    } else if attrs.always_active.is_some_and(|flag| flag.value) {
+        errors.push(with_help(
+            error_at(&quote_span(flag.span), "`as_intent` contradicts `always_active`"),
+            "an always-active tool is offered in every turn and never listed to the intent classifier: \
+             remove `always_active` to let the classifier choose the tool, or remove `as_intent`",
+        ));
     }
 }
 
@@ -152,6 +181,23 @@ fn tool_name(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) -> String
             }
             name
         }
+    }
+}
+
+/// `failure_mode = "error"` needs a tool that can fail; `"return"` is the
+/// default.
+fn check_failure_mode(attrs: &ToolAttrs, tool_fn: &ToolFn, errors: &mut Errors) {
+    let Some(mode) = &attrs.failure_mode else { return };
+    if mode.value() == "return" {
+        errors.push(with_help(
+            error_at(mode, "`failure_mode = \"return\"` is the default"),
+            "remove it, or write `failure_mode = \"error\"` to end a failed call as an error the host handles",
+        ));
+    } else if !returns_result(&tool_fn.output) && !is_streamed(&tool_fn.output) {
+        errors.push(with_help(
+            error_at(mode, "`failure_mode` is about the tool's own failure, but the tool does not return a `Result`"),
+            "return `Result<T, E>` from the tool, or remove `failure_mode`",
+        ));
     }
 }
 

@@ -98,6 +98,8 @@ fn tool_impl(g: &Gen<'_>) -> TokenStream {
     let parallel_safe = hooks::parallel_safe_fn(g);
     let effect_key = hooks::effect_key_fn(g);
     let reconcile = hooks::reconcile_fn(g);
+    let on_result = hooks::on_result_fn(g);
+    let resolve = hooks::resolve_fn(g);
     let scope = hooks::scope_methods(g);
     let call = call::call_fn(g);
     quote! {
@@ -118,6 +120,8 @@ fn tool_impl(g: &Gen<'_>) -> TokenStream {
             #parallel_safe
             #effect_key
             #reconcile
+            #on_result
+            #resolve
             #scope
 
             #call
@@ -160,6 +164,12 @@ fn runtime_path(attrs: &ToolAttrs) -> TokenStream {
 pub(crate) fn private_path(attrs: &ToolAttrs) -> TokenStream {
     let krate = runtime_path(attrs);
     quote!(#krate::__private)
+}
+
+/// The path `{krate}::{tail}` as the string literal serde's and
+/// schemars' `crate = "..."` attributes take.
+pub(crate) fn crate_path_literal(krate: &TokenStream, tail: &str) -> syn::LitStr {
+    syn::LitStr::new(&format!("{krate}::{tail}").replace(' ', ""), Span::call_site())
 }
 
 /// The doc comment of the generated type.

@@ -13,11 +13,15 @@
 //!
 //! This file only wires them. Errors are collected in `diag::Errors` so
 //! that one compile shows every mistake in an item.
+//!
+//! `#[tool_data]` (`data`), the derives of a tool's input and output types
+//! from the runtime's re-exports, is small enough to be one file.
 
 #![forbid(unsafe_code)]
 
 mod attrs;
 mod checks;
+mod data;
 mod diag;
 mod expand;
 mod fallback;
@@ -35,6 +39,13 @@ use crate::signature::ToolFn;
 #[proc_macro_attribute]
 pub fn tool(args: proc_macro::TokenStream, item: proc_macro::TokenStream) -> proc_macro::TokenStream {
     generate(args.into(), item.into()).into()
+}
+
+/// Derives `Serialize`, `Deserialize` and `JsonSchema` from the serde and
+/// schemars `tool_runtime` re-exports. See `tool_runtime::tool_data`.
+#[proc_macro_attribute]
+pub fn tool_data(args: proc_macro::TokenStream, item: proc_macro::TokenStream) -> proc_macro::TokenStream {
+    data::generate(args.into(), item.into()).into()
 }
 
 /// The whole attribute: parse, check, expand. On any error the user's

@@ -51,6 +51,7 @@ async fn approved<App: Send + Sync + 'static>(
     timed: bool,
 ) -> CallResult {
     let Pending { id, tool, input, args, ctx, parked, .. } = *pending.0;
+    let watch = tools.watch(&tool, ctx.info());
     let span = call_span(&tool, &id);
     let expired = if timed { expired(tools, &tool, &id, parked, &span) } else { None };
     let result = match (expired, tools.entry(&tool), edited) {
@@ -64,6 +65,7 @@ async fn approved<App: Send + Sync + 'static>(
         }
     };
     record_outcome(&span, result.kind);
+    tools.report_outcome(watch, &result);
     result
 }
 
@@ -118,19 +120,25 @@ pub(crate) fn has_expired<App: Send + Sync + 'static>(tools: &ToolTable<App>, pe
 /// Ends a pending call whose approval expired, without running it: the
 /// model reads `APPROVAL_EXPIRED`, as for an approval after the TTL.
 pub(crate) fn expire<App: Send + Sync + 'static>(tools: &ToolTable<App>, pending: PendingCall<App>) -> CallResult {
-    let Pending { id, tool, .. } = *pending.0;
+    let Pending { id, tool, ctx, .. } = *pending.0;
+    let watch = tools.watch(&tool, ctx.info());
     let span = call_span(&tool, &id);
     span.record("verdict", "expired");
     record_outcome(&span, ResultKind::Rejected);
-    CallResult::failure(tool, id, ResultKind::Rejected, &lines::approval_expired(tools.approval_ttl()))
+    let result = CallResult::failure(tool, id, ResultKind::Rejected, &lines::approval_expired(tools.approval_ttl()));
+    tools.report_outcome(watch, &result);
+    result
 }
 
 /// Ends a pending call without running it; the model reads `text`, or
 /// the tool's rejection text, or a generic rejection.
-pub(crate) fn reject<App>(pending: PendingCall<App>, text: Option<&str>) -> CallResult {
-    let Pending { id, tool, rejection_text, .. } = *pending.0;
+pub(crate) fn reject<App: Send + Sync + 'static>(tools: &ToolTable<App>, pending: PendingCall<App>, text: Option<&str>) -> CallResult {
+    let Pending { id, tool, rejection_text, ctx, .. } = *pending.0;
+    let watch = tools.watch(&tool, ctx.info());
     let span = call_span(&tool, &id);
     span.record("verdict", "rejected");
     record_outcome(&span, ResultKind::Rejected);
-    CallResult::failure(tool, id, ResultKind::Rejected, &lines::rejected(text.or(rejection_text.as_deref())))
+    let result = CallResult::failure(tool, id, ResultKind::Rejected, &lines::rejected(text.or(rejection_text.as_deref())));
+    tools.report_outcome(watch, &result);
+    result
 }

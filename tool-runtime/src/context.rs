@@ -1,4 +1,5 @@
-//! What a tool, a policy predicate and a visibility predicate can see.
+//! What a tool, a policy predicate and a visibility predicate can see
+//! (`context/run.rs`: what a policy predicate sees of its run).
 
 use std::fmt;
 use std::sync::{Arc, OnceLock};
@@ -9,6 +10,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error_report::Escaped;
 use crate::policy::ApprovalFloor;
+
+mod run;
+
+pub(crate) use run::StepArguments;
+pub use run::{RunView, StepCall};
 
 /// The context of one call: app state, the user, the thread and call ids,
 /// the cancellation token, a progress reporter and a log.
@@ -56,6 +62,9 @@ pub(crate) struct Attached {
     /// The memory of the run the call belongs to, which records its
     /// effect; `None` outside a run.
     pub(crate) memory: Option<crate::memory::Remembered>,
+    /// What the call's policy predicate sees of its run; only for a call
+    /// whose policy is a predicate.
+    pub(crate) run: Option<Arc<RunView>>,
 }
 
 impl CallInfo {
@@ -66,7 +75,11 @@ impl CallInfo {
 
     /// A call with `attached` (left out when it holds nothing).
     pub(crate) fn with(user: Option<Arc<UserContext>>, call_id: SmolStr, cancel: OnceLock<CancellationToken>, attached: Attached) -> Self {
-        let nothing = attached.thread_id.is_none() && attached.progress.is_none() && attached.log.is_none() && attached.memory.is_none();
+        let nothing = attached.thread_id.is_none()
+            && attached.progress.is_none()
+            && attached.log.is_none()
+            && attached.memory.is_none()
+            && attached.run.is_none();
         CallInfo { user, call_id, cancel, attached: (!nothing).then(|| Box::new(attached)) }
     }
 
@@ -93,6 +106,11 @@ impl CallInfo {
     /// The memory of the run the call belongs to; `None` outside a run.
     pub(crate) fn memory(&self) -> Option<&crate::memory::Remembered> {
         self.attached.as_ref()?.memory.as_ref()
+    }
+
+    /// What the call's policy predicate sees of its run.
+    pub(crate) fn run(&self) -> Option<&RunView> {
+        self.attached.as_ref()?.run.as_deref()
     }
 
     pub(crate) fn user(&self) -> &UserContext {
@@ -165,6 +183,23 @@ impl<App> Ctx<App> {
     /// The id of this call (the provider's tool-call id when there is one).
     pub fn call_id(&self) -> &str {
         &self.call.call_id
+    }
+
+    /// The run this call belongs to, as its policy predicate sees it: the
+    /// run's record as the call's step began and the step's calls
+    /// ([`RunView`]). Set in a [`Run`](crate::Run) and an MCP session for
+    /// a call whose policy is a predicate; `None` for a call outside a run
+    /// (`Registry::invoke`, `Registry::call`) and for any other call.
+    pub fn run(&self) -> Option<&RunView> {
+        self.call.run()
+    }
+
+    /// The other calls of this call's step (name, id and input as the model
+    /// wrote them), in the model's order; none outside a run, in an MCP
+    /// session (a step of one call), and where [`run`](Self::run) is `None`.
+    pub fn other_calls(&self) -> impl Iterator<Item = &StepCall> {
+        let id = self.call_id();
+        self.run().into_iter().flat_map(|run| run.calls.iter()).filter(move |call| call.id != id)
     }
 
     /// Cancelled at the tool's timeout and when the caller cancels the call.

@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::origin::Origin;
 use crate::policy::PolicyKind;
 
 /// When a successful call ends the run.
@@ -72,7 +73,8 @@ impl ToolMeta {
 }
 
 /// The metadata keys of `#[tool]` (`kind`, `examples`, `example_prompts`,
-/// `related`, `always_active`, `classification`, `scope_prompt`, `meta`),
+/// `related`, `always_active`, `as_intent`, `classification`,
+/// `scope_prompt`, `meta`),
 /// grouped in `Tool::METADATA`, whose default is [`Metadata::EMPTY`], so
 /// that a tool using none of them emits nothing for them.
 #[doc(hidden)]
@@ -83,6 +85,7 @@ pub struct Metadata {
     pub example_prompts: &'static [&'static str],
     pub related: &'static [&'static str],
     pub always_active: bool,
+    pub as_intent: bool,
     pub classification: Option<&'static str>,
     pub scope_prompt: Option<&'static str>,
     pub meta: &'static [(&'static str, MetaValue)],
@@ -96,6 +99,7 @@ impl Metadata {
         example_prompts: &[],
         related: &[],
         always_active: false,
+        as_intent: false,
         classification: None,
         scope_prompt: None,
         meta: &[],
@@ -120,11 +124,47 @@ pub struct Execution {
     pub replay: bool,
     /// `external`: calls are handed to the host instead of executed.
     pub external: bool,
+    /// `failure_mode = "error"` makes it [`FailureMode::Error`].
+    pub failure_mode: FailureMode,
+    /// `on_result = path` sets it (the hook is `Tool::on_result`).
+    pub on_result: bool,
+    /// `resolve = path` sets it (the conversion is `Tool::resolve`).
+    pub resolve: bool,
 }
 
 impl Execution {
     /// No execution key written.
-    pub const DEFAULT: Execution = Execution { interim: None, interruptible: true, idempotency_key: false, replay: true, external: false };
+    pub const DEFAULT: Execution = Execution {
+        interim: None,
+        interruptible: true,
+        idempotency_key: false,
+        replay: true,
+        external: false,
+        failure_mode: FailureMode::Return,
+        on_result: false,
+        resolve: false,
+    };
+}
+
+/// Who reads a tool's own failure (a [`ToolError`](crate::ToolError) or a
+/// typed failure it returned, an `Err` item of its stream):
+/// `#[tool(failure_mode = "...")]`,
+/// [`DynamicTool::failure_mode`](crate::DynamicTool::failure_mode).
+///
+/// Only the tool's own failure: invalid arguments, a refusal, a timeout
+/// and a cancellation read as always, and an error that is not a
+/// `ToolError` (a bug, a panic) is the generic status-500 line in either
+/// mode.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FailureMode {
+    /// The model reads the failure's one line, to act on it (the default).
+    #[default]
+    Return,
+    /// The call ends as an error the host handles: its result is a
+    /// [`ResultKind::HostError`](crate::ResultKind::HostError), whose
+    /// `error_code` and `status` are the failure's, the failure goes to
+    /// `on_tool_error`, and the model reads the generic status-500 line.
+    Error,
 }
 
 /// The text a call shows while it is still running: emitted once, as a
@@ -250,6 +290,18 @@ pub struct ToolDefinition {
     /// result is [`ResultKind::External`](crate::ResultKind::External)); the
     /// host supplies the output later ([`ExternalCalls::complete`](crate::ExternalCalls::complete)).
     pub external: bool,
+    /// An external tool whose validated input converts into the host's
+    /// typed proposal (`resolve = path`): a call whose conversion fails is
+    /// refused (the model reads why) instead of handed over, and the host
+    /// takes the proposal with [`Registry::proposal`](crate::Registry::proposal).
+    pub resolve: bool,
+    /// Who reads the tool's own failure: the model (the default), or the
+    /// host, while the model reads the generic line (`failure_mode = "error"`).
+    pub failure_mode: FailureMode,
+    /// Whether the tool has a result hook of its own (`on_result = path`),
+    /// which sees each outcome of its calls beside the registry's
+    /// ([`RegistryBuilder::on_result`](crate::RegistryBuilder::on_result)).
+    pub has_result_hook: bool,
     /// A declared grouping (`kind = "read"`), for registries and
     /// documentation ([`Registry::definitions_of_kind`](crate::Registry::definitions_of_kind))
     /// and exported as `kind` in MCP `_meta`. It is not an authorisation
@@ -265,6 +317,10 @@ pub struct ToolDefinition {
     /// Offered in every turn whatever an intent classifier selects (its
     /// visibility and `requires` still apply).
     pub always_active: bool,
+    /// Listed to the intent classifier of a registry that lists only the
+    /// tools that opt in ([`RegistryBuilder::intent_opt_in`](crate::RegistryBuilder::intent_opt_in));
+    /// every tool but an `always_active` one is listed otherwise.
+    pub as_intent: bool,
     /// A compact one-liner describing the tool to an intent classifier.
     pub classification: Option<String>,
     /// A one-line hint for an intent classifier on when and how to scope the tool.
@@ -279,11 +335,18 @@ pub struct ToolDefinition {
     /// what the provider calls it and who runs it: dialects export it to
     /// its own provider only (see `providers::builtin`).
     pub provider_defined: Option<Arc<ProviderDefined>>,
+    /// Where the definition comes from: `#[tool]`, a dynamic tool, a
+    /// provider's built-in, or a tool the host runs. Filter by it with
+    /// [`Registry::definitions_of_origin`](crate::Registry::definitions_of_origin);
+    /// an [`ApprovalFloor::origin`](crate::ApprovalFloor::origin) makes
+    /// every tool of an origin need approval.
+    pub origin: Origin,
 }
 
 impl ToolDefinition {
     /// A definition with only a name, description and input schema; the
-    /// builder methods set the rest. Used for dynamic tools.
+    /// builder methods set the rest. Used for dynamic tools (its
+    /// [`origin`](Self::origin) is [`Origin::Dynamic`]).
     pub fn new(name: impl Into<String>, description: impl Into<String>, input_schema: Value) -> Self {
         ToolDefinition {
             name: name.into(),
@@ -309,16 +372,21 @@ impl ToolDefinition {
             idempotency_key: false,
             replay: true,
             external: false,
+            resolve: false,
+            failure_mode: FailureMode::Return,
+            has_result_hook: false,
             kind: None,
             examples: Vec::new(),
             example_prompts: Vec::new(),
             related: Vec::new(),
             always_active: false,
+            as_intent: false,
             classification: None,
             scope_prompt: None,
             meta: Map::new(),
             scope_schema: None,
             provider_defined: None,
+            origin: Origin::Dynamic,
         }
     }
 
@@ -351,16 +419,21 @@ impl ToolDefinition {
             idempotency_key: execution.idempotency_key,
             replay: execution.replay,
             external: execution.external,
+            resolve: execution.resolve,
+            failure_mode: execution.failure_mode,
+            has_result_hook: execution.on_result,
             kind: metadata.kind.map(str::to_owned),
             examples: strings(metadata.examples),
             example_prompts: strings(metadata.example_prompts),
             related: strings(metadata.related),
             always_active: metadata.always_active,
+            as_intent: metadata.as_intent,
             classification: metadata.classification.map(str::to_owned),
             scope_prompt: metadata.scope_prompt.map(str::to_owned),
             meta: metadata.meta.iter().map(|(key, value)| ((*key).to_owned(), value.to_json())).collect(),
             scope_schema: scope_schema.map(Arc::new),
             provider_defined: None,
+            origin: if execution.external { Origin::External } else { Origin::Typed },
         }
     }
 }

@@ -14,12 +14,14 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::call_report::CallReport;
 use crate::context::{Ctx, StepView};
 use crate::error::ToolError;
+use crate::origin::Origin;
 use crate::policy::{PolicyKind, Verdict};
 use crate::scope::ScopedTool;
 use crate::streamed::Streamed;
-use crate::tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, Interim, PolicyCall, ToolDefinition};
+use crate::tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, FailureMode, Interim, PolicyCall, Proposal, ToolDefinition};
 
 /// What runs a call: a handler that returns the output, or one that returns
 /// a stream of outputs (every one but the last preliminary).
@@ -43,6 +45,8 @@ type ParallelFn = Arc<dyn Fn(&Value) -> bool + Send + Sync>;
 type EffectKeyFn = Arc<dyn Fn(&Value) -> String + Send + Sync>;
 type ReconcileFn = Arc<dyn Fn(&Value) -> Option<Value> + Send + Sync>;
 type ScopeFn = Arc<dyn Fn(&Value, &mut ScopedTool) + Send + Sync>;
+type ResultFn = Arc<dyn Fn(&CallReport) + Send + Sync>;
+type ResolveFn = Arc<dyn Fn(&Value) -> Result<Proposal, String> + Send + Sync>;
 
 /// An `on_error` recovery, on the validated arguments and the handler's
 /// error; `None` declines.
@@ -88,6 +92,8 @@ pub struct DynamicTool<App> {
     effect_key: Option<EffectKeyFn>,
     reconcile: Option<ReconcileFn>,
     scope: Option<ScopeFn>,
+    on_result: Option<ResultFn>,
+    resolve: Option<ResolveFn>,
     content_blocks: bool,
 }
 
@@ -158,6 +164,8 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
             effect_key: None,
             reconcile: None,
             scope: None,
+            on_result: None,
+            resolve: None,
             content_blocks: false,
         }
     }
@@ -169,7 +177,51 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
     pub fn external(name: impl Into<String>, description: impl Into<String>, input_schema: Value) -> Self {
         let mut tool = DynamicTool::new(name, description, input_schema, |_args, _ctx| async { Err::<Value, _>(ToolError::internal()) });
         tool.definition.external = true;
+        tool.definition.origin = Origin::External;
         tool
+    }
+
+    /// For an external tool ([`external`](Self::external)): converts a
+    /// call's validated arguments into the host's typed proposal, as
+    /// `#[tool(resolve = path)]` does. When it fails, the call is refused
+    /// and the model reads the error's text; else the call is handed over,
+    /// and the host reads the proposal with
+    /// [`Registry::proposal`](crate::Registry::proposal) (or
+    /// [`ExternalCalls::proposal`](crate::ExternalCalls::proposal)), which
+    /// converts again: keep it a pure function of the arguments. Not on a
+    /// tool the registry runs: the build refuses it.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use serde_json::{json, Value};
+    /// # use tool_runtime::prelude::*;
+    /// use tool_runtime::ResultKind;
+    ///
+    /// struct Transfer { cents: u64 }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let transfer = DynamicTool::external("transfer", "Propose a transfer.", json!({"type": "object"}))
+    ///     .resolve(|args: &Value| match args["cents"].as_u64() {
+    ///         Some(cents) if cents > 0 => Ok(Transfer { cents }),
+    ///         _ => Err("Give the amount in cents, above zero."),
+    ///     });
+    /// let registry = Registry::builder().tool(transfer).build().unwrap();
+    /// let app = Arc::new(());
+    /// let refused = registry.invoke(&app, "transfer", r#"{"cents": 0}"#).await;
+    /// assert_eq!(refused.kind, ResultKind::Denied);
+    /// let handed = registry.invoke(&app, "transfer", r#"{"cents": 500}"#).await;
+    /// let proposal: Transfer = registry.proposal(&handed.external_call().unwrap()).unwrap();
+    /// assert_eq!(proposal.cents, 500);
+    /// # }
+    /// ```
+    pub fn resolve<P, E>(mut self, resolve: impl Fn(&Value) -> Result<P, E> + Send + Sync + 'static) -> Self
+    where
+        P: Send + 'static,
+        E: std::fmt::Display,
+    {
+        self.definition.resolve = true;
+        self.resolve = Some(Arc::new(move |args| resolve(args).map(|proposal| Box::new(proposal) as Proposal).map_err(|error| error.to_string())));
+        self
     }
 
     /// A human-readable title.
@@ -359,6 +411,17 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
         self
     }
 
+    /// A result hook of the tool's own (`#[tool(on_result = path)]`): sees
+    /// each outcome of the tool's calls ([`CallReport`]), before the
+    /// registry's hook ([`RegistryBuilder::on_result`](crate::RegistryBuilder::on_result)).
+    /// It runs off the call's path, on a blocking thread: a hook that
+    /// blocks or panics changes nothing of the call.
+    pub fn on_result(mut self, hook: impl Fn(&CallReport) + Send + Sync + 'static) -> Self {
+        self.definition.has_result_hook = true;
+        self.on_result = Some(Arc::new(hook));
+        self
+    }
+
     /// A visibility predicate on the step view.
     pub fn visible_when(mut self, predicate: impl Fn(&StepView<'_, App>) -> bool + Send + Sync + 'static) -> Self {
         self.definition.has_visibility_predicate = true;
@@ -424,6 +487,35 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
     /// [`ToolDefinition::replay`]).
     pub fn replay(mut self, replay: bool) -> Self {
         self.definition.replay = replay;
+        self
+    }
+
+    /// Who reads the handler's own failure (a [`ToolError`] it returned):
+    /// the model, as its one line ([`FailureMode::Return`], the default), or
+    /// the host ([`FailureMode::Error`]: the call ends as a
+    /// [`ResultKind::HostError`](crate::ResultKind::HostError) and the model
+    /// reads the generic line). Not on an external tool, whose failure is
+    /// the host's already: the build refuses it.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use serde_json::{json, Value};
+    /// # use tool_runtime::prelude::*;
+    /// use tool_runtime::{FailureMode, ResultKind};
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let charge = DynamicTool::new("charge", "Charge the card.", json!({"type": "object"}), |_args, _ctx: Ctx<()>| async {
+    ///     Err::<Value, _>(ToolError::unavailable("PSP_DOWN", "The payment provider is down."))
+    /// })
+    /// .failure_mode(FailureMode::Error);
+    /// let registry = Registry::builder().tool(charge).build().unwrap();
+    /// let result = registry.invoke(&Arc::new(()), "charge", "{}").await;
+    /// assert_eq!(result.kind, ResultKind::HostError);
+    /// assert_eq!(result.error_code.as_deref(), Some("PSP_DOWN"));
+    /// assert!(!result.text.contains("payment provider"), "the model reads the generic line");
+    /// # }
+    /// ```
+    pub fn failure_mode(mut self, mode: FailureMode) -> Self {
+        self.definition.failure_mode = mode;
         self
     }
 
@@ -553,6 +645,15 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
         self
     }
 
+    /// Lists the tool to the intent classifier of a registry built with
+    /// [`intent_opt_in(true)`](crate::RegistryBuilder::intent_opt_in), which
+    /// lists only the tools that opt in (`#[tool(as_intent)]`). Not with
+    /// [`always_active`](Self::always_active): the build refuses both.
+    pub fn as_intent(mut self, listed: bool) -> Self {
+        self.definition.as_intent = listed;
+        self
+    }
+
     /// A compact one-liner describing the tool to an intent classifier.
     pub fn classification(mut self, text: impl Into<String>) -> Self {
         self.definition.classification = Some(text.into());
@@ -569,6 +670,7 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
     /// `providers::builtin::ProviderTool`).
     pub(crate) fn provider_defined(mut self, declared: crate::definition::ProviderDefined) -> Self {
         self.definition.provider_defined = Some(Arc::new(declared));
+        self.definition.origin = Origin::ProviderDefined;
         self
     }
 

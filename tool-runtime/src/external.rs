@@ -15,9 +15,16 @@
 //! host's result cannot answer it), and hands over at most
 //! [`max_external_calls`](crate::RegistryBuilder::max_external_calls) at a
 //! time.
+//!
+//! An external tool with `resolve` converts a call's validated input into
+//! the host's typed proposal: a call whose conversion fails is refused
+//! before it is handed over (`pipeline::run_tool`), and the host reads the
+//! proposal of a handed call with [`proposal`], which converts the call's
+//! input again (a call resumed from a journal has only its input).
 
 use serde_json::Value;
 
+use crate::call::ExternalCall;
 use crate::error::ToolError;
 use crate::error_report::{ErrorKind, ErrorReport};
 use crate::result::{CallResult, ResultKind};
@@ -39,6 +46,59 @@ pub(crate) enum ExternalError {
         /// What is wrong, as `pointer: reason` lines.
         problems: Vec<String>,
     },
+}
+
+/// Why an external call's proposal could not be read
+/// ([`Registry::proposal`](crate::Registry::proposal),
+/// [`ExternalCalls::proposal`](crate::ExternalCalls::proposal)).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProposalError {
+    /// The call's tool is not an external tool of this registry with a
+    /// `resolve` (or no external call of the run has this id).
+    #[error("`{0}` is not an external call whose tool converts its input (`resolve`)")]
+    NoResolve(String),
+    /// The call's input does not read as the tool's input, or the
+    /// conversion failed or panicked: the input is not the one handed over.
+    #[error("the input of `{tool}` does not convert into its proposal: {reason}")]
+    Refused {
+        /// The tool.
+        tool: String,
+        /// Why.
+        reason: String,
+    },
+    /// The proposal is not of the type asked for: a mistake in the host's
+    /// code.
+    #[error("the proposal of `{tool}` is not a `{expected}`")]
+    OtherType {
+        /// The tool.
+        tool: String,
+        /// The type asked for.
+        expected: &'static str,
+    },
+}
+
+/// The proposal of the external call `call`, as its tool's `resolve`
+/// converts its input, of type `P`.
+///
+/// # Errors
+///
+/// As [`ProposalError`] says.
+pub(crate) fn proposal<App: Send + Sync + 'static, P: 'static>(tools: &ToolTable<App>, call: &ExternalCall) -> Result<P, ProposalError> {
+    let tool = call.tool.to_string();
+    let entry =
+        tools.entry(&call.tool).filter(|entry| entry.def.external && entry.def.resolve).ok_or_else(|| ProposalError::NoResolve(tool.clone()))?;
+    let refused = |reason: String| ProposalError::Refused { tool: tool.clone(), reason };
+    let Value::Object(args) = &call.input else { return Err(refused("the input is not an object".to_owned())) };
+    let resolved = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let input = entry.tool.parse(args).map_err(|error| error.to_string())?;
+        entry.tool.resolve(input.as_ref()).unwrap_or_else(|| Err("the tool has no `resolve`".to_owned()))
+    }));
+    let proposal = match resolved {
+        Ok(resolved) => resolved.map_err(refused)?,
+        Err(payload) => return Err(refused(format!("the conversion panicked: {}", crate::error_report::panic_message(payload.as_ref())))),
+    };
+    proposal.downcast::<P>().map(|proposal| *proposal).map_err(|_| ProposalError::OtherType { tool, expected: std::any::type_name::<P>() })
 }
 
 /// What the model reads of an external call the host ran: `output`,

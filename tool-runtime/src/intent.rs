@@ -28,6 +28,10 @@ pub use crate::scope::ScopedTool;
 /// scope value of that tool's scope type.
 ///
 /// Tools that are `always_active` are not listed: every turn offers them.
+/// In a registry built with
+/// [`intent_opt_in(true)`](crate::RegistryBuilder::intent_opt_in), only the
+/// tools that opt in (`#[tool(as_intent)]`) are listed, as agents whose
+/// intent list is a few entry points among many tools want.
 ///
 /// Send [`prompt`](Self::prompt) as the system message, the user's message
 /// as it is, and [`tool`](Self::tool) exported in the provider's dialect as
@@ -80,8 +84,10 @@ impl Classifier {
     /// The name of the tool the classifier's model calls to answer.
     pub const TOOL_NAME: &'static str = "select_tools";
 
-    pub(crate) fn new<'a>(defs: impl IntoIterator<Item = &'a ToolDefinition>) -> Self {
-        let defs: Vec<&ToolDefinition> = defs.into_iter().filter(|def| !def.always_active).collect();
+    /// The classifier of `defs`; with `opt_in`, of those written
+    /// `as_intent` only.
+    pub(crate) fn new<'a>(defs: impl IntoIterator<Item = &'a ToolDefinition>, opt_in: bool) -> Self {
+        let defs: Vec<&ToolDefinition> = defs.into_iter().filter(|def| !def.always_active && (def.as_intent || !opt_in)).collect();
         let mut prompt = String::from(
             "Choose the tools an assistant needs to answer the user's next message. Answer by calling `select_tools` \
              once, with the names of the tools needed in `tools` (an empty list when none is needed).",

@@ -49,6 +49,7 @@
 
 mod approval;
 mod call;
+mod call_report;
 #[cfg(any(feature = "mcp", feature = "inbox"))]
 mod caps;
 mod content;
@@ -68,11 +69,13 @@ mod intent;
 #[cfg(feature = "journal")]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
 pub mod journal;
+mod kept;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
 pub mod memory;
 mod normalize;
+mod origin;
 mod output;
 mod pipeline;
 mod policy;
@@ -88,6 +91,7 @@ mod streamed;
 mod table;
 mod tool;
 mod validation;
+mod variant;
 
 #[doc(hidden)]
 pub mod __private;
@@ -154,17 +158,20 @@ pub mod guide {
 struct ReadmeDoctests;
 
 pub use call::{Arguments, CallOutcome, ExternalCall, PendingCall, ToolCall};
+pub use call_report::CallReport;
 pub use content::{Binary, Block, MAX_MIME_TYPE_BYTES, Resource, ResourceBody, ResourceLink};
-pub use context::{Ctx, LogLevel, LogMessage, LogSink, Progress, ProgressSink, StepView, Unauthorized, UserContext};
+pub use context::{Ctx, LogLevel, LogMessage, LogSink, Progress, ProgressSink, RunView, StepCall, StepView, Unauthorized, UserContext};
 pub use dynamic::DynamicTool;
 pub use error::{INTERNAL_ERROR_CODE, ToolError};
 pub use error_report::{ErrorKind, ErrorReport};
+pub use external::ProposalError;
 /// futures-util's `stream` module: what a [`Streamed`] tool makes its
 /// stream with (`stream::iter`, `stream::unfold`, `StreamExt`, ...).
 pub use futures_util::stream;
 pub use guard::{ArgumentLimits, MAX_ARGUMENT_DEPTH};
 pub use intent::{Classifier, ScopeProblem, ScopedTool, Selection};
-pub use pipeline::Call;
+pub use origin::Origin;
+pub use pipeline::{Call, OutputError};
 pub use policy::{ApprovalFloor, PolicyKind, Verdict};
 pub use registry::{Registry, RegistryBuilder};
 pub use result::{CallResult, ResultKind};
@@ -172,8 +179,15 @@ pub use run::{Approvals, DurableError, ExternalCalls, Run, RunError, RunState, S
 pub use schema::SCHEMA_DIALECT;
 pub use streamed::Streamed;
 pub use table::{BuildError, BuildProblem, DEFAULT_APPROVAL_TTL};
-pub use tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, Interim, Tool, ToolDefinition};
+pub use tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, FailureMode, Interim, Tool, ToolDefinition};
+pub use variant::Variant;
 
+/// schemars, for `#[tool_data]`'s derives and a crate that depends on
+/// `tool-runtime` alone.
+pub use schemars;
+/// serde, for `#[tool_data]`'s derives and a crate that depends on
+/// `tool-runtime` alone.
+pub use serde;
 pub use serde_json;
 /// The string type of [`CallResult::tool`] and [`CallResult::call_id`].
 pub use smol_str::SmolStr;
@@ -272,6 +286,44 @@ pub use tokio_util::sync::CancellationToken;
 /// ```
 pub use tool_macros::tool;
 
+/// Derives `Serialize`, `Deserialize` and `JsonSchema` for a tool's input
+/// and output types from the [`serde`] and [`schemars`] this crate
+/// re-exports, so that a crate that depends on `tool-runtime` alone (and
+/// tokio, for its runtime) needs neither in its `Cargo.toml`.
+///
+/// `#[tool_data(Serialize, JsonSchema)]` writes
+/// `#[derive(::tool_runtime::serde::Serialize, ::tool_runtime::schemars::JsonSchema)]`
+/// and the `#[serde(crate = "...")]` and `#[schemars(crate = "...")]`
+/// attributes by which those derives find their crates (a derive cannot
+/// write them: it adds items, never attributes). List the derives the type
+/// needs, in any order; any other derive goes in `#[derive(...)]` as
+/// usual, and `#[serde(...)]` and `#[schemars(...)]` on the type and its
+/// fields mean what they always mean. `crate = path` names the runtime for
+/// a crate that re-exports it, as on `#[tool]`.
+///
+/// ```
+/// use tool_runtime::prelude::*;
+///
+/// #[tool_data(Deserialize, JsonSchema)]
+/// struct NewTicket {
+///     /// One line.
+///     title: String,
+///     #[serde(default)]
+///     urgent: bool,
+/// }
+///
+/// #[tool_data(Serialize, JsonSchema)]
+/// #[derive(Debug)]
+/// struct Ticket { id: u32, title: String }
+///
+/// /// Open a support ticket.
+/// #[tool]
+/// async fn open_ticket(Input(ticket): Input<NewTicket>) -> Ticket {
+///     Ticket { id: if ticket.urgent { 1 } else { 2 }, title: ticket.title }
+/// }
+/// ```
+pub use tool_macros::tool_data;
+
 /// Takes a whole input struct as a tool's input, instead of one parameter
 /// per field. The struct derives `Deserialize` and `JsonSchema`; its fields
 /// become the schema's properties.
@@ -304,6 +356,6 @@ pub struct Input<T>(pub T);
 pub mod prelude {
     pub use crate::{
         ApprovalFloor, BoxedTool, CallResult, Ctx, DynamicTool, Input, LogLevel, PolicyKind, Registry, Run, ScopedTool, Selection, StepView,
-        ToolCall, ToolError, UserContext, Verdict, tool, tools,
+        ToolCall, ToolError, UserContext, Verdict, tool, tool_data, tools,
     };
 }

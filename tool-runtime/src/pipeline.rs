@@ -63,6 +63,7 @@ mod at_once;
 mod builder;
 mod checks;
 mod effects;
+mod observed;
 mod wait;
 
 use effects::{execute_journaled, hand_journaled, journaled};
@@ -72,7 +73,9 @@ pub(crate) use checks::out_of_scope;
 use checks::{validate, wrong_failure, wrong_output};
 
 use crate::call::{Arguments, CallOutcome, Pending, PendingCall};
+use crate::call_report::Watch;
 use crate::context::{CallInfo, CallState, Ctx};
+use crate::definition::FailureMode;
 use crate::error::ToolError;
 use crate::error_report::{ErrorKind, ErrorReport, Escaped, describe, panic_message};
 use crate::guard::{self, GuardError};
@@ -81,7 +84,7 @@ use crate::policy::Verdict;
 use crate::result::{CallResult, ResultKind, lines};
 use crate::table::{Entry, ToolTable};
 use crate::tool::{BoxError, BoxFuture, CallFuture, Failure, Output, ParsedFrom, PolicyCall, ToolOutput};
-pub use builder::Call;
+pub use builder::{Call, OutputError};
 
 /// A call's input: the tool's parsed input, and what it was read from
 /// (kept for an `ends_run` predicate and for a human to review).
@@ -152,7 +155,30 @@ pub(crate) fn process<'a, App: Send + Sync + 'static>(
     scoped: Option<&jsonschema::Validator>,
 ) -> Processing<'a, App> {
     // 0. Name.
-    let Some(entry) = offered_entry(tools, name, offered) else {
+    let entry = offered_entry(tools, name, offered);
+    // A call a result hook sees is timed, and reported when it ends.
+    if tools.observes(entry) {
+        let watch = Watch::start(&info);
+        return observed::Observed::wrap(tools, watch, || stages(tools, app, name, entry, args, info, offered, scoped));
+    }
+    stages(tools, app, name, entry, args, info, offered, scoped)
+}
+
+/// [`process`] from stage 0's answer on: the tool's `entry`, if it is
+/// registered and offered.
+#[allow(clippy::too_many_arguments, reason = "the call's parts, as `process` takes them, and stage 0's answer")]
+#[inline]
+fn stages<'a, App: Send + Sync + 'static>(
+    tools: &'a ToolTable<App>,
+    app: &'a Arc<App>,
+    name: &str,
+    entry: Option<&'a Entry<App>>,
+    args: Arguments<'a>,
+    info: CallInfo,
+    offered: Option<&[String]>,
+    scoped: Option<&jsonschema::Validator>,
+) -> Processing<'a, App> {
+    let Some(entry) = entry else {
         let span = call_span(name, &info.call_id);
         let _entered = span.enter();
         let result = unknown(tools, name, &info.call_id, offered);
@@ -188,7 +214,8 @@ pub(crate) fn process<'a, App: Send + Sync + 'static>(
 }
 
 /// The future of one call ([`process`]): its outcome where stages 0 to 3
-/// ended it, the call made at once, or the stages from 4 on.
+/// ended it, the call made at once, or the stages from 4 on; or, for a
+/// call a result hook sees, one of those, timed and reported.
 pub(crate) enum Processing<'a, App> {
     /// Ended before anything waits; taken by the first poll.
     Ended(Option<CallOutcome<App>>),
@@ -196,6 +223,8 @@ pub(crate) enum Processing<'a, App> {
     AtOnce(at_once::Running<'a, App>),
     /// Stages 4 to 7, one by one.
     Stages(BoxFuture<'a, CallOutcome<App>>),
+    /// A call some result hook sees (boxed: the others stay as small).
+    Observed(Box<observed::Observed<'a, App>>),
 }
 
 impl<App: Send + Sync + 'static> Future for Processing<'_, App> {
@@ -206,6 +235,7 @@ impl<App: Send + Sync + 'static> Future for Processing<'_, App> {
             Processing::Ended(outcome) => Poll::Ready(outcome.take().expect("a call's future polled after it ended")),
             Processing::AtOnce(running) => std::pin::Pin::new(running).poll(cx),
             Processing::Stages(stages) => stages.as_mut().poll(cx),
+            Processing::Observed(observed) => std::pin::Pin::new(&mut **observed).poll(cx),
         }
     }
 }
@@ -261,6 +291,13 @@ pub(crate) fn run_tool<'s, App: Send + Sync + 'static>(
     call: &'s mut CallState<'_, App>,
     span: &'s tracing::Span,
 ) -> impl Future<Output = CallResult> + Send + 's {
+    // An external tool whose input does not convert into the host's
+    // proposal is refused, not handed over.
+    if entry.def.resolve
+        && let Some(refused) = unresolved(tools, entry, &input, call.call_id())
+    {
+        return futures_util::future::Either::Left(Box::pin(std::future::ready(refused)) as BoxFuture<'s, CallResult>);
+    }
     // An external tool is handed to the host, with its input (recorded
     // first in a run's memory).
     if entry.def.external
@@ -279,6 +316,17 @@ pub(crate) fn run_tool<'s, App: Send + Sync + 'static>(
         return futures_util::future::Either::Left(journaled);
     }
     futures_util::future::Either::<BoxFuture<'s, CallResult>, _>::Right(execute(tools, entry, input, call, span))
+}
+
+/// The refusal of an external tool's call whose input its `resolve` does
+/// not convert (the model reads the conversion's error), or the generic
+/// 500 where the conversion panicked; `None` for a call to hand over.
+fn unresolved<App: Send + Sync + 'static>(tools: &ToolTable<App>, entry: &Entry<App>, input: &Input<'_>, call_id: &SmolStr) -> Option<CallResult> {
+    match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.resolve(input.value.as_ref()))) {
+        Ok(Some(Ok(_))) | Ok(None) => None,
+        Ok(Some(Err(reason))) => Some(denied(entry, call_id, Some(&reason))),
+        Err(payload) => Some(internal(tools, entry.name.clone(), call_id, ErrorKind::Panic, panic_message(payload.as_ref()))),
+    }
 }
 
 /// Records how the call ended on its span.
@@ -484,7 +532,7 @@ fn fail_closed<App: Send + Sync + 'static>(tools: &ToolTable<App>, entry: &Entry
 /// Whether the user's approval floor covers the tool (an anonymous
 /// user has none).
 fn floor_applies<App>(entry: &Entry<App>, call: &CallInfo) -> bool {
-    call.user.as_ref().is_some_and(|user| user.floor.applies(&entry.def.name, entry.def.tags.iter().map(String::as_str)))
+    call.user.as_ref().is_some_and(|user| user.floor.applies_to(&entry.def.name, entry.def.tags.iter().map(String::as_str), entry.def.origin))
 }
 
 /// The result of a call whose policy predicate gave no verdict.
@@ -627,7 +675,10 @@ pub(crate) fn concluded<App: Send + Sync + 'static>(tools: &ToolTable<App>, entr
                 data: error.data().cloned(),
                 ..ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Tool, error.code(), error.model_line())
             });
-            CallResult::failure(tool, call_id.clone(), ResultKind::ToolError, &error)
+            match entry.def.failure_mode {
+                FailureMode::Return => CallResult::failure(tool, call_id.clone(), ResultKind::ToolError, &error),
+                FailureMode::Error => CallResult::host_error(tool, call_id.clone(), &error),
+            }
         }
         Ended::Returned(Err(Failure::Internal(error))) => internal(tools, tool, call_id, ErrorKind::Internal, describe(error.as_ref())),
         Ended::Panicked(payload) => internal(tools, tool, call_id, ErrorKind::Panic, panic_message(payload.as_ref())),

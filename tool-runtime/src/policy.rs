@@ -2,6 +2,8 @@
 
 use std::collections::BTreeSet;
 
+use crate::origin::Origin;
+
 /// The decision on one call, from the tool's `policy` (a static verdict or a
 /// predicate) and the caller's [`ApprovalFloor`].
 ///
@@ -129,6 +131,7 @@ impl PolicyKind {
 pub struct ApprovalFloor {
     tools: BTreeSet<String>,
     tags: BTreeSet<String>,
+    origins: BTreeSet<Origin>,
 }
 
 impl ApprovalFloor {
@@ -144,9 +147,32 @@ impl ApprovalFloor {
         self
     }
 
-    /// Whether a tool with this name and these tags needs approval.
+    /// Adds an origin whose tools always need approval: every dynamic tool
+    /// (discovered from an MCP server, loaded from configuration), say.
+    ///
+    /// ```
+    /// use tool_runtime::{ApprovalFloor, Origin};
+    ///
+    /// let floor = ApprovalFloor::default().origin(Origin::Dynamic);
+    /// assert!(floor.applies_to("weather", [], Origin::Dynamic));
+    /// assert!(!floor.applies_to("lookup_order", [], Origin::Typed));
+    /// ```
+    pub fn origin(mut self, origin: Origin) -> Self {
+        self.origins.insert(origin);
+        self
+    }
+
+    /// Whether a tool with this name and these tags needs approval, by the
+    /// tools and tags of the floor (not its origins: see
+    /// [`applies_to`](Self::applies_to)).
     pub fn applies<'a>(&self, tool: &str, tags: impl IntoIterator<Item = &'a str>) -> bool {
         self.tools.contains(tool) || tags.into_iter().any(|tag| self.tags.contains(tag))
+    }
+
+    /// Whether a tool with this name, these tags and this origin needs
+    /// approval: what the registry asks of every call.
+    pub fn applies_to<'a>(&self, tool: &str, tags: impl IntoIterator<Item = &'a str>, origin: Origin) -> bool {
+        self.origins.contains(&origin) || self.applies(tool, tags)
     }
 }
 

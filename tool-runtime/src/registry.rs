@@ -9,10 +9,13 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::call::{Arguments, PendingCall};
+use crate::call::{Arguments, ExternalCall, PendingCall};
+use crate::call_report::CallReport;
 use crate::error_report::ErrorReport;
+use crate::external::ProposalError;
 use crate::guard::ArgumentLimits;
 use crate::intent::Classifier;
+use crate::origin::Origin;
 use crate::pipeline::Call;
 use crate::result::CallResult;
 use crate::run::Run;
@@ -86,6 +89,30 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// ```
     pub fn definitions_of_kind<'a>(&'a self, kind: &'a str) -> impl Iterator<Item = &'a ToolDefinition> + 'a {
         self.definitions().filter(move |def| def.kind.as_deref() == Some(kind))
+    }
+
+    /// The definitions of the tools of this [`Origin`] (typed, dynamic,
+    /// provider-defined, external), in declaration order.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tool_runtime::prelude::*;
+    /// use tool_runtime::Origin;
+    ///
+    /// /// Pick a date in the user's calendar.
+    /// #[tool(external)]
+    /// async fn pick_date(month: u32) -> String;
+    ///
+    /// let registry = Registry::<()>::builder()
+    ///     .tools(tools![pick_date])
+    ///     .tool(DynamicTool::external("pick_file", "Pick a file.", json!({"type": "object"})))
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(registry.definitions_of_origin(Origin::External).count(), 2);
+    /// assert_eq!(registry.definitions_of_origin(Origin::Typed).count(), 0);
+    /// ```
+    pub fn definitions_of_origin(&self, origin: Origin) -> impl Iterator<Item = &ToolDefinition> + '_ {
+        self.definitions().filter(move |def| def.origin == origin)
     }
 
     /// The definition of one tool.
@@ -182,7 +209,51 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// Ends a pending call without running it; the model reads `text`, or
     /// the tool's rejection text, or a generic rejection.
     pub fn reject(&self, pending: PendingCall<App>, text: Option<&str>) -> CallResult {
-        crate::approval::reject(pending, text)
+        crate::approval::reject(&self.tools, pending, text)
+    }
+
+    /// The typed proposal of an external call (one a result of kind
+    /// [`External`](crate::ResultKind::External) handed over, or one a
+    /// run keeps in [`Run::external`](crate::Run::external)), as its tool's
+    /// `resolve` converts its validated input: the value the host runs,
+    /// rather than the input as JSON.
+    ///
+    /// The conversion runs again here, from the call's input, so that a
+    /// call resumed from a journal (which keeps the input only) has its
+    /// proposal too: keep `resolve` a pure function of the input.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tool_runtime::prelude::*;
+    ///
+    /// /// What the calendar app is asked to show.
+    /// pub struct SlotRequest { pub day: String, pub minutes: u32 }
+    ///
+    /// fn to_request(input: &pick_slot) -> Result<SlotRequest, String> {
+    ///     let minutes = input.hours.checked_mul(60).ok_or("Ask for fewer hours.")?;
+    ///     Ok(SlotRequest { day: input.day.clone(), minutes })
+    /// }
+    ///
+    /// /// Let the user pick a slot in their calendar app.
+    /// #[tool(external, resolve = to_request)]
+    /// async fn pick_slot(day: String, hours: u32) -> String;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let registry = Registry::<()>::builder().tools(tools![pick_slot]).build().unwrap();
+    /// let handed = registry.invoke(&Arc::new(()), "pick_slot", r#"{"day": "Monday", "hours": 2}"#).await;
+    /// let request: SlotRequest = registry.proposal(&handed.external_call().unwrap()).unwrap();
+    /// assert_eq!((request.day.as_str(), request.minutes), ("Monday", 120));
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ProposalError::NoResolve`] when the call's tool is not an external
+    /// tool of this registry with a `resolve`; [`ProposalError::Refused`]
+    /// when its input does not convert; [`ProposalError::OtherType`] when
+    /// the proposal is not a `P`.
+    pub fn proposal<P: 'static>(&self, call: &ExternalCall) -> Result<P, ProposalError> {
+        crate::external::proposal(&self.tools, call)
     }
 
     /// This registry's tools and settings, plus `tools` (typed or dynamic),
@@ -209,7 +280,7 @@ impl<App: Send + Sync + 'static> Registry<App> {
 
     /// The intent classifier's call over this registry's tools.
     pub fn classifier(&self) -> Classifier {
-        Classifier::new(self.definitions())
+        Classifier::new(self.definitions(), self.tools.config.intent_opt_in)
     }
 
     /// The tool table under this registry, for what works below it (a
@@ -337,6 +408,26 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
         self
     }
 
+    /// Called with every outcome of every call ([`CallReport`]: the result,
+    /// who called, when and how long it took): a success, a failure, a
+    /// refusal (invalid arguments, a policy's or a human's, an unknown
+    /// tool), a call parked for approval and its decision, an external
+    /// call handed over and its result. For logging the sub-flows of a run;
+    /// a tool's own hook (`#[tool(on_result = path)]`,
+    /// [`DynamicTool::on_result`](crate::DynamicTool::on_result)) sees its
+    /// calls' outcomes first.
+    ///
+    /// Hooks run off the call's path, on a blocking thread: the call's
+    /// result does not wait for them, a hook that blocks or never returns
+    /// holds no call, and one that panics is logged and changes nothing. So
+    /// reports of calls close together may arrive in either order; each
+    /// carries its own times. A registry without a hook, and a call of a
+    /// tool without one, make no report.
+    pub fn on_result(mut self, hook: impl Fn(&CallReport) + Send + Sync + 'static) -> Self {
+        self.config.on_result = Some(Arc::new(hook));
+        self
+    }
+
     /// Runs the schema validator on every call, even for tools whose schema
     /// says nothing their input type does not check while it is parsed
     /// (by default those skip it on the happy path, and read text arguments
@@ -389,6 +480,36 @@ impl<App: Send + Sync + 'static> RegistryBuilder<App> {
     /// (code `TOO_MANY_EXTERNAL`) and may try again once some are completed.
     pub fn max_external_calls(mut self, max: usize) -> Self {
         self.config.max_external = max;
+        self
+    }
+
+    /// Lists to the intent classifier ([`Registry::classifier`],
+    /// [`Run::classifier`](crate::Run::classifier)) only the tools that opt in with
+    /// `#[tool(as_intent)]` ([`DynamicTool::as_intent`](crate::DynamicTool::as_intent)),
+    /// rather than every tool but the `always_active` ones (the default).
+    /// The classifier then chooses among a few entry points; a tool it does
+    /// not list is offered in a turn only when it is `always_active` or
+    /// required by one chosen. [`build`](Self::build) fails when no tool
+    /// opts in.
+    ///
+    /// ```
+    /// use tool_runtime::prelude::*;
+    ///
+    /// /// Handle a refund request.
+    /// #[tool(as_intent, classification = "Refunds")]
+    /// async fn refund_request(order_id: String) -> String { order_id }
+    ///
+    /// /// Look up an order.
+    /// #[tool(read_only)]
+    /// async fn lookup_order(order_id: String) -> String { order_id }
+    ///
+    /// let registry = Registry::<()>::builder().tools(tools![refund_request, lookup_order]).intent_opt_in(true).build().unwrap();
+    /// let prompt = registry.classifier().prompt().to_owned();
+    /// assert!(prompt.contains("- refund_request: Refunds"));
+    /// assert!(!prompt.contains("lookup_order"));
+    /// ```
+    pub fn intent_opt_in(mut self, opt_in: bool) -> Self {
+        self.config.intent_opt_in = opt_in;
         self
     }
 

@@ -35,6 +35,12 @@ pub enum ResultKind {
     /// the host supplies the result through the run that handed it
     /// ([`ExternalCalls::complete`](crate::ExternalCalls::complete), [`ExternalCalls::fail`](crate::ExternalCalls::fail)).
     External,
+    /// The tool failed, and its failure is the host's to handle
+    /// (`failure_mode = "error"`, [`FailureMode::Error`](crate::FailureMode::Error)):
+    /// the model reads the generic status-500 line, while `error_code` and
+    /// `status` are the failure's own, and the failure went to
+    /// `on_tool_error` in full.
+    HostError,
 }
 
 impl ResultKind {
@@ -52,6 +58,7 @@ impl ResultKind {
             ResultKind::Cancelled => "cancelled",
             ResultKind::Internal => "internal_error",
             ResultKind::External => "external",
+            ResultKind::HostError => "host_error",
         }
     }
 
@@ -59,7 +66,7 @@ impl ResultKind {
     /// (the journal).
     #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
     pub(crate) fn parse(name: &str) -> Option<Self> {
-        const ALL: [ResultKind; 11] = [
+        const ALL: [ResultKind; 12] = [
             ResultKind::Success,
             ResultKind::ToolError,
             ResultKind::InvalidArguments,
@@ -71,6 +78,7 @@ impl ResultKind {
             ResultKind::Cancelled,
             ResultKind::Internal,
             ResultKind::External,
+            ResultKind::HostError,
         ];
         ALL.into_iter().find(|kind| kind.as_str() == name)
     }
@@ -103,7 +111,9 @@ pub struct CallResult {
     /// the model does not read: `text` is still the error's one line. `None`
     /// for every other failure.
     pub structured: Option<Box<Value>>,
-    /// The error code stamped on a failed call.
+    /// The error code stamped on a failed call: the code of the line the
+    /// model read, except for a [`ResultKind::HostError`], where the model
+    /// read the generic line and this is the failure's own code.
     pub error_code: Option<String>,
     /// The HTTP-like status of a failed call.
     pub status: Option<u16>,
@@ -177,6 +187,15 @@ impl CallResult {
             truncated: false,
             ends_run: false,
         }
+    }
+
+    /// A tool's failure that is the host's (`failure_mode = "error"`): the
+    /// model reads the generic line; the code and status are the failure's.
+    pub(crate) fn host_error(tool: SmolStr, call_id: SmolStr, error: &ToolError) -> Self {
+        let mut result = CallResult::failure(tool, call_id, ResultKind::HostError, &ToolError::internal());
+        result.error_code = Some(error.code().to_owned());
+        result.status = Some(error.status());
+        result
     }
 
     /// For a result of kind [`ResultKind::External`], the call the host

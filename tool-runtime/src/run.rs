@@ -9,10 +9,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::join_all;
+use smol_str::SmolStr;
 use tokio_util::sync::CancellationToken;
 
-use crate::call::{CallOutcome, PendingCall, ToolCall};
-use crate::context::{Attached, CallInfo, ProgressSink, UserContext};
+use crate::call::{Arguments, CallOutcome, PendingCall, ToolCall};
+use crate::context::{Attached, CallInfo, ProgressSink, RunView, StepArguments, StepCall, UserContext};
 use crate::external::ExternalError;
 use crate::ids::fresh_call_id;
 use crate::intent::{Classifier, ScopeProblem, Selection};
@@ -409,10 +410,19 @@ impl<App: Send + Sync + 'static> Run<App> {
         let refusals =
             Refusals { tools: &self.tools, steps: &self.steps, pending: &self.pending, external: &self.external, durable: self.memory.durable };
         let refusals = refusals.of(&calls);
+        for refused in refusals.iter().flatten() {
+            self.tools.report_outcome(self.tools.watch_for(&refused.tool, Some(&self.user), self.thread_id.as_ref()), refused);
+        }
         let parallel = calls.len() > 1 && calls.iter().all(|call| self.parallel_safe(call));
+        // A call without an id gets one here, which its step's view shares.
+        let ids: Vec<SmolStr> = calls.iter().map(|call| if call.id.is_empty() { fresh_call_id() } else { call.id.as_str().into() }).collect();
+        let view = self.view(&calls, &ids);
         // The step's calls are cancelled together at its deadline.
         let step_token = self.cancel.child_token();
-        let calls = calls.into_iter().zip(refusals).map(|(call, refusal)| (self.call_info(&call.id, &step_token), call, refusal));
+        let calls = calls.into_iter().zip(ids).zip(refusals).map(|((call, id), refusal)| {
+            let view = view.as_ref().filter(|_| self.judged_by_predicate(&call.name)).cloned();
+            (self.call_info(id, &step_token, view), call, refusal)
+        });
         let limit = self.step_limit();
         let running = self.run_calls(calls, parallel, &offered);
         let (outcomes, ran_out) = match limit.and_then(|(deadline, which)| Some((crate::pipeline::runtime_timer(deadline)?, which))) {
@@ -561,7 +571,7 @@ impl<App: Send + Sync + 'static> Run<App> {
 
     /// The intent classifier's call over this run's tools.
     pub fn classifier(&self) -> Classifier {
-        Classifier::new(self.tools.definitions())
+        Classifier::new(self.tools.definitions(), self.tools.config.intent_opt_in)
     }
 
     /// Offers, from now until the next `select` or
@@ -620,8 +630,7 @@ impl<App: Send + Sync + 'static> Run<App> {
             let mut outcomes = Vec::with_capacity(calls.len());
             let mut group = Vec::new();
             for (info, call, refusal) in calls {
-                let judged_by_predicate = self.tools.definition(&call.name).is_some_and(|def| def.policy == PolicyKind::Predicate);
-                if judged_by_predicate && !group.is_empty() {
+                if self.judged_by_predicate(&call.name) && !group.is_empty() {
                     outcomes.extend(join_all(std::mem::take(&mut group)).await);
                 }
                 let (app, tools, turn) = (&self.app, &*self.tools, &self.turn);
@@ -680,9 +689,32 @@ impl<App: Send + Sync + 'static> Run<App> {
         self.cancel.cancel();
     }
 
-    fn call_info(&self, id: &str, step: &CancellationToken) -> CallInfo {
-        let attached = Attached { thread_id: self.thread_id.clone(), progress: self.progress.clone(), log: None, memory: Some(self.memory.clone()) };
-        let call_id = if id.is_empty() { fresh_call_id() } else { id.into() };
+    /// What the policy predicates of this step's `calls` see of the run
+    /// ([`RunView`]); `None`, and nothing copied, where no call's policy is
+    /// a predicate.
+    fn view(&self, calls: &[ToolCall], ids: &[SmolStr]) -> Option<Arc<RunView>> {
+        if !self.tools.predicates || !calls.iter().any(|call| self.judged_by_predicate(&call.name)) {
+            return None;
+        }
+        let limits = self.tools.config.limits;
+        let calls = calls.iter().zip(ids).map(|(call, id)| {
+            let arguments = match &call.arguments {
+                Arguments::Text(text) => StepArguments::Text(text.as_ref().into()),
+                Arguments::Value(value) => StepArguments::Value(value.clone()),
+            };
+            StepCall::new(id.clone(), call.name.clone(), arguments, limits)
+        });
+        Some(Arc::new(self.steps.view(calls.collect())))
+    }
+
+    /// Whether the tool `name` decides its calls with a predicate.
+    fn judged_by_predicate(&self, name: &str) -> bool {
+        self.tools.definition(name).is_some_and(|def| def.policy == PolicyKind::Predicate)
+    }
+
+    fn call_info(&self, call_id: SmolStr, step: &CancellationToken, run: Option<Arc<RunView>>) -> CallInfo {
+        let attached =
+            Attached { thread_id: self.thread_id.clone(), progress: self.progress.clone(), log: None, memory: Some(self.memory.clone()), run };
         CallInfo::with(Some(self.user.clone()), call_id, step.child_token().into(), attached)
     }
 }

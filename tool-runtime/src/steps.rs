@@ -7,7 +7,7 @@
 
 use std::panic::AssertUnwindSafe;
 
-use crate::context::{StepView, UserContext};
+use crate::context::{RunView, StepCall, StepView, UserContext};
 use crate::error::ToolError;
 use crate::error_report::{ErrorKind, ErrorReport, Escaped, panic_message};
 use crate::memory::Remembered;
@@ -73,6 +73,12 @@ impl Default for Steps {
 }
 
 impl Steps {
+    /// The run's record as it stands, with `calls` (those of the step about
+    /// to run), for a policy predicate.
+    pub(crate) fn view(&self, calls: Vec<StepCall>) -> RunView {
+        RunView::new(self.step, self.executed.clone(), self.state.clone(), self.failures.clone(), calls)
+    }
+
     /// Takes what changed since the last save, to remember it: an MCP
     /// session does this under its lock, and saves of one session may run
     /// at once.
@@ -251,7 +257,7 @@ pub(crate) fn add_failures(failures: &mut Vec<(String, u32)>, tool: &str, failed
 /// does not: the tool did not fail.
 fn counts_as_failure(result: &CallResult) -> bool {
     match result.kind {
-        ResultKind::InvalidArguments | ResultKind::ToolError | ResultKind::Internal => true,
+        ResultKind::InvalidArguments | ResultKind::ToolError | ResultKind::HostError | ResultKind::Internal => true,
         ResultKind::TimedOut => result.error_code.as_deref() == Some(lines::TOOL_TIMEOUT),
         _ => false,
     }

@@ -8,8 +8,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::call_report::{CallReport, ResultHook, Watch};
+use crate::context::{CallInfo, UserContext};
 use crate::error_report::{ErrorHook, ErrorReport, Escaped};
 use crate::guard::ArgumentLimits;
+use crate::result::CallResult;
 use crate::tool::{BoxedTool, ErasedTool, ToolDefinition};
 
 mod problems;
@@ -30,6 +33,9 @@ pub(crate) struct ToolTable<App> {
     /// that is not registered.
     pub(crate) aliases: Vec<(String, usize)>,
     pub(crate) config: Config,
+    /// Whether a tool's policy is a predicate: only then does a run show
+    /// its calls their run ([`RunView`](crate::RunView)).
+    pub(crate) predicates: bool,
 }
 
 pub(crate) struct Entry<App> {
@@ -44,6 +50,8 @@ pub(crate) struct Entry<App> {
     /// Text arguments may be read straight into the input (see
     /// `validation::text_exact`).
     pub(crate) text_exact: bool,
+    /// A result hook sees its calls: its own, or the registry's.
+    pub(crate) observed: bool,
     /// The root schema's property names, and the constraints the text
     /// reader checks (`validation::Properties`).
     pub(crate) properties: crate::validation::Properties,
@@ -69,12 +77,16 @@ pub(crate) struct Config {
     pub(crate) default_max_output_chars: usize,
     pub(crate) content_limits: crate::content::ContentLimits,
     pub(crate) on_tool_error: Option<ErrorHook>,
+    /// Sees every outcome of every call (`RegistryBuilder::on_result`).
+    pub(crate) on_result: Option<ResultHook>,
     pub(crate) validate_every_call: bool,
     pub(crate) validate_outputs: bool,
     pub(crate) policy_timeout: Duration,
     pub(crate) max_pending: usize,
     pub(crate) max_external: usize,
     pub(crate) approval_ttl: Duration,
+    /// The intent classifier lists only the tools written `as_intent`.
+    pub(crate) intent_opt_in: bool,
 }
 
 impl Default for Config {
@@ -85,12 +97,14 @@ impl Default for Config {
             default_max_output_chars: 20_000,
             content_limits: crate::content::ContentLimits::default(),
             on_tool_error: None,
+            on_result: None,
             validate_every_call: false,
             validate_outputs: cfg!(debug_assertions),
             policy_timeout: Duration::from_secs(10),
             max_pending: 16,
             max_external: 64,
             approval_ttl: DEFAULT_APPROVAL_TTL,
+            intent_opt_in: false,
         }
     }
 }
@@ -118,7 +132,11 @@ impl<App: Send + Sync + 'static> ToolTable<App> {
                 problems.push(BuildProblem::InvalidName { tool: def.name.clone() });
             }
             for reason in boxed.inner.contradictions() {
-                problems.push(BuildProblem::Contradiction { tool: def.name.clone(), reason });
+                let tool = def.name.clone();
+                problems.push(match boxed.inner.variant_of() {
+                    Some(of) => BuildProblem::Variant { tool, of: of.to_owned(), reason },
+                    None => BuildProblem::Contradiction { tool, reason },
+                });
             }
             if def.description.trim().is_empty() {
                 problems.push(BuildProblem::EmptyDescription { tool: def.name.clone() });
@@ -160,7 +178,19 @@ impl<App: Send + Sync + 'static> ToolTable<App> {
             }
             let name = smol_str::SmolStr::new(&def.name);
             let tool = boxed.inner;
-            entries.push(Entry { name, def, tool, validator, parser_enforces, text_exact, properties, output_validator, failure_validator });
+            let observed = def.has_result_hook || config.on_result.is_some();
+            entries.push(Entry {
+                name,
+                def,
+                tool,
+                validator,
+                parser_enforces,
+                text_exact,
+                observed,
+                properties,
+                output_validator,
+                failure_validator,
+            });
         }
         let aliases = provider_names(&entries, &index, &mut problems);
         for entry in &entries {
@@ -187,10 +217,14 @@ impl<App: Send + Sync + 'static> ToolTable<App> {
                 }
             }
         }
+        if config.intent_opt_in && !entries.iter().any(|entry| entry.def.as_intent) {
+            problems.push(BuildProblem::NoIntentTools);
+        }
         if !problems.is_empty() {
             return Err(BuildError { problems });
         }
-        Ok(ToolTable { entries, index, aliases, config })
+        let predicates = entries.iter().any(|entry| entry.def.policy == crate::policy::PolicyKind::Predicate);
+        Ok(ToolTable { entries, index, aliases, config, predicates })
     }
 
     /// This table's tools and settings, plus `tools`, checked as
@@ -228,6 +262,56 @@ impl<App: Send + Sync + 'static> ToolTable<App> {
         found.or_else(|| self.aliases.iter().find(|(alias, _)| alias == name).map(|&(_, i)| &entries[i]))
     }
 
+    /// Hands `report` to the result hooks that see it (the tool's own, then
+    /// the registry's), off the caller's path: on a blocking thread of the
+    /// Tokio runtime, else a thread of its own, so a hook that blocks or
+    /// never returns holds no call; one that panics is logged. Reports of
+    /// calls close together may reach the hooks in either order.
+    pub(crate) fn observe(&self, report: CallReport) {
+        let own = self.entry(&report.result.tool).filter(|entry| entry.def.has_result_hook).map(|entry| entry.tool.clone());
+        let registry = self.config.on_result.clone();
+        if own.is_none() && registry.is_none() {
+            return;
+        }
+        let hooks = move || {
+            if let Some(tool) = own {
+                guarded(&report, "the tool's `on_result`", || tool.on_result(&report));
+            }
+            if let Some(hook) = registry {
+                guarded(&report, "the registry's `on_result`", || hook(&report));
+            }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn_blocking(hooks)),
+            Err(_) => drop(std::thread::spawn(hooks)),
+        }
+    }
+
+    /// Whether a call of `entry` (`None`: of no registered tool) is observed.
+    #[inline]
+    pub(crate) fn observes(&self, entry: Option<&Entry<App>>) -> bool {
+        entry.map_or(self.config.on_result.is_some(), |entry| entry.observed)
+    }
+
+    /// A watch on an outcome of a call of `tool` by `info`'s caller, where
+    /// a result hook sees it; `None` (and no clock read) elsewhere.
+    pub(crate) fn watch(&self, tool: &str, info: &CallInfo) -> Option<Watch> {
+        self.observes(self.entry(tool)).then(|| Watch::start(info))
+    }
+
+    /// [`watch`](Self::watch), for an outcome outside a call's own path
+    /// (an external call's result): its caller given apart.
+    pub(crate) fn watch_for(&self, tool: &str, user: Option<&Arc<UserContext>>, thread_id: Option<&Arc<str>>) -> Option<Watch> {
+        self.observes(self.entry(tool)).then(|| Watch::start_for(user, thread_id))
+    }
+
+    /// Reports `result` to the result hooks, for a watched outcome.
+    pub(crate) fn report_outcome(&self, watch: Option<Watch>, result: &CallResult) {
+        if let Some(watch) = watch {
+            self.observe(watch.report(result.clone()));
+        }
+    }
+
     /// Full detail to `tracing` and the hook; never to the model.
     pub(crate) fn report(&self, report: ErrorReport) {
         tracing::error!(
@@ -242,6 +326,19 @@ impl<App: Send + Sync + 'static> ToolTable<App> {
         if let Some(hook) = &self.config.on_tool_error {
             hook(&report);
         }
+    }
+}
+
+/// Runs one result hook, a panic in it logged, never passed on.
+fn guarded(report: &CallReport, which: &str, hook: impl FnOnce()) {
+    if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(hook)) {
+        tracing::error!(
+            tool = %Escaped(&report.result.tool),
+            call_id = %Escaped(&report.result.call_id),
+            hook = %Escaped(which),
+            panic = %Escaped(&crate::error_report::panic_message(payload.as_ref())),
+            "a result hook panicked; the call's result is unchanged"
+        );
     }
 }
 

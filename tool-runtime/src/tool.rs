@@ -12,8 +12,9 @@ use std::sync::Arc;
 use schemars::{Schema, SchemaGenerator};
 use serde_json::{Map, Value};
 
+use crate::call_report::CallReport;
 use crate::context::{CallState, Ctx, StepView};
-pub use crate::definition::{Annotations, EndsRun, Execution, Interim, MetaValue, Metadata, ToolDefinition, ToolMeta};
+pub use crate::definition::{Annotations, EndsRun, Execution, FailureMode, Interim, MetaValue, Metadata, ToolDefinition, ToolMeta};
 use crate::error::ToolError;
 use crate::policy::Verdict;
 use crate::readers::Args;
@@ -39,6 +40,10 @@ pub enum PolicyCall<'a> {
 
 /// An error of any type, boxed.
 pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
+
+/// An external tool's proposal (`resolve = path`): the host's typed value,
+/// read back with [`Registry::proposal`](crate::Registry::proposal).
+pub type Proposal = Box<dyn Any + Send>;
 
 /// What a tool's execution ends with, before the registry turns it into text.
 pub type CallFuture = BoxFuture<'static, Result<ToolOutput, Failure>>;
@@ -197,6 +202,15 @@ pub trait Tool<App>: 'static {
         None
     }
 
+    /// `resolve = path`, for an external tool: its validated input
+    /// converted into the host's proposal, or why the call is refused (the
+    /// text the model reads); `None` (the default) for a tool without one.
+    #[doc(hidden)]
+    fn resolve(input: &Self::Input) -> Option<Result<Proposal, String>> {
+        let _ = input;
+        None
+    }
+
     /// `scope = path`: the schema of the scope type, which the intent
     /// classifier answers for this tool; `None` for a tool without a scope.
     #[doc(hidden)]
@@ -219,6 +233,13 @@ pub trait Tool<App>: 'static {
     fn visible(view: &StepView<'_, App>) -> bool {
         let _ = view;
         true
+    }
+
+    /// `on_result = path`: sees each outcome of a call of the tool; only
+    /// called when `EXECUTION.on_result` is set, off the call's path.
+    #[doc(hidden)]
+    fn on_result(report: &CallReport) {
+        let _ = report;
     }
 
     /// Runs the tool. The call's state is lent: a tool that takes a context
@@ -286,6 +307,11 @@ pub(crate) trait ErasedTool<App>: Send + Sync {
     fn contradictions(&self) -> Vec<String> {
         Vec::new()
     }
+    /// For a variant made at registration, the name of the `#[tool]` it
+    /// is a variant of (its contradictions are worded as the variant's).
+    fn variant_of(&self) -> Option<&'static str> {
+        None
+    }
     fn parse(&self, args: &Map<String, Value>) -> Result<Box<dyn Any + Send + Sync>, serde_json::Error>;
     /// The text read straight into the input, where the schema makes it
     /// exact; `None` sends the call down the value path.
@@ -306,6 +332,10 @@ pub(crate) trait ErasedTool<App>: Send + Sync {
     fn parses_types(&self) -> bool;
     fn verdict<'a>(&'a self, input: &'a (dyn Any + Send + Sync), ctx: &'a Ctx<App>) -> PolicyCall<'a>;
     fn visible(&self, view: &StepView<'_, App>) -> bool;
+    /// The tool's own result hook (`on_result`), if it has one.
+    fn on_result(&self, report: &CallReport) {
+        let _ = report;
+    }
     /// The `parallel_safe` predicate on the raw arguments, if the tool has one.
     fn parallel_safe(&self, args: &Value) -> Option<bool>;
     /// The effect key the tool derives from a call's input, if it does.
@@ -313,6 +343,9 @@ pub(crate) trait ErasedTool<App>: Send + Sync {
     /// The output of an unfinished call the tool's reconcile hook says took
     /// effect, if it has a hook and says so.
     fn reconcile(&self, input: &(dyn Any + Send + Sync)) -> Option<Result<ToolOutput, Failure>>;
+    /// An external tool's proposal from a call's input (`resolve`), if it
+    /// converts its calls; an error is the refusal the model reads.
+    fn resolve(&self, input: &(dyn Any + Send + Sync)) -> Option<Result<Proposal, String>>;
     /// Rebuilds the tool for a scope value (`scope = path`); an error says
     /// why the value does not fit the scope type.
     fn scope(&self, scope: &Value, tool: &mut ScopedTool) -> Result<(), String>;
@@ -365,6 +398,10 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
         T::visible(view)
     }
 
+    fn on_result(&self, report: &CallReport) {
+        T::on_result(report);
+    }
+
     fn parallel_safe(&self, args: &Value) -> Option<bool> {
         T::parallel_safe(args)
     }
@@ -375,6 +412,10 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
 
     fn reconcile(&self, input: &(dyn Any + Send + Sync)) -> Option<Result<ToolOutput, Failure>> {
         T::reconcile(input.downcast_ref::<T::Input>()?)
+    }
+
+    fn resolve(&self, input: &(dyn Any + Send + Sync)) -> Option<Result<Proposal, String>> {
+        T::resolve(input.downcast_ref::<T::Input>()?)
     }
 
     fn scope(&self, scope: &Value, tool: &mut ScopedTool) -> Result<(), String> {

@@ -411,3 +411,29 @@ async fn an_external_tool_is_run_by_the_servers_runner_and_unlisted_without_one(
     let invalid = wire.call("pick_colour", json!({"palette": 3})).await;
     assert!(text(&invalid).contains("INVALID_ARGUMENTS"), "validated before it is handed over: {invalid}");
 }
+
+/// Rename an item; judged on the session's record.
+#[tool(policy = after_a_read)]
+async fn rename_item(id: u32, name: String) -> String {
+    format!("item {id} is now {name}")
+}
+
+/// An MCP session is a run, each call a step: the predicate sees the
+/// session's record (its step and the tools that ran), and no other call.
+fn after_a_read<App>(_input: &rename_item, ctx: &Ctx<App>) -> Verdict {
+    let Some(run) = ctx.run() else { return Verdict::deny("No run.") };
+    assert_eq!(ctx.other_calls().count(), 0, "a step of one call");
+    if run.has_executed("get_item") { Verdict::Allow } else { Verdict::deny(format!("Read the item first (step {}).", run.step)) }
+}
+
+#[tokio::test]
+async fn a_policy_predicate_sees_the_sessions_record_as_a_runs() {
+    let (server, _) = server_of(tools![get_item, rename_item], None);
+    let mut wire = Wire::connect(&server, no_capabilities(), Human::Accept).await;
+    let refused = wire.call("rename_item", json!({"id": 1, "name": "lamp"})).await;
+    assert_eq!(refused["isError"], true);
+    assert!(refused["content"][0]["text"].as_str().unwrap().contains("Read the item first (step 0)."), "{refused}");
+    wire.call("get_item", json!({"id": 1})).await;
+    let renamed = wire.call("rename_item", json!({"id": 1, "name": "lamp"})).await;
+    assert_eq!(renamed["content"][0]["text"], "item 1 is now lamp", "{renamed}");
+}

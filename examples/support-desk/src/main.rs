@@ -343,6 +343,7 @@ fn verdict(kind: ResultKind) -> &'static str {
         ResultKind::Cancelled => "[cancelled]",
         ResultKind::Internal => "[allowed, internal error]",
         ResultKind::External => "[allowed, handed to the host]",
+        ResultKind::HostError => "[allowed, failed for the host]",
     }
 }
 

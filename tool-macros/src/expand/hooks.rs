@@ -1,7 +1,8 @@
 //! The `Tool` methods that call a function the user named in a key:
 //! `policy = path` (`verdict`), `visible_when` (`visible`),
-//! `parallel_safe = path`, `idempotency_key` (`effect_key`), `reconcile`
-//! and `scope`. Each is emitted only for a tool that writes its key.
+//! `parallel_safe = path`, `idempotency_key` (`effect_key`), `on_result`,
+//! `resolve`, `reconcile` and `scope`. Each is emitted only for a tool that writes its
+//! key.
 //!
 //! The user's path is called through a runtime probe, spanned on the path:
 //! a function of the wrong signature is reported there, once, as a
@@ -73,6 +74,35 @@ pub(super) fn effect_key_fn(g: &Gen<'_>) -> Option<TokenStream> {
     let invoke = quote_spanned!(path.span()=> #probe::effect_key_call(#path, input));
     Some(quote! {
         fn effect_key(input: &Self::Input) -> ::core::option::Option<::std::string::String> {
+            ::core::option::Option::Some(#invoke)
+        }
+    })
+}
+
+/// `Tool::on_result`, for `on_result = path`, checked as
+/// [`effect_key_fn`]'s path is.
+pub(super) fn on_result_fn(g: &Gen<'_>) -> Option<TokenStream> {
+    let path = g.attrs.on_result.as_ref()?;
+    let p = &g.p;
+    let probe = respan(p, path.span());
+    let invoke = quote_spanned!(path.span()=> #probe::on_result_call(#path, report));
+    Some(quote! {
+        fn on_result(report: &#p::CallReport) {
+            #invoke
+        }
+    })
+}
+
+/// `Tool::resolve`, for an external tool's `resolve = path`, checked as
+/// [`effect_key_fn`]'s path is; an error that cannot be read as text fails
+/// on `ResolveError`.
+pub(super) fn resolve_fn(g: &Gen<'_>) -> Option<TokenStream> {
+    let path = g.attrs.resolve.as_ref()?;
+    let p = &g.p;
+    let probe = respan(p, path.span());
+    let invoke = quote_spanned!(path.span()=> #probe::resolve_call(#path, input));
+    Some(quote! {
+        fn resolve(input: &Self::Input) -> ::core::option::Option<::core::result::Result<#p::Proposal, ::std::string::String>> {
             ::core::option::Option::Some(#invoke)
         }
     })

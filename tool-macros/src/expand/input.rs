@@ -153,8 +153,8 @@ fn derived_struct(params: &[Param], g: &Gen<'_>) -> TokenStream {
     let (ident, vis, p, krate, doc) = (&g.tool_fn.ident, &g.tool_fn.vis, &g.p, &g.krate, &g.doc);
     let field_vis = field_vis(g);
     let struct_doc = struct_doc(g.name);
-    let serde_crate = LitStr::new(&format!("{krate}::__private::serde").replace(' ', ""), Span::call_site());
-    let schemars_crate = LitStr::new(&format!("{krate}::__private::schemars").replace(' ', ""), Span::call_site());
+    let serde_crate = super::crate_path_literal(krate, "__private::serde");
+    let schemars_crate = super::crate_path_literal(krate, "__private::schemars");
     let fields = params.iter().map(|param| {
         let (field, ty, name, carried) = (&param.ident, &param.ty, &param.name, &param.carried);
         let param_doc = concat_docs(&param.docs);

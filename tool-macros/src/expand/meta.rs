@@ -3,7 +3,8 @@
 //! sets, the rest from `ToolMeta::DEFAULT`) and, for a tool that
 //! writes any metadata key, its `Metadata` constant, and for one that
 //! writes an execution key (`interim`, `interruptible`, `idempotency_key`,
-//! `replay`), its `Execution` constant.
+//! `replay`, `external`, `failure_mode`, `on_result`, `resolve`), its
+//! `Execution` constant.
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote};
@@ -111,6 +112,9 @@ pub(super) fn metadata(attrs: &ToolAttrs, p: &TokenStream) -> TokenStream {
     if attrs.always_active.is_some_and(|flag| flag.value) {
         fields.push(quote!(always_active: true));
     }
+    if attrs.as_intent.is_some_and(|flag| flag.value) {
+        fields.push(quote!(as_intent: true));
+    }
     if let Some(text) = &attrs.classification {
         let text = some(text);
         fields.push(quote!(classification: #text));
@@ -165,6 +169,15 @@ pub(super) fn execution(attrs: &ToolAttrs, p: &TokenStream) -> TokenStream {
     }
     if attrs.external.is_some_and(|flag| flag.value) {
         fields.push(quote!(external: true));
+    }
+    if attrs.failure_mode.as_ref().is_some_and(|mode| mode.value() == "error") {
+        fields.push(quote!(failure_mode: #p::FailureMode::Error));
+    }
+    if attrs.on_result.is_some() {
+        fields.push(quote!(on_result: true));
+    }
+    if attrs.resolve.is_some() {
+        fields.push(quote!(resolve: true));
     }
     if fields.is_empty() {
         return TokenStream::new();

@@ -514,3 +514,40 @@ fn call_and_call_now_share_one_copy_of_the_body() {
     assert!(tokens.contains("Box :: pin (__tool_body (input))"), "{tokens}");
     assert!(tokens.contains("pin ! (__tool_body (input))"), "{tokens}");
 }
+
+#[test]
+fn the_keys_of_the_last_seeds_add_code_only_to_a_tool_that_writes_them() {
+    let plain = tool(
+        quote!(read_only),
+        quote! { /// Docs.
+        async fn look(order: String) -> Result<String, ToolError> { Ok(order) } },
+    )
+    .to_string();
+    for absent in ["failure_mode", "FailureMode", "as_intent", "fn on_result", "fn resolve", "EXECUTION", "METADATA"] {
+        assert!(!plain.contains(absent), "{absent} in a tool without its key: {plain}");
+    }
+    let written = tool(
+        quote!(failure_mode = "error", as_intent),
+        quote! { /// Docs.
+        async fn look(order: String) -> Result<String, ToolError> { Ok(order) } },
+    )
+    .to_string();
+    assert!(
+        written.contains("Execution { failure_mode : :: tool_runtime :: __private :: FailureMode :: Error , .. :: tool_runtime :: __private :: Execution :: DEFAULT }"),
+        "{written}"
+    );
+    assert!(written.contains("Metadata { as_intent : true , .. :: tool_runtime :: __private :: Metadata :: EMPTY }"), "{written}");
+    let hooked = tool(
+        quote!(on_result = log::report),
+        quote! { /// Docs.
+        async fn look(order: String) -> String { order } },
+    )
+    .to_string();
+    assert!(hooked.contains("Execution { on_result : true , .. :: tool_runtime :: __private :: Execution :: DEFAULT }"), "{hooked}");
+    assert!(
+        hooked.contains(
+            "fn on_result (report : & :: tool_runtime :: __private :: CallReport) { :: tool_runtime :: __private :: on_result_call (log :: report , report) }"
+        ),
+        "{hooked}"
+    );
+}

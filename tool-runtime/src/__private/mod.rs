@@ -22,11 +22,12 @@ pub use serde_json;
 
 pub use core::time::Duration;
 
+pub use crate::call_report::CallReport;
 pub use crate::context::{CallState, Ctx, StepView};
 pub use crate::policy::{PolicyKind, Verdict};
 pub use crate::tool::{
-    Annotations, BoxError, CallFuture, EndsRun, Execution, Failure, Interim, MetaValue, Metadata, Output, ParsedFrom, PolicyCall, Tool, ToolMeta,
-    ToolOutput,
+    Annotations, BoxError, CallFuture, EndsRun, Execution, Failure, FailureMode, Interim, MetaValue, Metadata, Output, ParsedFrom, PolicyCall,
+    Proposal, Tool, ToolMeta, ToolOutput,
 };
 
 pub use crate::readers::Args;
@@ -35,8 +36,8 @@ pub use crate::streamed::{Preliminary, drain};
 pub use names::{Named, assert_unique_names};
 pub use probes::{
     CtxAppWritten, CtxParam, DefaultParam, EffectKey, EndsRunProbe, EndsRunVerdict, InputParam, IntoVerdict, NoApp, ParallelSafeWhen,
-    ParallelVerdict, PolicyProbe, ScopeFn, SyncEndsRun, SyncPolicy, ToolInput, ToolParam, VisibleWhen, effect_key_call, ends_run_call,
-    reconcile_call, scope_fn,
+    ParallelVerdict, PolicyProbe, ResolveError, ScopeFn, SyncEndsRun, SyncPolicy, ToolInput, ToolParam, VisibleWhen, effect_key_call, ends_run_call,
+    on_result_call, reconcile_call, resolve_call, scope_fn,
 };
 pub use recovery::{OutputOf, Recovered, RecoveryProbe, SyncRecovery, output_of, recovery_call};
 pub use returns::{FailureProbe, PlainReturn, Returned, ToolErrorType, ToolReturn, UntypedFailure, output};

@@ -10,10 +10,11 @@ use serde_json::Value;
 
 use super::returns::ToolReturn;
 use super::schemas::{InputSchema, struct_schema};
+use crate::call_report::CallReport;
 use crate::context::{Ctx, StepView};
 use crate::policy::Verdict;
 use crate::readers::Args;
-use crate::tool::{BoxError, Failure, PolicyCall, ToolOutput};
+use crate::tool::{BoxError, Failure, PolicyCall, Proposal, ToolOutput};
 
 /// A type usable as a tool parameter. Generated code goes through its
 /// functions, spanned on the parameter's type, so a type that is not
@@ -302,6 +303,39 @@ impl EndsRunVerdict for bool {
 /// once; a wrong return type is reported as `EffectKey`, with its message.
 pub fn effect_key_call<'a, I, K: EffectKey>(key: fn(&'a I) -> K, input: &'a I) -> String {
     key(input).into_key()
+}
+
+/// `on_result_call(hook, report)`: calls an `on_result` hook. Coercing the
+/// path to a function pointer reports a wrong signature on it, once.
+pub fn on_result_call(hook: fn(&CallReport), report: &CallReport) {
+    hook(report);
+}
+
+/// `resolve_call(resolve, input)`: calls an external tool's `resolve`
+/// function: its proposal boxed for the host, or its error as the text the
+/// model reads. Coercing the path to a function pointer reports a wrong
+/// signature on it, once.
+pub fn resolve_call<'a, I, P: Send + 'static, E: ResolveError>(resolve: fn(&'a I) -> Result<P, E>, input: &'a I) -> Result<Proposal, String> {
+    match resolve(input) {
+        Ok(proposal) => Ok(Box::new(proposal)),
+        Err(error) => Err(error.refusal()),
+    }
+}
+
+/// What a `resolve` function fails with: text the model reads.
+#[diagnostic::on_unimplemented(
+    message = "the error of a `resolve` function is what the model reads as the call's refusal, but `{Self}` is not text",
+    label = "not `Display`",
+    note = "return `Result<Proposal, String>` (or an error type that implements `std::fmt::Display`), worded for the model: \
+            say what is wrong with the call and how to make it again"
+)]
+pub trait ResolveError {
+    fn refusal(self) -> String;
+}
+impl<E: std::fmt::Display> ResolveError for E {
+    fn refusal(self) -> String {
+        self.to_string()
+    }
 }
 
 /// `reconcile_call(hook, input)`: calls a `reconcile` function, and

@@ -112,9 +112,13 @@ impl<T> PlainReturn<T> for Returned<T> {
 
 /// Serialises a tool's output. A `String` or a `Value` is moved as it is,
 /// not copied through the serialiser; content blocks (`Vec<Block>`) are
-/// kept as blocks.
+/// kept as blocks. A host's typed call takes the value itself (`kept`).
+#[inline]
 pub fn output<T: Serialize + 'static>(value: T, ends_run: bool) -> Result<ToolOutput, Failure> {
     let mut slot = Some(value);
+    if crate::kept::wanted() {
+        return kept(slot, ends_run);
+    }
     let any: &mut dyn std::any::Any = &mut slot;
     let output = if let Some(blocks) = any.downcast_mut::<Option<Vec<crate::content::Block>>>() {
         Output::Blocks(blocks.take().unwrap_or_default())
@@ -125,6 +129,21 @@ pub fn output<T: Serialize + 'static>(value: T, ends_run: bool) -> Result<ToolOu
     } else {
         Output::of_value(serde_json::to_value(&slot).map_err(|err| Failure::Internal(Box::new(err)))?)
     };
+    Ok(ToolOutput { output, ends_run })
+}
+
+/// [`output`] for a host's typed call (`crate::kept`): rendered from a
+/// reference, as `output` renders it, then offered whole to the call.
+/// Cold and apart, so that every other call's `output` stays as small.
+#[cold]
+#[inline(never)]
+fn kept<T: Serialize + 'static>(mut slot: Option<T>, ends_run: bool) -> Result<ToolOutput, Failure> {
+    let any: &dyn std::any::Any = &slot;
+    let output = match any.downcast_ref::<Option<Vec<crate::content::Block>>>() {
+        Some(blocks) => Output::Blocks(blocks.clone().unwrap_or_default()),
+        None => Output::of_value(serde_json::to_value(&slot).map_err(|err| Failure::Internal(Box::new(err)))?),
+    };
+    crate::kept::offer(&mut slot);
     Ok(ToolOutput { output, ends_run })
 }
 

@@ -4,7 +4,7 @@
 //! naming the tool, worded as the macro's error and its help, with the
 //! builder's methods where the macro names its keys.
 
-use crate::tool::EndsRun;
+use crate::tool::{EndsRun, FailureMode};
 
 use super::{DynamicTool, Handler};
 
@@ -68,6 +68,13 @@ pub(crate) fn contradictions<App>(tool: &DynamicTool<App>) -> Vec<String> {
                 .to_owned(),
         );
     }
+    if def.as_intent && def.always_active {
+        found.push(
+            "`as_intent` contradicts `always_active`: an always-active tool is offered in every turn and never listed to the \
+             intent classifier: remove `always_active(true)` to let the classifier choose the tool, or `as_intent(true)`"
+                .to_owned(),
+        );
+    }
     if tool.recover.is_some() && matches!(tool.handler, Handler::Streamed(_)) {
         found.push(
             "`on_error` does not apply to a streaming tool: a streaming tool fails with an `Err` item \
@@ -78,6 +85,12 @@ pub(crate) fn contradictions<App>(tool: &DynamicTool<App>) -> Vec<String> {
     }
     if def.external {
         found.extend(external(tool));
+    } else if def.resolve {
+        found.push(
+            "`resolve` is for an `external` tool: it converts a call's input into what the host runs, and the registry runs \
+             this one; make the tool with `DynamicTool::external`, or remove `resolve`"
+                .to_owned(),
+        );
     }
     found
 }
@@ -92,6 +105,7 @@ fn external<App>(tool: &DynamicTool<App>) -> impl Iterator<Item = String> {
         ("interruptible", !def.interruptible),
         ("idempotency_key", def.idempotency_key),
         ("ends_run = path", def.ends_run == EndsRun::Predicate),
+        ("failure_mode", def.failure_mode != FailureMode::Return),
     ];
     here.into_iter().filter(|(_, set)| *set).map(|(key, _)| {
         format!(

@@ -10,11 +10,14 @@ use futures_util::FutureExt;
 use serde_json::{Map, Value};
 
 use super::{DynamicTool, EndsRunFn, Handler, RecoverFn};
+use crate::call_report::CallReport;
 use crate::context::{CallState, Ctx, StepView};
 use crate::error::ToolError;
 use crate::policy::Verdict;
 use crate::scope::ScopedTool;
-use crate::tool::{BoxError, BoxFuture, CallFuture, EndsRun, ErasedTool, Failure, Output, ParsedFrom, PolicyCall, ToolDefinition, ToolOutput};
+use crate::tool::{
+    BoxError, BoxFuture, CallFuture, EndsRun, ErasedTool, Failure, Output, ParsedFrom, PolicyCall, Proposal, ToolDefinition, ToolOutput,
+};
 
 impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
     fn definition(&self) -> Result<ToolDefinition, String> {
@@ -58,6 +61,12 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
         self.visible.as_ref().is_none_or(|visible| visible(view))
     }
 
+    fn on_result(&self, report: &CallReport) {
+        if let Some(hook) = &self.on_result {
+            hook(report);
+        }
+    }
+
     fn parallel_safe(&self, args: &Value) -> Option<bool> {
         self.parallel.as_ref().map(|parallel| parallel(args))
     }
@@ -65,6 +74,10 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
     fn reconcile(&self, input: &(dyn Any + Send + Sync)) -> Option<Result<ToolOutput, Failure>> {
         let output = (self.reconcile.as_ref()?)(input.downcast_ref::<Value>()?)?;
         Some(Ok(ToolOutput { output: Output::of_value(output), ends_run: false }))
+    }
+
+    fn resolve(&self, input: &(dyn Any + Send + Sync)) -> Option<Result<Proposal, String>> {
+        Some((self.resolve.as_ref()?)(input.downcast_ref::<Value>()?))
     }
 
     fn effect_key(&self, input: &(dyn Any + Send + Sync)) -> Option<String> {

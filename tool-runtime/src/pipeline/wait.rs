@@ -53,6 +53,8 @@ pub(super) async fn run_waiting<App: Send + Sync + 'static>(
     // and the task is dropped, as at the timeout. One that is not
     // interruptible runs on to its end, or its timeout.
     let detached_until = (!entry.def.interruptible).then_some(started + timeout);
+    // A typed call's output is kept from the task too.
+    let future = crate::kept::in_scope(future);
     let mut task = Abandoned { task: tokio::spawn(future.instrument(span.clone())), cancel, detached_until };
     let task = &mut task.task;
     // Boxed, and made only for a tool with an interim text: the others

@@ -87,7 +87,7 @@ impl<'r, App: Send + Sync + 'static> Approvals<'r, App> {
     /// As [`approve`](Self::approve).
     pub async fn reject(&mut self, id: &str, text: Option<&str>) -> Result<CallResult, RunError> {
         let pending = self.take_decided(id, || HostDecision::Rejected(text)).await?;
-        let result = approval::reject(pending, text);
+        let result = approval::reject(&self.run.tools, pending, text);
         self.settled(&result).await;
         Ok(result)
     }
@@ -169,7 +169,7 @@ impl<'r, App: Send + Sync + 'static> Approvals<'r, App> {
         for approval in unsettled {
             let parked = &approval.call;
             let (entry, input) = check_fits(&self.run.tools, &parked.run_id, &parked.call_id, &parked.tool, &parked.input)?;
-            let info = self.run.call_info(&parked.call_id, &self.run.cancel);
+            let info = self.run.call_info(parked.call_id.as_str().into(), &self.run.cancel, None);
             let pending = pending_call(entry, input, CallState::new(&self.run.app, info), None);
             self.run.pending.push(pending);
         }
@@ -254,7 +254,7 @@ impl<'r, App: Send + Sync + 'static> Approvals<'r, App> {
             return approval::expire(tools, pending);
         }
         if let Decision::Reject(text) = &decided.decision {
-            return approval::reject(pending, Some(text.as_str()).filter(|text| !text.is_empty()));
+            return approval::reject(tools, pending, Some(text.as_str()).filter(|text| !text.is_empty()));
         }
         if let Some(refused) = self.refused_at_approval(&pending) {
             return refused;

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::{DurableError, Run, RunError};
 use crate::error::ToolError;
+use crate::external::ProposalError;
 use crate::memory::{CallStart, JournalError, JournaledResult};
 use crate::result::CallResult;
 
@@ -79,9 +80,23 @@ impl<'r, App: Send + Sync + 'static> ExternalCalls<'r, App> {
         Ok(results)
     }
 
+    /// The typed proposal of the external call `id` that waits, as its
+    /// tool's `resolve` converts its input ([`Registry::proposal`](crate::Registry::proposal)).
+    ///
+    /// # Errors
+    ///
+    /// [`ProposalError::NoResolve`] when no external call with this id
+    /// waits, or its tool has no `resolve`; otherwise as
+    /// [`Registry::proposal`](crate::Registry::proposal).
+    pub fn proposal<P: 'static>(&self, id: &str) -> Result<P, ProposalError> {
+        let call = self.run.external.iter().find(|call| call.id == id).ok_or_else(|| ProposalError::NoResolve(id.to_owned()))?;
+        crate::external::proposal(&self.run.tools, call)
+    }
+
     /// Records the result of the external call at `index` (journaled
     /// first in a durable run, where of two processes one wins).
     async fn settle(&mut self, index: usize, result: CallResult) -> Result<CallResult, RunError> {
+        let watch = self.run.tools.watch_for(&result.tool, Some(&self.run.user), self.run.thread_id.as_ref());
         let key = self.run.memory.call_key(&result.call_id);
         match self.run.memory.memory.finish_call(&key, &JournaledResult::from(&result)).await {
             // Not started: a call handed over before the run had a memory
@@ -95,6 +110,7 @@ impl<'r, App: Send + Sync + 'static> ExternalCalls<'r, App> {
         self.run.external.remove(index);
         self.run.record(&result);
         self.run.steps.save_or_report(&self.run.memory).await;
+        self.run.tools.report_outcome(watch, &result);
         Ok(result)
     }
 

@@ -111,6 +111,25 @@ pub enum BuildProblem {
         /// What contradicts what, why, and what to do.
         reason: String,
     },
+    /// `intent_opt_in(true)` with no tool written `as_intent`: the intent
+    /// classifier would list no tool.
+    #[error(
+        "the registry lists to the intent classifier only the tools that opt in (`intent_opt_in(true)`), and none does; \
+         mark the tools it may choose `#[tool(as_intent)]` (`DynamicTool::as_intent(true)`), or drop `intent_opt_in`"
+    )]
+    NoIntentTools,
+    /// A [`Variant`](crate::Variant) whose keys contradict each other or
+    /// its tool, as `#[tool]` refuses them at compile time, or whose
+    /// narrowed input schema would accept more than its tool's.
+    #[error("variant `{tool}` of `{of}`: {reason}")]
+    Variant {
+        /// The variant.
+        tool: String,
+        /// The `#[tool]` it is a variant of.
+        of: String,
+        /// What contradicts what, why, and what to do.
+        reason: String,
+    },
     /// `max_argument_depth` above what JSON text can be parsed at.
     #[error("max_argument_depth({depth}) is above the largest supported depth, {max}; lower it")]
     DepthLimitTooHigh {

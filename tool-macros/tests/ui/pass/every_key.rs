@@ -74,15 +74,27 @@ async fn place_order(_ctx: Ctx<Shop>, product: String, quantity: u32) -> Result<
 #[tool]
 async fn login(_ctx: Ctx<Shop>) {}
 
-/// Read the stock of a product now (`replay = false` contradicts `idempotency_key`, so it is on another tool).
-#[tool(replay = false)]
-async fn stock(_ctx: Ctx<Shop>, product: String) -> usize {
-    product.len()
+fn log_report(report: &tool_runtime::CallReport) {
+    let _ = report.elapsed;
 }
+
+/// Read the stock of a product now (`replay = false` contradicts `idempotency_key`, and `as_intent` `always_active`, so they are on another tool).
+#[tool(replay = false, as_intent, failure_mode = "error", on_result = log_report)]
+async fn stock(_ctx: Ctx<Shop>, product: String) -> Result<usize, ToolError> {
+    Ok(product.len())
+}
+
+fn to_month(input: &pick_day) -> Result<u32, String> {
+    if input.month > 12 { Err("A month is 1 to 12.".into()) } else { Ok(input.month) }
+}
+
+/// Let the user pick a day in their calendar app (`external` and `resolve` take no key about running the tool here).
+#[tool(external, resolve = to_month)]
+async fn pick_day(month: u32) -> String;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
-    let registry = Registry::<Shop>::builder().tools(tools![login, place_order, stock]).build().unwrap();
+    let registry = Registry::<Shop>::builder().tools(tools![login, place_order, stock, pick_day]).build().unwrap();
     let definition = registry.definition("place_order").unwrap();
     assert_eq!(definition.description, "Place an order for one product.");
     assert_eq!(definition.title.as_deref(), Some("Place order"));
@@ -99,7 +111,10 @@ async fn main() {
     assert!(definition.idempotency_key && definition.replay);
     let input = place_order { product: "pen".into(), quantity: 2 };
     assert_eq!(<place_order as tool_runtime::__private::Tool<Shop>>::effect_key(&input).as_deref(), Some("pen:2"));
-    assert!(!registry.definition("stock").unwrap().replay);
+    let stock = registry.definition("stock").unwrap();
+    assert!(!stock.replay && stock.as_intent && stock.has_result_hook);
+    assert_eq!(stock.failure_mode, tool_runtime::FailureMode::Error);
+    assert!(registry.definition("pick_day").unwrap().resolve);
     assert!(!definition.parallel_safe);
     assert!(definition.has_visibility_predicate);
     assert_eq!(definition.kind.as_deref(), Some("write"));

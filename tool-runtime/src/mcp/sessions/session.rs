@@ -133,17 +133,22 @@ impl<App: Send + Sync + 'static> McpSession<App> {
         user: &Arc<UserContext>,
     ) -> CallResult {
         let server = &self.server;
-        let offered = {
+        let (offered, view) = {
             let run = self.lock();
             // A tool that failed `max_retries` times in this session reads why.
             if let Some(error) = server.registry.definition(&request.name).and_then(|def| run.steps.exhausted(def)) {
                 let id = crate::ids::fresh_call_id();
                 return CallResult::failure(request.name.as_ref().into(), id, ResultKind::Denied, &error);
             }
-            self.offered_names(&run, user)
+            // A session is a run, each call a step of its own: a policy predicate sees the session's record.
+            let judged = server.registry.definition(&request.name).is_some_and(|def| def.policy == crate::PolicyKind::Predicate);
+            (self.offered_names(&run, user), judged.then(|| run.steps.view(Vec::new())))
         };
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let call = server.registry.call(&server.app, &request.name, arguments).user(user.clone()).cancellation(&context.ct).offered(offered);
+        let mut call = server.registry.call(&server.app, &request.name, arguments).user(user.clone()).cancellation(&context.ct).offered(offered);
+        if let Some(view) = view {
+            call = call.run_view(view);
+        }
         let call = sinks.attach(call).remembered(self.remembered.clone());
         let result = match call.await {
             CallOutcome::Done(result) => result,
@@ -167,12 +172,15 @@ impl<App: Send + Sync + 'static> McpSession<App> {
             ran = tokio::time::timeout(timeout, runner(call)) => ran,
             () = context.ct.cancelled() => return CallResult::failure(tool, id, ResultKind::Cancelled, &lines::cancelled()),
         };
+        let watch = registry.tools().watch_for(&tool, Some(&self.caller(&context.extensions)), None);
         let done = match ran {
-            Err(_) => return CallResult::failure(tool, id, ResultKind::TimedOut, &lines::timed_out(timeout)),
+            Err(_) => Ok(CallResult::failure(tool.clone(), id.clone(), ResultKind::TimedOut, &lines::timed_out(timeout))),
             Ok(Ok(output)) => crate::external::complete(registry.tools(), &tool, &id, output),
             Ok(Err(error)) => crate::external::fail(registry.tools(), &tool, &id, &error),
         };
-        done.unwrap_or_else(|error| crate::external::went_wrong(registry.tools(), &tool, &id, &error))
+        let result = done.unwrap_or_else(|error| crate::external::went_wrong(registry.tools(), &tool, &id, &error));
+        registry.tools().report_outcome(watch, &result);
+        result
     }
 
     /// Asks the client's user to accept or decline a pending call.
