@@ -138,7 +138,9 @@ fn every_name_architecture_md_gives_in_backticks_exists() {
 #[test]
 fn the_check_finds_a_method_moved_away_and_a_file_removed() {
     let tree = Tree::read();
-    for there in ["Registry::invoke", "pipeline::process", "mcp/http/sessions.rs", "durable.rs", "sql/sqlite/", "tool-runtime/docs/*.md", "tools/call"] {
+    for there in
+        ["Registry::invoke", "pipeline::process", "mcp/http/sessions.rs", "durable.rs", "sql/sqlite/", "tool-runtime/docs/*.md", "tools/call"]
+    {
         assert_eq!(problem(there, &tree), None, "{there}");
     }
     for gone in ["Registry::read_input", "pipeline::no_such_stage", "mcp/no_such_file.rs", "nowhere.rs", "tool-runtime/docs/*.txt"] {
