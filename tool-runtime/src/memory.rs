@@ -35,7 +35,7 @@ pub(crate) mod records;
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 use serde_json::Value;
 
@@ -179,9 +179,10 @@ pub trait RunMemory: fmt::Debug + Send + Sync + 'static {
     /// Marks a decided call as carried out by its run.
     fn settle<'a>(&'a self, run_id: &'a str, call_id: &'a str) -> Answer<'a, ()>;
 
-    /// Rejects, by [`EXPIRED_BY`] with `text`, every undecided call whose
-    /// expiry is at or before `now`; returns them.
-    fn expire<'a>(&'a self, now: SystemTime, text: &'a str) -> Answer<'a, Vec<Approval>>;
+    /// Rejects, by [`EXPIRED_BY`] with `text`, every undecided call of
+    /// `run_id` whose expiry has passed by the memory's clock (a journal's
+    /// is the database's, the same for every process); returns them.
+    fn expire<'a>(&'a self, run_id: &'a str, text: &'a str) -> Answer<'a, Vec<Approval>>;
 }
 
 /// A run's memory and its id in it: what every call of a run carries.

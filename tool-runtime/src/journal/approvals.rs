@@ -4,31 +4,61 @@
 //! a conditional update (`WHERE decision IS NULL`), so of two deciders
 //! exactly one changes the row; the other reads who did.
 
-use std::time::SystemTime;
-
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
 use super::rows::{RowReader, encode_decision};
-use super::{Approval, Decided, Decision, EXPIRED_BY, Journal, JournalError, ParkedCall, limits, on_pool};
-use crate::memory::records::millis;
+use super::{Approval, Decided, Decision, EXPIRED_BY, Journal, JournalError, ParkedCall, limits, now, on_pool};
 
+/// The columns an [`Approval`] is read from.
+macro_rules! columns {
+    () => {
+        "call_id, run_id, tool, input, user_id, parked_at, expires_at, decision, edited_input, reject_text, decided_by, decided_at"
+    };
+}
+
+/// Parked at the journal's time, to expire its time to live (`$6`
+/// milliseconds, or never) later by the same clock.
 const PARK: &str = "INSERT INTO journal_approvals (call_id, run_id, tool, input, user_id, parked_at, expires_at) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run_id, call_id) DO NOTHING";
-const BY_RUN: &str = "SELECT call_id, run_id, tool, input, user_id, parked_at, expires_at, decision, edited_input, reject_text, decided_by, decided_at \
-     FROM journal_approvals WHERE run_id = $1 AND decision IS NULL ORDER BY parked_at, call_id";
-const BY_USER: &str = "SELECT call_id, run_id, tool, input, user_id, parked_at, expires_at, decision, edited_input, reject_text, decided_by, decided_at \
-     FROM journal_approvals WHERE user_id = $1 AND decision IS NULL ORDER BY parked_at, call_id";
-const UNSETTLED: &str = "SELECT call_id, run_id, tool, input, user_id, parked_at, expires_at, decision, edited_input, reject_text, decided_by, decided_at \
-     FROM journal_approvals WHERE run_id = $1 AND settled_at IS NULL ORDER BY parked_at, call_id";
-const SETTLE: &str = "UPDATE journal_approvals SET settled_at = $3 WHERE run_id = $1 AND call_id = $2 AND settled_at IS NULL";
-const ONE: &str = "SELECT call_id, run_id, tool, input, user_id, parked_at, expires_at, decision, edited_input, reject_text, decided_by, decided_at \
-     FROM journal_approvals WHERE run_id = $1 AND call_id = $2";
-const DECIDE: &str = "UPDATE journal_approvals SET decision = $3, edited_input = $4, reject_text = $5, decided_by = $6, decided_at = $7 \
-     WHERE run_id = $1 AND call_id = $2 AND decision IS NULL AND (expires_at IS NULL OR expires_at > $7) \
-     RETURNING call_id, run_id, tool, input, user_id, parked_at, expires_at, decision, edited_input, reject_text, decided_by, decided_at";
-const EXPIRE: &str = "UPDATE journal_approvals SET decision = 'reject', reject_text = $2, decided_by = $3, decided_at = $1 \
-     WHERE decision IS NULL AND expires_at <= $1 \
-     RETURNING call_id, run_id, tool, input, user_id, parked_at, expires_at, decision, edited_input, reject_text, decided_by, decided_at";
+     SELECT $1, $2, $3, $4, $5, clock.ms, clock.ms + $6 FROM journal_clock AS clock WHERE true \
+     ON CONFLICT (run_id, call_id) DO NOTHING";
+/// Still waiting: undecided, and not past its expiry by the journal's clock.
+macro_rules! waiting {
+    () => {
+        concat!("decision IS NULL AND (expires_at IS NULL OR expires_at > ", now!(), ")")
+    };
+}
+const BY_RUN: &str = concat!("SELECT ", columns!(), " FROM journal_approvals WHERE run_id = $1 AND ", waiting!(), " ORDER BY parked_at, call_id");
+const BY_USER: &str = concat!("SELECT ", columns!(), " FROM journal_approvals WHERE user_id = $1 AND ", waiting!(), " ORDER BY parked_at, call_id");
+const UNSETTLED: &str = concat!("SELECT ", columns!(), " FROM journal_approvals WHERE run_id = $1 AND settled_at IS NULL ORDER BY parked_at, call_id");
+const SETTLE: &str = concat!("UPDATE journal_approvals SET settled_at = ", now!(), " WHERE run_id = $1 AND call_id = $2 AND settled_at IS NULL");
+const ONE: &str = concat!("SELECT ", columns!(), " FROM journal_approvals WHERE run_id = $1 AND call_id = $2");
+const DECIDE: &str = concat!(
+    "UPDATE journal_approvals SET decision = $3, edited_input = $4, reject_text = $5, decided_by = $6, decided_at = ",
+    now!(),
+    " WHERE run_id = $1 AND call_id = $2 AND ",
+    waiting!(),
+    " RETURNING ",
+    columns!()
+);
+/// The calls of run `$1` still undecided past their expiry, rejected with
+/// `$2` by `$3`.
+const EXPIRE_RUN: &str = concat!(
+    "UPDATE journal_approvals SET decision = 'reject', reject_text = $2, decided_by = $3, decided_at = ",
+    now!(),
+    " WHERE run_id = $1 AND decision IS NULL AND expires_at <= ",
+    now!(),
+    " RETURNING ",
+    columns!()
+);
+/// [`EXPIRE_RUN`] over every run: rejected with `$1` by `$2`.
+const EXPIRE_ALL: &str = concat!(
+    "UPDATE journal_approvals SET decision = 'reject', reject_text = $1, decided_by = $2, decided_at = ",
+    now!(),
+    " WHERE decision IS NULL AND expires_at <= ",
+    now!(),
+    " RETURNING ",
+    columns!()
+);
 
 /// The pending approvals of a [`Journal`] ([`Journal::approvals`]): calls
 /// parked until a human decides them, each one run's one call.
@@ -41,7 +71,10 @@ pub struct ApprovalRecords<'j> {
 }
 
 impl ApprovalRecords<'_> {
-    /// Parks a call until a human decides it.
+    /// Parks a call until a human decides it. The journal's clock stamps
+    /// it: it is parked now, by that clock, and expires its time to live
+    /// later (`call.expires_at` less `call.parked_at`, which only say how
+    /// long it may wait; `None`: it never expires).
     ///
     /// # Errors
     ///
@@ -54,6 +87,7 @@ impl ApprovalRecords<'_> {
         limits::text("tool", &call.tool)?;
         limits::optional_id("user_id", call.user_id.as_deref())?;
         let input = call.input.to_string();
+        let ttl = call.expires_at.map(|expires_at| expires_at.duration_since(call.parked_at).map_or(0, |ttl| i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX)));
         on_pool!(self.journal, pool => {
             let inserted = sqlx::query(PARK)
                 .bind(&call.call_id)
@@ -61,8 +95,7 @@ impl ApprovalRecords<'_> {
                 .bind(&call.tool)
                 .bind(&input)
                 .bind(call.user_id.as_deref())
-                .bind(millis(call.parked_at))
-                .bind(call.expires_at.map(millis))
+                .bind(ttl)
                 .execute(pool)
                 .await
                 .map_err(JournalError::database("park"))?;
@@ -73,13 +106,17 @@ impl ApprovalRecords<'_> {
         })
     }
 
-    /// The calls of a run still waiting for a decision, oldest first.
+    /// The calls of a run still waiting for a decision, oldest first: those
+    /// past their time to live, which no one may decide any more, are left
+    /// out.
     pub async fn pending_for_run(self, run_id: &str) -> Result<Vec<ParkedCall>, JournalError> {
         limits::id("run_id", run_id)?;
         self.pending(BY_RUN, run_id, "pending_for_run").await
     }
 
-    /// The calls made for a user still waiting for a decision, oldest first.
+    /// The calls made for a user still waiting for a decision, oldest
+    /// first; as [`pending_for_run`](Self::pending_for_run), without those
+    /// past their time to live.
     pub async fn pending_for_user(self, user_id: &str) -> Result<Vec<ParkedCall>, JournalError> {
         limits::id("user_id", user_id)?;
         self.pending(BY_USER, user_id, "pending_for_user").await
@@ -111,7 +148,6 @@ impl ApprovalRecords<'_> {
             sqlx::query(SETTLE)
                 .bind(run_id)
                 .bind(call_id)
-                .bind(millis(SystemTime::now()))
                 .execute(pool)
                 .await
                 .map_err(JournalError::database("settle"))?;
@@ -131,8 +167,9 @@ impl ApprovalRecords<'_> {
     }
 
     /// Decides the call `call_id` that the run `run_id` parked, recording
-    /// who (`by`) and when (now). Exactly one decision is ever recorded per
-    /// call, and it is the one its run carries out.
+    /// who (`by`) and when (now, by the journal's clock, which also decides
+    /// whether it came within its time to live). Exactly one decision is
+    /// ever recorded per call, and it is the one its run carries out.
     ///
     /// # Errors
     ///
@@ -147,7 +184,6 @@ impl ApprovalRecords<'_> {
         limits::text("decided_by", by)?;
         let (name, edited, text) = encode_decision(&decision);
         limits::text("reject_text", text.unwrap_or_default())?;
-        let now = SystemTime::now();
         on_pool!(self.journal, pool => {
             let decided = sqlx::query(DECIDE)
                 .bind(run_id)
@@ -156,7 +192,6 @@ impl ApprovalRecords<'_> {
                 .bind(edited.as_deref())
                 .bind(text)
                 .bind(by)
-                .bind(millis(now))
                 .fetch_optional(pool)
                 .await
                 .map_err(JournalError::database("decide"))?;
@@ -178,23 +213,54 @@ impl ApprovalRecords<'_> {
         })
     }
 
-    /// Rejects every call still waiting whose expiry is at or before `now`,
-    /// with `text` for the model, decided by [`EXPIRED_BY`]; returns them.
-    pub async fn expire(self, now: SystemTime, text: &str) -> Result<Vec<Approval>, JournalError> {
+    /// Rejects every call of the run `run_id` still waiting past its
+    /// expiry by the journal's clock, with `text` for the model, decided by
+    /// [`EXPIRED_BY`]; returns them, oldest first. Another run's calls are
+    /// its own to expire.
+    pub async fn expire_run(self, run_id: &str, text: &str) -> Result<Vec<Approval>, JournalError> {
+        limits::id("run_id", run_id)?;
         limits::text("reject_text", text)?;
         on_pool!(self.journal, pool => {
-            let rows = sqlx::query(EXPIRE)
-                .bind(millis(now))
+            let rows = sqlx::query(EXPIRE_RUN)
+                .bind(run_id)
                 .bind(text)
                 .bind(EXPIRED_BY)
                 .fetch_all(pool)
                 .await
                 .map_err(JournalError::database("expire"))?;
-            let mut expired = rows.iter().map(decode_approval).collect::<Result<Vec<_>, _>>()?;
-            expired.sort_by(|a, b| (a.call.parked_at, &a.call.call_id).cmp(&(b.call.parked_at, &b.call.call_id)));
-            Ok(expired)
+            oldest_first(&rows)
         })
     }
+
+    /// [`expire_run`](Self::expire_run) over every run of the journal:
+    /// what an approvals inbox sweeps.
+    pub async fn expire(self, text: &str) -> Result<Vec<Approval>, JournalError> {
+        limits::text("reject_text", text)?;
+        on_pool!(self.journal, pool => {
+            let rows = sqlx::query(EXPIRE_ALL)
+                .bind(text)
+                .bind(EXPIRED_BY)
+                .fetch_all(pool)
+                .await
+                .map_err(JournalError::database("expire"))?;
+            oldest_first(&rows)
+        })
+    }
+}
+
+/// The approvals of `rows`, oldest first (an update returns its rows in
+/// no order).
+fn oldest_first<'r, R: Row>(rows: &'r [R]) -> Result<Vec<Approval>, JournalError>
+where
+    &'static str: ColumnIndex<R>,
+    String: Decode<'r, R::Database> + Type<R::Database>,
+    Option<String>: Decode<'r, R::Database> + Type<R::Database>,
+    i64: Decode<'r, R::Database> + Type<R::Database>,
+    Option<i64>: Decode<'r, R::Database> + Type<R::Database>,
+{
+    let mut expired = rows.iter().map(decode_approval).collect::<Result<Vec<_>, _>>()?;
+    expired.sort_by(|a, b| (a.call.parked_at, &a.call.call_id).cmp(&(b.call.parked_at, &b.call.call_id)));
+    Ok(expired)
 }
 
 pub(super) fn decode_approval<'r, R: Row>(row: &'r R) -> Result<Approval, JournalError>

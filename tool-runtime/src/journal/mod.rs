@@ -175,6 +175,18 @@ macro_rules! on_pool {
 }
 use on_pool;
 
+/// The journal's one clock in a query: milliseconds since the Unix epoch,
+/// read from the database (the view `journal_clock` of migration 8:
+/// Postgres's `clock_timestamp()`, SQLite's `unixepoch('subsec')`), never
+/// from a process's own clock, so that processes whose clocks disagree
+/// agree on when an approval expires.
+macro_rules! now {
+    () => {
+        "(SELECT ms FROM journal_clock)"
+    };
+}
+use now;
+
 impl Journal {
     /// Opens the journal at `url`, creating and migrating its schema.
     ///

@@ -2,7 +2,7 @@
 //! calls, runs and approvals, each operation atomic in the database (see the [module docs](super)).
 
 use std::sync::Arc;
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 use serde_json::Value;
 
@@ -66,7 +66,7 @@ impl RunMemory for Journal {
         Answer::waiting(self.approvals().settle(run_id, call_id))
     }
 
-    fn expire<'a>(&'a self, now: SystemTime, text: &'a str) -> Answer<'a, Vec<Approval>> {
-        Answer::waiting(self.approvals().expire(now, text))
+    fn expire<'a>(&'a self, run_id: &'a str, text: &'a str) -> Answer<'a, Vec<Approval>> {
+        Answer::waiting(self.approvals().expire_run(run_id, text))
     }
 }

@@ -154,7 +154,7 @@ async fn out_of_band(durable: &Remembered, id: &str) -> Result<Decision, Journal
 /// At the end of the approval's time to live here: the journal expires the
 /// call unless a decision came first, which is returned (`None`: expired).
 async fn expire(durable: &Remembered, id: &str, ttl: Duration) -> Result<Option<Decision>, JournalError> {
-    durable.memory.expire(SystemTime::now(), &lines::approval_expired(ttl).model_line()).await?;
+    durable.memory.expire(&durable.run_id, &lines::approval_expired(ttl).model_line()).await?;
     let approval = durable.memory.approval(&durable.run_id, id).await?;
     match approval.and_then(|approval| approval.decided) {
         Some(decided) if decided.by != EXPIRED_BY => Ok(Some(decided.decision)),

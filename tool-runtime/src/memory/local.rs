@@ -253,10 +253,11 @@ impl RunMemory for LocalMemory {
         Answer::ready(Ok(()))
     }
 
-    fn expire<'a>(&'a self, now: SystemTime, text: &'a str) -> Answer<'a, Vec<Approval>> {
+    fn expire<'a>(&'a self, run_id: &'a str, text: &'a str) -> Answer<'a, Vec<Approval>> {
+        let now = SystemTime::now();
         let mut held = self.held();
         let mut expired = Vec::new();
-        for parked in held.approvals.values_mut().flatten() {
+        for parked in held.approvals.get_mut(run_id).into_iter().flatten() {
             let due = parked.approval.call.expires_at.is_some_and(|expires_at| expires_at <= now);
             if due && parked.approval.decided.is_none() {
                 parked.approval.decided = Some(Decided { decision: Decision::Reject(text.to_owned()), by: EXPIRED_BY.to_owned(), at: now });
@@ -315,7 +316,7 @@ mod tests {
         assert!(matches!(&second, Err(JournalError::AlreadyDecided { by, .. }) if by == "alice"), "{second:?}");
         memory.park(&parked("c2", Some(now - Duration::from_secs(1)))).await.unwrap();
         assert!(matches!(memory.decide("r", "c2", Decision::Approve, "alice").await, Err(JournalError::ApprovalExpired { .. })));
-        assert_eq!(memory.expire(now, "too late").await.unwrap().len(), 1, "the expired call is decided by the expiry");
+        assert_eq!(memory.expire("r", "too late").await.unwrap().len(), 1, "the expired call is decided by the expiry");
         memory.settle("r", "c1").await.unwrap();
         let unsettled: Vec<_> = memory.unsettled_for_run("r").await.unwrap().into_iter().map(|approval| approval.call.call_id).collect();
         assert_eq!(unsettled, ["c2"], "a settled call is forgotten");

@@ -126,7 +126,7 @@ impl<'r, App: Send + Sync + 'static> Approvals<'r, App> {
     pub(super) async fn settle_decided(&mut self) -> Result<Vec<CallResult>, DurableError> {
         let remembered = self.run.memory.clone();
         let expired = lines::approval_expired(self.run.tools.approval_ttl());
-        remembered.memory.expire(SystemTime::now(), expired.model_line().as_str()).await?;
+        remembered.memory.expire(&remembered.run_id, expired.model_line().as_str()).await?;
         let mut results = Vec::new();
         let mut index = 0;
         while index < self.run.pending.len() {
@@ -224,7 +224,7 @@ impl<'r, App: Send + Sync + 'static> Approvals<'r, App> {
             return expired;
         }
         let text = lines::approval_expired(tools.approval_ttl()).model_line();
-        if let Err(error) = remembered.memory.expire(SystemTime::now(), &text).await {
+        if let Err(error) = remembered.memory.expire(&remembered.run_id, &text).await {
             tracing::error!(run_id = %Escaped(&remembered.run_id), error = %Escaped(&error), "expired approvals could not be swept");
             return expired;
         }
