@@ -129,12 +129,17 @@ pub trait RunMemory: fmt::Debug + Send + Sync + 'static {
 
     /// Starts the effect of `call`: `None` when it was new (the call now
     /// holds it and may run), else what the memory holds for the key.
+    /// [`JournalError::RunFinished`] when the key is new and `call`'s run
+    /// is finished: a finished run starts no effect (the run's state is
+    /// read in the step that starts it).
     fn start_or_find<'a>(&'a self, call: Starting<'a>) -> Answer<'a, Option<JournaledCall>>;
 
-    /// Starts a finished effect again, for `call_id` with `input` (a tool
-    /// with `replay = false` runs on every call): `None` when this call
-    /// now holds it, else what was found (a start not finished).
-    fn restart_call<'a>(&'a self, effect_key: &'a str, call_id: &'a str, input: &'a Value) -> Answer<'a, Option<JournaledCall>>;
+    /// Starts a finished effect again, for `call` (a tool with
+    /// `replay = false` runs on every call): `None` when this call now
+    /// holds it, else what was found (a start not finished).
+    /// [`JournalError::RunFinished`] when `call`'s run is finished, as for
+    /// [`start_or_find`](Self::start_or_find).
+    fn restart_call<'a>(&'a self, call: Starting<'a>) -> Answer<'a, Option<JournaledCall>>;
 
     /// Records the result of the started effect `effect_key`.
     /// [`JournalError::CallAlreadyFinished`] when it has one already,
@@ -178,6 +183,16 @@ pub trait RunMemory: fmt::Debug + Send + Sync + 'static {
 
     /// Marks a decided call as carried out by its run.
     fn settle<'a>(&'a self, run_id: &'a str, call_id: &'a str) -> Answer<'a, ()>;
+
+    /// Once `run_id` finished (its state saved as finished): rejects, by
+    /// [`GONE_BY`] with `text`, every call of it that nobody decided, and
+    /// marks every call of it settled, whichever process parked it. The
+    /// default does nothing, for a memory that only the run's own process
+    /// reads (the run drops the calls it holds itself).
+    fn end_run<'a>(&'a self, run_id: &'a str, text: &'a str) -> Answer<'a, ()> {
+        let _ = (run_id, text);
+        Answer::ready(Ok(()))
+    }
 
     /// Rejects, by [`EXPIRED_BY`] with `text`, every undecided call of
     /// `run_id` whose expiry has passed by the memory's clock (a journal's

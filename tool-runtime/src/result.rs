@@ -385,6 +385,11 @@ pub(crate) mod lines {
         ToolError::new(504, code, message).no_retry()
     }
 
+    pub(crate) fn run_finished() -> ToolError {
+        ToolError::new(409, "RUN_FINISHED", "This conversation's run has finished, so the call was not run. Tell the user it was not done.")
+            .no_retry()
+    }
+
     pub(crate) fn outcome_unknown() -> ToolError {
         ToolError::new(
             409,

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::call::{CallOutcome, PendingCall, ToolCall};
 use crate::context::{Attached, CallInfo, ProgressSink, UserContext};
+use crate::error_report::Escaped;
 use crate::external::ExternalError;
 use crate::ids::fresh_call_id;
 use crate::intent::{Classifier, ScopeProblem, Selection};
@@ -455,14 +456,20 @@ impl<App: Send + Sync + 'static> Run<App> {
     }
 
     /// Marks the run finished: call it after the model's last answer.
-    /// Pending approvals are dropped; in a durable run they are rejected in
-    /// the journal (so no one is asked to decide them any more), and the
-    /// run is journaled as finished.
+    /// Pending approvals are dropped. In a durable run the run is journaled
+    /// as finished first, then every call of it still undecided in the
+    /// journal is rejected (so no one is asked to decide it any more),
+    /// whichever process parked it; from then on no process starts,
+    /// parks or carries out a call of the run (`RUN_FINISHED`), a decision
+    /// made before included.
     pub async fn finish(&mut self) {
         let by = self.ended_by().map(str::to_owned);
         self.steps.state = RunState::Finished { by };
-        self.approvals().drop_all().await;
         self.steps.save_or_report(&self.memory).await;
+        if let Err(error) = self.memory.memory.end_run(&self.memory.run_id, approvals::FINISHED_TEXT).await {
+            tracing::error!(run_id = %Escaped(&self.memory.run_id), error = %Escaped(&error), "the finished run's waiting calls could not be rejected in the journal");
+        }
+        self.approvals().drop_all().await;
     }
 
     /// Makes this run durable under `run_id` in `journal`: a run the

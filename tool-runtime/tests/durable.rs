@@ -49,6 +49,9 @@ on_both_backends!(
     a_locked_journal_holds_a_call_no_longer_than_its_timeout_and_leaves_it_unstarted,
     a_re_sent_call_id_with_another_input_or_tool_is_refused,
     a_call_in_doubt_is_settled_by_its_reconcile_hook_or_by_the_host,
+    finishing_a_run_rejects_the_calls_another_process_parked_in_it,
+    a_stale_process_s_late_step_runs_no_effect_on_a_finished_run,
+    a_decision_made_before_a_run_finished_is_not_carried_out_after,
 );
 
 /// The world the tools change, counted outside the journal.
@@ -845,4 +848,46 @@ async fn max_retries_failures_survive_a_resume_and_add_up_across_processes(db: D
     assert_eq!(refused.results[0].kind, ResultKind::Denied, "{}", refused.results[0].text);
     let resumed = registry.run(shop).durable(&db.open().await, "t-retries").await.unwrap();
     assert_eq!(resumed.offered_names(), ["balance"]);
+}
+
+async fn finishing_a_run_rejects_the_calls_another_process_parked_in_it(db: Db) {
+    let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
+    let (mut first, journal) = resume(&db, &desk, &shop, "t-fin").await;
+    first.execute(vec![call("c1", "refund", json!({"order_id": "A-1"}))]).await;
+    let (mut second, _other) = resume(&db, &desk, &shop, "t-fin").await;
+    second.execute(vec![call("c2", "refund", json!({"order_id": "A-2"}))]).await;
+    // The first process finishes the run: it held only c1 as pending.
+    first.finish().await;
+    assert!(journal.approvals().pending_for_run("t-fin").await.unwrap().is_empty(), "no call of the run waits any more");
+    let refused = journal.approvals().decide("t-fin", "c2", Decision::Approve, "alice").await.unwrap_err();
+    assert!(matches!(&refused, JournalError::AlreadyDecided { by, .. } if by == tool_runtime::journal::GONE_BY), "{refused:?}");
+    // The second process, which resumed the run with c1 pending too, reads both rejected.
+    let settled: Vec<_> = second.settle_decided().await.unwrap().into_iter().map(|r| (r.call_id.to_string(), r.kind)).collect();
+    assert_eq!(settled, [("c1".to_owned(), ResultKind::Rejected), ("c2".to_owned(), ResultKind::Rejected)]);
+    assert_eq!(shop.refunds.load(Ordering::SeqCst), 0, "nothing ran on the finished run");
+}
+
+async fn a_stale_process_s_late_step_runs_no_effect_on_a_finished_run(db: Db) {
+    let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
+    let (mut first, _journal) = resume(&db, &desk, &shop, "t-fin").await;
+    let (mut stale, _other) = resume(&db, &desk, &shop, "t-fin").await;
+    first.finish().await;
+    // The stale process still holds the run as active, and charges.
+    let late = stale.execute(vec![call("c1", "charge", json!({"cents": 500}))]).await;
+    assert_eq!(shop.charges.load(Ordering::SeqCst), 0, "the charge did not run: {}", late.results[0].text);
+    assert_eq!(late.results[0].error_code.as_deref(), Some("RUN_FINISHED"), "{}", late.results[0].text);
+    assert_eq!(stale.state(), &RunState::Finished { by: None }, "and the stale process learns the run is finished");
+}
+
+async fn a_decision_made_before_a_run_finished_is_not_carried_out_after(db: Db) {
+    let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
+    let (mut first, journal) = resume(&db, &desk, &shop, "t-fin").await;
+    first.execute(vec![call("c1", "refund", json!({"order_id": "A-1"}))]).await;
+    let (mut second, _other) = resume(&db, &desk, &shop, "t-fin").await;
+    journal.approvals().decide("t-fin", "c1", Decision::Approve, "alice").await.unwrap();
+    first.finish().await;
+    // The other process settles what was decided: the run is finished, so nothing is carried out.
+    let settled = second.settle_decided().await.unwrap();
+    assert_eq!(shop.refunds.load(Ordering::SeqCst), 0, "{settled:?}");
+    assert_eq!(settled[0].error_code.as_deref(), Some("RUN_FINISHED"), "{}", settled[0].text);
 }

@@ -7,7 +7,7 @@
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
 use super::rows::{RowReader, encode_decision};
-use super::{Approval, Decided, Decision, EXPIRED_BY, Journal, JournalError, ParkedCall, limits, now, on_pool};
+use super::{Approval, Decided, Decision, EXPIRED_BY, GONE_BY, Journal, JournalError, ParkedCall, limits, now, on_pool, run_not_finished};
 
 /// The columns an [`Approval`] is read from.
 macro_rules! columns {
@@ -18,9 +18,12 @@ macro_rules! columns {
 
 /// Parked at the journal's time, to expire its time to live (`$6`
 /// milliseconds, or never) later by the same clock.
-const PARK: &str = "INSERT INTO journal_approvals (call_id, run_id, tool, input, user_id, parked_at, expires_at) \
-     SELECT $1, $2, $3, $4, $5, clock.ms, clock.ms + $6 FROM journal_clock AS clock WHERE true \
-     ON CONFLICT (run_id, call_id) DO NOTHING";
+const PARK: &str = concat!(
+    "INSERT INTO journal_approvals (call_id, run_id, tool, input, user_id, parked_at, expires_at) \
+     SELECT $1, $2, $3, $4, $5, clock.ms, clock.ms + $6 FROM journal_clock AS clock WHERE ",
+    run_not_finished!("$2"),
+    " ON CONFLICT (run_id, call_id) DO NOTHING"
+);
 /// Still waiting: undecided, and not past its expiry by the journal's clock.
 macro_rules! waiting {
     () => {
@@ -29,7 +32,8 @@ macro_rules! waiting {
 }
 const BY_RUN: &str = concat!("SELECT ", columns!(), " FROM journal_approvals WHERE run_id = $1 AND ", waiting!(), " ORDER BY parked_at, call_id");
 const BY_USER: &str = concat!("SELECT ", columns!(), " FROM journal_approvals WHERE user_id = $1 AND ", waiting!(), " ORDER BY parked_at, call_id");
-const UNSETTLED: &str = concat!("SELECT ", columns!(), " FROM journal_approvals WHERE run_id = $1 AND settled_at IS NULL ORDER BY parked_at, call_id");
+const UNSETTLED: &str =
+    concat!("SELECT ", columns!(), " FROM journal_approvals WHERE run_id = $1 AND settled_at IS NULL ORDER BY parked_at, call_id");
 const SETTLE: &str = concat!("UPDATE journal_approvals SET settled_at = ", now!(), " WHERE run_id = $1 AND call_id = $2 AND settled_at IS NULL");
 const ONE: &str = concat!("SELECT ", columns!(), " FROM journal_approvals WHERE run_id = $1 AND call_id = $2");
 const DECIDE: &str = concat!(
@@ -37,9 +41,21 @@ const DECIDE: &str = concat!(
     now!(),
     " WHERE run_id = $1 AND call_id = $2 AND ",
     waiting!(),
+    " AND ",
+    run_not_finished!("$1"),
     " RETURNING ",
     columns!()
 );
+/// The calls of the finished run `$1` that nobody decided, rejected with
+/// `$2` by `$3`.
+const REJECT_UNDECIDED: &str = concat!(
+    "UPDATE journal_approvals SET decision = 'reject', reject_text = $2, decided_by = $3, decided_at = ",
+    now!(),
+    " WHERE run_id = $1 AND decision IS NULL"
+);
+/// Every call of the run `$1` settled: it carries nothing out any more.
+const SETTLE_ALL: &str = concat!("UPDATE journal_approvals SET settled_at = ", now!(), " WHERE run_id = $1 AND settled_at IS NULL");
+const FINISHED_RUN: &str = "SELECT run_id FROM journal_runs WHERE run_id = $1 AND state = 'finished'";
 /// The calls of run `$1` still undecided past their expiry, rejected with
 /// `$2` by `$3`.
 const EXPIRE_RUN: &str = concat!(
@@ -80,6 +96,7 @@ impl ApprovalRecords<'_> {
     ///
     /// [`JournalError::AlreadyParked`] when the run parked a call of that
     /// id already (decided or not);
+    /// [`JournalError::RunFinished`] when the run is finished;
     /// [`JournalError::Refused`] for an id over the [`limits`].
     pub async fn park(self, call: &ParkedCall) -> Result<(), JournalError> {
         limits::id("call_id", &call.call_id)?;
@@ -87,7 +104,9 @@ impl ApprovalRecords<'_> {
         limits::text("tool", &call.tool)?;
         limits::optional_id("user_id", call.user_id.as_deref())?;
         let input = call.input.to_string();
-        let ttl = call.expires_at.map(|expires_at| expires_at.duration_since(call.parked_at).map_or(0, |ttl| i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX)));
+        let ttl = call
+            .expires_at
+            .map(|expires_at| expires_at.duration_since(call.parked_at).map_or(0, |ttl| i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX)));
         on_pool!(self.journal, pool => {
             let inserted = sqlx::query(PARK)
                 .bind(&call.call_id)
@@ -99,10 +118,15 @@ impl ApprovalRecords<'_> {
                 .execute(pool)
                 .await
                 .map_err(JournalError::database("park"))?;
-            match inserted.rows_affected() {
-                1 => Ok(()),
-                _ => Err(JournalError::AlreadyParked { run_id: call.run_id.clone(), call_id: call.call_id.clone() }),
+            if inserted.rows_affected() == 1 {
+                return Ok(());
             }
+            let finished = sqlx::query(FINISHED_RUN).bind(&call.run_id).fetch_optional(pool).await.map_err(JournalError::database("park"))?;
+            let parked = sqlx::query(ONE).bind(&call.run_id).bind(&call.call_id).fetch_optional(pool).await.map_err(JournalError::database("park"))?;
+            Err(match (parked, finished) {
+                (None, Some(_)) => JournalError::RunFinished { run_id: call.run_id.clone() },
+                _ => JournalError::AlreadyParked { run_id: call.run_id.clone(), call_id: call.call_id.clone() },
+            })
         })
     }
 
@@ -176,6 +200,8 @@ impl ApprovalRecords<'_> {
     /// [`JournalError::AlreadyDecided`] (naming who decided and when) when
     /// another decider or [`expire`](Self::expire) came first,
     /// [`JournalError::ApprovalExpired`] when it expired undecided,
+    /// [`JournalError::RunFinished`] when its run finished (a finished run
+    /// carries no decision out),
     /// [`JournalError::UnknownApproval`] when the run parked no call of that id,
     /// [`JournalError::Refused`] for a value over the [`limits`].
     pub async fn decide(self, run_id: &str, call_id: &str, decision: Decision, by: &str) -> Result<Approval, JournalError> {
@@ -203,12 +229,14 @@ impl ApprovalRecords<'_> {
                 return Err(JournalError::UnknownApproval { run_id: run_id.to_owned(), call_id: call_id.to_owned() });
             };
             let approval = decode_approval(&row)?;
-            Err(match (approval.decided, approval.call.expires_at) {
-                (Some(Decided { by, at, .. }), _) => JournalError::AlreadyDecided { run_id: run_id.to_owned(), call_id: call_id.to_owned(), by, at },
-                (None, Some(expires_at)) => JournalError::ApprovalExpired { run_id: run_id.to_owned(), call_id: call_id.to_owned(), expires_at },
+            let finished = sqlx::query(FINISHED_RUN).bind(run_id).fetch_optional(pool).await.map_err(JournalError::database("decide"))?;
+            Err(match (approval.decided, approval.call.expires_at, finished) {
+                (Some(Decided { by, at, .. }), ..) => JournalError::AlreadyDecided { run_id: run_id.to_owned(), call_id: call_id.to_owned(), by, at },
+                (None, _, Some(_)) => JournalError::RunFinished { run_id: run_id.to_owned() },
+                (None, Some(expires_at), None) => JournalError::ApprovalExpired { run_id: run_id.to_owned(), call_id: call_id.to_owned(), expires_at },
                 // The update applies to every undecided call without an
                 // expiry, so such a row means the table changed under us.
-                (None, None) => JournalError::corrupt("journal_approvals", call_id, "undecided and without expiry, yet the decision did not apply"),
+                (None, None, None) => JournalError::corrupt("journal_approvals", call_id, "undecided and without expiry, yet the decision did not apply"),
             })
         })
     }
@@ -229,6 +257,24 @@ impl ApprovalRecords<'_> {
                 .await
                 .map_err(JournalError::database("expire"))?;
             oldest_first(&rows)
+        })
+    }
+
+    /// Rejects every call of the run `run_id` that nobody decided, with
+    /// `text` for the model, by [`GONE_BY`], and marks every call of it
+    /// settled: what a run that finished leaves, which carries nothing out
+    /// any more ([`Run::finish`](crate::Run::finish)), the calls other
+    /// processes parked in it included. A person deciding one later is told
+    /// ([`JournalError::AlreadyDecided`] naming [`GONE_BY`]).
+    pub async fn end_run(self, run_id: &str, text: &str) -> Result<(), JournalError> {
+        limits::id("run_id", run_id)?;
+        limits::text("reject_text", text)?;
+        on_pool!(self.journal, pool => {
+            let failed = || JournalError::database("end_run");
+            let mut tx = pool.begin().await.map_err(failed())?;
+            sqlx::query(REJECT_UNDECIDED).bind(run_id).bind(text).bind(GONE_BY).execute(&mut *tx).await.map_err(failed())?;
+            sqlx::query(SETTLE_ALL).bind(run_id).execute(&mut *tx).await.map_err(failed())?;
+            tx.commit().await.map_err(failed())
         })
     }
 

@@ -4,31 +4,44 @@
 //! inserting one key, exactly one inserts it.
 
 use std::borrow::Cow;
-use std::time::SystemTime;
 
 use serde_json::Value;
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
 use super::rows::RowReader;
-use super::{CallInDoubt, CallStart, Journal, JournalError, JournaledCall, JournaledResult, limits, on_pool};
-use crate::memory::records::millis;
+use super::{CallInDoubt, CallStart, Journal, JournalError, JournaledCall, JournaledResult, limits, now, on_pool, run_not_finished};
+use crate::memory::Starting;
 
-const START: &str = "INSERT INTO journal_calls (effect_key, run_id, call_id, tool, input, started_at) VALUES ($1, $2, $3, $4, $5, $6) \
-     ON CONFLICT (effect_key) DO NOTHING";
+const START: &str = concat!(
+    "INSERT INTO journal_calls (effect_key, run_id, call_id, tool, input, started_at) SELECT $1, $2, $3, $4, $5, clock.ms \
+     FROM journal_clock AS clock WHERE ",
+    run_not_finished!("$2"),
+    " ON CONFLICT (effect_key) DO NOTHING"
+);
+const FINISHED_RUN: &str = "SELECT run_id FROM journal_runs WHERE run_id = $1 AND state = 'finished'";
 const KNOWN: &str = "SELECT effect_key, call_id, tool, input, started_at, finished_at, kind, text, structured, error_code, status, truncated, ends_run \
      FROM journal_calls WHERE effect_key = $1";
 const OF_RUN: &str = "SELECT effect_key, call_id, tool, input, started_at, finished_at, kind, text, structured, error_code, status, truncated, ends_run \
      FROM journal_calls WHERE run_id = $1 ORDER BY started_at, call_id";
 const EXISTS: &str = "SELECT call_id FROM journal_calls WHERE effect_key = $1";
-const RESTART: &str = "UPDATE journal_calls SET call_id = $2, started_at = $3, input = $4, finished_at = NULL, kind = NULL, text = NULL, \
-     structured = NULL, error_code = NULL, status = NULL, truncated = NULL, ends_run = NULL WHERE effect_key = $1 AND finished_at IS NOT NULL";
+const RESTART: &str = concat!(
+    "UPDATE journal_calls SET call_id = $2, input = $3, started_at = ",
+    now!(),
+    ", finished_at = NULL, kind = NULL, text = NULL, structured = NULL, error_code = NULL, status = NULL, truncated = NULL, ends_run = NULL \
+     WHERE effect_key = $1 AND finished_at IS NOT NULL AND ",
+    run_not_finished!("$4")
+);
 const IN_DOUBT: &str = "SELECT effect_key, run_id, call_id, tool, input, started_at FROM journal_calls \
      WHERE finished_at IS NULL ORDER BY started_at, effect_key";
 const IN_DOUBT_OF_RUN: &str = "SELECT effect_key, run_id, call_id, tool, input, started_at FROM journal_calls \
      WHERE finished_at IS NULL AND run_id = $1 ORDER BY started_at, effect_key";
 const WITHDRAW: &str = "DELETE FROM journal_calls WHERE effect_key = $1 AND call_id = $2 AND finished_at IS NULL";
-const FINISH: &str = "UPDATE journal_calls SET finished_at = $2, kind = $3, text = $4, structured = $5, error_code = $6, status = $7, \
-     truncated = $8, ends_run = $9 WHERE effect_key = $1 AND finished_at IS NULL";
+const FINISH: &str = concat!(
+    "UPDATE journal_calls SET finished_at = ",
+    now!(),
+    ", kind = $2, text = $3, structured = $4, error_code = $5, status = $6, truncated = $7, ends_run = $8 \
+     WHERE effect_key = $1 AND finished_at IS NULL"
+);
 
 /// The effect journal of a [`Journal`] ([`Journal::calls`]): each call's
 /// effect by its key, recorded as started before its tool runs and as
@@ -89,7 +102,6 @@ impl CallRecords<'_> {
                 .bind(call_id)
                 .bind(tool)
                 .bind(&input)
-                .bind(millis(SystemTime::now()))
                 .execute(pool)
                 .await
                 .map_err(JournalError::database("start_call"))?;
@@ -97,9 +109,14 @@ impl CallRecords<'_> {
                 return Ok(None);
             }
             let row = sqlx::query(KNOWN).bind(effect_key).fetch_optional(pool).await.map_err(JournalError::database("start_call"))?;
-            // None: pruned (Journal::prune) between the two statements; the key is new again.
             if let Some(row) = row {
                 return decode_call(&row).map(Some);
+            }
+            // Not inserted and not there: the run is finished, or the key was
+            // pruned (Journal::prune) between the two statements and is new again.
+            let finished = sqlx::query(FINISHED_RUN).bind(run_id).fetch_optional(pool).await.map_err(JournalError::database("start_call"))?;
+            if finished.is_some() {
+                return Err(JournalError::RunFinished { run_id: run_id.to_owned() });
             }
         })
     }
@@ -111,21 +128,26 @@ impl CallRecords<'_> {
     /// restarted it; else the call another process left (one it restarted
     /// first is [`CallStart::UnknownOutcome`]). Atomic, as [`start`](Self::start) is:
     /// of several processes, exactly one restarts a key.
-    pub(crate) async fn restart(self, effect_key: &str, call_id: &str, input: &Value) -> Result<Option<JournaledCall>, JournalError> {
-        limits::id("call_id", call_id)?;
-        let effect_key = &*self.stored_key(effect_key).await?;
-        let input = input.to_string();
+    pub(crate) async fn restart(self, call: Starting<'_>) -> Result<Option<JournaledCall>, JournalError> {
+        limits::id("call_id", call.call_id)?;
+        limits::id("run_id", call.run_id)?;
+        let effect_key = &*self.stored_key(call.effect_key).await?;
+        let input = call.input.to_string();
         on_pool!(self.journal, pool => {
             let updated = sqlx::query(RESTART)
                 .bind(effect_key)
-                .bind(call_id)
-                .bind(millis(SystemTime::now()))
+                .bind(call.call_id)
                 .bind(&input)
+                .bind(call.run_id)
                 .execute(pool)
                 .await
                 .map_err(JournalError::database("restart_call"))?;
             if updated.rows_affected() == 1 {
                 return Ok(None);
+            }
+            let finished = sqlx::query(FINISHED_RUN).bind(call.run_id).fetch_optional(pool).await.map_err(JournalError::database("restart_call"))?;
+            if finished.is_some() {
+                return Err(JournalError::RunFinished { run_id: call.run_id.to_owned() });
             }
             let known = sqlx::query(KNOWN).bind(effect_key).fetch_optional(pool).await.map_err(JournalError::database("restart_call"))?;
             match known {
@@ -271,7 +293,6 @@ impl CallRecords<'_> {
         on_pool!(self.journal, pool => {
             let updated = sqlx::query(FINISH)
                 .bind(effect_key)
-                .bind(millis(SystemTime::now()))
                 .bind(result.kind.as_str())
                 .bind(&result.text)
                 .bind(structured.as_deref())

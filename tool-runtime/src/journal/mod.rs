@@ -187,6 +187,17 @@ macro_rules! now {
 }
 use now;
 
+/// In a query: the run `$run` (an expression, most often a parameter) is
+/// not finished. Read in the statement that starts an effect or parks or
+/// decides a call, so that a finished run starts, parks and carries out
+/// nothing, whatever a process that still holds it as going believes.
+macro_rules! run_not_finished {
+    ($run:literal) => {
+        concat!("NOT EXISTS (SELECT 1 FROM journal_runs AS run WHERE run.run_id = ", $run, " AND run.state = 'finished')")
+    };
+}
+use run_not_finished;
+
 impl Journal {
     /// Opens the journal at `url`, creating and migrating its schema.
     ///

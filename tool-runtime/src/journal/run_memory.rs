@@ -4,8 +4,6 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::Value;
-
 use super::Journal;
 use crate::memory::{Answer, Approval, Decision, JournaledCall, JournaledResult, ParkedCall, RunMemory, RunState, Starting, StepDelta, Stepped};
 
@@ -22,8 +20,8 @@ impl RunMemory for Journal {
         Answer::waiting(self.calls().start_or_find(call.run_id, call.call_id, call.tool, call.input, call.effect_key))
     }
 
-    fn restart_call<'a>(&'a self, effect_key: &'a str, call_id: &'a str, input: &'a Value) -> Answer<'a, Option<JournaledCall>> {
-        Answer::waiting(self.calls().restart(effect_key, call_id, input))
+    fn restart_call<'a>(&'a self, call: Starting<'a>) -> Answer<'a, Option<JournaledCall>> {
+        Answer::waiting(self.calls().restart(call))
     }
 
     fn finish_call<'a>(&'a self, effect_key: &'a str, result: &'a JournaledResult) -> Answer<'a, ()> {
@@ -60,6 +58,10 @@ impl RunMemory for Journal {
 
     fn decide<'a>(&'a self, run_id: &'a str, call_id: &'a str, decision: Decision, by: &'a str) -> Answer<'a, Approval> {
         Answer::waiting(self.approvals().decide(run_id, call_id, decision, by))
+    }
+
+    fn end_run<'a>(&'a self, run_id: &'a str, text: &'a str) -> Answer<'a, ()> {
+        Answer::waiting(self.approvals().end_run(run_id, text))
     }
 
     fn settle<'a>(&'a self, run_id: &'a str, call_id: &'a str) -> Answer<'a, ()> {

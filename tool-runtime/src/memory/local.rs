@@ -179,11 +179,11 @@ impl RunMemory for LocalMemory {
         Answer::ready(Ok(found))
     }
 
-    fn restart_call<'a>(&'a self, effect_key: &'a str, _call_id: &'a str, _input: &'a Value) -> Answer<'a, Option<JournaledCall>> {
+    fn restart_call<'a>(&'a self, call: Starting<'a>) -> Answer<'a, Option<JournaledCall>> {
         // No finished effect is kept, so none is started again: the one
         // found is under way.
-        let answer = match self.held().effects.get(effect_key) {
-            None => Err(JournalError::CallNotStarted { effect_key: effect_key.to_owned() }),
+        let answer = match self.held().effects.get(call.effect_key) {
+            None => Err(JournalError::CallNotStarted { effect_key: call.effect_key.to_owned() }),
             Some(effect) => Ok(Some(effect.found())),
         };
         Answer::ready(answer)

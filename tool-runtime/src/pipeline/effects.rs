@@ -255,8 +255,12 @@ pub(crate) async fn execute_journaled<App: Send + Sync + 'static>(
             && let Ok(Some(JournaledCall { outcome: CallStart::Finished(_), .. })) = started
         {
             // Runs on every call: the finished effect is started again.
-            let (memory, id, args, effect) = (bounded, call_id.clone(), arguments.clone(), key.clone());
-            let restart = async move { memory.restart_call(&effect, &id, &args).await };
+            let (memory, run_id, id, tool, args, effect) =
+                (bounded, remembered.run_id.clone(), call_id.clone(), entry.def.name.clone(), arguments.clone(), key.clone());
+            let restart = async move {
+                let starting = Starting { run_id: &run_id, call_id: &id, tool: &tool, input: &args, effect_key: &effect };
+                memory.restart_call(starting).await
+            };
             started = match begin(tools, remembered, entry, call.info(), &key, until, restart).await {
                 Ok(started) => started,
                 Err(stopped) => return stopped,
@@ -634,8 +638,13 @@ fn not_run<App: Send + Sync + 'static>(tools: &ToolTable<App>, entry: &Entry<App
     CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::Internal, &public)
 }
 
-/// A call the journal could not record: not run (the generic 500).
+/// A call the journal could not record: not run (the generic 500); or a
+/// call of a run that finished (`RUN_FINISHED`), which starts nothing.
 fn journal_failed<App: Send + Sync + 'static>(tools: &ToolTable<App>, entry: &Entry<App>, call_id: &SmolStr, error: &JournalError) -> CallResult {
+    if let JournalError::RunFinished { .. } = error {
+        tracing::info!(tool = %Escaped(&entry.def.name), call_id = %Escaped(call_id), "not run: its run is finished");
+        return CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::Denied, &lines::run_finished());
+    }
     let public = ToolError::internal();
     tools.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Journal, public.code(), error.to_string()));
     CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::Internal, &public)
