@@ -113,6 +113,23 @@ pub struct Starting<'a> {
     pub effect_key: &'a str,
 }
 
+/// A call whose effect is keyed by an idempotency key, looked for
+/// ([`RunMemory::find_keyed`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Keyed<'a> {
+    /// The run the call belongs to.
+    pub run_id: &'a str,
+    /// The call's id.
+    pub call_id: &'a str,
+    /// Its tool.
+    pub tool: &'a str,
+    /// The key its effect is started under.
+    pub key: &'a str,
+    /// The key an earlier version of the runtime made for the same effect,
+    /// if it made another.
+    pub earlier: Option<&'a str>,
+}
+
 /// Everything a run must remember, wherever it is kept (see the [module
 /// docs](self) for the rules every implementation keeps).
 ///
@@ -126,6 +143,19 @@ pub trait RunMemory: fmt::Debug + Send + Sync + 'static {
 
     /// The effect `effect_key`, if the memory holds it.
     fn find_call<'a>(&'a self, effect_key: &'a str) -> Answer<'a, Option<JournaledCall>>;
+
+    /// The effect of a keyed call, wherever the memory holds it: under its
+    /// key, or as the same call of the same run (its run and call id, with
+    /// its tool) under any key, so that a call re-sent is the same call
+    /// whoever sends it, or under the key an earlier version made. Says the
+    /// key it was found under, for what the call does next; `None` for a
+    /// key this call cannot name (stored as its digest by an earlier
+    /// version). The default looks the call's key up, for a memory whose
+    /// keys never changed form.
+    fn find_keyed<'a>(&'a self, keyed: Keyed<'a>) -> Answer<'a, Option<(Option<String>, JournaledCall)>> {
+        let found = self.find_call(keyed.key);
+        Answer::waiting(async move { Ok(found.await?.map(|found| (Some(keyed.key.to_owned()), found))) })
+    }
 
     /// Starts the effect of `call`: `None` when it was new (the call now
     /// holds it and may run), else what the memory holds for the key.
@@ -181,6 +211,16 @@ pub trait RunMemory: fmt::Debug + Send + Sync + 'static {
     /// expiry, [`JournalError::UnknownApproval`] when no such call waits.
     fn decide<'a>(&'a self, run_id: &'a str, call_id: &'a str, decision: Decision, by: &'a str) -> Answer<'a, Approval>;
 
+    /// Records the run `run_id` (when the memory does not know it yet) as
+    /// the run of `user`, and returns its user as the memory holds it: the
+    /// first process to record the run names it, and a keyed effect of the
+    /// run is that user's, whichever process sends the call. The default
+    /// keeps nothing, for a memory of one process's run.
+    fn claim_run<'a>(&'a self, run_id: &'a str, user: Option<&'a str>) -> Answer<'a, Option<String>> {
+        let _ = run_id;
+        Answer::ready(Ok(user.map(str::to_owned)))
+    }
+
     /// Marks a decided call as carried out by its run.
     fn settle<'a>(&'a self, run_id: &'a str, call_id: &'a str) -> Answer<'a, ()>;
 
@@ -205,6 +245,9 @@ pub trait RunMemory: fmt::Debug + Send + Sync + 'static {
 pub(crate) struct Remembered {
     pub(crate) memory: Arc<dyn RunMemory>,
     pub(crate) run_id: Arc<str>,
+    /// The run's user as its memory holds it ([`RunMemory::claim_run`]),
+    /// whose effects a keyed call's are; `None`: the caller's.
+    pub(crate) user: Option<Arc<str>>,
     /// Whether the memory outlives the process (a journal): only then is a
     /// decision's clock the memory's, and a step's digest worth keeping.
     pub(crate) durable: bool,
@@ -213,13 +256,12 @@ pub(crate) struct Remembered {
 impl Remembered {
     /// A memory of this process only, under a fresh run id.
     pub(crate) fn local() -> Self {
-        Remembered { memory: Arc::new(LocalMemory::default()), run_id: crate::ids::fresh_id("run-").as_str().into(), durable: false }
+        Remembered { memory: Arc::new(LocalMemory::default()), run_id: crate::ids::fresh_id("run-").as_str().into(), user: None, durable: false }
     }
 
     /// A durable run `run_id` in `memory` (a journal).
-    #[cfg_attr(not(all(feature = "mcp", feature = "journal")), allow(dead_code))]
     pub(crate) fn durable(memory: Arc<dyn RunMemory>, run_id: &str) -> Self {
-        Remembered { memory, run_id: run_id.into(), durable: true }
+        Remembered { memory, run_id: run_id.into(), user: None, durable: true }
     }
 
     /// The effect key of a call keyed by its run and id (every external

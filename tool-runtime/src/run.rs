@@ -515,8 +515,10 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// written; [`DurableError::Incompatible`] when a pending call's tool is
     /// gone or no longer accepts its journaled input.
     pub async fn durable(mut self, memory: &(impl RunMemory + Clone), run_id: &str) -> Result<Self, DurableError> {
-        self.memory = Remembered { memory: Arc::new(memory.clone()), run_id: run_id.into(), durable: true };
+        self.memory = Remembered::durable(Arc::new(memory.clone()), run_id);
         let memory = self.memory.memory.clone();
+        // The run's user, as the first process to record it named it.
+        self.memory.user = memory.claim_run(run_id, self.user.id.as_deref()).await?.map(Into::into);
         // A run the journal knows is taken as it holds it; a new one is
         // recorded (with whatever this run did before).
         self.steps.journaled = (0, 0);

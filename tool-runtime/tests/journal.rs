@@ -580,23 +580,24 @@ async fn prune_forgets_finished_runs_and_keeps_everything_in_flight(db: Db) {
             }
         }
     };
+    // Each run's calls are journaled while it goes; the finished ones then finish.
     // Finished long ago: a finished call and a settled approval.
-    journal.runs().save(&RunRecord { executed: vec!["refund".into()], failures: vec![("refund".into(), 2)], ..finished("r-old") }).await.unwrap();
     call("r-old", "k-old", true).await;
     journal.approvals().park(&parked("r-old", "a-old", None, at(1), None)).await.unwrap();
     journal.approvals().decide("r-old", "a-old", Decision::Approve, "ann").await.unwrap();
     journal.approvals().settle("r-old", "a-old").await.unwrap();
+    journal.runs().save(&RunRecord { executed: vec!["refund".into()], failures: vec![("refund".into(), 2)], ..finished("r-old") }).await.unwrap();
     // Still going, however old.
     journal.runs().save(&RunRecord::new("r-active")).await.unwrap();
     call("r-active", "k-active", true).await;
     // Finished, with a call in doubt.
-    journal.runs().save(&finished("r-doubt")).await.unwrap();
     call("r-doubt", "k-doubt", false).await;
+    journal.runs().save(&finished("r-doubt")).await.unwrap();
     // Finished, with an approval waiting and one decided but not settled.
-    journal.runs().save(&finished("r-waiting")).await.unwrap();
     journal.approvals().park(&parked("r-waiting", "a-waiting", None, at(1), None)).await.unwrap();
     journal.approvals().park(&parked("r-waiting", "a-unsettled", None, at(2), None)).await.unwrap();
     journal.approvals().decide("r-waiting", "a-unsettled", Decision::Approve, "ann").await.unwrap();
+    journal.runs().save(&finished("r-waiting")).await.unwrap();
     // A call journaled without a run.
     call("r-none", "k-orphan", true).await;
     // Two hours pass for all of them; then a run finishes now.
@@ -604,8 +605,8 @@ async fn prune_forgets_finished_runs_and_keeps_everything_in_flight(db: Db) {
     db.exec(format!("UPDATE journal_runs SET updated_at = {old}")).await;
     db.exec(format!("UPDATE journal_calls SET started_at = {old}, finished_at = CASE WHEN finished_at IS NULL THEN NULL ELSE {old} END")).await;
     db.exec(format!("UPDATE journal_approvals SET settled_at = CASE WHEN settled_at IS NULL THEN NULL ELSE {old} END")).await;
-    journal.runs().save(&finished("r-recent")).await.unwrap();
     call("r-recent", "k-recent", true).await;
+    journal.runs().save(&finished("r-recent")).await.unwrap();
 
     let pruned = journal.prune(Retention::finished_older_than(Duration::from_secs(3_600))).await.unwrap();
     assert_eq!(pruned, Pruned { runs: 1, calls: 2, approvals: 1 });

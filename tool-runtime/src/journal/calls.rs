@@ -10,7 +10,7 @@ use sqlx::{ColumnIndex, Decode, Row, Type};
 
 use super::rows::RowReader;
 use super::{CallInDoubt, CallStart, Journal, JournalError, JournaledCall, JournaledResult, limits, now, on_pool, run_not_finished};
-use crate::memory::Starting;
+use crate::memory::{Keyed, Starting};
 
 const START: &str = concat!(
     "INSERT INTO journal_calls (effect_key, run_id, call_id, tool, input, started_at) SELECT $1, $2, $3, $4, $5, clock.ms \
@@ -21,6 +21,13 @@ const START: &str = concat!(
 const FINISHED_RUN: &str = "SELECT run_id FROM journal_runs WHERE run_id = $1 AND state = 'finished'";
 const KNOWN: &str = "SELECT effect_key, call_id, tool, input, started_at, finished_at, kind, text, structured, error_code, status, truncated, ends_run \
      FROM journal_calls WHERE effect_key = $1";
+/// A keyed call's effect: under its key (`$1`, or `$2` as a long key was
+/// stored before keys were hashed), as the same call of the same run (run
+/// `$5`, call `$6`, tool `$7`) under any key, or under the key an earlier
+/// version made (`$3`, `$4`); in that order.
+const KEYED: &str = "SELECT effect_key, call_id, tool, input, started_at, finished_at, kind, text, structured, error_code, status, truncated, \
+     ends_run, CASE WHEN effect_key IN ($1, $2) THEN 0 WHEN run_id = $5 AND call_id = $6 AND tool = $7 THEN 1 ELSE 2 END AS preference \
+     FROM journal_calls WHERE effect_key IN ($1, $2, $3, $4) OR (run_id = $5 AND call_id = $6 AND tool = $7) ORDER BY preference LIMIT 1";
 const OF_RUN: &str = "SELECT effect_key, call_id, tool, input, started_at, finished_at, kind, text, structured, error_code, status, truncated, ends_run \
      FROM journal_calls WHERE run_id = $1 ORDER BY started_at, call_id";
 const EXISTS: &str = "SELECT call_id FROM journal_calls WHERE effect_key = $1";
@@ -175,6 +182,40 @@ impl CallRecords<'_> {
             let row = sqlx::query(KNOWN).bind(effect_key).fetch_optional(pool).await.map_err(JournalError::database("known_call"))?;
             row.as_ref().map(decode_call).transpose()
         })
+    }
+
+    /// [`RunMemory::find_keyed`](crate::memory::RunMemory::find_keyed), in one statement.
+    pub(crate) async fn find_keyed(self, keyed: Keyed<'_>) -> Result<Option<(Option<String>, JournaledCall)>, JournalError> {
+        limits::id("run_id", keyed.run_id)?;
+        limits::id("call_id", keyed.call_id)?;
+        // Each key as stored, and as a long key was stored before keys were hashed.
+        let forms = |key: &str| (limits::stored_key(key).into_owned(), key.to_owned());
+        let (key, key_unhashed) = forms(keyed.key);
+        let (earlier, earlier_unhashed) = keyed.earlier.map_or_else(|| (key.clone(), key.clone()), forms);
+        let row_key = on_pool!(self.journal, pool => {
+            let row = sqlx::query(KEYED)
+                .bind(&key)
+                .bind(&key_unhashed)
+                .bind(&earlier)
+                .bind(&earlier_unhashed)
+                .bind(keyed.run_id)
+                .bind(keyed.call_id)
+                .bind(keyed.tool)
+                .fetch_optional(pool)
+                .await
+                .map_err(JournalError::database("find_keyed"))?;
+            row.as_ref().map(|row| Ok::<_, JournalError>((RowReader::new(row, "journal_calls", "effect_key")?.key, decode_call(row)?))).transpose()
+        })?;
+        let Some((stored, call)) = row_key else { return Ok(None) };
+        let named = if stored == key || stored == key_unhashed {
+            Some(keyed.key.to_owned())
+        } else if keyed.earlier.is_some() && (stored == earlier || stored == earlier_unhashed) {
+            keyed.earlier.map(str::to_owned)
+        } else {
+            // The same call under a key of its own: stored as it is, unless hashed.
+            Some(stored).filter(|stored| !limits::is_digest(stored))
+        };
+        Ok(Some((named, call)))
     }
 
     /// Every call a run journaled, in the order they started: the calls

@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::Journal;
-use crate::memory::{Answer, Approval, Decision, JournaledCall, JournaledResult, ParkedCall, RunMemory, RunState, Starting, StepDelta, Stepped};
+use crate::memory::{
+    Answer, Approval, Decision, JournaledCall, JournaledResult, Keyed, ParkedCall, RunMemory, RunState, Starting, StepDelta, Stepped,
+};
 
 impl RunMemory for Journal {
     fn until(&self, until: Instant) -> Arc<dyn RunMemory> {
@@ -62,6 +64,14 @@ impl RunMemory for Journal {
 
     fn end_run<'a>(&'a self, run_id: &'a str, text: &'a str) -> Answer<'a, ()> {
         Answer::waiting(self.approvals().end_run(run_id, text))
+    }
+
+    fn claim_run<'a>(&'a self, run_id: &'a str, user: Option<&'a str>) -> Answer<'a, Option<String>> {
+        Answer::waiting(self.runs().claim(run_id, user))
+    }
+
+    fn find_keyed<'a>(&'a self, keyed: Keyed<'a>) -> Answer<'a, Option<(Option<String>, JournaledCall)>> {
+        Answer::waiting(self.calls().find_keyed(keyed))
     }
 
     fn settle<'a>(&'a self, run_id: &'a str, call_id: &'a str) -> Answer<'a, ()> {

@@ -54,7 +54,7 @@ impl<App: Send + Sync + 'static> McpSession<App> {
     pub(super) fn new(server: McpServer<App>) -> Self {
         let remembered = match server.memory.clone() {
             // Unique across instances and restarts sharing the journal (`ids`).
-            Some(memory) => Remembered { memory, run_id: crate::ids::fresh_id("mcp-").as_str().into(), durable: true },
+            Some(memory) => Remembered::durable(memory, crate::ids::fresh_id("mcp-").as_str()),
             None => Remembered::local(),
         };
         McpSession { server, run: Arc::new(Mutex::new(SessionRun::default())), remembered, sessions: None }

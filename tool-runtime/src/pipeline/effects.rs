@@ -36,10 +36,14 @@
 //!   time returns it, and the write goes on without it.
 //!
 //! The effect key is the run id and the call id, or, for a tool with
-//! `idempotency_key = path`, the tool's name, the caller's user id and the
-//! key it derives from the input (an order id), in every run of that user:
-//! keys are scoped by user, so two tenants whose inputs give the same key
-//! never share a result. A journaled effect answers only
+//! `idempotency_key = path`, the tool's name, the run's user (as its
+//! journal holds it, whichever process sends the call) and the key it
+//! derives from the input (an order id), in every run of that user: keys
+//! are scoped by user, so two tenants whose inputs give the same key never
+//! share a result. Such a call is looked for under its key, as the same
+//! call of its run (its run and call id) under any key, and under the key
+//! schema versions 1 and 2 made (no user), so that an effect journaled
+//! before an upgrade, or by another user's process, is not run again. A journaled effect answers only
 //! the call it was made for: one keyed by run and call id that the
 //! journal holds with another tool or input (a call id re-used) is refused
 //! with `CALL_ID_REUSED`, neither run nor served, and the host is told what
@@ -71,7 +75,7 @@ use super::{Ended, Input, concluded, execute};
 use crate::context::{CallInfo, CallState};
 use crate::error::ToolError;
 use crate::error_report::{ErrorKind, ErrorReport, Escaped};
-use crate::memory::{CallStart, Decision, JournalError, JournaledCall, JournaledResult, Remembered, RunMemory, Starting};
+use crate::memory::{CallStart, Decision, JournalError, JournaledCall, JournaledResult, Keyed, Remembered, RunMemory, Starting};
 use crate::result::{CallResult, ResultKind, lines};
 use crate::table::{Entry, ToolTable};
 
@@ -118,30 +122,55 @@ async fn withdraw(memory: std::sync::Arc<dyn RunMemory>, key: String, call_id: S
     }
 }
 
+/// The key of a call's effect in its run's memory ([`effect_key`]).
+pub(crate) struct EffectKey {
+    /// The key the effect is started under.
+    key: String,
+    /// For a key from the tool's `idempotency_key`, the one the journal's
+    /// schema versions 1 and 2 held the effect under (the tool and the key,
+    /// no user: every user's calls shared it then), so that an effect
+    /// journaled before an upgrade is found after it.
+    earlier: Option<String>,
+}
+
 /// The memory's key for the effect of a call (JSON arrays: no run id,
 /// call id or key can make two of them equal). A tool's `idempotency_key`
-/// is scoped by the caller's user id: two users (tenants) whose inputs give
-/// the same key never share an effect; callers without a user id share
-/// theirs. A tool's `idempotency_key` function that panics or gives an
-/// empty key is an error: the call is not run.
+/// is scoped by the run's user (as the memory holds it, else the
+/// caller's): two users (tenants) whose inputs give the same key never
+/// share an effect, and a call of a run is keyed alike whichever process
+/// sends it; callers without a user id share theirs. A tool's
+/// `idempotency_key` function that panics or gives an empty key is an
+/// error: the call is not run.
 pub(crate) fn effect_key<App>(
     remembered: &Remembered,
     entry: &Entry<App>,
     input: &(dyn std::any::Any + Send + Sync),
     info: &CallInfo,
-) -> Result<String, String> {
-    let by_call = || remembered.call_key(&info.call_id);
-    let user = info.user.as_ref().and_then(|user| user.id.as_deref());
+) -> Result<EffectKey, String> {
+    let by_call = || EffectKey { key: remembered.call_key(&info.call_id), earlier: None };
+    let user = remembered.user.as_deref().or_else(|| info.user.as_ref().and_then(|user| user.id.as_deref()));
     // An external call is completed by its id, so it is keyed by it.
     if !entry.def.idempotency_key || entry.def.external {
         return Ok(by_call());
     }
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| entry.tool.effect_key(input))) {
         Ok(Some(key)) if key.is_empty() => Err("the idempotency_key function gave an empty key".to_owned()),
-        Ok(Some(key)) => Ok(serde_json::json!(["tool", entry.def.name, user, key]).to_string()),
+        Ok(Some(key)) => Ok(EffectKey {
+            key: serde_json::json!(["tool", entry.def.name, user, key]).to_string(),
+            earlier: Some(serde_json::json!(["tool", entry.def.name, key]).to_string()),
+        }),
         Ok(None) => Ok(by_call()),
         Err(payload) => Err(format!("the idempotency_key function panicked: {}", crate::error_report::panic_message(payload.as_ref()))),
     }
+}
+
+/// The effect a call found in its run's memory: its key, and whether it
+/// answers only its own call, with its own input (an effect keyed by its
+/// run and call id, or a keyed call's found by its run and call id).
+#[derive(Clone, Copy)]
+struct Effect<'k> {
+    key: &'k str,
+    by_call: bool,
 }
 
 /// The memory of a call's run, where its effect is remembered: a tool that
@@ -175,30 +204,50 @@ pub(crate) async fn journaled<App: Send + Sync + 'static>(
     info: &CallInfo,
 ) -> Option<CallResult> {
     let call_id = &info.call_id;
-    let key = match effect_key(remembered, entry, input.value.as_ref(), info) {
+    let EffectKey { key, earlier } = match effect_key(remembered, entry, input.value.as_ref(), info) {
         Ok(key) => key,
         Err(error) => return Some(not_run(tools, entry, call_id, error)),
     };
     let arguments = input.from.to_value();
     let until = tokio::time::Instant::now() + timeout_of(tools, entry);
-    let found = match within(info.cancellation(), until, remembered.memory.until(until.into_std()).find_call(&key)).await {
+    let memory = remembered.memory.until(until.into_std());
+    let lookup = async {
+        match &earlier {
+            None => memory.find_call(&key).await.map(|found| found.map(|found| (Some(key.clone()), found))),
+            Some(earlier) => {
+                let keyed = Keyed { run_id: &remembered.run_id, call_id, tool: &entry.def.name, key: &key, earlier: Some(earlier) };
+                memory.find_keyed(keyed).await
+            }
+        }
+    };
+    let found = match within(info.cancellation(), until, lookup).await {
         Ok(found) => found,
         Err(stopped) => return Some(not_started(tools, entry, call_id, stopped)),
     };
-    let found = match found {
+    let (found_key, found) = match found {
         Ok(None) => return None,
         Ok(Some(found)) => found,
         Err(error) => return Some(journal_failed(tools, entry, call_id, &error)),
     };
-    if let Some(refused) = other_call(tools, remembered, entry, &info.call_id, &key, &arguments, &found).await {
+    // A keyed call found by its run and call id, under a key of its own
+    // (another user's process sent it before the run's user was journaled):
+    // the same call, which answers only its own input.
+    let by_call = key == remembered.call_key(call_id) || (found_key.as_deref() != Some(&key) && found_key != earlier);
+    let effect = Effect { key: found_key.as_deref().unwrap_or(&key), by_call };
+    if let Some(refused) = other_call(tools, remembered, entry, &info.call_id, effect, &arguments, &found).await {
         return Some(refused);
+    }
+    if found_key.is_none() && !matches!(found.outcome, CallStart::Finished(_)) {
+        let why = "was journaled by an earlier version under a key stored as its digest, and never finished; \
+                   settle it with journal.calls().in_doubt and journal.calls().resolve";
+        return Some(outcome_unknown(tools, entry, call_id, &key, why));
     }
     match found {
         // Handed to the host before, and not completed yet: still with it.
         JournaledCall { outcome: CallStart::UnknownOutcome { .. }, .. } if entry.def.external => {
             Some(CallResult::handed(entry.name.clone(), call_id.clone(), arguments))
         }
-        found => match known(tools, remembered, entry, info, &key, (input.value.as_ref(), &arguments), found).await {
+        found => match known(tools, remembered, entry, info, effect, (input.value.as_ref(), &arguments), found).await {
             Known::Answer(result) => Some(result),
             // Stage 6 starts it.
             Known::Run | Known::Gone => None,
@@ -223,9 +272,10 @@ pub(crate) async fn execute_journaled<App: Send + Sync + 'static>(
 ) -> CallResult {
     let call_id = call.call_id().clone();
     let key = match effect_key(remembered, entry, input.value.as_ref(), call.info()) {
-        Ok(key) => key,
+        Ok(key) => key.key,
         Err(error) => return not_run(tools, entry, &call_id, error),
     };
+    let effect = Effect { key: &key, by_call: key == remembered.call_key(&call_id) };
     let arguments = input.from.to_value();
     // A start found gone after waiting (its call withdrew it) is tried
     // again, with the time to record it anew; a few times at most.
@@ -247,7 +297,7 @@ pub(crate) async fn execute_journaled<App: Send + Sync + 'static>(
             Err(stopped) => return stopped,
         };
         if let Ok(Some(found)) = &started
-            && let Some(refused) = other_call(tools, remembered, entry, &call_id, &key, &arguments, found).await
+            && let Some(refused) = other_call(tools, remembered, entry, &call_id, effect, &arguments, found).await
         {
             return refused;
         }
@@ -269,7 +319,7 @@ pub(crate) async fn execute_journaled<App: Send + Sync + 'static>(
         match started {
             Err(error) => return journal_failed(tools, entry, &call_id, &error),
             Ok(None) => break,
-            Ok(Some(found)) => match known(tools, remembered, entry, call.info(), &key, (input.value.as_ref(), &arguments), found).await {
+            Ok(Some(found)) => match known(tools, remembered, entry, call.info(), effect, (input.value.as_ref(), &arguments), found).await {
                 Known::Answer(result) => return result,
                 Known::Run => break,
                 Known::Gone if tries < 3 => {}
@@ -381,7 +431,7 @@ pub(crate) async fn hand_journaled<App: Send + Sync + 'static>(
         Ok(found) => found,
     };
     if let Some(found) = &found
-        && let Some(refused) = other_call(tools, remembered, entry, call_id, &key, &arguments, found).await
+        && let Some(refused) = other_call(tools, remembered, entry, call_id, Effect { key: &key, by_call: true }, &arguments, found).await
     {
         return refused;
     }
@@ -406,11 +456,12 @@ async fn known<App: Send + Sync + 'static>(
     remembered: &Remembered,
     entry: &Entry<App>,
     info: &CallInfo,
-    key: &str,
+    effect: Effect<'_>,
     input: (&(dyn Any + Send + Sync), &Value),
     found: JournaledCall,
 ) -> Known {
     let (input, arguments) = input;
+    let key = effect.key;
     let call_id = &info.call_id;
     let (started_by, started_at) = match found.outcome {
         CallStart::Started => return Known::Run,
@@ -425,7 +476,7 @@ async fn known<App: Send + Sync + 'static>(
         Ok(Some(found)) => found,
     };
     // Started again meanwhile, by another call.
-    if let Some(refused) = other_call(tools, remembered, entry, call_id, key, arguments, &found).await {
+    if let Some(refused) = other_call(tools, remembered, entry, call_id, effect, arguments, &found).await {
         return Known::Answer(refused);
     }
     match &found.outcome {
@@ -436,7 +487,7 @@ async fn known<App: Send + Sync + 'static>(
             let why = format!("was started by call `{started_by}` {since:?} ago and never finished");
             // The hook answers for this call's input: only when it is
             // the unfinished call's (or the effect is keyed by it).
-            if key == remembered.call_key(call_id) && found.input != *arguments {
+            if effect.by_call && found.input != *arguments {
                 return Known::Answer(outcome_unknown(tools, entry, call_id, key, &format!("{why} (with another input)")));
             }
             Known::Answer(reconciled(tools, remembered, entry, info, key, input, &why).await)
@@ -552,11 +603,11 @@ async fn other_call<App: Send + Sync + 'static>(
     remembered: &Remembered,
     entry: &Entry<App>,
     call_id: &SmolStr,
-    key: &str,
+    effect: Effect<'_>,
     arguments: &Value,
     found: &JournaledCall,
 ) -> Option<CallResult> {
-    let by_call = key == remembered.call_key(call_id);
+    let (key, by_call) = (effect.key, effect.by_call);
     let differs = if found.tool != entry.def.name {
         format!("the tool differs: `{}` journaled, `{}` now", found.tool, entry.def.name)
     } else if by_call && entry.def.replay && found.input != *arguments && !edited_by_approval(remembered, call_id, arguments).await {

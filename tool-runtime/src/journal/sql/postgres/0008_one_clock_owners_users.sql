@@ -6,3 +6,13 @@
 -- when another process's approval expires: the server's clock
 -- (clock_timestamp(), the time of the statement that reads it).
 CREATE VIEW journal_clock AS SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT) AS ms;
+
+-- user_id: the user of the run, recorded by the first process that records
+-- the run: a keyed effect of the run is that user's, whichever process
+-- (a supervisor's, say) sends the call.
+ALTER TABLE journal_runs ADD COLUMN user_id TEXT;
+
+-- A call re-sent is the same call whoever sends it: found by its run and
+-- call id, whatever key an earlier version made for its effect.
+DROP INDEX journal_calls_run;
+CREATE INDEX journal_calls_run ON journal_calls (run_id, call_id);
