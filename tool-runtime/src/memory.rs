@@ -144,6 +144,15 @@ pub trait RunMemory: fmt::Debug + Send + Sync + 'static {
     /// The effect `effect_key`, if the memory holds it.
     fn find_call<'a>(&'a self, effect_key: &'a str) -> Answer<'a, Option<JournaledCall>>;
 
+    /// Whether the effect `effect_key` is unfinished and the process that
+    /// started it is gone (a journal's owner whose lease lapsed): it will
+    /// never finish, and no one need wait for it. The default says no, for
+    /// a memory of one process, whose starts are its own.
+    fn starter_gone<'a>(&'a self, effect_key: &'a str) -> Answer<'a, bool> {
+        let _ = effect_key;
+        Answer::ready(Ok(false))
+    }
+
     /// The effect of a keyed call, wherever the memory holds it: under its
     /// key, or as the same call of the same run (its run and call id, with
     /// its tool) under any key, so that a call re-sent is the same call
@@ -198,6 +207,15 @@ pub trait RunMemory: fmt::Debug + Send + Sync + 'static {
     /// Parks a call for approval; [`JournalError::AlreadyParked`] when the
     /// run parked that call id before.
     fn park<'a>(&'a self, call: &'a ParkedCall) -> Answer<'a, ()>;
+
+    /// Parks a call that this process waits for (an MCP session, for its
+    /// client), as [`park`](Self::park) does: once the process is gone, a
+    /// decision on the call is refused and recorded as a rejection by
+    /// [`GONE_BY`], since nothing would carry it out. The default parks it
+    /// as any call, for a memory that lives no longer than its process.
+    fn park_held<'a>(&'a self, call: &'a ParkedCall) -> Answer<'a, ()> {
+        self.park(call)
+    }
 
     /// The parked calls of `run_id` not yet settled, decided or not, in the
     /// order they were parked.

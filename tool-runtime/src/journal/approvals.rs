@@ -7,7 +7,9 @@
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
 use super::rows::{RowReader, encode_decision};
-use super::{Approval, Decided, Decision, EXPIRED_BY, GONE_BY, Journal, JournalError, ParkedCall, limits, now, on_pool, run_not_finished};
+use super::{
+    Approval, Decided, Decision, EXPIRED_BY, GONE_BY, Journal, JournalError, ParkedCall, limits, now, on_pool, owners::owner_lives, run_not_finished,
+};
 
 /// The columns an [`Approval`] is read from.
 macro_rules! columns {
@@ -19,15 +21,16 @@ macro_rules! columns {
 /// Parked at the journal's time, to expire its time to live (`$6`
 /// milliseconds, or never) later by the same clock.
 const PARK: &str = concat!(
-    "INSERT INTO journal_approvals (call_id, run_id, tool, input, user_id, parked_at, expires_at) \
-     SELECT $1, $2, $3, $4, $5, clock.ms, clock.ms + $6 FROM journal_clock AS clock WHERE ",
+    "INSERT INTO journal_approvals (call_id, run_id, tool, input, user_id, owner, parked_at, expires_at) \
+     SELECT $1, $2, $3, $4, $5, $7, clock.ms, clock.ms + $6 FROM journal_clock AS clock WHERE ",
     run_not_finished!("$2"),
     " ON CONFLICT (run_id, call_id) DO NOTHING"
 );
-/// Still waiting: undecided, and not past its expiry by the journal's clock.
+/// Still waiting: undecided, not past its expiry by the journal's clock,
+/// and, for a call a process waits for, that process still there.
 macro_rules! waiting {
     () => {
-        concat!("decision IS NULL AND (expires_at IS NULL OR expires_at > ", now!(), ")")
+        concat!("decision IS NULL AND (expires_at IS NULL OR expires_at > ", now!(), ") AND ", owner_lives!("journal_approvals"))
     };
 }
 const BY_RUN: &str = concat!("SELECT ", columns!(), " FROM journal_approvals WHERE run_id = $1 AND ", waiting!(), " ORDER BY parked_at, call_id");
@@ -53,6 +56,18 @@ const REJECT_UNDECIDED: &str = concat!(
     now!(),
     " WHERE run_id = $1 AND decision IS NULL"
 );
+/// The undecided call `$2` of run `$1`, whose waiting process is gone,
+/// rejected with `$3` by `$4`.
+const GONE: &str = concat!(
+    "UPDATE journal_approvals SET decision = 'reject', reject_text = $3, decided_by = $4, decided_at = ",
+    now!(),
+    " WHERE run_id = $1 AND call_id = $2 AND decision IS NULL AND NOT ",
+    owner_lives!("journal_approvals"),
+    " RETURNING ",
+    columns!()
+);
+/// What a call whose waiting process is gone reads when someone decides it.
+const GONE_TEXT: &str = "The process that waited for this call's decision is gone, so it was not run.";
 /// Every call of the run `$1` settled: it carries nothing out any more.
 const SETTLE_ALL: &str = concat!("UPDATE journal_approvals SET settled_at = ", now!(), " WHERE run_id = $1 AND settled_at IS NULL");
 const FINISHED_RUN: &str = "SELECT run_id FROM journal_runs WHERE run_id = $1 AND state = 'finished'";
@@ -99,6 +114,19 @@ impl ApprovalRecords<'_> {
     /// [`JournalError::RunFinished`] when the run is finished;
     /// [`JournalError::Refused`] for an id over the [`limits`].
     pub async fn park(self, call: &ParkedCall) -> Result<(), JournalError> {
+        self.park_for(call, None).await
+    }
+
+    /// [`park`](Self::park) a call that this journal's process waits for
+    /// (an MCP session, for its client): once the process is gone (its
+    /// lease on the journal lapsed, [`owners`](super::owners)), the call is
+    /// no longer listed as waiting, and a decision on it is refused and
+    /// recorded as a rejection by [`GONE_BY`].
+    pub(crate) async fn park_held(self, call: &ParkedCall) -> Result<(), JournalError> {
+        self.park_for(call, Some(&self.journal.owner.id)).await
+    }
+
+    async fn park_for(self, call: &ParkedCall, owner: Option<&str>) -> Result<(), JournalError> {
         limits::id("call_id", &call.call_id)?;
         limits::id("run_id", &call.run_id)?;
         limits::text("tool", &call.tool)?;
@@ -115,6 +143,7 @@ impl ApprovalRecords<'_> {
                 .bind(&input)
                 .bind(call.user_id.as_deref())
                 .bind(ttl)
+                .bind(owner)
                 .execute(pool)
                 .await
                 .map_err(JournalError::database("park"))?;
@@ -198,7 +227,9 @@ impl ApprovalRecords<'_> {
     /// # Errors
     ///
     /// [`JournalError::AlreadyDecided`] (naming who decided and when) when
-    /// another decider or [`expire`](Self::expire) came first,
+    /// another decider or [`expire`](Self::expire) came first, or naming
+    /// [`GONE_BY`] when the process that waited for the call is gone (the
+    /// call is then recorded as rejected, for nothing would carry it out),
     /// [`JournalError::ApprovalExpired`] when it expired undecided,
     /// [`JournalError::RunFinished`] when its run finished (a finished run
     /// carries no decision out),
@@ -229,6 +260,16 @@ impl ApprovalRecords<'_> {
                 return Err(JournalError::UnknownApproval { run_id: run_id.to_owned(), call_id: call_id.to_owned() });
             };
             let approval = decode_approval(&row)?;
+            if approval.decided.is_none() {
+                // Undecided and not decided now: its waiting process may be gone.
+                let gone = sqlx::query(GONE).bind(run_id).bind(call_id).bind(GONE_TEXT).bind(GONE_BY).fetch_optional(pool).await;
+                if let Some(gone) = gone.map_err(JournalError::database("decide"))? {
+                    let Approval { decided: Some(Decided { by, at, .. }), .. } = decode_approval(&gone)? else {
+                        return Err(JournalError::corrupt("journal_approvals", call_id, "rejected as gone, yet read back undecided"));
+                    };
+                    return Err(JournalError::AlreadyDecided { run_id: run_id.to_owned(), call_id: call_id.to_owned(), by, at });
+                }
+            }
             let finished = sqlx::query(FINISHED_RUN).bind(run_id).fetch_optional(pool).await.map_err(JournalError::database("decide"))?;
             Err(match (approval.decided, approval.call.expires_at, finished) {
                 (Some(Decided { by, at, .. }), ..) => JournalError::AlreadyDecided { run_id: run_id.to_owned(), call_id: call_id.to_owned(), by, at },

@@ -9,15 +9,20 @@ use serde_json::Value;
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
 use super::rows::RowReader;
-use super::{CallInDoubt, CallStart, Journal, JournalError, JournaledCall, JournaledResult, limits, now, on_pool, run_not_finished};
+use super::{
+    CallInDoubt, CallStart, Journal, JournalError, JournaledCall, JournaledResult, limits, now, on_pool, owners::owner_lives, run_not_finished,
+};
 use crate::memory::{Keyed, Starting};
 
 const START: &str = concat!(
-    "INSERT INTO journal_calls (effect_key, run_id, call_id, tool, input, started_at) SELECT $1, $2, $3, $4, $5, clock.ms \
+    "INSERT INTO journal_calls (effect_key, run_id, call_id, tool, input, owner, started_at) SELECT $1, $2, $3, $4, $5, $6, clock.ms \
      FROM journal_clock AS clock WHERE ",
     run_not_finished!("$2"),
     " ON CONFLICT (effect_key) DO NOTHING"
 );
+/// The unfinished call of `$1`, if the owner that started it is gone.
+const STARTER_GONE: &str =
+    concat!("SELECT call_id FROM journal_calls AS started WHERE effect_key = $1 AND finished_at IS NULL AND NOT ", owner_lives!("started"));
 const FINISHED_RUN: &str = "SELECT run_id FROM journal_runs WHERE run_id = $1 AND state = 'finished'";
 const KNOWN: &str = "SELECT effect_key, call_id, tool, input, started_at, finished_at, kind, text, structured, error_code, status, truncated, ends_run \
      FROM journal_calls WHERE effect_key = $1";
@@ -32,7 +37,7 @@ const OF_RUN: &str = "SELECT effect_key, call_id, tool, input, started_at, finis
      FROM journal_calls WHERE run_id = $1 ORDER BY started_at, call_id";
 const EXISTS: &str = "SELECT call_id FROM journal_calls WHERE effect_key = $1";
 const RESTART: &str = concat!(
-    "UPDATE journal_calls SET call_id = $2, input = $3, started_at = ",
+    "UPDATE journal_calls SET call_id = $2, input = $3, owner = $5, started_at = ",
     now!(),
     ", finished_at = NULL, kind = NULL, text = NULL, structured = NULL, error_code = NULL, status = NULL, truncated = NULL, ends_run = NULL \
      WHERE effect_key = $1 AND finished_at IS NOT NULL AND ",
@@ -109,6 +114,7 @@ impl CallRecords<'_> {
                 .bind(call_id)
                 .bind(tool)
                 .bind(&input)
+                .bind(&self.journal.owner.id)
                 .execute(pool)
                 .await
                 .map_err(JournalError::database("start_call"))?;
@@ -146,6 +152,7 @@ impl CallRecords<'_> {
                 .bind(call.call_id)
                 .bind(&input)
                 .bind(call.run_id)
+                .bind(&self.journal.owner.id)
                 .execute(pool)
                 .await
                 .map_err(JournalError::database("restart_call"))?;
@@ -216,6 +223,18 @@ impl CallRecords<'_> {
             Some(stored).filter(|stored| !limits::is_digest(stored))
         };
         Ok(Some((named, call)))
+    }
+
+    /// Whether the call of `effect_key` is unfinished and the journal that
+    /// started it is gone ([`owners`](super::owners)): it will never finish.
+    pub(crate) async fn starter_gone(self, effect_key: &str) -> Result<bool, JournalError> {
+        let effect_key = &*self.stored_key(effect_key).await?;
+        on_pool!(self.journal, pool => sqlx::query(STARTER_GONE)
+            .bind(effect_key)
+            .fetch_optional(pool)
+            .await
+            .map(|gone| gone.is_some())
+            .map_err(JournalError::database("starter_gone")))
     }
 
     /// Every call a run journaled, in the order they started: the calls

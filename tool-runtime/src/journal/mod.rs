@@ -103,6 +103,7 @@ mod busy;
 mod calls;
 mod inbox;
 pub mod limits;
+mod owners;
 mod retention;
 mod rows;
 mod run_memory;
@@ -131,6 +132,8 @@ pub struct Journal {
     /// When set, SQLite's busy answers are tried again only until then
     /// ([`busy`]): a journal bounded by a call's deadline ([`Journal::until`]).
     busy_until: Option<std::time::Instant>,
+    /// This journal as an owner of calls, with its lease ([`owners`]).
+    owner: std::sync::Arc<owners::Owner>,
 }
 
 #[derive(Clone, Debug)]
@@ -219,8 +222,9 @@ impl Journal {
     /// database, ...), [`JournalError::SchemaTooNew`] when a newer
     /// tool-runtime wrote it.
     pub async fn open(url: &str) -> Result<Journal, JournalError> {
-        let journal = Journal { backend: connect(url).await?, busy_until: None };
+        let journal = Journal { backend: connect(url).await?, busy_until: None, owner: owners::Owner::new() };
         schema::migrate(&journal).await?;
+        owners::take_lease(&journal).await?;
         Ok(journal)
     }
 
@@ -228,7 +232,7 @@ impl Journal {
     /// until `deadline` (or [`busy::BUSY_BUDGET`], whichever is first): for
     /// the writes of a call, which must not outlast its deadline.
     pub(crate) fn until(&self, deadline: std::time::Instant) -> Journal {
-        Journal { backend: self.backend.clone(), busy_until: Some(deadline) }
+        Journal { backend: self.backend.clone(), busy_until: Some(deadline), owner: self.owner.clone() }
     }
 
     /// The schema version this code writes and reads.
@@ -303,8 +307,12 @@ impl Journal {
         retention::prune(self, retention).await
     }
 
-    /// Closes the connections; clones of this journal can no longer be used.
+    /// Gives up this journal's lease (the calls it started and did not
+    /// finish are in doubt at once, and the calls it parked for an MCP
+    /// client gone) and closes the connections; clones of this journal can
+    /// no longer be used.
     pub async fn close(&self) {
+        owners::give_up(self).await;
         match &self.backend {
             #[cfg(feature = "sqlite")]
             Backend::Sqlite(pool) => pool.close().await,

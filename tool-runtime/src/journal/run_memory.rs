@@ -50,6 +50,14 @@ impl RunMemory for Journal {
         Answer::waiting(self.approvals().park(call))
     }
 
+    fn park_held<'a>(&'a self, call: &'a ParkedCall) -> Answer<'a, ()> {
+        Answer::waiting(self.approvals().park_held(call))
+    }
+
+    fn starter_gone<'a>(&'a self, effect_key: &'a str) -> Answer<'a, bool> {
+        Answer::waiting(self.calls().starter_gone(effect_key))
+    }
+
     fn unsettled_for_run<'a>(&'a self, run_id: &'a str) -> Answer<'a, Vec<Approval>> {
         Answer::waiting(self.approvals().unsettled_for_run(run_id))
     }

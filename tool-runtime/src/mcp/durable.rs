@@ -64,7 +64,9 @@ pub(super) async fn ask<App: Send + Sync + 'static>(
         parked_at: now,
         expires_at: now.checked_add(ttl),
     };
-    if let Err(error) = durable.memory.park(&parked).await {
+    // Held by this process: should it die, no decision on the call is
+    // accepted (nothing would carry it out).
+    if let Err(error) = durable.memory.park_held(&parked).await {
         let detail = format!("the pending call could not be journaled, so it was not run: {error}");
         registry.tools().report(ErrorReport::new(tool.as_str(), id.as_str(), ErrorKind::Journal, "JOURNAL", detail));
         return CallResult::unrecorded(tool, id);

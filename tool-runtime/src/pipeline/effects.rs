@@ -498,9 +498,10 @@ async fn known<App: Send + Sync + 'static>(
 /// Waits for the unfinished call `found` of the effect `key` to
 /// finish: polls the journal until it holds the result, or no start at
 /// all, or the tool's timeout and [`FINISH_GRACE`] have passed since
-/// the call started (then the last thing known is returned). A
-/// cancelled call stops waiting and reads as cancelled; a journal that
-/// fails, as the generic 500.
+/// the call started, or the process that started it is gone (its lease on
+/// the journal lapsed: it will never finish); then the last thing known
+/// is returned. A cancelled call stops waiting and reads as cancelled; a
+/// journal that fails, as the generic 500.
 async fn wait_for_finish<App: Send + Sync + 'static>(
     tools: &ToolTable<App>,
     remembered: &Remembered,
@@ -527,6 +528,10 @@ async fn wait_for_finish<App: Send + Sync + 'static>(
             Ok(Ok(Some(found))) if matches!(found.outcome, CallStart::UnknownOutcome { .. }) => last = found,
             Ok(Ok(other)) => return Ok(other),
             Ok(Err(error)) => return Err(journal_failed(tools, entry, &info.call_id, &error)),
+        }
+        // A journal that cannot say keeps the wait going.
+        if journal.starter_gone(key).await.unwrap_or(false) {
+            break;
         }
         pause = (pause * 2).min(MAX_LOOK);
     }

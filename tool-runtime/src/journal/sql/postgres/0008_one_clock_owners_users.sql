@@ -16,3 +16,17 @@ ALTER TABLE journal_runs ADD COLUMN user_id TEXT;
 -- call id, whatever key an earlier version made for its effect.
 DROP INDEX journal_calls_run;
 CREATE INDEX journal_calls_run ON journal_calls (run_id, call_id);
+
+-- Owners: each opened journal (a process) holds a lease, renewed while it
+-- lives, until lease_until by the journal's clock. A call's effect names
+-- the owner that started it, and a call an MCP session parks to wait for
+-- its client names the owner waiting: once that owner's lease lapsed, no
+-- one waits for the call to finish, and no decision on the parked call is
+-- accepted (nothing would carry it out). owner NULL: no process owns the
+-- row (written before version 8, or a call any process resumes).
+CREATE TABLE journal_owners (
+    owner TEXT PRIMARY KEY,
+    lease_until BIGINT NOT NULL
+);
+ALTER TABLE journal_calls ADD COLUMN owner TEXT;
+ALTER TABLE journal_approvals ADD COLUMN owner TEXT;
