@@ -195,6 +195,16 @@ pub trait RunMemory: fmt::Debug + Send + Sync + 'static {
     /// it first.
     fn resolve_call<'a>(&'a self, effect_key: &'a str, result: &'a JournaledResult) -> Answer<'a, ()>;
 
+    /// Records that `run_id` replayed the finished effect `effect_key`
+    /// (a keyed effect, which another run may have journaled): the effect
+    /// is kept while the run is ([`Journal::prune`](crate::journal::Journal::prune)).
+    /// The default keeps nothing, for a memory that forgets nothing a run
+    /// stands on while it lives.
+    fn note_replay<'a>(&'a self, run_id: &'a str, effect_key: &'a str) -> Answer<'a, ()> {
+        let _ = (run_id, effect_key);
+        Answer::ready(Ok(()))
+    }
+
     /// The calls `run_id` started, finished or not.
     fn calls_of_run<'a>(&'a self, run_id: &'a str) -> Answer<'a, Vec<JournaledCall>>;
 

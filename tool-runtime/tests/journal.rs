@@ -609,7 +609,7 @@ async fn prune_forgets_finished_runs_and_keeps_everything_in_flight(db: Db) {
     journal.runs().save(&finished("r-recent")).await.unwrap();
 
     let pruned = journal.prune(Retention::finished_older_than(Duration::from_secs(3_600))).await.unwrap();
-    assert_eq!(pruned, Pruned { runs: 1, calls: 2, approvals: 1 });
+    assert_eq!(pruned, Pruned { runs: 1, calls: 2, approvals: 1, tasks: 0 });
     assert_eq!(journal.runs().load("r-old").await.unwrap(), None);
     assert_eq!(journal.calls().known("k-old").await.unwrap(), None);
     assert_eq!(journal.approvals().get("r-old", "a-old").await.unwrap(), None);
@@ -630,7 +630,7 @@ async fn prune_forgets_finished_runs_and_keeps_everything_in_flight(db: Db) {
 
     // Every finished run, however recent; pruning again finds nothing more.
     tokio::time::sleep(Duration::from_millis(5)).await;
-    assert_eq!(journal.prune(Retention::finished_runs()).await.unwrap(), Pruned { runs: 1, calls: 1, approvals: 0 });
+    assert_eq!(journal.prune(Retention::finished_runs()).await.unwrap(), Pruned { runs: 1, calls: 1, approvals: 0, tasks: 0 });
     assert_eq!(journal.runs().load("r-recent").await.unwrap(), None);
     assert_eq!(journal.prune(Retention::finished_runs()).await.unwrap(), Pruned::default());
     assert!(matches!(journal.calls().known("k-doubt").await.unwrap(), Some(CallStart::UnknownOutcome { .. })));

@@ -23,6 +23,7 @@ const START: &str = concat!(
 /// The unfinished call of `$1`, if the owner that started it is gone.
 const STARTER_GONE: &str =
     concat!("SELECT call_id FROM journal_calls AS started WHERE effect_key = $1 AND finished_at IS NULL AND NOT ", owner_lives!("started"));
+const REPLAYED: &str = "INSERT INTO journal_replays (effect_key, run_id) VALUES ($1, $2) ON CONFLICT (effect_key, run_id) DO NOTHING";
 const FINISHED_RUN: &str = "SELECT run_id FROM journal_runs WHERE run_id = $1 AND state = 'finished'";
 const KNOWN: &str = "SELECT effect_key, call_id, tool, input, started_at, finished_at, kind, text, structured, error_code, status, truncated, ends_run \
      FROM journal_calls WHERE effect_key = $1";
@@ -235,6 +236,20 @@ impl CallRecords<'_> {
             .await
             .map(|gone| gone.is_some())
             .map_err(JournalError::database("starter_gone")))
+    }
+
+    /// Records that `run_id` replayed the effect `effect_key`: it is kept
+    /// while the run is ([`Retention`](super::Retention)).
+    pub(crate) async fn note_replay(self, run_id: &str, effect_key: &str) -> Result<(), JournalError> {
+        limits::id("run_id", run_id)?;
+        let effect_key = &*self.stored_key(effect_key).await?;
+        on_pool!(self.journal, pool => sqlx::query(REPLAYED)
+            .bind(effect_key)
+            .bind(run_id)
+            .execute(pool)
+            .await
+            .map(drop)
+            .map_err(JournalError::database("note_replay")))
     }
 
     /// Every call a run journaled, in the order they started: the calls

@@ -55,8 +55,9 @@
 //!
 //! The journal keeps all of it until the host prunes it:
 //! [`prune`](Journal::prune) with a [`Retention`] forgets finished runs
-//! older than it, never a run still going, a call in doubt or an approval
-//! not settled ([`Retention`] says what goes and what stays).
+//! (an MCP session's run finishes when the session ends) and ended tasks
+//! older than it, never a run still going, an effect it stands on, or an
+//! approval not settled ([`Retention`] says what goes and what stays).
 //!
 //! The schema is created and migrated when a journal is opened; a database
 //! whose schema is newer than this code is refused
@@ -266,10 +267,13 @@ impl Journal {
 
     /// Deletes what `retention` lets go: the finished calls and settled
     /// approvals of runs finished before it, those runs' records (their
-    /// executed tools and failures included), and
-    /// finished calls journaled without a run record. Never a row of a run
-    /// still going, a call in doubt or an approval not settled (see
-    /// [`Retention`]).
+    /// executed tools and failures included), finished calls journaled
+    /// without a run record, MCP tasks that ended or expired (with their
+    /// calls), and approvals of MCP revision 2026-07-28 that expired; and
+    /// calls in doubt of runs finished before the longer retention for
+    /// them. Never a row of a run still going, an effect such a run
+    /// replayed, a task going on, a call in doubt of a run within that
+    /// retention, or an approval not settled (see [`Retention`]).
     ///
     /// The journal does not prune by itself: call it from the host, on a
     /// schedule, in one process or in several (each deletes what is there).

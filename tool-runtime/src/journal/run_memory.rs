@@ -38,6 +38,10 @@ impl RunMemory for Journal {
         Answer::waiting(self.calls().resolve(effect_key, result))
     }
 
+    fn note_replay<'a>(&'a self, run_id: &'a str, effect_key: &'a str) -> Answer<'a, ()> {
+        Answer::waiting(self.calls().note_replay(run_id, effect_key))
+    }
+
     fn calls_of_run<'a>(&'a self, run_id: &'a str) -> Answer<'a, Vec<JournaledCall>> {
         Answer::waiting(self.calls().of_run(run_id))
     }

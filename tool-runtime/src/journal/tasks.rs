@@ -13,15 +13,18 @@ use serde_json::Value;
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
 use super::rows::RowReader;
-use super::{Journal, JournalError, limits, on_pool};
+use super::{Journal, JournalError, limits, now, on_pool};
 use crate::memory::records::millis;
 
 const CREATE: &str = "INSERT INTO journal_tasks (task_id, user_id, tool, input, status, status_message, result, created_at, updated_at, expires_at) \
      VALUES ($1, $2, $3, $4, $5, $6, NULL, $7, $7, $8)";
 const ONE: &str =
     "SELECT task_id, user_id, tool, input, status, status_message, result, created_at, updated_at, expires_at FROM journal_tasks WHERE task_id = $1";
-const MOVE: &str = "UPDATE journal_tasks SET status = $2, status_message = $3, result = $4, updated_at = $5 \
-     WHERE task_id = $1 AND status IN ('working', 'input_required')";
+const MOVE: &str = concat!(
+    "UPDATE journal_tasks SET status = $2, status_message = $3, result = $4, updated_at = ",
+    now!(),
+    " WHERE task_id = $1 AND status IN ('working', 'input_required')"
+);
 
 /// Where a task stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -157,7 +160,6 @@ impl TaskRecords<'_> {
                 .bind(state.as_str())
                 .bind(message)
                 .bind(result.as_deref())
-                .bind(millis(SystemTime::now()))
                 .execute(pool)
                 .await
                 .map_err(JournalError::database("move_task"))?;

@@ -466,7 +466,7 @@ async fn known<App: Send + Sync + 'static>(
     let (started_by, started_at) = match found.outcome {
         CallStart::Started => return Known::Run,
         CallStart::Finished(_) if !entry.def.replay => return Known::Run,
-        CallStart::Finished(journaled) => return Known::Answer(replayed(tools, entry, call_id, journaled)),
+        CallStart::Finished(journaled) => return Known::Answer(replayed_in_run(tools, remembered, entry, info, effect, journaled).await),
         CallStart::UnknownOutcome { .. } if entry.def.annotations.idempotent == Some(true) => return Known::Run,
         CallStart::UnknownOutcome { ref call_id, started_at } => (call_id.clone(), started_at),
     };
@@ -481,7 +481,7 @@ async fn known<App: Send + Sync + 'static>(
     }
     match &found.outcome {
         CallStart::Finished(_) if !entry.def.replay => Known::Gone,
-        CallStart::Finished(journaled) => Known::Answer(replayed(tools, entry, call_id, journaled.clone())),
+        CallStart::Finished(journaled) => Known::Answer(replayed_in_run(tools, remembered, entry, info, effect, journaled.clone()).await),
         _ => {
             let since = started_at.elapsed().unwrap_or_default();
             let why = format!("was started by call `{started_by}` {since:?} ago and never finished");
@@ -662,6 +662,28 @@ fn not_started<App: Send + Sync + 'static>(tools: &ToolTable<App>, entry: &Entry
 /// The tool's timeout.
 fn timeout_of<App: Send + Sync + 'static>(tools: &ToolTable<App>, entry: &Entry<App>) -> Duration {
     entry.def.timeout.unwrap_or(tools.config.default_timeout)
+}
+
+/// [`replayed`], in a run that stands on the effect from now on: a keyed
+/// effect (which another run may have journaled) is recorded as replayed
+/// by this run, so that it is kept while the run is. A record that fails
+/// is logged: the result stands.
+async fn replayed_in_run<App: Send + Sync + 'static>(
+    tools: &ToolTable<App>,
+    remembered: &Remembered,
+    entry: &Entry<App>,
+    info: &CallInfo,
+    effect: Effect<'_>,
+    journaled: JournaledResult,
+) -> CallResult {
+    if !effect.by_call {
+        let until = tokio::time::Instant::now() + timeout_of(tools, entry);
+        let noted = within(info.cancellation(), until, remembered.memory.until(until.into_std()).note_replay(&remembered.run_id, effect.key)).await;
+        if !matches!(noted, Ok(Ok(()))) {
+            tracing::warn!(tool = %Escaped(&entry.def.name), call_id = %Escaped(&info.call_id), "a replayed effect could not be recorded as this run's: a prune may forget it before the run ends");
+        }
+    }
+    replayed(tools, entry, &info.call_id, journaled)
 }
 
 /// A journaled result, returned under this call's id once its output

@@ -31,3 +31,12 @@ CREATE TABLE journal_owners (
 ) STRICT;
 ALTER TABLE journal_calls ADD COLUMN owner TEXT;
 ALTER TABLE journal_approvals ADD COLUMN owner TEXT;
+
+-- The runs that replayed an effect journaled by another (a keyed effect,
+-- shared by a user's runs): the effect is kept while any of them is.
+CREATE TABLE journal_replays (
+    effect_key TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    PRIMARY KEY (effect_key, run_id)
+) STRICT;
+CREATE INDEX journal_replays_run ON journal_replays (run_id);
