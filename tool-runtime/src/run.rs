@@ -443,6 +443,7 @@ impl<App: Send + Sync + 'static> Run<App> {
         for outcome in outcomes {
             match outcome {
                 CallOutcome::Done(result) => {
+                    let result = remembered::tool_gone(&self.memory, &self.tools, result).await;
                     self.record(&result);
                     results.push(result);
                 }
@@ -512,8 +513,11 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// # Errors
     ///
     /// [`DurableError::Journal`] when the journal cannot be read or
-    /// written; [`DurableError::Incompatible`] when a pending call's tool is
-    /// gone or no longer accepts its journaled input.
+    /// written; [`DurableError::Incompatible`] when the tool of a call the
+    /// run still holds (pending approval, handed to the host, or started
+    /// and not finished) is gone or no longer accepts its journaled input.
+    /// A finished call's tool may be gone: that call, re-sent, reads
+    /// `TOOL_GONE`.
     pub async fn durable(mut self, memory: &(impl RunMemory + Clone), run_id: &str) -> Result<Self, DurableError> {
         self.memory = Remembered::durable(Arc::new(memory.clone()), run_id);
         let memory = self.memory.memory.clone();
@@ -523,12 +527,15 @@ impl<App: Send + Sync + 'static> Run<App> {
         // recorded (with whatever this run did before).
         self.steps.journaled = (0, 0);
         self.steps.save(&self.memory).await?;
-        // The journaled calls must still fit this registry: a re-sent step
-        // replays them.
+        // The calls not finished (an external call still with the host
+        // among them) must still fit this registry; a finished call is
+        // checked only when it is re-sent (`remembered::tool_gone`).
         for call in memory.calls_of_run(run_id).await? {
+            if !matches!(call.outcome, CallStart::UnknownOutcome { .. }) {
+                continue;
+            }
             let (entry, _) = remembered::check_fits(&self.tools, run_id, &call.call_id, &call.tool, &call.input)?;
-            // An external call not completed is still with the host.
-            if entry.def.external && matches!(call.outcome, CallStart::UnknownOutcome { .. }) {
+            if entry.def.external {
                 self.external.push(crate::call::ExternalCall { id: call.call_id.into(), tool: call.tool.into(), input: call.input });
             }
         }

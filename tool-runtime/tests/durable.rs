@@ -584,14 +584,18 @@ async fn resuming_with_an_incompatible_registry_names_the_tool(db: Db) {
     let (mut run, journal) = resume(&db, &desk, &shop, "t-1").await;
     run.execute(vec![call("c1", "refund", json!({"order_id": "A-1"}))]).await;
 
-    // A finished call's tool is gone.
+    // A finished call's tool is gone: the run resumes, and only that call,
+    // re-sent, is refused, saying why.
     run.execute(vec![call("c2", "charge", json!({"cents": 5}))]).await;
     let without_charge = Registry::<Shop>::builder().tools(tools![refund]).build().unwrap();
-    let Err(error) = without_charge.run(shop.clone()).durable(&journal, "t-1").await else { panic!("resumed without a journaled call's tool") };
-    assert!(
-        error.to_string().contains("call `c2` of run `t-1` cannot be resumed with this registry: tool `charge` is not in this registry"),
-        "{error}"
-    );
+    let mut resumed = without_charge.run(shop.clone()).durable(&journal, "t-1").await.expect("a finished call's tool is not needed to resume");
+    let re_sent = resumed.execute(vec![call("c2", "charge", json!({"cents": 5}))]).await;
+    assert_eq!(re_sent.results[0].error_code.as_deref(), Some("TOOL_GONE"), "{}", re_sent.results[0].text);
+    assert!(re_sent.results[0].text.contains("`charge`") && re_sent.results[0].text.contains("no longer"), "{}", re_sent.results[0].text);
+    assert_eq!(shop.charges.load(Ordering::SeqCst), 1, "not run again");
+    // A call of a tool that never was is unknown, as ever.
+    let unknown = resumed.execute(vec![call("c3", "charge", json!({"cents": 5}))]).await;
+    assert_eq!(unknown.results[0].kind, ResultKind::UnknownTool, "{}", unknown.results[0].text);
 
     // A pending call's tool is gone.
     let without = Registry::<Shop>::builder().tools(tools![charge]).build().unwrap();
