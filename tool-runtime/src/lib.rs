@@ -170,7 +170,7 @@ pub use run::{Approvals, DurableError, ExternalCalls, Run, RunError, RunState, S
 pub use schema::SCHEMA_DIALECT;
 pub use streamed::Streamed;
 pub use table::{BuildError, BuildProblem, DEFAULT_APPROVAL_TTL};
-pub use tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, Interim, Tool, ToolDefinition};
+pub use tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, Interim, Reconciled, Tool, ToolDefinition};
 
 pub use serde_json;
 /// The string type of [`CallResult::tool`] and [`CallResult::call_id`].
@@ -301,7 +301,7 @@ pub struct Input<T>(pub T);
 /// Everything a tool module needs: `use tool_runtime::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        ApprovalFloor, BoxedTool, CallResult, Ctx, DynamicTool, Input, PolicyKind, Registry, Run, ScopedTool, Selection, StepView, ToolCall,
-        ToolError, UserContext, Verdict, tool, tools,
+        ApprovalFloor, BoxedTool, CallResult, Ctx, DynamicTool, Input, PolicyKind, Reconciled, Registry, Run, ScopedTool, Selection, StepView,
+        ToolCall, ToolError, UserContext, Verdict, tool, tools,
     };
 }

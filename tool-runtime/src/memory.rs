@@ -35,7 +35,7 @@ pub(crate) mod records;
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use serde_json::Value;
 
@@ -188,6 +188,17 @@ pub trait RunMemory: fmt::Debug + Send + Sync + 'static {
     /// Withdraws the start of a call that never ran: only the start that
     /// `call_id` made, and only while unfinished. Whether it was withdrawn.
     fn withdraw_call<'a>(&'a self, effect_key: &'a str, call_id: &'a str) -> Answer<'a, bool>;
+
+    /// Withdraws the start `call_id` made at `started_at` of an effect a
+    /// reconcile hook says never happened, only while it is that start and
+    /// unfinished: a start made since (another call that took it over) is
+    /// kept. Whether it was withdrawn. The default withdraws `call_id`'s
+    /// start, for a memory of one process, where no two calls of one id
+    /// run at once.
+    fn withdraw_stale<'a>(&'a self, effect_key: &'a str, call_id: &'a str, started_at: SystemTime) -> Answer<'a, bool> {
+        let _ = started_at;
+        self.withdraw_call(effect_key, call_id)
+    }
 
     /// Records the result of an effect found unfinished and settled by
     /// its tool's reconcile hook (or the host);

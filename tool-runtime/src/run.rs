@@ -38,6 +38,10 @@ use refusals::Refusals;
 pub use remembered::DurableError;
 use turn::Turn;
 
+/// How long past a step's limit its save may take: time to journal a step
+/// whose calls took all of it.
+const SAVE_GRACE: Duration = Duration::from_millis(200);
+
 /// The results of one step's calls, in the order the model emitted them.
 /// Calls waiting for a human have a [`ResultKind::PendingApproval`] result
 /// until [`Approvals::approve`] or [`Approvals::reject`] settles them.
@@ -451,7 +455,9 @@ impl<App: Send + Sync + 'static> Run<App> {
             }
         }
         self.steps.advance(digest);
-        self.steps.save_or_report(&self.memory).await;
+        // Within the step's limit: a run's record another process holds
+        // locked does not keep the step past it (a moment more, to save it).
+        self.steps.save_or_report_until(&self.memory, limit.map(|(deadline, _)| deadline + SAVE_GRACE)).await;
         let step = self.steps.resent.take().unwrap_or(step);
         StepResults { step, results, expired }
     }

@@ -25,8 +25,8 @@ pub use core::time::Duration;
 pub use crate::context::{CallState, Ctx, StepView};
 pub use crate::policy::{PolicyKind, Verdict};
 pub use crate::tool::{
-    Annotations, BoxError, CallFuture, EndsRun, Execution, Failure, Interim, MetaValue, Metadata, Output, ParsedFrom, PolicyCall, Tool, ToolMeta,
-    ToolOutput,
+    Annotations, BoxError, CallFuture, EndsRun, Execution, Failure, Interim, MetaValue, Metadata, Output, ParsedFrom, PolicyCall, Reconciled, Tool,
+    ToolMeta, ToolOutput,
 };
 
 pub use crate::readers::Args;
@@ -34,7 +34,7 @@ pub use crate::scope::ScopedTool;
 pub use crate::streamed::{Preliminary, drain};
 pub use names::{Named, assert_unique_names};
 pub use probes::{
-    CtxAppWritten, CtxParam, DefaultParam, EffectKey, EndsRunProbe, EndsRunVerdict, InputParam, IntoVerdict, NoApp, ParallelSafeWhen,
+    CtxAppWritten, CtxParam, DefaultParam, EffectKey, EndsRunProbe, EndsRunVerdict, InputParam, IntoReconciled, IntoVerdict, NoApp, ParallelSafeWhen,
     ParallelVerdict, PolicyProbe, ScopeFn, SyncEndsRun, SyncPolicy, ToolInput, ToolParam, VisibleWhen, effect_key_call, ends_run_call,
     reconcile_call, scope_fn,
 };

@@ -49,6 +49,7 @@ const IN_DOUBT: &str = "SELECT effect_key, run_id, call_id, tool, input, started
 const IN_DOUBT_OF_RUN: &str = "SELECT effect_key, run_id, call_id, tool, input, started_at FROM journal_calls \
      WHERE finished_at IS NULL AND run_id = $1 ORDER BY started_at, effect_key";
 const WITHDRAW: &str = "DELETE FROM journal_calls WHERE effect_key = $1 AND call_id = $2 AND finished_at IS NULL";
+const WITHDRAW_STALE: &str = "DELETE FROM journal_calls WHERE effect_key = $1 AND call_id = $2 AND finished_at IS NULL AND started_at = $3";
 const FINISH: &str = concat!(
     "UPDATE journal_calls SET finished_at = ",
     now!(),
@@ -277,6 +278,22 @@ impl CallRecords<'_> {
             let deleted = sqlx::query(WITHDRAW)
                 .bind(effect_key)
                 .bind(call_id)
+                .execute(pool)
+                .await
+                .map_err(JournalError::database("withdraw_call"))?;
+            Ok(deleted.rows_affected() == 1)
+        })
+    }
+
+    /// [`withdraw`](Self::withdraw) the start `call_id` made at
+    /// `started_at`, only: a start made since is kept.
+    pub(crate) async fn withdraw_stale(self, effect_key: &str, call_id: &str, started_at: std::time::SystemTime) -> Result<bool, JournalError> {
+        let effect_key = &*self.stored_key(effect_key).await?;
+        on_pool!(self.journal, pool => {
+            let deleted = sqlx::query(WITHDRAW_STALE)
+                .bind(effect_key)
+                .bind(call_id)
+                .bind(crate::memory::records::millis(started_at))
                 .execute(pool)
                 .await
                 .map_err(JournalError::database("withdraw_call"))?;

@@ -344,6 +344,16 @@ fn shown(url: &str) -> String {
     }
 }
 
+/// How long a Postgres statement waits for a lock another session holds:
+/// as long as SQLite's busy retries ([`busy::BUSY_BUDGET`]).
+#[cfg(feature = "postgres")]
+const LOCK_TIMEOUT: &str = "20s";
+
+/// How long a Postgres statement may run at most (a prune of a large
+/// journal included).
+#[cfg(feature = "postgres")]
+const STATEMENT_TIMEOUT: &str = "5min";
+
 /// How long opening a Postgres journal waits for the server's answer.
 #[cfg(feature = "postgres")]
 const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
@@ -373,6 +383,10 @@ async fn connect(url: &str) -> Result<Backend, JournalError> {
             use sqlx::{ConnectOptions, Connection};
 
             let options: sqlx::postgres::PgConnectOptions = url.parse().map_err(open_failed)?;
+            // A lock another session holds, or a statement that hangs, is
+            // given up, as SQLite's busy retries are: an error the caller
+            // reads, never a wait without end.
+            let options = options.options([("lock_timeout", LOCK_TIMEOUT), ("statement_timeout", STATEMENT_TIMEOUT)]);
             // The pool tries a refused connection again until its acquire
             // timeout (30 s), then says only that it timed out: one
             // connection first, bounded, says why it failed.

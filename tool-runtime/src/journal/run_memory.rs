@@ -2,7 +2,7 @@
 //! calls, runs and approvals, each operation atomic in the database (see the [module docs](super)).
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use super::Journal;
 use crate::memory::{
@@ -32,6 +32,10 @@ impl RunMemory for Journal {
 
     fn withdraw_call<'a>(&'a self, effect_key: &'a str, call_id: &'a str) -> Answer<'a, bool> {
         Answer::waiting(self.calls().withdraw(effect_key, call_id))
+    }
+
+    fn withdraw_stale<'a>(&'a self, effect_key: &'a str, call_id: &'a str, started_at: SystemTime) -> Answer<'a, bool> {
+        Answer::waiting(self.calls().withdraw_stale(effect_key, call_id, started_at))
     }
 
     fn resolve_call<'a>(&'a self, effect_key: &'a str, result: &'a JournaledResult) -> Answer<'a, ()> {

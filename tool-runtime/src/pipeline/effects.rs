@@ -78,6 +78,7 @@ use crate::error_report::{ErrorKind, ErrorReport, Escaped};
 use crate::memory::{CallStart, Decision, JournalError, JournaledCall, JournaledResult, Keyed, Remembered, RunMemory, Starting};
 use crate::result::{CallResult, ResultKind, lines};
 use crate::table::{Entry, ToolTable};
+use crate::tool::Reconciled;
 
 /// How long past its tool's timeout a call found started elsewhere is
 /// waited for: time for its process to journal the result.
@@ -164,6 +165,14 @@ pub(crate) fn effect_key<App>(
     }
 }
 
+/// The call that asks the run's memory about its effect: its id, and its
+/// cancellation, which ends every wait.
+#[derive(Clone, Copy)]
+struct Asker<'c> {
+    call_id: &'c SmolStr,
+    cancel: &'c CancellationToken,
+}
+
 /// The effect a call found in its run's memory: its key, and whether it
 /// answers only its own call, with its own input (an effect keyed by its
 /// run and call id, or a keyed call's found by its run and call id).
@@ -201,10 +210,11 @@ pub(crate) async fn journaled<App: Send + Sync + 'static>(
     remembered: &Remembered,
     entry: &Entry<App>,
     input: &Input<'_>,
-    info: &CallInfo,
+    call: &mut CallState<'_, App>,
 ) -> Option<CallResult> {
-    let call_id = &info.call_id;
-    let EffectKey { key, earlier } = match effect_key(remembered, entry, input.value.as_ref(), info) {
+    let (call_id, cancel) = (call.call_id().clone(), call.info().cancellation().clone());
+    let call_id = &call_id;
+    let EffectKey { key, earlier } = match effect_key(remembered, entry, input.value.as_ref(), call.info()) {
         Ok(key) => key,
         Err(error) => return Some(not_run(tools, entry, call_id, error)),
     };
@@ -220,7 +230,7 @@ pub(crate) async fn journaled<App: Send + Sync + 'static>(
             }
         }
     };
-    let found = match within(info.cancellation(), until, lookup).await {
+    let found = match within(&cancel, until, lookup).await {
         Ok(found) => found,
         Err(stopped) => return Some(not_started(tools, entry, call_id, stopped)),
     };
@@ -234,7 +244,7 @@ pub(crate) async fn journaled<App: Send + Sync + 'static>(
     // the same call, which answers only its own input.
     let by_call = key == remembered.call_key(call_id) || (found_key.as_deref() != Some(&key) && found_key != earlier);
     let effect = Effect { key: found_key.as_deref().unwrap_or(&key), by_call };
-    if let Some(refused) = other_call(tools, remembered, entry, &info.call_id, effect, &arguments, &found).await {
+    if let Some(refused) = other_call(tools, remembered, entry, call_id, effect, &arguments, &found).await {
         return Some(refused);
     }
     if found_key.is_none() && !matches!(found.outcome, CallStart::Finished(_)) {
@@ -247,7 +257,7 @@ pub(crate) async fn journaled<App: Send + Sync + 'static>(
         JournaledCall { outcome: CallStart::UnknownOutcome { .. }, .. } if entry.def.external => {
             Some(CallResult::handed(entry.name.clone(), call_id.clone(), arguments))
         }
-        found => match known(tools, remembered, entry, info, effect, (input.value.as_ref(), &arguments), found).await {
+        found => match known(tools, remembered, entry, call, effect, (input.value.as_ref(), &arguments), found).await {
             Known::Answer(result) => Some(result),
             // Stage 6 starts it.
             Known::Run | Known::Gone => None,
@@ -319,7 +329,7 @@ pub(crate) async fn execute_journaled<App: Send + Sync + 'static>(
         match started {
             Err(error) => return journal_failed(tools, entry, &call_id, &error),
             Ok(None) => break,
-            Ok(Some(found)) => match known(tools, remembered, entry, call.info(), effect, (input.value.as_ref(), &arguments), found).await {
+            Ok(Some(found)) => match known(tools, remembered, entry, call, effect, (input.value.as_ref(), &arguments), found).await {
                 Known::Answer(result) => return result,
                 Known::Run => break,
                 Known::Gone if tries < 3 => {}
@@ -455,42 +465,44 @@ async fn known<App: Send + Sync + 'static>(
     tools: &ToolTable<App>,
     remembered: &Remembered,
     entry: &Entry<App>,
-    info: &CallInfo,
+    call: &mut CallState<'_, App>,
     effect: Effect<'_>,
     input: (&(dyn Any + Send + Sync), &Value),
     found: JournaledCall,
 ) -> Known {
     let (input, arguments) = input;
     let key = effect.key;
-    let call_id = &info.call_id;
+    let (call_id, cancel) = (call.call_id().clone(), call.info().cancellation().clone());
+    let asker = Asker { call_id: &call_id, cancel: &cancel };
     let (started_by, started_at) = match found.outcome {
         CallStart::Started => return Known::Run,
         CallStart::Finished(_) if !entry.def.replay => return Known::Run,
-        CallStart::Finished(journaled) => return Known::Answer(replayed_in_run(tools, remembered, entry, info, effect, journaled).await),
+        CallStart::Finished(journaled) => return Known::Answer(replayed_in_run(tools, remembered, entry, asker, effect, journaled).await),
         CallStart::UnknownOutcome { .. } if entry.def.annotations.idempotent == Some(true) => return Known::Run,
         CallStart::UnknownOutcome { ref call_id, started_at } => (call_id.clone(), started_at),
     };
-    let found = match wait_for_finish(tools, remembered, entry, info, key, found).await {
+    let found = match wait_for_finish(tools, remembered, entry, asker, key, found).await {
         Err(stopped) => return Known::Answer(stopped),
         Ok(None) => return Known::Gone,
         Ok(Some(found)) => found,
     };
     // Started again meanwhile, by another call.
-    if let Some(refused) = other_call(tools, remembered, entry, call_id, effect, arguments, &found).await {
+    if let Some(refused) = other_call(tools, remembered, entry, &call_id, effect, arguments, &found).await {
         return Known::Answer(refused);
     }
     match &found.outcome {
         CallStart::Finished(_) if !entry.def.replay => Known::Gone,
-        CallStart::Finished(journaled) => Known::Answer(replayed_in_run(tools, remembered, entry, info, effect, journaled.clone()).await),
+        CallStart::Finished(journaled) => Known::Answer(replayed_in_run(tools, remembered, entry, asker, effect, journaled.clone()).await),
         _ => {
             let since = started_at.elapsed().unwrap_or_default();
             let why = format!("was started by call `{started_by}` {since:?} ago and never finished");
             // The hook answers for this call's input: only when it is
             // the unfinished call's (or the effect is keyed by it).
             if effect.by_call && found.input != *arguments {
-                return Known::Answer(outcome_unknown(tools, entry, call_id, key, &format!("{why} (with another input)")));
+                return Known::Answer(outcome_unknown(tools, entry, &call_id, key, &format!("{why} (with another input)")));
             }
-            Known::Answer(reconciled(tools, remembered, entry, info, key, input, &why).await)
+            let unfinished = (key, started_by.as_str(), started_at);
+            reconciled(tools, remembered, entry, call, unfinished, input, &why).await
         }
     }
 }
@@ -506,7 +518,7 @@ async fn wait_for_finish<App: Send + Sync + 'static>(
     tools: &ToolTable<App>,
     remembered: &Remembered,
     entry: &Entry<App>,
-    info: &CallInfo,
+    asker: Asker<'_>,
     key: &str,
     found: JournaledCall,
 ) -> Result<Option<JournaledCall>, CallResult> {
@@ -514,7 +526,6 @@ async fn wait_for_finish<App: Send + Sync + 'static>(
     let bound = (timeout_of(tools, entry) + FINISH_GRACE).saturating_sub(started_at.elapsed().unwrap_or_default());
     let until = tokio::time::Instant::now() + bound;
     let journal = remembered.memory.until(until.into_std());
-    let cancel = info.cancellation();
     let mut pause = FIRST_LOOK;
     let mut last = found;
     while tokio::time::Instant::now() < until {
@@ -522,12 +533,12 @@ async fn wait_for_finish<App: Send + Sync + 'static>(
             tokio::time::sleep_until(until.min(tokio::time::Instant::now() + pause)).await;
             journal.find_call(key).await
         };
-        match within(cancel, until, look).await {
-            Err(Stopped::Cancelled) => return Err(not_started(tools, entry, &info.call_id, Stopped::Cancelled)),
+        match within(asker.cancel, until, look).await {
+            Err(Stopped::Cancelled) => return Err(not_started(tools, entry, asker.call_id, Stopped::Cancelled)),
             Err(Stopped::TimedOut) => break,
             Ok(Ok(Some(found))) if matches!(found.outcome, CallStart::UnknownOutcome { .. }) => last = found,
             Ok(Ok(other)) => return Ok(other),
-            Ok(Err(error)) => return Err(journal_failed(tools, entry, &info.call_id, &error)),
+            Ok(Err(error)) => return Err(journal_failed(tools, entry, asker.call_id, &error)),
         }
         // A journal that cannot say keeps the wait going.
         if journal.starter_gone(key).await.unwrap_or(false) {
@@ -538,31 +549,60 @@ async fn wait_for_finish<App: Send + Sync + 'static>(
     Ok(Some(last))
 }
 
-/// A call of the effect `key` found unfinished (`why`), past waiting
-/// for it: the tool's reconcile hook says what became of it. An output
-/// it gives is the call's result, journaled as the effect's (a call
-/// that finished it meanwhile is replayed instead); without one (no
-/// hook, `None`, a panic, an output that does not fit the tool), the
-/// call reads `OUTCOME_UNKNOWN`.
+/// A call of the effect `key` found unfinished (`why`; started by the
+/// call `unfinished.1` at `unfinished.2`), past waiting for it: the tool's reconcile hook,
+/// given the call's context, says what became of it. An output it gives
+/// is the call's result, journaled as the effect's (a call that finished
+/// it meanwhile is replayed instead). When it says the effect did not
+/// happen, the unfinished start is withdrawn and the call starts the
+/// effect itself ([`Known::Gone`]: of several calls, one starts it).
+/// Without an answer (no hook, `Unknown`, a panic, an output that does
+/// not fit the tool), the call reads `OUTCOME_UNKNOWN`.
 async fn reconciled<App: Send + Sync + 'static>(
     tools: &ToolTable<App>,
     remembered: &Remembered,
     entry: &Entry<App>,
-    info: &CallInfo,
-    key: &str,
+    call: &mut CallState<'_, App>,
+    unfinished: (&str, &str, std::time::SystemTime),
     input: &(dyn Any + Send + Sync),
     why: &str,
-) -> CallResult {
-    let call_id = &info.call_id;
-    let output = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| entry.tool.reconcile(input))) {
-        Ok(None) => return outcome_unknown(tools, entry, call_id, key, why),
-        Ok(Some(output)) => output,
+) -> Known {
+    let ((key, started_by, started_at), call_id) = (unfinished, call.call_id().clone());
+    let call_id = &call_id;
+    let cancel = call.info().cancellation().clone();
+    let ctx = call.ctx();
+    let output = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| entry.tool.reconcile(input, ctx))) {
+        Ok(Reconciled::Unknown) => return Known::Answer(outcome_unknown(tools, entry, call_id, key, why)),
+        Ok(Reconciled::DidNotHappen) => {
+            tracing::info!(tool = %Escaped(&entry.def.name), call_id = %Escaped(call_id), "the reconcile hook says an unfinished call did not happen; it runs");
+            // Only the start the hook was asked about: another call may
+            // have taken the effect over since, and runs it.
+            if let Err(error) = remembered.memory.withdraw_stale(key, started_by, started_at).await {
+                tracing::error!(call_id = %Escaped(call_id), error = %Escaped(&error), "an unfinished start could not be withdrawn: the call reads as of unknown outcome");
+            }
+            return Known::Gone;
+        }
+        Ok(Reconciled::Happened(output)) => output,
         Err(payload) => {
             let detail = format!("the reconcile hook panicked: {}", crate::error_report::panic_message(payload.as_ref()));
             tools.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Panic, crate::error::INTERNAL_ERROR_CODE, detail));
-            return outcome_unknown(tools, entry, call_id, key, why);
+            return Known::Answer(outcome_unknown(tools, entry, call_id, key, why));
         }
     };
+    Known::Answer(journal_reconciled(tools, remembered, entry, (call_id, &cancel), key, output, why).await)
+}
+
+/// The output a reconcile hook says the unfinished call of `key` had,
+/// concluded as the tool's, and journaled as the effect's result.
+async fn journal_reconciled<App: Send + Sync + 'static>(
+    tools: &ToolTable<App>,
+    remembered: &Remembered,
+    entry: &Entry<App>,
+    (call_id, cancel): (&SmolStr, &CancellationToken),
+    key: &str,
+    output: Result<crate::tool::ToolOutput, crate::tool::Failure>,
+    why: &str,
+) -> CallResult {
     let result = concluded(tools, entry, call_id, Ended::Returned(output));
     if result.kind != ResultKind::Success {
         // Concluding reported why.
@@ -570,7 +610,7 @@ async fn reconciled<App: Send + Sync + 'static>(
     }
     let until = tokio::time::Instant::now() + timeout_of(tools, entry);
     let journal = remembered.memory.until(until.into_std());
-    match within(info.cancellation(), until, journal.resolve_call(key, &JournaledResult::from(&result))).await {
+    match within(cancel, until, journal.resolve_call(key, &JournaledResult::from(&result))).await {
         Ok(Ok(())) => {
             tracing::info!(tool = %Escaped(&entry.def.name), call_id = %Escaped(call_id), "an unfinished call was settled by its reconcile hook");
             result
@@ -672,18 +712,18 @@ async fn replayed_in_run<App: Send + Sync + 'static>(
     tools: &ToolTable<App>,
     remembered: &Remembered,
     entry: &Entry<App>,
-    info: &CallInfo,
+    asker: Asker<'_>,
     effect: Effect<'_>,
     journaled: JournaledResult,
 ) -> CallResult {
     if !effect.by_call {
         let until = tokio::time::Instant::now() + timeout_of(tools, entry);
-        let noted = within(info.cancellation(), until, remembered.memory.until(until.into_std()).note_replay(&remembered.run_id, effect.key)).await;
+        let noted = within(asker.cancel, until, remembered.memory.until(until.into_std()).note_replay(&remembered.run_id, effect.key)).await;
         if !matches!(noted, Ok(Ok(()))) {
-            tracing::warn!(tool = %Escaped(&entry.def.name), call_id = %Escaped(&info.call_id), "a replayed effect could not be recorded as this run's: a prune may forget it before the run ends");
+            tracing::warn!(tool = %Escaped(&entry.def.name), call_id = %Escaped(asker.call_id), "a replayed effect could not be recorded as this run's: a prune may forget it before the run ends");
         }
     }
-    replayed(tools, entry, &info.call_id, journaled)
+    replayed(tools, entry, asker.call_id, journaled)
 }
 
 /// A journaled result, returned under this call's id once its output

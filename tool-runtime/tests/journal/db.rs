@@ -166,6 +166,30 @@ impl Db {
     }
 }
 
+impl Db {
+    /// Holds the journal's runs locked from another connection, as a
+    /// stuck process would: SQLite, a write transaction on the whole file;
+    /// Postgres, `LOCK TABLE journal_runs IN EXCLUSIVE MODE`, which lets
+    /// reads through and holds every write of a run.
+    pub async fn lock_runs(&self) -> Lock {
+        use sqlx::Connection;
+        match self {
+            #[cfg(feature = "sqlite")]
+            Db::Sqlite { url, .. } => {
+                let mut conn = sqlx::SqliteConnection::connect(url).await.unwrap();
+                sqlx::raw_sql("BEGIN IMMEDIATE").execute(&mut conn).await.unwrap();
+                Lock::Sqlite(conn)
+            }
+            #[cfg(feature = "postgres")]
+            Db::Postgres { url } => {
+                let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+                sqlx::raw_sql("BEGIN; LOCK TABLE journal_runs IN EXCLUSIVE MODE").execute(&mut conn).await.unwrap();
+                Lock::Postgres(conn)
+            }
+        }
+    }
+}
+
 impl Lock {
     /// Ends the transaction: the journal can be written again.
     pub async fn release(self) {
