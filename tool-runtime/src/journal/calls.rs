@@ -201,7 +201,7 @@ impl CallRecords<'_> {
         let forms = |key: &str| (limits::stored_key(key).into_owned(), key.to_owned());
         let (key, key_unhashed) = forms(keyed.key);
         let (earlier, earlier_unhashed) = keyed.earlier.map_or_else(|| (key.clone(), key.clone()), forms);
-        let row_key = on_pool!(self.journal, pool => {
+        let row_key: Option<(String, JournaledCall)> = on_pool!(self.journal, pool => {
             let row = sqlx::query(KEYED)
                 .bind(&key)
                 .bind(&key_unhashed)

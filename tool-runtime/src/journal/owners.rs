@@ -114,7 +114,7 @@ async fn renew(journal: &Journal) -> Result<(), JournalError> {
 /// read as gone at once.
 pub(crate) async fn give_up(journal: &Journal) {
     journal.owner.renewing.cancel();
-    let given_up = on_pool!(journal, pool => sqlx::query(GIVE_UP)
+    let given_up: Result<(), JournalError> = on_pool!(journal, pool => sqlx::query(GIVE_UP)
         .bind(&journal.owner.id)
         .execute(pool)
         .await
