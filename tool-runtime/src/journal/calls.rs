@@ -89,7 +89,9 @@ impl CallRecords<'_> {
     /// # Errors
     ///
     /// [`JournalError::Corrupt`] when the stored row of the key does not
-    /// decode, [`JournalError::Refused`] for an id over the limits.
+    /// decode, [`JournalError::Refused`] for an id over the limits,
+    /// [`JournalError::RunFinished`] for a new key of a run the journal
+    /// holds as finished (a finished run starts nothing).
     pub async fn start(self, run_id: &str, call_id: &str, tool: &str, input: &Value, effect_key: &str) -> Result<CallStart, JournalError> {
         Ok(self.start_or_find(run_id, call_id, tool, input, effect_key).await?.map_or(CallStart::Started, |found| found.outcome))
     }
