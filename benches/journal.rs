@@ -501,7 +501,7 @@ fn summary() {
             totals.sort();
             let rate = |total: &Duration| CONCURRENT_RUNS as f64 / total.as_secs_f64();
             println!(
-                "\nthroughput on Postgres: {CONCURRENT_RUNS} concurrent durable runs (Run::durable + one step of one call: 7 statements, 4 commits), \
+                "\nthroughput on Postgres: {CONCURRENT_RUNS} concurrent durable runs (Run::durable + one step of one call: 8 statements, 4 commits), \
                  2 worker threads, Journal::open's pool (sqlx's default, 10 connections)"
             );
             println!(

@@ -595,6 +595,7 @@ async fn prune_forgets_finished_runs_and_keeps_everything_in_flight(db: Db) {
     journal.runs().save(&finished("r-doubt")).await.unwrap();
     // Finished, with an approval waiting and one decided but not settled.
     journal.approvals().park(&parked("r-waiting", "a-waiting", None, at(1), None)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(5)).await; // parked in this order, by the journal's clock
     journal.approvals().park(&parked("r-waiting", "a-unsettled", None, at(2), None)).await.unwrap();
     journal.approvals().decide("r-waiting", "a-unsettled", Decision::Approve, "ann").await.unwrap();
     journal.runs().save(&finished("r-waiting")).await.unwrap();

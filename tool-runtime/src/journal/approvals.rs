@@ -288,17 +288,7 @@ impl ApprovalRecords<'_> {
     /// its own to expire.
     pub async fn expire_run(self, run_id: &str, text: &str) -> Result<Vec<Approval>, JournalError> {
         limits::id("run_id", run_id)?;
-        limits::text("reject_text", text)?;
-        on_pool!(self.journal, pool => {
-            let rows = sqlx::query(EXPIRE_RUN)
-                .bind(run_id)
-                .bind(text)
-                .bind(EXPIRED_BY)
-                .fetch_all(pool)
-                .await
-                .map_err(JournalError::database("expire"))?;
-            oldest_first(&rows)
-        })
+        self.expire_in(Some(run_id), text).await
     }
 
     /// Rejects every call of the run `run_id` that nobody decided, with
@@ -322,14 +312,19 @@ impl ApprovalRecords<'_> {
     /// [`expire_run`](Self::expire_run) over every run of the journal:
     /// what an approvals inbox sweeps.
     pub async fn expire(self, text: &str) -> Result<Vec<Approval>, JournalError> {
+        self.expire_in(None, text).await
+    }
+
+    /// The calls past their expiry of `run_id`'s run, or of every run,
+    /// rejected with `text`.
+    async fn expire_in(self, run_id: Option<&str>, text: &str) -> Result<Vec<Approval>, JournalError> {
         limits::text("reject_text", text)?;
         on_pool!(self.journal, pool => {
-            let rows = sqlx::query(EXPIRE_ALL)
-                .bind(text)
-                .bind(EXPIRED_BY)
-                .fetch_all(pool)
-                .await
-                .map_err(JournalError::database("expire"))?;
+            let query = match run_id {
+                Some(run_id) => sqlx::query(EXPIRE_RUN).bind(run_id),
+                None => sqlx::query(EXPIRE_ALL),
+            };
+            let rows = query.bind(text).bind(EXPIRED_BY).fetch_all(pool).await.map_err(JournalError::database("expire"))?;
             oldest_first(&rows)
         })
     }

@@ -48,8 +48,8 @@ const IN_DOUBT: &str = "SELECT effect_key, run_id, call_id, tool, input, started
      WHERE finished_at IS NULL ORDER BY started_at, effect_key";
 const IN_DOUBT_OF_RUN: &str = "SELECT effect_key, run_id, call_id, tool, input, started_at FROM journal_calls \
      WHERE finished_at IS NULL AND run_id = $1 ORDER BY started_at, effect_key";
-const WITHDRAW: &str = "DELETE FROM journal_calls WHERE effect_key = $1 AND call_id = $2 AND finished_at IS NULL";
-const WITHDRAW_STALE: &str = "DELETE FROM journal_calls WHERE effect_key = $1 AND call_id = $2 AND finished_at IS NULL AND started_at = $3";
+/// The start call `$2` made of `$1`, unfinished (and made at `$3`, when given).
+const WITHDRAW: &str = "DELETE FROM journal_calls WHERE effect_key = $1 AND call_id = $2 AND finished_at IS NULL AND ($3 IS NULL OR started_at = $3)";
 const FINISH: &str = concat!(
     "UPDATE journal_calls SET finished_at = ",
     now!(),
@@ -275,27 +275,22 @@ impl CallRecords<'_> {
     /// Only a start still unfinished and made by `call_id` goes. Says
     /// whether there was one.
     pub(crate) async fn withdraw(self, effect_key: &str, call_id: &str) -> Result<bool, JournalError> {
-        let effect_key = &*self.stored_key(effect_key).await?;
-        on_pool!(self.journal, pool => {
-            let deleted = sqlx::query(WITHDRAW)
-                .bind(effect_key)
-                .bind(call_id)
-                .execute(pool)
-                .await
-                .map_err(JournalError::database("withdraw_call"))?;
-            Ok(deleted.rows_affected() == 1)
-        })
+        self.withdraw_made(effect_key, call_id, None).await
     }
 
     /// [`withdraw`](Self::withdraw) the start `call_id` made at
     /// `started_at`, only: a start made since is kept.
     pub(crate) async fn withdraw_stale(self, effect_key: &str, call_id: &str, started_at: std::time::SystemTime) -> Result<bool, JournalError> {
+        self.withdraw_made(effect_key, call_id, Some(started_at)).await
+    }
+
+    async fn withdraw_made(self, effect_key: &str, call_id: &str, started_at: Option<std::time::SystemTime>) -> Result<bool, JournalError> {
         let effect_key = &*self.stored_key(effect_key).await?;
         on_pool!(self.journal, pool => {
-            let deleted = sqlx::query(WITHDRAW_STALE)
+            let deleted = sqlx::query(WITHDRAW)
                 .bind(effect_key)
                 .bind(call_id)
-                .bind(crate::memory::records::millis(started_at))
+                .bind(started_at.map(crate::memory::records::millis))
                 .execute(pool)
                 .await
                 .map_err(JournalError::database("withdraw_call"))?;

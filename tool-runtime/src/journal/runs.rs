@@ -63,6 +63,7 @@ const CLAIM: &str = concat!(
     now!(),
     ", 0, $2) ON CONFLICT (run_id) DO UPDATE SET user_id = COALESCE(journal_runs.user_id, excluded.user_id) RETURNING user_id"
 );
+const RUN_USER: &str = "SELECT user_id FROM journal_runs WHERE run_id = $1";
 const STEP: &str = "UPDATE journal_runs SET step = $2, state = $3, ended_by = $4, last_calls = $5 WHERE run_id = $1";
 /// A tool the run executed, after those the journal holds; one it holds
 /// already is skipped. The run's row is taken first, so no other
@@ -263,6 +264,15 @@ impl RunRecords<'_> {
         limits::id("run_id", run_id)?;
         limits::optional_id("user_id", user)?;
         on_pool!(self.journal, pool => {
+            // A read when the run has its user already (a resume), or when
+            // there is none to give; a write only to give one.
+            let held: Option<(Option<String>,)> =
+                sqlx::query_as(RUN_USER).bind(run_id).fetch_optional(pool).await.map_err(JournalError::database("claim_run"))?;
+            match (held, user) {
+                (Some((Some(held),)), _) => return Ok(Some(held)),
+                (_, None) => return Ok(None),
+                _ => {}
+            }
             let (user,): (Option<String>,) =
                 sqlx::query_as(CLAIM).bind(run_id).bind(user).fetch_one(pool).await.map_err(JournalError::database("claim_run"))?;
             Ok(user)

@@ -16,12 +16,16 @@
 //!   another process may still be running it (several processes settling
 //!   one approved call, a step re-sent while it runs): until it finishes,
 //!   and the call reads its result, or until its tool's timeout and a
-//!   grace have passed since it started, or this call is cancelled. One
-//!   still unfinished then is settled by the tool's reconcile hook
-//!   (`#[tool(reconcile = path)]`, [`DynamicTool::reconcile`](crate::DynamicTool::reconcile)),
-//!   whose output is journaled as the call's result; without one, it is
-//!   refused with `OUTCOME_UNKNOWN`, and stays in doubt until the host
-//!   resolves it (`journal.calls().in_doubt`, `journal.calls().resolve`).
+//!   grace have passed since it started, or the process that started it
+//!   is known to be gone (its journal's lease lapsed), or this call is
+//!   cancelled. One still unfinished then is settled by the tool's
+//!   reconcile hook (`#[tool(reconcile = path)]`, [`DynamicTool::reconcile`](crate::DynamicTool::reconcile)),
+//!   given the call's context: an output it says the effect had is
+//!   journaled as the call's result; when it says the effect did not
+//!   happen, that start is withdrawn and the call starts the effect (one
+//!   of several calls does); without an answer, it is refused with
+//!   `OUTCOME_UNKNOWN`, and stays in doubt until the host resolves it
+//!   (`journal.calls().in_doubt`, `journal.calls().resolve`).
 //!   A call of an `idempotent` tool runs again at once instead.
 //! - Right before the tool runs, the call is recorded as started
 //!   ([`RunMemory::start_or_find`], atomic: of two processes, one runs it); after
@@ -43,8 +47,9 @@
 //! share a result. Such a call is looked for under its key, as the same
 //! call of its run (its run and call id) under any key, and under the key
 //! schema versions 1 and 2 made (no user), so that an effect journaled
-//! before an upgrade, or by another user's process, is not run again. A journaled effect answers only
-//! the call it was made for: one keyed by run and call id that the
+//! before an upgrade, or by another user's process, is not run again. A
+//! journaled effect answers only the call it was made for: one keyed by
+//! run and call id (or a keyed call found by them) that the
 //! journal holds with another tool or input (a call id re-used) is refused
 //! with `CALL_ID_REUSED`, neither run nor served, and the host is told what
 //! differed ([`ErrorKind::CallMismatch`]); but the input a human edited at
