@@ -123,6 +123,7 @@ impl ApprovalRecords<'_> {
     /// no longer listed as waiting, and a decision on it is refused and
     /// recorded as a rejection by [`GONE_BY`].
     pub(crate) async fn park_held(self, call: &ParkedCall) -> Result<(), JournalError> {
+        super::owners::hold(self.journal).await?;
         self.park_for(call, Some(&self.journal.owner.id)).await
     }
 

@@ -10,7 +10,8 @@ use sqlx::{ColumnIndex, Decode, Row, Type};
 
 use super::rows::RowReader;
 use super::{
-    CallInDoubt, CallStart, Journal, JournalError, JournaledCall, JournaledResult, limits, now, on_pool, owners::owner_lives, run_not_finished,
+    CallInDoubt, CallStart, Journal, JournalError, JournaledCall, JournaledResult, limits, now, on_pool, owners, owners::owner_lives,
+    run_not_finished,
 };
 use crate::memory::{Keyed, Starting};
 
@@ -111,6 +112,7 @@ impl CallRecords<'_> {
         limits::text("tool", tool)?;
         let effect_key = &*self.stored_key(effect_key).await?;
         let input = input.to_string();
+        owners::hold(self.journal).await?;
         on_pool!(self.journal, pool => loop {
             let inserted = sqlx::query(START)
                 .bind(effect_key)
@@ -150,6 +152,7 @@ impl CallRecords<'_> {
         limits::id("run_id", call.run_id)?;
         let effect_key = &*self.stored_key(call.effect_key).await?;
         let input = call.input.to_string();
+        owners::hold(self.journal).await?;
         on_pool!(self.journal, pool => {
             let updated = sqlx::query(RESTART)
                 .bind(effect_key)

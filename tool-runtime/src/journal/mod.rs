@@ -225,7 +225,6 @@ impl Journal {
     pub async fn open(url: &str) -> Result<Journal, JournalError> {
         let journal = Journal { backend: connect(url).await?, busy_until: None, owner: owners::Owner::new() };
         schema::migrate(&journal).await?;
-        owners::take_lease(&journal).await?;
         Ok(journal)
     }
 

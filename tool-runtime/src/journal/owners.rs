@@ -1,9 +1,12 @@
 //! Owners: which process still lives. Each opened [`Journal`] is an owner,
 //! one row of `journal_owners` holding its lease: until when, by the
-//! journal's clock, it is known to live. A task of the journal's renews the
-//! lease every [`RENEW`] while the journal is open; a process that dies
-//! (killed, crashed, its host gone) stops renewing, and [`LEASE`] later it
-//! is gone. A closed journal gives its lease up at once.
+//! journal's clock, it is known to live. The lease is taken when the
+//! journal first starts a call's effect or parks a call it holds (a
+//! journal that only reads, decides or prunes never writes one), and a
+//! task of the journal's renews it every [`RENEW`] while the journal is
+//! open; a process that dies (killed, crashed, its host gone) stops
+//! renewing, and [`LEASE`] later it is gone. A closed journal gives its
+//! lease up at once.
 //!
 //! A call's effect started by a journal, and a call an MCP session parks to
 //! wait for its client, name their owner. So another process knows, within
@@ -62,6 +65,8 @@ pub(crate) use owner_lives;
 #[derive(Debug)]
 pub(crate) struct Owner {
     pub(crate) id: String,
+    /// Set once the lease is taken.
+    taken: tokio::sync::OnceCell<()>,
     renewing: CancellationToken,
     _stops_renewing: DropGuard,
 }
@@ -70,13 +75,20 @@ impl Owner {
     /// A new owner, unique across processes (`ids`), its lease not taken yet.
     pub(crate) fn new() -> Arc<Owner> {
         let renewing = CancellationToken::new();
-        Arc::new(Owner { id: crate::ids::fresh_id("own-").to_string(), _stops_renewing: renewing.clone().drop_guard(), renewing })
+        let id = crate::ids::fresh_id("own-").to_string();
+        Arc::new(Owner { id, taken: tokio::sync::OnceCell::new(), _stops_renewing: renewing.clone().drop_guard(), renewing })
     }
+}
+
+/// `journal`'s lease, taken (and its renewal started) on first use: before
+/// the journal writes a row that names it.
+pub(crate) async fn hold(journal: &Journal) -> Result<(), JournalError> {
+    journal.owner.taken.get_or_try_init(|| take_lease(journal)).await.map(drop)
 }
 
 /// Takes `journal`'s lease, and renews it every [`RENEW`] in a task of its
 /// own until the journal is closed or dropped.
-pub(crate) async fn take_lease(journal: &Journal) -> Result<(), JournalError> {
+async fn take_lease(journal: &Journal) -> Result<(), JournalError> {
     renew(journal).await?;
     // The task holds the owner weakly: the journal's last clone dropping
     // drops the owner, whose guard stops the task.
@@ -114,6 +126,9 @@ async fn renew(journal: &Journal) -> Result<(), JournalError> {
 /// read as gone at once.
 pub(crate) async fn give_up(journal: &Journal) {
     journal.owner.renewing.cancel();
+    if journal.owner.taken.get().is_none() {
+        return;
+    }
     let given_up: Result<(), JournalError> = on_pool!(journal, pool => sqlx::query(GIVE_UP)
         .bind(&journal.owner.id)
         .execute(pool)
