@@ -326,24 +326,15 @@ impl ApprovalRecords<'_> {
                 None => sqlx::query(EXPIRE_ALL),
             };
             let rows = query.bind(text).bind(EXPIRED_BY).fetch_all(pool).await.map_err(JournalError::database("expire"))?;
-            oldest_first(&rows)
+            rows.iter().map(decode_approval).collect::<Result<Vec<_>, _>>().map(oldest_first)
         })
     }
 }
 
-/// The approvals of `rows`, oldest first (an update returns its rows in
-/// no order).
-fn oldest_first<'r, R: Row>(rows: &'r [R]) -> Result<Vec<Approval>, JournalError>
-where
-    &'static str: ColumnIndex<R>,
-    String: Decode<'r, R::Database> + Type<R::Database>,
-    Option<String>: Decode<'r, R::Database> + Type<R::Database>,
-    i64: Decode<'r, R::Database> + Type<R::Database>,
-    Option<i64>: Decode<'r, R::Database> + Type<R::Database>,
-{
-    let mut expired = rows.iter().map(decode_approval).collect::<Result<Vec<_>, _>>()?;
-    expired.sort_by(|a, b| (a.call.parked_at, &a.call.call_id).cmp(&(b.call.parked_at, &b.call.call_id)));
-    Ok(expired)
+/// `approvals`, oldest first (an update returns its rows in no order).
+fn oldest_first(mut approvals: Vec<Approval>) -> Vec<Approval> {
+    approvals.sort_by(|a, b| (a.call.parked_at, &a.call.call_id).cmp(&(b.call.parked_at, &b.call.call_id)));
+    approvals
 }
 
 pub(super) fn decode_approval<'r, R: Row>(row: &'r R) -> Result<Approval, JournalError>
