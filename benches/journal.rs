@@ -7,7 +7,8 @@
 //!   every time, so that every call is journaled. `execute` then runs four
 //!   statements: the effect key looked up before the policy is decided
 //!   (`calls().known`: a SELECT), the call recorded as started before the tool
-//!   runs (`calls().start`: INSERT ... ON CONFLICT DO NOTHING), as finished
+//!   runs (`calls().start`: INSERT ... ON CONFLICT DO NOTHING, which reads
+//!   the run's state, so that a finished run starts nothing), as finished
 //!   after it (`calls().finish`: an UPDATE), and the step added to the run's
 //!   record (`runs().add_step`: one transaction that takes the run's row and reads
 //!   it, writes its step and state, appends the tool on the run's first call
@@ -69,15 +70,16 @@ const CONCURRENT_RUNS: usize = 1_000;
 // written out again for the bare writes.
 const KNOWN: &str = "SELECT effect_key, call_id, started_at, finished_at, kind, text, structured, error_code, status, truncated, ends_run \
      FROM journal_calls WHERE effect_key = $1";
-const START: &str = "INSERT INTO journal_calls (effect_key, run_id, call_id, tool, input, started_at) VALUES ($1, $2, $3, $4, $5, $6) \
-     ON CONFLICT (effect_key) DO NOTHING";
-const FINISH: &str = "UPDATE journal_calls SET finished_at = $2, kind = $3, text = $4, structured = $5, error_code = $6, status = $7, \
-     truncated = $8, ends_run = $9 WHERE effect_key = $1 AND finished_at IS NULL";
+const START: &str = "INSERT INTO journal_calls (effect_key, run_id, call_id, tool, input, owner, started_at) \
+     SELECT $1, $2, $3, $4, $5, $6, clock.ms FROM journal_clock AS clock \
+     WHERE NOT EXISTS (SELECT 1 FROM journal_runs AS run WHERE run.run_id = $2 AND run.state = 'finished') ON CONFLICT (effect_key) DO NOTHING";
+const FINISH: &str = "UPDATE journal_calls SET finished_at = (SELECT ms FROM journal_clock), kind = $2, text = $3, structured = $4, \
+     error_code = $5, status = $6, truncated = $7, ends_run = $8 WHERE effect_key = $1 AND finished_at IS NULL";
 const SAVE: &str = "INSERT INTO journal_runs (run_id, step, state, ended_by, updated_at, version) VALUES ($1, $2, $3, $4, $5, 1) \
      ON CONFLICT (run_id) DO UPDATE SET step = excluded.step, state = excluded.state, ended_by = excluded.ended_by, \
      updated_at = excluded.updated_at, version = journal_runs.version + 1";
-const TAKE: &str = "INSERT INTO journal_runs (run_id, step, state, ended_by, updated_at, version) VALUES ($1, 0, 'active', NULL, $2, 1) \
-     ON CONFLICT (run_id) DO UPDATE SET version = journal_runs.version + 1, updated_at = excluded.updated_at \
+const TAKE: &str = "INSERT INTO journal_runs (run_id, step, state, ended_by, updated_at, version) \
+     VALUES ($1, 0, 'active', NULL, (SELECT ms FROM journal_clock), 1) ON CONFLICT (run_id) DO UPDATE SET version = journal_runs.version + 1, updated_at = excluded.updated_at \
      RETURNING run_id, step, state, ended_by, last_calls, version";
 const STEP: &str = "UPDATE journal_runs SET step = $2, state = $3, ended_by = $4, last_calls = $5 WHERE run_id = $1";
 const APPEND_TOOL: &str = "INSERT INTO journal_run_tools (run_id, ordinal, tool) \
@@ -200,14 +202,13 @@ async fn bare_call(backend: &Backend, run_id: &str, call_id: &str, step: u64) {
             .bind(call_id)
             .bind("noop")
             .bind("{}")
-            .bind(millis(SystemTime::now()))
+            .bind("bench-owner")
             .execute(pool)
             .await
             .unwrap();
         assert_eq!(inserted.rows_affected(), 1);
         let updated = sqlx::query(FINISH)
             .bind(&key)
-            .bind(millis(SystemTime::now()))
             .bind(result.kind.as_str())
             .bind(&result.text)
             .bind(structured.as_deref())
@@ -220,7 +221,7 @@ async fn bare_call(backend: &Backend, run_id: &str, call_id: &str, step: u64) {
             .unwrap();
         assert_eq!(updated.rows_affected(), 1);
         let mut tx = pool.begin().await.unwrap();
-        let taken = sqlx::query(TAKE).bind(run_id).bind(millis(SystemTime::now())).fetch_one(&mut *tx).await.unwrap();
+        let taken = sqlx::query(TAKE).bind(run_id).fetch_one(&mut *tx).await.unwrap();
         let stored: i64 = sqlx::Row::get(&taken, "step");
         assert_eq!(stored, i64::try_from(step).unwrap() - 1);
         sqlx::query(STEP)
@@ -500,7 +501,7 @@ fn summary() {
             totals.sort();
             let rate = |total: &Duration| CONCURRENT_RUNS as f64 / total.as_secs_f64();
             println!(
-                "\nthroughput on Postgres: {CONCURRENT_RUNS} concurrent durable runs (Run::durable + one step of one call: 7 statements, 4 commits), \
+                "\nthroughput on Postgres: {CONCURRENT_RUNS} concurrent durable runs (Run::durable + one step of one call: 8 statements, 4 commits), \
                  2 worker threads, Journal::open's pool (sqlx's default, 10 connections)"
             );
             println!(

@@ -100,6 +100,16 @@ async fn charge(ctx: Ctx<World>, call: usize) -> String {
     format!("charged {call}")
 }
 
+/// Charge a card, over a slow line: a call of it found started and
+/// unfinished would be waited for until its timeout from its start, were
+/// its process not known to be gone.
+#[tool(timeout = "60s")]
+async fn charge_slowly(ctx: Ctx<World>, call: usize) -> String {
+    let world = ctx.app();
+    reach(world, Point::AfterStart, call).await;
+    format!("charged {call} slowly")
+}
+
 /// Set a flag: the flag is a file; setting it twice leaves one.
 #[tool(idempotent, timeout = "1m")]
 async fn set_flag(ctx: Ctx<World>, call: usize, flag: String) -> String {
@@ -111,7 +121,7 @@ async fn set_flag(ctx: Ctx<World>, call: usize, flag: String) -> String {
 }
 
 fn registry() -> Registry<World> {
-    Registry::builder().tools(tools![charge, set_flag]).build().unwrap()
+    Registry::builder().tools(tools![charge, charge_slowly, set_flag]).build().unwrap()
 }
 
 /// One call of a generated run: which tool, and its call id.
@@ -122,7 +132,9 @@ struct Planned {
 }
 
 fn step_of(index: usize, planned: &Planned) -> ToolCall {
-    if planned.idempotent {
+    if planned.id.starts_with("slow") {
+        ToolCall::new(&planned.id, "charge_slowly", json!({"call": index}))
+    } else if planned.idempotent {
         ToolCall::new(&planned.id, "set_flag", json!({"call": index, "flag": format!("f{index}")}))
     } else {
         ToolCall::new(&planned.id, "charge", json!({"call": index}))
@@ -302,6 +314,33 @@ fn a_call_killed_at_each_point_has_its_effect_at_most_once_or_exactly_once_if_id
 fn on_postgres_a_call_killed_at_each_point_has_its_effect_at_most_once_or_exactly_once_if_idempotent() {
     if let Some(backend) = postgres() {
         killed_at_each_point(&backend);
+    }
+}
+
+/// A charge of a 60-second timeout, cut off by a kill after its start, is
+/// re-sent by another process: its outcome is unknown, and the re-sent
+/// call says so once the killed process's lease on the journal lapsed
+/// (seconds), not after the tool's timeout and a grace from its start
+/// (before: 62 s).
+fn a_killed_process_s_call_is_not_waited_for_past_its_lease(backend: &Backend) {
+    let plan = [Planned { idempotent: false, id: "slow-1".into() }];
+    let started = std::time::Instant::now();
+    crash_and_resume(backend, &plan, Point::AfterStart, 0).unwrap_or_else(|e| panic!("{backend:?}: {e}"));
+    let took = started.elapsed();
+    println!("{backend:?}: killed, resumed and re-sent in {took:?}");
+    assert!(took < std::time::Duration::from_secs(30), "{backend:?}: the re-sent call waited {took:?} for a process that was gone");
+}
+
+#[test]
+fn a_killed_process_s_call_is_not_waited_for_past_its_lease_on_sqlite() {
+    a_killed_process_s_call_is_not_waited_for_past_its_lease(&Backend::Sqlite);
+}
+
+#[cfg(feature = "postgres")]
+#[test]
+fn a_killed_process_s_call_is_not_waited_for_past_its_lease_on_postgres() {
+    if let Some(backend) = postgres() {
+        a_killed_process_s_call_is_not_waited_for_past_its_lease(&backend);
     }
 }
 

@@ -1,5 +1,6 @@
 //! The peers some tests need from outside Rust (a Postgres server, a
-//! Python package, Chromium), and what a test does without its peer.
+//! Python package, Chromium, `faketime`), and what a test does without its
+//! peer.
 //!
 //! Under `CI=true` a missing peer fails the test at once: `.ci/run`
 //! installs and starts every peer first. Elsewhere the test skips, and
@@ -65,6 +66,22 @@ pub fn python_module(import: &str, package: &str) -> bool {
         false => missing(&format!("`python3 -c '{import}'` fails: install it with `python3 -m pip install '{package}'`")),
     }
     imported
+}
+
+/// The `faketime` command (libfaketime's wrapper, which runs a command
+/// with a skewed clock; Debian's package, which `.ci/run` installs), or
+/// `None` once the calling test is recorded as skipped.
+pub fn faketime() -> Option<PathBuf> {
+    let command = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+        .map(|dir| dir.join("faketime"))
+        .find(|candidate| candidate.is_file());
+    match &command {
+        Some(_) => found(),
+        None => missing("faketime is not installed: install it with `apt-get install faketime`"),
+    }
+    command
 }
 
 /// Whether the browser and its driver are installed at these paths.

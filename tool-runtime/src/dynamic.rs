@@ -21,7 +21,7 @@ use crate::origin::Origin;
 use crate::policy::{PolicyKind, Verdict};
 use crate::scope::ScopedTool;
 use crate::streamed::Streamed;
-use crate::tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, FailureMode, Interim, PolicyCall, Proposal, ToolDefinition};
+use crate::tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, FailureMode, Interim, PolicyCall, Proposal, Reconciled, ToolDefinition};
 
 /// What runs a call: a handler that returns the output, or one that returns
 /// a stream of outputs (every one but the last preliminary).
@@ -43,7 +43,7 @@ type SyncEndsRun = Arc<dyn Fn(&Value, &Value) -> bool + Send + Sync>;
 type AsyncEndsRun = Arc<dyn Fn(Value, Value) -> BoxFuture<'static, bool> + Send + Sync>;
 type ParallelFn = Arc<dyn Fn(&Value) -> bool + Send + Sync>;
 type EffectKeyFn = Arc<dyn Fn(&Value) -> String + Send + Sync>;
-type ReconcileFn = Arc<dyn Fn(&Value) -> Option<Value> + Send + Sync>;
+type ReconcileFn<App> = Arc<dyn Fn(&Value, &Ctx<App>) -> Reconciled<Value> + Send + Sync>;
 type ScopeFn = Arc<dyn Fn(&Value, &mut ScopedTool) + Send + Sync>;
 type ResultFn = Arc<dyn Fn(&CallReport) + Send + Sync>;
 type ResolveFn = Arc<dyn Fn(&Value) -> Result<Proposal, String> + Send + Sync>;
@@ -90,7 +90,7 @@ pub struct DynamicTool<App> {
     parallel: Option<ParallelFn>,
     recover: Option<RecoverFn>,
     effect_key: Option<EffectKeyFn>,
-    reconcile: Option<ReconcileFn>,
+    reconcile: Option<ReconcileFn<App>>,
     scope: Option<ScopeFn>,
     on_result: Option<ResultFn>,
     resolve: Option<ResolveFn>,
@@ -470,12 +470,14 @@ impl<App: Send + Sync + 'static> DynamicTool<App> {
     /// In a durable run, says what became of a call of the tool that was
     /// started and never finished (its process died mid-call), before the
     /// call reads `OUTCOME_UNKNOWN`: `hook` looks the effect up from the
-    /// validated arguments (is the order refunded?) and gives the output
-    /// the call would have returned, or `None` when it cannot tell. An
-    /// output given is journaled as the call's result. The same as
-    /// `#[tool(reconcile = path)]`.
-    pub fn reconcile(mut self, hook: impl Fn(&Value) -> Option<Value> + Send + Sync + 'static) -> Self {
-        self.reconcile = Some(Arc::new(hook));
+    /// validated arguments and the call's context, with the app (is the
+    /// order refunded?), and answers that it happened, with the output the
+    /// call would have returned (journaled as the call's result), that it
+    /// did not (the call runs now), or that it cannot tell
+    /// ([`Reconciled`]; an `Option<Value>` converts: `None` cannot tell).
+    /// The same as `#[tool(reconcile = path)]`.
+    pub fn reconcile<R: Into<Reconciled<Value>>>(mut self, hook: impl Fn(&Value, &Ctx<App>) -> R + Send + Sync + 'static) -> Self {
+        self.reconcile = Some(Arc::new(move |input: &Value, ctx: &Ctx<App>| hook(input, ctx).into()));
         self
     }
 

@@ -179,7 +179,7 @@ pub use run::{Approvals, DurableError, ExternalCalls, Run, RunError, RunState, S
 pub use schema::SCHEMA_DIALECT;
 pub use streamed::Streamed;
 pub use table::{BuildError, BuildProblem, DEFAULT_APPROVAL_TTL};
-pub use tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, FailureMode, Interim, Tool, ToolDefinition};
+pub use tool::{Annotations, BoxError, BoxFuture, BoxedTool, EndsRun, FailureMode, Interim, Reconciled, Tool, ToolDefinition};
 pub use variant::Variant;
 
 /// schemars, for `#[tool_data]`'s derives and a crate that depends on
@@ -355,7 +355,7 @@ pub struct Input<T>(pub T);
 /// Everything a tool module needs: `use tool_runtime::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        ApprovalFloor, BoxedTool, CallResult, Ctx, DynamicTool, Input, LogLevel, PolicyKind, Registry, Run, ScopedTool, Selection, StepView,
-        ToolCall, ToolError, UserContext, Verdict, tool, tool_data, tools,
+        ApprovalFloor, BoxedTool, CallResult, Ctx, DynamicTool, Input, LogLevel, PolicyKind, Reconciled, Registry, Run, ScopedTool, Selection,
+        StepView, ToolCall, ToolError, UserContext, Verdict, tool, tool_data, tools,
     };
 }

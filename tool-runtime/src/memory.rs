@@ -113,6 +113,23 @@ pub struct Starting<'a> {
     pub effect_key: &'a str,
 }
 
+/// A call whose effect is keyed by an idempotency key, looked for
+/// ([`RunMemory::find_keyed`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Keyed<'a> {
+    /// The run the call belongs to.
+    pub run_id: &'a str,
+    /// The call's id.
+    pub call_id: &'a str,
+    /// Its tool.
+    pub tool: &'a str,
+    /// The key its effect is started under.
+    pub key: &'a str,
+    /// The key an earlier version of the runtime made for the same effect,
+    /// if it made another.
+    pub earlier: Option<&'a str>,
+}
+
 /// Everything a run must remember, wherever it is kept (see the [module
 /// docs](self) for the rules every implementation keeps).
 ///
@@ -127,14 +144,41 @@ pub trait RunMemory: fmt::Debug + Send + Sync + 'static {
     /// The effect `effect_key`, if the memory holds it.
     fn find_call<'a>(&'a self, effect_key: &'a str) -> Answer<'a, Option<JournaledCall>>;
 
+    /// Whether the effect `effect_key` is unfinished and the process that
+    /// started it is gone (a journal's owner whose lease lapsed): it will
+    /// never finish, and no one need wait for it. The default says no, for
+    /// a memory of one process, whose starts are its own.
+    fn starter_gone<'a>(&'a self, effect_key: &'a str) -> Answer<'a, bool> {
+        let _ = effect_key;
+        Answer::ready(Ok(false))
+    }
+
+    /// The effect of a keyed call, wherever the memory holds it: under its
+    /// key, or as the same call of the same run (its run and call id, with
+    /// its tool) under any key, so that a call re-sent is the same call
+    /// whoever sends it, or under the key an earlier version made. Says the
+    /// key it was found under, for what the call does next; `None` for a
+    /// key this call cannot name (stored as its digest by an earlier
+    /// version). The default looks the call's key up, for a memory whose
+    /// keys never changed form.
+    fn find_keyed<'a>(&'a self, keyed: Keyed<'a>) -> Answer<'a, Option<(Option<String>, JournaledCall)>> {
+        let found = self.find_call(keyed.key);
+        Answer::waiting(async move { Ok(found.await?.map(|found| (Some(keyed.key.to_owned()), found))) })
+    }
+
     /// Starts the effect of `call`: `None` when it was new (the call now
     /// holds it and may run), else what the memory holds for the key.
+    /// [`JournalError::RunFinished`] when the key is new and `call`'s run
+    /// is finished: a finished run starts no effect (the run's state is
+    /// read in the step that starts it).
     fn start_or_find<'a>(&'a self, call: Starting<'a>) -> Answer<'a, Option<JournaledCall>>;
 
-    /// Starts a finished effect again, for `call_id` with `input` (a tool
-    /// with `replay = false` runs on every call): `None` when this call
-    /// now holds it, else what was found (a start not finished).
-    fn restart_call<'a>(&'a self, effect_key: &'a str, call_id: &'a str, input: &'a Value) -> Answer<'a, Option<JournaledCall>>;
+    /// Starts a finished effect again, for `call` (a tool with
+    /// `replay = false` runs on every call): `None` when this call now
+    /// holds it, else what was found (a start not finished).
+    /// [`JournalError::RunFinished`] when `call`'s run is finished, as for
+    /// [`start_or_find`](Self::start_or_find).
+    fn restart_call<'a>(&'a self, call: Starting<'a>) -> Answer<'a, Option<JournaledCall>>;
 
     /// Records the result of the started effect `effect_key`.
     /// [`JournalError::CallAlreadyFinished`] when it has one already,
@@ -145,11 +189,32 @@ pub trait RunMemory: fmt::Debug + Send + Sync + 'static {
     /// `call_id` made, and only while unfinished. Whether it was withdrawn.
     fn withdraw_call<'a>(&'a self, effect_key: &'a str, call_id: &'a str) -> Answer<'a, bool>;
 
+    /// Withdraws the start `call_id` made at `started_at` of an effect a
+    /// reconcile hook says never happened, only while it is that start and
+    /// unfinished: a start made since (another call that took it over) is
+    /// kept. Whether it was withdrawn. The default withdraws `call_id`'s
+    /// start, for a memory of one process, where no two calls of one id
+    /// run at once.
+    fn withdraw_stale<'a>(&'a self, effect_key: &'a str, call_id: &'a str, started_at: SystemTime) -> Answer<'a, bool> {
+        let _ = started_at;
+        self.withdraw_call(effect_key, call_id)
+    }
+
     /// Records the result of an effect found unfinished and settled by
     /// its tool's reconcile hook (or the host);
     /// [`JournalError::CallAlreadyFinished`] when another call finished
     /// it first.
     fn resolve_call<'a>(&'a self, effect_key: &'a str, result: &'a JournaledResult) -> Answer<'a, ()>;
+
+    /// Records that `run_id` replayed the finished effect `effect_key`
+    /// (a keyed effect, which another run may have journaled): the effect
+    /// is kept while the run is ([`Journal::prune`](crate::journal::Journal::prune)).
+    /// The default keeps nothing, for a memory that forgets nothing a run
+    /// stands on while it lives.
+    fn note_replay<'a>(&'a self, run_id: &'a str, effect_key: &'a str) -> Answer<'a, ()> {
+        let _ = (run_id, effect_key);
+        Answer::ready(Ok(()))
+    }
 
     /// The calls `run_id` started, finished or not.
     fn calls_of_run<'a>(&'a self, run_id: &'a str) -> Answer<'a, Vec<JournaledCall>>;
@@ -171,6 +236,15 @@ pub trait RunMemory: fmt::Debug + Send + Sync + 'static {
     /// run parked that call id before.
     fn park<'a>(&'a self, call: &'a ParkedCall) -> Answer<'a, ()>;
 
+    /// Parks a call that this process waits for (an MCP session, for its
+    /// client), as [`park`](Self::park) does: once the process is gone, a
+    /// decision on the call is refused and recorded as a rejection by
+    /// [`GONE_BY`], since nothing would carry it out. The default parks it
+    /// as any call, for a memory that lives no longer than its process.
+    fn park_held<'a>(&'a self, call: &'a ParkedCall) -> Answer<'a, ()> {
+        self.park(call)
+    }
+
     /// The parked calls of `run_id` not yet settled, decided or not, in the
     /// order they were parked.
     fn unsettled_for_run<'a>(&'a self, run_id: &'a str) -> Answer<'a, Vec<Approval>>;
@@ -183,12 +257,33 @@ pub trait RunMemory: fmt::Debug + Send + Sync + 'static {
     /// expiry, [`JournalError::UnknownApproval`] when no such call waits.
     fn decide<'a>(&'a self, run_id: &'a str, call_id: &'a str, decision: Decision, by: &'a str) -> Answer<'a, Approval>;
 
+    /// Records the run `run_id` (when the memory does not know it yet) as
+    /// the run of `user`, and returns its user as the memory holds it: the
+    /// first process to record the run names it, and a keyed effect of the
+    /// run is that user's, whichever process sends the call. The default
+    /// keeps nothing, for a memory of one process's run.
+    fn claim_run<'a>(&'a self, run_id: &'a str, user: Option<&'a str>) -> Answer<'a, Option<String>> {
+        let _ = run_id;
+        Answer::ready(Ok(user.map(str::to_owned)))
+    }
+
     /// Marks a decided call as carried out by its run.
     fn settle<'a>(&'a self, run_id: &'a str, call_id: &'a str) -> Answer<'a, ()>;
 
-    /// Rejects, by [`EXPIRED_BY`] with `text`, every undecided call whose
-    /// expiry is at or before `now`; returns them.
-    fn expire<'a>(&'a self, now: SystemTime, text: &'a str) -> Answer<'a, Vec<Approval>>;
+    /// Once `run_id` finished (its state saved as finished): rejects, by
+    /// [`GONE_BY`] with `text`, every call of it that nobody decided, and
+    /// marks every call of it settled, whichever process parked it. The
+    /// default does nothing, for a memory that only the run's own process
+    /// reads (the run drops the calls it holds itself).
+    fn end_run<'a>(&'a self, run_id: &'a str, text: &'a str) -> Answer<'a, ()> {
+        let _ = (run_id, text);
+        Answer::ready(Ok(()))
+    }
+
+    /// Rejects, by [`EXPIRED_BY`] with `text`, every undecided call of
+    /// `run_id` whose expiry has passed by the memory's clock (a journal's
+    /// is the database's, the same for every process); returns them.
+    fn expire<'a>(&'a self, run_id: &'a str, text: &'a str) -> Answer<'a, Vec<Approval>>;
 }
 
 /// A run's memory and its id in it: what every call of a run carries.
@@ -196,6 +291,9 @@ pub trait RunMemory: fmt::Debug + Send + Sync + 'static {
 pub(crate) struct Remembered {
     pub(crate) memory: Arc<dyn RunMemory>,
     pub(crate) run_id: Arc<str>,
+    /// The run's user as its memory holds it ([`RunMemory::claim_run`]),
+    /// whose effects a keyed call's are; `None`: the caller's.
+    pub(crate) user: Option<Arc<str>>,
     /// Whether the memory outlives the process (a journal): only then is a
     /// decision's clock the memory's, and a step's digest worth keeping.
     pub(crate) durable: bool,
@@ -204,13 +302,12 @@ pub(crate) struct Remembered {
 impl Remembered {
     /// A memory of this process only, under a fresh run id.
     pub(crate) fn local() -> Self {
-        Remembered { memory: Arc::new(LocalMemory::default()), run_id: crate::ids::fresh_id("run-").as_str().into(), durable: false }
+        Remembered { memory: Arc::new(LocalMemory::default()), run_id: crate::ids::fresh_id("run-").as_str().into(), user: None, durable: false }
     }
 
     /// A durable run `run_id` in `memory` (a journal).
-    #[cfg_attr(not(all(feature = "mcp", feature = "journal")), allow(dead_code))]
     pub(crate) fn durable(memory: Arc<dyn RunMemory>, run_id: &str) -> Self {
-        Remembered { memory, run_id: run_id.into(), durable: true }
+        Remembered { memory, run_id: run_id.into(), user: None, durable: true }
     }
 
     /// The effect key of a call keyed by its run and id (every external

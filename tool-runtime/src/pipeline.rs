@@ -255,8 +255,8 @@ fn run_validated<'s, App: Send + Sync + 'static>(
 ) -> impl Future<Output = CallOutcome<App>> + Send + 's {
     async move {
         // The run's memory may hold this call's effect already.
-        if let Some(remembered) = effects::memory_of(entry, call.info())
-            && let Some(result) = Box::pin(journaled(tools, remembered, entry, &input, call.info())).await
+        if let Some(remembered) = effects::memory_of(entry, call.info()).cloned()
+            && let Some(result) = Box::pin(journaled(tools, &remembered, entry, &input, &mut call)).await
         {
             return outcome(&span, CallOutcome::Done(result));
         }

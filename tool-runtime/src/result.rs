@@ -415,6 +415,20 @@ pub(crate) mod lines {
         ToolError::new(504, code, message).no_retry()
     }
 
+    pub(crate) fn tool_gone(tool: &str) -> ToolError {
+        let tool = shorten(tool, 64);
+        let message = format!(
+            "The tool `{tool}` this call ran with is no longer available, so the call was neither read back nor run again. \
+             Do not retry it; tell the user it cannot be done now."
+        );
+        ToolError::new(410, "TOOL_GONE", message).no_retry()
+    }
+
+    pub(crate) fn run_finished() -> ToolError {
+        ToolError::new(409, "RUN_FINISHED", "This conversation's run has finished, so the call was not run. Tell the user it was not done.")
+            .no_retry()
+    }
+
     pub(crate) fn outcome_unknown() -> ToolError {
         ToolError::new(
             409,

@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::call::{Arguments, CallOutcome, PendingCall, ToolCall};
 use crate::context::{Attached, CallInfo, ProgressSink, RunView, StepArguments, StepCall, UserContext};
+use crate::error_report::Escaped;
 use crate::external::ExternalError;
 use crate::ids::fresh_call_id;
 use crate::intent::{Classifier, ScopeProblem, Selection};
@@ -37,6 +38,10 @@ pub use external::ExternalCalls;
 use refusals::Refusals;
 pub use remembered::DurableError;
 use turn::Turn;
+
+/// How long past a step's limit its save may take: time to journal a step
+/// whose calls took all of it.
+const SAVE_GRACE: Duration = Duration::from_millis(200);
 
 /// The results of one step's calls, in the order the model emitted them.
 /// Calls waiting for a human have a [`ResultKind::PendingApproval`] result
@@ -452,6 +457,7 @@ impl<App: Send + Sync + 'static> Run<App> {
         for outcome in outcomes {
             match outcome {
                 CallOutcome::Done(result) => {
+                    let result = remembered::tool_gone(&self.memory, &self.tools, result).await;
                     self.record(&result);
                     results.push(result);
                 }
@@ -459,20 +465,28 @@ impl<App: Send + Sync + 'static> Run<App> {
             }
         }
         self.steps.advance(digest);
-        self.steps.save_or_report(&self.memory).await;
+        // Within the step's limit: a run's record another process holds
+        // locked does not keep the step past it (a moment more, to save it).
+        self.steps.save_or_report_until(&self.memory, limit.map(|(deadline, _)| deadline + SAVE_GRACE)).await;
         let step = self.steps.resent.take().unwrap_or(step);
         StepResults { step, results, expired }
     }
 
     /// Marks the run finished: call it after the model's last answer.
-    /// Pending approvals are dropped; in a durable run they are rejected in
-    /// the journal (so no one is asked to decide them any more), and the
-    /// run is journaled as finished.
+    /// Pending approvals are dropped. In a durable run the run is journaled
+    /// as finished first, then every call of it still undecided in the
+    /// journal is rejected (so no one is asked to decide it any more),
+    /// whichever process parked it; from then on no process starts,
+    /// parks or carries out a call of the run (`RUN_FINISHED`), a decision
+    /// made before included.
     pub async fn finish(&mut self) {
         let by = self.ended_by().map(str::to_owned);
         self.steps.state = RunState::Finished { by };
-        self.approvals().drop_all().await;
         self.steps.save_or_report(&self.memory).await;
+        if let Err(error) = self.memory.memory.end_run(&self.memory.run_id, approvals::FINISHED_TEXT).await {
+            tracing::error!(run_id = %Escaped(&self.memory.run_id), error = %Escaped(&error), "the finished run's waiting calls could not be rejected in the journal");
+        }
+        self.approvals().drop_all().await;
     }
 
     /// Makes this run durable under `run_id` in `journal`: a run the
@@ -515,21 +529,29 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// # Errors
     ///
     /// [`DurableError::Journal`] when the journal cannot be read or
-    /// written; [`DurableError::Incompatible`] when a pending call's tool is
-    /// gone or no longer accepts its journaled input.
+    /// written; [`DurableError::Incompatible`] when the tool of a call the
+    /// run still holds (pending approval, handed to the host, or started
+    /// and not finished) is gone or no longer accepts its journaled input.
+    /// A finished call's tool may be gone: that call, re-sent, reads
+    /// `TOOL_GONE`.
     pub async fn durable(mut self, memory: &(impl RunMemory + Clone), run_id: &str) -> Result<Self, DurableError> {
-        self.memory = Remembered { memory: Arc::new(memory.clone()), run_id: run_id.into(), durable: true };
+        self.memory = Remembered::durable(Arc::new(memory.clone()), run_id);
         let memory = self.memory.memory.clone();
+        // The run's user, as the first process to record it named it.
+        self.memory.user = memory.claim_run(run_id, self.user.id.as_deref()).await?.map(Into::into);
         // A run the journal knows is taken as it holds it; a new one is
         // recorded (with whatever this run did before).
         self.steps.journaled = (0, 0);
         self.steps.save(&self.memory).await?;
-        // The journaled calls must still fit this registry: a re-sent step
-        // replays them.
+        // The calls not finished (an external call still with the host
+        // among them) must still fit this registry; a finished call is
+        // checked only when it is re-sent (`remembered::tool_gone`).
         for call in memory.calls_of_run(run_id).await? {
+            if !matches!(call.outcome, CallStart::UnknownOutcome { .. }) {
+                continue;
+            }
             let (entry, _) = remembered::check_fits(&self.tools, run_id, &call.call_id, &call.tool, &call.input)?;
-            // An external call not completed is still with the host.
-            if entry.def.external && matches!(call.outcome, CallStart::UnknownOutcome { .. }) {
+            if entry.def.external {
                 self.external.push(crate::call::ExternalCall { id: call.call_id.into(), tool: call.tool.into(), input: call.input });
             }
         }

@@ -115,7 +115,27 @@ impl Steps {
     /// [`save`](Self::save), a failure logged (the change is kept for the
     /// next save).
     pub(crate) async fn save_or_report(&mut self, remembered: &Remembered) {
-        if let Err(error) = self.save(remembered).await {
+        self.save_or_report_until(remembered, None).await;
+    }
+
+    /// [`save_or_report`](Self::save_or_report), given up at `until` when
+    /// set (a step's deadline): a run's record another process holds
+    /// locked keeps the step no longer, and the change is kept for the next
+    /// save. (A save given up after the journal took it is sent again as
+    /// the same step, which the journal does not count twice.)
+    pub(crate) async fn save_or_report_until(&mut self, remembered: &Remembered, until: Option<tokio::time::Instant>) {
+        let answer = match until {
+            None => self.save(remembered).await,
+            Some(until) => {
+                let bounded = Remembered { memory: remembered.memory.until(until.into_std()), ..remembered.clone() };
+                let save = self.take_save();
+                let answer = tokio::time::timeout_at(until, save.send(&bounded)).await.unwrap_or_else(|_| {
+                    Err(JournalError::Database { operation: "add_step", source: "it did not answer within the step's time limit".into() })
+                });
+                self.saved(save, answer)
+            }
+        };
+        if let Err(error) = answer {
             let run_id = if remembered.durable { &*remembered.run_id } else { "" };
             tracing::error!(run_id = %Escaped(run_id), error = %Escaped(&error), "the run's state could not be journaled");
         }

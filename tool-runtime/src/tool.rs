@@ -48,6 +48,31 @@ pub type Proposal = Box<dyn Any + Send>;
 /// What a tool's execution ends with, before the registry turns it into text.
 pub type CallFuture = BoxFuture<'static, Result<ToolOutput, Failure>>;
 
+/// What a tool's reconcile hook (`#[tool(reconcile = path)]`,
+/// [`DynamicTool::reconcile`](crate::DynamicTool::reconcile)) found of a
+/// call of the tool that was started and never finished (its process died
+/// mid-call), asked in a durable run before the call reads
+/// `OUTCOME_UNKNOWN`. `Option<T>` converts into it: `Some` happened, `None`
+/// unknown.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reconciled<T> {
+    /// The effect happened, and this is the output the call would have
+    /// returned: it is journaled as the call's result.
+    Happened(T),
+    /// The effect did not happen: the unfinished start is withdrawn and
+    /// the call runs now (of several calls that find it so, one runs).
+    DidNotHappen,
+    /// It cannot be told: the call reads `OUTCOME_UNKNOWN`, and stays in
+    /// doubt until the host settles it.
+    Unknown,
+}
+
+impl<T> From<Option<T>> for Reconciled<T> {
+    fn from(found: Option<T>) -> Self {
+        found.map_or(Reconciled::Unknown, Reconciled::Happened)
+    }
+}
+
 /// A tool's successful output, and whether it ends the run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolOutput {
@@ -193,13 +218,13 @@ pub trait Tool<App>: 'static {
     }
 
     /// `reconcile = path`: in a durable run, what became of a call of the
-    /// tool started and never finished, asked before it reads
-    /// `OUTCOME_UNKNOWN`: `Some` with its output when it took effect,
-    /// `None` (the default) when that is unknown.
+    /// tool started and never finished, asked with the call's context
+    /// before it reads `OUTCOME_UNKNOWN` ([`Reconciled`]; the default:
+    /// unknown).
     #[doc(hidden)]
-    fn reconcile(input: &Self::Input) -> Option<Result<ToolOutput, Failure>> {
-        let _ = input;
-        None
+    fn reconcile(input: &Self::Input, ctx: &Ctx<App>) -> Reconciled<Result<ToolOutput, Failure>> {
+        let _ = (input, ctx);
+        Reconciled::Unknown
     }
 
     /// `resolve = path`, for an external tool: its validated input
@@ -340,9 +365,8 @@ pub(crate) trait ErasedTool<App>: Send + Sync {
     fn parallel_safe(&self, args: &Value) -> Option<bool>;
     /// The effect key the tool derives from a call's input, if it does.
     fn effect_key(&self, input: &(dyn Any + Send + Sync)) -> Option<String>;
-    /// The output of an unfinished call the tool's reconcile hook says took
-    /// effect, if it has a hook and says so.
-    fn reconcile(&self, input: &(dyn Any + Send + Sync)) -> Option<Result<ToolOutput, Failure>>;
+    /// What the tool's reconcile hook says of an unfinished call.
+    fn reconcile(&self, input: &(dyn Any + Send + Sync), ctx: &Ctx<App>) -> Reconciled<Result<ToolOutput, Failure>>;
     /// An external tool's proposal from a call's input (`resolve`), if it
     /// converts its calls; an error is the refusal the model reads.
     fn resolve(&self, input: &(dyn Any + Send + Sync)) -> Option<Result<Proposal, String>>;
@@ -410,8 +434,8 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
         T::effect_key(input.downcast_ref::<T::Input>()?)
     }
 
-    fn reconcile(&self, input: &(dyn Any + Send + Sync)) -> Option<Result<ToolOutput, Failure>> {
-        T::reconcile(input.downcast_ref::<T::Input>()?)
+    fn reconcile(&self, input: &(dyn Any + Send + Sync), ctx: &Ctx<App>) -> Reconciled<Result<ToolOutput, Failure>> {
+        input.downcast_ref::<T::Input>().map_or(Reconciled::Unknown, |input| T::reconcile(input, ctx))
     }
 
     fn resolve(&self, input: &(dyn Any + Send + Sync)) -> Option<Result<Proposal, String>> {

@@ -16,7 +16,9 @@ use crate::call_report::CallReport;
 use crate::context::{CallState, Ctx, StepView};
 use crate::policy::{PolicyKind, Verdict};
 use crate::scope::ScopedTool;
-use crate::tool::{BoxedTool, CallFuture, ErasedTool, Failure, ParsedFrom, PolicyCall, Proposal, TextCall, Tool, ToolDefinition, ToolOutput};
+use crate::tool::{
+    BoxedTool, CallFuture, ErasedTool, Failure, ParsedFrom, PolicyCall, Proposal, Reconciled, TextCall, Tool, ToolDefinition, ToolOutput,
+};
 use crate::validation::Properties;
 
 /// A typed predicate, erased: `None` when the input is not the tool's.
@@ -282,8 +284,8 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for Erased<App> {
         self.of.effect_key(input)
     }
 
-    fn reconcile(&self, input: &(dyn Any + Send + Sync)) -> Option<Result<ToolOutput, Failure>> {
-        self.of.reconcile(input)
+    fn reconcile(&self, input: &(dyn Any + Send + Sync), ctx: &Ctx<App>) -> Reconciled<Result<ToolOutput, Failure>> {
+        self.of.reconcile(input, ctx)
     }
 
     fn resolve(&self, input: &(dyn Any + Send + Sync)) -> Option<Result<Proposal, String>> {

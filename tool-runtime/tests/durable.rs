@@ -49,6 +49,11 @@ on_both_backends!(
     a_locked_journal_holds_a_call_no_longer_than_its_timeout_and_leaves_it_unstarted,
     a_re_sent_call_id_with_another_input_or_tool_is_refused,
     a_call_in_doubt_is_settled_by_its_reconcile_hook_or_by_the_host,
+    finishing_a_run_rejects_the_calls_another_process_parked_in_it,
+    a_stale_process_s_late_step_runs_no_effect_on_a_finished_run,
+    a_decision_made_before_a_run_finished_is_not_carried_out_after,
+    a_step_with_a_timeout_returns_within_it_while_the_run_s_record_is_locked,
+    a_reconcile_hook_reads_the_app_and_a_call_it_says_did_not_happen_runs_once,
 );
 
 /// The world the tools change, counted outside the journal.
@@ -58,6 +63,7 @@ struct Shop {
     refunds: AtomicUsize,
     flags: AtomicUsize,
     reads: AtomicUsize,
+    ledger: Mutex<Vec<String>>,
 }
 
 /// Charge a card.
@@ -116,9 +122,28 @@ async fn charge_quickly(ctx: Ctx<Shop>, cents: u32) -> String {
 /// The orders the shop's bank has paid, outside the journal and the app.
 static PAID: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
-/// Whether the bank paid the order: what became of a call cut off midway.
-fn paid_already(input: &pay_order) -> Option<String> {
+/// Whether the bank paid the order: what became of a call cut off midway
+/// (unknown when it did not: the bank may still be paying it).
+fn paid_already(input: &pay_order, _ctx: &Ctx<Shop>) -> Option<String> {
     PAID.lock().unwrap().contains(&input.order_id).then(|| format!("paid {}", input.order_id))
+}
+
+/// Whether the shop's ledger holds the bill: it does once the bill was
+/// paid, so a call cut off without it did not happen.
+fn bill_in_ledger(input: &pay_bill, ctx: &Ctx<Shop>) -> Reconciled<String> {
+    match ctx.app().ledger.lock().unwrap().contains(&input.bill) {
+        true => Reconciled::Happened(format!("paid bill {}", input.bill)),
+        false => Reconciled::DidNotHappen,
+    }
+}
+
+/// Pay a bill, written to the shop's ledger once the bank confirms it.
+#[tool(timeout = "1s", reconcile = bill_in_ledger)]
+async fn pay_bill(ctx: Ctx<Shop>, bill: String) -> String {
+    ctx.app().charges.fetch_add(1, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    ctx.app().ledger.lock().unwrap().push(bill.clone());
+    format!("paid bill {bill}")
 }
 
 /// Pay an order at the bank, which takes its time to answer.
@@ -170,7 +195,7 @@ fn desk(ttl: Duration) -> Desk {
     let reports = Arc::new(Mutex::new(Vec::new()));
     let sink = reports.clone();
     let registry = Registry::builder()
-        .tools(tools![charge, charge_slowly, charge_quickly, set_flag, refund, refund_slowly, balance, read_label, pay_order])
+        .tools(tools![charge, charge_slowly, charge_quickly, set_flag, refund, refund_slowly, balance, read_label, pay_order, pay_bill])
         .tools(dynamic_tools())
         .approval_ttl(ttl)
         .on_tool_error(move |report| sink.lock().unwrap().push(report.clone()))
@@ -421,7 +446,7 @@ async fn a_call_in_doubt_is_settled_by_its_reconcile_hook_or_by_the_host(db: Db)
         ctx.app().charges.fetch_add(1, Ordering::SeqCst);
         Ok::<_, ToolError>(json!("shipped"))
     })
-    .reconcile(|args| Some(json!(format!("shipped {}", args["order_id"].as_str().unwrap_or_default()))));
+    .reconcile(|args: &Value, _ctx: &Ctx<Shop>| Some(json!(format!("shipped {}", args["order_id"].as_str().unwrap_or_default()))));
     let shipping = Registry::<Shop>::builder().tool(ship).build().unwrap();
     journal.calls().start("t-3", "s1", "ship", &json!({"order_id": "A-1"}), &json!(["call", "t-3", "s1"]).to_string()).await.unwrap();
     db.exec("UPDATE journal_calls SET started_at = started_at - 3600000 WHERE call_id = 's1'".to_owned()).await;
@@ -593,14 +618,18 @@ async fn resuming_with_an_incompatible_registry_names_the_tool(db: Db) {
     let (mut run, journal) = resume(&db, &desk, &shop, "t-1").await;
     run.execute(vec![call("c1", "refund", json!({"order_id": "A-1"}))]).await;
 
-    // A finished call's tool is gone.
+    // A finished call's tool is gone: the run resumes, and only that call,
+    // re-sent, is refused, saying why.
     run.execute(vec![call("c2", "charge", json!({"cents": 5}))]).await;
     let without_charge = Registry::<Shop>::builder().tools(tools![refund]).build().unwrap();
-    let Err(error) = without_charge.run(shop.clone()).durable(&journal, "t-1").await else { panic!("resumed without a journaled call's tool") };
-    assert!(
-        error.to_string().contains("call `c2` of run `t-1` cannot be resumed with this registry: tool `charge` is not in this registry"),
-        "{error}"
-    );
+    let mut resumed = without_charge.run(shop.clone()).durable(&journal, "t-1").await.expect("a finished call's tool is not needed to resume");
+    let re_sent = resumed.execute(vec![call("c2", "charge", json!({"cents": 5}))]).await;
+    assert_eq!(re_sent.results[0].error_code.as_deref(), Some("TOOL_GONE"), "{}", re_sent.results[0].text);
+    assert!(re_sent.results[0].text.contains("`charge`") && re_sent.results[0].text.contains("no longer"), "{}", re_sent.results[0].text);
+    assert_eq!(shop.charges.load(Ordering::SeqCst), 1, "not run again");
+    // A call of a tool that never was is unknown, as ever.
+    let unknown = resumed.execute(vec![call("c3", "charge", json!({"cents": 5}))]).await;
+    assert_eq!(unknown.results[0].kind, ResultKind::UnknownTool, "{}", unknown.results[0].text);
 
     // A pending call's tool is gone.
     let without = Registry::<Shop>::builder().tools(tools![charge]).build().unwrap();
@@ -857,4 +886,102 @@ async fn max_retries_failures_survive_a_resume_and_add_up_across_processes(db: D
     assert_eq!(refused.results[0].kind, ResultKind::Denied, "{}", refused.results[0].text);
     let resumed = registry.run(shop).durable(&db.open().await, "t-retries").await.unwrap();
     assert_eq!(resumed.offered_names(), ["balance"]);
+}
+
+async fn finishing_a_run_rejects_the_calls_another_process_parked_in_it(db: Db) {
+    let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
+    let (mut first, journal) = resume(&db, &desk, &shop, "t-fin").await;
+    first.execute(vec![call("c1", "refund", json!({"order_id": "A-1"}))]).await;
+    let (mut second, _other) = resume(&db, &desk, &shop, "t-fin").await;
+    second.execute(vec![call("c2", "refund", json!({"order_id": "A-2"}))]).await;
+    // The first process finishes the run: it held only c1 as pending.
+    first.finish().await;
+    assert!(journal.approvals().pending_for_run("t-fin").await.unwrap().is_empty(), "no call of the run waits any more");
+    let refused = journal.approvals().decide("t-fin", "c2", Decision::Approve, "alice").await.unwrap_err();
+    assert!(matches!(&refused, JournalError::AlreadyDecided { by, .. } if by == tool_runtime::journal::GONE_BY), "{refused:?}");
+    // The second process, which resumed the run with c1 pending too, reads both rejected.
+    let settled: Vec<_> = second.settle_decided().await.unwrap().into_iter().map(|r| (r.call_id.to_string(), r.kind)).collect();
+    assert_eq!(settled, [("c1".to_owned(), ResultKind::Rejected), ("c2".to_owned(), ResultKind::Rejected)]);
+    assert_eq!(shop.refunds.load(Ordering::SeqCst), 0, "nothing ran on the finished run");
+}
+
+async fn a_stale_process_s_late_step_runs_no_effect_on_a_finished_run(db: Db) {
+    let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
+    let (mut first, _journal) = resume(&db, &desk, &shop, "t-fin").await;
+    let (mut stale, _other) = resume(&db, &desk, &shop, "t-fin").await;
+    first.finish().await;
+    // The stale process still holds the run as active, and charges.
+    let late = stale.execute(vec![call("c1", "charge", json!({"cents": 500}))]).await;
+    assert_eq!(shop.charges.load(Ordering::SeqCst), 0, "the charge did not run: {}", late.results[0].text);
+    assert_eq!(late.results[0].error_code.as_deref(), Some("RUN_FINISHED"), "{}", late.results[0].text);
+    assert_eq!(stale.state(), &RunState::Finished { by: None }, "and the stale process learns the run is finished");
+}
+
+async fn a_decision_made_before_a_run_finished_is_not_carried_out_after(db: Db) {
+    let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
+    let (mut first, journal) = resume(&db, &desk, &shop, "t-fin").await;
+    first.execute(vec![call("c1", "refund", json!({"order_id": "A-1"}))]).await;
+    let (mut second, _other) = resume(&db, &desk, &shop, "t-fin").await;
+    journal.approvals().decide("t-fin", "c1", Decision::Approve, "alice").await.unwrap();
+    first.finish().await;
+    // The other process settles what was decided: the run is finished, so nothing is carried out.
+    let settled = second.settle_decided().await.unwrap();
+    assert_eq!(shop.refunds.load(Ordering::SeqCst), 0, "{settled:?}");
+    assert_eq!(settled[0].error_code.as_deref(), Some("RUN_FINISHED"), "{}", settled[0].text);
+}
+
+/// Another process holds the run's record locked for 8 s: a step limited
+/// to 1 s returns within it (its save waits no longer), and the step is
+/// journaled with the next save (before: the step returned once the lock
+/// was released, after 8 s).
+async fn a_step_with_a_timeout_returns_within_it_while_the_run_s_record_is_locked(db: Db) {
+    let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
+    let journal = db.open().await;
+    let mut run = desk.registry.run(shop.clone()).with_step_timeout(Duration::from_secs(1)).durable(&journal, "t-lock").await.unwrap();
+    run.execute(vec![call("c1", "charge_quickly", json!({"cents": 5}))]).await;
+    let lock = db.lock_runs().await;
+    let held = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(8)).await;
+        lock.release().await;
+    });
+    let started = std::time::Instant::now();
+    run.execute(vec![call("c2", "charge_quickly", json!({"cents": 5}))]).await;
+    let took = started.elapsed();
+    println!("the step took {took:?} while the run's record was locked");
+    assert!(took < Duration::from_millis(2_500), "the step took {took:?}, past its 1 s limit");
+    held.await.unwrap();
+    // The step not saved in time is saved with the next one.
+    run.execute(vec![call("c3", "balance", json!({}))]).await;
+    let (resumed, _journal) = resume(&db, &desk, &shop, "t-lock").await;
+    assert_eq!(resumed.step(), 3, "every step counted");
+}
+
+/// Two calls' processes died right after journaling their starts (an hour
+/// ago). The reconcile hook reads the app's ledger: one bill is in it (it
+/// happened: replayed, not paid again), the other is not (it did not
+/// happen: the call runs, once, though two processes re-send it at once).
+/// Before, a hook could not tell "it did not happen" from "unknown", nor
+/// read the app: both read `OUTCOME_UNKNOWN`.
+async fn a_reconcile_hook_reads_the_app_and_a_call_it_says_did_not_happen_runs_once(db: Db) {
+    let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
+    let journal = db.open().await;
+    shop.ledger.lock().unwrap().push("B-1".into());
+    for (call_id, bill) in [("c1", "B-1"), ("c2", "B-2")] {
+        let key = json!(["call", "t-bills", call_id]).to_string();
+        journal.calls().start("t-bills", call_id, "pay_bill", &json!({"bill": bill}), &key).await.unwrap();
+    }
+    db.exec("UPDATE journal_calls SET started_at = started_at - 3600000".to_owned()).await;
+    let (mut run, _journal) = resume(&db, &desk, &shop, "t-bills").await;
+    let happened = run.execute(vec![call("c1", "pay_bill", json!({"bill": "B-1"}))]).await;
+    assert_eq!((happened.results[0].kind, happened.results[0].text.as_str()), (ResultKind::Success, "paid bill B-1"));
+    assert_eq!(shop.charges.load(Ordering::SeqCst), 0, "not paid again");
+    let (mut other, _other) = resume(&db, &desk, &shop, "t-bills").await;
+    let (ran, again) = tokio::join!(
+        run.execute(vec![call("c2", "pay_bill", json!({"bill": "B-2"}))]),
+        other.execute(vec![call("c2", "pay_bill", json!({"bill": "B-2"}))]),
+    );
+    for step in [&ran, &again] {
+        assert_eq!((step.results[0].kind, step.results[0].text.as_str()), (ResultKind::Success, "paid bill B-2"), "{:?}", step.results);
+    }
+    assert_eq!(shop.charges.load(Ordering::SeqCst), 1, "the bill that was not paid is paid once");
 }

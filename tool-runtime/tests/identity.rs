@@ -24,6 +24,7 @@ on_both_backends!(
     each_process_s_id_less_call_runs_its_own_effect,
     approving_one_run_s_call_never_approves_another_run_s_call_of_the_same_id,
     two_tenants_whose_inputs_give_one_idempotency_key_each_get_their_own_effect,
+    a_keyed_call_re_sent_by_a_process_acting_for_another_user_is_the_same_call,
 );
 
 #[derive(Default)]
@@ -165,4 +166,24 @@ async fn two_tenants_whose_inputs_give_one_idempotency_key_each_get_their_own_ef
     let again = acme_later.execute(vec![ToolCall::new("c7", "pay_invoice", json!({"invoice": "INV-1", "cents": 100}))]).await;
     assert_eq!(again.results[0].text, "paid INV-1: 100");
     assert_eq!(bank.charges.load(Ordering::SeqCst), 2, "acme's invoice was paid twice");
+}
+
+/// Acme's run pays an invoice; a supervisor's process (another user)
+/// resumes the run and re-sends the same call, then the model pays the
+/// same invoice again in it: the run's user, journaled with the run, keys
+/// its effects, so both replay the payment (before: the key held the
+/// sender's user, and the supervisor paid it twice more).
+async fn a_keyed_call_re_sent_by_a_process_acting_for_another_user_is_the_same_call(db: Db) {
+    let journal = db.open().await;
+    let bank = Arc::new(Bank::default());
+    let pay = |id: &str| vec![ToolCall::new(id, "pay_invoice", json!({"invoice": "INV-7", "cents": 700}))];
+    let mut acme = registry().run(bank.clone()).with_user(UserContext::new("acme")).durable(&journal, "acme-run").await.unwrap();
+    assert_eq!(acme.execute(pay("c1")).await.results[0].text, "paid INV-7: 700");
+    let supervisor = db.open().await;
+    let mut resumed = registry().run(bank.clone()).with_user(UserContext::new("supervisor")).durable(&supervisor, "acme-run").await.unwrap();
+    let again = resumed.execute(pay("c1")).await;
+    assert_eq!(again.results[0].text, "paid INV-7: 700", "{}", again.results[0].text);
+    let later = resumed.execute(pay("c2")).await;
+    assert_eq!(later.results[0].text, "paid INV-7: 700", "{}", later.results[0].text);
+    assert_eq!(bank.charges.load(Ordering::SeqCst), 1, "the invoice was paid once");
 }

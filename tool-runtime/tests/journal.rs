@@ -38,6 +38,7 @@ on_both_backends!(
     a_version_2_journal_keeps_its_approvals_now_keyed_by_run,
     pending_calls_are_listed_by_run_and_user,
     expiry_rejects_what_waited_too_long,
+    pending_lists_leave_out_calls_past_their_time_to_live,
     what_postgres_refuses_is_refused_on_both_before_the_write,
     a_long_key_journaled_before_keys_were_hashed_is_still_found,
     prune_forgets_finished_runs_and_keeps_everything_in_flight,
@@ -430,7 +431,12 @@ async fn pending_calls_are_listed_by_run_and_user(db: Db) {
     let other = db.open().await;
     assert_eq!(ids(other.approvals().pending_for_run("t-1").await.unwrap()), ["c1", "c3", "c4"]);
     assert_eq!(ids(other.approvals().pending_for_user("ann").await.unwrap()), ["c1", "c2"]);
-    assert_eq!(other.approvals().pending_for_run("t-1").await.unwrap()[2], parked("t-1", "c4", None, at(4), Some(at(1_000))));
+    // The journal's clock stamps a parked call, and keeps its time to live.
+    let c4 = other.approvals().pending_for_run("t-1").await.unwrap().remove(2);
+    assert_eq!(ParkedCall { parked_at: at(4), expires_at: Some(at(1_000)), ..c4.clone() }, parked("t-1", "c4", None, at(4), Some(at(1_000))));
+    let parked_at = c4.parked_at.duration_since(SystemTime::UNIX_EPOCH).unwrap();
+    assert!(SystemTime::now().duration_since(c4.parked_at).unwrap_or_default() < Duration::from_secs(60), "parked now: {parked_at:?}");
+    assert_eq!(c4.expires_at.unwrap().duration_since(c4.parked_at).unwrap(), Duration::from_secs(996));
 
     // A decided call is no longer pending; its decision is kept with who and when.
     let edited = json!({"order_id": "A-1", "amount": 20});
@@ -453,34 +459,57 @@ async fn pending_calls_are_listed_by_run_and_user(db: Db) {
 
 async fn expiry_rejects_what_waited_too_long(db: Db) {
     let journal = db.open().await;
+    let brief = |run: &str, call_id: &str| {
+        let now = SystemTime::now();
+        parked(run, call_id, Some("ann"), now, Some(now + Duration::from_millis(100)))
+    };
+    journal.approvals().park(&brief("t-1", "c-older")).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    journal.approvals().park(&brief("t-1", "c-old")).await.unwrap();
+    journal.approvals().park(&brief("t-2", "c-elsewhere")).await.unwrap();
     let now = SystemTime::now();
-    let past = now - Duration::from_secs(60);
-    let soon = now + Duration::from_secs(3_600);
-    journal.approvals().park(&parked("t-1", "c-old", Some("ann"), at(1), Some(past))).await.unwrap();
-    journal.approvals().park(&parked("t-1", "c-older", Some("ann"), at(0), Some(past))).await.unwrap();
-    journal.approvals().park(&parked("t-1", "c-fresh", Some("ann"), at(2), Some(soon))).await.unwrap();
-    journal.approvals().park(&parked("t-1", "c-forever", Some("ann"), at(3), None)).await.unwrap();
+    journal.approvals().park(&parked("t-1", "c-fresh", Some("ann"), now, Some(now + Duration::from_secs(3_600)))).await.unwrap();
+    journal.approvals().park(&parked("t-1", "c-forever", Some("ann"), now, None)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
 
     // Past its expiry but not yet expired by `expire`: no one can approve it any more.
     let error = journal.approvals().decide("t-1", "c-old", Decision::Approve, "ann").await.unwrap_err();
     assert!(matches!(&error, JournalError::ApprovalExpired { call_id, .. } if call_id == "c-old"), "{error:?}");
 
+    // A run's expiry expires its own calls, by the journal's clock.
     let text = "The approval expired; ask the user again.";
-    let expired = journal.approvals().expire(now, text).await.unwrap();
+    let expired = journal.approvals().expire_run("t-1", text).await.unwrap();
     let ids: Vec<_> = expired.iter().map(|a| a.call.call_id.as_str()).collect();
     assert_eq!(ids, ["c-older", "c-old"]);
     for Approval { decided, .. } in &expired {
         let decided = decided.as_ref().unwrap();
         assert_eq!((&decided.decision, decided.by.as_str()), (&Decision::Reject(text.into()), EXPIRED_BY));
     }
-    assert!(journal.approvals().expire(now, text).await.unwrap().is_empty(), "expiring twice expires nothing more");
+    assert!(journal.approvals().expire_run("t-1", text).await.unwrap().is_empty(), "expiring twice expires nothing more");
+    assert_eq!(journal.approvals().get("t-2", "c-elsewhere").await.unwrap().unwrap().decided, None, "another run's call is its own");
     let pending: Vec<_> = journal.approvals().pending_for_user("ann").await.unwrap().into_iter().map(|c| c.call_id).collect();
     assert_eq!(pending, ["c-fresh", "c-forever"]);
+    // The journal's sweep (an inbox's) expires every run's.
+    let swept: Vec<_> = journal.approvals().expire(text).await.unwrap().into_iter().map(|a| a.call.call_id).collect();
+    assert_eq!(swept, ["c-elsewhere"]);
 
     // Deciding an expired call names the expiry as the decider.
     let error = journal.approvals().decide("t-1", "c-old", Decision::Approve, "ann").await.unwrap_err();
     assert!(matches!(&error, JournalError::AlreadyDecided { by, .. } if by == EXPIRED_BY), "{error:?}");
     journal.approvals().decide("t-1", "c-fresh", Decision::Approve, "ann").await.expect("not expired yet");
+}
+
+async fn pending_lists_leave_out_calls_past_their_time_to_live(db: Db) {
+    let journal = db.open().await;
+    let now = SystemTime::now();
+    journal.approvals().park(&parked("t-1", "c-brief", Some("ann"), now, Some(now + Duration::from_millis(200)))).await.unwrap();
+    journal.approvals().park(&parked("t-1", "c-long", Some("ann"), now, Some(now + Duration::from_secs(3_600)))).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    // Past its time to live, no one may decide it: it is not listed, though no one expired it yet.
+    let by_run: Vec<_> = journal.approvals().pending_for_run("t-1").await.unwrap().into_iter().map(|c| c.call_id).collect();
+    let by_user: Vec<_> = journal.approvals().pending_for_user("ann").await.unwrap().into_iter().map(|c| c.call_id).collect();
+    assert_eq!((by_run, by_user), (vec!["c-long".to_owned()], vec!["c-long".to_owned()]));
+    assert_eq!(journal.approvals().get("t-1", "c-brief").await.unwrap().unwrap().decided, None, "still there, undecided");
 }
 
 /// `len` bytes that do not compress (Postgres compresses a long index entry
@@ -551,23 +580,25 @@ async fn prune_forgets_finished_runs_and_keeps_everything_in_flight(db: Db) {
             }
         }
     };
+    // Each run's calls are journaled while it goes; the finished ones then finish.
     // Finished long ago: a finished call and a settled approval.
-    journal.runs().save(&RunRecord { executed: vec!["refund".into()], failures: vec![("refund".into(), 2)], ..finished("r-old") }).await.unwrap();
     call("r-old", "k-old", true).await;
     journal.approvals().park(&parked("r-old", "a-old", None, at(1), None)).await.unwrap();
     journal.approvals().decide("r-old", "a-old", Decision::Approve, "ann").await.unwrap();
     journal.approvals().settle("r-old", "a-old").await.unwrap();
+    journal.runs().save(&RunRecord { executed: vec!["refund".into()], failures: vec![("refund".into(), 2)], ..finished("r-old") }).await.unwrap();
     // Still going, however old.
     journal.runs().save(&RunRecord::new("r-active")).await.unwrap();
     call("r-active", "k-active", true).await;
     // Finished, with a call in doubt.
-    journal.runs().save(&finished("r-doubt")).await.unwrap();
     call("r-doubt", "k-doubt", false).await;
+    journal.runs().save(&finished("r-doubt")).await.unwrap();
     // Finished, with an approval waiting and one decided but not settled.
-    journal.runs().save(&finished("r-waiting")).await.unwrap();
     journal.approvals().park(&parked("r-waiting", "a-waiting", None, at(1), None)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(5)).await; // parked in this order, by the journal's clock
     journal.approvals().park(&parked("r-waiting", "a-unsettled", None, at(2), None)).await.unwrap();
     journal.approvals().decide("r-waiting", "a-unsettled", Decision::Approve, "ann").await.unwrap();
+    journal.runs().save(&finished("r-waiting")).await.unwrap();
     // A call journaled without a run.
     call("r-none", "k-orphan", true).await;
     // Two hours pass for all of them; then a run finishes now.
@@ -575,11 +606,11 @@ async fn prune_forgets_finished_runs_and_keeps_everything_in_flight(db: Db) {
     db.exec(format!("UPDATE journal_runs SET updated_at = {old}")).await;
     db.exec(format!("UPDATE journal_calls SET started_at = {old}, finished_at = CASE WHEN finished_at IS NULL THEN NULL ELSE {old} END")).await;
     db.exec(format!("UPDATE journal_approvals SET settled_at = CASE WHEN settled_at IS NULL THEN NULL ELSE {old} END")).await;
-    journal.runs().save(&finished("r-recent")).await.unwrap();
     call("r-recent", "k-recent", true).await;
+    journal.runs().save(&finished("r-recent")).await.unwrap();
 
     let pruned = journal.prune(Retention::finished_older_than(Duration::from_secs(3_600))).await.unwrap();
-    assert_eq!(pruned, Pruned { runs: 1, calls: 2, approvals: 1 });
+    assert_eq!(pruned, Pruned { runs: 1, calls: 2, approvals: 1, tasks: 0 });
     assert_eq!(journal.runs().load("r-old").await.unwrap(), None);
     assert_eq!(journal.calls().known("k-old").await.unwrap(), None);
     assert_eq!(journal.approvals().get("r-old", "a-old").await.unwrap(), None);
@@ -600,7 +631,7 @@ async fn prune_forgets_finished_runs_and_keeps_everything_in_flight(db: Db) {
 
     // Every finished run, however recent; pruning again finds nothing more.
     tokio::time::sleep(Duration::from_millis(5)).await;
-    assert_eq!(journal.prune(Retention::finished_runs()).await.unwrap(), Pruned { runs: 1, calls: 1, approvals: 0 });
+    assert_eq!(journal.prune(Retention::finished_runs()).await.unwrap(), Pruned { runs: 1, calls: 1, approvals: 0, tasks: 0 });
     assert_eq!(journal.runs().load("r-recent").await.unwrap(), None);
     assert_eq!(journal.prune(Retention::finished_runs()).await.unwrap(), Pruned::default());
     assert!(matches!(journal.calls().known("k-doubt").await.unwrap(), Some(CallStart::UnknownOutcome { .. })));

@@ -108,16 +108,16 @@ pub(super) fn resolve_fn(g: &Gen<'_>) -> Option<TokenStream> {
     })
 }
 
-/// `Tool::reconcile`, for `reconcile = path`, checked as
-/// [`effect_key_fn`]'s path is; an output that cannot be a tool's fails on
-/// `ToolReturn`.
+/// `Tool::reconcile`, for `reconcile = path` (`fn(&Input, &Ctx<App>)`),
+/// checked as [`effect_key_fn`]'s path is; an answer that is not one fails
+/// on `IntoReconciled`.
 pub(super) fn reconcile_fn(g: &Gen<'_>) -> Option<TokenStream> {
     let path = g.attrs.reconcile.as_ref()?;
-    let p = &g.p;
+    let (p, app) = (&g.p, &g.app);
     let probe = respan(p, path.span());
-    let invoke = quote_spanned!(path.span()=> #probe::reconcile_call(#path, input));
+    let invoke = quote_spanned!(path.span()=> #probe::reconcile_call(#path, input, ctx));
     Some(quote! {
-        fn reconcile(input: &Self::Input) -> ::core::option::Option<::core::result::Result<#p::ToolOutput, #p::Failure>> {
+        fn reconcile(input: &Self::Input, ctx: &#p::Ctx<#app>) -> #p::Reconciled<::core::result::Result<#p::ToolOutput, #p::Failure>> {
             #invoke
         }
     })

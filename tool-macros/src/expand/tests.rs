@@ -376,8 +376,8 @@ fn reconcile_calls_its_hook_through_the_probe() {
         async fn pay(order: String) -> String { order } },
     )
     .to_string();
-    assert!(tokens.contains(":: tool_runtime :: __private :: reconcile_call (bank :: paid , input)"), "{tokens}");
-    assert!(tokens.contains("fn reconcile (input : & Self :: Input)"), "{tokens}");
+    assert!(tokens.contains(":: tool_runtime :: __private :: reconcile_call (bank :: paid , input , ctx)"), "{tokens}");
+    assert!(tokens.contains("fn reconcile (input : & Self :: Input , ctx : & :: tool_runtime :: __private :: Ctx <"), "{tokens}");
     let tokens = tool(
         quote!(read_only),
         quote! { /// Docs.

@@ -27,7 +27,7 @@ pub use crate::context::{CallState, Ctx, StepView};
 pub use crate::policy::{PolicyKind, Verdict};
 pub use crate::tool::{
     Annotations, BoxError, CallFuture, EndsRun, Execution, Failure, FailureMode, Interim, MetaValue, Metadata, Output, ParsedFrom, PolicyCall,
-    Proposal, Tool, ToolMeta, ToolOutput,
+    Proposal, Reconciled, Tool, ToolMeta, ToolOutput,
 };
 
 pub use crate::readers::Args;
@@ -35,7 +35,7 @@ pub use crate::scope::ScopedTool;
 pub use crate::streamed::{Preliminary, drain};
 pub use names::{Named, assert_unique_names};
 pub use probes::{
-    CtxAppWritten, CtxParam, DefaultParam, EffectKey, EndsRunProbe, EndsRunVerdict, InputParam, IntoVerdict, NoApp, ParallelSafeWhen,
+    CtxAppWritten, CtxParam, DefaultParam, EffectKey, EndsRunProbe, EndsRunVerdict, InputParam, IntoReconciled, IntoVerdict, NoApp, ParallelSafeWhen,
     ParallelVerdict, PolicyProbe, ResolveError, ScopeFn, SyncEndsRun, SyncPolicy, ToolInput, ToolParam, VisibleWhen, effect_key_call, ends_run_call,
     on_result_call, reconcile_call, resolve_call, scope_fn,
 };

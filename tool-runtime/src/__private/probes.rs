@@ -14,7 +14,7 @@ use crate::call_report::CallReport;
 use crate::context::{Ctx, StepView};
 use crate::policy::Verdict;
 use crate::readers::Args;
-use crate::tool::{BoxError, Failure, PolicyCall, Proposal, ToolOutput};
+use crate::tool::{BoxError, Failure, PolicyCall, Proposal, Reconciled, ToolOutput};
 
 /// A type usable as a tool parameter. Generated code goes through its
 /// functions, spanned on the parameter's type, so a type that is not
@@ -338,13 +338,42 @@ impl<E: std::fmt::Display> ResolveError for E {
     }
 }
 
-/// `reconcile_call(hook, input)`: calls a `reconcile` function, and
+/// `reconcile_call(hook, input, ctx)`: calls a `reconcile` function, and
 /// serialises the output it gives as the tool's own. Coercing the path to
-/// a function pointer reports a wrong signature on it, once; an output
-/// that cannot be a tool's output fails on `ToolReturn`, with its message.
-pub fn reconcile_call<'a, I, O: ToolReturn>(hook: fn(&'a I) -> Option<O>, input: &'a I) -> Option<Result<ToolOutput, Failure>> {
-    let output = hook(input)?;
-    Some(output.to_output(false))
+/// a function pointer reports a wrong signature on it, once; an answer
+/// that is not one fails on `IntoReconciled`, with its message.
+pub fn reconcile_call<'a, I, App, R: IntoReconciled>(
+    hook: fn(&'a I, &'a Ctx<App>) -> R,
+    input: &'a I,
+    ctx: &'a Ctx<App>,
+) -> Reconciled<Result<ToolOutput, Failure>> {
+    hook(input, ctx).into_reconciled()
+}
+
+/// What a `reconcile` function may answer: a [`Reconciled`] of the tool's
+/// output, or an `Option` of it (`None`: unknown).
+#[diagnostic::on_unimplemented(
+    message = "a `reconcile` function must answer `Reconciled<T>` or `Option<T>` of the tool's output `T`, not `{Self}`",
+    label = "answers `{Self}`",
+    note = "write it as a sync `fn(&Input, &Ctx<App>) -> Reconciled<T>`: `Happened(output)` when the effect took place, \
+            `DidNotHappen` when it did not (the call then runs), `Unknown` when it cannot tell"
+)]
+pub trait IntoReconciled {
+    fn into_reconciled(self) -> Reconciled<Result<ToolOutput, Failure>>;
+}
+impl<O: ToolReturn> IntoReconciled for Reconciled<O> {
+    fn into_reconciled(self) -> Reconciled<Result<ToolOutput, Failure>> {
+        match self {
+            Reconciled::Happened(output) => Reconciled::Happened(output.to_output(false)),
+            Reconciled::DidNotHappen => Reconciled::DidNotHappen,
+            Reconciled::Unknown => Reconciled::Unknown,
+        }
+    }
+}
+impl<O: ToolReturn> IntoReconciled for Option<O> {
+    fn into_reconciled(self) -> Reconciled<Result<ToolOutput, Failure>> {
+        Reconciled::from(self).into_reconciled()
+    }
 }
 
 /// What an `idempotency_key` function may return: the key as text.

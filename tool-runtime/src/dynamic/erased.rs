@@ -16,7 +16,7 @@ use crate::error::ToolError;
 use crate::policy::Verdict;
 use crate::scope::ScopedTool;
 use crate::tool::{
-    BoxError, BoxFuture, CallFuture, EndsRun, ErasedTool, Failure, Output, ParsedFrom, PolicyCall, Proposal, ToolDefinition, ToolOutput,
+    BoxError, BoxFuture, CallFuture, EndsRun, ErasedTool, Failure, Output, ParsedFrom, PolicyCall, Proposal, Reconciled, ToolDefinition, ToolOutput,
 };
 
 impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
@@ -71,9 +71,13 @@ impl<App: Send + Sync + 'static> ErasedTool<App> for DynamicTool<App> {
         self.parallel.as_ref().map(|parallel| parallel(args))
     }
 
-    fn reconcile(&self, input: &(dyn Any + Send + Sync)) -> Option<Result<ToolOutput, Failure>> {
-        let output = (self.reconcile.as_ref()?)(input.downcast_ref::<Value>()?)?;
-        Some(Ok(ToolOutput { output: Output::of_value(output), ends_run: false }))
+    fn reconcile(&self, input: &(dyn Any + Send + Sync), ctx: &Ctx<App>) -> Reconciled<Result<ToolOutput, Failure>> {
+        let (Some(hook), Some(input)) = (&self.reconcile, input.downcast_ref::<Value>()) else { return Reconciled::Unknown };
+        match hook(input, ctx) {
+            Reconciled::Happened(output) => Reconciled::Happened(Ok(ToolOutput { output: Output::of_value(output), ends_run: false })),
+            Reconciled::DidNotHappen => Reconciled::DidNotHappen,
+            Reconciled::Unknown => Reconciled::Unknown,
+        }
     }
 
     fn resolve(&self, input: &(dyn Any + Send + Sync)) -> Option<Result<Proposal, String>> {

@@ -194,7 +194,7 @@ async fn watch_journal<App: Send + Sync + 'static>(shared: Arc<Shared<App>>, sen
         };
         if mark.next_expiry().is_some_and(|expiry| expiry <= SystemTime::now()) {
             let text = lines::approval_expired(shared.registry.approval_ttl()).model_line();
-            if let Err(error) = shared.journal.approvals().expire(SystemTime::now(), &text).await {
+            if let Err(error) = shared.journal.approvals().expire(&text).await {
                 tracing::warn!(error = %Escaped(&error), "the inbox could not expire the calls due");
             }
             // The expiry is a write: the next mark tells of it.

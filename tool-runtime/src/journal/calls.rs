@@ -4,33 +4,61 @@
 //! inserting one key, exactly one inserts it.
 
 use std::borrow::Cow;
-use std::time::SystemTime;
 
 use serde_json::Value;
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
 use super::rows::RowReader;
-use super::{CallInDoubt, CallStart, Journal, JournalError, JournaledCall, JournaledResult, limits, on_pool};
-use crate::memory::records::millis;
+use super::{
+    CallInDoubt, CallStart, Journal, JournalError, JournaledCall, JournaledResult, limits, now, on_pool, owners, owners::owner_lives,
+    run_not_finished,
+};
+use crate::memory::{Keyed, Starting};
 
-const START: &str = "INSERT INTO journal_calls (effect_key, run_id, call_id, tool, input, started_at) VALUES ($1, $2, $3, $4, $5, $6) \
-     ON CONFLICT (effect_key) DO NOTHING";
+const START: &str = concat!(
+    "INSERT INTO journal_calls (effect_key, run_id, call_id, tool, input, owner, started_at) SELECT $1, $2, $3, $4, $5, $6, clock.ms \
+     FROM journal_clock AS clock WHERE ",
+    run_not_finished!("$2"),
+    " ON CONFLICT (effect_key) DO NOTHING"
+);
+/// The unfinished call of `$1`, if the owner that started it is gone.
+const STARTER_GONE: &str =
+    concat!("SELECT call_id FROM journal_calls AS started WHERE effect_key = $1 AND finished_at IS NULL AND NOT ", owner_lives!("started"));
+const REPLAYED: &str = "INSERT INTO journal_replays (effect_key, run_id) VALUES ($1, $2) ON CONFLICT (effect_key, run_id) DO NOTHING";
+const FINISHED_RUN: &str = "SELECT run_id FROM journal_runs WHERE run_id = $1 AND state = 'finished'";
 const KNOWN: &str = "SELECT effect_key, call_id, tool, input, started_at, finished_at, kind, text, structured, error_code, status, truncated, ends_run \
      FROM journal_calls WHERE effect_key = $1";
+/// A keyed call's effect: under its key (`$1`, or `$2` as a long key was
+/// stored before keys were hashed), as the same call of the same run (run
+/// `$5`, call `$6`, tool `$7`) under any key, or under the key an earlier
+/// version made (`$3`, `$4`); in that order.
+const KEYED: &str = "SELECT effect_key, call_id, tool, input, started_at, finished_at, kind, text, structured, error_code, status, truncated, \
+     ends_run, CASE WHEN effect_key IN ($1, $2) THEN 0 WHEN run_id = $5 AND call_id = $6 AND tool = $7 THEN 1 ELSE 2 END AS preference \
+     FROM journal_calls WHERE effect_key IN ($1, $2, $3, $4) OR (run_id = $5 AND call_id = $6 AND tool = $7) ORDER BY preference LIMIT 1";
 const OF_RUN: &str = "SELECT effect_key, call_id, tool, input, started_at, finished_at, kind, text, structured, error_code, status, truncated, ends_run \
      FROM journal_calls WHERE run_id = $1 ORDER BY started_at, call_id";
 const OF_CALL: &str = "SELECT effect_key, call_id, tool, input, started_at, finished_at, kind, text, structured, error_code, status, truncated, \
      ends_run FROM journal_calls WHERE run_id = $1 AND call_id = $2 ORDER BY started_at LIMIT 1";
 const EXISTS: &str = "SELECT call_id FROM journal_calls WHERE effect_key = $1";
-const RESTART: &str = "UPDATE journal_calls SET call_id = $2, started_at = $3, input = $4, finished_at = NULL, kind = NULL, text = NULL, \
-     structured = NULL, error_code = NULL, status = NULL, truncated = NULL, ends_run = NULL WHERE effect_key = $1 AND finished_at IS NOT NULL";
+const RESTART: &str = concat!(
+    "UPDATE journal_calls SET call_id = $2, input = $3, owner = $5, started_at = ",
+    now!(),
+    ", finished_at = NULL, kind = NULL, text = NULL, structured = NULL, error_code = NULL, status = NULL, truncated = NULL, ends_run = NULL \
+     WHERE effect_key = $1 AND finished_at IS NOT NULL AND ",
+    run_not_finished!("$4")
+);
 const IN_DOUBT: &str = "SELECT effect_key, run_id, call_id, tool, input, started_at FROM journal_calls \
      WHERE finished_at IS NULL ORDER BY started_at, effect_key";
 const IN_DOUBT_OF_RUN: &str = "SELECT effect_key, run_id, call_id, tool, input, started_at FROM journal_calls \
      WHERE finished_at IS NULL AND run_id = $1 ORDER BY started_at, effect_key";
-const WITHDRAW: &str = "DELETE FROM journal_calls WHERE effect_key = $1 AND call_id = $2 AND finished_at IS NULL";
-const FINISH: &str = "UPDATE journal_calls SET finished_at = $2, kind = $3, text = $4, structured = $5, error_code = $6, status = $7, \
-     truncated = $8, ends_run = $9 WHERE effect_key = $1 AND finished_at IS NULL";
+/// The start call `$2` made of `$1`, unfinished (and made at `$3`, when given).
+const WITHDRAW: &str = "DELETE FROM journal_calls WHERE effect_key = $1 AND call_id = $2 AND finished_at IS NULL AND ($3 IS NULL OR started_at = $3)";
+const FINISH: &str = concat!(
+    "UPDATE journal_calls SET finished_at = ",
+    now!(),
+    ", kind = $2, text = $3, structured = $4, error_code = $5, status = $6, truncated = $7, ends_run = $8 \
+     WHERE effect_key = $1 AND finished_at IS NULL"
+);
 
 /// The effect journal of a [`Journal`] ([`Journal::calls`]): each call's
 /// effect by its key, recorded as started before its tool runs and as
@@ -64,7 +92,9 @@ impl CallRecords<'_> {
     /// # Errors
     ///
     /// [`JournalError::Corrupt`] when the stored row of the key does not
-    /// decode, [`JournalError::Refused`] for an id over the limits.
+    /// decode, [`JournalError::Refused`] for an id over the limits,
+    /// [`JournalError::RunFinished`] for a new key of a run the journal
+    /// holds as finished (a finished run starts nothing).
     pub async fn start(self, run_id: &str, call_id: &str, tool: &str, input: &Value, effect_key: &str) -> Result<CallStart, JournalError> {
         Ok(self.start_or_find(run_id, call_id, tool, input, effect_key).await?.map_or(CallStart::Started, |found| found.outcome))
     }
@@ -84,6 +114,7 @@ impl CallRecords<'_> {
         limits::text("tool", tool)?;
         let effect_key = &*self.stored_key(effect_key).await?;
         let input = input.to_string();
+        owners::hold(self.journal).await?;
         on_pool!(self.journal, pool => loop {
             let inserted = sqlx::query(START)
                 .bind(effect_key)
@@ -91,7 +122,7 @@ impl CallRecords<'_> {
                 .bind(call_id)
                 .bind(tool)
                 .bind(&input)
-                .bind(millis(SystemTime::now()))
+                .bind(&self.journal.owner.id)
                 .execute(pool)
                 .await
                 .map_err(JournalError::database("start_call"))?;
@@ -99,9 +130,14 @@ impl CallRecords<'_> {
                 return Ok(None);
             }
             let row = sqlx::query(KNOWN).bind(effect_key).fetch_optional(pool).await.map_err(JournalError::database("start_call"))?;
-            // None: pruned (Journal::prune) between the two statements; the key is new again.
             if let Some(row) = row {
                 return decode_call(&row).map(Some);
+            }
+            // Not inserted and not there: the run is finished, or the key was
+            // pruned (Journal::prune) between the two statements and is new again.
+            let finished = sqlx::query(FINISHED_RUN).bind(run_id).fetch_optional(pool).await.map_err(JournalError::database("start_call"))?;
+            if finished.is_some() {
+                return Err(JournalError::RunFinished { run_id: run_id.to_owned() });
             }
         })
     }
@@ -113,21 +149,28 @@ impl CallRecords<'_> {
     /// restarted it; else the call another process left (one it restarted
     /// first is [`CallStart::UnknownOutcome`]). Atomic, as [`start`](Self::start) is:
     /// of several processes, exactly one restarts a key.
-    pub(crate) async fn restart(self, effect_key: &str, call_id: &str, input: &Value) -> Result<Option<JournaledCall>, JournalError> {
-        limits::id("call_id", call_id)?;
-        let effect_key = &*self.stored_key(effect_key).await?;
-        let input = input.to_string();
+    pub(crate) async fn restart(self, call: Starting<'_>) -> Result<Option<JournaledCall>, JournalError> {
+        limits::id("call_id", call.call_id)?;
+        limits::id("run_id", call.run_id)?;
+        let effect_key = &*self.stored_key(call.effect_key).await?;
+        let input = call.input.to_string();
+        owners::hold(self.journal).await?;
         on_pool!(self.journal, pool => {
             let updated = sqlx::query(RESTART)
                 .bind(effect_key)
-                .bind(call_id)
-                .bind(millis(SystemTime::now()))
+                .bind(call.call_id)
                 .bind(&input)
+                .bind(call.run_id)
+                .bind(&self.journal.owner.id)
                 .execute(pool)
                 .await
                 .map_err(JournalError::database("restart_call"))?;
             if updated.rows_affected() == 1 {
                 return Ok(None);
+            }
+            let finished = sqlx::query(FINISHED_RUN).bind(call.run_id).fetch_optional(pool).await.map_err(JournalError::database("restart_call"))?;
+            if finished.is_some() {
+                return Err(JournalError::RunFinished { run_id: call.run_id.to_owned() });
             }
             let known = sqlx::query(KNOWN).bind(effect_key).fetch_optional(pool).await.map_err(JournalError::database("restart_call"))?;
             match known {
@@ -155,6 +198,66 @@ impl CallRecords<'_> {
             let row = sqlx::query(KNOWN).bind(effect_key).fetch_optional(pool).await.map_err(JournalError::database("known_call"))?;
             row.as_ref().map(decode_call).transpose()
         })
+    }
+
+    /// [`RunMemory::find_keyed`](crate::memory::RunMemory::find_keyed), in one statement.
+    pub(crate) async fn find_keyed(self, keyed: Keyed<'_>) -> Result<Option<(Option<String>, JournaledCall)>, JournalError> {
+        limits::id("run_id", keyed.run_id)?;
+        limits::id("call_id", keyed.call_id)?;
+        // Each key as stored, and as a long key was stored before keys were hashed.
+        let forms = |key: &str| (limits::stored_key(key).into_owned(), key.to_owned());
+        let (key, key_unhashed) = forms(keyed.key);
+        let (earlier, earlier_unhashed) = keyed.earlier.map_or_else(|| (key.clone(), key.clone()), forms);
+        let row_key: Option<(String, JournaledCall)> = on_pool!(self.journal, pool => {
+            let row = sqlx::query(KEYED)
+                .bind(&key)
+                .bind(&key_unhashed)
+                .bind(&earlier)
+                .bind(&earlier_unhashed)
+                .bind(keyed.run_id)
+                .bind(keyed.call_id)
+                .bind(keyed.tool)
+                .fetch_optional(pool)
+                .await
+                .map_err(JournalError::database("find_keyed"))?;
+            row.as_ref().map(|row| Ok::<_, JournalError>((RowReader::new(row, "journal_calls", "effect_key")?.key, decode_call(row)?))).transpose()
+        })?;
+        let Some((stored, call)) = row_key else { return Ok(None) };
+        let named = if stored == key || stored == key_unhashed {
+            Some(keyed.key.to_owned())
+        } else if keyed.earlier.is_some() && (stored == earlier || stored == earlier_unhashed) {
+            keyed.earlier.map(str::to_owned)
+        } else {
+            // The same call under a key of its own: stored as it is, unless hashed.
+            Some(stored).filter(|stored| !limits::is_digest(stored))
+        };
+        Ok(Some((named, call)))
+    }
+
+    /// Whether the call of `effect_key` is unfinished and the journal that
+    /// started it is gone ([`owners`](super::owners)): it will never finish.
+    pub(crate) async fn starter_gone(self, effect_key: &str) -> Result<bool, JournalError> {
+        let effect_key = &*self.stored_key(effect_key).await?;
+        on_pool!(self.journal, pool => sqlx::query(STARTER_GONE)
+            .bind(effect_key)
+            .fetch_optional(pool)
+            .await
+            .map(|gone| gone.is_some())
+            .map_err(JournalError::database("starter_gone")))
+    }
+
+    /// Records that `run_id` replayed the effect `effect_key`: it is kept
+    /// while the run is ([`Retention`](super::Retention)).
+    pub(crate) async fn note_replay(self, run_id: &str, effect_key: &str) -> Result<(), JournalError> {
+        limits::id("run_id", run_id)?;
+        let effect_key = &*self.stored_key(effect_key).await?;
+        on_pool!(self.journal, pool => sqlx::query(REPLAYED)
+            .bind(effect_key)
+            .bind(run_id)
+            .execute(pool)
+            .await
+            .map(drop)
+            .map_err(JournalError::database("note_replay")))
     }
 
     /// Every call a run journaled, in the order they started: the calls
@@ -188,11 +291,22 @@ impl CallRecords<'_> {
     /// Only a start still unfinished and made by `call_id` goes. Says
     /// whether there was one.
     pub(crate) async fn withdraw(self, effect_key: &str, call_id: &str) -> Result<bool, JournalError> {
+        self.withdraw_made(effect_key, call_id, None).await
+    }
+
+    /// [`withdraw`](Self::withdraw) the start `call_id` made at
+    /// `started_at`, only: a start made since is kept.
+    pub(crate) async fn withdraw_stale(self, effect_key: &str, call_id: &str, started_at: std::time::SystemTime) -> Result<bool, JournalError> {
+        self.withdraw_made(effect_key, call_id, Some(started_at)).await
+    }
+
+    async fn withdraw_made(self, effect_key: &str, call_id: &str, started_at: Option<std::time::SystemTime>) -> Result<bool, JournalError> {
         let effect_key = &*self.stored_key(effect_key).await?;
         on_pool!(self.journal, pool => {
             let deleted = sqlx::query(WITHDRAW)
                 .bind(effect_key)
                 .bind(call_id)
+                .bind(started_at.map(crate::memory::records::millis))
                 .execute(pool)
                 .await
                 .map_err(JournalError::database("withdraw_call"))?;
@@ -284,7 +398,6 @@ impl CallRecords<'_> {
         on_pool!(self.journal, pool => {
             let updated = sqlx::query(FINISH)
                 .bind(effect_key)
-                .bind(millis(SystemTime::now()))
                 .bind(result.kind.as_str())
                 .bind(&result.text)
                 .bind(structured.as_deref())

@@ -55,8 +55,9 @@
 //!
 //! The journal keeps all of it until the host prunes it:
 //! [`prune`](Journal::prune) with a [`Retention`] forgets finished runs
-//! older than it, never a run still going, a call in doubt or an approval
-//! not settled ([`Retention`] says what goes and what stays).
+//! (an MCP session's run finishes when the session ends) and ended tasks
+//! older than it, never a run still going, an effect it stands on, or an
+//! approval not settled ([`Retention`] says what goes and what stays).
 //!
 //! The schema is created and migrated when a journal is opened; a database
 //! whose schema is newer than this code is refused
@@ -103,6 +104,7 @@ mod busy;
 mod calls;
 mod inbox;
 pub mod limits;
+mod owners;
 mod retention;
 mod rows;
 mod run_memory;
@@ -131,6 +133,8 @@ pub struct Journal {
     /// When set, SQLite's busy answers are tried again only until then
     /// ([`busy`]): a journal bounded by a call's deadline ([`Journal::until`]).
     busy_until: Option<std::time::Instant>,
+    /// This journal as an owner of calls, with its lease ([`owners`]).
+    owner: std::sync::Arc<owners::Owner>,
 }
 
 #[derive(Clone, Debug)]
@@ -175,6 +179,29 @@ macro_rules! on_pool {
 }
 use on_pool;
 
+/// The journal's one clock in a query: milliseconds since the Unix epoch,
+/// read from the database (the view `journal_clock` of migration 8:
+/// Postgres's `clock_timestamp()`, SQLite's `unixepoch('subsec')`), never
+/// from a process's own clock, so that processes whose clocks disagree
+/// agree on when an approval expires.
+macro_rules! now {
+    () => {
+        "(SELECT ms FROM journal_clock)"
+    };
+}
+use now;
+
+/// In a query: the run `$run` (an expression, most often a parameter) is
+/// not finished. Read in the statement that starts an effect or parks or
+/// decides a call, so that a finished run starts, parks and carries out
+/// nothing, whatever a process that still holds it as going believes.
+macro_rules! run_not_finished {
+    ($run:literal) => {
+        concat!("NOT EXISTS (SELECT 1 FROM journal_runs AS run WHERE run.run_id = ", $run, " AND run.state = 'finished')")
+    };
+}
+use run_not_finished;
+
 impl Journal {
     /// Opens the journal at `url`, creating and migrating its schema.
     ///
@@ -196,7 +223,7 @@ impl Journal {
     /// database, ...), [`JournalError::SchemaTooNew`] when a newer
     /// tool-runtime wrote it.
     pub async fn open(url: &str) -> Result<Journal, JournalError> {
-        let journal = Journal { backend: connect(url).await?, busy_until: None };
+        let journal = Journal { backend: connect(url).await?, busy_until: None, owner: owners::Owner::new() };
         schema::migrate(&journal).await?;
         Ok(journal)
     }
@@ -205,7 +232,7 @@ impl Journal {
     /// until `deadline` (or [`busy::BUSY_BUDGET`], whichever is first): for
     /// the writes of a call, which must not outlast its deadline.
     pub(crate) fn until(&self, deadline: std::time::Instant) -> Journal {
-        Journal { backend: self.backend.clone(), busy_until: Some(deadline) }
+        Journal { backend: self.backend.clone(), busy_until: Some(deadline), owner: self.owner.clone() }
     }
 
     /// The schema version this code writes and reads.
@@ -239,10 +266,13 @@ impl Journal {
 
     /// Deletes what `retention` lets go: the finished calls and settled
     /// approvals of runs finished before it, those runs' records (their
-    /// executed tools and failures included), and
-    /// finished calls journaled without a run record. Never a row of a run
-    /// still going, a call in doubt or an approval not settled (see
-    /// [`Retention`]).
+    /// executed tools and failures included), finished calls journaled
+    /// without a run record, MCP tasks that ended or expired (with their
+    /// calls), and approvals of MCP revision 2026-07-28 that expired; and
+    /// calls in doubt of runs finished before the longer retention for
+    /// them. Never a row of a run still going, an effect such a run
+    /// replayed, a task going on, a call in doubt of a run within that
+    /// retention, or an approval not settled (see [`Retention`]).
     ///
     /// The journal does not prune by itself: call it from the host, on a
     /// schedule, in one process or in several (each deletes what is there).
@@ -280,8 +310,12 @@ impl Journal {
         retention::prune(self, retention).await
     }
 
-    /// Closes the connections; clones of this journal can no longer be used.
+    /// Gives up this journal's lease (the calls it started and did not
+    /// finish are in doubt at once, and the calls it parked for an MCP
+    /// client gone) and closes the connections; clones of this journal can
+    /// no longer be used.
     pub async fn close(&self) {
+        owners::give_up(self).await;
         match &self.backend {
             #[cfg(feature = "sqlite")]
             Backend::Sqlite(pool) => pool.close().await,
@@ -308,6 +342,16 @@ fn shown(url: &str) -> String {
         _ => url.to_owned(),
     }
 }
+
+/// How long a Postgres statement waits for a lock another session holds:
+/// as long as SQLite's busy retries ([`busy::BUSY_BUDGET`]).
+#[cfg(feature = "postgres")]
+const LOCK_TIMEOUT: &str = "20s";
+
+/// How long a Postgres statement may run at most (a prune of a large
+/// journal included).
+#[cfg(feature = "postgres")]
+const STATEMENT_TIMEOUT: &str = "5min";
 
 /// How long opening a Postgres journal waits for the server's answer.
 #[cfg(feature = "postgres")]
@@ -338,6 +382,10 @@ async fn connect(url: &str) -> Result<Backend, JournalError> {
             use sqlx::{ConnectOptions, Connection};
 
             let options: sqlx::postgres::PgConnectOptions = url.parse().map_err(open_failed)?;
+            // A lock another session holds, or a statement that hangs, is
+            // given up, as SQLite's busy retries are: an error the caller
+            // reads, never a wait without end.
+            let options = options.options([("lock_timeout", LOCK_TIMEOUT), ("statement_timeout", STATEMENT_TIMEOUT)]);
             // The pool tries a refused connection again until its acquire
             // timeout (30 s), then says only that it timed out: one
             // connection first, bounded, says why it failed.

@@ -4,10 +4,10 @@
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
-use serde_json::Value;
-
 use super::Journal;
-use crate::memory::{Answer, Approval, Decision, JournaledCall, JournaledResult, ParkedCall, RunMemory, RunState, Starting, StepDelta, Stepped};
+use crate::memory::{
+    Answer, Approval, Decision, JournaledCall, JournaledResult, Keyed, ParkedCall, RunMemory, RunState, Starting, StepDelta, Stepped,
+};
 
 impl RunMemory for Journal {
     fn until(&self, until: Instant) -> Arc<dyn RunMemory> {
@@ -22,8 +22,8 @@ impl RunMemory for Journal {
         Answer::waiting(self.calls().start_or_find(call.run_id, call.call_id, call.tool, call.input, call.effect_key))
     }
 
-    fn restart_call<'a>(&'a self, effect_key: &'a str, call_id: &'a str, input: &'a Value) -> Answer<'a, Option<JournaledCall>> {
-        Answer::waiting(self.calls().restart(effect_key, call_id, input))
+    fn restart_call<'a>(&'a self, call: Starting<'a>) -> Answer<'a, Option<JournaledCall>> {
+        Answer::waiting(self.calls().restart(call))
     }
 
     fn finish_call<'a>(&'a self, effect_key: &'a str, result: &'a JournaledResult) -> Answer<'a, ()> {
@@ -34,8 +34,16 @@ impl RunMemory for Journal {
         Answer::waiting(self.calls().withdraw(effect_key, call_id))
     }
 
+    fn withdraw_stale<'a>(&'a self, effect_key: &'a str, call_id: &'a str, started_at: SystemTime) -> Answer<'a, bool> {
+        Answer::waiting(self.calls().withdraw_stale(effect_key, call_id, started_at))
+    }
+
     fn resolve_call<'a>(&'a self, effect_key: &'a str, result: &'a JournaledResult) -> Answer<'a, ()> {
         Answer::waiting(self.calls().resolve(effect_key, result))
+    }
+
+    fn note_replay<'a>(&'a self, run_id: &'a str, effect_key: &'a str) -> Answer<'a, ()> {
+        Answer::waiting(self.calls().note_replay(run_id, effect_key))
     }
 
     fn calls_of_run<'a>(&'a self, run_id: &'a str) -> Answer<'a, Vec<JournaledCall>> {
@@ -54,6 +62,14 @@ impl RunMemory for Journal {
         Answer::waiting(self.approvals().park(call))
     }
 
+    fn park_held<'a>(&'a self, call: &'a ParkedCall) -> Answer<'a, ()> {
+        Answer::waiting(self.approvals().park_held(call))
+    }
+
+    fn starter_gone<'a>(&'a self, effect_key: &'a str) -> Answer<'a, bool> {
+        Answer::waiting(self.calls().starter_gone(effect_key))
+    }
+
     fn unsettled_for_run<'a>(&'a self, run_id: &'a str) -> Answer<'a, Vec<Approval>> {
         Answer::waiting(self.approvals().unsettled_for_run(run_id))
     }
@@ -66,11 +82,23 @@ impl RunMemory for Journal {
         Answer::waiting(self.approvals().decide(run_id, call_id, decision, by))
     }
 
+    fn end_run<'a>(&'a self, run_id: &'a str, text: &'a str) -> Answer<'a, ()> {
+        Answer::waiting(self.approvals().end_run(run_id, text))
+    }
+
+    fn claim_run<'a>(&'a self, run_id: &'a str, user: Option<&'a str>) -> Answer<'a, Option<String>> {
+        Answer::waiting(self.runs().claim(run_id, user))
+    }
+
+    fn find_keyed<'a>(&'a self, keyed: Keyed<'a>) -> Answer<'a, Option<(Option<String>, JournaledCall)>> {
+        Answer::waiting(self.calls().find_keyed(keyed))
+    }
+
     fn settle<'a>(&'a self, run_id: &'a str, call_id: &'a str) -> Answer<'a, ()> {
         Answer::waiting(self.approvals().settle(run_id, call_id))
     }
 
-    fn expire<'a>(&'a self, now: SystemTime, text: &'a str) -> Answer<'a, Vec<Approval>> {
-        Answer::waiting(self.approvals().expire(now, text))
+    fn expire<'a>(&'a self, run_id: &'a str, text: &'a str) -> Answer<'a, Vec<Approval>> {
+        Answer::waiting(self.approvals().expire_run(run_id, text))
     }
 }

@@ -21,13 +21,10 @@
 //! [`RunRecords::update`] writes a record's step over the stored one; both
 //! keep the state moving forward only.
 
-use std::time::SystemTime;
-
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
 use super::rows::{RowReader, encode_state};
-use super::{Journal, JournalError, RunRecord, limits, on_pool};
-use crate::memory::records::millis;
+use super::{Journal, JournalError, RunRecord, limits, now, on_pool};
 use crate::memory::{RunState, StepDelta, Stepped};
 
 /// Whether the stored state (`journal_runs.state`) gives way to the one
@@ -40,8 +37,9 @@ macro_rules! forward {
 }
 
 const SAVE: &str = concat!(
-    "INSERT INTO journal_runs (run_id, step, state, ended_by, updated_at, version) VALUES ($1, $2, $3, $4, $5, 1) \
-     ON CONFLICT (run_id) DO UPDATE SET step = excluded.step, \
+    "INSERT INTO journal_runs (run_id, step, state, ended_by, updated_at, version) VALUES ($1, $2, $3, $4, ",
+    now!(),
+    ", 1) ON CONFLICT (run_id) DO UPDATE SET step = excluded.step, \
      state = CASE WHEN ",
     forward!(),
     " THEN excluded.state ELSE journal_runs.state END, ended_by = CASE WHEN ",
@@ -52,9 +50,20 @@ const SAVE: &str = concat!(
 const LOAD: &str = "SELECT run_id, step, state, ended_by, updated_at FROM journal_runs WHERE run_id = $1";
 /// Takes the run's row for the rest of the transaction (creating it when
 /// missing) and reads it as stored: only its version and time change.
-const TAKE: &str = "INSERT INTO journal_runs (run_id, step, state, ended_by, updated_at, version) VALUES ($1, 0, 'active', NULL, $2, 1) \
-     ON CONFLICT (run_id) DO UPDATE SET version = journal_runs.version + 1, updated_at = excluded.updated_at \
-     RETURNING run_id, step, state, ended_by, last_calls, version";
+const TAKE: &str = concat!(
+    "INSERT INTO journal_runs (run_id, step, state, ended_by, updated_at, version) VALUES ($1, 0, 'active', NULL, ",
+    now!(),
+    ", 1) ON CONFLICT (run_id) DO UPDATE SET version = journal_runs.version + 1, updated_at = excluded.updated_at \
+     RETURNING run_id, step, state, ended_by, last_calls, version"
+);
+/// Records the run `$1` as `$2`'s when it is new or has no user yet, and
+/// reads its user back.
+const CLAIM: &str = concat!(
+    "INSERT INTO journal_runs (run_id, step, state, ended_by, updated_at, version, user_id) VALUES ($1, 0, 'active', NULL, ",
+    now!(),
+    ", 0, $2) ON CONFLICT (run_id) DO UPDATE SET user_id = COALESCE(journal_runs.user_id, excluded.user_id) RETURNING user_id"
+);
+const RUN_USER: &str = "SELECT user_id FROM journal_runs WHERE run_id = $1";
 const STEP: &str = "UPDATE journal_runs SET step = $2, state = $3, ended_by = $4, last_calls = $5 WHERE run_id = $1";
 /// A tool the run executed, after those the journal holds; one it holds
 /// already is skipped. The run's row is taken first, so no other
@@ -88,12 +97,7 @@ const READ_BACK: &str = "SELECT * FROM (SELECT CAST(1 AS BIGINT) AS is_tool, ord
 macro_rules! save_query {
     ($run:expr) => {{
         let (state, ended_by) = encode_state(&$run.state);
-        sqlx::query(SAVE)
-            .bind(&$run.run_id)
-            .bind(i64::try_from($run.step).unwrap_or(i64::MAX))
-            .bind(state)
-            .bind(ended_by)
-            .bind(millis(SystemTime::now()))
+        sqlx::query(SAVE).bind(&$run.run_id).bind(i64::try_from($run.step).unwrap_or(i64::MAX)).bind(state).bind(ended_by)
     }};
 }
 
@@ -214,7 +218,7 @@ impl RunRecords<'_> {
         on_pool!(self.journal, pool => {
             let failed = || JournalError::database("add_step");
             let mut tx = pool.begin().await.map_err(failed())?;
-            let row = sqlx::query(TAKE).bind(run_id).bind(millis(SystemTime::now())).fetch_one(&mut *tx).await.map_err(failed())?;
+            let row = sqlx::query(TAKE).bind(run_id).fetch_one(&mut *tx).await.map_err(failed())?;
             let stored = decode_taken(&row)?;
             let resent = delta.steps > 0 && delta.last_calls.is_some() && delta.last_calls == stored.last_calls;
             let step = stored.step.saturating_add(delta.steps) - usize::from(resent);
@@ -248,6 +252,30 @@ impl RunRecords<'_> {
                 tool_count,
                 failures: decode_failures(run_id, failures.into_iter().map(|(_, failed, tool)| (tool, failed)).collect())?,
             })
+        })
+    }
+
+    /// Records `run_id` as the run of `user` unless the journal holds a
+    /// user for it already, and returns the run's user as the journal then
+    /// holds it (the first process to record the run names it; a run
+    /// journaled before runs had users takes the user of the first process
+    /// that resumes it).
+    pub(crate) async fn claim(self, run_id: &str, user: Option<&str>) -> Result<Option<String>, JournalError> {
+        limits::id("run_id", run_id)?;
+        limits::optional_id("user_id", user)?;
+        on_pool!(self.journal, pool => {
+            // A read when the run has its user already (a resume), or when
+            // there is none to give; a write only to give one.
+            let held: Option<(Option<String>,)> =
+                sqlx::query_as(RUN_USER).bind(run_id).fetch_optional(pool).await.map_err(JournalError::database("claim_run"))?;
+            match (held, user) {
+                (Some((Some(held),)), _) => return Ok(Some(held)),
+                (_, None) => return Ok(None),
+                _ => {}
+            }
+            let (user,): (Option<String>,) =
+                sqlx::query_as(CLAIM).bind(run_id).bind(user).fetch_one(pool).await.map_err(JournalError::database("claim_run"))?;
+            Ok(user)
         })
     }
 

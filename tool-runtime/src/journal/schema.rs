@@ -12,7 +12,7 @@ use super::{Journal, JournalError};
 use crate::memory::records::millis;
 
 /// The newest schema version this code knows.
-pub(crate) const LATEST: i64 = 7;
+pub(crate) const LATEST: i64 = 8;
 
 #[cfg(feature = "sqlite")]
 const SQLITE: [&str; LATEST as usize] = [
@@ -23,6 +23,7 @@ const SQLITE: [&str; LATEST as usize] = [
     include_str!("sql/sqlite/0005_inbox.sql"),
     include_str!("sql/sqlite/0006_tasks.sql"),
     include_str!("sql/sqlite/0007_inbox_notify_approved_calls.sql"),
+    include_str!("sql/sqlite/0008_clock_users_owners_replays.sql"),
 ];
 #[cfg(feature = "postgres")]
 const POSTGRES: [&str; LATEST as usize] = [
@@ -33,6 +34,7 @@ const POSTGRES: [&str; LATEST as usize] = [
     include_str!("sql/postgres/0005_inbox.sql"),
     include_str!("sql/postgres/0006_tasks.sql"),
     include_str!("sql/postgres/0007_inbox_notify_approved_calls.sql"),
+    include_str!("sql/postgres/0008_clock_users_owners_replays.sql"),
 ];
 
 const CREATE_VERSIONS: &str = "CREATE TABLE IF NOT EXISTS journal_schema (version BIGINT PRIMARY KEY NOT NULL, applied_at BIGINT NOT NULL)";

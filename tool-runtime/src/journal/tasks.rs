@@ -13,17 +13,24 @@ use serde_json::Value;
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
 use super::rows::RowReader;
-use super::{Journal, JournalError, limits, on_pool};
+use super::{Journal, JournalError, limits, now, on_pool};
 use crate::memory::records::millis;
 
 const CREATE: &str = "INSERT INTO journal_tasks (task_id, user_id, tool, input, status, status_message, result, created_at, updated_at, expires_at) \
      VALUES ($1, $2, $3, $4, $5, $6, NULL, $7, $7, $8)";
 const ONE: &str =
     "SELECT task_id, user_id, tool, input, status, status_message, result, created_at, updated_at, expires_at FROM journal_tasks WHERE task_id = $1";
-const ACTIVE: &str = "SELECT COUNT(*) AS active, COALESCE(SUM(CASE WHEN user_id = $2 THEN 1 ELSE 0 END), 0) AS of_user \
-     FROM journal_tasks WHERE status IN ('working', 'input_required') AND (expires_at IS NULL OR expires_at > $1)";
-const MOVE: &str = "UPDATE journal_tasks SET status = $2, status_message = $3, result = $4, updated_at = $5 \
-     WHERE task_id = $1 AND status IN ('working', 'input_required')";
+const ACTIVE: &str = concat!(
+    "SELECT COUNT(*) AS active, COALESCE(SUM(CASE WHEN user_id = $1 THEN 1 ELSE 0 END), 0) AS of_user \
+     FROM journal_tasks WHERE status IN ('working', 'input_required') AND (expires_at IS NULL OR expires_at > ",
+    now!(),
+    ")"
+);
+const MOVE: &str = concat!(
+    "UPDATE journal_tasks SET status = $2, status_message = $3, result = $4, updated_at = ",
+    now!(),
+    " WHERE task_id = $1 AND status IN ('working', 'input_required')"
+);
 
 /// Where a task stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -143,16 +150,17 @@ impl TaskRecords<'_> {
         })
     }
 
-    /// How many tasks have not ended nor expired at `now`: in all, and of
-    /// `user_id` (0 without one). What an MCP server's tasks are capped by.
+    /// How many tasks have not ended nor expired (by the journal's clock):
+    /// in all, and of `user_id` (0 without one). What an MCP server's tasks
+    /// are capped by.
     ///
     /// # Errors
     ///
     /// When the journal cannot be read.
-    pub async fn active(self, user_id: Option<&str>, now: SystemTime) -> Result<(usize, usize), JournalError> {
+    pub async fn active(self, user_id: Option<&str>) -> Result<(usize, usize), JournalError> {
         limits::optional_id("user_id", user_id)?;
         on_pool!(self.journal, pool => {
-            let row = sqlx::query(ACTIVE).bind(millis(now)).bind(user_id).fetch_one(pool).await.map_err(JournalError::database("active_tasks"))?;
+            let row = sqlx::query(ACTIVE).bind(user_id).fetch_one(pool).await.map_err(JournalError::database("active_tasks"))?;
             let count = |column: &str| row.try_get::<i64, _>(column).map(|count| usize::try_from(count).unwrap_or(0));
             Ok((count("active").map_err(JournalError::database("active_tasks"))?, count("of_user").map_err(JournalError::database("active_tasks"))?))
         })
@@ -174,7 +182,6 @@ impl TaskRecords<'_> {
                 .bind(state.as_str())
                 .bind(message)
                 .bind(result.as_deref())
-                .bind(millis(SystemTime::now()))
                 .execute(pool)
                 .await
                 .map_err(JournalError::database("move_task"))?;

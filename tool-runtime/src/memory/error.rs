@@ -112,6 +112,13 @@ pub enum JournalError {
         /// When.
         at: SystemTime,
     },
+    /// A call started, parked or decided in a run that is finished: a
+    /// finished run carries nothing out any more.
+    #[error("run {run_id:?} is finished, so nothing of it is carried out any more; start a new run to do it")]
+    RunFinished {
+        /// The run.
+        run_id: String,
+    },
     /// `decide` of a call whose approval expired, by the journal's clock,
     /// before anyone decided it.
     #[error("the approval of call {call_id:?} of run {run_id:?} expired at {} ms after the Unix epoch; it can no longer be decided", millis(*expires_at))]

@@ -181,11 +181,11 @@ impl RunMemory for LocalMemory {
         Answer::ready(Ok(found))
     }
 
-    fn restart_call<'a>(&'a self, effect_key: &'a str, _call_id: &'a str, _input: &'a Value) -> Answer<'a, Option<JournaledCall>> {
+    fn restart_call<'a>(&'a self, call: Starting<'a>) -> Answer<'a, Option<JournaledCall>> {
         // No finished effect is kept, so none is started again: the one
         // found is under way.
-        let answer = match self.held().effects.get(effect_key) {
-            None => Err(JournalError::CallNotStarted { effect_key: effect_key.to_owned() }),
+        let answer = match self.held().effects.get(call.effect_key) {
+            None => Err(JournalError::CallNotStarted { effect_key: call.effect_key.to_owned() }),
             Some(effect) => Ok(Some(effect.found())),
         };
         Answer::ready(answer)
@@ -255,10 +255,11 @@ impl RunMemory for LocalMemory {
         Answer::ready(Ok(()))
     }
 
-    fn expire<'a>(&'a self, now: SystemTime, text: &'a str) -> Answer<'a, Vec<Approval>> {
+    fn expire<'a>(&'a self, run_id: &'a str, text: &'a str) -> Answer<'a, Vec<Approval>> {
+        let now = SystemTime::now();
         let mut held = self.held();
         let mut expired = Vec::new();
-        for parked in held.approvals.values_mut().flatten() {
+        for parked in held.approvals.get_mut(run_id).into_iter().flatten() {
             let due = parked.approval.call.expires_at.is_some_and(|expires_at| expires_at <= now);
             if due && parked.approval.decided.is_none() {
                 parked.approval.decided = Some(Decided { decision: Decision::Reject(text.to_owned()), by: EXPIRED_BY.to_owned(), at: now });
@@ -317,7 +318,7 @@ mod tests {
         assert!(matches!(&second, Err(JournalError::AlreadyDecided { by, .. }) if by == "alice"), "{second:?}");
         memory.park(&parked("c2", Some(now - Duration::from_secs(1)))).await.unwrap();
         assert!(matches!(memory.decide("r", "c2", Decision::Approve, "alice").await, Err(JournalError::ApprovalExpired { .. })));
-        assert_eq!(memory.expire(now, "too late").await.unwrap().len(), 1, "the expired call is decided by the expiry");
+        assert_eq!(memory.expire("r", "too late").await.unwrap().len(), 1, "the expired call is decided by the expiry");
         memory.settle("r", "c1").await.unwrap();
         let unsettled: Vec<_> = memory.unsettled_for_run("r").await.unwrap().into_iter().map(|approval| approval.call.call_id).collect();
         assert_eq!(unsettled, ["c2"], "a settled call is forgotten");

@@ -174,7 +174,9 @@ pub struct ParkedCall {
     pub input: Value,
     /// The user the call was made for, when known.
     pub user_id: Option<String>,
-    /// When it was parked.
+    /// When it was parked. A journal stamps a call it parks by its own
+    /// clock (the database's), and keeps of `parked_at` and `expires_at`
+    /// only how long apart they are: the call's time to live.
     pub parked_at: SystemTime,
     /// When it expires undecided; `None`: never.
     pub expires_at: Option<SystemTime>,

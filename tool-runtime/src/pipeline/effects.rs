@@ -16,12 +16,16 @@
 //!   another process may still be running it (several processes settling
 //!   one approved call, a step re-sent while it runs): until it finishes,
 //!   and the call reads its result, or until its tool's timeout and a
-//!   grace have passed since it started, or this call is cancelled. One
-//!   still unfinished then is settled by the tool's reconcile hook
-//!   (`#[tool(reconcile = path)]`, [`DynamicTool::reconcile`](crate::DynamicTool::reconcile)),
-//!   whose output is journaled as the call's result; without one, it is
-//!   refused with `OUTCOME_UNKNOWN`, and stays in doubt until the host
-//!   resolves it (`journal.calls().in_doubt`, `journal.calls().resolve`).
+//!   grace have passed since it started, or the process that started it
+//!   is known to be gone (its journal's lease lapsed), or this call is
+//!   cancelled. One still unfinished then is settled by the tool's
+//!   reconcile hook (`#[tool(reconcile = path)]`, [`DynamicTool::reconcile`](crate::DynamicTool::reconcile)),
+//!   given the call's context: an output it says the effect had is
+//!   journaled as the call's result; when it says the effect did not
+//!   happen, that start is withdrawn and the call starts the effect (one
+//!   of several calls does); without an answer, it is refused with
+//!   `OUTCOME_UNKNOWN`, and stays in doubt until the host resolves it
+//!   (`journal.calls().in_doubt`, `journal.calls().resolve`).
 //!   A call of an `idempotent` tool runs again at once instead.
 //! - Right before the tool runs, the call is recorded as started
 //!   ([`RunMemory::start_or_find`], atomic: of two processes, one runs it); after
@@ -38,20 +42,24 @@
 //!   time returns it, and the write goes on without it.
 //!
 //! The effect key is the run id and the call id, or, for a tool with
-//! `idempotency_key = path`, the tool's name, the caller's user id and the
-//! key it derives from the input (an order id), in every run of that user:
-//! keys are scoped by user, so two tenants whose inputs give the same key
-//! never share a result. A journaled effect answers only the call it was
-//! made for, neither run nor served to any other, and the host is told
-//! what differed ([`ErrorKind::CallMismatch`]): a call id the run journaled
-//! with another tool or input (under any key: a keyed tool's new input may
-//! give another) is refused with `CALL_ID_REUSED`; another call whose
-//! input gives a keyed effect's key with other arguments, with
-//! `IDEMPOTENCY_KEY_REUSED`. A keyed effect answers every call of its own
-//! tool with that input, across calls and runs of its user. The input a
-//! human edited at approval is the call's, and a tool with
-//! `replay = false`, whose result is never served, runs a re-used id's new
-//! input as a new call.
+//! `idempotency_key = path`, the tool's name, the run's user (as its
+//! journal holds it, whichever process sends the call) and the key it
+//! derives from the input (an order id), in every run of that user: keys
+//! are scoped by user, so two tenants whose inputs give the same key never
+//! share a result. Such a call is looked for under its key, as the same
+//! call of its run (its run and call id) under any key, and under the key
+//! schema versions 1 and 2 made (no user), so that an effect journaled
+//! before an upgrade, or by another user's process, is not run again. A
+//! journaled effect answers only the call it was made for, neither run nor
+//! served to any other, and the host is told what differed
+//! ([`ErrorKind::CallMismatch`]): a call id the run journaled with another
+//! tool or input (under any key: a keyed tool's new input may give another)
+//! is refused with `CALL_ID_REUSED`; another call whose input gives a keyed
+//! effect's key with other arguments, with `IDEMPOTENCY_KEY_REUSED`. A
+//! keyed effect answers every call of its own tool with that input, across
+//! calls and runs of its user. The input a human edited at approval is the
+//! call's, and a tool with `replay = false`, whose result is never served,
+//! runs a re-used id's new input as a new call.
 //!
 //! A tool with `replay = false` runs every time: a finished effect is never
 //! replayed. One that is `read_only` or `idempotent` (or `external`) is not
@@ -75,9 +83,10 @@ use super::{Ended, Input, concluded, execute};
 use crate::context::{CallInfo, CallState};
 use crate::error::ToolError;
 use crate::error_report::{ErrorKind, ErrorReport, Escaped};
-use crate::memory::{CallStart, Decision, JournalError, JournaledCall, JournaledResult, Remembered, RunMemory, Starting};
+use crate::memory::{CallStart, Decision, JournalError, JournaledCall, JournaledResult, Keyed, Remembered, RunMemory, Starting};
 use crate::result::{CallResult, ResultKind, lines};
 use crate::table::{Entry, ToolTable};
+use crate::tool::Reconciled;
 
 /// How long past its tool's timeout a call found started elsewhere is
 /// waited for: time for its process to journal the result.
@@ -122,30 +131,63 @@ async fn withdraw(memory: std::sync::Arc<dyn RunMemory>, key: String, call_id: S
     }
 }
 
+/// The key of a call's effect in its run's memory ([`effect_key`]).
+pub(crate) struct EffectKey {
+    /// The key the effect is started under.
+    key: String,
+    /// For a key from the tool's `idempotency_key`, the one the journal's
+    /// schema versions 1 and 2 held the effect under (the tool and the key,
+    /// no user: every user's calls shared it then), so that an effect
+    /// journaled before an upgrade is found after it.
+    earlier: Option<String>,
+}
+
 /// The memory's key for the effect of a call (JSON arrays: no run id,
 /// call id or key can make two of them equal). A tool's `idempotency_key`
-/// is scoped by the caller's user id: two users (tenants) whose inputs give
-/// the same key never share an effect; callers without a user id share
-/// theirs. A tool's `idempotency_key` function that panics or gives an
-/// empty key is an error: the call is not run.
+/// is scoped by the run's user (as the memory holds it, else the
+/// caller's): two users (tenants) whose inputs give the same key never
+/// share an effect, and a call of a run is keyed alike whichever process
+/// sends it; callers without a user id share theirs. A tool's
+/// `idempotency_key` function that panics or gives an empty key is an
+/// error: the call is not run.
 pub(crate) fn effect_key<App>(
     remembered: &Remembered,
     entry: &Entry<App>,
     input: &(dyn std::any::Any + Send + Sync),
     info: &CallInfo,
-) -> Result<String, String> {
-    let by_call = || remembered.call_key(&info.call_id);
-    let user = info.user.as_ref().and_then(|user| user.id.as_deref());
+) -> Result<EffectKey, String> {
+    let by_call = || EffectKey { key: remembered.call_key(&info.call_id), earlier: None };
+    let user = remembered.user.as_deref().or_else(|| info.user.as_ref().and_then(|user| user.id.as_deref()));
     // An external call is completed by its id, so it is keyed by it.
     if !entry.def.idempotency_key || entry.def.external {
         return Ok(by_call());
     }
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| entry.tool.effect_key(input))) {
         Ok(Some(key)) if key.is_empty() => Err("the idempotency_key function gave an empty key".to_owned()),
-        Ok(Some(key)) => Ok(serde_json::json!(["tool", entry.def.name, user, key]).to_string()),
+        Ok(Some(key)) => Ok(EffectKey {
+            key: serde_json::json!(["tool", entry.def.name, user, key]).to_string(),
+            earlier: Some(serde_json::json!(["tool", entry.def.name, key]).to_string()),
+        }),
         Ok(None) => Ok(by_call()),
         Err(payload) => Err(format!("the idempotency_key function panicked: {}", crate::error_report::panic_message(payload.as_ref()))),
     }
+}
+
+/// The call that asks the run's memory about its effect: its id, and its
+/// cancellation, which ends every wait.
+#[derive(Clone, Copy)]
+struct Asker<'c> {
+    call_id: &'c SmolStr,
+    cancel: &'c CancellationToken,
+}
+
+/// The effect a call found in its run's memory: its key, and whether it
+/// answers only its own call, with its own input (an effect keyed by its
+/// run and call id, or a keyed call's found by its run and call id).
+#[derive(Clone, Copy)]
+struct Effect<'k> {
+    key: &'k str,
+    by_call: bool,
 }
 
 /// The memory of a call's run, where its effect is remembered: a tool that
@@ -176,69 +218,58 @@ pub(crate) async fn journaled<App: Send + Sync + 'static>(
     remembered: &Remembered,
     entry: &Entry<App>,
     input: &Input<'_>,
-    info: &CallInfo,
+    call: &mut CallState<'_, App>,
 ) -> Option<CallResult> {
-    let call_id = &info.call_id;
-    let key = match effect_key(remembered, entry, input.value.as_ref(), info) {
+    let (call_id, cancel) = (call.call_id().clone(), call.info().cancellation().clone());
+    let call_id = &call_id;
+    let EffectKey { key, earlier } = match effect_key(remembered, entry, input.value.as_ref(), call.info()) {
         Ok(key) => key,
         Err(error) => return Some(not_run(tools, entry, call_id, error)),
     };
     let arguments = input.from.to_value();
     let until = tokio::time::Instant::now() + timeout_of(tools, entry);
-    match re_sent(tools, remembered, entry, info, &key, &arguments, until).await {
-        Ok(None) => {}
-        Ok(Some(refused)) => return Some(refused),
-        Err(stopped) => return Some(not_started(tools, entry, call_id, stopped)),
-    }
-    let found = match within(info.cancellation(), until, remembered.memory.until(until.into_std()).find_call(&key)).await {
+    let memory = remembered.memory.until(until.into_std());
+    let lookup = async {
+        match &earlier {
+            None => memory.find_call(&key).await.map(|found| found.map(|found| (Some(key.clone()), found))),
+            Some(earlier) => {
+                let keyed = Keyed { run_id: &remembered.run_id, call_id, tool: &entry.def.name, key: &key, earlier: Some(earlier) };
+                memory.find_keyed(keyed).await
+            }
+        }
+    };
+    let found = match within(&cancel, until, lookup).await {
         Ok(found) => found,
         Err(stopped) => return Some(not_started(tools, entry, call_id, stopped)),
     };
-    let found = match found {
+    let (found_key, found) = match found {
         Ok(None) => return None,
         Ok(Some(found)) => found,
         Err(error) => return Some(journal_failed(tools, entry, call_id, &error)),
     };
-    if let Some(refused) = other_call(tools, remembered, entry, &info.call_id, &key, &arguments, &found).await {
+    // A keyed call found by its run and call id, under a key of its own
+    // (another user's process sent it before the run's user was journaled):
+    // the same call, which answers only its own input.
+    let by_call = key == remembered.call_key(call_id) || (found_key.as_deref() != Some(&key) && found_key != earlier);
+    let effect = Effect { key: found_key.as_deref().unwrap_or(&key), by_call };
+    if let Some(refused) = other_call(tools, remembered, entry, call_id, effect, &arguments, &found).await {
         return Some(refused);
+    }
+    if found_key.is_none() && !matches!(found.outcome, CallStart::Finished(_)) {
+        let why = "was journaled by an earlier version under a key stored as its digest, and never finished; \
+                   settle it with journal.calls().in_doubt and journal.calls().resolve";
+        return Some(outcome_unknown(tools, entry, call_id, &key, why));
     }
     match found {
         // Handed to the host before, and not completed yet: still with it.
         JournaledCall { outcome: CallStart::UnknownOutcome { .. }, .. } if entry.def.external => {
             Some(CallResult::handed(entry.name.clone(), call_id.clone(), arguments))
         }
-        found => match known(tools, remembered, entry, info, &key, (input.value.as_ref(), &arguments), found).await {
+        found => match known(tools, remembered, entry, call, effect, (input.value.as_ref(), &arguments), found).await {
             Known::Answer(result) => Some(result),
             // Stage 6 starts it.
             Known::Run | Known::Gone => None,
         },
-    }
-}
-
-/// `CALL_ID_REUSED` when a durable run journaled this call id under
-/// another effect key than `key` with another tool or input: a tool's
-/// `idempotency_key` whose new input gives another key (a second refund
-/// under the first one's id). A call keyed by its run and id meets its
-/// own record in `journaled` already; a run that is not durable refuses
-/// an id it has taken.
-async fn re_sent<App: Send + Sync + 'static>(
-    tools: &ToolTable<App>,
-    remembered: &Remembered,
-    entry: &Entry<App>,
-    info: &CallInfo,
-    key: &str,
-    arguments: &Value,
-    until: tokio::time::Instant,
-) -> Result<Option<CallResult>, Stopped> {
-    let call_id = &info.call_id;
-    if !remembered.durable || key == remembered.call_key(call_id) {
-        return Ok(None);
-    }
-    let memory = remembered.memory.until(until.into_std());
-    match within(info.cancellation(), until, memory.call_of_run(&remembered.run_id, call_id)).await? {
-        Ok(Some(found)) => Ok(other_call(tools, remembered, entry, call_id, key, arguments, &found).await),
-        Ok(None) => Ok(None),
-        Err(error) => Ok(Some(journal_failed(tools, entry, call_id, &error))),
     }
 }
 
@@ -259,9 +290,10 @@ pub(crate) async fn execute_journaled<App: Send + Sync + 'static>(
 ) -> CallResult {
     let call_id = call.call_id().clone();
     let key = match effect_key(remembered, entry, input.value.as_ref(), call.info()) {
-        Ok(key) => key,
+        Ok(key) => key.key,
         Err(error) => return not_run(tools, entry, &call_id, error),
     };
+    let effect = Effect { key: &key, by_call: key == remembered.call_key(&call_id) };
     let arguments = input.from.to_value();
     // A start found gone after waiting (its call withdrew it) is tried
     // again, with the time to record it anew; a few times at most.
@@ -283,7 +315,7 @@ pub(crate) async fn execute_journaled<App: Send + Sync + 'static>(
             Err(stopped) => return stopped,
         };
         if let Ok(Some(found)) = &started
-            && let Some(refused) = other_call(tools, remembered, entry, &call_id, &key, &arguments, found).await
+            && let Some(refused) = other_call(tools, remembered, entry, &call_id, effect, &arguments, found).await
         {
             return refused;
         }
@@ -291,8 +323,12 @@ pub(crate) async fn execute_journaled<App: Send + Sync + 'static>(
             && let Ok(Some(JournaledCall { outcome: CallStart::Finished(_), .. })) = started
         {
             // Runs on every call: the finished effect is started again.
-            let (memory, id, args, effect) = (bounded, call_id.clone(), arguments.clone(), key.clone());
-            let restart = async move { memory.restart_call(&effect, &id, &args).await };
+            let (memory, run_id, id, tool, args, effect) =
+                (bounded, remembered.run_id.clone(), call_id.clone(), entry.def.name.clone(), arguments.clone(), key.clone());
+            let restart = async move {
+                let starting = Starting { run_id: &run_id, call_id: &id, tool: &tool, input: &args, effect_key: &effect };
+                memory.restart_call(starting).await
+            };
             started = match begin(tools, remembered, entry, call.info(), &key, until, restart).await {
                 Ok(started) => started,
                 Err(stopped) => return stopped,
@@ -301,7 +337,7 @@ pub(crate) async fn execute_journaled<App: Send + Sync + 'static>(
         match started {
             Err(error) => return journal_failed(tools, entry, &call_id, &error),
             Ok(None) => break,
-            Ok(Some(found)) => match known(tools, remembered, entry, call.info(), &key, (input.value.as_ref(), &arguments), found).await {
+            Ok(Some(found)) => match known(tools, remembered, entry, call, effect, (input.value.as_ref(), &arguments), found).await {
                 Known::Answer(result) => return result,
                 Known::Run => break,
                 Known::Gone if tries < 3 => {}
@@ -461,7 +497,7 @@ pub(crate) async fn hand_journaled<App: Send + Sync + 'static>(
         Ok(found) => found,
     };
     if let Some(found) = &found
-        && let Some(refused) = other_call(tools, remembered, entry, call_id, &key, &arguments, found).await
+        && let Some(refused) = other_call(tools, remembered, entry, call_id, Effect { key: &key, by_call: true }, &arguments, found).await
     {
         return refused;
     }
@@ -485,41 +521,44 @@ async fn known<App: Send + Sync + 'static>(
     tools: &ToolTable<App>,
     remembered: &Remembered,
     entry: &Entry<App>,
-    info: &CallInfo,
-    key: &str,
+    call: &mut CallState<'_, App>,
+    effect: Effect<'_>,
     input: (&(dyn Any + Send + Sync), &Value),
     found: JournaledCall,
 ) -> Known {
     let (input, arguments) = input;
-    let call_id = &info.call_id;
+    let key = effect.key;
+    let (call_id, cancel) = (call.call_id().clone(), call.info().cancellation().clone());
+    let asker = Asker { call_id: &call_id, cancel: &cancel };
     let (started_by, started_at) = match found.outcome {
         CallStart::Started => return Known::Run,
         CallStart::Finished(_) if !entry.def.replay => return Known::Run,
-        CallStart::Finished(journaled) => return Known::Answer(replayed(tools, entry, call_id, journaled)),
+        CallStart::Finished(journaled) => return Known::Answer(replayed_in_run(tools, remembered, entry, asker, effect, journaled).await),
         CallStart::UnknownOutcome { .. } if entry.def.annotations.idempotent == Some(true) => return Known::Run,
         CallStart::UnknownOutcome { ref call_id, started_at } => (call_id.clone(), started_at),
     };
-    let found = match wait_for_finish(tools, remembered, entry, info, key, found).await {
+    let found = match wait_for_finish(tools, remembered, entry, asker, key, found).await {
         Err(stopped) => return Known::Answer(stopped),
         Ok(None) => return Known::Gone,
         Ok(Some(found)) => found,
     };
     // Started again meanwhile, by another call.
-    if let Some(refused) = other_call(tools, remembered, entry, call_id, key, arguments, &found).await {
+    if let Some(refused) = other_call(tools, remembered, entry, &call_id, effect, arguments, &found).await {
         return Known::Answer(refused);
     }
     match &found.outcome {
         CallStart::Finished(_) if !entry.def.replay => Known::Gone,
-        CallStart::Finished(journaled) => Known::Answer(replayed(tools, entry, call_id, journaled.clone())),
+        CallStart::Finished(journaled) => Known::Answer(replayed_in_run(tools, remembered, entry, asker, effect, journaled.clone()).await),
         _ => {
             let since = started_at.elapsed().unwrap_or_default();
             let why = format!("was started by call `{started_by}` {since:?} ago and never finished");
             // The hook answers for this call's input: only when it is
             // the unfinished call's (or the effect is keyed by it).
-            if key == remembered.call_key(call_id) && found.input != *arguments {
-                return Known::Answer(outcome_unknown(tools, entry, call_id, key, &format!("{why} (with another input)")));
+            if effect.by_call && found.input != *arguments {
+                return Known::Answer(outcome_unknown(tools, entry, &call_id, key, &format!("{why} (with another input)")));
             }
-            Known::Answer(reconciled(tools, remembered, entry, info, key, input, &why).await)
+            let unfinished = (key, started_by.as_str(), started_at);
+            reconciled(tools, remembered, entry, call, unfinished, input, &why).await
         }
     }
 }
@@ -527,14 +566,15 @@ async fn known<App: Send + Sync + 'static>(
 /// Waits for the unfinished call `found` of the effect `key` to
 /// finish: polls the journal until it holds the result, or no start at
 /// all, or the tool's timeout and [`FINISH_GRACE`] have passed since
-/// the call started (then the last thing known is returned). A
-/// cancelled call stops waiting and reads as cancelled; a journal that
-/// fails, as the generic 500.
+/// the call started, or the process that started it is gone (its lease on
+/// the journal lapsed: it will never finish); then the last thing known
+/// is returned. A cancelled call stops waiting and reads as cancelled; a
+/// journal that fails, as the generic 500.
 async fn wait_for_finish<App: Send + Sync + 'static>(
     tools: &ToolTable<App>,
     remembered: &Remembered,
     entry: &Entry<App>,
-    info: &CallInfo,
+    asker: Asker<'_>,
     key: &str,
     found: JournaledCall,
 ) -> Result<Option<JournaledCall>, CallResult> {
@@ -542,7 +582,6 @@ async fn wait_for_finish<App: Send + Sync + 'static>(
     let bound = (timeout_of(tools, entry) + FINISH_GRACE).saturating_sub(started_at.elapsed().unwrap_or_default());
     let until = tokio::time::Instant::now() + bound;
     let journal = remembered.memory.until(until.into_std());
-    let cancel = info.cancellation();
     let mut pause = FIRST_LOOK;
     let mut last = found;
     while tokio::time::Instant::now() < until {
@@ -550,43 +589,76 @@ async fn wait_for_finish<App: Send + Sync + 'static>(
             tokio::time::sleep_until(until.min(tokio::time::Instant::now() + pause)).await;
             journal.find_call(key).await
         };
-        match within(cancel, until, look).await {
-            Err(Stopped::Cancelled) => return Err(not_started(tools, entry, &info.call_id, Stopped::Cancelled)),
+        match within(asker.cancel, until, look).await {
+            Err(Stopped::Cancelled) => return Err(not_started(tools, entry, asker.call_id, Stopped::Cancelled)),
             Err(Stopped::TimedOut) => break,
             Ok(Ok(Some(found))) if matches!(found.outcome, CallStart::UnknownOutcome { .. }) => last = found,
             Ok(Ok(other)) => return Ok(other),
-            Ok(Err(error)) => return Err(journal_failed(tools, entry, &info.call_id, &error)),
+            Ok(Err(error)) => return Err(journal_failed(tools, entry, asker.call_id, &error)),
+        }
+        // A journal that cannot say keeps the wait going.
+        if journal.starter_gone(key).await.unwrap_or(false) {
+            break;
         }
         pause = (pause * 2).min(MAX_LOOK);
     }
     Ok(Some(last))
 }
 
-/// A call of the effect `key` found unfinished (`why`), past waiting
-/// for it: the tool's reconcile hook says what became of it. An output
-/// it gives is the call's result, journaled as the effect's (a call
-/// that finished it meanwhile is replayed instead); without one (no
-/// hook, `None`, a panic, an output that does not fit the tool), the
-/// call reads `OUTCOME_UNKNOWN`.
+/// A call of the effect `key` found unfinished (`why`; started by the
+/// call `unfinished.1` at `unfinished.2`), past waiting for it: the tool's reconcile hook,
+/// given the call's context, says what became of it. An output it gives
+/// is the call's result, journaled as the effect's (a call that finished
+/// it meanwhile is replayed instead). When it says the effect did not
+/// happen, the unfinished start is withdrawn and the call starts the
+/// effect itself ([`Known::Gone`]: of several calls, one starts it).
+/// Without an answer (no hook, `Unknown`, a panic, an output that does
+/// not fit the tool), the call reads `OUTCOME_UNKNOWN`.
 async fn reconciled<App: Send + Sync + 'static>(
     tools: &ToolTable<App>,
     remembered: &Remembered,
     entry: &Entry<App>,
-    info: &CallInfo,
-    key: &str,
+    call: &mut CallState<'_, App>,
+    unfinished: (&str, &str, std::time::SystemTime),
     input: &(dyn Any + Send + Sync),
     why: &str,
-) -> CallResult {
-    let call_id = &info.call_id;
-    let output = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| entry.tool.reconcile(input))) {
-        Ok(None) => return outcome_unknown(tools, entry, call_id, key, why),
-        Ok(Some(output)) => output,
+) -> Known {
+    let ((key, started_by, started_at), call_id) = (unfinished, call.call_id().clone());
+    let call_id = &call_id;
+    let cancel = call.info().cancellation().clone();
+    let ctx = call.ctx();
+    let output = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| entry.tool.reconcile(input, ctx))) {
+        Ok(Reconciled::Unknown) => return Known::Answer(outcome_unknown(tools, entry, call_id, key, why)),
+        Ok(Reconciled::DidNotHappen) => {
+            tracing::info!(tool = %Escaped(&entry.def.name), call_id = %Escaped(call_id), "the reconcile hook says an unfinished call did not happen; it runs");
+            // Only the start the hook was asked about: another call may
+            // have taken the effect over since, and runs it.
+            if let Err(error) = remembered.memory.withdraw_stale(key, started_by, started_at).await {
+                tracing::error!(call_id = %Escaped(call_id), error = %Escaped(&error), "an unfinished start could not be withdrawn: the call reads as of unknown outcome");
+            }
+            return Known::Gone;
+        }
+        Ok(Reconciled::Happened(output)) => output,
         Err(payload) => {
             let detail = format!("the reconcile hook panicked: {}", crate::error_report::panic_message(payload.as_ref()));
             tools.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Panic, crate::error::INTERNAL_ERROR_CODE, detail));
-            return outcome_unknown(tools, entry, call_id, key, why);
+            return Known::Answer(outcome_unknown(tools, entry, call_id, key, why));
         }
     };
+    Known::Answer(journal_reconciled(tools, remembered, entry, (call_id, &cancel), key, output, why).await)
+}
+
+/// The output a reconcile hook says the unfinished call of `key` had,
+/// concluded as the tool's, and journaled as the effect's result.
+async fn journal_reconciled<App: Send + Sync + 'static>(
+    tools: &ToolTable<App>,
+    remembered: &Remembered,
+    entry: &Entry<App>,
+    (call_id, cancel): (&SmolStr, &CancellationToken),
+    key: &str,
+    output: Result<crate::tool::ToolOutput, crate::tool::Failure>,
+    why: &str,
+) -> CallResult {
     let result = concluded(tools, entry, call_id, Ended::Returned(output));
     if result.kind != ResultKind::Success {
         // Concluding reported why.
@@ -594,7 +666,7 @@ async fn reconciled<App: Send + Sync + 'static>(
     }
     let until = tokio::time::Instant::now() + timeout_of(tools, entry);
     let journal = remembered.memory.until(until.into_std());
-    match within(info.cancellation(), until, journal.resolve_call(key, &JournaledResult::from(&result))).await {
+    match within(cancel, until, journal.resolve_call(key, &JournaledResult::from(&result))).await {
         Ok(Ok(())) => {
             tracing::info!(tool = %Escaped(&entry.def.name), call_id = %Escaped(call_id), "an unfinished call was settled by its reconcile hook");
             result
@@ -633,10 +705,11 @@ async fn other_call<App: Send + Sync + 'static>(
     remembered: &Remembered,
     entry: &Entry<App>,
     call_id: &SmolStr,
-    key: &str,
+    effect: Effect<'_>,
     arguments: &Value,
     found: &JournaledCall,
 ) -> Option<CallResult> {
+    let (key, by_call) = (effect.key, effect.by_call);
     let differs = if found.tool != entry.def.name {
         format!("the tool differs: `{}` journaled, `{}` now", found.tool, entry.def.name)
     } else if entry.def.replay && found.input != *arguments && !edited_by_approval(remembered, call_id, arguments).await {
@@ -645,7 +718,7 @@ async fn other_call<App: Send + Sync + 'static>(
     } else {
         return None;
     };
-    let error = match key == remembered.call_key(call_id) || found.call_id == call_id.as_str() {
+    let error = match by_call || found.call_id == call_id.as_str() {
         true => lines::call_id_reused(call_id),
         false => lines::key_reused(),
     };
@@ -691,6 +764,28 @@ fn timeout_of<App: Send + Sync + 'static>(tools: &ToolTable<App>, entry: &Entry<
     entry.def.timeout.unwrap_or(tools.config.default_timeout)
 }
 
+/// [`replayed`], in a run that stands on the effect from now on: a keyed
+/// effect (which another run may have journaled) is recorded as replayed
+/// by this run, so that it is kept while the run is. A record that fails
+/// is logged: the result stands.
+async fn replayed_in_run<App: Send + Sync + 'static>(
+    tools: &ToolTable<App>,
+    remembered: &Remembered,
+    entry: &Entry<App>,
+    asker: Asker<'_>,
+    effect: Effect<'_>,
+    journaled: JournaledResult,
+) -> CallResult {
+    if !effect.by_call {
+        let until = tokio::time::Instant::now() + timeout_of(tools, entry);
+        let noted = within(asker.cancel, until, remembered.memory.until(until.into_std()).note_replay(&remembered.run_id, effect.key)).await;
+        if !matches!(noted, Ok(Ok(()))) {
+            tracing::warn!(tool = %Escaped(&entry.def.name), call_id = %Escaped(asker.call_id), "a replayed effect could not be recorded as this run's: a prune may forget it before the run ends");
+        }
+    }
+    replayed(tools, entry, asker.call_id, journaled)
+}
+
 /// A journaled result, returned under this call's id once its output
 /// is checked against the tool's output schema.
 fn replayed<App: Send + Sync + 'static>(tools: &ToolTable<App>, entry: &Entry<App>, call_id: &SmolStr, journaled: JournaledResult) -> CallResult {
@@ -721,8 +816,13 @@ fn not_run<App: Send + Sync + 'static>(tools: &ToolTable<App>, entry: &Entry<App
     CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::Internal, &public)
 }
 
-/// A call the journal could not record: not run (the generic 500).
+/// A call the journal could not record: not run (the generic 500); or a
+/// call of a run that finished (`RUN_FINISHED`), which starts nothing.
 fn journal_failed<App: Send + Sync + 'static>(tools: &ToolTable<App>, entry: &Entry<App>, call_id: &SmolStr, error: &JournalError) -> CallResult {
+    if let JournalError::RunFinished { .. } = error {
+        tracing::info!(tool = %Escaped(&entry.def.name), call_id = %Escaped(call_id), "not run: its run is finished");
+        return CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::Denied, &lines::run_finished());
+    }
     let public = ToolError::internal();
     tools.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Journal, public.code(), error.to_string()));
     CallResult::failure(entry.name.clone(), call_id.clone(), ResultKind::Internal, &public)

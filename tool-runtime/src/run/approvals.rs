@@ -23,6 +23,9 @@ use crate::memory::{Approval, Decided, Decision, EXPIRED_BY, GONE_BY, JournalErr
 use crate::pipeline::{guarded_value, out_of_scope, pending_call, read_input};
 use crate::result::{CallResult, Deadline, ResultKind, lines};
 
+/// What a call that waited in a run that finished reads.
+pub(super) const FINISHED_TEXT: &str = "The run finished before a decision.";
+
 /// The host's handle on a run's pending calls ([`Run::approvals`]): each
 /// decision settles the call, records its result in the run, and returns
 /// it for the model (replace the call's result in its step with
@@ -111,6 +114,9 @@ impl<'r, App: Send + Sync + 'static> Approvals<'r, App> {
             return CallResult::failure(tool, id, ResultKind::Denied, &lines::too_many_pending(max));
         }
         if let Err(error) = self.remember(&pending).await {
+            if let JournalError::RunFinished { .. } = error {
+                return CallResult::failure(pending.tool().clone(), pending.id().clone(), ResultKind::Denied, &lines::run_finished());
+            }
             let detail = format!("the pending call could not be journaled, so it was not run: {error}");
             self.run.tools.report(ErrorReport::new(pending.tool().as_str(), pending.id().as_str(), ErrorKind::Journal, "JOURNAL", detail));
             return CallResult::unrecorded(pending.tool().clone(), pending.id().clone());
@@ -126,7 +132,7 @@ impl<'r, App: Send + Sync + 'static> Approvals<'r, App> {
     pub(super) async fn settle_decided(&mut self) -> Result<Vec<CallResult>, DurableError> {
         let remembered = self.run.memory.clone();
         let expired = lines::approval_expired(self.run.tools.approval_ttl());
-        remembered.memory.expire(SystemTime::now(), expired.model_line().as_str()).await?;
+        remembered.memory.expire(&remembered.run_id, expired.model_line().as_str()).await?;
         let mut results = Vec::new();
         let mut index = 0;
         while index < self.run.pending.len() {
@@ -150,7 +156,7 @@ impl<'r, App: Send + Sync + 'static> Approvals<'r, App> {
     pub(super) async fn drop_all(&mut self) {
         let remembered = self.run.memory.clone();
         for pending in std::mem::take(&mut self.run.pending) {
-            let reject = Decision::Reject("The run finished before a decision.".into());
+            let reject = Decision::Reject(FINISHED_TEXT.into());
             let rejected = remembered.memory.decide(&remembered.run_id, pending.id(), reject, GONE_BY).await;
             if let Err(error) = rejected.map(drop).or_else(|error| match error {
                 JournalError::AlreadyDecided { .. } => Ok(()),
@@ -191,11 +197,16 @@ impl<'r, App: Send + Sync + 'static> Approvals<'r, App> {
     }
 
     /// What a pending call reads instead of running when this run may no
-    /// longer run it, whatever a human decided: the run's deadline passed
-    /// (`RUN_DEADLINE`), or its tool failed `max_retries` times since the
-    /// call was parked (`TOOL_EXHAUSTED`).
+    /// longer run it, whatever a human decided: the run finished
+    /// (`RUN_FINISHED`; a process that has not learnt it yet is told by the
+    /// journal when the call's effect would start), the run's deadline
+    /// passed (`RUN_DEADLINE`), or its tool failed `max_retries` times
+    /// since the call was parked (`TOOL_EXHAUSTED`).
     fn refused_at_approval(&self, pending: &PendingCall<App>) -> Option<CallResult> {
         let (tool, id) = (pending.tool().clone(), pending.id().clone());
+        if matches!(self.run.steps.state, crate::memory::RunState::Finished { .. }) {
+            return Some(CallResult::failure(tool, id, ResultKind::Denied, &lines::run_finished()));
+        }
         if self.run.deadline.is_some_and(|deadline| tokio::time::Instant::now() >= deadline) {
             return Some(CallResult::failure(tool, id, ResultKind::TimedOut, &lines::deadline(Deadline::Run)));
         }
@@ -224,7 +235,7 @@ impl<'r, App: Send + Sync + 'static> Approvals<'r, App> {
             return expired;
         }
         let text = lines::approval_expired(tools.approval_ttl()).model_line();
-        if let Err(error) = remembered.memory.expire(SystemTime::now(), &text).await {
+        if let Err(error) = remembered.memory.expire(&remembered.run_id, &text).await {
             tracing::error!(run_id = %Escaped(&remembered.run_id), error = %Escaped(&error), "expired approvals could not be swept");
             return expired;
         }

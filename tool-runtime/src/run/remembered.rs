@@ -23,8 +23,9 @@ use smol_str::SmolStr;
 
 use crate::call::Arguments;
 use crate::call::ToolCall;
-use crate::memory::{JournalError, Remembered};
+use crate::memory::{JournalError, Keyed, Remembered};
 use crate::pipeline::{Input, read_input};
+use crate::result::{CallResult, ResultKind, lines};
 use crate::table::{Entry, ToolTable};
 
 /// Why a durable run could not be started, resumed or kept.
@@ -63,6 +64,22 @@ pub(super) fn step_digest(remembered: &Remembered, calls: &[ToolCall]) -> Option
     let ids: Vec<&str> = calls.iter().map(|call| call.id.as_str()).collect();
     let digest = Sha256::digest(serde_json::to_string(&ids).unwrap_or_default().as_bytes());
     Some(digest.iter().map(|byte| format!("{byte:02x}")).collect())
+}
+
+/// A call refused as unknown in a durable run, whose call (its run and call
+/// id, with that tool) the journal holds: its tool left the registry since
+/// it ran. It reads `TOOL_GONE`, saying so, rather than that the tool is
+/// unknown; any other result is returned as it is.
+pub(super) async fn tool_gone<App: Send + Sync + 'static>(remembered: &Remembered, tools: &ToolTable<App>, result: CallResult) -> CallResult {
+    if !remembered.durable || result.kind != ResultKind::UnknownTool || tools.entry(&result.tool).is_some() {
+        return result;
+    }
+    let key = remembered.call_key(&result.call_id);
+    let keyed = Keyed { run_id: &remembered.run_id, call_id: &result.call_id, tool: &result.tool, key: &key, earlier: None };
+    match remembered.memory.find_keyed(keyed).await {
+        Ok(Some(_)) => CallResult::failure(result.tool.clone(), result.call_id.clone(), ResultKind::UnknownTool, &lines::tool_gone(&result.tool)),
+        _ => result,
+    }
 }
 
 /// The tool of a journaled call, and the call's input read by it; an error

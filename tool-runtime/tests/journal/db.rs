@@ -146,10 +146,24 @@ impl Db {
     /// IMMEDIATE`) on the whole file; Postgres, `LOCK TABLE journal_calls`
     /// in a transaction, which blocks reads too.
     pub async fn lock_calls(&self) -> Lock {
+        self.lock("LOCK TABLE journal_calls IN ACCESS EXCLUSIVE MODE").await
+    }
+
+    /// Holds the journal's runs locked from another connection, as a
+    /// stuck process would: SQLite, a write transaction on the whole file;
+    /// Postgres, `LOCK TABLE journal_runs IN EXCLUSIVE MODE`, which lets
+    /// reads through and holds every write of a run.
+    pub async fn lock_runs(&self) -> Lock {
+        self.lock("LOCK TABLE journal_runs IN EXCLUSIVE MODE").await
+    }
+
+    /// A write transaction on SQLite; on Postgres, `lock` in a transaction.
+    async fn lock(&self, lock: &str) -> Lock {
         use sqlx::Connection;
         match self {
             #[cfg(feature = "sqlite")]
             Db::Sqlite { url, .. } => {
+                let _ = lock;
                 let mut conn = sqlx::SqliteConnection::connect(url).await.unwrap();
                 sqlx::raw_sql("BEGIN IMMEDIATE").execute(&mut conn).await.unwrap();
                 Lock::Sqlite(conn)
@@ -157,7 +171,7 @@ impl Db {
             #[cfg(feature = "postgres")]
             Db::Postgres { url } => {
                 let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
-                sqlx::raw_sql("BEGIN; LOCK TABLE journal_calls IN ACCESS EXCLUSIVE MODE").execute(&mut conn).await.unwrap();
+                sqlx::raw_sql(sqlx::AssertSqlSafe(format!("BEGIN; {lock}"))).execute(&mut conn).await.unwrap();
                 Lock::Postgres(conn)
             }
         }

@@ -1,6 +1,7 @@
 use tool_runtime::prelude::*;
 
-/// Whether the refund happened: it answers a bare `String`, not an `Option`.
+/// Whether the refund happened: it answers a bare `String`, not a
+/// `Reconciled` (or an `Option`), and takes no context.
 fn refunded(input: &refund) -> String {
     format!("refunded {}", input.order_id)
 }

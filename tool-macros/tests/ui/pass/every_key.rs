@@ -24,8 +24,8 @@ fn order_key(input: &place_order) -> String {
     format!("{}:{}", input.product, input.quantity)
 }
 
-fn placed_already(_input: &place_order) -> Option<String> {
-    None
+fn placed_already(_input: &place_order, _ctx: &Ctx<Shop>) -> Reconciled<String> {
+    Reconciled::Unknown
 }
 
 /// Ignored: `description` wins.

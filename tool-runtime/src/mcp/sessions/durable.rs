@@ -63,7 +63,9 @@ pub(super) async fn ask<App: Send + Sync + 'static>(
         parked_at: now,
         expires_at: now.checked_add(ttl),
     };
-    if let Err(error) = durable.memory.park(&parked).await {
+    // Held by this process: should it die, no decision on the call is
+    // accepted (nothing would carry it out).
+    if let Err(error) = durable.memory.park_held(&parked).await {
         let detail = format!("the pending call could not be journaled, so it was not run: {error}");
         registry.tools().report(ErrorReport::new(tool.as_str(), id.as_str(), ErrorKind::Journal, "JOURNAL", detail));
         return CallResult::unrecorded(tool, id);
@@ -152,7 +154,7 @@ async fn out_of_band(durable: &Remembered, id: &str) -> Result<Decision, Journal
 /// At the end of the approval's time to live here: the journal expires the
 /// call unless a decision came first, which is returned (`None`: expired).
 async fn expire(durable: &Remembered, id: &str, ttl: Duration) -> Result<Option<Decision>, JournalError> {
-    durable.memory.expire(SystemTime::now(), &lines::approval_expired(ttl).model_line()).await?;
+    durable.memory.expire(&durable.run_id, &lines::approval_expired(ttl).model_line()).await?;
     let approval = durable.memory.approval(&durable.run_id, id).await?;
     match approval.and_then(|approval| approval.decided) {
         Some(decided) if decided.by != EXPIRED_BY => Ok(Some(decided.decision)),

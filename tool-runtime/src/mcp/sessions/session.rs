@@ -22,7 +22,7 @@ use crate::mcp::http::sessions::BoundedSessions;
 use crate::mcp::notices::{self, Sinks};
 use crate::mcp::server::{ExternalRunner, Server};
 use crate::mcp::{results, subscriptions, tool_list};
-use crate::memory::Remembered;
+use crate::memory::{Remembered, RunState};
 use crate::result::{CallResult, ResultKind, lines};
 use crate::steps::Steps;
 use crate::tool::{ParsedFrom, ToolDefinition};
@@ -61,7 +61,7 @@ impl<App: Send + Sync + 'static> McpSession<App> {
     pub(crate) fn new(server: Server<App>) -> Self {
         let remembered = match server.memory.clone() {
             // Unique across instances and restarts sharing the journal (`ids`).
-            Some(memory) => Remembered { memory, run_id: crate::ids::fresh_id("mcp-").as_str().into(), durable: true },
+            Some(memory) => Remembered::durable(memory, crate::ids::fresh_id("mcp-").as_str()),
             None => Remembered::local(),
         };
         McpSession { server, run: Arc::new(Mutex::new(SessionRun::default())), remembered, sessions: None }
@@ -235,6 +235,41 @@ impl<App: Send + Sync + 'static> McpSession<App> {
                 )
             }
         }
+    }
+}
+
+/// What a call waiting in a session that ended reads, in the journal.
+const SESSION_ENDED: &str = "The client's session ended before a decision.";
+
+/// A session's end finishes its durable run: the run is journaled as
+/// finished and every call of it still undecided is rejected, so that the
+/// journal can forget the run once its retention passed
+/// ([`Journal::prune`](crate::journal::Journal::prune)). A session that
+/// journaled no step has no run to finish. Done on the runtime, as the
+/// session is dropped where nothing waits.
+impl<App> Drop for McpSession<App> {
+    fn drop(&mut self) {
+        let mut run = self.run.lock().unwrap_or_else(PoisonError::into_inner);
+        if !self.remembered.durable || run.steps.journaled.0 == 0 {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let by = match &run.steps.state {
+            RunState::Active => None,
+            RunState::Ending { by } => Some(by.clone()),
+            RunState::Finished { by } => by.clone(),
+        };
+        run.steps.state = RunState::Finished { by };
+        let save = run.steps.take_save();
+        let remembered = self.remembered.clone();
+        runtime.spawn(async move {
+            if let Err(error) = save.send(&remembered).await {
+                tracing::error!(run_id = %Escaped(&remembered.run_id), error = %Escaped(&error), "an ended session's run could not be journaled as finished");
+            }
+            if let Err(error) = remembered.memory.end_run(&remembered.run_id, SESSION_ENDED).await {
+                tracing::error!(run_id = %Escaped(&remembered.run_id), error = %Escaped(&error), "an ended session's waiting calls could not be rejected");
+            }
+        });
     }
 }
 

@@ -181,7 +181,7 @@ async fn park<App: Send + Sync + 'static>(
     };
     let now = std::time::SystemTime::now();
     let (all, of_user) =
-        journal.approvals().waiting_in(&[STATELESS_RUNS, super::retries::KEYED_RUNS], user, now).await.map_err(|error| not_recorded(&error))?;
+        journal.approvals().waiting_in(&[STATELESS_RUNS, super::retries::KEYED_RUNS], user).await.map_err(|error| not_recorded(&error))?;
     server.waiting.admits(all, of_user, user)?;
     let call = ParkedCall {
         run_id: sealed.run_id.clone(),

@@ -174,7 +174,7 @@ pub(super) async fn create<App: Send + Sync + 'static>(
     let Some(journal) = journal(server) else { unreachable!("`wanted` asks for a journal") };
     let now = SystemTime::now();
     let refuse = |error: &crate::error::ToolError| results::refused(server, tool, error);
-    if let Err(refused) = admitted(stateless.task_limits, journal, user, now).await {
+    if let Err(refused) = admitted(stateless.task_limits, journal, user).await {
         return refuse(&refused);
     }
     let task = TaskRecord {
@@ -198,8 +198,8 @@ pub(super) async fn create<App: Send + Sync + 'static>(
 
 /// Whether `user` may start one more task: within the caps on tasks under
 /// way (of the user, and in all), counted in the journal.
-async fn admitted(limits: TaskLimits, journal: &Journal, user: &UserContext, now: SystemTime) -> Result<(), crate::error::ToolError> {
-    let (all, of_user) = journal.tasks().active(user.id.as_deref(), now).await.map_err(|error| not_recorded("", &error))?;
+async fn admitted(limits: TaskLimits, journal: &Journal, user: &UserContext) -> Result<(), crate::error::ToolError> {
+    let (all, of_user) = journal.tasks().active(user.id.as_deref()).await.map_err(|error| not_recorded("", &error))?;
     if user.id.is_some() && of_user >= limits.per_user {
         return Err(crate::error::ToolError::rate_limited(
             "TOO_MANY_TASKS",
