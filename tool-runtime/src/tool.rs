@@ -2,7 +2,6 @@
 //! tool is in `definition`.
 
 use std::any::Any;
-use std::borrow::Cow;
 use std::error::Error as StdError;
 use std::future::Future;
 use std::marker::PhantomData;
@@ -18,6 +17,7 @@ pub use crate::definition::{Annotations, EndsRun, Execution, FailureMode, Interi
 use crate::error::ToolError;
 use crate::policy::Verdict;
 use crate::readers::Args;
+pub use crate::readers::ParsedFrom;
 use crate::scope::ScopedTool;
 use crate::validation::Properties;
 
@@ -292,36 +292,6 @@ pub(crate) enum TextCall {
     Returned(Result<ToolOutput, Failure>),
     /// The tool's future, not yet polled.
     Made(CallFuture),
-}
-
-/// What a call's input was parsed from, kept by the registry (for an
-/// `ends_run` predicate, and for a human to review a pending call).
-#[doc(hidden)]
-#[derive(Clone, Debug)]
-pub enum ParsedFrom<'a> {
-    /// The model's text, read straight into the input.
-    Text(Cow<'a, str>),
-    /// The arguments as a JSON value (an object), after validation.
-    Value(Box<Value>),
-}
-
-impl ParsedFrom<'_> {
-    /// The same, owning its text (to keep it while a call waits).
-    pub fn into_owned(self) -> ParsedFrom<'static> {
-        match self {
-            ParsedFrom::Text(text) => ParsedFrom::Text(Cow::Owned(text.into_owned())),
-            ParsedFrom::Value(value) => ParsedFrom::Value(value),
-        }
-    }
-
-    /// The arguments as a JSON value, for a human to review.
-    pub(crate) fn to_value(&self) -> Value {
-        match self {
-            // It parsed into the input, so it is an object.
-            ParsedFrom::Text(text) => serde_json::from_str(text).unwrap_or_default(),
-            ParsedFrom::Value(value) => Value::clone(value),
-        }
-    }
 }
 
 /// The object-safe face of a tool, shared by macro-made and dynamic tools.
