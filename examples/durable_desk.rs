@@ -89,7 +89,7 @@ async fn approve(run_id: &str, call_id: &str) -> Outcome {
         approval.call.tool,
         approval.call.input
     );
-    let decided = journal.approvals().decide(run_id, call_id, Decision::Approve, "supervisor-1").await?;
+    let decided = tool_runtime::question::decide(&journal, run_id, call_id, Decision::Approve, "supervisor-1").await?;
     println!("approved by {}; resume the run:", decided.decided.map(|d| d.by).unwrap_or_default());
     println!("  cargo run --example durable_desk -- --resume {}", approval.call.run_id);
     journal.close().await;

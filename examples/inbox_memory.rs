@@ -93,16 +93,18 @@ async fn main() {
 
 /// Parks call `n` for the customer c-17: a refund whose reason is `reason`.
 async fn park(journal: &Journal, n: usize, reason: &str) {
+    let input = json!({"order_id": "A-1002", "amount_cents": 18990, "reason": reason});
     let call = ParkedCall {
         run_id: format!("memory-{n}"),
         call_id: format!("memory-{n}-call_1"),
         tool: "refund".into(),
-        input: json!({"order_id": "A-1002", "amount_cents": 18990, "reason": reason}),
+        question: tool_runtime::question::Question::Approval(tool_runtime::question::Binding::of_arguments(&input)),
+        input,
         user_id: Some("c-17".into()),
         parked_at: SystemTime::now(),
         expires_at: Some(SystemTime::now() + Duration::from_secs(3600)),
     };
-    journal.approvals().park(&call).await.expect("the call parks");
+    tool_runtime::question::park(&journal, &call).await.expect("the call parks");
 }
 
 /// The body of `GET path`, signed in as the supervisor Dana.

@@ -92,7 +92,7 @@ fn clock_child() {
                 let settled = run.settle_decided().await.unwrap();
                 println!("SETTLED {}", settled.len());
             }
-            ["decide", run_id, call_id] => match journal.approvals().decide(run_id, call_id, Decision::Approve, "late-decider").await {
+            ["decide", run_id, call_id] => match tool_runtime::question::decide(&journal, run_id, call_id, Decision::Approve, "late-decider").await {
                 Ok(_) => println!("DECIDED"),
                 Err(error) => println!("REFUSED {error}"),
             },

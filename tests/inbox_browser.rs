@@ -111,12 +111,13 @@ async fn park_until(setup: &Setup, run_id: &str, call_id: &str, tool: &str, inpu
         run_id: run_id.into(),
         call_id: call_id.into(),
         tool: tool.into(),
+        question: tool_runtime::question::Question::Approval(tool_runtime::question::Binding::of_arguments(&input)),
         input,
         user_id: Some(user.into()),
         parked_at: SystemTime::now(),
         expires_at: Some(expires_at),
     };
-    setup.journal.approvals().park(&call).await.expect("the call parks");
+    tool_runtime::question::park(&setup.journal, &call).await.expect("the call parks");
 }
 
 async fn decision(setup: &Setup, run_id: &str, call_id: &str) -> Option<(Decision, String)> {
@@ -337,7 +338,7 @@ async fn a_call_decided_elsewhere_leaves_the_list_live(setup: &Setup, dana: &Cli
         // moment after, not only right after one (on SQLite the page waits
         // for the next poll): spread over one poll interval.
         tokio::time::sleep(Duration::from_millis(round * 53 % 200)).await;
-        setup.journal.approvals().decide(&run_id, &call_id, Decision::Approve, "erin-shell").await.expect("decided in this process");
+        tool_runtime::question::decide(&setup.journal, &run_id, &call_id, Decision::Approve, "erin-shell").await.expect("decided in this process");
         let decided_ms = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs_f64() * 1000.0;
         wait_until(dana, &format!("!document.querySelector('{selector}')"), "the call decided elsewhere leaving the list").await;
         let updated_ms = eval(dana, "Number(document.body.dataset.updatedAt)").await.as_f64().unwrap();

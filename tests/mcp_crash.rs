@@ -95,7 +95,7 @@ async fn a_killed_servers_waiting_call_is_refused_to_a_later_decider(url: String
 
     let waiting = journal.approvals().pending_for_run(&run_id).await.unwrap();
     assert!(waiting.is_empty(), "a call no process can carry out is listed as waiting: {waiting:?}");
-    let decided = journal.approvals().decide(&run_id, &call_id, Decision::Approve, "supervisor").await;
+    let decided = tool_runtime::question::decide(&journal, &run_id, &call_id, Decision::Approve, "supervisor").await;
     assert!(
         matches!(&decided, Err(JournalError::AlreadyDecided { by, .. }) if by == GONE_BY),
         "the supervisor is told the call is gone, not that the approval won: {decided:?}"

@@ -15,7 +15,8 @@
 //! that one compile shows every mistake in an item.
 //!
 //! `#[tool_data]` (`data`), the derives of a tool's input and output types
-//! from the runtime's re-exports, is small enough to be one file.
+//! from the runtime's re-exports, is small enough to be one file; so is
+//! `#[derive(Form)]` (`form`), a form a tool asks its user to fill in.
 
 #![forbid(unsafe_code)]
 
@@ -25,6 +26,7 @@ mod data;
 mod diag;
 mod expand;
 mod fallback;
+mod form;
 mod signature;
 
 use proc_macro2::TokenStream;
@@ -46,6 +48,13 @@ pub fn tool(args: proc_macro::TokenStream, item: proc_macro::TokenStream) -> pro
 #[proc_macro_attribute]
 pub fn tool_data(args: proc_macro::TokenStream, item: proc_macro::TokenStream) -> proc_macro::TokenStream {
     data::generate(args.into(), item.into()).into()
+}
+
+/// A struct a tool asks its user to fill in as a form, or an enum of its
+/// choices. See `tool_runtime::Form`.
+#[proc_macro_derive(Form, attributes(form))]
+pub fn derive_form(item: proc_macro::TokenStream) -> proc_macro::TokenStream {
+    form::derive(item.into()).into()
 }
 
 /// The whole attribute: parse, check, expand. On any error the user's

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 use smol_str::SmolStr;
 
 use crate::context::Ctx;
+use crate::memory::Ask;
 pub use crate::result::ExternalCall;
 use crate::result::{CallResult, ResultKind, lines};
 use crate::tool::ParsedFrom;
@@ -88,9 +89,13 @@ impl<App> CallOutcome<App> {
     }
 }
 
-/// A call that passed validation and policy and waits for a human. Pass
-/// it back to [`Registry::approve`](crate::Registry::approve), [`Registry::approve_with`](crate::Registry::approve_with) or
-/// [`Registry::reject`](crate::Registry::reject).
+/// A call that waits for someone outside it: for a human's approval (it
+/// passed validation and policy), or for the answers to the questions its
+/// tool asked ([`questions`](Self::questions)). Pass one waiting for
+/// approval back to [`Registry::approve`](crate::Registry::approve),
+/// [`Registry::approve_with`](crate::Registry::approve_with) or
+/// [`Registry::reject`](crate::Registry::reject); in a run, decide either
+/// kind through [`Run::approvals`](crate::Run::approvals).
 ///
 /// It is one pointer wide (what it holds is boxed), so a [`CallOutcome`]
 /// is no larger than the [`CallResult`] of a call that did not wait.
@@ -106,6 +111,9 @@ pub(crate) struct Pending<App> {
     /// When the call was parked; past the registry's approval TTL it is
     /// not run. Tokio's clock, so tests can pause time.
     pub(crate) parked: tokio::time::Instant,
+    /// The questions its tool stopped at, by id; empty for a call waiting
+    /// for approval.
+    pub(crate) questions: Vec<(String, Ask)>,
 }
 
 impl<App> fmt::Debug for PendingCall<App> {
@@ -139,9 +147,24 @@ impl<App> PendingCall<App> {
         self.0.rejection_text.as_deref()
     }
 
+    /// The questions its tool asked and stopped at, each with its id, which
+    /// [`Approvals::answer`](crate::Approvals::answer) and
+    /// [`question::decide`](crate::question::decide) take; none for a call
+    /// that waits for approval (its id is the call's).
+    pub fn questions(&self) -> impl Iterator<Item = (&str, &Ask)> {
+        self.0.questions.iter().map(|(id, ask)| (id.as_str(), ask))
+    }
+
+    /// Whether the call waits for the answers to its tool's questions,
+    /// rather than for approval.
+    pub fn asks(&self) -> bool {
+        !self.0.questions.is_empty()
+    }
+
     /// The result the model reads while the call waits.
     pub fn pending_result(&self) -> CallResult {
-        CallResult::failure(self.0.tool.clone(), self.0.id.clone(), ResultKind::PendingApproval, &lines::pending())
+        let waiting = if self.asks() { lines::question_pending() } else { lines::pending() };
+        CallResult::failure(self.0.tool.clone(), self.0.id.clone(), ResultKind::PendingApproval, &waiting)
     }
 }
 

@@ -8,8 +8,10 @@ use serde_json::{Map, Value};
 use smol_str::SmolStr;
 use tokio_util::sync::CancellationToken;
 
+use crate::error::ToolError;
 use crate::error_report::Escaped;
 use crate::policy::ApprovalFloor;
+use crate::question::{Ask, Asking, Form, Reply, Root, Sampled, SamplingRequest};
 
 mod run;
 
@@ -65,6 +67,9 @@ pub(crate) struct Attached {
     /// What the call's policy predicate sees of its run; only for a call
     /// whose policy is a predicate.
     pub(crate) run: Option<Arc<RunView>>,
+    /// The call's asking state, through which its tool asks questions;
+    /// `None` where no one can be asked.
+    pub(crate) asking: Option<Arc<Asking>>,
 }
 
 impl CallInfo {
@@ -79,7 +84,8 @@ impl CallInfo {
             && attached.progress.is_none()
             && attached.log.is_none()
             && attached.memory.is_none()
-            && attached.run.is_none();
+            && attached.run.is_none()
+            && attached.asking.is_none();
         CallInfo { user, call_id, cancel, attached: (!nothing).then(|| Box::new(attached)) }
     }
 
@@ -111,6 +117,11 @@ impl CallInfo {
     /// What the call's policy predicate sees of its run.
     pub(crate) fn run(&self) -> Option<&RunView> {
         self.attached.as_ref()?.run.as_deref()
+    }
+
+    /// The call's asking state, where its tool may ask.
+    pub(crate) fn asking(&self) -> Option<&Asking> {
+        self.attached.as_ref()?.asking.as_deref()
     }
 
     pub(crate) fn user(&self) -> &UserContext {
@@ -247,6 +258,126 @@ impl<App> Ctx<App> {
             Some(sink) => (sink.0)(message),
             None => message.trace(),
         }
+    }
+
+    /// Asks the user to fill in a form of `T` (MCP elicitation): `message`
+    /// says what for, and `T`'s fields (a struct with `#[derive(Form)]`)
+    /// are the form's. Returns the user's answer, their decline, or their
+    /// cancel.
+    ///
+    /// The call stops here until the question is answered, by the host
+    /// ([`Approvals::answer`](crate::Approvals::answer)), the approvals
+    /// inbox or an MCP client; then it runs again from the top, and this
+    /// question, asked again, returns its answer (see
+    /// [`question`](crate::question): what the tool did before it runs
+    /// again, unless made through [`once`](Self::once)).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use serde_json::json;
+    /// use tool_runtime::prelude::*;
+    /// use tool_runtime::question::Reply;
+    /// use tool_runtime::Form;
+    ///
+    /// #[tool_data(Deserialize, JsonSchema)]
+    /// #[derive(Form)]
+    /// struct Confirm {
+    ///     /// Go ahead.
+    ///     go_ahead: bool,
+    /// }
+    ///
+    /// /// Close an account, once its owner confirms.
+    /// #[tool]
+    /// async fn close_account(ctx: Ctx<()>, account: String) -> Result<String, ToolError> {
+    ///     match ctx.elicit::<Confirm>(format!("Close {account} for good?")).await? {
+    ///         Reply::Answered(Confirm { go_ahead: true }) => Ok(format!("closed {account}")),
+    ///         _ => Ok(format!("{account} stays open")),
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let registry = Registry::<()>::builder().tools(tools![close_account]).build().unwrap();
+    /// let mut run = registry.run(Arc::new(()));
+    /// let step = run.execute(vec![ToolCall::new("c1", "close_account", json!({"account": "A-7"}))]).await;
+    /// assert!(step.has_pending());
+    /// let question = run.pending()[0].questions().map(|(id, _form)| id.to_owned()).next().unwrap();
+    /// let result = run.approvals().answer(&question, json!({"go_ahead": true})).await.unwrap();
+    /// assert_eq!(result.text, "closed A-7");
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// A [`ToolError`] for the tool to return: no one can be asked here
+    /// (outside a run: `QUESTION_UNAVAILABLE`), the question could not be
+    /// recorded, or `T` has a field MCP's forms cannot carry.
+    pub async fn elicit<T: Form>(&self, message: impl Into<String>) -> Result<Reply<T>, ToolError> {
+        let schema = crate::question::requested_schema::<T>().map_err(|why| ToolError::internal().with_message(why))?;
+        self.ask(Ask::Form { message: message.into(), schema }).await
+    }
+
+    /// Asks the client's model for a completion (MCP sampling), as
+    /// [`elicit`](Self::elicit) asks: the call stops here until it is
+    /// answered.
+    ///
+    /// # Errors
+    ///
+    /// As [`elicit`](Self::elicit).
+    pub async fn sample(&self, request: SamplingRequest) -> Result<Reply<Sampled>, ToolError> {
+        self.ask(Ask::Sample(request)).await
+    }
+
+    /// Asks the client for its roots (MCP `roots/list`), as
+    /// [`elicit`](Self::elicit) asks: the call stops here until it is
+    /// answered.
+    ///
+    /// # Errors
+    ///
+    /// As [`elicit`](Self::elicit).
+    pub async fn roots(&self) -> Result<Reply<Vec<Root>>, ToolError> {
+        self.ask(Ask::Roots).await
+    }
+
+    /// Makes `effect` once for this call under `key` (unique in the call):
+    /// a call that asks a question runs again from the top once it is
+    /// answered, and every later run gets the value this one made, without
+    /// making it again. A durable run keeps it in its journal, across
+    /// processes; outside a run, `effect` is simply made.
+    ///
+    /// ```
+    /// # use tool_runtime::prelude::*;
+    /// # use tool_runtime::question::Reply;
+    /// # #[tool_data(Deserialize, JsonSchema)] #[derive(tool_runtime::Form)] struct Confirm { go_ahead: bool }
+    /// # async fn place_hold(order: &str) -> String { format!("hold-{order}") }
+    /// /// Refund an order: hold the money, then ask.
+    /// #[tool]
+    /// async fn refund(ctx: Ctx<()>, order: String) -> Result<String, ToolError> {
+    ///     let hold = ctx.once("hold", place_hold(&order)).await?;
+    ///     match ctx.elicit::<Confirm>("Refund it?").await? {
+    ///         Reply::Answered(Confirm { go_ahead: true }) => Ok(format!("refunded from {hold}")),
+    ///         _ => Ok(format!("{hold} released")),
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// `OUTCOME_UNKNOWN` when a durable run's journal holds the effect as
+    /// started and never finished (its process was cut off while making
+    /// it); the generic 500 when the journal fails.
+    pub async fn once<T, F>(&self, key: &str, effect: F) -> Result<T, ToolError>
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned,
+        F: Future<Output = T>,
+    {
+        crate::question::once(self.call.asking(), self.call.memory(), &self.call.call_id, key, effect).await
+    }
+
+    async fn ask<T: serde::de::DeserializeOwned>(&self, ask: Ask) -> Result<Reply<T>, ToolError> {
+        let (Some(asking), Some(remembered)) = (self.call.asking(), self.call.memory()) else {
+            return Err(crate::result::lines::cannot_ask());
+        };
+        crate::question::reply(crate::question::ask(asking, remembered, &self.call.call_id, ask).await?)
     }
 
     /// Replaces the user (for direct calls in tests).

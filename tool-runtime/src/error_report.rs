@@ -79,6 +79,12 @@ pub enum ErrorKind {
     /// or its rebuilt schema would accept more than the tool's own. The
     /// tool kept its own definition for the turn.
     Scope,
+    /// An approved call whose permit no longer matched it was not run: its
+    /// tool's definition changed since it was parked, it carried other
+    /// arguments than those approved, or it would run for another user
+    /// ([`PermitMismatch`](crate::question::PermitMismatch)); the report
+    /// says which.
+    PermitMismatch,
 }
 
 impl ErrorKind {
@@ -96,6 +102,7 @@ impl ErrorKind {
             ErrorKind::OutcomeUnknown => "outcome_unknown",
             ErrorKind::CallMismatch => "call_mismatch",
             ErrorKind::Scope => "scope",
+            ErrorKind::PermitMismatch => "permit_mismatch",
         }
     }
 }

@@ -80,6 +80,7 @@ mod output;
 mod pipeline;
 mod policy;
 pub mod providers;
+pub mod question;
 mod readers;
 mod registry;
 mod result;
@@ -173,6 +174,7 @@ pub use intent::{Classifier, ScopeProblem, ScopedTool, Selection};
 pub use origin::Origin;
 pub use pipeline::{Call, OutputError};
 pub use policy::{ApprovalFloor, PolicyKind, Verdict};
+pub use question::Form;
 pub use registry::{Registry, RegistryBuilder};
 pub use result::{CallResult, ResultKind};
 pub use run::{Approvals, DurableError, ExternalCalls, Run, RunError, RunState, StepResults};
@@ -323,6 +325,17 @@ pub use tool_macros::tool;
 /// }
 /// ```
 pub use tool_macros::tool_data;
+
+/// Derives [`Form`](trait@Form) for a struct a tool asks its user to fill
+/// in ([`Ctx::elicit`]), or makes an enum of unit variants a form's
+/// choices. Each field of the struct must be one MCP's flat forms carry
+/// (a string, a number, a boolean, a choice, several choices, or an
+/// `Option` of one): anything else fails to compile, at the field. The
+/// type also derives `Deserialize` and `JsonSchema` (or is written with
+/// `#[tool_data(Deserialize, JsonSchema)]`), from which its form's schema
+/// is made; `#[form(crate = path)]` names the runtime for a crate that
+/// re-exports it.
+pub use tool_macros::Form;
 
 /// Takes a whole input struct as a tool's input, instead of one parameter
 /// per field. The struct derives `Deserialize` and `JsonSchema`; its fields

@@ -377,7 +377,7 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     /// Makes each session's run durable in `journal`, under a run id of its
     /// own (`mcp-...`): each call's effect is journaled (a re-sent call is
     /// not run twice), and a call that needs approval is parked there, so
-    /// that any process can decide it ([`ApprovalRecords::decide`](crate::journal::ApprovalRecords::decide)):
+    /// that any process can decide it ([`question::decide`](crate::question::decide)):
     /// the call waits for the first of the client's answer (elicitation,
     /// where the client supports it) and a decision made out of band,
     /// within the approval's time to live. The client's answer is

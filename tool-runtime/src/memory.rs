@@ -23,12 +23,16 @@
 //! - **Runs.** A step is added to the run's record, never written over it;
 //!   the state only moves forward (a finished run stays finished); a step
 //!   re-sending the last step's call ids is not counted again.
-//! - **Approvals.** A parked call is one run's one call, keyed by both
-//!   ids. A decision is made once: the second decider is told who won
-//!   ([`JournalError::AlreadyDecided`]); a call past its expiry cannot be
-//!   decided ([`JournalError::ApprovalExpired`]); an expiry is a decision
-//!   by [`EXPIRED_BY`].
+//! - **Questions.** A parked call (an approval, or a question its tool
+//!   asked: [`question`](crate::question)) is one run's one question, keyed
+//!   by its run and its id. A decision is made once: the second decider is
+//!   told who won ([`JournalError::AlreadyDecided`]); a call past its
+//!   expiry cannot be decided ([`JournalError::ApprovalExpired`]); an
+//!   expiry is a decision by [`EXPIRED_BY`]. Deciders go through
+//!   [`question::decide`](crate::question::decide), which checks the
+//!   decision answers the question before the memory records it.
 
+pub(crate) mod asked;
 mod error;
 mod local;
 pub(crate) mod records;
@@ -41,11 +45,12 @@ use serde_json::Value;
 
 use crate::error_report::Escaped;
 
+pub use asked::{Ask, Binding, Decision, Question, Root, Sampled, SamplingMessage, SamplingRequest, SamplingRole};
 pub use error::JournalError;
 pub use local::LocalMemory;
 pub use records::{
-    Approval, CallInDoubt, CallStart, Decided, Decision, EXPIRED_BY, GONE_BY, JournaledCall, JournaledResult, ParkedCall, RunRecord, RunState,
-    StepDelta, Stepped,
+    Approval, CallInDoubt, CallStart, Decided, EXPIRED_BY, GONE_BY, JournaledCall, JournaledResult, ParkedCall, RunRecord, RunState, StepDelta,
+    Stepped,
 };
 
 /// The answer of a [`RunMemory`], awaited by the run: ready at once
@@ -236,6 +241,23 @@ pub trait RunMemory: fmt::Debug + Send + Sync + 'static {
     /// run parked that call id before.
     fn park<'a>(&'a self, call: &'a ParkedCall) -> Answer<'a, ()>;
 
+    /// Parks a tool's question ([`Question::Tool`]) and, in the same step,
+    /// withdraws the start of its call's effect, `effect` (the effect key
+    /// and the call id that started it): the call stopped at the question,
+    /// and runs again from the top once it is answered. The default parks
+    /// and then withdraws, for a memory of one process, which no crash
+    /// leaves half done.
+    fn park_asked<'a>(&'a self, call: &'a ParkedCall, effect: Option<(&'a str, &'a str)>) -> Answer<'a, ()> {
+        let parked = self.park(call);
+        Answer::waiting(async move {
+            parked.await?;
+            if let Some((key, call_id)) = effect {
+                self.withdraw_call(key, call_id).await?;
+            }
+            Ok(())
+        })
+    }
+
     /// Parks a call that this process waits for (an MCP session, for its
     /// client), as [`park`](Self::park) does: once the process is gone, a
     /// decision on the call is refused and recorded as a rejection by
@@ -252,9 +274,13 @@ pub trait RunMemory: fmt::Debug + Send + Sync + 'static {
     /// The approval of `call_id` of `run_id`, with its decision if any.
     fn approval<'a>(&'a self, run_id: &'a str, call_id: &'a str) -> Answer<'a, Option<Approval>>;
 
-    /// Decides a parked call, once: [`JournalError::AlreadyDecided`] when
-    /// someone decided first, [`JournalError::ApprovalExpired`] past its
-    /// expiry, [`JournalError::UnknownApproval`] when no such call waits.
+    /// Records the decision on a parked call, once:
+    /// [`JournalError::AlreadyDecided`] when someone decided first,
+    /// [`JournalError::ApprovalExpired`] past its expiry,
+    /// [`JournalError::UnknownApproval`] when no such call waits. The
+    /// memory's own step: deciders call
+    /// [`question::decide`](crate::question::decide), which checks first
+    /// that the decision answers the question.
     fn decide<'a>(&'a self, run_id: &'a str, call_id: &'a str, decision: Decision, by: &'a str) -> Answer<'a, Approval>;
 
     /// Records the run `run_id` (when the memory does not know it yet) as

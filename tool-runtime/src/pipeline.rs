@@ -118,6 +118,9 @@ pub(crate) enum Ended {
     Panicked(Box<dyn Any + Send>),
     /// Its task ended without a result (not a panic).
     Lost(String),
+    /// It stopped at a question it parked (`question`): the call waits for
+    /// the answer, and runs again from the top.
+    Asked,
 }
 
 /// A call of `name` outside a run, as an anonymous user
@@ -276,7 +279,43 @@ fn run_validated<'s, App: Send + Sync + 'static>(
         }
         // 6 and 7. Execute, conclude.
         let result = run_tool(tools, entry, input, &mut call, &span).await;
-        outcome(&span, CallOutcome::Done(result))
+        outcome(&span, ran(tools, entry, call, result))
+    }
+}
+
+/// The outcome of a call whose tool ran: one that stopped at its questions
+/// waits for their answers (its input read again from what it was read
+/// from, which the call's asking state kept), any other is done.
+pub(crate) fn ran<App>(tools: &ToolTable<App>, entry: &Entry<App>, call: CallState<'_, App>, result: CallResult) -> CallOutcome<App>
+where
+    App: Send + Sync + 'static,
+{
+    if result.kind != ResultKind::PendingApproval {
+        return CallOutcome::Done(result);
+    }
+    let Some(stopped) = call.info().asking().and_then(crate::question::Asking::take_stopped) else { return CallOutcome::Done(result) };
+    let arguments = match stopped.arguments {
+        Some(ParsedFrom::Text(text)) => Arguments::Text(text),
+        Some(ParsedFrom::Value(value)) => Arguments::Value(*value),
+        None => {
+            return CallOutcome::Done(internal(
+                tools,
+                entry.name.clone(),
+                call.call_id(),
+                ErrorKind::Internal,
+                "a call stopped at a question kept no input".to_owned(),
+            ));
+        }
+    };
+    match read_input(tools, entry, &call.call_id().clone(), arguments) {
+        Ok(input) => {
+            let mut pending = pending_call(entry, input, call, None);
+            pending.0.questions = stopped.questions;
+            CallOutcome::NeedsApproval(pending)
+        }
+        // Read once already, so read again; a reader that says otherwise
+        // says why.
+        Err(result) => CallOutcome::Done(result),
     }
 }
 
@@ -565,7 +604,16 @@ pub(crate) fn execute<'s, App: Send + Sync + 'static>(
         }
         call.set_output_limit(output_limit(tools, entry));
         let Input { value, from } = input;
-        std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.call(value, call, &from))).map_err(Some)
+        if let Some(asking) = call.info().asking() {
+            asking.begin();
+        }
+        let made = std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.call(value, call, &from))).map_err(Some);
+        // Kept while the tool runs: should it stop at a question, the call
+        // is read again from it (a move: a run's arguments are owned).
+        if let Some(asking) = call.info().asking() {
+            asking.keep_arguments(from.into_owned());
+        }
+        made
     };
     run_started(tools, entry, started, call, span)
 }
@@ -600,6 +648,10 @@ fn run_started<'s, App: Send + Sync + 'static>(
             // Dropped before concluding: the tool's context goes with it.
             drop(future);
             return conclude(tools, entry, call, ended, started, Some(span));
+        }
+        if stopped_at_question(call.info()) {
+            drop(future);
+            return conclude(tools, entry, call, Ended::Asked, started, Some(span));
         }
         waited(tools, entry, future, call, started, span).await
     }
@@ -683,6 +735,7 @@ pub(crate) fn concluded<App: Send + Sync + 'static>(tools: &ToolTable<App>, entr
         Ended::Returned(Err(Failure::Internal(error))) => internal(tools, tool, call_id, ErrorKind::Internal, describe(error.as_ref())),
         Ended::Panicked(payload) => internal(tools, tool, call_id, ErrorKind::Panic, panic_message(payload.as_ref())),
         Ended::Lost(error) => internal(tools, tool, call_id, ErrorKind::Internal, error),
+        Ended::Asked => CallResult::failure(tool, call_id.clone(), ResultKind::PendingApproval, &lines::question_pending()),
     }
 }
 
@@ -726,6 +779,11 @@ fn report_no_runtime<App: Send + Sync + 'static>(tools: &ToolTable<App>, entry: 
     tools.report(ErrorReport::new(&entry.def.name, call_id.as_str(), ErrorKind::Internal, code, needs));
 }
 
+/// Whether the call's tool parked a question: it is stopped there.
+pub(crate) fn stopped_at_question(info: &CallInfo) -> bool {
+    info.asking().is_some_and(crate::question::Asking::has_parked)
+}
+
 /// The first poll of a tool's future; `None` while it waits.
 #[inline]
 fn first_poll(future: &mut CallFuture, cx: &mut std::task::Context<'_>) -> Option<Ended> {
@@ -747,6 +805,7 @@ pub(crate) fn pending_call<App>(entry: &Entry<App>, input: Input<'_>, call: Call
         args: input.from.into_owned(),
         ctx,
         parked: tokio::time::Instant::now(),
+        questions: Vec::new(),
     }))
 }
 

@@ -9,7 +9,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::call::{Arguments, ExternalCall, PendingCall};
+use crate::call::{Arguments, CallOutcome, ExternalCall, PendingCall};
 use crate::call_report::CallReport;
 use crate::error_report::ErrorReport;
 use crate::external::ProposalError;
@@ -192,8 +192,14 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// A call that waited longer than [`approval_ttl`](Self::approval_ttl)
     /// is not run: the result is [`Rejected`](crate::ResultKind::Rejected)
     /// with the code `APPROVAL_EXPIRED`.
+    /// (A call that waits for the answers to its tool's questions is
+    /// decided in its run, [`Run::approvals`](crate::Run::approvals); given
+    /// here, it reads that it still waits.)
     pub async fn approve(&self, pending: PendingCall<App>) -> CallResult {
-        crate::approval::approve(&self.tools, pending).await
+        if pending.asks() {
+            return pending.pending_result();
+        }
+        waiting_read(crate::approval::approve(&self.tools, pending).await)
     }
 
     /// Runs a pending call with the input a human edited. The edited input
@@ -203,7 +209,10 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// A call that waited longer than [`approval_ttl`](Self::approval_ttl)
     /// is not run, as by [`approve`](Self::approve).
     pub async fn approve_with(&self, pending: PendingCall<App>, edited: impl Into<Arguments<'_>>) -> CallResult {
-        crate::approval::approve_with(&self.tools, pending, edited.into()).await
+        if pending.asks() {
+            return pending.pending_result();
+        }
+        waiting_read(crate::approval::approve_with(&self.tools, pending, edited.into()).await)
     }
 
     /// Ends a pending call without running it; the model reads `text`, or
@@ -287,6 +296,16 @@ impl<App: Send + Sync + 'static> Registry<App> {
     /// run, the MCP server, the approvals inbox).
     pub(crate) fn tools(&self) -> &Arc<ToolTable<App>> {
         &self.tools
+    }
+}
+
+/// The result of a call a host approved outside any run: a tool that
+/// asks stops at its question (where no one can be asked, it reads so), so
+/// a call still waiting reads that it waits.
+fn waiting_read<App>(outcome: CallOutcome<App>) -> CallResult {
+    match outcome {
+        CallOutcome::Done(result) => result,
+        CallOutcome::NeedsApproval(pending) => pending.pending_result(),
     }
 }
 

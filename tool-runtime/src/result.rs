@@ -313,6 +313,62 @@ pub(crate) mod lines {
         ToolError::new(202, "APPROVAL_PENDING", "This call waits for a human's approval and has not run yet.")
     }
 
+    /// What a call reads while it waits for the answers to its tool's
+    /// questions.
+    pub(crate) fn question_pending() -> ToolError {
+        ToolError::new(202, "ANSWER_PENDING", "This call asked a question and waits for its answer; it has not finished yet.")
+    }
+
+    /// A tool asked a question where no one can be asked: outside a run.
+    pub(crate) fn cannot_ask() -> ToolError {
+        ToolError::unavailable(
+            "QUESTION_UNAVAILABLE",
+            "This tool needs to ask a question, which cannot be asked where it was called, so it was not done. Tell the user it \
+             could not be done here.",
+        )
+        .no_retry()
+        .with_message("a tool asked a question outside a run: a call asks only in a Run (or a door that attaches an asking state)")
+    }
+
+    /// A tool asked another question than the one answered at its position.
+    pub(crate) fn question_changed() -> ToolError {
+        ToolError::conflict(
+            "QUESTION_CHANGED",
+            "The tool asked another question than the one that was answered, so the answer was not used and the call stopped. \
+             Call the tool again.",
+        )
+    }
+
+    /// A tool's question could not be recorded.
+    pub(crate) fn question_not_recorded() -> ToolError {
+        ToolError::unavailable(
+            "QUESTION_NOT_RECORDED",
+            "This tool needed to ask a question, which could not be recorded, so it stopped. Try again in a moment.",
+        )
+    }
+
+    /// A call whose question no one answered in time.
+    pub(crate) fn question_expired(ttl: Duration) -> ToolError {
+        ToolError::forbidden(
+            "QUESTION_EXPIRED",
+            format!(
+                "No one answered this call's question within {}, so it stopped there. Tell the user it was not done; call it \
+                 again only if they still want it.",
+                human_duration(ttl)
+            ),
+        )
+        .no_retry()
+    }
+
+    /// An approved call whose permit no longer matches it (`why`).
+    pub(crate) fn permit_mismatch(why: &str) -> ToolError {
+        ToolError::conflict(
+            "PERMIT_MISMATCH",
+            format!("This call was approved, but {why}, so it was not run. Ask for approval again if it is still wanted."),
+        )
+        .no_retry()
+    }
+
     /// The code of a call its tool's own timeout stopped.
     pub(crate) const TOOL_TIMEOUT: &str = "TOOL_TIMEOUT";
 

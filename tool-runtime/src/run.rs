@@ -96,6 +96,17 @@ pub enum RunError {
     /// No call of an external tool with this id waits for its result.
     #[error("no external call with id `{0}` waits for a result in this run")]
     UnknownExternal(String),
+    /// The decision does not answer the question it was given for (an
+    /// approval answered, a tool's question approved, a form's answer that
+    /// does not fit its schema); nothing was recorded, and the call still
+    /// waits.
+    #[error("question `{id}` cannot be decided so: {why}")]
+    Unanswerable {
+        /// The question (an approval's is its call's id).
+        id: String,
+        /// Why the decision does not answer it.
+        why: String,
+    },
     /// The host's output of an external call does not match the tool's
     /// output schema; the call still waits.
     #[error("the output of `{tool}` does not match its output schema: {}", problems.join("; "))]
@@ -120,6 +131,7 @@ impl From<JournalError> for RunError {
     fn from(error: JournalError) -> Self {
         match error {
             JournalError::AlreadyDecided { call_id, by, .. } => RunError::AlreadyDecided { call_id, by },
+            JournalError::Unanswerable { call_id, why, .. } => RunError::Unanswerable { id: call_id, why },
             other => RunError::Journal(other.to_string()),
         }
     }
@@ -426,7 +438,7 @@ impl<App: Send + Sync + 'static> Run<App> {
         let step_token = self.cancel.child_token();
         let calls = calls.into_iter().zip(ids).zip(refusals).map(|((call, id), refusal)| {
             let view = view.as_ref().filter(|_| self.judged_by_predicate(&call.name)).cloned();
-            (self.call_info(id, &step_token, view), call, refusal)
+            (self.call_info(id, &call.name, &step_token, view), call, refusal)
         });
         let limit = self.step_limit();
         let running = self.run_calls(calls, parallel, &offered);
@@ -517,7 +529,7 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// run.execute(vec![ToolCall::new("c1", "refund", r#"{"order_id": "A-1"}"#)]).await;
     ///
     /// // ...a human approves it from another (an admin page)...
-    /// journal.approvals().decide("thread-7", "c1", tool_runtime::journal::Decision::Approve, "alice").await?;
+    /// tool_runtime::question::decide(&journal, "thread-7", "c1", tool_runtime::journal::Decision::Approve, "alice").await?;
     ///
     /// // ...and the run, resumed anywhere, runs it.
     /// let mut run = registry.run(Arc::new(())).durable(&journal, "thread-7").await?;
@@ -734,9 +746,23 @@ impl<App: Send + Sync + 'static> Run<App> {
         self.tools.definition(name).is_some_and(|def| def.policy == PolicyKind::Predicate)
     }
 
-    fn call_info(&self, call_id: SmolStr, step: &CancellationToken, run: Option<Arc<RunView>>) -> CallInfo {
-        let attached =
-            Attached { thread_id: self.thread_id.clone(), progress: self.progress.clone(), log: None, memory: Some(self.memory.clone()), run };
+    /// What a call of `tool` carries in this run: the run's user, thread,
+    /// progress sink and memory, its step's token, and an asking state,
+    /// through which its tool asks questions parked in the run's memory.
+    fn call_info(&self, call_id: SmolStr, tool: &str, step: &CancellationToken, run: Option<Arc<RunView>>) -> CallInfo {
+        // A run that is not durable checks the TTL by its own clock, as it
+        // does an approval's.
+        let ttl = self.memory.durable.then(|| self.tools.approval_ttl());
+        let principal = self.memory.user.as_deref().map(str::to_owned).or_else(|| self.user.id.clone());
+        let asking = Arc::new(crate::question::Asking::new(tool.into(), principal, ttl));
+        let attached = Attached {
+            thread_id: self.thread_id.clone(),
+            progress: self.progress.clone(),
+            log: None,
+            memory: Some(self.memory.clone()),
+            run,
+            asking: Some(asking),
+        };
         CallInfo::with(Some(self.user.clone()), call_id, step.child_token().into(), attached)
     }
 }

@@ -49,7 +49,7 @@ async fn a_decision_the_journal_accepted_in_time_runs_when_settled_after_the_ttl
     let mut run = registry().run(refunds.clone()).durable(&journal, "t-1").await.unwrap();
     run.execute(vec![ToolCall::new("c1", "refund", json!({"order_id": "A-1"}))]).await;
     tokio::time::sleep(TTL / 4).await;
-    admin.approvals().decide("t-1", "c1", Decision::Approve, "alice").await.expect("in time by the journal's clock");
+    tool_runtime::question::decide(&admin, "t-1", "c1", Decision::Approve, "alice").await.expect("in time by the journal's clock");
     tokio::time::sleep(TTL).await;
     let settled = run.settle_decided().await.unwrap();
     assert_eq!((settled[0].kind, settled[0].text.as_str()), (ResultKind::Success, "refunded A-1"), "{settled:?}");
@@ -64,7 +64,7 @@ async fn a_decision_after_the_ttl_is_refused_to_its_decider_and_nothing_runs(db:
     let mut run = registry().run(refunds.clone()).durable(&journal, "t-1").await.unwrap();
     run.execute(vec![ToolCall::new("c1", "refund", json!({"order_id": "A-1"}))]).await;
     tokio::time::sleep(TTL + TTL / 4).await;
-    let refused = admin.approvals().decide("t-1", "c1", Decision::Approve, "alice").await.unwrap_err();
+    let refused = tool_runtime::question::decide(&admin, "t-1", "c1", Decision::Approve, "alice").await.unwrap_err();
     assert!(matches!(refused, JournalError::ApprovalExpired { .. }), "{refused:?}");
     let settled = run.settle_decided().await.unwrap();
     assert_eq!(settled[0].error_code.as_deref(), Some("APPROVAL_EXPIRED"), "{settled:?}");

@@ -277,7 +277,7 @@ async fn settlers_racing_one_approved_call_all_read_its_result(db: Db) {
     let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
     let (mut run, journal) = resume(&db, &desk, &shop, "t-1").await;
     run.execute(vec![call("c1", "refund_slowly", json!({"order_id": "A-1"}))]).await;
-    journal.approvals().decide("t-1", "c1", Decision::Approve, "alice").await.unwrap();
+    tool_runtime::question::decide(&journal, "t-1", "c1", Decision::Approve, "alice").await.unwrap();
     drop(run);
 
     // Five processes resume the run and settle it at once.
@@ -364,7 +364,7 @@ async fn a_re_sent_call_id_with_another_input_or_tool_is_refused(db: Db) {
     // A call a human approved with an edit ran with it: re-sent as the
     // model sent it, it is the same call.
     run.execute(vec![call("e1", "refund", json!({"order_id": "A-1"}))]).await;
-    db.open().await.approvals().decide("t-1", "e1", Decision::ApproveEdited(json!({"order_id": "A-9"})), "alice").await.unwrap();
+    tool_runtime::question::decide(&db.open().await, "t-1", "e1", Decision::ApproveEdited(json!({"order_id": "A-9"})), "alice").await.unwrap();
     assert_eq!(run.settle_decided().await.unwrap()[0].text, "refunded A-9");
     let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
     let re_sent = run.execute(vec![call("e1", "refund", json!({"order_id": "A-1"}))]).await;
@@ -524,9 +524,9 @@ async fn approvals_decided_out_of_band_settle_when_the_run_resumes(db: Db) {
     let admin = db.open().await;
     let listed: Vec<_> = admin.approvals().pending_for_user("u-1").await.unwrap().into_iter().map(|p| p.call_id).collect();
     assert_eq!(listed, ["c1", "c2", "c3", "c4"]);
-    admin.approvals().decide("t-1", "c1", Decision::Approve, "alice").await.unwrap();
-    admin.approvals().decide("t-1", "c2", Decision::ApproveEdited(json!({"order_id": "A-9"})), "alice").await.unwrap();
-    admin.approvals().decide("t-1", "c3", Decision::Reject("Refunds of A-3 go through the bank.".into()), "bob").await.unwrap();
+    tool_runtime::question::decide(&admin, "t-1", "c1", Decision::Approve, "alice").await.unwrap();
+    tool_runtime::question::decide(&admin, "t-1", "c2", Decision::ApproveEdited(json!({"order_id": "A-9"})), "alice").await.unwrap();
+    tool_runtime::question::decide(&admin, "t-1", "c3", Decision::Reject("Refunds of A-3 go through the bank.".into()), "bob").await.unwrap();
 
     let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
     let settled = run.settle_decided().await.unwrap();
@@ -553,7 +553,7 @@ async fn a_call_decided_elsewhere_cannot_be_decided_again(db: Db) {
     let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
     let (mut run, _journal) = resume(&db, &desk, &shop, "t-1").await;
     run.execute(vec![call("c1", "refund", json!({"order_id": "A-1"}))]).await;
-    db.open().await.approvals().decide("t-1", "c1", Decision::Reject("No.".into()), "bob").await.unwrap();
+    tool_runtime::question::decide(&db.open().await, "t-1", "c1", Decision::Reject("No.".into()), "bob").await.unwrap();
     // This process still holds the call and tries to approve it.
     let refused = run.approvals().approve("c1").await.unwrap_err();
     assert_eq!(refused, RunError::AlreadyDecided { call_id: "c1".into(), by: "bob".into() });
@@ -605,7 +605,7 @@ async fn an_approval_decided_out_of_band_runs_nothing_past_the_runs_deadline(db:
     let journal = db.open().await;
     let mut run = desk.registry.run(shop.clone()).with_deadline(Duration::from_millis(100)).durable(&journal, "t-1").await.unwrap();
     run.execute(vec![call("c1", "refund", json!({"order_id": "A-1"}))]).await;
-    journal.approvals().decide("t-1", "c1", Decision::Approve, "alice").await.unwrap();
+    tool_runtime::question::decide(&journal, "t-1", "c1", Decision::Approve, "alice").await.unwrap();
     tokio::time::sleep(Duration::from_millis(150)).await;
     let settled = run.settle_decided().await.unwrap();
     assert_eq!(settled[0].error_code.as_deref(), Some("RUN_DEADLINE"), "{}", settled[0].text);
@@ -897,7 +897,7 @@ async fn finishing_a_run_rejects_the_calls_another_process_parked_in_it(db: Db) 
     // The first process finishes the run: it held only c1 as pending.
     first.finish().await;
     assert!(journal.approvals().pending_for_run("t-fin").await.unwrap().is_empty(), "no call of the run waits any more");
-    let refused = journal.approvals().decide("t-fin", "c2", Decision::Approve, "alice").await.unwrap_err();
+    let refused = tool_runtime::question::decide(&journal, "t-fin", "c2", Decision::Approve, "alice").await.unwrap_err();
     assert!(matches!(&refused, JournalError::AlreadyDecided { by, .. } if by == tool_runtime::journal::GONE_BY), "{refused:?}");
     // The second process, which resumed the run with c1 pending too, reads both rejected.
     let settled: Vec<_> = second.settle_decided().await.unwrap().into_iter().map(|r| (r.call_id.to_string(), r.kind)).collect();
@@ -922,7 +922,7 @@ async fn a_decision_made_before_a_run_finished_is_not_carried_out_after(db: Db) 
     let (mut first, journal) = resume(&db, &desk, &shop, "t-fin").await;
     first.execute(vec![call("c1", "refund", json!({"order_id": "A-1"}))]).await;
     let (mut second, _other) = resume(&db, &desk, &shop, "t-fin").await;
-    journal.approvals().decide("t-fin", "c1", Decision::Approve, "alice").await.unwrap();
+    tool_runtime::question::decide(&journal, "t-fin", "c1", Decision::Approve, "alice").await.unwrap();
     first.finish().await;
     // The other process settles what was decided: the run is finished, so nothing is carried out.
     let settled = second.settle_decided().await.unwrap();

@@ -82,12 +82,13 @@ async fn park(journal: &Journal, run_id: &str, call_id: &str, user: &str, input:
         run_id: run_id.into(),
         call_id: call_id.into(),
         tool: "refund".into(),
+        question: tool_runtime::question::Question::Approval(tool_runtime::question::Binding::of_arguments(&input)),
         input,
         user_id: Some(user.into()),
         parked_at: SystemTime::now(),
         expires_at: Some(SystemTime::now() + Duration::from_secs(600)),
     };
-    journal.approvals().park(&call).await.unwrap();
+    tool_runtime::question::park(journal, &call).await.unwrap();
 }
 
 fn small(order: &str) -> Value {

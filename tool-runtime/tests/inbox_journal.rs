@@ -36,6 +36,9 @@ fn call(run_id: &str, call_id: &str, parked_at: SystemTime, expires_at: SystemTi
         user_id: Some("c-17".into()),
         parked_at,
         expires_at: Some(expires_at),
+        question: tool_runtime::question::Question::Approval(tool_runtime::question::Binding::of_arguments(
+            &json!({"order_id": "A-1", "amount_cents": 100}),
+        )),
     }
 }
 
@@ -46,12 +49,12 @@ fn later() -> SystemTime {
 async fn waiting_calls_are_listed_newest_first_without_the_expired_or_decided(db: Db) {
     let journal = db.open().await;
     // The journal's clock stamps each: parked in this order, a moment apart.
-    journal.approvals().park(&call("r1", "old", at(0), later())).await.unwrap();
+    tool_runtime::question::park(&journal, &call("r1", "old", at(0), later())).await.unwrap();
     tokio::time::sleep(Duration::from_millis(5)).await;
-    journal.approvals().park(&call("r2", "new", at(10), later())).await.unwrap();
-    journal.approvals().park(&call("r3", "gone", at(20), at(20) + Duration::from_millis(50))).await.unwrap();
-    journal.approvals().park(&call("r4", "decided", at(30), later())).await.unwrap();
-    journal.approvals().decide("r4", "decided", Decision::Approve, "dana").await.unwrap();
+    tool_runtime::question::park(&journal, &call("r2", "new", at(10), later())).await.unwrap();
+    tool_runtime::question::park(&journal, &call("r3", "gone", at(20), at(20) + Duration::from_millis(50))).await.unwrap();
+    tool_runtime::question::park(&journal, &call("r4", "decided", at(30), later())).await.unwrap();
+    tool_runtime::question::decide(&journal, "r4", "decided", Decision::Approve, "dana").await.unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;
     let waiting = journal.inbox().pending_newest(SystemTime::now(), 100).await.unwrap();
     let ids: Vec<&str> = waiting.iter().map(|approval| approval.call.call_id.as_str()).collect();
@@ -68,10 +71,10 @@ async fn pages_follow_their_cursor_and_keep_to_their_users(db: Db) {
     for n in 0..30 {
         let mut call = call(&format!("r{n:02}"), &format!("c{n:02}"), parked, later());
         call.user_id = Some(format!("u{}", n % 3));
-        journal.approvals().park(&call).await.unwrap();
+        tool_runtime::question::park(&journal, &call).await.unwrap();
     }
     for n in (0..30).step_by(2) {
-        journal.approvals().decide(&format!("r{n:02}"), &format!("c{n:02}"), Decision::Approve, "dana").await.unwrap();
+        tool_runtime::question::decide(&journal, &format!("r{n:02}"), &format!("c{n:02}"), Decision::Approve, "dana").await.unwrap();
     }
     let ids = |numbers: &mut dyn Iterator<Item = usize>| numbers.map(|n| format!("c{n:02}")).collect::<Vec<_>>();
     let waiting_pages = async |users: Option<&[String]>| {
@@ -111,13 +114,13 @@ async fn pages_follow_their_cursor_and_keep_to_their_users(db: Db) {
 
 async fn decisions_are_listed_newest_first_with_who_how_and_the_outcome(db: Db) {
     let journal = db.open().await;
-    journal.approvals().park(&call("r1", "approved", at(0), later())).await.unwrap();
+    tool_runtime::question::park(&journal, &call("r1", "approved", at(0), later())).await.unwrap();
     tokio::time::sleep(Duration::from_millis(5)).await;
-    journal.approvals().park(&call("r2", "rejected", at(10), later())).await.unwrap();
-    journal.approvals().park(&call("r3", "waiting", at(20), later())).await.unwrap();
-    journal.approvals().decide("r1", "approved", Decision::Approve, "dana").await.unwrap();
+    tool_runtime::question::park(&journal, &call("r2", "rejected", at(10), later())).await.unwrap();
+    tool_runtime::question::park(&journal, &call("r3", "waiting", at(20), later())).await.unwrap();
+    tool_runtime::question::decide(&journal, "r1", "approved", Decision::Approve, "dana").await.unwrap();
     tokio::time::sleep(Duration::from_millis(5)).await;
-    journal.approvals().decide("r2", "rejected", Decision::Reject("Ask for the receipt.".into()), "erin").await.unwrap();
+    tool_runtime::question::decide(&journal, "r2", "rejected", Decision::Reject("Ask for the receipt.".into()), "erin").await.unwrap();
     // The run carries the approval out: the effect journaled, then settled.
     journal.calls().start("r1", "approved", "refund", &json!({"order_id": "A-1", "amount_cents": 100}), "r1:approved").await.unwrap();
     let result = JournaledResult {
@@ -156,13 +159,13 @@ async fn the_mark_changes_with_each_write_an_inbox_shows(db: Db) {
     let journal = db.open().await;
     let mark = journal.inbox().mark().await.unwrap();
     let expires = later();
-    journal.approvals().park(&call("r1", "c1", SystemTime::now(), expires)).await.unwrap();
+    tool_runtime::question::park(&journal, &call("r1", "c1", SystemTime::now(), expires)).await.unwrap();
     let mark = changed(&journal, mark, "parking").await;
     assert_eq!(journal.inbox().mark().await.unwrap(), mark, "no write, no change");
     let next = mark.next_expiry().expect("a waiting call's expiry");
     // Its time to live from when the journal's clock parked it.
     assert!(next.duration_since(expires).unwrap_or_else(|e| e.duration()) < Duration::from_secs(5), "{next:?} against {expires:?}");
-    journal.approvals().decide("r1", "c1", Decision::Approve, "dana").await.unwrap();
+    tool_runtime::question::decide(&journal, "r1", "c1", Decision::Approve, "dana").await.unwrap();
     let mark = changed(&journal, mark, "deciding").await;
     assert_eq!(mark.next_expiry(), None, "nothing waits");
     journal.calls().start("r1", "c1", "refund", &json!({}), "k1").await.unwrap();
@@ -181,9 +184,9 @@ async fn postgres_tells_a_listener_of_each_change(db: Db) {
     };
     // Another process's journal parks and decides.
     let other = db.open().await;
-    other.approvals().park(&call("r1", "c1", SystemTime::now(), later())).await.unwrap();
+    tool_runtime::question::park(&other, &call("r1", "c1", SystemTime::now(), later())).await.unwrap();
     tokio::time::timeout(Duration::from_secs(5), changes.next()).await.expect("told of the park").unwrap();
-    other.approvals().decide("r1", "c1", Decision::Approve, "dana").await.unwrap();
+    tool_runtime::question::decide(&other, "r1", "c1", Decision::Approve, "dana").await.unwrap();
     tokio::time::timeout(Duration::from_secs(5), changes.next()).await.expect("told of the decision").unwrap();
     // The approved call finishes: the inbox shows its outcome.
     other.calls().start("r1", "c1", "refund", &json!({}), "k1").await.unwrap();
@@ -194,7 +197,7 @@ async fn postgres_tells_a_listener_of_each_change(db: Db) {
     // every other one, so calls the inbox never shows must not).
     other.calls().start("r1", "c2", "lookup", &json!({}), "k2").await.unwrap();
     other.calls().finish("k2", &finished()).await.unwrap();
-    other.approvals().park(&call("r1", "c3", SystemTime::now(), later())).await.unwrap();
+    tool_runtime::question::park(&other, &call("r1", "c3", SystemTime::now(), later())).await.unwrap();
     tokio::time::timeout(Duration::from_secs(5), changes.next()).await.expect("told of the park").unwrap();
     let extra = tokio::time::timeout(Duration::from_millis(500), changes.next()).await;
     assert!(extra.is_err(), "a call without an approval notified the inbox");

@@ -65,6 +65,9 @@ fn parked(run_id: &str, call_id: &str, user: Option<&str>, parked_at: SystemTime
         user_id: user.map(Into::into),
         parked_at,
         expires_at,
+        question: tool_runtime::question::Question::Approval(tool_runtime::question::Binding::of_arguments(
+            &json!({"order_id": "A-1", "amount": 25}),
+        )),
     }
 }
 
@@ -138,8 +141,8 @@ async fn a_corrupt_call_row_is_an_error(db: Db) {
 
 async fn a_corrupt_approval_row_is_an_error(db: Db) {
     let journal = db.open().await;
-    journal.approvals().park(&parked("t-1", "c-good", Some("u-1"), at(1), None)).await.unwrap();
-    journal.approvals().park(&parked("t-1", "c-bad", Some("u-1"), at(2), None)).await.unwrap();
+    tool_runtime::question::park(&journal, &parked("t-1", "c-good", Some("u-1"), at(1), None)).await.unwrap();
+    tool_runtime::question::park(&journal, &parked("t-1", "c-bad", Some("u-1"), at(2), None)).await.unwrap();
     db.exec("UPDATE journal_approvals SET input = 'not json' WHERE call_id = 'c-bad'".into()).await;
     // The bad row fails the whole listing: it is not silently left out.
     assert_corrupt(journal.approvals().pending_for_run("t-1").await.unwrap_err(), "journal_approvals", "c-bad", "input is not valid JSON");
@@ -346,15 +349,15 @@ async fn racing_decisions_record_one(db: Db) {
     let (a, b) = (db.open().await, db.open().await);
     for round in 0..20 {
         let call_id = format!("c-{round}");
-        a.approvals().park(&parked("t-1", &call_id, Some("u-1"), SystemTime::now(), None)).await.unwrap();
+        tool_runtime::question::park(&a, &parked("t-1", &call_id, Some("u-1"), SystemTime::now(), None)).await.unwrap();
         let (x, y) = tokio::join!(
             tokio::spawn({
                 let (a, id) = (a.clone(), call_id.clone());
-                async move { a.approvals().decide("t-1", &id, Decision::Approve, "alice").await }
+                async move { tool_runtime::question::decide(&a, "t-1", &id, Decision::Approve, "alice").await }
             }),
             tokio::spawn({
                 let (b, id) = (b.clone(), call_id.clone());
-                async move { b.approvals().decide("t-1", &id, Decision::Reject("Not this one.".into()), "bob").await }
+                async move { tool_runtime::question::decide(&b, "t-1", &id, Decision::Reject("Not this one.".into()), "bob").await }
             }),
         );
         let (won, lost) = match (x.unwrap(), y.unwrap()) {
@@ -378,9 +381,11 @@ async fn racing_decisions_record_one(db: Db) {
 /// one run's call never touches the other's.
 async fn two_runs_holding_one_call_id_are_decided_apart(db: Db) {
     let (journal, bobs_host) = (db.open().await, db.open().await);
-    journal.approvals().park(&parked("alice-run", "call_1", Some("alice"), at(1), None)).await.unwrap();
-    bobs_host.approvals().park(&parked("bob-run", "call_1", Some("bob"), at(2), None)).await.expect("another run's call of the same id parks");
-    let decided = bobs_host.approvals().decide("bob-run", "call_1", Decision::Approve, "bob").await.unwrap();
+    tool_runtime::question::park(&journal, &parked("alice-run", "call_1", Some("alice"), at(1), None)).await.unwrap();
+    tool_runtime::question::park(&bobs_host, &parked("bob-run", "call_1", Some("bob"), at(2), None))
+        .await
+        .expect("another run's call of the same id parks");
+    let decided = tool_runtime::question::decide(&bobs_host, "bob-run", "call_1", Decision::Approve, "bob").await.unwrap();
     assert_eq!(decided.call.run_id, "bob-run");
     bobs_host.approvals().settle("bob-run", "call_1").await.unwrap();
 
@@ -390,8 +395,8 @@ async fn two_runs_holding_one_call_id_are_decided_apart(db: Db) {
     assert_eq!(journal.approvals().unsettled_for_run("alice-run").await.unwrap().len(), 1, "bob's settlement settled alice's call");
     assert!(journal.approvals().pending_for_run("bob-run").await.unwrap().is_empty());
     // Alice's own decision is hers to make, once.
-    journal.approvals().decide("alice-run", "call_1", Decision::Reject("Keep the account.".into()), "alice").await.unwrap();
-    let error = bobs_host.approvals().decide("alice-run", "call_1", Decision::Approve, "bob").await.unwrap_err();
+    tool_runtime::question::decide(&journal, "alice-run", "call_1", Decision::Reject("Keep the account.".into()), "alice").await.unwrap();
+    let error = tool_runtime::question::decide(&bobs_host, "alice-run", "call_1", Decision::Approve, "bob").await.unwrap_err();
     assert!(matches!(&error, JournalError::AlreadyDecided { run_id, by, .. } if run_id == "alice-run" && by == "alice"), "{error:?}");
 }
 
@@ -415,17 +420,17 @@ async fn a_version_2_journal_keeps_its_approvals_now_keyed_by_run(db: Db) {
     let journal = db.open().await;
     let kept = journal.approvals().get("alice-run", "call_1").await.unwrap().expect("the approval is kept");
     assert_eq!((kept.call.tool.as_str(), kept.call.input.clone(), kept.decided), ("refund", json!({"order_id": "A-1"}), None));
-    journal.approvals().park(&parked("bob-run", "call_1", None, at(2), None)).await.unwrap();
-    journal.approvals().decide("bob-run", "call_1", Decision::Approve, "bob").await.unwrap();
+    tool_runtime::question::park(&journal, &parked("bob-run", "call_1", None, at(2), None)).await.unwrap();
+    tool_runtime::question::decide(&journal, "bob-run", "call_1", Decision::Approve, "bob").await.unwrap();
     assert_eq!(journal.approvals().get("alice-run", "call_1").await.unwrap().unwrap().decided, None);
 }
 
 async fn pending_calls_are_listed_by_run_and_user(db: Db) {
     let journal = db.open().await;
-    journal.approvals().park(&parked("t-1", "c1", Some("ann"), at(1), None)).await.unwrap();
-    journal.approvals().park(&parked("t-2", "c2", Some("ann"), at(2), None)).await.unwrap();
-    journal.approvals().park(&parked("t-1", "c3", Some("bo"), at(3), None)).await.unwrap();
-    journal.approvals().park(&parked("t-1", "c4", None, at(4), Some(at(1_000)))).await.unwrap();
+    tool_runtime::question::park(&journal, &parked("t-1", "c1", Some("ann"), at(1), None)).await.unwrap();
+    tool_runtime::question::park(&journal, &parked("t-2", "c2", Some("ann"), at(2), None)).await.unwrap();
+    tool_runtime::question::park(&journal, &parked("t-1", "c3", Some("bo"), at(3), None)).await.unwrap();
+    tool_runtime::question::park(&journal, &parked("t-1", "c4", None, at(4), Some(at(1_000)))).await.unwrap();
 
     let ids = |calls: Vec<ParkedCall>| calls.into_iter().map(|c| c.call_id).collect::<Vec<_>>();
     let other = db.open().await;
@@ -440,7 +445,7 @@ async fn pending_calls_are_listed_by_run_and_user(db: Db) {
 
     // A decided call is no longer pending; its decision is kept with who and when.
     let edited = json!({"order_id": "A-1", "amount": 20});
-    let decided = other.approvals().decide("t-1", "c1", Decision::ApproveEdited(edited.clone()), "admin@shop").await.unwrap();
+    let decided = tool_runtime::question::decide(&other, "t-1", "c1", Decision::ApproveEdited(edited.clone()), "admin@shop").await.unwrap();
     assert_eq!(ids(journal.approvals().pending_for_run("t-1").await.unwrap()), ["c3", "c4"]);
     assert_eq!(ids(journal.approvals().pending_for_user("ann").await.unwrap()), ["c2"]);
     let stored = journal.approvals().get("t-1", "c1").await.unwrap().unwrap();
@@ -450,9 +455,9 @@ async fn pending_calls_are_listed_by_run_and_user(db: Db) {
     assert!(when <= SystemTime::now());
 
     // Parking a run's call twice, deciding an unknown one: errors that say so.
-    let error = journal.approvals().park(&parked("t-2", "c2", None, at(5), None)).await.unwrap_err();
+    let error = tool_runtime::question::park(&journal, &parked("t-2", "c2", None, at(5), None)).await.unwrap_err();
     assert!(matches!(&error, JournalError::AlreadyParked { run_id, call_id } if run_id == "t-2" && call_id == "c2"), "{error:?}");
-    let error = journal.approvals().decide("t-1", "c-none", Decision::Approve, "admin").await.unwrap_err();
+    let error = tool_runtime::question::decide(&journal, "t-1", "c-none", Decision::Approve, "admin").await.unwrap_err();
     assert!(matches!(&error, JournalError::UnknownApproval { call_id, .. } if call_id == "c-none"), "{error:?}");
     assert_eq!(journal.approvals().get("t-1", "c-none").await.unwrap(), None);
 }
@@ -463,17 +468,17 @@ async fn expiry_rejects_what_waited_too_long(db: Db) {
         let now = SystemTime::now();
         parked(run, call_id, Some("ann"), now, Some(now + Duration::from_millis(100)))
     };
-    journal.approvals().park(&brief("t-1", "c-older")).await.unwrap();
+    tool_runtime::question::park(&journal, &brief("t-1", "c-older")).await.unwrap();
     tokio::time::sleep(Duration::from_millis(5)).await;
-    journal.approvals().park(&brief("t-1", "c-old")).await.unwrap();
-    journal.approvals().park(&brief("t-2", "c-elsewhere")).await.unwrap();
+    tool_runtime::question::park(&journal, &brief("t-1", "c-old")).await.unwrap();
+    tool_runtime::question::park(&journal, &brief("t-2", "c-elsewhere")).await.unwrap();
     let now = SystemTime::now();
-    journal.approvals().park(&parked("t-1", "c-fresh", Some("ann"), now, Some(now + Duration::from_secs(3_600)))).await.unwrap();
-    journal.approvals().park(&parked("t-1", "c-forever", Some("ann"), now, None)).await.unwrap();
+    tool_runtime::question::park(&journal, &parked("t-1", "c-fresh", Some("ann"), now, Some(now + Duration::from_secs(3_600)))).await.unwrap();
+    tool_runtime::question::park(&journal, &parked("t-1", "c-forever", Some("ann"), now, None)).await.unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
 
     // Past its expiry but not yet expired by `expire`: no one can approve it any more.
-    let error = journal.approvals().decide("t-1", "c-old", Decision::Approve, "ann").await.unwrap_err();
+    let error = tool_runtime::question::decide(&journal, "t-1", "c-old", Decision::Approve, "ann").await.unwrap_err();
     assert!(matches!(&error, JournalError::ApprovalExpired { call_id, .. } if call_id == "c-old"), "{error:?}");
 
     // A run's expiry expires its own calls, by the journal's clock.
@@ -494,16 +499,16 @@ async fn expiry_rejects_what_waited_too_long(db: Db) {
     assert_eq!(swept, ["c-elsewhere"]);
 
     // Deciding an expired call names the expiry as the decider.
-    let error = journal.approvals().decide("t-1", "c-old", Decision::Approve, "ann").await.unwrap_err();
+    let error = tool_runtime::question::decide(&journal, "t-1", "c-old", Decision::Approve, "ann").await.unwrap_err();
     assert!(matches!(&error, JournalError::AlreadyDecided { by, .. } if by == EXPIRED_BY), "{error:?}");
-    journal.approvals().decide("t-1", "c-fresh", Decision::Approve, "ann").await.expect("not expired yet");
+    tool_runtime::question::decide(&journal, "t-1", "c-fresh", Decision::Approve, "ann").await.expect("not expired yet");
 }
 
 async fn pending_lists_leave_out_calls_past_their_time_to_live(db: Db) {
     let journal = db.open().await;
     let now = SystemTime::now();
-    journal.approvals().park(&parked("t-1", "c-brief", Some("ann"), now, Some(now + Duration::from_millis(200)))).await.unwrap();
-    journal.approvals().park(&parked("t-1", "c-long", Some("ann"), now, Some(now + Duration::from_secs(3_600)))).await.unwrap();
+    tool_runtime::question::park(&journal, &parked("t-1", "c-brief", Some("ann"), now, Some(now + Duration::from_millis(200)))).await.unwrap();
+    tool_runtime::question::park(&journal, &parked("t-1", "c-long", Some("ann"), now, Some(now + Duration::from_secs(3_600)))).await.unwrap();
     tokio::time::sleep(Duration::from_millis(400)).await;
     // Past its time to live, no one may decide it: it is not listed, though no one expired it yet.
     let by_run: Vec<_> = journal.approvals().pending_for_run("t-1").await.unwrap().into_iter().map(|c| c.call_id).collect();
@@ -551,9 +556,9 @@ async fn what_postgres_refuses_is_refused_on_both_before_the_write(db: Db) {
     assert_refused(journal.calls().start(&long, "c3", "refund", &input, "k-3").await.unwrap_err(), "run_id", "3000 bytes");
     assert_refused(journal.calls().start("t-1", &long, "refund", &input, "k-3").await.unwrap_err(), "call_id", "3000 bytes");
     assert_eq!(journal.calls().known("k-3").await.unwrap(), None, "a refused call is not started");
-    let error = journal.approvals().park(&parked("t-1", "c\0-4", Some("ann"), at(1), None)).await.unwrap_err();
+    let error = tool_runtime::question::park(&journal, &parked("t-1", "c\0-4", Some("ann"), at(1), None)).await.unwrap_err();
     assert_refused(error, "call_id", "NUL character (at byte 1)");
-    let error = journal.approvals().park(&parked("t-1", "c5", Some(&long), at(1), None)).await.unwrap_err();
+    let error = tool_runtime::question::park(&journal, &parked("t-1", "c5", Some(&long), at(1), None)).await.unwrap_err();
     assert_refused(error, "user_id", "3000 bytes");
     assert!(journal.approvals().pending_for_run("t-1").await.unwrap().is_empty(), "a refused call is not parked");
 
@@ -561,9 +566,13 @@ async fn what_postgres_refuses_is_refused_on_both_before_the_write(db: Db) {
     journal.calls().start("t-1", "c6", "refund", &input, "k-6").await.unwrap();
     assert_refused(journal.calls().finish("k-6", &result("refunded\0")).await.unwrap_err(), "text", "NUL");
     assert!(matches!(journal.calls().known("k-6").await.unwrap(), Some(CallStart::UnknownOutcome { .. })));
-    journal.approvals().park(&parked("t-1", "c7", Some("ann"), at(1), None)).await.unwrap();
-    assert_refused(journal.approvals().decide("t-1", "c7", Decision::Reject("no\0".into()), "ann").await.unwrap_err(), "reject_text", "NUL");
-    assert_refused(journal.approvals().decide("t-1", "c7", Decision::Approve, "a\0nn").await.unwrap_err(), "decided_by", "NUL");
+    tool_runtime::question::park(&journal, &parked("t-1", "c7", Some("ann"), at(1), None)).await.unwrap();
+    assert_refused(
+        tool_runtime::question::decide(&journal, "t-1", "c7", Decision::Reject("no\0".into()), "ann").await.unwrap_err(),
+        "reject_text",
+        "NUL",
+    );
+    assert_refused(tool_runtime::question::decide(&journal, "t-1", "c7", Decision::Approve, "a\0nn").await.unwrap_err(), "decided_by", "NUL");
     assert_eq!(journal.approvals().get("t-1", "c7").await.unwrap().unwrap().decided, None, "a refused decision is not recorded");
 }
 
@@ -583,8 +592,8 @@ async fn prune_forgets_finished_runs_and_keeps_everything_in_flight(db: Db) {
     // Each run's calls are journaled while it goes; the finished ones then finish.
     // Finished long ago: a finished call and a settled approval.
     call("r-old", "k-old", true).await;
-    journal.approvals().park(&parked("r-old", "a-old", None, at(1), None)).await.unwrap();
-    journal.approvals().decide("r-old", "a-old", Decision::Approve, "ann").await.unwrap();
+    tool_runtime::question::park(&journal, &parked("r-old", "a-old", None, at(1), None)).await.unwrap();
+    tool_runtime::question::decide(&journal, "r-old", "a-old", Decision::Approve, "ann").await.unwrap();
     journal.approvals().settle("r-old", "a-old").await.unwrap();
     journal.runs().save(&RunRecord { executed: vec!["refund".into()], failures: vec![("refund".into(), 2)], ..finished("r-old") }).await.unwrap();
     // Still going, however old.
@@ -594,10 +603,10 @@ async fn prune_forgets_finished_runs_and_keeps_everything_in_flight(db: Db) {
     call("r-doubt", "k-doubt", false).await;
     journal.runs().save(&finished("r-doubt")).await.unwrap();
     // Finished, with an approval waiting and one decided but not settled.
-    journal.approvals().park(&parked("r-waiting", "a-waiting", None, at(1), None)).await.unwrap();
+    tool_runtime::question::park(&journal, &parked("r-waiting", "a-waiting", None, at(1), None)).await.unwrap();
     tokio::time::sleep(Duration::from_millis(5)).await; // parked in this order, by the journal's clock
-    journal.approvals().park(&parked("r-waiting", "a-unsettled", None, at(2), None)).await.unwrap();
-    journal.approvals().decide("r-waiting", "a-unsettled", Decision::Approve, "ann").await.unwrap();
+    tool_runtime::question::park(&journal, &parked("r-waiting", "a-unsettled", None, at(2), None)).await.unwrap();
+    tool_runtime::question::decide(&journal, "r-waiting", "a-unsettled", Decision::Approve, "ann").await.unwrap();
     journal.runs().save(&finished("r-waiting")).await.unwrap();
     // A call journaled without a run.
     call("r-none", "k-orphan", true).await;

@@ -165,7 +165,7 @@ async fn with_a_journal_a_decision_made_out_of_band_reaches_the_waiting_call() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     assert_eq!((parked.tool.as_str(), &parked.input), ("delete_item", &json!({"id": 1})));
-    admin.approvals().decide(&parked.run_id, &parked.call_id, Decision::Approve, "alice").await.unwrap();
+    tool_runtime::question::decide(&admin, &parked.run_id, &parked.call_id, Decision::Approve, "alice").await.unwrap();
     let deleted = wire.response(waiting).await;
     assert_eq!(text(&deleted), "deleted 1", "{deleted}");
     assert_eq!(*store.deleted.lock().unwrap(), [1]);
@@ -182,7 +182,9 @@ async fn with_a_journal_a_decision_made_out_of_band_reaches_the_waiting_call() {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    admin.approvals().decide(&parked.run_id, &parked.call_id, Decision::Reject("Item 2 is kept for the audit.".into()), "bob").await.unwrap();
+    tool_runtime::question::decide(&admin, &parked.run_id, &parked.call_id, Decision::Reject("Item 2 is kept for the audit.".into()), "bob")
+        .await
+        .unwrap();
     let refused = wire.response(waiting).await;
     assert_eq!(refused["isError"], true);
     assert!(text(&refused).contains("Item 2 is kept for the audit."), "{refused}");
@@ -244,7 +246,9 @@ async fn with_a_journal_a_decision_accepted_in_the_last_moment_of_the_ttl_runs()
         // That share of the time to live, by the journal's clock.
         let at = parked.parked_at + ttl.mul_f64(f64::from(*percent) / 100.0);
         tokio::time::sleep(at.duration_since(std::time::SystemTime::now()).unwrap_or_default()).await;
-        admin.approvals().decide(&parked.run_id, &parked.call_id, Decision::Approve, "alice").await.expect("the journal accepts it in time");
+        tool_runtime::question::decide(&admin, &parked.run_id, &parked.call_id, Decision::Approve, "alice")
+            .await
+            .expect("the journal accepts it in time");
         let answered = wire.response(waiting).await;
         if text(&answered) == format!("deleted {id}") {
             carried_out.push(*percent);
@@ -292,7 +296,7 @@ async fn with_a_journal_a_call_whose_client_left_is_settled_and_its_decider_told
             assert!(started.elapsed() < Duration::from_secs(10), "the call of a client that left still waits: {parked:?}");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        let told = match admin.approvals().decide(&parked.run_id, &parked.call_id, Decision::Approve, "supervisor").await {
+        let told = match tool_runtime::question::decide(&admin, &parked.run_id, &parked.call_id, Decision::Approve, "supervisor").await {
             Err(error) => error,
             Ok(approval) => panic!("the supervisor's approval of a call whose client left was accepted: {approval:?}"),
         };

@@ -426,7 +426,9 @@ async fn with_a_journal_an_answer_is_its_one_decision_across_instances() {
     // A decision made out of band first wins over the client's answer.
     let state = ask_grant(first, "tok-alice", 6).await;
     let parked = journal.approvals().pending_for_user("alice").await.unwrap();
-    journal.approvals().decide(&parked[0].run_id, &parked[0].call_id, Decision::Reject("Not this month.".into()), "supervisor").await.unwrap();
+    tool_runtime::question::decide(&journal, &parked[0].run_id, &parked[0].call_id, Decision::Reject("Not this month.".into()), "supervisor")
+        .await
+        .unwrap();
     let refused = answer(second, "tok-alice", "grant", json!({"amount": 6}), "accept", &state).await;
     assert!(refused["isError"] == true && text(&refused).contains("Not this month."), "{refused}");
     assert_eq!(bank.grants.load(Ordering::SeqCst), 1, "the supervisor's rejection won: it did not run");
@@ -725,7 +727,9 @@ async fn a_call_needing_approval_is_a_task_waiting_for_input_answered_once() {
     let id = grant_task(first, 6).await;
     waiting(first, id.clone()).await;
     let parked = journal.approvals().pending_for_user("alice").await.unwrap();
-    journal.approvals().decide(&parked[0].run_id, &parked[0].call_id, Decision::Reject("Not this month.".into()), "supervisor").await.unwrap();
+    tool_runtime::question::decide(&journal, &parked[0].run_id, &parked[0].call_id, Decision::Reject("Not this month.".into()), "supervisor")
+        .await
+        .unwrap();
     let ended = until_ended(second, &id).await;
     assert!(ended["result"]["content"][0]["text"].as_str().unwrap().contains("Not this month."), "{ended}");
     assert_eq!(bank.grants.load(Ordering::SeqCst), 1);
@@ -767,7 +771,9 @@ async fn an_approvers_edit_is_carried_out_as_edited_whatever_the_client_answers(
     for (action, edited) in [("accept", 5), ("decline", 7)] {
         let state = ask_grant(addr, "tok-alice", 5000).await;
         let parked = waiting_of(&journal, "alice").await;
-        journal.approvals().decide(&parked.run_id, &parked.call_id, Decision::ApproveEdited(json!({"amount": edited})), "supervisor").await.unwrap();
+        tool_runtime::question::decide(&journal, &parked.run_id, &parked.call_id, Decision::ApproveEdited(json!({"amount": edited})), "supervisor")
+            .await
+            .unwrap();
         let done = answer(addr, "tok-alice", "grant", json!({"amount": 5000}), action, &state).await;
         assert_eq!((done["isError"].clone(), text(&done)), (json!(false), format!("granted {edited}").as_str()), "{action}: {done}");
     }

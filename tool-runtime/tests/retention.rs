@@ -189,6 +189,7 @@ fn parked(run_id: &str, call_id: &str, ttl: Duration) -> ParkedCall {
         user_id: Some("u-1".into()),
         parked_at: now,
         expires_at: Some(now + ttl),
+        question: tool_runtime::question::Question::Approval(tool_runtime::question::Binding::of_arguments(&json!({"amount": 5}))),
     }
 }
 
@@ -198,8 +199,8 @@ fn parked(run_id: &str, call_id: &str, ttl: Duration) -> ParkedCall {
 /// still within its time to live stays.
 async fn an_expired_approval_row_of_a_run_without_a_record_goes(db: Db) {
     let journal = db.open().await;
-    journal.approvals().park(&parked("mcp-mrtr-call_a", "call_a", Duration::from_millis(1))).await.unwrap();
-    journal.approvals().park(&parked("mcp-mrtr-call_b", "call_b", Duration::from_secs(3_600))).await.unwrap();
+    tool_runtime::question::park(&journal, &parked("mcp-mrtr-call_a", "call_a", Duration::from_millis(1))).await.unwrap();
+    tool_runtime::question::park(&journal, &parked("mcp-mrtr-call_b", "call_b", Duration::from_secs(3_600))).await.unwrap();
     db.exec(format!("UPDATE journal_approvals SET parked_at = {old}, expires_at = {old} WHERE call_id = 'call_a'", old = hours_ago(2))).await;
     let pruned = journal.prune(Retention::finished_older_than(HOUR)).await.unwrap();
     assert_eq!(pruned.approvals, 1, "{pruned:?}");

@@ -190,7 +190,7 @@ async fn upgrades_from(db: Db, version: usize) {
     assert_eq!(later.results[0].text, "paid INV-1", "version {version}");
     assert_eq!((bank.charges.load(Ordering::SeqCst), bank.payments.load(Ordering::SeqCst)), (0, 0), "version {version}: nothing ran again");
     // The call that waited for approval through the upgrade runs once.
-    journal.approvals().decide("t-up", "c4", Decision::Approve, "alice").await.unwrap();
+    tool_runtime::question::decide(&journal, "t-up", "c4", Decision::Approve, "alice").await.unwrap();
     let settled = run.settle_decided().await.unwrap();
     assert_eq!(settled[0].text, "refunded A-1", "version {version}");
     assert_eq!(bank.refunds.load(Ordering::SeqCst), 1, "version {version}");

@@ -8,7 +8,8 @@
 //! - `readers`: the arguments into a tool's input, from text or a parsed object;
 //! - `schemas`: the input, output and failure schemas from parameters and types;
 //! - `returns`: a tool's return value into its output or failure (a typed
-//!   failure keeps its value).
+//!   failure keeps its value);
+//! - `form_field`: the check `#[derive(Form)]` writes at each field's type.
 
 mod names;
 mod probes;
@@ -31,6 +32,10 @@ pub use crate::tool::{
 };
 
 pub use crate::readers::Args;
+
+/// What `#[derive(Form)]` writes at each field's type: the field must be
+/// one a form carries (the trait says which, and what to do otherwise).
+pub fn form_field<T: crate::question::FormField + ?Sized>() {}
 pub use crate::scope::ScopedTool;
 pub use crate::streamed::{Preliminary, drain};
 pub use names::{Named, assert_unique_names};

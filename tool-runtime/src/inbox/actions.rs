@@ -4,7 +4,7 @@
 //! (`csrf`), that the call exists and the approver may decide it (a call
 //! they may not decide is answered as one that does not exist), and for an
 //! edit, the input (the form, then the registry: `recheck`). Only then is
-//! the decision sent to [`ApprovalRecords::decide`](crate::journal::ApprovalRecords::decide),
+//! the decision sent to [`question::decide`](crate::question::decide),
 //! and the page says what the journal answered: done once it recorded the
 //! decision, who won when another decider came first, failed when the write
 //! failed. Nothing is shown as done that the journal did not record.
@@ -175,7 +175,7 @@ async fn decide<App: Send + Sync + 'static>(
     done: &str,
 ) -> Response {
     let (run_id, call_id) = (&approval.call.run_id, &approval.call.call_id);
-    let (status, notice) = match shared.journal.approvals().decide(run_id, call_id, decision, &approver.id).await {
+    let (status, notice) = match crate::question::decide(&shared.journal, run_id, call_id, decision, &approver.id).await {
         Ok(decided) => {
             let at = decided.decided.map(|d| view::time(d.at)).unwrap_or_default();
             let text = format!(

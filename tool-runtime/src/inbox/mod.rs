@@ -24,7 +24,7 @@
 //! 1,000 bytes, the first 20 arguments); the call's own page shows them
 //! whole, and its edit form edits them whole.
 //!
-//! Every decision goes through [`ApprovalRecords::decide`](crate::journal::ApprovalRecords::decide): of two approvers
+//! Every decision goes through [`question::decide`](crate::question::decide): of two approvers
 //! deciding one call, one wins and the other is told who did; a decision
 //! is shown as done only once the journal accepted it, and a failed write
 //! is shown as failed.

@@ -141,6 +141,8 @@ pub(crate) fn made(decision: &SettledDecision) -> Made {
                 Decision::ApproveEdited(input) => ("edited", Some(preview::value(input))),
                 Decision::Reject(_) if decided.by == EXPIRED_BY => ("expired", None),
                 Decision::Reject(text) => ("rejected", Some(preview::text(text)).filter(|shown| !shown.text.is_empty())),
+                Decision::Answer(answer) => ("answered", Some(preview::value(answer))),
+                Decision::Cancel => ("cancelled", None),
             };
             let by = match decided.by.as_str() {
                 EXPIRED_BY => "nobody: it expired".to_owned(),

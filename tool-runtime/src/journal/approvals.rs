@@ -10,19 +10,20 @@ use super::rows::{RowReader, encode_decision};
 use super::{
     Approval, Decided, Decision, EXPIRED_BY, GONE_BY, Journal, JournalError, ParkedCall, limits, now, on_pool, owners::owner_lives, run_not_finished,
 };
+use crate::memory::{Binding, Question};
 
 /// The columns an [`Approval`] is read from.
 macro_rules! columns {
     () => {
-        "call_id, run_id, tool, input, user_id, parked_at, expires_at, decision, edited_input, reject_text, decided_by, decided_at"
+        "call_id, run_id, tool, input, user_id, parked_at, expires_at, decision, edited_input, reject_text, decided_by, decided_at, question"
     };
 }
 
 /// Parked at the journal's time, to expire its time to live (`$6`
 /// milliseconds, or never) later by the same clock.
 const PARK: &str = concat!(
-    "INSERT INTO journal_approvals (call_id, run_id, tool, input, user_id, owner, parked_at, expires_at) \
-     SELECT $1, $2, $3, $4, $5, $7, clock.ms, clock.ms + $6 FROM journal_clock AS clock WHERE ",
+    "INSERT INTO journal_approvals (call_id, run_id, tool, input, user_id, owner, parked_at, expires_at, kind, question) \
+     SELECT $1, $2, $3, $4, $5, $7, clock.ms, clock.ms + $6, $8, $9 FROM journal_clock AS clock WHERE ",
     run_not_finished!("$2"),
     " ON CONFLICT (run_id, call_id) DO NOTHING"
 );
@@ -120,7 +121,7 @@ impl ApprovalRecords<'_> {
     /// id already (decided or not);
     /// [`JournalError::RunFinished`] when the run is finished;
     /// [`JournalError::Refused`] for an id over the [`limits`].
-    pub async fn park(self, call: &ParkedCall) -> Result<(), JournalError> {
+    pub(crate) async fn park(self, call: &ParkedCall) -> Result<(), JournalError> {
         self.park_for(call, None).await
     }
 
@@ -134,32 +135,67 @@ impl ApprovalRecords<'_> {
         self.park_for(call, Some(&self.journal.owner.id)).await
     }
 
+    /// [`park`](Self::park) a tool's question, and withdraw in the same
+    /// transaction the start of its call's effect, `effect` (its key and
+    /// the call id that started it): the call stopped at the question, and
+    /// runs again from the top once it is answered, so no crash leaves the
+    /// question parked and the call started.
+    pub(crate) async fn park_asked(self, call: &ParkedCall, effect: Option<(&str, &str)>) -> Result<(), JournalError> {
+        let effect = match effect {
+            Some((key, call_id)) => Some((self.journal.calls().stored_key(key).await?.into_owned(), call_id)),
+            None => None,
+        };
+        self.park_in(call, None, effect.as_ref().map(|(key, call_id)| (key.as_str(), *call_id))).await
+    }
+
     async fn park_for(self, call: &ParkedCall, owner: Option<&str>) -> Result<(), JournalError> {
+        self.park_in(call, owner, None).await
+    }
+
+    /// Parks `call` for `owner`, withdrawing the unfinished start `effect`
+    /// (its key as stored, the call id) in the same transaction.
+    async fn park_in(self, call: &ParkedCall, owner: Option<&str>, effect: Option<(&str, &str)>) -> Result<(), JournalError> {
         limits::id("call_id", &call.call_id)?;
         limits::id("run_id", &call.run_id)?;
         limits::text("tool", &call.tool)?;
         limits::optional_id("user_id", call.user_id.as_deref())?;
         let input = call.input.to_string();
+        let question = serde_json::to_string(&call.question).map_err(|error| JournalError::Refused { field: "question", why: error.to_string() })?;
         let ttl = call
             .expires_at
             .map(|expires_at| expires_at.duration_since(call.parked_at).map_or(0, |ttl| i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX)));
         on_pool!(self.journal, pool => {
-            let inserted = sqlx::query(PARK)
-                .bind(&call.call_id)
-                .bind(&call.run_id)
-                .bind(&call.tool)
-                .bind(&input)
-                .bind(call.user_id.as_deref())
-                .bind(ttl)
-                .bind(owner)
-                .execute(pool)
-                .await
-                .map_err(JournalError::database("park"))?;
+            let failed = || JournalError::database("park");
+            let park = || {
+                sqlx::query(PARK)
+                    .bind(&call.call_id)
+                    .bind(&call.run_id)
+                    .bind(&call.tool)
+                    .bind(&input)
+                    .bind(call.user_id.as_deref())
+                    .bind(ttl)
+                    .bind(owner)
+                    .bind(call.question.kind())
+                    .bind(&question)
+            };
+            let inserted = match effect {
+                None => park().execute(pool).await.map_err(failed())?,
+                Some((key, call_id)) => {
+                    let mut tx = pool.begin().await.map_err(failed())?;
+                    let inserted = park().execute(&mut *tx).await.map_err(failed())?;
+                    if inserted.rows_affected() == 1 {
+                        let withdraw = sqlx::query(super::calls::WITHDRAW).bind(key).bind(call_id).bind(None::<i64>);
+                        withdraw.execute(&mut *tx).await.map_err(failed())?;
+                        tx.commit().await.map_err(failed())?;
+                    }
+                    inserted
+                }
+            };
             if inserted.rows_affected() == 1 {
                 return Ok(());
             }
-            let finished = sqlx::query(FINISHED_RUN).bind(&call.run_id).fetch_optional(pool).await.map_err(JournalError::database("park"))?;
-            let parked = sqlx::query(ONE).bind(&call.run_id).bind(&call.call_id).fetch_optional(pool).await.map_err(JournalError::database("park"))?;
+            let finished = sqlx::query(FINISHED_RUN).bind(&call.run_id).fetch_optional(pool).await.map_err(failed())?;
+            let parked = sqlx::query(ONE).bind(&call.run_id).bind(&call.call_id).fetch_optional(pool).await.map_err(failed())?;
             Err(match (parked, finished) {
                 (None, Some(_)) => JournalError::RunFinished { run_id: call.run_id.clone() },
                 _ => JournalError::AlreadyParked { run_id: call.run_id.clone(), call_id: call.call_id.clone() },
@@ -265,7 +301,7 @@ impl ApprovalRecords<'_> {
     /// carries no decision out),
     /// [`JournalError::UnknownApproval`] when the run parked no call of that id,
     /// [`JournalError::Refused`] for a value over the [`limits`].
-    pub async fn decide(self, run_id: &str, call_id: &str, decision: Decision, by: &str) -> Result<Approval, JournalError> {
+    pub(crate) async fn decide(self, run_id: &str, call_id: &str, decision: Decision, by: &str) -> Result<Approval, JournalError> {
         limits::id("run_id", run_id)?;
         limits::id("call_id", call_id)?;
         limits::text("decided_by", by)?;
@@ -388,13 +424,20 @@ where
             }
         }
     };
+    let input = row.json("input")?;
+    // An approval parked before version 9 is bound to its arguments alone.
+    let question = match row.optional_json("question")? {
+        None => Question::Approval(Binding::of_arguments(&input)),
+        Some(question) => serde_json::from_value(question).map_err(|error| row.corrupt(format!("column question does not decode: {error}")))?,
+    };
     let call = ParkedCall {
         run_id: row.get("run_id")?,
         tool: row.get("tool")?,
-        input: row.json("input")?,
+        input,
         user_id: row.get("user_id")?,
         parked_at: row.time("parked_at")?,
         expires_at: row.optional_time("expires_at")?,
+        question,
         call_id: row.key,
     };
     Ok(Approval { call, decided })

@@ -52,7 +52,10 @@ const IN_DOUBT: &str = "SELECT effect_key, run_id, call_id, tool, input, started
 const IN_DOUBT_OF_RUN: &str = "SELECT effect_key, run_id, call_id, tool, input, started_at FROM journal_calls \
      WHERE finished_at IS NULL AND run_id = $1 ORDER BY started_at, effect_key";
 /// The start call `$2` made of `$1`, unfinished (and made at `$3`, when given).
-const WITHDRAW: &str = "DELETE FROM journal_calls WHERE effect_key = $1 AND call_id = $2 AND finished_at IS NULL AND ($3 IS NULL OR started_at = $3)";
+/// An unfinished start withdrawn: `$1` the stored key, `$2` the call that
+/// made it, `$3` when (`NULL`: whenever).
+pub(super) const WITHDRAW: &str =
+    "DELETE FROM journal_calls WHERE effect_key = $1 AND call_id = $2 AND finished_at IS NULL AND ($3 IS NULL OR started_at = $3)";
 const FINISH: &str = concat!(
     "UPDATE journal_calls SET finished_at = ",
     now!(),
@@ -422,7 +425,7 @@ impl CallRecords<'_> {
     /// The effect key as this journal stores it: its digest when it is
     /// long ([`limits`]), unless a row journaled before keys were hashed
     /// holds the key itself; that row is the effect, and is kept under it.
-    async fn stored_key<'k>(self, effect_key: &'k str) -> Result<Cow<'k, str>, JournalError> {
+    pub(super) async fn stored_key<'k>(self, effect_key: &'k str) -> Result<Cow<'k, str>, JournalError> {
         let stored = limits::stored_key(effect_key);
         // No version stored a NUL on Postgres, and none will be looked up there.
         if matches!(stored, Cow::Borrowed(_)) || effect_key.contains('\0') {

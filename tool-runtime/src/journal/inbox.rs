@@ -27,22 +27,35 @@ use crate::result::ResultKind;
 /// and a list longer than this is cut (the page says so).
 pub const MAX_INBOX_ROWS: u32 = 500;
 
+/// The questions a person answers: approvals, and tools' forms (a
+/// completion or the roots are the MCP client's to give).
+macro_rules! for_people {
+    () => {
+        " AND a.kind IN ('approval', 'form')"
+    };
+}
 /// The waiting calls; `$1` is now, `$2` the limit; [`page_clauses`] come
 /// before the order.
-const PENDING: &str = "SELECT call_id, run_id, tool, input, user_id, parked_at, expires_at, decision, edited_input, reject_text, decided_by, decided_at \
-     FROM journal_approvals a WHERE decision IS NULL AND (expires_at IS NULL OR expires_at > $1)";
+const PENDING: &str = concat!(
+    "SELECT call_id, run_id, tool, input, user_id, parked_at, expires_at, decision, edited_input, reject_text, decided_by, decided_at, question \
+     FROM journal_approvals a WHERE decision IS NULL AND (expires_at IS NULL OR expires_at > $1)",
+    for_people!()
+);
 const PENDING_ORDER: &str = " ORDER BY a.parked_at DESC, a.run_id DESC, a.call_id DESC LIMIT $2";
 /// The decided calls; `$1` is the limit; [`page_clauses`] come before
 /// the order.
-const DECIDED: &str = "SELECT a.call_id, a.run_id, a.tool, a.input, a.user_id, a.parked_at, a.expires_at, a.decision, a.edited_input, \
-     a.reject_text, a.decided_by, a.decided_at, a.settled_at, \
+const DECIDED: &str = concat!(
+    "SELECT a.call_id, a.run_id, a.tool, a.input, a.user_id, a.parked_at, a.expires_at, a.decision, a.edited_input, \
+     a.reject_text, a.decided_by, a.decided_at, a.settled_at, a.question, \
      (SELECT c.kind FROM journal_calls c WHERE c.run_id = a.run_id AND c.call_id = a.call_id AND c.finished_at IS NOT NULL \
       ORDER BY c.finished_at DESC LIMIT 1) AS outcome_kind, \
      (SELECT c.text FROM journal_calls c WHERE c.run_id = a.run_id AND c.call_id = a.call_id AND c.finished_at IS NOT NULL \
       ORDER BY c.finished_at DESC LIMIT 1) AS outcome_text, \
      (SELECT c.finished_at FROM journal_calls c WHERE c.run_id = a.run_id AND c.call_id = a.call_id AND c.finished_at IS NOT NULL \
       ORDER BY c.finished_at DESC LIMIT 1) AS outcome_at \
-     FROM journal_approvals a WHERE a.decision IS NOT NULL";
+     FROM journal_approvals a WHERE a.decision IS NOT NULL",
+    for_people!()
+);
 const DECIDED_ORDER: &str = " ORDER BY a.decided_at DESC, a.run_id DESC, a.call_id DESC LIMIT $1";
 const MARK: &str = "SELECT (SELECT COUNT(*) FROM journal_approvals WHERE decision IS NULL) AS waiting, \
      (SELECT MAX(parked_at) FROM journal_approvals) AS parked, \

@@ -41,8 +41,9 @@
 //!   finds the call had ([`resolve`](CallRecords::resolve));
 //! - **pending approvals** ([`journal.approvals()`](Journal::approvals),
 //!   [`ApprovalRecords`]) by run and call id (two runs may hold the same call
-//!   id): parked, listed by run and by user, decided once
-//!   ([`decide`](ApprovalRecords::decide): of two deciders exactly one wins, the
+//!   id): parked ([`question::park`](crate::question::park)), listed by
+//!   run and by user, decided once ([`question::decide`](crate::question::decide),
+//!   the one API every decider goes through: of two deciders exactly one wins, the
 //!   other gets [`JournalError::AlreadyDecided`] naming who won), expired
 //!   into rejections ([`expire`](ApprovalRecords::expire));
 //! - **tasks** ([`journal.tasks()`](Journal::tasks), [`TaskRecords`]) of the MCP

@@ -25,6 +25,8 @@ pub(crate) fn encode_decision(decision: &Decision) -> (&'static str, Option<Stri
         Decision::Approve => ("approve", None, None),
         Decision::ApproveEdited(input) => ("approve_edited", Some(input.to_string()), None),
         Decision::Reject(text) => ("reject", None, Some(text)),
+        Decision::Answer(answer) => ("answer", Some(answer.to_string()), None),
+        Decision::Cancel => ("cancel", None, None),
     }
 }
 
@@ -115,10 +117,12 @@ where
             ("approve", None, None) => Ok(Decision::Approve),
             ("approve_edited", Some(input), None) => Ok(Decision::ApproveEdited(input)),
             ("reject", None, Some(text)) => Ok(Decision::Reject(text)),
-            ("approve" | "approve_edited" | "reject", ..) => {
+            ("answer", Some(answer), None) => Ok(Decision::Answer(answer)),
+            ("cancel", None, None) => Ok(Decision::Cancel),
+            ("approve" | "approve_edited" | "reject" | "answer" | "cancel", ..) => {
                 Err(self.corrupt(format!("decision {decision:?} with the wrong columns set (edited_input, reject_text)")))
             }
-            (other, ..) => Err(self.corrupt(format!("unknown decision {other:?} (expected approve, approve_edited or reject)"))),
+            (other, ..) => Err(self.corrupt(format!("unknown decision {other:?} (expected approve, approve_edited, reject, answer or cancel)"))),
         }
     }
 }

@@ -66,6 +66,10 @@ impl RunMemory for Journal {
         Answer::waiting(self.approvals().park_held(call))
     }
 
+    fn park_asked<'a>(&'a self, call: &'a ParkedCall, effect: Option<(&'a str, &'a str)>) -> Answer<'a, ()> {
+        Answer::waiting(self.approvals().park_asked(call, effect))
+    }
+
     fn starter_gone<'a>(&'a self, effect_key: &'a str) -> Answer<'a, bool> {
         Answer::waiting(self.calls().starter_gone(effect_key))
     }

@@ -12,7 +12,7 @@ use super::{Journal, JournalError};
 use crate::memory::records::millis;
 
 /// The newest schema version this code knows.
-pub(crate) const LATEST: i64 = 8;
+pub(crate) const LATEST: i64 = 9;
 
 #[cfg(feature = "sqlite")]
 const SQLITE: [&str; LATEST as usize] = [
@@ -24,6 +24,7 @@ const SQLITE: [&str; LATEST as usize] = [
     include_str!("sql/sqlite/0006_tasks.sql"),
     include_str!("sql/sqlite/0007_inbox_notify_approved_calls.sql"),
     include_str!("sql/sqlite/0008_clock_users_owners_replays.sql"),
+    include_str!("sql/sqlite/0009_questions.sql"),
 ];
 #[cfg(feature = "postgres")]
 const POSTGRES: [&str; LATEST as usize] = [
@@ -35,6 +36,7 @@ const POSTGRES: [&str; LATEST as usize] = [
     include_str!("sql/postgres/0006_tasks.sql"),
     include_str!("sql/postgres/0007_inbox_notify_approved_calls.sql"),
     include_str!("sql/postgres/0008_clock_users_owners_replays.sql"),
+    include_str!("sql/postgres/0009_questions.sql"),
 ];
 
 const CREATE_VERSIONS: &str = "CREATE TABLE IF NOT EXISTS journal_schema (version BIGINT PRIMARY KEY NOT NULL, applied_at BIGINT NOT NULL)";

@@ -112,6 +112,18 @@ pub enum JournalError {
         /// When.
         at: SystemTime,
     },
+    /// A decision that does not answer the question it was given for (an
+    /// approval answered, a tool's question approved, a form's answer that
+    /// does not fit its schema): nothing was recorded.
+    #[error("call {call_id:?} of run {run_id:?} cannot be decided so: {why}; decide it as its question asks")]
+    Unanswerable {
+        /// The run.
+        run_id: String,
+        /// The question's id.
+        call_id: String,
+        /// Why the decision does not answer it.
+        why: String,
+    },
     /// A call started, parked or decided in a run that is finished: a
     /// finished run carries nothing out any more.
     #[error("run {run_id:?} is finished, so nothing of it is carried out any more; start a new run to do it")]

@@ -310,6 +310,7 @@ mod tests {
             user_id: None,
             parked_at: now,
             expires_at,
+            question: crate::memory::Question::Approval(crate::memory::Binding::of_arguments(&json!({}))),
         };
         memory.park(&parked("c1", None)).await.unwrap();
         assert!(matches!(memory.park(&parked("c1", None)).await, Err(JournalError::AlreadyParked { .. })));

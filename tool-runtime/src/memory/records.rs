@@ -2,11 +2,13 @@
 //! the effect of a call, a parked call and its decision. Every
 //! [`RunMemory`](super::RunMemory) speaks in these.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 use smol_str::SmolStr;
 
+use super::asked::{Decision, Question};
+use crate::definition::ToolDefinition;
 use crate::result::{CallResult, ResultKind};
 
 /// A run as the journal keeps it, by the host's id.
@@ -160,17 +162,19 @@ pub enum CallStart {
     },
 }
 
-/// A call waiting for a human, as parked.
+/// A call waiting for a decision on its question, as parked: an approval
+/// of the call, or a question its tool asked.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ParkedCall {
     /// The run it belongs to.
     pub run_id: String,
-    /// The call id; unique across runs, since decisions name only it.
+    /// The question's id in its run: an approval's is its call's id, a
+    /// tool's question's [`Question::id_of`] its call's id and position.
     pub call_id: String,
     /// The tool called.
     pub tool: String,
-    /// The input the model sent; `null` when a run that is not durable
-    /// parked the call (its pending call holds the input, once).
+    /// The call's input; `null` when a run that is not durable parked an
+    /// approval (its pending call holds the input, once).
     pub input: Value,
     /// The user the call was made for, when known.
     pub user_id: Option<String>,
@@ -180,18 +184,38 @@ pub struct ParkedCall {
     pub parked_at: SystemTime,
     /// When it expires undecided; `None`: never.
     pub expires_at: Option<SystemTime>,
+    /// What it asks.
+    pub question: Question,
 }
 
-/// A human's decision on a parked call.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Decision {
-    /// Run the call as it is.
-    Approve,
-    /// Run the call with this input instead (validated and judged again
-    /// when it runs).
-    ApproveEdited(Value),
-    /// Do not run it; the model reads this text.
-    Reject(String),
+impl ParkedCall {
+    /// A call of `definition` with `input` of the run `run_id`, parked now
+    /// under `id` for `question`, for no user and never expiring
+    /// ([`for_user`](Self::for_user), [`expiring`](Self::expiring)).
+    pub fn new(run_id: &str, id: &str, definition: &ToolDefinition, input: Value, question: Question) -> Self {
+        ParkedCall {
+            run_id: run_id.to_owned(),
+            call_id: id.to_owned(),
+            tool: definition.name.clone(),
+            input,
+            user_id: None,
+            parked_at: SystemTime::now(),
+            expires_at: None,
+            question,
+        }
+    }
+
+    /// The same call, made for `user_id`.
+    pub fn for_user(mut self, user_id: Option<String>) -> Self {
+        self.user_id = user_id;
+        self
+    }
+
+    /// The same call, expiring `ttl` after it was parked (`None`: never).
+    pub fn expiring(mut self, ttl: Option<Duration>) -> Self {
+        self.expires_at = ttl.and_then(|ttl| self.parked_at.checked_add(ttl));
+        self
+    }
 }
 
 /// A decision, who made it and when.

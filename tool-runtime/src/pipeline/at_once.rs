@@ -19,7 +19,10 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
-use super::{Ended, call_span, conclude, effects, first_poll, floor_applies, output_limit, read_input, record_outcome, run_validated, waited};
+use super::{
+    Ended, call_span, conclude, effects, first_poll, floor_applies, output_limit, ran, read_input, record_outcome, run_validated,
+    stopped_at_question, waited,
+};
 use crate::call::{Arguments, CallOutcome};
 use crate::context::{CallInfo, CallState};
 use crate::policy::Verdict;
@@ -68,7 +71,7 @@ enum State<'s, App> {
     /// Nothing polled the call yet.
     Unread { info: CallInfo, text: Cow<'s, str> },
     /// The tool waits, on its task.
-    Waiting(BoxFuture<'s, CallResult>),
+    Waiting(BoxFuture<'s, CallOutcome<App>>),
     /// The reader left the text to the value path: the stages from 3 on.
     Stages(BoxFuture<'s, CallOutcome<App>>),
     /// The outcome was taken.
@@ -118,31 +121,38 @@ impl<'s, App: Send + Sync + 'static> State<'s, App> {
             Ok(Some(TextCall::Made(mut future))) => match first_poll(&mut future, cx) {
                 // Dropped before concluding: the tool's context goes with it.
                 Some(ended) => ended,
-                None => return self.wait(tools, entry, call, future, started, span, cx),
+                None if stopped_at_question(call.info()) => Ended::Asked,
+                None => return self.wait(tools, entry, call, (future, text), started, span, cx),
             },
             Err(payload) => Ended::Panicked(payload),
             // Read nothing, made no call.
             Ok(None) => return self.stages(tools, entry, call, text, span, cx),
         };
-        Poll::Ready(CallOutcome::Done(conclude(tools, entry, &call, ended, started, span)))
+        Poll::Ready(ended_with(tools, entry, call, ended, started, span, text))
     }
 
     /// A tool that waits after its first poll goes on boxed, with the
-    /// call's state, its task and its timer.
+    /// call's state, its text, its task and its timer.
     #[allow(clippy::too_many_arguments, reason = "the call's parts, each borrowed apart from the others")]
     fn wait(
         &mut self,
         tools: &'s ToolTable<App>,
         entry: &'s Entry<App>,
         call: CallState<'s, App>,
-        future: CallFuture,
+        (future, text): (CallFuture, Cow<'s, str>),
         started: Option<Instant>,
         span: Option<&tracing::Span>,
         cx: &mut Context<'_>,
     ) -> Poll<CallOutcome<App>> {
         let span = span.cloned().unwrap_or_else(tracing::Span::none);
-        let mut waiting: BoxFuture<'s, CallResult> = Box::pin(async move { waited(tools, entry, future, &call, started, &span).await });
-        let polled = waiting.as_mut().poll(cx).map(CallOutcome::Done);
+        let mut waiting: BoxFuture<'s, CallOutcome<App>> = Box::pin(async move {
+            let result = waited(tools, entry, future, &call, started, &span).await;
+            if result.kind == ResultKind::PendingApproval {
+                keep_text(&call, text);
+            }
+            ran(tools, entry, call, result)
+        });
+        let polled = waiting.as_mut().poll(cx);
         *self = State::Waiting(waiting);
         polled
     }
@@ -170,6 +180,32 @@ impl<'s, App: Send + Sync + 'static> State<'s, App> {
     }
 }
 
+/// The outcome of a call whose tool ran here: concluded, and for a tool
+/// that stopped at a question, the call read again from its text.
+fn ended_with<'s, App: Send + Sync + 'static>(
+    tools: &ToolTable<App>,
+    entry: &Entry<App>,
+    call: CallState<'s, App>,
+    ended: Ended,
+    started: Option<Instant>,
+    span: Option<&tracing::Span>,
+    text: Cow<'s, str>,
+) -> CallOutcome<App> {
+    let result = conclude(tools, entry, &call, ended, started, span);
+    if result.kind == ResultKind::PendingApproval {
+        keep_text(&call, text);
+    }
+    ran(tools, entry, call, result)
+}
+
+/// Keeps the call's text in its asking state, for a tool that stopped at
+/// a question: the call is read again from it.
+fn keep_text<App>(call: &CallState<'_, App>, text: Cow<'_, str>) {
+    if let Some(asking) = call.info().asking() {
+        asking.keep_arguments(ParsedFrom::Text(Cow::Owned(text.into_owned())));
+    }
+}
+
 impl<App: Send + Sync + 'static> Future for Running<'_, App> {
     type Output = CallOutcome<App>;
 
@@ -179,7 +215,7 @@ impl<App: Send + Sync + 'static> Future for Running<'_, App> {
         let entered = span.map(tracing::Span::enter);
         let polled = match state {
             State::Unread { .. } => state.first(tools, entry, app, span, cx),
-            State::Waiting(waiting) => waiting.as_mut().poll(cx).map(CallOutcome::Done),
+            State::Waiting(waiting) => waiting.as_mut().poll(cx),
             State::Stages(stages) => stages.as_mut().poll(cx),
             State::Ended => panic!("a call's future polled after it ended"),
         };

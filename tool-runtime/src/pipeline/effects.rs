@@ -346,9 +346,18 @@ pub(crate) async fn execute_journaled<App: Send + Sync + 'static>(
         }
     }
     let mut forgotten = Forget::after_the_call(tools, remembered, entry, &key, &call_id);
+    // A question the tool parks withdraws this start with it.
+    if let Some(asking) = call.info().asking() {
+        asking.keep_effect(&key);
+    }
     let result = execute(tools, entry, input, call, span).await;
     // The call ended: its tool's task ended with it, or was dropped.
     forgotten.runs_until = None;
+    if super::stopped_at_question(call.info()) {
+        // Its start went with the question: it runs again once answered.
+        forgotten.memory = None;
+        return result;
+    }
     // A call stopped midway may or may not have had its effect: a durable
     // run keeps it started; one that is not durable forgets it.
     if !matches!(result.kind, ResultKind::Cancelled | ResultKind::TimedOut) {

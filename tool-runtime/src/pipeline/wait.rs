@@ -79,6 +79,11 @@ pub(super) async fn run_waiting<App: Send + Sync + 'static>(
             Err(join) if join.is_panic() => Ended::Panicked(join.into_panic()),
             Err(join) => Ended::Lost(join.to_string()),
         }),
+        // The tool parked a question: it is stopped there.
+        () = parked(call) => {
+            task.abort();
+            Ok(Ended::Asked)
+        }
         () = timer => {
             cancel.cancel();
             task.abort();
@@ -88,6 +93,15 @@ pub(super) async fn run_waiting<App: Send + Sync + 'static>(
             Err(CallResult::failure(tool(), call.call_id.clone(), ResultKind::TimedOut, &error))
         }
         never = interim => match never {},
+    }
+}
+
+/// Once the call's tool parked a question; never for a call that cannot
+/// ask.
+async fn parked(call: &CallInfo) {
+    match call.asking() {
+        Some(asking) => asking.parked().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -71,8 +71,8 @@ async fn journal_writes(journal: &Journal, process: usize, index: usize) -> Resu
     let call_id = format!("{run_id}-c3");
     let now = SystemTime::now();
     let parked = super::parked(&run_id, &call_id, Some("ann"), now, Some(now + Duration::from_secs(3_600)));
-    journal.approvals().park(&parked).await.map_err(|e| ("park", e))?;
-    journal.approvals().decide(&run_id, &call_id, Decision::Approve, "bob").await.map_err(|e| ("decide", e))?;
+    tool_runtime::question::park(journal, &parked).await.map_err(|e| ("park", e))?;
+    tool_runtime::question::decide(journal, &run_id, &call_id, Decision::Approve, "bob").await.map_err(|e| ("decide", e))?;
     journal.approvals().settle(&run_id, &call_id).await.map_err(|e| ("settle", e))?;
     run.step = 1;
     run.state = RunState::Finished { by: None };

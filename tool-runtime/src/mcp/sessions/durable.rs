@@ -18,12 +18,12 @@ use rmcp::RoleServer;
 use rmcp::model::ElicitationAction;
 use rmcp::service::{ElicitationMode, RequestContext};
 
-use crate::approval;
-use crate::call::{Arguments, PendingCall};
+use crate::approval::{self, Carrier};
+use crate::call::{CallOutcome, PendingCall};
 use crate::error_report::Escaped;
 use crate::error_report::{ErrorKind, ErrorReport};
-use crate::memory::Remembered;
-use crate::memory::{Decision, EXPIRED_BY, GONE_BY, JournalError, ParkedCall};
+use crate::memory::{Approval, Decided, Decision, EXPIRED_BY, GONE_BY, JournalError, ParkedCall, Question, Remembered};
+use crate::question;
 use crate::registry::Registry;
 use crate::result::{CallResult, ResultKind, lines};
 
@@ -53,19 +53,13 @@ pub(super) async fn ask<App: Send + Sync + 'static>(
     let Asking { registry, durable, user_id, message } = asking;
     let (tool, id) = (pending.tool().clone(), pending.id().clone());
     let ttl = registry.approval_ttl();
-    let now = SystemTime::now();
-    let parked = ParkedCall {
-        run_id: durable.run_id.to_string(),
-        call_id: id.to_string(),
-        tool: tool.to_string(),
-        input: pending.arguments(),
-        user_id: user_id.clone(),
-        parked_at: now,
-        expires_at: now.checked_add(ttl),
-    };
+    let Some(definition) = registry.definition(&tool) else { return registry.reject(pending, None) };
+    let arguments = pending.arguments();
+    let question = Question::approval(definition, &arguments);
+    let parked = ParkedCall::new(&durable.run_id, &id, definition, arguments, question).for_user(user_id.clone()).expiring(Some(ttl));
     // Held by this process: should it die, no decision on the call is
     // accepted (nothing would carry it out).
-    if let Err(error) = durable.memory.park_held(&parked).await {
+    if let Err(error) = question::park_held(&*durable.memory, &parked).await {
         let detail = format!("the pending call could not be journaled, so it was not run: {error}");
         registry.tools().report(ErrorReport::new(tool.as_str(), id.as_str(), ErrorKind::Journal, "JOURNAL", detail));
         return CallResult::unrecorded(tool, id);
@@ -99,9 +93,14 @@ pub(super) async fn ask<App: Send + Sync + 'static>(
     let result = match decision {
         // The journal accepted the decision: its clock decided that it
         // came in time, not this process's.
-        Ok(Decision::Approve) => approval::approve_decided(registry.tools(), pending, None).await,
-        Ok(Decision::ApproveEdited(input)) => approval::approve_decided(registry.tools(), pending, Some(Arguments::Value(input))).await,
-        Ok(Decision::Reject(text)) => registry.reject(pending, Some(text.as_str()).filter(|text| !text.is_empty())),
+        Ok(decided) => {
+            let approval = Approval { call: parked, decided: Some(decided) };
+            let carrier = Carrier { principal: user_id.as_deref(), timed: false };
+            match approval::carry_out(registry.tools(), pending, &approval, carrier).await {
+                CallOutcome::Done(result) => result,
+                CallOutcome::NeedsApproval(pending) => pending.pending_result(),
+            }
+        }
         Err(error) => {
             registry.tools().report(ErrorReport::new(tool.as_str(), id.as_str(), ErrorKind::Journal, "JOURNAL", error.to_string()));
             registry.reject(pending, Some("The approval could not be read, so the call was not run."))
@@ -119,7 +118,7 @@ async fn by_client<App: Send + Sync + 'static>(
     message: String,
     user_id: Option<&str>,
     context: &RequestContext<RoleServer>,
-) -> Result<Decision, JournalError> {
+) -> Result<Decided, JournalError> {
     let (tool, id) = (pending.tool(), pending.id());
     if !context.peer.supported_elicitation_modes().contains(&ElicitationMode::Form) {
         return std::future::pending().await;
@@ -133,16 +132,21 @@ async fn by_client<App: Send + Sync + 'static>(
         }
     };
     let by = user_id.unwrap_or("mcp-client");
-    match durable.memory.decide(&durable.run_id, id, decision.clone(), by).await {
-        Ok(_) => Ok(decision),
+    match question::decide(&*durable.memory, &durable.run_id, id, decision, by).await {
+        Ok(Approval { decided: Some(decided), .. }) => Ok(decided),
         // Another process decided first: its decision stands.
-        Err(JournalError::AlreadyDecided { .. }) => decided(durable, id).await.map(|decision| decision.unwrap_or(Decision::Reject(String::new()))),
+        Ok(_) | Err(JournalError::AlreadyDecided { .. }) => decided(durable, id).await.map(|decided| decided.unwrap_or_else(|| rejected_now(by))),
         Err(error) => Err(error),
     }
 }
 
+/// A rejection by `by` now, where the memory lost a decision it reported.
+fn rejected_now(by: &str) -> Decided {
+    Decided { decision: Decision::Reject(String::new()), by: by.to_owned(), at: SystemTime::now() }
+}
+
 /// A decision made out of band, polled for.
-async fn out_of_band(durable: &Remembered, id: &str) -> Result<Decision, JournalError> {
+async fn out_of_band(durable: &Remembered, id: &str) -> Result<Decided, JournalError> {
     loop {
         tokio::time::sleep(POLL).await;
         if let Some(decision) = decided(durable, id).await? {
@@ -153,21 +157,25 @@ async fn out_of_band(durable: &Remembered, id: &str) -> Result<Decision, Journal
 
 /// At the end of the approval's time to live here: the journal expires the
 /// call unless a decision came first, which is returned (`None`: expired).
-async fn expire(durable: &Remembered, id: &str, ttl: Duration) -> Result<Option<Decision>, JournalError> {
+async fn expire(durable: &Remembered, id: &str, ttl: Duration) -> Result<Option<Decided>, JournalError> {
     durable.memory.expire(&durable.run_id, &lines::approval_expired(ttl).model_line()).await?;
     let approval = durable.memory.approval(&durable.run_id, id).await?;
     match approval.and_then(|approval| approval.decided) {
-        Some(decided) if decided.by != EXPIRED_BY => Ok(Some(decided.decision)),
+        Some(decided) if decided.by != EXPIRED_BY => Ok(Some(decided)),
         Some(_) => Ok(None),
         // Not due by the journal's clock yet (this process's timer ran
         // ahead of it): expired all the same, in the journal first.
-        None => match durable.memory.decide(&durable.run_id, id, Decision::Reject(lines::approval_expired(ttl).model_line()), EXPIRED_BY).await {
-            Ok(_) => Ok(None),
-            Err(JournalError::AlreadyDecided { by, .. }) if by == EXPIRED_BY => Ok(None),
-            Err(JournalError::AlreadyDecided { .. }) => decided(durable, id).await,
-            Err(JournalError::ApprovalExpired { .. }) => Ok(None),
-            Err(error) => Err(error),
-        },
+        None => {
+            match question::decide(&*durable.memory, &durable.run_id, id, Decision::Reject(lines::approval_expired(ttl).model_line()), EXPIRED_BY)
+                .await
+            {
+                Ok(_) => Ok(None),
+                Err(JournalError::AlreadyDecided { by, .. }) if by == EXPIRED_BY => Ok(None),
+                Err(JournalError::AlreadyDecided { .. }) => decided(durable, id).await,
+                Err(JournalError::ApprovalExpired { .. }) => Ok(None),
+                Err(error) => Err(error),
+            }
+        }
     }
 }
 
@@ -183,9 +191,10 @@ struct Gone<'d> {
 impl Gone<'_> {
     /// Rejects the call by [`GONE_BY`] and settles it; `Some` with the
     /// decision someone made first, which stands.
-    async fn reject(&mut self) -> Result<Option<Decision>, JournalError> {
+    async fn reject(&mut self) -> Result<Option<Decided>, JournalError> {
         self.armed = false;
-        let rejected = self.durable.memory.decide(&self.durable.run_id, &self.id, Decision::Reject(GONE_TEXT.to_owned()), GONE_BY).await;
+        let gone = Decision::Reject(GONE_TEXT.to_owned());
+        let rejected = question::decide(&*self.durable.memory, &self.durable.run_id, &self.id, gone, GONE_BY).await;
         match rejected {
             Ok(_) | Err(JournalError::ApprovalExpired { .. }) => {
                 settle_in_memory(self.durable, &self.id).await;
@@ -211,7 +220,7 @@ impl Drop for Gone<'_> {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
         let (journal, run_id, id) = (self.durable.memory.clone(), self.durable.run_id.clone(), self.id.clone());
         runtime.spawn(async move {
-            match journal.decide(&run_id, &id, Decision::Reject(GONE_TEXT.to_owned()), GONE_BY).await {
+            match question::decide(&*journal, &run_id, &id, Decision::Reject(GONE_TEXT.to_owned()), GONE_BY).await {
                 Ok(_) | Err(JournalError::AlreadyDecided { .. } | JournalError::ApprovalExpired { .. }) => {}
                 Err(error) => {
                     tracing::error!(run_id = %Escaped(&run_id), call_id = %Escaped(&id), error = %Escaped(&error), "a call whose client went away could not be journaled as rejected");
@@ -226,9 +235,9 @@ impl Drop for Gone<'_> {
 
 /// The decision recorded on a call of this session's run; `None` while
 /// there is none.
-async fn decided(durable: &Remembered, id: &str) -> Result<Option<Decision>, JournalError> {
+async fn decided(durable: &Remembered, id: &str) -> Result<Option<Decided>, JournalError> {
     let approval = durable.memory.approval(&durable.run_id, id).await?;
-    Ok(approval.and_then(|approval| approval.decided).map(|decided| decided.decision))
+    Ok(approval.and_then(|approval| approval.decided))
 }
 
 async fn settle_in_memory(durable: &Remembered, id: &str) {

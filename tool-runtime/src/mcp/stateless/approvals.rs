@@ -15,7 +15,7 @@
 //!   must be the parked one: its user, tool and arguments are compared with
 //!   the row, whatever the state names. The client's answer is journaled as
 //!   the call's one decision; of it and a decision made out of band
-//!   ([`ApprovalRecords::decide`](crate::journal::ApprovalRecords::decide),
+//!   ([`question::decide`](crate::question::decide),
 //!   the inbox) exactly one wins and is carried out as it was made (an
 //!   edited input runs edited); the call's effect is journaled too, so it
 //!   runs at most once, and the approval is settled once carried out. Any
@@ -51,6 +51,7 @@ use serde_json::Value;
 
 use super::Stateless;
 use super::state::{Sealed, binding};
+use crate::approval::Carrier;
 use crate::call::{CallOutcome, PendingCall};
 use crate::context::UserContext;
 use crate::error::ToolError;
@@ -59,7 +60,7 @@ use crate::mcp::approval::{approval_message, approval_unavailable, elicitation};
 use crate::mcp::caller::Caller;
 use crate::mcp::server::Server;
 use crate::mcp::{results, tool_list};
-use crate::memory::Decision;
+use crate::memory::{Approval, Decision};
 use crate::result::{CallResult, ResultKind};
 use crate::steps::Steps;
 
@@ -170,6 +171,7 @@ async fn park<App: Send + Sync + 'static>(
     ttl: std::time::Duration,
 ) -> Result<(), ToolError> {
     use crate::journal::{JournalError, ParkedCall};
+    use crate::memory::Question;
     let journal = server.journal.as_ref().expect("journaled");
     let not_recorded = |error: &JournalError| {
         tracing::error!(call_id = %Escaped(&sealed.call_id), error = %Escaped(error), "the waiting call could not be parked in the journal");
@@ -179,20 +181,17 @@ async fn park<App: Send + Sync + 'static>(
             "This call needs approval, which could not be recorded, so it was not run. Try again in a moment.",
         )
     };
-    let now = std::time::SystemTime::now();
     let (all, of_user) =
         journal.approvals().waiting_in(&[STATELESS_RUNS, super::retries::KEYED_RUNS], user).await.map_err(|error| not_recorded(&error))?;
     server.waiting.admits(all, of_user, user)?;
-    let call = ParkedCall {
-        run_id: sealed.run_id.clone(),
-        call_id: sealed.call_id.clone(),
-        tool: tool.to_owned(),
-        input: arguments.clone(),
-        user_id: user.map(str::to_owned),
-        parked_at: now,
-        expires_at: Some(now + ttl),
+    let Some(definition) = server.registry.definition(tool) else {
+        return Err(not_recorded(&JournalError::Refused { field: "tool", why: "not in the registry".into() }));
     };
-    match journal.approvals().park(&call).await {
+    let question = Question::approval(definition, arguments);
+    let call = ParkedCall::new(&sealed.run_id, &sealed.call_id, definition, arguments.clone(), question)
+        .for_user(user.map(str::to_owned))
+        .expiring(Some(ttl));
+    match crate::question::park(journal, &call).await {
         Ok(()) => Ok(()),
         Err(JournalError::AlreadyParked { .. }) => match journal.approvals().get(&sealed.run_id, &sealed.call_id).await {
             Ok(Some(approval)) if same_call(&approval.call, tool, user, arguments) => Ok(()),
@@ -242,11 +241,19 @@ pub(super) async fn resume<App: Send + Sync + 'static>(
         ElicitationAction::Accept => Decision::Approve,
         _ => Decision::Reject(String::new()),
     };
-    let decision = match record(server, stateless, &sealed, answer, (tool, &arguments), caller).await {
-        Ok(decision) => decision,
+    let recorded = match record(server, stateless, &sealed, answer, (tool, &arguments), caller).await {
+        Ok(recorded) => recorded,
         Err(response) => return response,
     };
-    carry_out(server, &sealed, tool, arguments, decision, &caller.user, context).await
+    carry_out(server, &sealed, tool, arguments, recorded, &caller.user, context).await
+}
+
+/// A decision to carry out: as the journal holds it (its row, decided), or,
+/// without a journal, as this process recorded it.
+enum Recorded {
+    #[cfg_attr(not(feature = "journal"), allow(dead_code))]
+    Journaled(Box<Approval>),
+    InProcess(Decision),
 }
 
 /// Records the client's answer as the approval's one decision; the
@@ -258,7 +265,7 @@ async fn record<App: Send + Sync + 'static>(
     answer: Decision,
     call: (&str, &Value),
     caller: &Caller,
-) -> Result<Decision, CallToolResponse> {
+) -> Result<Recorded, CallToolResponse> {
     #[cfg(feature = "journal")]
     if let Some(journal) = &server.journal {
         return record_in_journal(server, journal, sealed, answer, call, caller).await;
@@ -268,7 +275,7 @@ async fn record<App: Send + Sync + 'static>(
         return Err(refused(server, call.0, "the approval was asked by another process, and no journal shares it"));
     }
     match stateless.sealing.answer_once(&sealed.call_id, server.registry.approval_ttl()) {
-        true => Ok(answer),
+        true => Ok(Recorded::InProcess(answer)),
         false => Err(refused(server, call.0, "this approval was answered already (a replayed requestState)")),
     }
 }
@@ -281,7 +288,7 @@ async fn record_in_journal<App: Send + Sync + 'static>(
     answer: Decision,
     (tool, arguments): (&str, &Value),
     caller: &Caller,
-) -> Result<Decision, CallToolResponse> {
+) -> Result<Recorded, CallToolResponse> {
     use crate::journal::JournalError;
     let user = caller.user.id.as_deref();
     let failed = |error: &JournalError| {
@@ -304,8 +311,8 @@ async fn record_in_journal<App: Send + Sync + 'static>(
         answer => answer,
     };
     let by = format!("{DECIDED_BY_CLIENT}:{}", user.unwrap_or(""));
-    match journal.approvals().decide(&sealed.run_id, &sealed.call_id, answer.clone(), &by).await {
-        Ok(_) => Ok(answer),
+    match crate::question::decide(journal, &sealed.run_id, &sealed.call_id, answer, &by).await {
+        Ok(approval) => Ok(Recorded::Journaled(Box::new(approval))),
         // The same client answered before: a replay, unless the call is
         // keyed, whose re-sent request reads what its first one did.
         Err(JournalError::AlreadyDecided { by: first, .. }) if first == by && sealed.run_id != super::retries::run_id(&caller.user) => {
@@ -316,7 +323,7 @@ async fn record_in_journal<App: Send + Sync + 'static>(
             // decision is the one carried out, as it was made.
             tracing::info!(call_id = %Escaped(&sealed.call_id), by = %Escaped(&first), "the approval was decided before this answer");
             match journal.approvals().get(&sealed.run_id, &sealed.call_id).await {
-                Ok(Some(crate::journal::Approval { decided: Some(decided), .. })) => Ok(decided.decision),
+                Ok(Some(approval @ Approval { decided: Some(_), .. })) => Ok(Recorded::Journaled(Box::new(approval))),
                 Ok(_) => Err(refused(server, tool, "the journal lost the approval's decision")),
                 Err(error) => Err(failed(&error)),
             }
@@ -334,7 +341,7 @@ async fn carry_out<App: Send + Sync + 'static>(
     sealed: &Sealed,
     tool: &str,
     arguments: Value,
-    decision: Decision,
+    recorded: Recorded,
     user: &Arc<UserContext>,
     context: &RequestContext<RoleServer>,
 ) -> CallToolResponse {
@@ -352,16 +359,22 @@ async fn carry_out<App: Send + Sync + 'static>(
         None => call,
     };
     let tools = server.registry.tools();
-    let result = match (call.await, decision) {
+    let result = match (call.await, recorded) {
         (CallOutcome::Done(result), _) => result,
-        (CallOutcome::NeedsApproval(pending), Decision::Approve) if journaled(server) => crate::approval::approve_decided(tools, pending, None).await,
-        (CallOutcome::NeedsApproval(pending), Decision::Approve) => server.registry.approve(pending).await,
-        (CallOutcome::NeedsApproval(pending), Decision::ApproveEdited(edited)) => {
-            crate::approval::approve_decided(tools, pending, Some(crate::call::Arguments::Value(edited))).await
+        // The journal accepted the decision: its clock decided it came in
+        // time, and the permit is checked against the call.
+        (CallOutcome::NeedsApproval(pending), Recorded::Journaled(approval)) => {
+            let carrier = Carrier { principal: user.id.as_deref(), timed: false };
+            match crate::approval::carry_out(tools, pending, &approval, carrier).await {
+                CallOutcome::Done(result) => result,
+                CallOutcome::NeedsApproval(pending) => pending.pending_result(),
+            }
         }
-        (CallOutcome::NeedsApproval(pending), Decision::Reject(text)) => {
+        (CallOutcome::NeedsApproval(pending), Recorded::InProcess(Decision::Approve)) => server.registry.approve(pending).await,
+        (CallOutcome::NeedsApproval(pending), Recorded::InProcess(Decision::Reject(text))) => {
             server.registry.reject(pending, Some(text.as_str()).filter(|text| !text.is_empty()))
         }
+        (CallOutcome::NeedsApproval(pending), Recorded::InProcess(_)) => server.registry.reject(pending, None),
     };
     #[cfg(feature = "journal")]
     if let Some(journal) = &server.journal

@@ -8,18 +8,19 @@
 //! journaled, so it runs at most once.
 
 use std::collections::BTreeMap;
-use std::time::SystemTime;
 
 use rmcp::ErrorData;
 use rmcp::model::{ElicitRequest, ElicitResult, ElicitationAction, InputRequest, InputRequests, InputResponses};
 
 use super::approvals::APPROVAL_INPUT;
-use crate::call::PendingCall;
+use crate::approval::Carrier;
+use crate::call::{CallOutcome, PendingCall};
 use crate::context::UserContext;
 use crate::error_report::Escaped;
 use crate::journal::{Decision, Journal, JournalError, ParkedCall, TaskRecord, TaskState};
 use crate::mcp::approval::elicitation;
 use crate::mcp::server::Server;
+use crate::memory::Question;
 use crate::result::CallResult;
 
 /// The run a task's call belongs to in the journal.
@@ -38,26 +39,23 @@ pub(super) async fn decided<App: Send + Sync + 'static>(
 ) -> Result<Option<CallResult>, JournalError> {
     let run_id = run_id(&task.task_id);
     match journal.approvals().get(&run_id, &task.task_id).await? {
-        Some(approval) => match approval.decided.map(|decided| decided.decision) {
-            Some(Decision::Reject(text)) => return Ok(Some(server.registry.reject(pending, Some(&text)))),
-            Some(Decision::ApproveEdited(edited)) => {
-                return Ok(Some(crate::approval::approve_decided(server.registry.tools(), pending, Some(edited.into())).await));
-            }
-            Some(Decision::Approve) => return Ok(Some(crate::approval::approve_decided(server.registry.tools(), pending, None).await)),
-            None => {}
-        },
+        // Decided: carried out as the journal holds it (its clock decided
+        // it came in time), its permit checked against the call.
+        Some(approval) if approval.decided.is_some() => {
+            let carrier = Carrier { principal: task.user_id.as_deref(), timed: false };
+            return Ok(Some(match crate::approval::carry_out(server.registry.tools(), pending, &approval, carrier).await {
+                CallOutcome::Done(result) => result,
+                CallOutcome::NeedsApproval(pending) => pending.pending_result(),
+            }));
+        }
+        Some(_) => {}
         None => {
-            let now = SystemTime::now();
-            let call = ParkedCall {
-                run_id,
-                call_id: task.task_id.clone(),
-                tool: task.tool.clone(),
-                input: task.input.clone(),
-                user_id: task.user_id.clone(),
-                parked_at: now,
-                expires_at: Some(now + server.registry.approval_ttl()),
-            };
-            journal.approvals().park(&call).await?;
+            let Some(definition) = server.registry.definition(&task.tool) else { return Ok(Some(server.registry.reject(pending, None))) };
+            let question = Question::approval(definition, &task.input);
+            let call = ParkedCall::new(&run_id, &task.task_id, definition, task.input.clone(), question)
+                .for_user(task.user_id.clone())
+                .expiring(Some(server.registry.approval_ttl()));
+            crate::question::park(journal, &call).await?;
         }
     }
     journal.tasks().move_to(&task.task_id, TaskState::InputRequired, Some("waiting for a human's approval"), None).await?;
@@ -102,7 +100,7 @@ pub(super) async fn answer(journal: &Journal, task: &TaskRecord, responses: &Inp
         _ => Decision::Reject(crate::result::lines::rejected(None).user_message().to_owned()),
     };
     let by = format!("mcp-client:{}", user.id.as_deref().unwrap_or(""));
-    match journal.approvals().decide(&run_id(&task.task_id), &task.task_id, decision, &by).await {
+    match crate::question::decide(journal, &run_id(&task.task_id), &task.task_id, decision, &by).await {
         Ok(_) => Ok(true),
         Err(JournalError::AlreadyDecided { by: first, .. }) if first.starts_with("mcp-client") => Ok(false),
         // Decided out of band, or expired: that decision is carried out.
