@@ -509,7 +509,9 @@ impl<App: Send + Sync + 'static> Run<App> {
     /// Several processes may resume and step one run at once: each step is
     /// added to the journal's record, and after it the run holds the steps
     /// and tools of all of them. Set the run's user and thread first:
-    /// resumed pending calls run as that user.
+    /// resumed pending calls run as that user, and an approval, a permit
+    /// bound to the user its call was parked for, runs only for that user
+    /// (another reads `PERMIT_MISMATCH`).
     ///
     /// ```
     /// # use std::sync::Arc;
@@ -753,8 +755,7 @@ impl<App: Send + Sync + 'static> Run<App> {
         // A run that is not durable checks the TTL by its own clock, as it
         // does an approval's.
         let ttl = self.memory.durable.then(|| self.tools.approval_ttl());
-        let principal = self.memory.user.as_deref().map(str::to_owned).or_else(|| self.user.id.clone());
-        let asking = Arc::new(crate::question::Asking::new(tool.into(), principal, ttl));
+        let asking = Arc::new(crate::question::Asking::new(tool.into(), self.user.id.clone(), ttl));
         let attached = Attached {
             thread_id: self.thread_id.clone(),
             progress: self.progress.clone(),

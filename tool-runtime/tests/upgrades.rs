@@ -34,6 +34,7 @@ on_both_backends!(
     from_version_5,
     from_version_6,
     from_version_7,
+    from_version_8,
 );
 
 async fn from_version_1(db: Db) {
@@ -56,6 +57,9 @@ async fn from_version_6(db: Db) {
 }
 async fn from_version_7(db: Db) {
     upgrades_from(db, 7).await;
+}
+async fn from_version_8(db: Db) {
+    upgrades_from(db, 8).await;
 }
 
 /// What the tools did, counted outside the journal.
@@ -96,7 +100,7 @@ fn registry() -> Registry<Bank> {
 }
 
 /// The migrations of one backend, in order, as released.
-const SQLITE: [&str; 7] = [
+const SQLITE: [&str; 8] = [
     include_str!("../src/journal/sql/sqlite/0001_journal.sql"),
     include_str!("../src/journal/sql/sqlite/0002_run_tools.sql"),
     include_str!("../src/journal/sql/sqlite/0003_approvals_by_run.sql"),
@@ -104,8 +108,9 @@ const SQLITE: [&str; 7] = [
     include_str!("../src/journal/sql/sqlite/0005_inbox.sql"),
     include_str!("../src/journal/sql/sqlite/0006_tasks.sql"),
     include_str!("../src/journal/sql/sqlite/0007_inbox_notify_approved_calls.sql"),
+    include_str!("../src/journal/sql/sqlite/0008_clock_users_owners_replays.sql"),
 ];
-const POSTGRES: [&str; 7] = [
+const POSTGRES: [&str; 8] = [
     include_str!("../src/journal/sql/postgres/0001_journal.sql"),
     include_str!("../src/journal/sql/postgres/0002_run_tools.sql"),
     include_str!("../src/journal/sql/postgres/0003_approvals_by_run.sql"),
@@ -113,6 +118,7 @@ const POSTGRES: [&str; 7] = [
     include_str!("../src/journal/sql/postgres/0005_inbox.sql"),
     include_str!("../src/journal/sql/postgres/0006_tasks.sql"),
     include_str!("../src/journal/sql/postgres/0007_inbox_notify_approved_calls.sql"),
+    include_str!("../src/journal/sql/postgres/0008_clock_users_owners_replays.sql"),
 ];
 
 /// The effect key of a keyed call, as version `version` made it: the
@@ -189,7 +195,9 @@ async fn upgrades_from(db: Db, version: usize) {
     let later = later.execute(step("k1", "pay_invoice", paid())).await;
     assert_eq!(later.results[0].text, "paid INV-1", "version {version}");
     assert_eq!((bank.charges.load(Ordering::SeqCst), bank.payments.load(Ordering::SeqCst)), (0, 0), "version {version}: nothing ran again");
-    // The call that waited for approval through the upgrade runs once.
+    // The call that waited for approval through the upgrade (bound to its
+    // arguments and its user, as every approval before version 9) runs
+    // once, in the process of the user it was parked for.
     tool_runtime::question::decide(&journal, "t-up", "c4", Decision::Approve, "alice").await.unwrap();
     let settled = run.settle_decided().await.unwrap();
     assert_eq!(settled[0].text, "refunded A-1", "version {version}");
@@ -201,5 +209,5 @@ async fn upgrades_from(db: Db, version: usize) {
         assert_eq!(globex.execute(step("k1", "pay_invoice", paid())).await.results[0].text, "paid INV-1");
         assert_eq!(bank.payments.load(Ordering::SeqCst), 1, "version {version}");
     }
-    assert_eq!(Journal::SCHEMA_VERSION, 8);
+    assert_eq!(Journal::SCHEMA_VERSION, 9);
 }

@@ -307,10 +307,11 @@ impl<'r, App: Send + Sync + 'static> Approvals<'r, App> {
         }
     }
 
-    /// Who the run's calls run for: its user as its memory holds it (the
-    /// first process to record a durable run names it), else its own.
+    /// Who the run's calls run for, and so whom a permit is bound to: the
+    /// run's user in this process ([`Run::with_user`]), whose context its
+    /// calls carry.
     fn principal(&self) -> Option<String> {
-        self.run.memory.user.as_deref().map(str::to_owned).or_else(|| self.run.user.id.clone())
+        self.run.user.id.clone()
     }
 
     /// What a pending call reads instead of running when this run may no
