@@ -100,8 +100,19 @@ async fn refund_large(ctx: Ctx<Shop>, order: String) -> Result<String, ToolError
     }
 }
 
+/// Look the order up (which takes a moment: the tool waits, on a task of
+/// its own), then ask.
+#[tool]
+async fn refund_slowly(ctx: Ctx<Shop>, order: String) -> Result<String, ToolError> {
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    match ctx.elicit::<Confirm>(format!("Refund {order}?")).await? {
+        Reply::Answered(confirm) if confirm.go_ahead && !ctx.cancellation().is_cancelled() => Ok(format!("refunded {order}")),
+        _ => Ok("kept".into()),
+    }
+}
+
 fn registry() -> Registry<Shop> {
-    Registry::builder().tools(tools![refund, set_up, refund_large]).build().unwrap()
+    Registry::builder().tools(tools![refund, set_up, refund_large, refund_slowly]).build().unwrap()
 }
 
 /// The questions the only pending call of `run` waits for.
@@ -133,6 +144,18 @@ async fn a_form_asked_on_a_plain_run_is_answered_through_the_run_and_the_call_go
     assert_eq!(shop.refunds.load(Ordering::SeqCst), 1);
     assert!(run.pending().is_empty());
     assert_eq!(run.executed(), ["refund"]);
+}
+
+/// A tool that waits before it asks runs on a task of its own: stopped at
+/// its question, it leaves its call's token as it was, and the call runs
+/// again with it (before: the call read as cancelled).
+#[tokio::test]
+async fn a_tool_that_waits_before_it_asks_is_stopped_there_and_not_cancelled() {
+    let mut run = registry().run(Arc::new(Shop::default()));
+    let step = run.execute(vec![ToolCall::new("c1", "refund_slowly", json!({"order": "A-1"}))]).await;
+    assert_eq!(step.results[0].error_code.as_deref(), Some("ANSWER_PENDING"), "{}", step.results[0].text);
+    let done = run.approvals().answer("c1#1", json!({"go_ahead": true, "method": "Card"})).await.unwrap();
+    assert_eq!((done.kind, done.text.as_str()), (ResultKind::Success, "refunded A-1"));
 }
 
 #[tokio::test]

@@ -79,9 +79,12 @@ pub(super) async fn run_waiting<App: Send + Sync + 'static>(
             Err(join) if join.is_panic() => Ended::Panicked(join.into_panic()),
             Err(join) => Ended::Lost(join.to_string()),
         }),
-        // The tool parked a question: it is stopped there.
+        // The tool parked a question: it is stopped there, and its task
+        // ends here, so that nothing cancels the call's token, which the
+        // call keeps while it waits and runs with again.
         () = parked(call) => {
             task.abort();
+            let _ = (&mut *task).await;
             Ok(Ended::Asked)
         }
         () = timer => {

@@ -82,12 +82,12 @@ impl Asking {
     }
 
     /// A new run of the tool begins: it has asked nothing yet. (The effects
-    /// it made once are kept.)
+    /// it made once are kept, and so is its call's effect key, which a
+    /// durable run keeps before each run of the tool.)
     pub(crate) fn begin(&self) {
         let mut state = self.state();
         state.asked = 0;
         state.parked.clear();
-        state.effect = None;
     }
 
     /// Keeps what the call's input was read from, for this run of the tool.
