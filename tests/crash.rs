@@ -10,6 +10,13 @@
 //! so doing it twice leaves one. Whatever the point, a charge happens at
 //! most once, and the flag is set exactly once.
 //!
+//! A call that asks is killed between its question and its answer (a
+//! child parks the question and is killed there; the answer comes from
+//! another process; the run goes on in a third, or a second child reading
+//! the answer is killed before the payment): the hold the tool made before
+//! the question (`Ctx::once`) is made once, the call finishes once, and no
+//! call is lost.
+//!
 //! The fixed points run 20 rounds each, several rounds at once; the
 //! property test generates runs of several steps and a kill point somewhere
 //! in them. Each runs on SQLite (a
@@ -28,9 +35,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use proptest::prelude::*;
 use serde_json::json;
-use tool_runtime::journal::Journal;
+use tool_runtime::journal::{Decision, Journal};
 use tool_runtime::prelude::*;
-use tool_runtime::{ResultKind, ToolCall};
+use tool_runtime::question::Reply;
+use tool_runtime::{Form, ResultKind, ToolCall};
 
 /// Where the child stops, waiting to be killed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,11 +76,19 @@ struct World {
     /// In the child: the point to stop at, and in which call (by index in
     /// the run's calls); `None` in the parent, which never stops.
     stop: Option<(Point, usize)>,
+    /// In a child running a call that asks: stop once its question is
+    /// answered, before its payment.
+    stop_answered: bool,
 }
 
 /// Tells the parent where the child stands, then waits to be killed.
 async fn stop_here(point: Point) -> ! {
-    println!("AT {}", point.name());
+    stop_here_named(point.name()).await
+}
+
+/// Tells the parent the child is at `point`, then waits to be killed.
+async fn stop_here_named(point: &str) -> ! {
+    println!("AT {point}");
     std::io::stdout().flush().unwrap();
     std::future::pending::<()>().await;
     unreachable!("a pending future never resolves")
@@ -120,8 +136,38 @@ async fn set_flag(ctx: Ctx<World>, call: usize, flag: String) -> String {
     format!("set {flag}")
 }
 
+/// Whether to pay, as the order's owner says.
+#[tool_data(Deserialize, JsonSchema)]
+#[derive(Form)]
+struct Go {
+    /// Pay it.
+    go: bool,
+}
+
+/// Pay an order once its owner confirms: the money is held first (a line in
+/// `holds`, made once through `Ctx::once`), then the owner is asked, then
+/// the payment is made (a line in `payments`).
+#[tool(timeout = "1s")]
+async fn pay(ctx: Ctx<World>, order: String) -> Result<String, ToolError> {
+    let world = ctx.app();
+    ctx.once("hold", async { effect(world, "holds", &order) }).await?;
+    let Reply::Answered(Go { go: true }) = ctx.elicit::<Go>(format!("Pay {order}?")).await? else { return Ok("kept".into()) };
+    if world.stop_answered {
+        stop_here_named("answered").await;
+    }
+    effect(world, "payments", &order);
+    Ok(format!("paid {order}"))
+}
+
+/// Appends a line for `order` to the file `name`, synced.
+fn effect(world: &World, name: &str, order: &str) {
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(world.dir.join(name)).unwrap();
+    writeln!(file, "{order}").unwrap();
+    file.sync_all().unwrap();
+}
+
 fn registry() -> Registry<World> {
-    Registry::builder().tools(tools![charge, charge_slowly, set_flag]).build().unwrap()
+    Registry::builder().tools(tools![charge, charge_slowly, set_flag, pay]).build().unwrap()
 }
 
 /// One call of a generated run: which tool, and its call id.
@@ -176,7 +222,7 @@ fn crash_child() {
     let (point, at) =
         std::env::var("CRASH_STOP").unwrap().split_once(':').map(|(p, at)| (Point::from_name(p).unwrap(), at.parse().unwrap())).unwrap();
     let plan = parse_plan(&plan);
-    let world = Arc::new(World { dir: dir.clone(), stop: Some((point, at)) });
+    let world = Arc::new(World { dir: dir.clone(), stop: Some((point, at)), stop_answered: false });
     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
         let journal = Journal::open(&url).await.unwrap();
         let mut run = registry().run(world.clone()).durable(&journal, &run_id).await.unwrap();
@@ -204,36 +250,15 @@ fn parse_plan(text: &str) -> Vec<Planned> {
 fn crash_and_resume(backend: &Backend, plan: &[Planned], point: Point, at: usize) -> Result<(), TestCaseError> {
     let (dir, round) = tempdir();
     let (url, run_id) = (backend.url(&dir), format!("crash-{}-{round}", std::process::id()));
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--ignored", "--exact", "crash_child", "--nocapture", "--test-threads=1"])
-        .env("CRASH_PLAN", encode_plan(plan))
-        .env("CRASH_DIR", &dir)
-        .env("CRASH_URL", &url)
-        .env("CRASH_RUN", &run_id)
-        .env("CRASH_STOP", format!("{}:{at}", point.name()))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let wanted = format!("AT {}", point.name());
-    let mut reached = false;
-    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
-        let line = line.unwrap();
-        // libtest writes `test crash_child ... ` before the child's output.
-        if line.ends_with(&wanted) || line.ends_with("AT end") {
-            reached = line.ends_with(&wanted);
-            break;
-        }
-    }
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
+    let env = [("CRASH_PLAN", encode_plan(plan)), ("CRASH_STOP", format!("{}:{at}", point.name()))];
+    let reached = killed_at("crash_child", (&dir, &url, &run_id), &env, point.name());
     prop_assert!(reached, "the child never reached {point:?} of call {at}");
 
     // Resume in this process and send every step again.
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let results = runtime.block_on(async {
         let journal = Journal::open(&url).await.unwrap();
-        let world = Arc::new(World { dir: dir.clone(), stop: None });
+        let world = Arc::new(World { dir: dir.clone(), stop: None, stop_answered: false });
         let mut run = registry().run(world).durable(&journal, &run_id).await.unwrap();
         let mut results = Vec::new();
         for (index, planned) in plan.iter().enumerate() {
@@ -262,6 +287,35 @@ fn crash_and_resume(backend: &Backend, plan: &[Planned], point: Point, at: usize
     }
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
+}
+
+/// Runs the child test `child` on the round's directory, journal and run
+/// (and `env`), until it says it is `AT wanted`, and kills it there
+/// (SIGKILL); whether it got there.
+fn killed_at(child: &str, (dir, url, run_id): (&std::path::Path, &str, &str), env: &[(&str, String)], wanted: &str) -> bool {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--ignored", "--exact", child, "--nocapture", "--test-threads=1"])
+        .env("CRASH_DIR", dir)
+        .env("CRASH_URL", url)
+        .env("CRASH_RUN", run_id)
+        .envs(env.iter().map(|(key, value)| (key, value)))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let wanted = format!("AT {wanted}");
+    let mut reached = false;
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        // libtest writes `test crash_child ... ` before the child's output.
+        if line.ends_with(&wanted) || line.ends_with("AT end") {
+            reached = line.ends_with(&wanted);
+            break;
+        }
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    reached
 }
 
 /// A fresh directory for a round's effects (and SQLite journal), and the
@@ -341,6 +395,128 @@ fn a_killed_process_s_call_is_not_waited_for_past_its_lease_on_sqlite() {
 fn a_killed_process_s_call_is_not_waited_for_past_its_lease_on_postgres() {
     if let Some(backend) = postgres() {
         a_killed_process_s_call_is_not_waited_for_past_its_lease(&backend);
+    }
+}
+
+/// The child of a call that asks: `ASKED_STOP=asked` sends the call, which
+/// parks its question, and waits there to be killed; `answered` resumes the
+/// run and settles the answered call, stopping in its tool once it read the
+/// answer, before the payment.
+#[test]
+#[ignore = "run by the question crash tests in a child process, which is killed"]
+fn asked_child() {
+    let Ok(stop) = std::env::var("ASKED_STOP") else { return };
+    let dir = PathBuf::from(std::env::var("CRASH_DIR").unwrap());
+    let (url, run_id) = (std::env::var("CRASH_URL").unwrap(), std::env::var("CRASH_RUN").unwrap());
+    let world = Arc::new(World { dir, stop: None, stop_answered: stop == "answered" });
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+        let journal = Journal::open(&url).await.unwrap();
+        let mut run = registry().run(world).with_user(UserContext::new("owner")).durable(&journal, &run_id).await.unwrap();
+        if stop == "asked" {
+            let step = run.execute(vec![ToolCall::new("c1", "pay", json!({"order": "A-1"}))]).await;
+            assert_eq!(step.results[0].error_code.as_deref(), Some("ANSWER_PENDING"), "{}", step.results[0].text);
+            stop_here_named("asked").await;
+        }
+        run.settle_decided().await.unwrap();
+        println!("AT end");
+        std::io::stdout().flush().unwrap();
+        std::future::pending::<()>().await;
+    });
+}
+
+/// What a round of a call that asks left: its result once the run went on
+/// in this process, and how often the hold and the payment were made.
+struct Asked {
+    result: tool_runtime::CallResult,
+    holds: usize,
+    payments: usize,
+}
+
+/// A call parks its question in a child killed there (SIGKILL) before any
+/// answer; the answer comes from this process through `question::decide`
+/// (or, when `by_run`, through the resumed run); with `cut_again`, a second
+/// child resumes the run, reads the answer and is killed before the
+/// payment. The run then goes on here.
+fn asked_and_killed(backend: &Backend, by_run: bool, cut_again: bool) -> Asked {
+    let (dir, round) = tempdir();
+    let (url, run_id) = (backend.url(&dir), format!("asked-{}-{round}", std::process::id()));
+    let place = (dir.as_path(), url.as_str(), run_id.as_str());
+    assert!(killed_at("asked_child", place, &[("ASKED_STOP", "asked".into())], "asked"), "the child never asked");
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let answer = || Decision::Answer(json!({"go": true}));
+    if !by_run || cut_again {
+        runtime.block_on(async {
+            let journal = Journal::open(&url).await.unwrap();
+            tool_runtime::question::decide(&journal, &run_id, "c1#1", answer(), "owner").await.unwrap();
+            journal.close().await;
+        });
+    }
+    if cut_again {
+        assert!(killed_at("asked_child", place, &[("ASKED_STOP", "answered".into())], "answered"), "the child never read the answer");
+    }
+    let result = runtime.block_on(async {
+        let journal = Journal::open(&url).await.unwrap();
+        let world = Arc::new(World { dir: dir.clone(), stop: None, stop_answered: false });
+        let mut run = registry().run(world).with_user(UserContext::new("owner")).durable(&journal, &run_id).await.unwrap();
+        let mut settled = match by_run && !cut_again {
+            true => vec![run.approvals().decide("c1#1", answer()).await.unwrap()],
+            false => run.settle_decided().await.unwrap(),
+        };
+        assert!(run.pending().is_empty(), "nothing waits any more");
+        journal.close().await;
+        settled.remove(0)
+    });
+    let lines = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap_or_default().lines().count();
+    let asked = Asked { result, holds: lines("holds"), payments: lines("payments") };
+    let _ = std::fs::remove_dir_all(&dir);
+    asked
+}
+
+/// Rounds of a call killed between its question and its answer, several at
+/// once: the hold made before the question is never made again, the call
+/// finishes once (paid once), and no call is lost. With `cut_again`, the
+/// process that goes on with the answered call is killed too, before its
+/// payment: the call's outcome is then unknown (not run again), and still
+/// the hold was made once.
+fn killed_between_question_and_answer(backend: &Backend, cut_again: bool) {
+    const ROUNDS: usize = 20;
+    let next = AtomicUsize::new(0);
+    let (finished, holds_twice, lost) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0));
+    std::thread::scope(|scope| {
+        for _ in 0..ROUNDS_AT_ONCE {
+            scope.spawn(|| {
+                while next.fetch_add(1, Ordering::SeqCst) < ROUNDS {
+                    let by_run = next.load(Ordering::SeqCst) % 2 == 0;
+                    let asked = asked_and_killed(backend, by_run, cut_again);
+                    holds_twice.fetch_add(usize::from(asked.holds != 1), Ordering::SeqCst);
+                    let expected = match cut_again {
+                        false => asked.result.text == "paid A-1" && asked.payments == 1,
+                        true => asked.result.error_code.as_deref() == Some("OUTCOME_UNKNOWN") && asked.payments == 0,
+                    };
+                    let counter = if expected { &finished } else { &lost };
+                    counter.fetch_add(1, Ordering::SeqCst);
+                    assert!(expected, "{backend:?}: {} (paid {} times)", asked.result.text, asked.payments);
+                }
+            });
+        }
+    });
+    let (finished, holds_twice, lost) = (finished.into_inner(), holds_twice.into_inner(), lost.into_inner());
+    println!("{backend:?}, cut again: {cut_again}: {ROUNDS} rounds, {finished} as expected, holds made twice: {holds_twice}, calls lost: {lost}");
+    assert_eq!((finished, holds_twice, lost), (ROUNDS, 0, 0));
+}
+
+#[test]
+fn a_call_killed_between_its_question_and_its_answer_goes_on_once_with_its_effect_made_once() {
+    killed_between_question_and_answer(&Backend::Sqlite, false);
+    killed_between_question_and_answer(&Backend::Sqlite, true);
+}
+
+#[cfg(feature = "postgres")]
+#[test]
+fn on_postgres_a_call_killed_between_its_question_and_its_answer_goes_on_once_with_its_effect_made_once() {
+    if let Some(backend) = postgres() {
+        killed_between_question_and_answer(&backend, false);
+        killed_between_question_and_answer(&backend, true);
     }
 }
 
