@@ -104,7 +104,7 @@ async fn park(journal: &Journal, n: usize, reason: &str) {
         parked_at: SystemTime::now(),
         expires_at: Some(SystemTime::now() + Duration::from_secs(3600)),
     };
-    tool_runtime::question::park(&journal, &call).await.expect("the call parks");
+    tool_runtime::question::park(journal, &call).await.expect("the call parks");
 }
 
 /// The body of `GET path`, signed in as the supervisor Dana.

@@ -114,7 +114,7 @@ async fn approve_the_waiting_call(journal: &Journal, path: &Path) -> (String, St
             sqlx::query_as("SELECT run_id, call_id FROM journal_approvals WHERE decision IS NULL").fetch_optional(&mut conn).await.unwrap();
         conn.close().await.unwrap();
         if let Some((run_id, call_id)) = waiting {
-            tool_runtime::question::decide(&journal, &run_id, &call_id, Decision::Approve, "supervisor").await.unwrap();
+            tool_runtime::question::decide(journal, &run_id, &call_id, Decision::Approve, "supervisor").await.unwrap();
             return (run_id, call_id);
         }
         assert!(started.elapsed() < Duration::from_secs(20), "no call waits for approval");

@@ -3,8 +3,8 @@
 //! What one approver's lists hold when another user parked many calls,
 //! what a list shows of large arguments and what a call's own page shows,
 //! how many live pages an approver keeps, a live page of an approver the
-//! auth hook no longer accepts, an edited JSON field past the guard, and
-//! the docs and icon the pages show.
+//! auth hook no longer accepts, an edited JSON field past the guard, the
+//! docs and icon the pages show, and a tool's question answered as a form.
 //!
 //! ```text
 //! cargo test -p tool-runtime --features inbox --test inbox_http
@@ -23,6 +23,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tool_runtime::inbox::{CallsOf, Inbox, Unauthorized};
 use tool_runtime::journal::{Journal, ParkedCall};
 use tool_runtime::prelude::*;
+use tool_runtime::question::Reply as Answer;
 
 /// Refund an order.
 #[tool(policy = needs_approval)]
@@ -311,5 +312,84 @@ async fn parameter_docs_show_code_as_code_and_the_pages_name_their_icon() {
     let icon = request(addr, "GET", "/favicon.svg", &[], "").await;
     assert_eq!(icon.status, 200);
     assert!(icon.head.contains("content-type: image/svg+xml") && icon.body.starts_with("<svg"), "{}", icon.head);
+    done(journal, dir).await;
+}
+
+/// How to close an account.
+#[tool_data(Deserialize, JsonSchema)]
+#[derive(tool_runtime::Form, Debug)]
+enum Closing {
+    /// Now.
+    Now,
+    /// At the end of the month.
+    MonthEnd,
+}
+
+#[tool_data(Deserialize, JsonSchema)]
+#[derive(tool_runtime::Form)]
+struct Confirm {
+    /// Close it for good.
+    close: bool,
+    /// When.
+    when: Closing,
+    /// How many days of notice, 0 to 30.
+    #[schemars(range(max = 30))]
+    #[serde(default = "two_weeks")]
+    notice_days: u32,
+}
+
+fn two_weeks() -> u32 {
+    14
+}
+
+/// Close an account, once its owner confirms.
+#[tool]
+async fn close_account(ctx: Ctx<()>, account: String) -> Result<String, ToolError> {
+    match ctx.elicit::<Confirm>(format!("Close {account}?")).await? {
+        Answer::Answered(Confirm { close: true, when, notice_days }) => Ok(format!("closing {account}: {when:?}, {notice_days} days' notice")),
+        _ => Ok(format!("{account} stays open")),
+    }
+}
+
+#[tokio::test]
+async fn a_tool_s_question_is_a_form_beside_the_approvals_and_its_answer_goes_through_the_one_api() {
+    let (journal, dir) = journal("question").await;
+    let registry = Registry::<()>::builder().tools(tools![close_account]).build().unwrap();
+    let mut run = registry.run(Arc::new(())).with_user(UserContext::new("c-17")).durable(&journal, "r-q").await.unwrap();
+    let step = run.execute(vec![ToolCall::new("q1", "close_account", json!({"account": "ACC-9"}))]).await;
+    assert_eq!(step.results[0].error_code.as_deref(), Some("ANSWER_PENDING"));
+    park(&journal, "r-1", "approval", "c-17", small("A-1")).await;
+    let inbox = Inbox::new(journal.clone(), registry.clone(), Arc::new(())).with_auth(|headers| {
+        headers.get("x-approver").and_then(|value| value.to_str().ok()).map(UserContext::new).ok_or_else(|| Unauthorized::new("Send x-approver."))
+    });
+    let addr = serve(inbox).await;
+    let page = get(addr, "/", "c-17").await;
+    // Beside the approval, the question, as its form: a checkbox, a choice
+    // of its titled values, a number with its bound and its default.
+    assert!(page.body.contains("data-call=\"approval\"") && page.body.contains("data-call=\"q1#1\""), "{}", page.body);
+    let question = page.body.split("data-call=\"q1#1\"").nth(1).unwrap().split("</li>").next().unwrap();
+    assert!(question.contains("The tool asks: <span class=\"message\">Close ACC-9?</span>"), "{question}");
+    assert!(question.contains("type=\"checkbox\"") && question.contains("name=\"arg.close\""), "{question}");
+    assert!(question.contains("<option value=\"MonthEnd\"") && question.contains("name=\"arg.when\""), "{question}");
+    assert!(question.contains("name=\"arg.notice_days\" value=\"14\"") && question.contains("max=\"30\""), "{question}");
+    assert!(!question.contains("/approve") && !question.contains("Edit and approve"), "a question is answered, not approved");
+
+    let cookie = page.head.lines().find_map(|line| line.strip_prefix("set-cookie: ")).unwrap().split(';').next().unwrap().to_owned();
+    let token = page.body.split("name=\"csrf\" value=\"").nth(1).unwrap().split('"').next().unwrap().to_owned();
+    let headers = [("x-approver", "c-17"), ("Cookie", cookie.as_str()), ("Content-Type", "application/x-www-form-urlencoded")];
+    let answer = |days: &str| format!("csrf={token}&run=r-q&call={}&arg.close=true&arg.when=MonthEnd&arg.notice_days={days}", encoded("q1#1"));
+    // Past the form's bound: refused by the one API, nothing recorded.
+    let refused = request(addr, "POST", "/answer", &headers, &answer("45")).await;
+    assert_eq!(refused.status, 422, "{}", refused.body);
+    assert!(refused.body.contains("the answer does not fit the form") && refused.body.contains("/notice_days"), "{}", refused.body);
+    assert!(journal.approvals().get("r-q", "q1#1").await.unwrap().unwrap().decided.is_none());
+    let answered = request(addr, "POST", "/answer", &headers, &answer("7")).await;
+    assert_eq!(answered.status, 200, "{}", answered.body);
+    assert!(answered.body.contains("Answered: call q1#1 of run r-q"), "{}", answered.body);
+    // The run goes on with the answer.
+    let settled = run.settle_decided().await.unwrap();
+    assert_eq!(settled[0].text, "closing ACC-9: MonthEnd, 7 days' notice");
+    let page = get(addr, "/", "c-17").await;
+    assert!(page.body.contains("answered: <span class=\"detail\">"), "the decisions list says how it was decided");
     done(journal, dir).await;
 }

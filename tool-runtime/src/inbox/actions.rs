@@ -1,5 +1,6 @@
 //! The approver's actions: approve, reject with a reason, approve an
-//! edited input. Each checks, in this order: who the approver is (the auth
+//! edited input; answer a tool's question with its form's values, or
+//! decline it (a rejection). Each checks, in this order: who the approver is (the auth
 //! hook), that the form came from the inbox's own page of this session
 //! (`csrf`), that the call exists and the approver may decide it (a call
 //! they may not decide is answered as one that does not exist), and for an
@@ -23,6 +24,7 @@ use super::recheck::{Recheck, recheck};
 use super::respond::{inbox_page, signed_in, with_session};
 use super::{Shared, csrf, view};
 use crate::journal::{Approval, Decision, JournalError};
+use crate::memory::{Ask, Question};
 
 /// The most a rejection's reason may hold, in bytes.
 const MAX_REASON_BYTES: usize = 2000;
@@ -60,7 +62,35 @@ pub(crate) async fn reject<App: Send + Sync + 'static>(
         let text = format!("A reason holds at most {MAX_REASON_BYTES} bytes and no NUL character; shorten it and reject again.");
         return inbox_page(&shared, &headers, &approver, StatusCode::UNPROCESSABLE_ENTITY, Some(Notice::new("refused", text))).await;
     }
-    decide(&shared, &headers, &approver, &approval, Decision::Reject(reason.to_owned()), "Rejected").await
+    let done = if matches!(approval.call.question, Question::Approval(_)) { "Rejected" } else { "Declined" };
+    decide(&shared, &headers, &approver, &approval, Decision::Reject(reason.to_owned()), done).await
+}
+
+/// A tool's question answered: its form's fields read back (a JSON field
+/// through the guard), then recorded through `question::decide`, which
+/// checks the answer against the form's schema first.
+pub(crate) async fn answer<App: Send + Sync + 'static>(
+    State(shared): State<Arc<Shared<App>>>,
+    headers: HeaderMap,
+    Form(pairs): Form<Pairs>,
+) -> Response {
+    let (approver, approval) = match checked(&shared, &headers, &pairs).await {
+        Ok(checked) => checked,
+        Err(response) => return response,
+    };
+    let Question::Tool { ask: Ask::Form { schema, .. }, .. } = &approval.call.question else {
+        let text = format!("Call {} of run {} asks no form to answer; approve or reject it.", approval.call.call_id, approval.call.run_id);
+        return refused(&shared.base, &approver.id, StatusCode::NOT_FOUND, &text);
+    };
+    let fields = form::fields(schema, &serde_json::Value::Null);
+    match form::read(&fields, &pairs, &shared.registry.argument_limits()) {
+        Ok(answer) => decide(&shared, &headers, &approver, &approval, Decision::Answer(answer), "Answered").await,
+        Err(problems) => {
+            let named: Vec<String> = problems.into_iter().map(|problem| problem.message).collect();
+            let text = format!("The answer could not be read, so nothing was recorded: {}. Answer again.", named.join("; "));
+            inbox_page(&shared, &headers, &approver, StatusCode::UNPROCESSABLE_ENTITY, Some(Notice::new("refused", text))).await
+        }
+    }
 }
 
 pub(crate) async fn edit<App: Send + Sync + 'static>(
@@ -187,6 +217,10 @@ async fn decide<App: Send + Sync + 'static>(
         Err(JournalError::AlreadyDecided { by, at, .. }) => {
             let text = format!("Call {call_id} of run {run_id} was already decided by {by} at {}; your decision was not recorded.", view::time(at));
             (StatusCode::CONFLICT, Notice::new("conflict", text))
+        }
+        Err(JournalError::Unanswerable { why, .. }) => {
+            let text = format!("Your decision on call {call_id} of run {run_id} was not recorded: {why}. Decide again.");
+            (StatusCode::UNPROCESSABLE_ENTITY, Notice::new("refused", text))
         }
         Err(JournalError::ApprovalExpired { expires_at, .. }) => {
             let text = format!("Call {call_id} of run {run_id} expired at {} before your decision; it was not recorded.", view::time(expires_at));

@@ -1,5 +1,6 @@
 //! The routes, and the pages a `GET` shows: the inbox, one call with its
-//! arguments whole, and the edit form.
+//! arguments whole, and the edit form; the actions are posted to
+//! `/approve`, `/reject`, `/edit` and `/answer` (`actions`).
 //! Every response carries the security headers (`assets::secure`); every
 //! page first asks the auth hook who the approver is.
 
@@ -27,6 +28,7 @@ pub(crate) fn router<App: Send + Sync + 'static>(shared: Arc<Shared<App>>) -> Ro
         .route("/edit", get(edit_form::<App>).post(actions::edit::<App>))
         .route("/approve", post(actions::approve::<App>))
         .route("/reject", post(actions::reject::<App>))
+        .route("/answer", post(actions::answer::<App>))
         .route("/events", get(events::events::<App>))
         .route("/inbox.js", get(assets::script))
         .route("/inbox.css", get(assets::style))

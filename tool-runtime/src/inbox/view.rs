@@ -14,6 +14,7 @@ use super::form;
 use super::markup::Doc;
 use super::preview::{self, Preview};
 use crate::journal::{Approval, Decision, EXPIRED_BY, GONE_BY, SettledDecision};
+use crate::memory::{Ask, Question};
 use crate::registry::Registry;
 
 /// The most arguments of one call a list shows.
@@ -55,8 +56,22 @@ pub(crate) struct Waiting {
     pub(crate) more_arguments: usize,
     /// Whether a preview left anything out, so the list links to the call's page.
     pub(crate) cut: bool,
-    /// Whether the registry knows the tool, so its input can be edited.
+    /// Whether the registry knows the tool, so its input can be edited
+    /// (an approval's).
     pub(crate) editable: bool,
+    /// The form the tool asks its user to fill in, for a tool's question;
+    /// `None` for an approval.
+    pub(crate) asks: Option<Asked>,
+}
+
+/// A tool's question, as the form the approver answers: its message, and
+/// the fields of its schema, filled with the schema's defaults.
+pub(crate) struct Asked {
+    pub(crate) message: String,
+    pub(crate) fields: Vec<form::Field>,
+    /// What a list shows under the fields: nothing (an answer the server
+    /// could not read is named in the page's notice).
+    pub(crate) problems: Vec<form::Problem>,
 }
 
 /// A decision made, and what came of it.
@@ -65,7 +80,8 @@ pub(crate) struct Made {
     pub(crate) call_id: String,
     pub(crate) user: String,
     pub(crate) tool: String,
-    /// `approved`, `edited`, `rejected` or `expired`.
+    /// `approved`, `edited`, `rejected`, `expired`, `answered` or
+    /// `cancelled`.
     pub(crate) how: &'static str,
     pub(crate) by: String,
     pub(crate) at: String,
@@ -120,8 +136,23 @@ pub(crate) fn waiting<App: Send + Sync + 'static>(registry: &Registry<App>, appr
         cut: more_arguments > 0 || arguments.iter().any(|argument| argument.left_out.is_some()),
         arguments,
         more_arguments,
-        editable: definition.is_some(),
+        editable: definition.is_some() && matches!(call.question, Question::Approval(_)),
+        asks: asked(&call.question),
     }
+}
+
+/// The form of a tool's question that asks for one; `None` for any other
+/// (an approval, or a completion or the roots, which the MCP client gives).
+fn asked(question: &Question) -> Option<Asked> {
+    let Question::Tool { ask: Ask::Form { message, schema }, .. } = question else { return None };
+    let defaults: serde_json::Map<String, Value> = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(name, property)| Some((name.clone(), property.get("default")?.clone())))
+        .collect();
+    Some(Asked { message: message.clone(), fields: form::fields(schema, &Value::Object(defaults)), problems: Vec::new() })
 }
 
 /// The arguments of `input` that `schema` names no property for (every

@@ -35,24 +35,35 @@
     });
   }
 
-  // A reason being written survives an update of the lists: its text, and
-  // the focus and caret when it had them.
-  function keepReasons(lists) {
-    var reasons = {};
-    var focused = null, caret = 0;
-    lists.querySelectorAll(".call").forEach(function (call) {
-      var input = call.querySelector("input[name=reason]");
-      if (!input) { return; }
-      reasons[call.dataset.run + "\u0000" + call.dataset.call] = input.value;
-      if (document.activeElement === input) { focused = call.dataset.run + "\u0000" + call.dataset.call; caret = input.selectionStart; }
+  // What is being written survives an update of the lists: each field's
+  // value (a reason, the fields of an answer), and the focus and caret of
+  // the one that had them.
+  function keepWritten(lists) {
+    var written = {};
+    var focused = null, caret = null;
+    var each = function (visit) {
+      lists.querySelectorAll(".call").forEach(function (call) {
+        call.querySelectorAll("input[name], select[name], textarea[name]").forEach(function (input) {
+          if (input.type === "hidden") { return; }
+          visit(call.dataset.run + "\u0000" + call.dataset.call + "\u0000" + input.name, input);
+        });
+      });
+    };
+    each(function (key, input) {
+      written[key] = input.type === "checkbox" ? input.checked : input.value;
+      if (document.activeElement === input) {
+        focused = key;
+        caret = typeof input.selectionStart === "number" ? input.selectionStart : null;
+      }
     });
     return function () {
-      lists.querySelectorAll(".call").forEach(function (call) {
-        var key = call.dataset.run + "\u0000" + call.dataset.call;
-        var input = call.querySelector("input[name=reason]");
-        if (!input || !(key in reasons)) { return; }
-        input.value = reasons[key];
-        if (key === focused) { input.focus(); input.setSelectionRange(caret, caret); }
+      each(function (key, input) {
+        if (!(key in written)) { return; }
+        if (input.type === "checkbox") { input.checked = written[key]; } else { input.value = written[key]; }
+        if (key === focused) {
+          input.focus();
+          if (caret !== null && input.setSelectionRange) { input.setSelectionRange(caret, caret); }
+        }
       });
     };
   }
@@ -62,7 +73,7 @@
     if (!lists || !window.EventSource) { return; }
     var source = new EventSource(base + "/events");
     source.addEventListener("lists", function (event) {
-      var kept = keepReasons(lists);
+      var kept = keepWritten(lists);
       lists.innerHTML = event.data;
       kept();
       localTimes(lists);
