@@ -54,6 +54,9 @@ use tool_runtime::journal::{CallStart, Journal, JournaledResult};
 use tool_runtime::prelude::*;
 use tool_runtime::{ResultKind, ToolCall};
 
+#[path = "journal/throughput.rs"]
+mod throughput;
+
 /// Does nothing.
 #[tool]
 async fn noop() -> String {
@@ -63,12 +66,9 @@ async fn noop() -> String {
 /// Calls per run before the bench starts a fresh one.
 const RUN_LENGTH: u64 = 10;
 
-/// Concurrent durable runs in the throughput measurement.
-const CONCURRENT_RUNS: usize = 1_000;
-
 // The journal's statements (tool-runtime/src/journal/calls.rs and runs.rs),
 // written out again for the bare writes.
-const KNOWN: &str = "SELECT effect_key, call_id, started_at, finished_at, kind, text, structured, error_code, status, truncated, ends_run \
+const KNOWN: &str = "SELECT effect_key, call_id, tool, input, started_at, finished_at, kind, text, structured, error_code, status, truncated, ends_run \
      FROM journal_calls WHERE effect_key = $1";
 const START: &str = "INSERT INTO journal_calls (effect_key, run_id, call_id, tool, input, owner, started_at) \
      SELECT $1, $2, $3, $4, $5, $6, clock.ms FROM journal_clock AS clock \
@@ -88,6 +88,12 @@ const APPEND_TOOL: &str = "INSERT INTO journal_run_tools (run_id, ordinal, tool)
 const READ_BACK: &str = "SELECT * FROM (SELECT CAST(1 AS BIGINT) AS is_tool, ordinal AS n, tool FROM journal_run_tools \
      WHERE run_id = $1 AND ordinal >= $2 UNION ALL SELECT CAST(0 AS BIGINT), failures, tool FROM journal_run_failures \
      WHERE run_id = $1) AS back ORDER BY is_tool DESC, n, tool";
+
+const RUN_USER: &str = "SELECT user_id FROM journal_runs WHERE run_id = $1";
+const OF_RUN: &str = "SELECT effect_key, call_id, tool, input, started_at, finished_at, kind, text, structured, error_code, status, truncated, ends_run \
+     FROM journal_calls WHERE run_id = $1 ORDER BY started_at, call_id";
+const UNSETTLED: &str = "SELECT call_id, run_id, tool, input, user_id, parked_at, expires_at, decision, edited_input, reject_text, decided_by, decided_at \
+     FROM journal_approvals WHERE run_id = $1 AND settled_at IS NULL ORDER BY parked_at, call_id";
 
 /// A pool beside the journal's, for the bare writes.
 enum Bare {
@@ -177,7 +183,7 @@ async fn bare_writes(backend: &Backend, calls: u64) -> Duration {
         for step in 1..=RUN_LENGTH.min(calls - done) {
             let call_id = fresh_id("c");
             let started = Instant::now();
-            bare_call(backend, &run_id, &call_id, step).await;
+            bare_call(&backend.bare, &backend.result, &run_id, &call_id, step).await;
             spent += started.elapsed();
             done += 1;
         }
@@ -189,11 +195,12 @@ async fn bare_writes(backend: &Backend, calls: u64) -> Duration {
 /// `step`th step: the effect key looked up, the call started and finished,
 /// the step added to the run (with `noop` appended to its tools on the
 /// first step, and read back).
-async fn bare_call(backend: &Backend, run_id: &str, call_id: &str, step: u64) {
-    let result = &backend.result;
+async fn bare_call(bare: &Bare, result: &JournaledResult, run_id: &str, call_id: &str, step: u64) {
     let key = effect_key(run_id, call_id);
     let structured = result.structured.as_ref().map(serde_json::Value::to_string);
-    on_pool!(&backend.bare, pool => {
+    // The digest of the step's call ids, as long as the journal's.
+    let last_calls = format!("{call_id:0>64}");
+    on_pool!(bare, pool => {
         let known = sqlx::query(KNOWN).bind(&key).fetch_optional(pool).await.unwrap();
         assert!(known.is_none());
         let inserted = sqlx::query(START)
@@ -229,7 +236,7 @@ async fn bare_call(backend: &Backend, run_id: &str, call_id: &str, step: u64) {
             .bind(i64::try_from(step).unwrap())
             .bind("active")
             .bind(None::<&str>)
-            .bind(call_id)
+            .bind(&last_calls)
             .execute(&mut *tx)
             .await
             .unwrap();
@@ -256,6 +263,26 @@ async fn save_run(bare: &Bare, run_id: &str) {
         .await
         .map(drop)
         .unwrap());
+}
+
+/// What `Run::durable` sends for a new run `run_id`, then one step of one
+/// call ([`bare_call`]), with sqlx directly: the run's user read, its
+/// record taken and written in a transaction, its calls and its unsettled
+/// approvals read.
+async fn bare_run(bare: &Bare, run_id: &str, result: &JournaledResult) {
+    on_pool!(bare, pool => {
+        let user: Option<(Option<String>,)> = sqlx::query_as(RUN_USER).bind(run_id).fetch_optional(pool).await.unwrap();
+        assert!(user.is_none());
+        let mut tx = pool.begin().await.unwrap();
+        sqlx::query(TAKE).bind(run_id).fetch_one(&mut *tx).await.unwrap();
+        sqlx::query(STEP).bind(run_id).bind(0_i64).bind("active").bind(None::<&str>).bind(None::<&str>).execute(&mut *tx).await.unwrap();
+        let back: Vec<(i64, i64, String)> = sqlx::query_as(READ_BACK).bind(run_id).bind(0_i64).fetch_all(&mut *tx).await.unwrap();
+        assert!(back.is_empty());
+        tx.commit().await.unwrap();
+        assert!(sqlx::query(OF_RUN).bind(run_id).fetch_all(pool).await.unwrap().is_empty());
+        assert!(sqlx::query(UNSETTLED).bind(run_id).fetch_all(pool).await.unwrap().is_empty());
+    });
+    bare_call(bare, result, run_id, "c1", 1).await;
 }
 
 /// A bare pool with `Journal::open`'s connection settings for `url`.
@@ -294,7 +321,7 @@ async fn backend(name: &'static str, url: &str, registry: &Registry<()>) -> Back
     // One bare call in a run of its own, read back through the journal.
     let bare_run_id = fresh_id("run");
     save_run(&backend.bare, &bare_run_id).await;
-    bare_call(&backend, &bare_run_id, "c-check", 1).await;
+    bare_call(&backend.bare, &backend.result, &bare_run_id, "c-check", 1).await;
     let bare_result = backend.journal.calls().known(&effect_key(&bare_run_id, "c-check")).await.unwrap();
     assert_eq!(bare_result, Some(CallStart::Finished(backend.result.clone())), "the bare writes store what the journal stores");
     let bare_run = backend.journal.runs().load(&bare_run_id).await.unwrap().unwrap();
@@ -388,10 +415,14 @@ impl Databases {
     }
 }
 
+async fn close_bare(bare: &Bare) {
+    on_pool!(bare, pool => pool.close().await);
+}
+
 async fn close(backends: Vec<Backend>) {
     for backend in backends {
         backend.journal.close().await;
-        on_pool!(&backend.bare, pool => pool.close().await);
+        close_bare(&backend.bare).await;
     }
 }
 
@@ -434,38 +465,6 @@ fn side_by_side<const N: usize>(rounds: usize, batch: u64, mut sides: [&mut dyn 
     })
 }
 
-/// `CONCURRENT_RUNS` durable runs started at once on a two-worker runtime,
-/// each with its own id and one step of one call; the time until all are
-/// done, of each of `rounds` rounds after one to warm the pool. The journal
-/// is opened on that runtime (a pool's connections belong to the runtime
-/// that opened them).
-fn concurrent_runs(url: &str, registry: &Registry<()>, rounds: usize) -> Vec<Duration> {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    rt.block_on(async {
-        let journal = Journal::open(url).await.unwrap();
-        let mut totals = Vec::with_capacity(rounds);
-        for _ in 0..=rounds {
-            let started = Instant::now();
-            let handles: Vec<_> = (0..CONCURRENT_RUNS)
-                .map(|_| {
-                    let (journal, registry) = (journal.clone(), registry.clone());
-                    tokio::spawn(async move {
-                        let mut run = registry.run(Arc::new(())).durable(&journal, &fresh_id("run")).await.unwrap();
-                        run.execute(vec![ToolCall::new("c1", "noop", "{}")]).await
-                    })
-                })
-                .collect();
-            for handle in handles {
-                assert_eq!(handle.await.unwrap().results[0].kind, ResultKind::Success);
-            }
-            totals.push(started.elapsed());
-        }
-        journal.close().await;
-        totals.remove(0);
-        totals
-    })
-}
-
 fn summary() {
     let rt = runtime();
     let registry = registry();
@@ -494,25 +493,7 @@ fn summary() {
             if to_bare <= 1.5 { "met" } else { "NOT met" }
         );
     }
-    match backends.iter().find(|backend| backend.name == "postgres") {
-        None => println!("throughput of {CONCURRENT_RUNS} concurrent durable runs: skipped (no Postgres; see above)"),
-        Some(backend) => {
-            let mut totals = concurrent_runs(&backend.url, &registry, 3);
-            totals.sort();
-            let rate = |total: &Duration| CONCURRENT_RUNS as f64 / total.as_secs_f64();
-            println!(
-                "\nthroughput on Postgres: {CONCURRENT_RUNS} concurrent durable runs (Run::durable + one step of one call: 8 statements, 4 commits), \
-                 2 worker threads, Journal::open's pool (sqlx's default, 10 connections)"
-            );
-            println!(
-                "median {:.0} runs/s ({:.2?} for all; 3 rounds: {:.0} to {:.0} runs/s)",
-                rate(&totals[1]),
-                totals[1],
-                rate(&totals[2]),
-                rate(&totals[0])
-            );
-        }
-    }
+    throughput::print(&backends, &registry);
     rt.block_on(close(backends));
     rt.block_on(databases.drop_all());
 }
@@ -520,6 +501,9 @@ fn summary() {
 criterion_group!(group, benches);
 
 fn main() {
+    if throughput::child() {
+        return;
+    }
     group();
     Criterion::default().configure_from_args().final_summary();
     summary();
