@@ -114,6 +114,27 @@ macro_rules! on_pool {
     };
 }
 
+/// `$unit` (an async block giving a `Result<_, sqlx::Error>`), sent again
+/// while SQLite says another connection holds the lock, as the journal
+/// sends its operations again ([`busy`](tool_runtime::journal)).
+macro_rules! busy {
+    ($unit:expr) => {
+        loop {
+            match $unit.await {
+                Ok(done) => break done,
+                Err(error) if is_busy(&error) => tokio::time::sleep(Duration::from_millis(2)).await,
+                Err(error) => panic!("a bare statement failed: {error}"),
+            }
+        }
+    };
+}
+
+/// SQLite's busy or locked (its codes 5 and 6, extended ones included).
+fn is_busy(error: &sqlx::Error) -> bool {
+    let code = error.as_database_error().and_then(|error| error.code()).and_then(|code| code.parse::<i64>().ok());
+    matches!(code.map(|code| code & 0xff), Some(5 | 6))
+}
+
 /// One backend: the journal, the bare pool on the same database, and what
 /// the journal stores for a call of `noop` (the bare writes store the same).
 struct Backend {
@@ -200,21 +221,13 @@ async fn bare_call(bare: &Bare, result: &JournaledResult, run_id: &str, call_id:
     let structured = result.structured.as_ref().map(serde_json::Value::to_string);
     // The digest of the step's call ids, as long as the journal's.
     let last_calls = format!("{call_id:0>64}");
+    let step = i64::try_from(step).unwrap();
     on_pool!(bare, pool => {
-        let known = sqlx::query(KNOWN).bind(&key).fetch_optional(pool).await.unwrap();
+        let known = busy!(sqlx::query(KNOWN).bind(&key).fetch_optional(pool));
         assert!(known.is_none());
-        let inserted = sqlx::query(START)
-            .bind(&key)
-            .bind(run_id)
-            .bind(call_id)
-            .bind("noop")
-            .bind("{}")
-            .bind("bench-owner")
-            .execute(pool)
-            .await
-            .unwrap();
+        let inserted = busy!(sqlx::query(START).bind(&key).bind(run_id).bind(call_id).bind("noop").bind("{}").bind("bench-owner").execute(pool));
         assert_eq!(inserted.rows_affected(), 1);
-        let updated = sqlx::query(FINISH)
+        let updated = busy!(sqlx::query(FINISH)
             .bind(&key)
             .bind(result.kind.as_str())
             .bind(&result.text)
@@ -223,30 +236,20 @@ async fn bare_call(bare: &Bare, result: &JournaledResult, run_id: &str, call_id:
             .bind(result.status.map(i64::from))
             .bind(result.truncated)
             .bind(result.ends_run)
-            .execute(pool)
-            .await
-            .unwrap();
+            .execute(pool));
         assert_eq!(updated.rows_affected(), 1);
-        let mut tx = pool.begin().await.unwrap();
-        let taken = sqlx::query(TAKE).bind(run_id).fetch_one(&mut *tx).await.unwrap();
-        let stored: i64 = sqlx::Row::get(&taken, "step");
-        assert_eq!(stored, i64::try_from(step).unwrap() - 1);
-        sqlx::query(STEP)
-            .bind(run_id)
-            .bind(i64::try_from(step).unwrap())
-            .bind("active")
-            .bind(None::<&str>)
-            .bind(&last_calls)
-            .execute(&mut *tx)
-            .await
-            .unwrap();
-        if step == 1 {
-            sqlx::query(APPEND_TOOL).bind(run_id).bind("noop").execute(&mut *tx).await.unwrap();
-        }
-        let known = i64::from(step > 1);
-        let back: Vec<(i64, i64, String)> = sqlx::query_as(READ_BACK).bind(run_id).bind(known).fetch_all(&mut *tx).await.unwrap();
+        let back = busy!(async {
+            let mut tx = pool.begin().await?;
+            let taken = sqlx::query(TAKE).bind(run_id).fetch_one(&mut *tx).await?;
+            assert_eq!(sqlx::Row::get::<i64, _>(&taken, "step"), step - 1);
+            sqlx::query(STEP).bind(run_id).bind(step).bind("active").bind(None::<&str>).bind(&last_calls).execute(&mut *tx).await?;
+            if step == 1 {
+                sqlx::query(APPEND_TOOL).bind(run_id).bind("noop").execute(&mut *tx).await?;
+            }
+            let back: Vec<(i64, i64, String)> = sqlx::query_as(READ_BACK).bind(run_id).bind(i64::from(step > 1)).fetch_all(&mut *tx).await?;
+            tx.commit().await.map(|()| back)
+        });
         assert_eq!(back.len(), usize::from(step == 1));
-        tx.commit().await.unwrap();
     });
 }
 
@@ -271,37 +274,50 @@ async fn save_run(bare: &Bare, run_id: &str) {
 /// approvals read.
 async fn bare_run(bare: &Bare, run_id: &str, result: &JournaledResult) {
     on_pool!(bare, pool => {
-        let user: Option<(Option<String>,)> = sqlx::query_as(RUN_USER).bind(run_id).fetch_optional(pool).await.unwrap();
+        let user: Option<(Option<String>,)> = busy!(sqlx::query_as(RUN_USER).bind(run_id).fetch_optional(pool));
         assert!(user.is_none());
-        let mut tx = pool.begin().await.unwrap();
-        sqlx::query(TAKE).bind(run_id).fetch_one(&mut *tx).await.unwrap();
-        sqlx::query(STEP).bind(run_id).bind(0_i64).bind("active").bind(None::<&str>).bind(None::<&str>).execute(&mut *tx).await.unwrap();
-        let back: Vec<(i64, i64, String)> = sqlx::query_as(READ_BACK).bind(run_id).bind(0_i64).fetch_all(&mut *tx).await.unwrap();
+        let back = busy!(async {
+            let mut tx = pool.begin().await?;
+            sqlx::query(TAKE).bind(run_id).fetch_one(&mut *tx).await?;
+            sqlx::query(STEP).bind(run_id).bind(0_i64).bind("active").bind(None::<&str>).bind(None::<&str>).execute(&mut *tx).await?;
+            let back: Vec<(i64, i64, String)> = sqlx::query_as(READ_BACK).bind(run_id).bind(0_i64).fetch_all(&mut *tx).await?;
+            tx.commit().await.map(|()| back)
+        });
         assert!(back.is_empty());
-        tx.commit().await.unwrap();
-        assert!(sqlx::query(OF_RUN).bind(run_id).fetch_all(pool).await.unwrap().is_empty());
-        assert!(sqlx::query(UNSETTLED).bind(run_id).fetch_all(pool).await.unwrap().is_empty());
+        assert!(busy!(sqlx::query(OF_RUN).bind(run_id).fetch_all(pool)).is_empty());
+        assert!(busy!(sqlx::query(UNSETTLED).bind(run_id).fetch_all(pool)).is_empty());
     });
     bare_call(bare, result, run_id, "c1", 1).await;
 }
 
-/// A bare pool with `Journal::open`'s connection settings for `url`.
+/// A bare pool with `Journal::open`'s settings for `url`: its connection
+/// options, and a connection pinged only when it idled a second or more.
 async fn bare_pool(url: &str) -> Bare {
+    fn options<DB: sqlx::Database>() -> sqlx::pool::PoolOptions<DB> {
+        sqlx::pool::PoolOptions::new().test_before_acquire(false).before_acquire(|connection, meta| {
+            Box::pin(async move {
+                if meta.idle_for >= Duration::from_secs(1) {
+                    sqlx::Connection::ping(connection).await?;
+                }
+                Ok(true)
+            })
+        })
+    }
     #[cfg(feature = "postgres")]
     if url.starts_with("postgres") {
-        let options: sqlx::postgres::PgConnectOptions = url.parse().unwrap();
-        return Bare::Postgres(sqlx::postgres::PgPoolOptions::new().connect_with(options).await.unwrap());
+        let connect: sqlx::postgres::PgConnectOptions = url.parse().unwrap();
+        return Bare::Postgres(options().connect_with(connect).await.unwrap());
     }
     use std::str::FromStr;
 
-    use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-    let options = SqliteConnectOptions::from_str(url)
+    use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
+    let connect = SqliteConnectOptions::from_str(url)
         .unwrap()
         .create_if_missing(true)
         .journal_mode(SqliteJournalMode::Wal)
         .synchronous(SqliteSynchronous::Full)
         .busy_timeout(Duration::from_secs(5));
-    Bare::Sqlite(SqlitePoolOptions::new().connect_with(options).await.unwrap())
+    Bare::Sqlite(options().connect_with(connect).await.unwrap())
 }
 
 /// Opens the journal and the bare pool on `url`, and checks that the bare

@@ -677,6 +677,18 @@ async fn a_long_key_journaled_before_keys_were_hashed_is_still_found(db: Db) {
 mod postgres_server {
     use super::*;
 
+    /// A connection of the pool is pinged only once it idled a second:
+    /// one the server closed meanwhile is replaced, not an error.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_connection_closed_while_idle_is_replaced() {
+        let Some(db) = Db::postgres("idle_closed").await else { return };
+        let journal = db.open().await;
+        journal.runs().save(&RunRecord::new("t-1")).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(1_100)).await;
+        db.exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()".into()).await;
+        assert_eq!(journal.runs().load("t-1").await.unwrap().map(|run| run.run_id), Some("t-1".to_owned()));
+    }
+
     #[tokio::test]
     async fn a_refused_port_fails_fast_saying_it_was_refused() {
         // A port nothing listens on: bound, then closed.

@@ -358,6 +358,28 @@ const STATEMENT_TIMEOUT: &str = "5min";
 #[cfg(feature = "postgres")]
 const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// A connection of the pool idle for less than this is taken as it is; one
+/// idle longer is first pinged (a round trip), and replaced should it be
+/// gone (the server restarted, a proxy closed it).
+const PING_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The journal's pool on either backend. sqlx pings every connection it
+/// hands out by default: a round trip before each statement sent on the
+/// pool, which, under load, was a third of a durable run's round trips
+/// (`benches/journal.rs`). A connection in use a moment ago is alive, so
+/// only one that idled is pinged.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+fn pool_options<DB: sqlx::Database>() -> sqlx::pool::PoolOptions<DB> {
+    sqlx::pool::PoolOptions::new().test_before_acquire(false).before_acquire(|connection, meta| {
+        Box::pin(async move {
+            if meta.idle_for >= PING_AFTER {
+                sqlx::Connection::ping(connection).await?;
+            }
+            Ok(true)
+        })
+    })
+}
+
 /// Whether `url` names no database at all (`""`, `sqlite:`): SQLite would
 /// open a temporary one, deleted on close, that keeps nothing.
 fn names_nothing(url: &str) -> bool {
@@ -395,7 +417,7 @@ async fn connect(url: &str) -> Result<Backend, JournalError> {
                 source: format!("the server did not answer within {CONNECT_TIMEOUT:?}").into(),
             })?;
             first.map_err(open_failed)?.close().await.map_err(open_failed)?;
-            let pool = sqlx::postgres::PgPoolOptions::new().connect_with(options).await.map_err(open_failed)?;
+            let pool = pool_options().connect_with(options).await.map_err(open_failed)?;
             return Ok(Backend::Postgres(pool));
         }
         #[cfg(not(feature = "postgres"))]
@@ -415,7 +437,7 @@ async fn connect(url: &str) -> Result<Backend, JournalError> {
         use std::str::FromStr;
         use std::time::Duration;
 
-        use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+        use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
 
         if url.contains(":memory:") || url.contains("mode=memory") {
             return Err(JournalError::Url {
@@ -439,7 +461,7 @@ async fn connect(url: &str) -> Result<Backend, JournalError> {
         // busy first connection is tried again until the timeout.
         let started = std::time::Instant::now();
         loop {
-            match SqlitePoolOptions::new().connect_with(options.clone()).await {
+            match pool_options::<sqlx::Sqlite>().connect_with(options.clone()).await {
                 Ok(pool) => return Ok(Backend::Sqlite(pool)),
                 Err(error) if busy::is_busy(&error) && started.elapsed() < busy::BUSY_BUDGET => {
                     tokio::time::sleep(Duration::from_millis(20)).await;
