@@ -60,6 +60,12 @@
 //! older than it, never a run still going, an effect it stands on, or an
 //! approval not settled ([`Retention`] says what goes and what stays).
 //!
+//! The writes of a durable run's calls and steps that wait for the
+//! database at once, from many runs, share one transaction and so one
+//! commit (`group.rs`): each is answered once that transaction committed,
+//! and one the database refuses is sent again alone, so that it fails
+//! alone.
+//!
 //! The schema is created and migrated when a journal is opened; a database
 //! whose schema is newer than this code is refused
 //! ([`JournalError::SchemaTooNew`]), and a row that does not decode is an
@@ -103,6 +109,7 @@
 mod approvals;
 mod busy;
 mod calls;
+mod group;
 mod inbox;
 pub mod limits;
 mod owners;
@@ -136,6 +143,8 @@ pub struct Journal {
     busy_until: Option<std::time::Instant>,
     /// This journal as an owner of calls, with its lease ([`owners`]).
     owner: std::sync::Arc<owners::Owner>,
+    /// The writes waiting to share a transaction ([`group`]).
+    groups: std::sync::Arc<group::Groups>,
 }
 
 #[derive(Clone, Debug)]
@@ -224,7 +233,7 @@ impl Journal {
     /// database, ...), [`JournalError::SchemaTooNew`] when a newer
     /// tool-runtime wrote it.
     pub async fn open(url: &str) -> Result<Journal, JournalError> {
-        let journal = Journal { backend: connect(url).await?, busy_until: None, owner: owners::Owner::new() };
+        let journal = Journal { backend: connect(url).await?, busy_until: None, owner: owners::Owner::new(), groups: Default::default() };
         schema::migrate(&journal).await?;
         Ok(journal)
     }
@@ -233,7 +242,13 @@ impl Journal {
     /// until `deadline` (or [`busy::BUSY_BUDGET`], whichever is first): for
     /// the writes of a call, which must not outlast its deadline.
     pub(crate) fn until(&self, deadline: std::time::Instant) -> Journal {
-        Journal { backend: self.backend.clone(), busy_until: Some(deadline), owner: self.owner.clone() }
+        Journal { busy_until: Some(deadline), ..self.clone() }
+    }
+
+    /// Sends `write`, alone or in a group of the writes that wait with it
+    /// ([`group`]); its answer once it is committed.
+    pub(crate) async fn write<W: group::Write>(&self, write: W) -> Result<W::Output, JournalError> {
+        group::send(&self.backend, &self.groups, self.busy_until, write).await
     }
 
     /// The schema version this code writes and reads.
@@ -364,10 +379,15 @@ const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 const PING_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The journal's pool on either backend. sqlx pings every connection it
-/// hands out by default: a round trip before each statement sent on the
-/// pool, which, under load, was a third of a durable run's round trips
-/// (`benches/journal.rs`). A connection in use a moment ago is alive, so
-/// only one that idled is pinged.
+/// hands out by default: a round trip before each statement or transaction
+/// sent on the pool, 8 of the 25 a new durable run's first step made
+/// (`benches/journal.rs` counts them). A connection in use a moment ago is
+/// alive, so only one that idled is pinged.
+///
+/// Its size is sqlx's default, 10 connections: at most 4 of them send
+/// groups of writes on Postgres (1 on SQLite, which takes one writer at a
+/// time), the others serve reads. The bench's runs are bound by the CPU of
+/// the client and the server, not by waits for a connection.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 fn pool_options<DB: sqlx::Database>() -> sqlx::pool::PoolOptions<DB> {
     sqlx::pool::PoolOptions::new().test_before_acquire(false).before_acquire(|connection, meta| {
