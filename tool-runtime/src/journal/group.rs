@@ -209,35 +209,12 @@ async fn together(backend: &Backend, group: &mut [Box<dyn Pending>]) {
             async {
                 use sqlx::Connection;
                 let mut conn = pool.acquire().await?;
-                let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
-                for pending in group.iter_mut() {
-                    if !pending.send(Conn::Sqlite(&mut tx)).await {
-                        return Ok(false);
-                    }
-                }
-                if group.iter().any(|pending| pending.gone()) {
-                    return Ok(false);
-                }
-                tx.commit().await.map(|()| true)
+                send_all(conn.begin_with("BEGIN IMMEDIATE").await?, group, |c| Conn::Sqlite(c)).await
             }
             .await
         }
         #[cfg(feature = "postgres")]
-        Backend::Postgres(pool) => {
-            async {
-                let mut tx = pool.begin().await?;
-                for pending in group.iter_mut() {
-                    if !pending.send(Conn::Postgres(&mut tx)).await {
-                        return Ok(false);
-                    }
-                }
-                if group.iter().any(|pending| pending.gone()) {
-                    return Ok(false);
-                }
-                tx.commit().await.map(|()| true)
-            }
-            .await
-        }
+        Backend::Postgres(pool) => async { send_all(pool.begin().await?, group, |c| Conn::Postgres(c)).await }.await,
         #[cfg(not(any(feature = "sqlite", feature = "postgres")))]
         Backend::None(never) => match *never {},
     };
@@ -267,6 +244,26 @@ async fn together(backend: &Backend, group: &mut [Box<dyn Pending>]) {
             }
         }
     }
+}
+
+/// Sends each write of `group` on `tx`, then commits it: false, and
+/// rolled back (dropped), when the database failed a statement or a caller
+/// stopped waiting.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+async fn send_all<DB: sqlx::Database>(
+    mut tx: sqlx::Transaction<'_, DB>,
+    group: &mut [Box<dyn Pending>],
+    conn: fn(&mut DB::Connection) -> Conn<'_>,
+) -> Result<bool, sqlx::Error> {
+    for pending in group.iter_mut() {
+        if !pending.send(conn(&mut tx)).await {
+            return Ok(false);
+        }
+    }
+    if group.iter().any(|pending| pending.gone()) {
+        return Ok(false);
+    }
+    tx.commit().await.map(|()| true)
 }
 
 /// One error, told to every write of a group.
