@@ -33,6 +33,7 @@ on_both_backends!(
     a_finished_call_is_replayed,
     a_started_call_has_an_unknown_outcome,
     racing_starts_of_one_key_start_it_once,
+    a_write_the_database_refuses_fails_alone_among_those_sent_with_it,
     racing_decisions_record_one,
     two_runs_holding_one_call_id_are_decided_apart,
     a_version_2_journal_keeps_its_approvals_now_keyed_by_run,
@@ -342,6 +343,57 @@ async fn racing_starts_of_one_key_start_it_once(db: Db) {
         let started = outcomes.iter().filter(|o| **o == CallStart::Started).count();
         assert_eq!(started, 1, "round {round}: {outcomes:?}");
         assert!(outcomes.iter().any(|o| matches!(o, CallStart::UnknownOutcome { .. })), "round {round}: {outcomes:?}");
+    }
+}
+
+/// Starts of `keys` at once on `journal`, each in a task of its own, so
+/// that they wait for the database together; their outcomes in order.
+async fn start_at_once(journal: &Journal, keys: &[String]) -> Vec<Result<CallStart, JournalError>> {
+    let tasks: Vec<_> = keys
+        .iter()
+        .enumerate()
+        .map(|(n, key)| {
+            let (journal, key) = (journal.clone(), key.clone());
+            tokio::spawn(async move { journal.calls().start("t-1", &format!("c-{n}"), "refund", &json!({}), &key).await })
+        })
+        .collect();
+    let mut outcomes = Vec::new();
+    for task in tasks {
+        outcomes.push(task.await.unwrap());
+    }
+    outcomes
+}
+
+async fn a_write_the_database_refuses_fails_alone_among_those_sent_with_it(db: Db) {
+    let journal = db.open().await;
+    // A trigger refuses the starts of keys beginning with "poison", as the
+    // database refuses a write its own checks or a lock timeout refuse.
+    if db.url().starts_with("sqlite") {
+        db.exec(
+            "CREATE TRIGGER poison BEFORE INSERT ON journal_calls WHEN NEW.effect_key LIKE 'poison%' BEGIN SELECT RAISE(ABORT, 'poisoned'); END"
+                .into(),
+        )
+        .await;
+    } else {
+        db.exec(
+            "CREATE FUNCTION poison() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.effect_key LIKE 'poison%' THEN RAISE EXCEPTION 'poisoned'; \
+             END IF; RETURN NEW; END $$; CREATE TRIGGER poison BEFORE INSERT ON journal_calls FOR EACH ROW EXECUTE FUNCTION poison()"
+                .into(),
+        )
+        .await;
+    }
+    for round in 0..5 {
+        let keys: Vec<String> = (0..64).map(|n| if n % 16 == 7 { format!("poison:{round}:{n}") } else { format!("refund:{round}:{n}") }).collect();
+        for (key, outcome) in keys.iter().zip(start_at_once(&journal, &keys).await) {
+            if key.starts_with("poison") {
+                let error = outcome.expect_err("the database refuses it");
+                assert!(matches!(error, JournalError::Database { .. }) && error.to_string().contains("poisoned"), "{key}: {error}");
+                assert_eq!(journal.calls().known(key).await.unwrap(), None, "{key}");
+            } else {
+                assert_eq!(outcome.unwrap(), CallStart::Started, "{key}");
+                assert!(matches!(journal.calls().known(key).await.unwrap(), Some(CallStart::UnknownOutcome { .. })), "{key}");
+            }
+        }
     }
 }
 
@@ -676,6 +728,32 @@ async fn a_long_key_journaled_before_keys_were_hashed_is_still_found(db: Db) {
 #[cfg(feature = "postgres")]
 mod postgres_server {
     use super::*;
+
+    /// Writes that wait for the database at once share transactions, and
+    /// so commits: each row of a transaction carries its id (`xmin`).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn starts_waiting_together_share_commits() {
+        let Some(db) = Db::postgres("group_commit").await else { return };
+        let journal = db.open().await;
+        let keys: Vec<String> = (0..200).map(|n| format!("refund:{n}")).collect();
+        for outcome in start_at_once(&journal, &keys).await {
+            assert_eq!(outcome.unwrap(), CallStart::Started);
+        }
+        let commits: usize = db.text("SELECT COUNT(DISTINCT xmin::text)::text FROM journal_calls".into()).await.parse().unwrap();
+        assert!(commits <= 50, "200 starts waiting together took {commits} commits");
+    }
+
+    /// A connection of the pool is pinged only once it idled a second:
+    /// one the server closed meanwhile is replaced, not an error.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_connection_closed_while_idle_is_replaced() {
+        let Some(db) = Db::postgres("idle_closed").await else { return };
+        let journal = db.open().await;
+        journal.runs().save(&RunRecord::new("t-1")).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(1_100)).await;
+        db.exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()".into()).await;
+        assert_eq!(journal.runs().load("t-1").await.unwrap().map(|run| run.run_id), Some("t-1".to_owned()));
+    }
 
     #[tokio::test]
     async fn a_refused_port_fails_fast_saying_it_was_refused() {

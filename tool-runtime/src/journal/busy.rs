@@ -55,7 +55,13 @@ impl Retries {
     /// busy and the budget is not spent, after a pause (jittered, so that
     /// processes that collided do not collide again).
     pub(crate) async fn again<T>(&mut self, result: &Result<T, JournalError>) -> bool {
-        let Err(error) = result else { return false };
+        self.again_after(result.as_ref().err()).await
+    }
+
+    /// [`again`](Self::again), after an operation that ended with `error`
+    /// (or none).
+    pub(crate) async fn again_after(&mut self, error: Option<&JournalError>) -> bool {
+        let Some(error) = error else { return false };
         let left = self.until.saturating_duration_since(Instant::now());
         if !journal_busy(error) || left.is_zero() {
             return false;

@@ -8,6 +8,9 @@ use std::borrow::Cow;
 use serde_json::Value;
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
+use futures_util::future::BoxFuture;
+
+use super::group::{Conn, Write, on_conn};
 use super::rows::RowReader;
 use super::{
     CallInDoubt, CallStart, Journal, JournalError, JournaledCall, JournaledResult, limits, now, on_pool, owners, owners::owner_lives,
@@ -115,34 +118,11 @@ impl CallRecords<'_> {
         limits::id("run_id", run_id)?;
         limits::id("call_id", call_id)?;
         limits::text("tool", tool)?;
-        let effect_key = &*self.stored_key(effect_key).await?;
+        let effect_key = self.stored_key(effect_key).await?.into_owned();
         let input = input.to_string();
         owners::hold(self.journal).await?;
-        on_pool!(self.journal, pool => loop {
-            let inserted = sqlx::query(START)
-                .bind(effect_key)
-                .bind(run_id)
-                .bind(call_id)
-                .bind(tool)
-                .bind(&input)
-                .bind(&self.journal.owner.id)
-                .execute(pool)
-                .await
-                .map_err(JournalError::database("start_call"))?;
-            if inserted.rows_affected() == 1 {
-                return Ok(None);
-            }
-            let row = sqlx::query(KNOWN).bind(effect_key).fetch_optional(pool).await.map_err(JournalError::database("start_call"))?;
-            if let Some(row) = row {
-                return decode_call(&row).map(Some);
-            }
-            // Not inserted and not there: the run is finished, or the key was
-            // pruned (Journal::prune) between the two statements and is new again.
-            let finished = sqlx::query(FINISHED_RUN).bind(run_id).fetch_optional(pool).await.map_err(JournalError::database("start_call"))?;
-            if finished.is_some() {
-                return Err(JournalError::RunFinished { run_id: run_id.to_owned() });
-            }
-        })
+        let (run_id, call_id, tool, owner) = (run_id.to_owned(), call_id.to_owned(), tool.to_owned(), self.journal.owner.id.clone());
+        self.journal.write(Start { effect_key, run_id, call_id, tool, input, owner }).await
     }
 
     /// Records a finished call as started again, before its tool runs once
@@ -398,28 +378,7 @@ impl CallRecords<'_> {
         limits::text("text", &result.text)?;
         limits::text("error_code", result.error_code.as_deref().unwrap_or_default())?;
         let structured = result.structured.as_ref().map(Value::to_string);
-        on_pool!(self.journal, pool => {
-            let updated = sqlx::query(FINISH)
-                .bind(effect_key)
-                .bind(result.kind.as_str())
-                .bind(&result.text)
-                .bind(structured.as_deref())
-                .bind(result.error_code.as_deref())
-                .bind(result.status.map(i64::from))
-                .bind(result.truncated)
-                .bind(result.ends_run)
-                .execute(pool)
-                .await
-                .map_err(JournalError::database("finish_call"))?;
-            if updated.rows_affected() == 1 {
-                return Ok(());
-            }
-            let known = sqlx::query(KNOWN).bind(effect_key).fetch_optional(pool).await.map_err(JournalError::database("finish_call"))?;
-            Err(match known {
-                None => JournalError::CallNotStarted { effect_key: given.to_owned() },
-                Some(_) => JournalError::CallAlreadyFinished { effect_key: given.to_owned() },
-            })
-        })
+        self.journal.write(Finish { effect_key: effect_key.to_owned(), given: given.to_owned(), result: result.clone(), structured }).await
     }
 
     /// The effect key as this journal stores it: its digest when it is
@@ -484,4 +443,111 @@ where
         truncated: row.get::<Option<bool>>("truncated")?.ok_or_else(|| required("truncated"))?,
         ends_run: row.get::<Option<bool>>("ends_run")?.ok_or_else(|| required("ends_run"))?,
     }))
+}
+
+/// A call recorded as started ([`CallRecords::start_or_find`]): `None` when
+/// this call started it, else the call that holds its key.
+struct Start {
+    effect_key: String,
+    run_id: String,
+    call_id: String,
+    tool: String,
+    input: String,
+    owner: String,
+}
+
+impl Write for Start {
+    type Output = Option<JournaledCall>;
+
+    fn order(&self) -> (u8, &str) {
+        (1, &self.effect_key)
+    }
+
+    // Each statement stands alone: the insert decides, and a read after
+    // one that inserted nothing says what it found.
+    fn atomic(&self) -> bool {
+        false
+    }
+
+    fn send<'c>(&'c self, conn: Conn<'c>) -> BoxFuture<'c, Result<Self::Output, JournalError>> {
+        let failed = JournalError::database::<sqlx::Error>;
+        Box::pin(async move {
+            on_conn!(conn, c => loop {
+                let inserted = sqlx::query(START)
+                    .bind(&self.effect_key)
+                    .bind(&self.run_id)
+                    .bind(&self.call_id)
+                    .bind(&self.tool)
+                    .bind(&self.input)
+                    .bind(&self.owner)
+                    .execute(&mut *c)
+                    .await
+                    .map_err(failed("start_call"))?;
+                if inserted.rows_affected() == 1 {
+                    return Ok(None);
+                }
+                let row = sqlx::query(KNOWN).bind(&self.effect_key).fetch_optional(&mut *c).await.map_err(failed("start_call"))?;
+                if let Some(row) = row {
+                    return decode_call(&row).map(Some);
+                }
+                // Not inserted and not there: the run is finished, or the key was
+                // pruned (Journal::prune) between the two statements and is new again.
+                let finished = sqlx::query(FINISHED_RUN).bind(&self.run_id).fetch_optional(&mut *c).await.map_err(failed("start_call"))?;
+                if finished.is_some() {
+                    return Err(JournalError::RunFinished { run_id: self.run_id.clone() });
+                }
+            })
+        })
+    }
+}
+
+/// The result of a started call stored ([`CallRecords::finish`]); `given`
+/// is the key as the caller named it, for errors.
+struct Finish {
+    effect_key: String,
+    given: String,
+    result: JournaledResult,
+    structured: Option<String>,
+}
+
+impl Write for Finish {
+    type Output = ();
+
+    fn order(&self) -> (u8, &str) {
+        (1, &self.effect_key)
+    }
+
+    // The update decides; a read after one that changed nothing says why.
+    fn atomic(&self) -> bool {
+        false
+    }
+
+    fn send<'c>(&'c self, conn: Conn<'c>) -> BoxFuture<'c, Result<(), JournalError>> {
+        let failed = JournalError::database::<sqlx::Error>;
+        let result = &self.result;
+        Box::pin(async move {
+            on_conn!(conn, c => {
+                let updated = sqlx::query(FINISH)
+                    .bind(&self.effect_key)
+                    .bind(result.kind.as_str())
+                    .bind(&result.text)
+                    .bind(self.structured.as_deref())
+                    .bind(result.error_code.as_deref())
+                    .bind(result.status.map(i64::from))
+                    .bind(result.truncated)
+                    .bind(result.ends_run)
+                    .execute(&mut *c)
+                    .await
+                    .map_err(failed("finish_call"))?;
+                if updated.rows_affected() == 1 {
+                    return Ok(());
+                }
+                let known = sqlx::query(KNOWN).bind(&self.effect_key).fetch_optional(&mut *c).await.map_err(failed("finish_call"))?;
+                Err(match known {
+                    None => JournalError::CallNotStarted { effect_key: self.given.clone() },
+                    Some(_) => JournalError::CallAlreadyFinished { effect_key: self.given.clone() },
+                })
+            })
+        })
+    }
 }

@@ -60,6 +60,12 @@
 //! older than it, never a run still going, an effect it stands on, or an
 //! approval not settled ([`Retention`] says what goes and what stays).
 //!
+//! The writes of a durable run's calls and steps that wait for the
+//! database at once, from many runs, share one transaction and so one
+//! commit (`group.rs`): each is answered once that transaction committed,
+//! and one the database refuses is sent again alone, so that it fails
+//! alone.
+//!
 //! The schema is created and migrated when a journal is opened; a database
 //! whose schema is newer than this code is refused
 //! ([`JournalError::SchemaTooNew`]), and a row that does not decode is an
@@ -103,6 +109,7 @@
 mod approvals;
 mod busy;
 mod calls;
+mod group;
 mod inbox;
 pub mod limits;
 mod owners;
@@ -136,6 +143,8 @@ pub struct Journal {
     busy_until: Option<std::time::Instant>,
     /// This journal as an owner of calls, with its lease ([`owners`]).
     owner: std::sync::Arc<owners::Owner>,
+    /// The writes waiting to share a transaction ([`group`]).
+    groups: std::sync::Arc<group::Groups>,
 }
 
 #[derive(Clone, Debug)]
@@ -224,7 +233,7 @@ impl Journal {
     /// database, ...), [`JournalError::SchemaTooNew`] when a newer
     /// tool-runtime wrote it.
     pub async fn open(url: &str) -> Result<Journal, JournalError> {
-        let journal = Journal { backend: connect(url).await?, busy_until: None, owner: owners::Owner::new() };
+        let journal = Journal { backend: connect(url).await?, busy_until: None, owner: owners::Owner::new(), groups: Default::default() };
         schema::migrate(&journal).await?;
         Ok(journal)
     }
@@ -233,7 +242,13 @@ impl Journal {
     /// until `deadline` (or [`busy::BUSY_BUDGET`], whichever is first): for
     /// the writes of a call, which must not outlast its deadline.
     pub(crate) fn until(&self, deadline: std::time::Instant) -> Journal {
-        Journal { backend: self.backend.clone(), busy_until: Some(deadline), owner: self.owner.clone() }
+        Journal { busy_until: Some(deadline), ..self.clone() }
+    }
+
+    /// Sends `write`, alone or in a group of the writes that wait with it
+    /// ([`group`]); its answer once it is committed.
+    pub(crate) async fn write<W: group::Write>(&self, write: W) -> Result<W::Output, JournalError> {
+        group::send(&self.backend, &self.groups, self.busy_until, write).await
     }
 
     /// The schema version this code writes and reads.
@@ -358,6 +373,33 @@ const STATEMENT_TIMEOUT: &str = "5min";
 #[cfg(feature = "postgres")]
 const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// A connection of the pool idle for less than this is taken as it is; one
+/// idle longer is first pinged (a round trip), and replaced should it be
+/// gone (the server restarted, a proxy closed it).
+const PING_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The journal's pool on either backend. sqlx pings every connection it
+/// hands out by default: a round trip before each statement or transaction
+/// sent on the pool, 8 of the 25 a new durable run's first step made
+/// (`benches/journal.rs` counts them). A connection in use a moment ago is
+/// alive, so only one that idled is pinged.
+///
+/// Its size is sqlx's default, 10 connections: at most 4 of them send
+/// groups of writes on Postgres (1 on SQLite, which takes one writer at a
+/// time), the others serve reads. The bench's runs are bound by the CPU of
+/// the client and the server, not by waits for a connection.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+fn pool_options<DB: sqlx::Database>() -> sqlx::pool::PoolOptions<DB> {
+    sqlx::pool::PoolOptions::new().test_before_acquire(false).before_acquire(|connection, meta| {
+        Box::pin(async move {
+            if meta.idle_for >= PING_AFTER {
+                sqlx::Connection::ping(connection).await?;
+            }
+            Ok(true)
+        })
+    })
+}
+
 /// Whether `url` names no database at all (`""`, `sqlite:`): SQLite would
 /// open a temporary one, deleted on close, that keeps nothing.
 fn names_nothing(url: &str) -> bool {
@@ -395,7 +437,7 @@ async fn connect(url: &str) -> Result<Backend, JournalError> {
                 source: format!("the server did not answer within {CONNECT_TIMEOUT:?}").into(),
             })?;
             first.map_err(open_failed)?.close().await.map_err(open_failed)?;
-            let pool = sqlx::postgres::PgPoolOptions::new().connect_with(options).await.map_err(open_failed)?;
+            let pool = pool_options().connect_with(options).await.map_err(open_failed)?;
             return Ok(Backend::Postgres(pool));
         }
         #[cfg(not(feature = "postgres"))]
@@ -415,7 +457,7 @@ async fn connect(url: &str) -> Result<Backend, JournalError> {
         use std::str::FromStr;
         use std::time::Duration;
 
-        use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+        use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
 
         if url.contains(":memory:") || url.contains("mode=memory") {
             return Err(JournalError::Url {
@@ -439,7 +481,7 @@ async fn connect(url: &str) -> Result<Backend, JournalError> {
         // busy first connection is tried again until the timeout.
         let started = std::time::Instant::now();
         loop {
-            match SqlitePoolOptions::new().connect_with(options.clone()).await {
+            match pool_options::<sqlx::Sqlite>().connect_with(options.clone()).await {
                 Ok(pool) => return Ok(Backend::Sqlite(pool)),
                 Err(error) if busy::is_busy(&error) && started.elapsed() < busy::BUSY_BUDGET => {
                     tokio::time::sleep(Duration::from_millis(20)).await;

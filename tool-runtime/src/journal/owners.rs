@@ -92,7 +92,8 @@ async fn take_lease(journal: &Journal) -> Result<(), JournalError> {
     renew(journal).await?;
     // The task holds the owner weakly: the journal's last clone dropping
     // drops the owner, whose guard stops the task.
-    let (weak, backend, stopped) = (Arc::downgrade(&journal.owner), journal.backend.clone(), journal.owner.renewing.clone());
+    let (weak, backend, groups, stopped) =
+        (Arc::downgrade(&journal.owner), journal.backend.clone(), journal.groups.clone(), journal.owner.renewing.clone());
     tokio::spawn(async move {
         loop {
             tokio::select! {
@@ -101,7 +102,7 @@ async fn take_lease(journal: &Journal) -> Result<(), JournalError> {
             }
             // The journal's last clone went: nothing renews for it any more.
             let Some(owner) = weak.upgrade() else { return };
-            let journal = Journal { backend: backend.clone(), busy_until: None, owner };
+            let journal = Journal { backend: backend.clone(), busy_until: None, owner, groups: groups.clone() };
             if let Err(error) = renew(&journal).await {
                 tracing::warn!(error = %Escaped(&error), "the journal's lease could not be renewed");
             }

@@ -21,8 +21,10 @@
 //! [`RunRecords::update`] writes a record's step over the stored one; both
 //! keep the state moving forward only.
 
+use futures_util::future::BoxFuture;
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
+use super::group::{Conn, Write, on_conn};
 use super::rows::{RowReader, encode_state};
 use super::{Journal, JournalError, RunRecord, limits, now, on_pool};
 use crate::memory::{RunState, StepDelta, Stepped};
@@ -215,44 +217,7 @@ impl RunRecords<'_> {
         let (_, ended_by) = encode_state(state);
         limits::text("ended_by", ended_by.unwrap_or_default())?;
         delta.tools.iter().chain(delta.failures.iter().map(|(tool, _)| tool)).try_for_each(|tool| limits::text("tool", tool))?;
-        on_pool!(self.journal, pool => {
-            let failed = || JournalError::database("add_step");
-            let mut tx = pool.begin().await.map_err(failed())?;
-            let row = sqlx::query(TAKE).bind(run_id).fetch_one(&mut *tx).await.map_err(failed())?;
-            let stored = decode_taken(&row)?;
-            let resent = delta.steps > 0 && delta.last_calls.is_some() && delta.last_calls == stored.last_calls;
-            let step = stored.step.saturating_add(delta.steps) - usize::from(resent);
-            let state = if state.rank() > stored.state.rank() { state.clone() } else { stored.state };
-            let last_calls = if delta.steps > 0 { delta.last_calls.as_deref() } else { stored.last_calls.as_deref() };
-            let (state_text, ended_by) = encode_state(&state);
-            sqlx::query(STEP)
-                .bind(run_id)
-                .bind(i64::try_from(step).unwrap_or(i64::MAX))
-                .bind(state_text)
-                .bind(ended_by)
-                .bind(last_calls)
-                .execute(&mut *tx)
-                .await
-                .map_err(failed())?;
-            append_tools!(tx, run_id, &delta.tools, "add_step");
-            if !resent {
-                write_failures!(tx, ADD_FAILURES, run_id, &delta.failures, "add_step");
-            }
-            let known_from = i64::try_from(known).unwrap_or(i64::MAX);
-            let back: Vec<(i64, i64, String)> = sqlx::query_as(READ_BACK).bind(run_id).bind(known_from).fetch_all(&mut *tx).await.map_err(failed())?;
-            tx.commit().await.map_err(failed())?;
-            let (tools, failures): (Vec<_>, Vec<_>) = back.into_iter().partition(|(is_tool, _, _)| *is_tool == 1);
-            let tool_count = tools.last().map_or(known, |(_, ordinal, _)| usize::try_from(*ordinal).map_or(known, |last| last + 1));
-            Ok(Stepped {
-                version: stored.version,
-                step,
-                resent,
-                state,
-                tools: tools.into_iter().map(|(_, _, tool)| tool).collect(),
-                tool_count,
-                failures: decode_failures(run_id, failures.into_iter().map(|(_, failed, tool)| (tool, failed)).collect())?,
-            })
-        })
+        self.journal.write(AddStep { run_id: run_id.to_owned(), delta: delta.clone(), state: state.clone(), known }).await
     }
 
     /// Records `run_id` as the run of `user` unless the journal holds a
@@ -364,4 +329,67 @@ fn decode_failures(run_id: &str, rows: Vec<(String, i64)>) -> Result<Vec<(String
             Err(_) => Err(JournalError::corrupt("journal_run_failures", run_id, format!("tool {tool} failed {failed} times"))),
         })
         .collect()
+}
+
+/// A step added to a run ([`RunRecords::add_step`]), in one transaction
+/// that takes the run's row first.
+struct AddStep {
+    run_id: String,
+    delta: StepDelta,
+    state: RunState,
+    known: usize,
+}
+
+impl Write for AddStep {
+    type Output = Stepped;
+
+    fn order(&self) -> (u8, &str) {
+        (0, &self.run_id)
+    }
+
+    fn atomic(&self) -> bool {
+        true
+    }
+
+    fn send<'c>(&'c self, conn: Conn<'c>) -> BoxFuture<'c, Result<Stepped, JournalError>> {
+        let (run_id, delta, known) = (self.run_id.as_str(), &self.delta, self.known);
+        Box::pin(async move {
+            on_conn!(conn, tx => {
+                let failed = || JournalError::database("add_step");
+                let row = sqlx::query(TAKE).bind(run_id).fetch_one(&mut *tx).await.map_err(failed())?;
+                let stored = decode_taken(&row)?;
+                let resent = delta.steps > 0 && delta.last_calls.is_some() && delta.last_calls == stored.last_calls;
+                let step = stored.step.saturating_add(delta.steps) - usize::from(resent);
+                let state = if self.state.rank() > stored.state.rank() { self.state.clone() } else { stored.state };
+                let last_calls = if delta.steps > 0 { delta.last_calls.as_deref() } else { stored.last_calls.as_deref() };
+                let (state_text, ended_by) = encode_state(&state);
+                sqlx::query(STEP)
+                    .bind(run_id)
+                    .bind(i64::try_from(step).unwrap_or(i64::MAX))
+                    .bind(state_text)
+                    .bind(ended_by)
+                    .bind(last_calls)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(failed())?;
+                append_tools!(tx, run_id, &delta.tools, "add_step");
+                if !resent {
+                    write_failures!(tx, ADD_FAILURES, run_id, &delta.failures, "add_step");
+                }
+                let known_from = i64::try_from(known).unwrap_or(i64::MAX);
+                let back: Vec<(i64, i64, String)> = sqlx::query_as(READ_BACK).bind(run_id).bind(known_from).fetch_all(&mut *tx).await.map_err(failed())?;
+                let (tools, failures): (Vec<_>, Vec<_>) = back.into_iter().partition(|(is_tool, _, _)| *is_tool == 1);
+                let tool_count = tools.last().map_or(known, |(_, ordinal, _)| usize::try_from(*ordinal).map_or(known, |last| last + 1));
+                Ok(Stepped {
+                    version: stored.version,
+                    step,
+                    resent,
+                    state,
+                    tools: tools.into_iter().map(|(_, _, tool)| tool).collect(),
+                    tool_count,
+                    failures: decode_failures(run_id, failures.into_iter().map(|(_, failed, tool)| (tool, failed)).collect())?,
+                })
+            })
+        })
+    }
 }
