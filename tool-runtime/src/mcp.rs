@@ -67,6 +67,20 @@
 //!   as they came are dropped once shown, except where a journal or an
 //!   external runner still needs them): a call of 512 KiB of arguments
 //!   once cost the server 1,806 KiB while it waited, now 1,240 KiB.
+//! - **A tool's own questions go to the client.** A tool that asks
+//!   ([`Ctx::elicit`](crate::Ctx::elicit), [`Ctx::sample`](crate::Ctx::sample),
+//!   [`Ctx::roots`](crate::Ctx::roots)) parks its question in the
+//!   session's memory (the journal, with one) and stops there; the session
+//!   sends it to the client as `elicitation/create` (in form mode, the
+//!   form's schema as `requestedSchema`), `sampling/createMessage` or
+//!   `roots/list`, records the answer as the question's decision through
+//!   [`question::decide`](crate::question::decide) (a form's answer that
+//!   does not fit its schema ends the call, `QUESTION_UNANSWERED`), and
+//!   runs the call again from the top, where the question returns the
+//!   answer; a question the client did not declare the capability for in
+//!   `initialize` ends the call with a tool error naming it
+//!   (`QUESTION_UNAVAILABLE`). Questions wait as approvals do: within the
+//!   approval TTL, counted under the same caps.
 //! - **A cut output is not sent whole as structured content.** When a
 //!   tool's output was cut at its `max_output_chars`
 //!   ([`CallResult::truncated`](crate::CallResult::truncated)), the client gets the cut text only, never
@@ -249,6 +263,7 @@ use rmcp::model::Implementation;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
 mod approval;
+mod asked;
 mod cache;
 mod caller;
 mod composed;

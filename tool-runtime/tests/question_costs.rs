@@ -18,9 +18,7 @@ use std::time::{Instant, SystemTime};
 
 use serde_json::json;
 use tool_runtime::journal::Decision;
-use tool_runtime::memory::{
-    Answer, Approval, JournaledCall, JournaledResult, Keyed, ParkedCall, RunMemory, RunState, Starting, StepDelta, Stepped,
-};
+use tool_runtime::memory::{Answer, Approval, JournaledCall, JournaledResult, Keyed, ParkedCall, RunMemory, RunState, Starting, StepDelta, Stepped};
 use tool_runtime::prelude::*;
 use tool_runtime::question::Reply;
 use tool_runtime::{Form, ToolCall};

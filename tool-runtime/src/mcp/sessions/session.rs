@@ -22,7 +22,8 @@ use crate::mcp::http::sessions::BoundedSessions;
 use crate::mcp::notices::{self, Sinks};
 use crate::mcp::server::{ExternalRunner, Server};
 use crate::mcp::{results, subscriptions, tool_list};
-use crate::memory::{Remembered, RunState};
+use crate::memory::{Question, Remembered, RunState};
+use crate::question::Asking;
 use crate::result::{CallResult, ResultKind, lines};
 use crate::steps::Steps;
 use crate::tool::{ParsedFrom, ToolDefinition};
@@ -149,11 +150,23 @@ impl<App: Send + Sync + 'static> McpSession<App> {
         if let Some(view) = view {
             call = call.run_view(view);
         }
-        let call = sinks.attach(call).remembered(self.remembered.clone());
-        let result = match call.await {
-            CallOutcome::Done(result) => result,
-            CallOutcome::NeedsApproval(pending) => self.ask_human(pending, context).await,
+        // A question parked in a durable session's journal waits there as
+        // long as an approval; the session's own memory times it itself.
+        let ttl = self.remembered.durable.then(|| server.registry.approval_ttl());
+        let asking = Arc::new(Asking::new(request.name.as_ref().into(), user.id.clone(), ttl));
+        let call = sinks.attach(call).remembered(self.remembered.clone()).asking(asking.clone());
+        let mut outcome = call.await;
+        let result = loop {
+            match outcome {
+                CallOutcome::Done(result) => break result,
+                CallOutcome::NeedsApproval(pending) if pending.asks() => outcome = self.answer_questions(pending, context, user).await,
+                CallOutcome::NeedsApproval(pending) => break self.ask_human(pending, context).await,
+            }
         };
+        // Its questions are settled: a later run of the session asks anew.
+        for n in 1..=asking.asked() {
+            self.remembered.settle_or_report(&Question::id_of(&result.call_id, n)).await;
+        }
         // Only a server with a runner offers external tools: without one, a
         // call of one was refused as unknown before it could be handed over.
         match (result.external_call(), &self.server.external) {
@@ -181,6 +194,19 @@ impl<App: Send + Sync + 'static> McpSession<App> {
         let result = done.unwrap_or_else(|error| crate::external::went_wrong(registry.tools(), &tool, &id, &error));
         registry.tools().report_outcome(watch, &result);
         result
+    }
+
+    /// Asks the client the questions `pending` stopped at, counted as
+    /// waiting as an approval is, and runs it again once answered.
+    async fn answer_questions(&self, pending: PendingCall<App>, context: &RequestContext<RoleServer>, user: &UserContext) -> CallOutcome<App> {
+        let _waiting = match Waiting::enter(self, context) {
+            Ok(waiting) => waiting,
+            Err(refused) => {
+                return CallOutcome::Done(CallResult::failure(pending.tool().clone(), pending.id().clone(), ResultKind::Denied, &refused));
+            }
+        };
+        let answering = super::questions::Answering { registry: &self.server.registry, remembered: &self.remembered, by: user.id.as_deref() };
+        Box::pin(super::questions::answer(answering, pending, context)).await
     }
 
     /// Asks the client's user to accept or decline a pending call.
