@@ -17,9 +17,10 @@
 //! that journal, so that any instance on it (or this one restarted) serves
 //! them. `tests/mcp_conformance.rs` runs the suite against it.
 //!
-//! Left out: the fixtures that ask the client a question of their own
-//! (elicitation, sampling, roots, and an `input_required` that is not a
-//! plain approval), which the runtime cannot express yet.
+//! The fixtures that ask the client (elicitation, sampling) are tools that
+//! ask through `Ctx::elicit` and `Ctx::sample`: a question goes to the
+//! client as a request in a session, as an `input_required` result at
+//! 2026-07-28.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,11 +38,12 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, prompt, prompt_router};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tool_runtime::mcp::{McpServer, TaskSupport};
 use tool_runtime::prelude::*;
-use tool_runtime::{Block, ToolDefinition};
+use tool_runtime::question::{Reply, SamplingRequest};
+use tool_runtime::{Block, Form, ToolDefinition};
 
 /// A 1x1 red PNG.
 const PNG: &[u8] = &[
@@ -233,6 +235,206 @@ async fn confirm_delete(
     format!("confirm_delete({filename}): deleted")
 }
 
+// ----- Tools that ask the client -----
+
+/// What a tool read of its question, as the fixtures report it:
+/// `action=<accept/decline/cancel>, content={...}`.
+fn described<T: Serialize>(reply: &Reply<T>) -> String {
+    match reply {
+        Reply::Answered(content) => format!("action=accept, content={}", json!(content)),
+        Reply::Declined => "action=decline, content={}".to_owned(),
+        Reply::Cancelled => "action=cancel, content={}".to_owned(),
+    }
+}
+
+/// Asks the client's model (MCP sampling) to answer the prompt.
+#[tool(read_only)]
+async fn test_sampling(
+    ctx: Ctx<Fixtures>,
+    /// The prompt to send to the LLM.
+    prompt: String,
+) -> Result<String, ToolError> {
+    let reply = ctx.sample(SamplingRequest::new(100).user(prompt)).await?;
+    Ok(match &reply {
+        Reply::Answered(sampled) => format!("LLM response: {}", sampled.text),
+        other => format!("LLM response: none ({})", described(other)),
+    })
+}
+
+/// What `test_elicitation` asks.
+#[tool_data(Serialize, Deserialize, JsonSchema)]
+#[derive(Form)]
+struct UserInfo {
+    /// User's response
+    username: String,
+    /// User's email address
+    email: String,
+}
+
+/// Asks the user (MCP elicitation) for a name and an email address.
+#[tool(read_only)]
+async fn test_elicitation(
+    ctx: Ctx<Fixtures>,
+    /// The message to show the user.
+    message: String,
+) -> Result<String, ToolError> {
+    let reply = ctx.elicit::<UserInfo>(message).await?;
+    Ok(format!("User response: <{}>", described(&reply)))
+}
+
+/// A user's status, offered as one choice.
+#[tool_data(Serialize, Deserialize, JsonSchema)]
+#[derive(Form)]
+#[serde(rename_all = "lowercase")]
+enum Status {
+    Active,
+    Inactive,
+    Pending,
+}
+
+fn default_name() -> String {
+    "John Doe".to_owned()
+}
+fn default_age() -> i64 {
+    30
+}
+fn default_score() -> f64 {
+    95.5
+}
+fn default_status() -> Status {
+    Status::Active
+}
+fn default_verified() -> bool {
+    true
+}
+
+/// What `test_elicitation_sep1034_defaults` asks: a default for every kind
+/// of field.
+#[tool_data(Serialize, Deserialize, JsonSchema)]
+#[derive(Form)]
+struct WithDefaults {
+    /// User name
+    #[serde(default = "default_name")]
+    name: String,
+    /// User age
+    #[serde(default = "default_age")]
+    age: i64,
+    /// User score
+    #[serde(default = "default_score")]
+    score: f64,
+    /// User status
+    #[serde(default = "default_status")]
+    status: Status,
+    /// Verification status
+    #[serde(default = "default_verified")]
+    verified: bool,
+}
+
+/// Asks the user for a form whose every field has a default (SEP-1034).
+#[tool(read_only)]
+async fn test_elicitation_sep1034_defaults(ctx: Ctx<Fixtures>) -> Result<String, ToolError> {
+    let reply = ctx.elicit::<WithDefaults>("Test client default value handling - please accept with defaults").await?;
+    Ok(format!("Elicitation completed: {}", described(&reply)))
+}
+
+/// Choices without titles.
+#[tool_data(Serialize, Deserialize, JsonSchema)]
+#[derive(Form)]
+#[serde(rename_all = "lowercase")]
+enum Untitled {
+    Option1,
+    Option2,
+    Option3,
+}
+
+/// One choice with titles.
+#[tool_data(Serialize, Deserialize, JsonSchema)]
+#[derive(Form)]
+#[serde(rename_all = "lowercase")]
+enum TitledOption {
+    /// First Option
+    Value1,
+    /// Second Option
+    Value2,
+    /// Third Option
+    Value3,
+}
+
+/// Choices whose titles go in `enumNames` (MCP's older way).
+#[tool_data(Serialize, Deserialize, JsonSchema)]
+#[derive(Form)]
+#[serde(rename_all = "lowercase")]
+enum Legacy {
+    Opt1,
+    Opt2,
+    Opt3,
+}
+
+/// Several choices with titles.
+#[tool_data(Serialize, Deserialize, JsonSchema)]
+#[derive(Form)]
+#[serde(rename_all = "lowercase")]
+enum TitledChoice {
+    /// First Choice
+    Value1,
+    /// Second Choice
+    Value2,
+    /// Third Choice
+    Value3,
+}
+
+/// What `test_elicitation_sep1330_enums` asks: every kind of choice
+/// (SEP-1330).
+#[tool_data(Serialize, Deserialize, JsonSchema)]
+#[derive(Form)]
+#[serde(rename_all = "camelCase")]
+struct Choices {
+    /// Pick one
+    untitled_single: Untitled,
+    /// Pick one
+    titled_single: TitledOption,
+    /// Pick one
+    #[schemars(extend("enumNames" = ["Option One", "Option Two", "Option Three"]))]
+    legacy_enum: Legacy,
+    /// Pick several
+    untitled_multi: Vec<Untitled>,
+    /// Pick several
+    titled_multi: Vec<TitledChoice>,
+}
+
+/// Asks the user for a form of every kind of choice (SEP-1330).
+#[tool(read_only)]
+async fn test_elicitation_sep1330_enums(ctx: Ctx<Fixtures>) -> Result<String, ToolError> {
+    let reply = ctx.elicit::<Choices>("Test enum schema variants - please pick").await?;
+    Ok(format!("Elicitation completed: {}", described(&reply)))
+}
+
+/// Asks the client's model for a completion: a client that did not
+/// declare sampling cannot answer, and the call is refused.
+#[tool(read_only)]
+async fn test_missing_capability(ctx: Ctx<Fixtures>) -> Result<String, ToolError> {
+    let reply = ctx.sample(SamplingRequest::new(16).user("Say ok.")).await?;
+    Ok(format!("Sampled: {}", described(&reply)))
+}
+
+/// What `test_streaming_elicitation` asks.
+#[tool_data(Serialize, Deserialize, JsonSchema)]
+#[derive(Form)]
+struct Confirmation {
+    /// Go ahead
+    #[serde(default)]
+    confirmed: bool,
+}
+
+/// Asks the user to confirm: at 2026-07-28 the question is an
+/// `input_required` result, never a request of the server's own on the
+/// response stream.
+#[tool(read_only)]
+async fn test_streaming_elicitation(ctx: Ctx<Fixtures>) -> Result<String, ToolError> {
+    let reply = ctx.elicit::<Confirmation>("Confirm to go on").await?;
+    Ok(format!("Elicitation completed: {}", described(&reply)))
+}
+
 /// The tool whose schema is JSON Schema 2020-12 as written, with `$defs`,
 /// `$anchor`, `$ref`, `allOf`/`anyOf` and `if`/`then`/`else`.
 fn json_schema_tool() -> DynamicTool<Fixtures> {
@@ -292,6 +494,12 @@ fn registry() -> Registry<Fixtures> {
             failing_job,
             protocol_error_job,
             confirm_delete,
+            test_sampling,
+            test_elicitation,
+            test_elicitation_sep1034_defaults,
+            test_elicitation_sep1330_enums,
+            test_missing_capability,
+            test_streaming_elicitation,
         ])
         .tool(json_schema_tool())
         .build()

@@ -40,10 +40,6 @@ const SUITE_VERSION: &str = "0.2.0-alpha.12";
 /// (elicitation, sampling, roots, an `input_required` that is not a plain
 /// approval), by scenario and check id (`*`: every check of the scenario).
 const ASKING: &[(&str, &str)] = &[
-    ("tools-call-sampling", "*"),
-    ("tools-call-elicitation", "*"),
-    ("elicitation-sep1034-defaults", "*"),
-    ("elicitation-sep1330-enums", "*"),
     // `test_missing_capability` asks for sampling.
     ("server-stateless", "sep-2575-server-rejects-undeclared-capability"),
     ("server-stateless", "sep-2575-missing-capability-http-400"),
