@@ -212,6 +212,22 @@
 //!   edited). Without one, only the instance that asked finishes it, once.
 //!   Waiting calls are capped per user and in all as a session's are
 //!   (counted in the journal, on every instance, when there is one).
+//! - **A tool's own questions** are multi round-trip requests too: a call
+//!   whose tool asks answers `input_required`, each question it stopped at
+//!   one of `inputRequests` (`elicitation/create`, `sampling/createMessage`,
+//!   `roots/list`, keyed by the question's id), with a sealed
+//!   `requestState` that carries the questions and the answers given so
+//!   far; the client sends the call again with `inputResponses`, each
+//!   answer is checked and recorded through [`question::decide`](crate::question::decide),
+//!   and the call runs again from the top: it finishes, or asks its next
+//!   questions in a new round. Questions asked together go in one round.
+//!   Only what the request's `_meta` declares is asked (`-32021` with
+//!   `requiredCapabilities` otherwise, HTTP 400); a state that does not open
+//!   for the call, or an answer that does not answer its question, is
+//!   `-32602` and runs nothing. Nothing is kept between rounds but the
+//!   state, so any instance holding the key finishes it; an effect made
+//!   before a question through [`Ctx::once`](crate::Ctx::once) is made
+//!   again in each round at this revision (the rounds share no memory).
 //! - **Idempotent retries**: a call whose `_meta` carries
 //!   [`IDEMPOTENCY_KEY`] reads, on a retry, the journaled result of the
 //!   first call with that key and credential; so does a re-sent approval

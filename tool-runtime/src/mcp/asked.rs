@@ -8,9 +8,10 @@
 #![allow(deprecated, reason = "sampling and roots are deprecated at 2026-07-28, and still served")]
 
 use rmcp::model::{
-    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, ElicitationAction, ListRootsResult, Role,
-    SamplingMessage, SamplingMessageContentBlock,
+    ClientCapabilities, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult, ElicitRequest, ElicitRequestParams, ElicitResult,
+    ElicitationAction, InputRequest, ListRootsRequest, ListRootsResult, Role, SamplingMessage, SamplingMessageContentBlock,
 };
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::memory::{Ask, Decision, Root, Sampled, SamplingRequest, SamplingRole};
@@ -99,6 +100,42 @@ pub(crate) fn roots(result: ListRootsResult) -> Decision {
     Decision::Answer(serde_json::to_value(roots).expect("roots serialise"))
 }
 
+/// `ask` as one of an `input_required` result's `inputRequests`.
+///
+/// # Errors
+///
+/// As [`elicitation`].
+pub(crate) fn input_request(ask: &Ask) -> Result<InputRequest, String> {
+    Ok(match ask {
+        Ask::Form { message, schema } => InputRequest::Elicitation(ElicitRequest::new(elicitation(message, schema)?)),
+        Ask::Sample(request) => InputRequest::CreateMessage(CreateMessageRequest::new(sampling(request))),
+        Ask::Roots => InputRequest::ListRoots(ListRootsRequest { method: Default::default(), extensions: Default::default() }),
+    })
+}
+
+/// The client's answer to `ask` in an `inputResponses` entry, as a
+/// decision.
+///
+/// # Errors
+///
+/// What the answer should have been, where it is not that result.
+pub(crate) fn answered(ask: &Ask, response: &Value) -> Result<Decision, String> {
+    let not = |what: &str, error: serde_json::Error| format!("the answer to {} is not {what}: {error}", capability(ask));
+    match ask {
+        Ask::Form { .. } => ElicitResult::deserialize(response).map(elicited).map_err(|error| not("an elicitation result", error)),
+        Ask::Sample(_) => CreateMessageResult::deserialize(response).map(sampled).map_err(|error| not("a sampling result", error)),
+        Ask::Roots => ListRootsResult::deserialize(response).map(roots).map_err(|error| not("a roots/list result", error)),
+    }
+}
+
+/// The client capabilities a client must declare to answer `ask`, as
+/// `-32021`'s `requiredCapabilities` names them.
+pub(crate) fn required(ask: &Ask) -> ClientCapabilities {
+    let mut required = serde_json::Map::new();
+    required.insert(capability(ask).to_owned(), Value::Object(serde_json::Map::new()));
+    serde_json::from_value(Value::Object(required)).expect("one capability, empty, is a client's capabilities")
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -131,6 +168,19 @@ mod tests {
         assert_eq!(sampled(completion), Decision::Answer(json!({"model": "m", "text": "Paris", "stopReason": "endTurn"})));
         let listed: ListRootsResult = serde_json::from_value(json!({"roots": [{"uri": "file:///a", "name": "a"}]})).unwrap();
         assert_eq!(roots(listed), Decision::Answer(json!([{"uri": "file:///a", "name": "a"}])));
+    }
+
+    #[test]
+    fn an_input_request_and_its_response_are_the_requests_and_results_of_the_session_revisions() {
+        let form = Ask::Form { message: "Name?".into(), schema: json!({"type": "object", "properties": {"name": {"type": "string"}}}) };
+        let request = serde_json::to_value(input_request(&form).unwrap()).unwrap();
+        assert_eq!(request["method"], "elicitation/create");
+        assert_eq!(request["params"]["requestedSchema"]["properties"]["name"], json!({"type": "string"}));
+        assert_eq!(serde_json::to_value(input_request(&Ask::Roots).unwrap()).unwrap()["method"], "roots/list");
+        let answer = answered(&form, &json!({"action": "accept", "content": {"name": "Ada"}})).unwrap();
+        assert_eq!(answer, Decision::Answer(json!({"name": "Ada"})));
+        assert!(answered(&Ask::Roots, &json!({"action": "accept"})).unwrap_err().contains("roots/list"));
+        assert_eq!(serde_json::to_value(required(&Ask::Sample(SamplingRequest::new(1)))).unwrap(), json!({"sampling": {}}));
     }
 
     #[test]
