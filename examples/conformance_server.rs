@@ -435,6 +435,96 @@ async fn test_streaming_elicitation(ctx: Ctx<Fixtures>) -> Result<String, ToolEr
     Ok(format!("Elicitation completed: {}", described(&reply)))
 }
 
+// ----- Input required (2026-07-28): tools that ask, in rounds -----
+
+/// A name.
+#[tool_data(Serialize, Deserialize, JsonSchema)]
+#[derive(Form)]
+struct Name {
+    name: String,
+}
+
+/// A yes or no.
+#[tool_data(Serialize, Deserialize, JsonSchema)]
+#[derive(Form)]
+struct Confirm {
+    ok: bool,
+}
+
+/// A colour.
+#[tool_data(Serialize, Deserialize, JsonSchema)]
+#[derive(Form)]
+struct Colour {
+    color: String,
+}
+
+/// Asks the user's name, then greets them.
+#[tool(read_only)]
+async fn test_input_required_result_elicitation(ctx: Ctx<Fixtures>) -> Result<String, ToolError> {
+    Ok(match ctx.elicit::<Name>("What is your name?").await? {
+        Reply::Answered(Name { name }) => format!("Hello, {name}!"),
+        other => format!("No name: {}", described(&other)),
+    })
+}
+
+/// Asks the client's model for the capital of France.
+#[tool(read_only)]
+async fn test_input_required_result_sampling(ctx: Ctx<Fixtures>) -> Result<String, ToolError> {
+    Ok(match ctx.sample(SamplingRequest::new(100).user("What is the capital of France?")).await? {
+        Reply::Answered(sampled) => format!("The model says: {}", sampled.text),
+        other => format!("No answer: {}", described(&other)),
+    })
+}
+
+/// Asks the client for its roots, and names them.
+#[tool(read_only)]
+async fn test_input_required_result_list_roots(ctx: Ctx<Fixtures>) -> Result<String, ToolError> {
+    Ok(match ctx.roots().await? {
+        Reply::Answered(roots) => format!("Roots: {}", roots.iter().map(|root| root.uri.as_str()).collect::<Vec<_>>().join(", ")),
+        other => format!("No roots: {}", described(&other)),
+    })
+}
+
+/// Asks for a confirmation, which comes back with the state it was asked
+/// with (checked, or the round is refused).
+#[tool(read_only)]
+async fn test_input_required_result_request_state(ctx: Ctx<Fixtures>) -> Result<String, ToolError> {
+    let reply = ctx.elicit::<Confirm>("Please confirm").await?;
+    Ok(format!("state-ok: {}", described(&reply)))
+}
+
+/// Asks three questions at once: a name, a greeting from the client's
+/// model, and the client's roots.
+#[tool(read_only)]
+async fn test_input_required_result_multiple_inputs(ctx: Ctx<Fixtures>) -> Result<String, ToolError> {
+    let (name, greeting, roots) =
+        tokio::join!(ctx.elicit::<Name>("What is your name?"), ctx.sample(SamplingRequest::new(50).user("Generate a greeting")), ctx.roots());
+    Ok(format!("name: {}; greeting: {}; roots: {}", described(&name?), described(&greeting?), described(&roots?)))
+}
+
+/// Asks a name, and then, in a second round, a favourite colour.
+#[tool(read_only)]
+async fn test_input_required_result_multi_round(ctx: Ctx<Fixtures>) -> Result<String, ToolError> {
+    let name = ctx.elicit::<Name>("Step 1: What is your name?").await?;
+    let colour = ctx.elicit::<Colour>("Step 2: What is your favorite color?").await?;
+    Ok(format!("step 1: {}; step 2: {}", described(&name), described(&colour)))
+}
+
+/// Asks for a confirmation; a state altered on its way back is refused.
+#[tool(read_only)]
+async fn test_input_required_result_tampered_state(ctx: Ctx<Fixtures>) -> Result<String, ToolError> {
+    let reply = ctx.elicit::<Confirm>("Please confirm").await?;
+    Ok(format!("Confirmed: {}", described(&reply)))
+}
+
+/// Asks the client's model: asked only of a client that declares
+/// sampling (one that does not is refused, `-32021`).
+#[tool(read_only)]
+async fn test_input_required_result_capabilities(ctx: Ctx<Fixtures>) -> Result<String, ToolError> {
+    let reply = ctx.sample(SamplingRequest::new(50).user("Say hello")).await?;
+    Ok(format!("Sampled: {}", described(&reply)))
+}
+
 /// The tool whose schema is JSON Schema 2020-12 as written, with `$defs`,
 /// `$anchor`, `$ref`, `allOf`/`anyOf` and `if`/`then`/`else`.
 fn json_schema_tool() -> DynamicTool<Fixtures> {
@@ -500,6 +590,14 @@ fn registry() -> Registry<Fixtures> {
             test_elicitation_sep1330_enums,
             test_missing_capability,
             test_streaming_elicitation,
+            test_input_required_result_elicitation,
+            test_input_required_result_sampling,
+            test_input_required_result_list_roots,
+            test_input_required_result_request_state,
+            test_input_required_result_multiple_inputs,
+            test_input_required_result_multi_round,
+            test_input_required_result_tampered_state,
+            test_input_required_result_capabilities,
         ])
         .tool(json_schema_tool())
         .build()

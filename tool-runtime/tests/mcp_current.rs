@@ -1041,9 +1041,13 @@ async fn a_tools_questions_are_input_required_results_over_rounds_on_any_instanc
     assert_eq!(asked["inputRequests"].as_object().unwrap().len(), 1, "{asked}");
     assert_eq!(asked["inputRequests"][&form]["params"]["requestedSchema"]["required"], json!(["name"]));
     let state = asked["requestState"].as_str().unwrap();
-    // A round that leaves the question unanswered asks it again.
+    // A round that leaves the question unanswered asks it again; answers
+    // without the state they answer start the call again.
     let again = pay_round(second, "tok-alice", Some(json!({"unrelated": {}})), Some(state)).await.result();
     assert_eq!(key_of(&again, "elicitation/create"), form);
+    let stateless =
+        pay_round(second, "tok-alice", Some(json!({form.clone(): {"action": "accept", "content": {"name": "Eve"}}})), None).await.result();
+    assert_eq!(stateless["resultType"], "input_required", "{stateless}");
     // Answered on another instance: two questions asked together, one round.
     let named = json!({form.clone(): {"action": "accept", "content": {"name": "Ada"}}});
     let together = pay_round(second, "tok-alice", Some(named), Some(state)).await.result();

@@ -43,7 +43,10 @@ pub(super) async fn call<App: Send + Sync + 'static>(
     {
         return Ok(answered);
     }
-    if request_state.is_some() || input_responses.is_some() {
+    let answers_approval = input_responses.as_ref().is_some_and(|responses| responses.contains_key(approvals::APPROVAL_INPUT));
+    // Answers without the state they answer answer no question of a
+    // tool's: the call starts again, and asks again.
+    if request_state.is_some() || answers_approval {
         return Ok(approvals::resume(server, stateless, &name, arguments, (request_state, input_responses), &caller, context).await);
     }
     let key = match retries::key(&context.meta) {
