@@ -17,20 +17,23 @@
 //! that journal, so that any instance on it (or this one restarted) serves
 //! them. `tests/mcp_conformance.rs` runs the suite against it.
 //!
-//! The fixtures that ask the client (elicitation, sampling) are tools that
-//! ask through `Ctx::elicit` and `Ctx::sample`: a question goes to the
-//! client as a request in a session, as an `input_required` result at
-//! 2026-07-28.
+//! The fixtures that ask the client (elicitation, sampling, roots) are
+//! tools that ask through `Ctx::elicit`, `Ctx::sample` and `Ctx::roots`: a
+//! question goes to the client as a request in a session, as an
+//! `input_required` result at 2026-07-28. The prompt that asks is rmcp's
+//! own, returning rmcp's `InputRequiredResult`.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use rmcp::handler::server::prompt::PromptContext;
+use rmcp::handler::server::prompt::{IntoGetPromptResult, PromptContext};
 use rmcp::handler::server::router::prompt::PromptRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CompleteRequestParams, CompleteResult, CompletionInfo, ErrorCode, GetPromptRequestParams, GetPromptResponse, ListPromptsResult,
+    CompleteRequestParams, CompleteResult, CompletionInfo, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationSchema, ErrorCode,
+    Extensions, GetPromptRequestParams, GetPromptResponse, GetPromptResult, InputRequest, InputRequiredResult, InputResponses, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams, PromptMessage, ReadResourceRequestParams, ReadResourceResponse,
     ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig, SubscribeRequestParams,
     UnsubscribeRequestParams,
@@ -622,6 +625,22 @@ struct Catalog {
     prompts: PromptRouter<Catalog>,
 }
 
+/// The answers a `prompts/get` came with (`inputResponses`).
+#[derive(Clone)]
+struct PromptAnswers(InputResponses);
+
+/// What a prompt that asks answers: its question, or its messages.
+struct Asked(GetPromptResponse);
+
+impl IntoGetPromptResult for Asked {
+    fn into_get_prompt_result(self) -> Result<GetPromptResponse, ErrorData> {
+        Ok(self.0)
+    }
+}
+
+/// The key of the question `test_input_required_result_prompt` asks.
+const PROMPT_QUESTION: &str = "user_context";
+
 /// The arguments of `test_prompt_with_arguments`.
 #[derive(Deserialize, JsonSchema)]
 struct TwoArguments {
@@ -673,6 +692,27 @@ impl Catalog {
         ]
     }
 
+    /// A prompt that first asks the user what context to use: at
+    /// 2026-07-28 an `input_required` result, answered on a second
+    /// `prompts/get`.
+    #[prompt(name = "test_input_required_result_prompt")]
+    async fn asking(&self, extensions: Extensions) -> Result<Asked, ErrorData> {
+        let answer = extensions.get::<PromptAnswers>().and_then(|answers| answers.0.get(PROMPT_QUESTION));
+        let answer = answer.and_then(|answer| serde_json::from_value::<ElicitResult>(answer.clone()).ok());
+        let Some(ElicitResult { content: Some(content), .. }) = answer else {
+            let schema = ElicitationSchema::builder().required_string("context").build().map_err(|why| ErrorData::internal_error(why, None))?;
+            let ask = ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message: "What context should the prompt use?".to_owned(),
+                requested_schema: schema,
+            };
+            let requests = BTreeMap::from([(PROMPT_QUESTION.to_owned(), InputRequest::Elicitation(ElicitRequest::new(ask)))]);
+            return Ok(Asked(InputRequiredResult::new(Some(requests), None).into()));
+        };
+        let context = content.get("context").and_then(Value::as_str).unwrap_or_default();
+        Ok(Asked(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, format!("Answer within this context: {context}"))]).into()))
+    }
+
     /// Listed only after `test_trigger_prompt_change` ran (an odd number of times).
     #[prompt(name = "test_extra_prompt")]
     async fn extra(&self) -> Vec<PromptMessage> {
@@ -719,7 +759,12 @@ impl ServerHandler for Catalog {
         Ok(ListPromptsResult::with_all_items(prompts))
     }
 
-    async fn get_prompt(&self, request: GetPromptRequestParams, context: RequestContext<RoleServer>) -> Result<GetPromptResponse, ErrorData> {
+    async fn get_prompt(&self, request: GetPromptRequestParams, mut context: RequestContext<RoleServer>) -> Result<GetPromptResponse, ErrorData> {
+        // A prompt that asks reads the answers of its `input_required`
+        // round from the request's extensions.
+        if let Some(responses) = request.input_responses {
+            context.extensions.insert(PromptAnswers(responses));
+        }
         self.prompts.get_prompt(PromptContext::new(self, request.name, request.arguments, context)).await
     }
 
