@@ -486,7 +486,7 @@ fn killed_between_question_and_answer(backend: &Backend, cut_again: bool) {
         for _ in 0..ROUNDS_AT_ONCE {
             scope.spawn(|| {
                 while next.fetch_add(1, Ordering::SeqCst) < ROUNDS {
-                    let by_run = next.load(Ordering::SeqCst) % 2 == 0;
+                    let by_run = next.load(Ordering::SeqCst).is_multiple_of(2);
                     let asked = asked_and_killed(backend, by_run, cut_again);
                     holds_twice.fetch_add(usize::from(asked.holds != 1), Ordering::SeqCst);
                     let expected = match cut_again {
