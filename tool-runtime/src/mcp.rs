@@ -62,11 +62,10 @@
 //!   (default 32) of one user over all their sessions, and at most
 //!   [`with_max_waiting_approvals`](McpServer::with_max_waiting_approvals)
 //!   (default 128) in all; one more is refused (`TOO_MANY_PENDING`) without
-//!   asking anyone. A waiting call holds its arguments about twice (parsed
-//!   into the tool's input, and in the text the human reads; the arguments
-//!   as they came are dropped once shown, except where a journal or an
-//!   external runner still needs them): a call of 512 KiB of arguments
-//!   once cost the server 1,806 KiB while it waited, now 1,240 KiB.
+//!   asking anyone. A waiting call holds its arguments three times: as they
+//!   came, parsed into the tool's input, and in the text the human reads
+//!   (the arguments as they came are kept: once approved, the tool may ask
+//!   a question of its own, and the call is read again from them).
 //! - **A tool's own questions go to the client.** A tool that asks
 //!   ([`Ctx::elicit`](crate::Ctx::elicit), [`Ctx::sample`](crate::Ctx::sample),
 //!   [`Ctx::roots`](crate::Ctx::roots)) parks its question in the

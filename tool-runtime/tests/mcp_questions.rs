@@ -17,6 +17,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
 use tool_runtime::Form;
+#[cfg(feature = "sqlite")]
+use tool_runtime::UserContext;
 use tool_runtime::mcp::McpServer;
 use tool_runtime::prelude::*;
 use tool_runtime::question::{Reply, SamplingRequest};
@@ -60,8 +62,18 @@ async fn summarise(ctx: Ctx<Counts>, prompt: String) -> Result<String, ToolError
     Ok(format!("{} said {:?} in {}", sampled.model, sampled.text, uris.join(", ")))
 }
 
+/// Closes an account once a human approved the call, asking then whom to
+/// tell.
+#[tool(policy = needs_approval)]
+async fn close_account(ctx: Ctx<Counts>, account: String) -> Result<String, ToolError> {
+    match ctx.elicit::<Contact>("Whom do we tell?").await? {
+        Reply::Answered(Contact { username, .. }) => Ok(format!("closed {account}; {username} told")),
+        _ => Ok(format!("closed {account}; no one told")),
+    }
+}
+
 fn server() -> (McpServer<Counts>, Arc<Counts>) {
-    let registry = Registry::<Counts>::builder().tools(tools![sign_up, summarise]).build().unwrap();
+    let registry = Registry::<Counts>::builder().tools(tools![sign_up, summarise, close_account]).build().unwrap();
     let counts = Arc::new(Counts::default());
     (McpServer::new(registry, counts.clone()), counts)
 }
@@ -140,4 +152,36 @@ async fn a_question_the_client_did_not_declare_is_a_tool_error_naming_what_is_mi
     let result = bare.call("summarise", json!({"prompt": "Capital of France?"})).await;
     assert!(text(&result).contains("`sampling`"), "{result}");
     assert!(bare.asked.is_empty(), "{:?}", bare.asked);
+}
+
+#[tokio::test]
+async fn a_call_approved_by_a_human_may_then_ask_its_own_question() {
+    let (server, _) = server();
+    let mut wire = session(&server, json!({"elicitation": {}}), Human::Accept).await;
+    wire.replies.push(("elicitation/create".into(), json!({"action": "accept", "content": {"username": "ada", "email": "ada@example.com"}})));
+    let result = wire.call("close_account", json!({"account": "A-7"})).await;
+    assert_eq!(text(&result), "closed A-7; ada told", "{result}");
+    let messages: Vec<&str> = wire.asked.iter().map(|asked| asked["params"]["message"].as_str().unwrap()).collect();
+    assert!(messages[0].contains("needs your approval") && messages[1] == "Whom do we tell?", "{messages:?}");
+}
+
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_a_durable_session_a_question_is_journaled_answered_by_the_client_and_settled() {
+    let dir = std::env::temp_dir().join(format!("tool-runtime-mcp-questions-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let journal = tool_runtime::journal::Journal::open(&dir.join("journal.db").display().to_string()).await.unwrap();
+    let (server, counts) = server();
+    let server = server.with_user(UserContext::new("u-mcp")).with_journal(journal.clone());
+    let mut wire = session(&server, json!({"elicitation": {}}), Human::Accept).await;
+    wire.replies.push(("elicitation/create".into(), json!({"action": "accept", "content": {"username": "ada", "email": "ada@example.com"}})));
+    let result = wire.call("sign_up", json!({})).await;
+    assert_eq!(text(&result), "hold 1 for ada <ada@example.com>", "{result}");
+    // The hold journaled once, made once over the call's two runs.
+    assert_eq!((counts.runs.load(Ordering::SeqCst), counts.holds.load(Ordering::SeqCst)), (2, 1));
+    // Approved, then asked: both answered by the client.
+    let closed = wire.call("close_account", json!({"account": "A-7"})).await;
+    assert_eq!(text(&closed), "closed A-7; ada told", "{closed}");
+    assert!(journal.approvals().pending_for_user("u-mcp").await.unwrap().is_empty(), "nothing left waiting");
 }
