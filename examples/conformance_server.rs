@@ -528,6 +528,14 @@ async fn test_input_required_result_capabilities(ctx: Ctx<Fixtures>) -> Result<S
     Ok(format!("Sampled: {}", described(&reply)))
 }
 
+/// Asks two questions at once, as a task (a client may answer them one
+/// at a time, `tasks/update`).
+#[tool(read_only, timeout = "2m")]
+async fn multi_input(ctx: Ctx<Fixtures>) -> Result<String, ToolError> {
+    let (name, confirmation) = tokio::join!(ctx.elicit::<Name>("What is your name?"), ctx.elicit::<Confirmation>("Confirm to go on"));
+    Ok(format!("multi_input: {}; {}", described(&name?), described(&confirmation?)))
+}
+
 /// The tool whose schema is JSON Schema 2020-12 as written, with `$defs`,
 /// `$anchor`, `$ref`, `allOf`/`anyOf` and `if`/`then`/`else`.
 fn json_schema_tool() -> DynamicTool<Fixtures> {
@@ -601,6 +609,7 @@ fn registry() -> Registry<Fixtures> {
             test_input_required_result_multi_round,
             test_input_required_result_tampered_state,
             test_input_required_result_capabilities,
+            multi_input,
         ])
         .tool(json_schema_tool())
         .build()

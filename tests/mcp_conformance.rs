@@ -42,8 +42,6 @@ const ASKING: &[(&str, &str)] = &[
     // The suite expects the question's key `user_name`; a question's key
     // is its id (`<call id>#<n>`).
     ("input-required-result-basic-elicitation", "sep-2322-elicitation-incomplete"),
-    // `multi_input` asks two questions in one task.
-    ("tasks-mrtr-input", "tasks-mrtr-partial-fulfillment"),
     // `test_tool_with_task` asks for a name, then becomes a task.
     ("tasks-mrtr-composition", "*"),
 ];

@@ -234,7 +234,10 @@
 //! - **Tasks** (`io.modelcontextprotocol/tasks`, with a journal, for a
 //!   client that declares it): a long call answers with a task written to
 //!   the journal first, and so does a call that needs approval (the task
-//!   waits `input_required` for `tasks/update`); `tasks/get`,
+//!   waits `input_required` for `tasks/update`), and so may a task whose
+//!   tool asks its own questions (each undecided one of its
+//!   `inputRequests`, kept in the journal; `tasks/update` may answer them
+//!   one at a time, and the call runs again once all are); `tasks/get`,
 //!   `tasks/update` and `tasks/cancel` work on any instance, and a task
 //!   outlives its process until its time to live
 //!   ([`with_task_ttl`](McpServer::with_task_ttl)). Tasks under way are

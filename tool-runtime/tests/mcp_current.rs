@@ -534,7 +534,7 @@ async fn count(ctx: Ctx<Slow>, millis: u64) -> String {
 
 #[cfg(feature = "sqlite")]
 fn slow_server(slow: &Arc<Slow>, journal: tool_runtime::journal::Journal) -> McpServer<Slow> {
-    let registry = Registry::builder().tools(tools![count_slowly, count_long, count_broken, get_item]).build().unwrap();
+    let registry = Registry::builder().tools(tools![count_slowly, count_long, count_broken, get_item, two_names]).build().unwrap();
     McpServer::new(registry, slow.clone())
         .with_auth(|headers| match headers.get("authorization").and_then(|value| value.to_str().ok()) {
             Some("Bearer tok-alice") => Ok(UserContext::new("alice")),
@@ -542,6 +542,16 @@ fn slow_server(slow: &Arc<Slow>, journal: tool_runtime::journal::Journal) -> Mcp
             _ => Err(Unauthorized::missing_bearer_token()),
         })
         .with_journal(journal)
+}
+
+/// Asks two names at once, as a task; counts its runs.
+#[tool(timeout = "2m")]
+async fn two_names(ctx: Ctx<Slow>) -> Result<String, ToolError> {
+    ctx.app().started.fetch_add(1, Ordering::SeqCst);
+    let (first, second) = tokio::join!(ctx.elicit::<Payee>("First payee?"), ctx.elicit::<Payee>("Second payee?"));
+    let (question::Reply::Answered(first), question::Reply::Answered(second)) = (first?, second?) else { return Ok("no names".to_owned()) };
+    ctx.app().finished.fetch_add(1, Ordering::SeqCst);
+    Ok(format!("{} and {}", first.name, second.name))
 }
 
 #[cfg(feature = "sqlite")]
@@ -1093,4 +1103,35 @@ async fn a_question_the_request_does_not_declare_is_32021_and_a_bad_state_or_ans
         assert_eq!(refused["error"]["code"], -32602, "{responses}: {refused}");
     }
     assert_eq!(bank.payments.load(Ordering::SeqCst), 0);
+}
+
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tasks_questions_are_its_input_requests_answered_one_at_a_time_on_any_instance() {
+    let slow = Arc::new(Slow::default());
+    let journal = journal("task_questions").await;
+    let (first, second) = (serve_slow(slow_server(&slow, journal.clone())).await, serve_slow(slow_server(&slow, journal)).await);
+    let created = with_tasks(first, "tok-alice", "tools/call", Some("two_names"), json!({"name": "two_names", "arguments": {}})).await.result();
+    let id = created["taskId"].as_str().unwrap_or_else(|| panic!("no task: {created}")).to_owned();
+    let get = |addr| with_tasks(addr, "tok-alice", "tasks/get", Some(&id), json!({"taskId": id}));
+    let waiting = until_ended(first, &id).await;
+    assert_eq!(waiting["status"], "input_required", "{waiting}");
+    let keys: Vec<String> = waiting["inputRequests"].as_object().unwrap().keys().cloned().collect();
+    assert_eq!(keys.len(), 2, "{waiting}");
+    assert!(waiting["inputRequests"].as_object().unwrap().values().all(|request| request["method"] == "elicitation/create"), "{waiting}");
+    // One answered, on the other instance: the task waits for the other.
+    let answer = |key: &str, name: &str| json!({"taskId": id, "inputResponses": {key: {"action": "accept", "content": {"name": name}}}});
+    let acked = with_tasks(second, "tok-alice", "tasks/update", Some(&id), answer(&keys[0], "Ada")).await.result();
+    assert_eq!(acked["resultType"], "complete", "{acked}");
+    let still = get(second).await.result();
+    assert_eq!(still["status"], "input_required", "{still}");
+    assert_eq!(still["inputRequests"].as_object().unwrap().keys().collect::<Vec<_>>(), [&keys[1]], "{still}");
+    // An answer that does not fit its form is refused; the right one ends it.
+    let unfit = json!({"taskId": id, "inputResponses": {&keys[1]: {"action": "accept", "content": {"nom": "Bo"}}}});
+    assert_eq!(with_tasks(first, "tok-alice", "tasks/update", Some(&id), unfit).await.message()["error"]["code"], -32602);
+    with_tasks(first, "tok-alice", "tasks/update", Some(&id), answer(&keys[1], "Bo")).await.result();
+    let done = until_ended(first, &id).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"]["content"][0]["text"], "Ada and Bo", "{done}");
+    assert_eq!(slow.finished.load(Ordering::SeqCst), 1);
 }

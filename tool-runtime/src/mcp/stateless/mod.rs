@@ -53,6 +53,8 @@ mod state;
 #[cfg(feature = "journal")]
 mod task_approvals;
 #[cfg(feature = "journal")]
+mod task_questions;
+#[cfg(feature = "journal")]
 mod tasks;
 
 use std::sync::Arc;
