@@ -17,19 +17,23 @@
 //! that journal, so that any instance on it (or this one restarted) serves
 //! them. `tests/mcp_conformance.rs` runs the suite against it.
 //!
-//! Left out: the fixtures that ask the client a question of their own
-//! (elicitation, sampling, roots, and an `input_required` that is not a
-//! plain approval), which the runtime cannot express yet.
+//! The fixtures that ask the client (elicitation, sampling, roots) are
+//! tools that ask through `Ctx::elicit`, `Ctx::sample` and `Ctx::roots`: a
+//! question goes to the client as a request in a session, as an
+//! `input_required` result at 2026-07-28. The prompt that asks is rmcp's
+//! own, returning rmcp's `InputRequiredResult`.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use rmcp::handler::server::prompt::PromptContext;
+use rmcp::handler::server::prompt::{IntoGetPromptResult, PromptContext};
 use rmcp::handler::server::router::prompt::PromptRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CompleteRequestParams, CompleteResult, CompletionInfo, ErrorCode, GetPromptRequestParams, GetPromptResponse, ListPromptsResult,
+    CompleteRequestParams, CompleteResult, CompletionInfo, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationSchema, ErrorCode,
+    Extensions, GetPromptRequestParams, GetPromptResponse, GetPromptResult, InputRequest, InputRequiredResult, InputResponses, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams, PromptMessage, ReadResourceRequestParams, ReadResourceResponse,
     ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig, SubscribeRequestParams,
     UnsubscribeRequestParams,
@@ -37,11 +41,12 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, prompt, prompt_router};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tool_runtime::mcp::{McpServer, TaskSupport};
 use tool_runtime::prelude::*;
-use tool_runtime::{Block, ToolDefinition};
+use tool_runtime::question::{Reply, SamplingRequest};
+use tool_runtime::{Block, Form, ToolDefinition};
 
 /// A 1x1 red PNG.
 const PNG: &[u8] = &[
@@ -233,6 +238,304 @@ async fn confirm_delete(
     format!("confirm_delete({filename}): deleted")
 }
 
+// ----- Tools that ask the client -----
+
+/// What a tool read of its question, as the fixtures report it:
+/// `action=<accept/decline/cancel>, content={...}`.
+fn described<T: Serialize>(reply: &Reply<T>) -> String {
+    match reply {
+        Reply::Answered(content) => format!("action=accept, content={}", json!(content)),
+        Reply::Declined => "action=decline, content={}".to_owned(),
+        Reply::Cancelled => "action=cancel, content={}".to_owned(),
+    }
+}
+
+/// Asks the client's model (MCP sampling) to answer the prompt.
+#[tool(read_only)]
+async fn test_sampling(
+    ctx: Ctx<Fixtures>,
+    /// The prompt to send to the LLM.
+    prompt: String,
+) -> Result<String, ToolError> {
+    let reply = ctx.sample(SamplingRequest::new(100).user(prompt)).await?;
+    Ok(match &reply {
+        Reply::Answered(sampled) => format!("LLM response: {}", sampled.text),
+        other => format!("LLM response: none ({})", described(other)),
+    })
+}
+
+/// What `test_elicitation` asks.
+#[tool_data(Serialize, Deserialize, JsonSchema)]
+#[derive(Form)]
+struct UserInfo {
+    /// User's response
+    username: String,
+    /// User's email address
+    email: String,
+}
+
+/// Asks the user (MCP elicitation) for a name and an email address.
+#[tool(read_only)]
+async fn test_elicitation(
+    ctx: Ctx<Fixtures>,
+    /// The message to show the user.
+    message: String,
+) -> Result<String, ToolError> {
+    let reply = ctx.elicit::<UserInfo>(message).await?;
+    Ok(format!("User response: <{}>", described(&reply)))
+}
+
+/// A user's status, offered as one choice.
+#[tool_data(Serialize, Deserialize, JsonSchema)]
+#[derive(Form)]
+#[serde(rename_all = "lowercase")]
+enum Status {
+    Active,
+    Inactive,
+    Pending,
+}
+
+fn default_name() -> String {
+    "John Doe".to_owned()
+}
+fn default_age() -> i64 {
+    30
+}
+fn default_score() -> f64 {
+    95.5
+}
+fn default_status() -> Status {
+    Status::Active
+}
+fn default_verified() -> bool {
+    true
+}
+
+/// What `test_elicitation_sep1034_defaults` asks: a default for every kind
+/// of field.
+#[tool_data(Serialize, Deserialize, JsonSchema)]
+#[derive(Form)]
+struct WithDefaults {
+    /// User name
+    #[serde(default = "default_name")]
+    name: String,
+    /// User age
+    #[serde(default = "default_age")]
+    age: i64,
+    /// User score
+    #[serde(default = "default_score")]
+    score: f64,
+    /// User status
+    #[serde(default = "default_status")]
+    status: Status,
+    /// Verification status
+    #[serde(default = "default_verified")]
+    verified: bool,
+}
+
+/// Asks the user for a form whose every field has a default (SEP-1034).
+#[tool(read_only)]
+async fn test_elicitation_sep1034_defaults(ctx: Ctx<Fixtures>) -> Result<String, ToolError> {
+    let reply = ctx.elicit::<WithDefaults>("Test client default value handling - please accept with defaults").await?;
+    Ok(format!("Elicitation completed: {}", described(&reply)))
+}
+
+/// Choices without titles.
+#[tool_data(Serialize, Deserialize, JsonSchema)]
+#[derive(Form)]
+#[serde(rename_all = "lowercase")]
+enum Untitled {
+    Option1,
+    Option2,
+    Option3,
+}
+
+/// One choice with titles.
+#[tool_data(Serialize, Deserialize, JsonSchema)]
+#[derive(Form)]
+#[serde(rename_all = "lowercase")]
+enum TitledOption {
+    /// First Option
+    Value1,
+    /// Second Option
+    Value2,
+    /// Third Option
+    Value3,
+}
+
+/// Choices whose titles go in `enumNames` (MCP's older way).
+#[tool_data(Serialize, Deserialize, JsonSchema)]
+#[derive(Form)]
+#[serde(rename_all = "lowercase")]
+enum Legacy {
+    Opt1,
+    Opt2,
+    Opt3,
+}
+
+/// Several choices with titles.
+#[tool_data(Serialize, Deserialize, JsonSchema)]
+#[derive(Form)]
+#[serde(rename_all = "lowercase")]
+enum TitledChoice {
+    /// First Choice
+    Value1,
+    /// Second Choice
+    Value2,
+    /// Third Choice
+    Value3,
+}
+
+/// What `test_elicitation_sep1330_enums` asks: every kind of choice
+/// (SEP-1330).
+#[tool_data(Serialize, Deserialize, JsonSchema)]
+#[derive(Form)]
+#[serde(rename_all = "camelCase")]
+struct Choices {
+    /// Pick one
+    untitled_single: Untitled,
+    /// Pick one
+    titled_single: TitledOption,
+    /// Pick one
+    #[schemars(extend("enumNames" = ["Option One", "Option Two", "Option Three"]))]
+    legacy_enum: Legacy,
+    /// Pick several
+    untitled_multi: Vec<Untitled>,
+    /// Pick several
+    titled_multi: Vec<TitledChoice>,
+}
+
+/// Asks the user for a form of every kind of choice (SEP-1330).
+#[tool(read_only)]
+async fn test_elicitation_sep1330_enums(ctx: Ctx<Fixtures>) -> Result<String, ToolError> {
+    let reply = ctx.elicit::<Choices>("Test enum schema variants - please pick").await?;
+    Ok(format!("Elicitation completed: {}", described(&reply)))
+}
+
+/// Asks the client's model for a completion: a client that did not
+/// declare sampling cannot answer, and the call is refused.
+#[tool(read_only)]
+async fn test_missing_capability(ctx: Ctx<Fixtures>) -> Result<String, ToolError> {
+    let reply = ctx.sample(SamplingRequest::new(16).user("Say ok.")).await?;
+    Ok(format!("Sampled: {}", described(&reply)))
+}
+
+/// What `test_streaming_elicitation` asks.
+#[tool_data(Serialize, Deserialize, JsonSchema)]
+#[derive(Form)]
+struct Confirmation {
+    /// Go ahead
+    #[serde(default)]
+    confirmed: bool,
+}
+
+/// Asks the user to confirm: at 2026-07-28 the question is an
+/// `input_required` result, never a request of the server's own on the
+/// response stream.
+#[tool(read_only)]
+async fn test_streaming_elicitation(ctx: Ctx<Fixtures>) -> Result<String, ToolError> {
+    let reply = ctx.elicit::<Confirmation>("Confirm to go on").await?;
+    Ok(format!("Elicitation completed: {}", described(&reply)))
+}
+
+// ----- Input required (2026-07-28): tools that ask, in rounds -----
+
+/// A name.
+#[tool_data(Serialize, Deserialize, JsonSchema)]
+#[derive(Form)]
+struct Name {
+    name: String,
+}
+
+/// A yes or no.
+#[tool_data(Serialize, Deserialize, JsonSchema)]
+#[derive(Form)]
+struct Confirm {
+    ok: bool,
+}
+
+/// A colour.
+#[tool_data(Serialize, Deserialize, JsonSchema)]
+#[derive(Form)]
+struct Colour {
+    color: String,
+}
+
+/// Asks the user's name, then greets them.
+#[tool(read_only)]
+async fn test_input_required_result_elicitation(ctx: Ctx<Fixtures>) -> Result<String, ToolError> {
+    Ok(match ctx.elicit::<Name>("What is your name?").await? {
+        Reply::Answered(Name { name }) => format!("Hello, {name}!"),
+        other => format!("No name: {}", described(&other)),
+    })
+}
+
+/// Asks the client's model for the capital of France.
+#[tool(read_only)]
+async fn test_input_required_result_sampling(ctx: Ctx<Fixtures>) -> Result<String, ToolError> {
+    Ok(match ctx.sample(SamplingRequest::new(100).user("What is the capital of France?")).await? {
+        Reply::Answered(sampled) => format!("The model says: {}", sampled.text),
+        other => format!("No answer: {}", described(&other)),
+    })
+}
+
+/// Asks the client for its roots, and names them.
+#[tool(read_only)]
+async fn test_input_required_result_list_roots(ctx: Ctx<Fixtures>) -> Result<String, ToolError> {
+    Ok(match ctx.roots().await? {
+        Reply::Answered(roots) => format!("Roots: {}", roots.iter().map(|root| root.uri.as_str()).collect::<Vec<_>>().join(", ")),
+        other => format!("No roots: {}", described(&other)),
+    })
+}
+
+/// Asks for a confirmation, which comes back with the state it was asked
+/// with (checked, or the round is refused).
+#[tool(read_only)]
+async fn test_input_required_result_request_state(ctx: Ctx<Fixtures>) -> Result<String, ToolError> {
+    let reply = ctx.elicit::<Confirm>("Please confirm").await?;
+    Ok(format!("state-ok: {}", described(&reply)))
+}
+
+/// Asks three questions at once: a name, a greeting from the client's
+/// model, and the client's roots.
+#[tool(read_only)]
+async fn test_input_required_result_multiple_inputs(ctx: Ctx<Fixtures>) -> Result<String, ToolError> {
+    let (name, greeting, roots) =
+        tokio::join!(ctx.elicit::<Name>("What is your name?"), ctx.sample(SamplingRequest::new(50).user("Generate a greeting")), ctx.roots());
+    Ok(format!("name: {}; greeting: {}; roots: {}", described(&name?), described(&greeting?), described(&roots?)))
+}
+
+/// Asks a name, and then, in a second round, a favourite colour.
+#[tool(read_only)]
+async fn test_input_required_result_multi_round(ctx: Ctx<Fixtures>) -> Result<String, ToolError> {
+    let name = ctx.elicit::<Name>("Step 1: What is your name?").await?;
+    let colour = ctx.elicit::<Colour>("Step 2: What is your favorite color?").await?;
+    Ok(format!("step 1: {}; step 2: {}", described(&name), described(&colour)))
+}
+
+/// Asks for a confirmation; a state altered on its way back is refused.
+#[tool(read_only)]
+async fn test_input_required_result_tampered_state(ctx: Ctx<Fixtures>) -> Result<String, ToolError> {
+    let reply = ctx.elicit::<Confirm>("Please confirm").await?;
+    Ok(format!("Confirmed: {}", described(&reply)))
+}
+
+/// Asks the client's model: asked only of a client that declares
+/// sampling (one that does not is refused, `-32021`).
+#[tool(read_only)]
+async fn test_input_required_result_capabilities(ctx: Ctx<Fixtures>) -> Result<String, ToolError> {
+    let reply = ctx.sample(SamplingRequest::new(50).user("Say hello")).await?;
+    Ok(format!("Sampled: {}", described(&reply)))
+}
+
+/// Asks two questions at once, as a task (a client may answer them one
+/// at a time, `tasks/update`).
+#[tool(read_only, timeout = "2m")]
+async fn multi_input(ctx: Ctx<Fixtures>) -> Result<String, ToolError> {
+    let (name, confirmation) = tokio::join!(ctx.elicit::<Name>("What is your name?"), ctx.elicit::<Confirmation>("Confirm to go on"));
+    Ok(format!("multi_input: {}; {}", described(&name?), described(&confirmation?)))
+}
+
 /// The tool whose schema is JSON Schema 2020-12 as written, with `$defs`,
 /// `$anchor`, `$ref`, `allOf`/`anyOf` and `if`/`then`/`else`.
 fn json_schema_tool() -> DynamicTool<Fixtures> {
@@ -292,6 +595,21 @@ fn registry() -> Registry<Fixtures> {
             failing_job,
             protocol_error_job,
             confirm_delete,
+            test_sampling,
+            test_elicitation,
+            test_elicitation_sep1034_defaults,
+            test_elicitation_sep1330_enums,
+            test_missing_capability,
+            test_streaming_elicitation,
+            test_input_required_result_elicitation,
+            test_input_required_result_sampling,
+            test_input_required_result_list_roots,
+            test_input_required_result_request_state,
+            test_input_required_result_multiple_inputs,
+            test_input_required_result_multi_round,
+            test_input_required_result_tampered_state,
+            test_input_required_result_capabilities,
+            multi_input,
         ])
         .tool(json_schema_tool())
         .build()
@@ -315,6 +633,22 @@ struct Catalog {
     fixtures: Arc<Fixtures>,
     prompts: PromptRouter<Catalog>,
 }
+
+/// The answers a `prompts/get` came with (`inputResponses`).
+#[derive(Clone)]
+struct PromptAnswers(InputResponses);
+
+/// What a prompt that asks answers: its question, or its messages.
+struct Asked(GetPromptResponse);
+
+impl IntoGetPromptResult for Asked {
+    fn into_get_prompt_result(self) -> Result<GetPromptResponse, ErrorData> {
+        Ok(self.0)
+    }
+}
+
+/// The key of the question `test_input_required_result_prompt` asks.
+const PROMPT_QUESTION: &str = "user_context";
 
 /// The arguments of `test_prompt_with_arguments`.
 #[derive(Deserialize, JsonSchema)]
@@ -367,6 +701,27 @@ impl Catalog {
         ]
     }
 
+    /// A prompt that first asks the user what context to use: at
+    /// 2026-07-28 an `input_required` result, answered on a second
+    /// `prompts/get`.
+    #[prompt(name = "test_input_required_result_prompt")]
+    async fn asking(&self, extensions: Extensions) -> Result<Asked, ErrorData> {
+        let answer = extensions.get::<PromptAnswers>().and_then(|answers| answers.0.get(PROMPT_QUESTION));
+        let answer = answer.and_then(|answer| serde_json::from_value::<ElicitResult>(answer.clone()).ok());
+        let Some(ElicitResult { content: Some(content), .. }) = answer else {
+            let schema = ElicitationSchema::builder().required_string("context").build().map_err(|why| ErrorData::internal_error(why, None))?;
+            let ask = ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message: "What context should the prompt use?".to_owned(),
+                requested_schema: schema,
+            };
+            let requests = BTreeMap::from([(PROMPT_QUESTION.to_owned(), InputRequest::Elicitation(ElicitRequest::new(ask)))]);
+            return Ok(Asked(InputRequiredResult::new(Some(requests), None).into()));
+        };
+        let context = content.get("context").and_then(Value::as_str).unwrap_or_default();
+        Ok(Asked(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, format!("Answer within this context: {context}"))]).into()))
+    }
+
     /// Listed only after `test_trigger_prompt_change` ran (an odd number of times).
     #[prompt(name = "test_extra_prompt")]
     async fn extra(&self) -> Vec<PromptMessage> {
@@ -413,7 +768,12 @@ impl ServerHandler for Catalog {
         Ok(ListPromptsResult::with_all_items(prompts))
     }
 
-    async fn get_prompt(&self, request: GetPromptRequestParams, context: RequestContext<RoleServer>) -> Result<GetPromptResponse, ErrorData> {
+    async fn get_prompt(&self, request: GetPromptRequestParams, mut context: RequestContext<RoleServer>) -> Result<GetPromptResponse, ErrorData> {
+        // A prompt that asks reads the answers of its `input_required`
+        // round from the request's extensions.
+        if let Some(responses) = request.input_responses {
+            context.extensions.insert(PromptAnswers(responses));
+        }
         self.prompts.get_prompt(PromptContext::new(self, request.name, request.arguments, context)).await
     }
 

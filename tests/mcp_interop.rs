@@ -7,6 +7,10 @@
 //! `auto` mode: stateless calls, approvals as `input_required` round trips
 //! (over HTTP asked on one instance and answered on another holding the
 //! same key and journal), forged and replayed `requestState`s refused.
+//! `tests/peers/mcp_questions.py` answers the `conformance_server`
+//! example's tools that ask (a form, a completion, the roots, one after
+//! the other and together) through the SDK's elicitation, sampling and
+//! roots callbacks, in a 2025-11-25 session and at 2026-07-28.
 //!
 //! ```text
 //! python3 -m pip install 'mcp==2.3.0'
@@ -33,6 +37,7 @@ use mcp_server::example_binary;
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/mcp_client.py");
 const CURRENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/mcp_current.py");
+const QUESTIONS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/mcp_questions.py");
 
 /// The request-state key the HTTP servers share.
 const KEY: &str = "4d43502073746174652b6b657920666f7220746865696e7465726f702074657374";
@@ -85,6 +90,18 @@ fn python_client_at_the_current_revision_over_http_on_two_instances() {
     for mode in ["2026-07-28", "auto"] {
         run_script(CURRENT, &[mode, "http", "--url", &servers[0].url, "--other-url", &servers[1].url, "--token", &token]);
     }
+}
+
+#[test]
+fn python_client_answers_a_tools_questions_through_its_callbacks_at_both_revisions() {
+    if !peers::python_module("import mcp", "mcp==2.3.0") {
+        return;
+    }
+    let log = std::env::temp_dir().join(format!("conformance_server-questions-{}.log", std::process::id()));
+    let mut command = Command::new(examples::build_example("conformance_server", &["mcp"]));
+    command.args(["--http", "127.0.0.1:0"]);
+    let server = Listening::start(command, &log, "conformance_server");
+    run_script(QUESTIONS, &["--url", &server.url]);
 }
 
 /// Runs the Python client with `args`; fails the test when it fails.

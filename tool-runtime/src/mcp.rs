@@ -62,11 +62,24 @@
 //!   (default 32) of one user over all their sessions, and at most
 //!   [`with_max_waiting_approvals`](McpServer::with_max_waiting_approvals)
 //!   (default 128) in all; one more is refused (`TOO_MANY_PENDING`) without
-//!   asking anyone. A waiting call holds its arguments about twice (parsed
-//!   into the tool's input, and in the text the human reads; the arguments
-//!   as they came are dropped once shown, except where a journal or an
-//!   external runner still needs them): a call of 512 KiB of arguments
-//!   once cost the server 1,806 KiB while it waited, now 1,240 KiB.
+//!   asking anyone. A waiting call holds its arguments three times: as they
+//!   came, parsed into the tool's input, and in the text the human reads
+//!   (the arguments as they came are kept: once approved, the tool may ask
+//!   a question of its own, and the call is read again from them).
+//! - **A tool's own questions go to the client.** A tool that asks
+//!   ([`Ctx::elicit`](crate::Ctx::elicit), [`Ctx::sample`](crate::Ctx::sample),
+//!   [`Ctx::roots`](crate::Ctx::roots)) parks its question in the
+//!   session's memory (the journal, with one) and stops there; the session
+//!   sends it to the client as `elicitation/create` (in form mode, the
+//!   form's schema as `requestedSchema`), `sampling/createMessage` or
+//!   `roots/list`, records the answer as the question's decision through
+//!   [`question::decide`](crate::question::decide) (a form's answer that
+//!   does not fit its schema ends the call, `QUESTION_UNANSWERED`), and
+//!   runs the call again from the top, where the question returns the
+//!   answer; a question the client did not declare the capability for in
+//!   `initialize` ends the call with a tool error naming it
+//!   (`QUESTION_UNAVAILABLE`). Questions wait as approvals do: within the
+//!   approval TTL, counted under the same caps.
 //! - **A cut output is not sent whole as structured content.** When a
 //!   tool's output was cut at its `max_output_chars`
 //!   ([`CallResult::truncated`](crate::CallResult::truncated)), the client gets the cut text only, never
@@ -198,6 +211,22 @@
 //!   edited). Without one, only the instance that asked finishes it, once.
 //!   Waiting calls are capped per user and in all as a session's are
 //!   (counted in the journal, on every instance, when there is one).
+//! - **A tool's own questions** are multi round-trip requests too: a call
+//!   whose tool asks answers `input_required`, each question it stopped at
+//!   one of `inputRequests` (`elicitation/create`, `sampling/createMessage`,
+//!   `roots/list`, keyed by the question's id), with a sealed
+//!   `requestState` that carries the questions and the answers given so
+//!   far; the client sends the call again with `inputResponses`, each
+//!   answer is checked and recorded through [`question::decide`](crate::question::decide),
+//!   and the call runs again from the top: it finishes, or asks its next
+//!   questions in a new round. Questions asked together go in one round.
+//!   Only what the request's `_meta` declares is asked (`-32021` with
+//!   `requiredCapabilities` otherwise, HTTP 400); a state that does not open
+//!   for the call, or an answer that does not answer its question, is
+//!   `-32602` and runs nothing. Nothing is kept between rounds but the
+//!   state, so any instance holding the key finishes it; an effect made
+//!   before a question through [`Ctx::once`](crate::Ctx::once) is made
+//!   again in each round at this revision (the rounds share no memory).
 //! - **Idempotent retries**: a call whose `_meta` carries
 //!   [`IDEMPOTENCY_KEY`] reads, on a retry, the journaled result of the
 //!   first call with that key and credential; so does a re-sent approval
@@ -205,7 +234,10 @@
 //! - **Tasks** (`io.modelcontextprotocol/tasks`, with a journal, for a
 //!   client that declares it): a long call answers with a task written to
 //!   the journal first, and so does a call that needs approval (the task
-//!   waits `input_required` for `tasks/update`); `tasks/get`,
+//!   waits `input_required` for `tasks/update`), and so may a task whose
+//!   tool asks its own questions (each undecided one of its
+//!   `inputRequests`, kept in the journal; `tasks/update` may answer them
+//!   one at a time, and the call runs again once all are); `tasks/get`,
 //!   `tasks/update` and `tasks/cancel` work on any instance, and a task
 //!   outlives its process until its time to live
 //!   ([`with_task_ttl`](McpServer::with_task_ttl)). Tasks under way are
@@ -249,6 +281,7 @@ use rmcp::model::Implementation;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
 mod approval;
+mod asked;
 mod cache;
 mod caller;
 mod composed;

@@ -73,10 +73,12 @@
 //!    its call's id and its position, and the call's run id names where it
 //!    is kept: an adapter that answers in another request (2026-07-28's
 //!    `input_required`, whose `requestState` seals the run id and the call
-//!    id) keys each of `inputRequests` by the question's id, records each
-//!    of `inputResponses` with [`decide`] under that id, and sends the same
-//!    call again under the same run id and call id: it runs from the top,
-//!    each question answered from the memory. A call with several
+//!    id, and, where no memory outlives the request, the questions asked
+//!    and the answers given, parked and decided again in each round's own
+//!    memory) keys each of `inputRequests` by the question's id, records
+//!    each of `inputResponses` with [`decide`] under that id, and sends the
+//!    same call again under the same run id and call id: it runs from the
+//!    top, each question answered from the memory. A call with several
 //!    questions parked at once (a tool that asks them together) waits
 //!    until each is decided; a call whose answers lead to a new question
 //!    parks again, for another round.

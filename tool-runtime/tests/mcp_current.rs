@@ -21,14 +21,17 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use tool_runtime::Form;
 use tool_runtime::mcp::{IDEMPOTENCY_KEY, McpServer, Unauthorized};
 use tool_runtime::prelude::*;
+use tool_runtime::question::{self, SamplingRequest};
 
 /// How many grants ran.
 #[derive(Default)]
 struct Bank {
     grants: AtomicUsize,
     deposits: AtomicUsize,
+    payments: AtomicUsize,
 }
 
 /// Deposit money; counted, never approved.
@@ -51,6 +54,24 @@ async fn grant(ctx: Ctx<Bank>, amount: u32) -> String {
     format!("granted {amount}")
 }
 
+#[tool_data(Deserialize, JsonSchema)]
+#[derive(Form)]
+struct Payee {
+    /// Who is paid.
+    name: String,
+}
+
+/// Pay someone: asks who (a form), then, together, the client's model for
+/// a memo and the client's roots for where the receipt goes; counted.
+#[tool]
+async fn pay(ctx: Ctx<Bank>, amount: u32) -> Result<String, ToolError> {
+    let question::Reply::Answered(Payee { name }) = ctx.elicit::<Payee>("Who is paid?").await? else { return Ok("not paid".to_owned()) };
+    let (memo, roots) = tokio::join!(ctx.sample(SamplingRequest::new(20).user(format!("A memo for paying {name}"))), ctx.roots());
+    let (question::Reply::Answered(memo), question::Reply::Answered(roots)) = (memo?, roots?) else { return Ok("not paid".to_owned()) };
+    ctx.app().payments.fetch_add(1, Ordering::SeqCst);
+    Ok(format!("paid {amount} to {name} ({}), receipt in {}", memo.text, roots[0].uri))
+}
+
 fn alice_only<App>(view: &StepView<'_, App>) -> bool {
     view.user.id.as_deref() == Some("alice")
 }
@@ -71,7 +92,7 @@ const KEY: &[u8] = b"the key every instance of this test holds";
 
 fn server(bank: &Arc<Bank>) -> McpServer<Bank> {
     let registry =
-        Registry::builder().tools(tools![get_item, grant, audit, close_item, deposit]).approval_ttl(Duration::from_secs(60)).build().unwrap();
+        Registry::builder().tools(tools![get_item, grant, audit, close_item, deposit, pay]).approval_ttl(Duration::from_secs(60)).build().unwrap();
     server_with(registry, bank, KEY)
 }
 
@@ -132,6 +153,9 @@ fn meta(elicit: bool) -> Value {
 /// One request of the revision, as `token`'s user, on its own connection.
 async fn request(addr: SocketAddr, token: &str, method: &str, name: Option<&str>, mut params: Value) -> Reply {
     let mut all = meta(params.get("elicit").is_none_or(|elicit| elicit.as_bool() == Some(true)));
+    if let Some(capabilities) = params.as_object_mut().unwrap().remove("capabilities") {
+        all["io.modelcontextprotocol/clientCapabilities"] = capabilities;
+    }
     if let Some(key) = params.as_object_mut().unwrap().remove("key") {
         all[IDEMPOTENCY_KEY] = key;
     }
@@ -242,10 +266,10 @@ async fn tools_are_listed_per_caller_in_the_registry_order_with_cache_hints() {
     let addr = serve(server(&Arc::default())).await;
     let names = |listed: &Value| listed["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap().to_owned()).collect::<Vec<_>>();
     let alice = request(addr, "tok-alice", "tools/list", None, json!({})).await.result();
-    assert_eq!(names(&alice), ["get_item", "grant", "audit", "deposit"], "a tool that requires another is never offered: there is no run");
+    assert_eq!(names(&alice), ["get_item", "grant", "audit", "deposit", "pay"], "a tool that requires another is never offered: there is no run");
     assert_eq!((alice["ttlMs"].clone(), alice["cacheScope"].clone()), (json!(0), json!("private")), "{alice}");
     let bob = request(addr, "tok-bob", "tools/list", None, json!({})).await.result();
-    assert_eq!(names(&bob), ["get_item", "grant", "deposit"]);
+    assert_eq!(names(&bob), ["get_item", "grant", "deposit", "pay"]);
     // What a caller is not offered, they cannot call by name.
     let refused = call(addr, "tok-bob", "audit", json!({})).await;
     assert!(refused["isError"] == true && text(&refused).contains("UNKNOWN_TOOL"), "{refused}");
@@ -510,7 +534,7 @@ async fn count(ctx: Ctx<Slow>, millis: u64) -> String {
 
 #[cfg(feature = "sqlite")]
 fn slow_server(slow: &Arc<Slow>, journal: tool_runtime::journal::Journal) -> McpServer<Slow> {
-    let registry = Registry::builder().tools(tools![count_slowly, count_long, count_broken, get_item]).build().unwrap();
+    let registry = Registry::builder().tools(tools![count_slowly, count_long, count_broken, get_item, two_names]).build().unwrap();
     McpServer::new(registry, slow.clone())
         .with_auth(|headers| match headers.get("authorization").and_then(|value| value.to_str().ok()) {
             Some("Bearer tok-alice") => Ok(UserContext::new("alice")),
@@ -518,6 +542,16 @@ fn slow_server(slow: &Arc<Slow>, journal: tool_runtime::journal::Journal) -> Mcp
             _ => Err(Unauthorized::missing_bearer_token()),
         })
         .with_journal(journal)
+}
+
+/// Asks two names at once, as a task; counts its runs.
+#[tool(timeout = "2m")]
+async fn two_names(ctx: Ctx<Slow>) -> Result<String, ToolError> {
+    ctx.app().started.fetch_add(1, Ordering::SeqCst);
+    let (first, second) = tokio::join!(ctx.elicit::<Payee>("First payee?"), ctx.elicit::<Payee>("Second payee?"));
+    let (question::Reply::Answered(first), question::Reply::Answered(second)) = (first?, second?) else { return Ok("no names".to_owned()) };
+    ctx.app().finished.fetch_add(1, Ordering::SeqCst);
+    Ok(format!("{} and {}", first.name, second.name))
 }
 
 #[cfg(feature = "sqlite")]
@@ -982,4 +1016,122 @@ async fn tasks_are_capped_per_user_and_an_expired_task_is_neither_served_nor_run
     let expired = with_tasks(addr, "tok-alice", "tasks/get", Some(&first), json!({"taskId": first})).await.message();
     assert!(expired["error"]["message"].as_str().unwrap().contains("expired"), "{expired}");
     assert_eq!(slow.started.load(Ordering::SeqCst), 3);
+}
+
+/// Every capability a tool may ask of the client.
+fn asking_client() -> Value {
+    json!({"elicitation": {"form": {}}, "sampling": {}, "roots": {}})
+}
+
+/// A round of `pay` for 5 as alice: its answers and state, when given.
+async fn pay_round(addr: SocketAddr, token: &str, responses: Option<Value>, state: Option<&str>) -> Reply {
+    let mut params = json!({"name": "pay", "arguments": {"amount": 5}, "capabilities": asking_client()});
+    if let Some(responses) = responses {
+        params["inputResponses"] = responses;
+    }
+    if let Some(state) = state {
+        params["requestState"] = json!(state);
+    }
+    request(addr, token, "tools/call", Some("pay"), params).await
+}
+
+/// The one key of `asked`'s `inputRequests` whose method is `method`.
+fn key_of(asked: &Value, method: &str) -> String {
+    let requests = asked["inputRequests"].as_object().unwrap_or_else(|| panic!("no inputRequests: {asked}"));
+    requests.iter().find(|(_, request)| request["method"] == method).map(|(key, _)| key.clone()).unwrap_or_else(|| panic!("no {method} in {asked}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tools_questions_are_input_required_results_over_rounds_on_any_instance() {
+    let bank = Arc::new(Bank::default());
+    let (first, second) = (serve(server(&bank)).await, serve(server(&bank)).await);
+    let asked = pay_round(first, "tok-alice", None, None).await.result();
+    assert_eq!(asked["resultType"], "input_required", "{asked}");
+    let form = key_of(&asked, "elicitation/create");
+    assert_eq!(asked["inputRequests"].as_object().unwrap().len(), 1, "{asked}");
+    assert_eq!(asked["inputRequests"][&form]["params"]["requestedSchema"]["required"], json!(["name"]));
+    let state = asked["requestState"].as_str().unwrap();
+    // A round that leaves the question unanswered asks it again; answers
+    // without the state they answer start the call again.
+    let again = pay_round(second, "tok-alice", Some(json!({"unrelated": {}})), Some(state)).await.result();
+    assert_eq!(key_of(&again, "elicitation/create"), form);
+    let stateless =
+        pay_round(second, "tok-alice", Some(json!({form.clone(): {"action": "accept", "content": {"name": "Eve"}}})), None).await.result();
+    assert_eq!(stateless["resultType"], "input_required", "{stateless}");
+    // Answered on another instance: two questions asked together, one round.
+    let named = json!({form.clone(): {"action": "accept", "content": {"name": "Ada"}}});
+    let together = pay_round(second, "tok-alice", Some(named), Some(state)).await.result();
+    assert_eq!(together["resultType"], "input_required", "{together}");
+    assert_eq!(together["inputRequests"].as_object().unwrap().len(), 2, "{together}");
+    let (sample, roots) = (key_of(&together, "sampling/createMessage"), key_of(&together, "roots/list"));
+    let later = together["requestState"].as_str().unwrap();
+    assert_ne!(later, state, "each round seals its own state");
+    let memo = json!({"role": "assistant", "content": {"type": "text", "text": "rent"}, "model": "m"});
+    let answers = json!({sample: memo, roots: {"roots": [{"uri": "file:///receipts"}]}});
+    let done = pay_round(first, "tok-alice", Some(answers), Some(later)).await.result();
+    assert_eq!(text(&done), "paid 5 to Ada (rent), receipt in file:///receipts", "{done}");
+    assert_eq!(bank.payments.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_the_request_does_not_declare_is_32021_and_a_bad_state_or_answer_32602() {
+    let bank = Arc::new(Bank::default());
+    let addr = serve(server(&bank)).await;
+    // Sampling and roots, but no elicitation.
+    let params = json!({"name": "pay", "arguments": {"amount": 5}, "capabilities": {"sampling": {}, "roots": {}}});
+    let missing = request(addr, "tok-alice", "tools/call", Some("pay"), params).await;
+    assert_eq!(missing.status, 400, "{missing:?}");
+    let error = &missing.message()["error"];
+    assert_eq!(error["code"], -32021, "{error}");
+    assert_eq!(error["data"]["requiredCapabilities"], json!({"elicitation": {}}), "{error}");
+    let asked = pay_round(addr, "tok-alice", None, None).await.result();
+    let (form, state) = (key_of(&asked, "elicitation/create"), asked["requestState"].as_str().unwrap().to_owned());
+    let named = json!({form.clone(): {"action": "accept", "content": {"name": "Ada"}}});
+    let mut flipped = state.clone().into_bytes();
+    let middle = flipped.len() / 2;
+    flipped[middle] = if flipped[middle] == b'A' { b'B' } else { b'A' };
+    let flipped = String::from_utf8(flipped).unwrap();
+    for (token, responses, state) in [
+        // Tampered, another user's.
+        ("tok-alice", named.clone(), flipped.as_str()),
+        ("tok-bob", named.clone(), state.as_str()),
+        // A form's answer that does not fit it, and one that is no answer.
+        ("tok-alice", json!({form.clone(): {"action": "accept", "content": {"nom": "Ada"}}}), state.as_str()),
+        ("tok-alice", json!({form.clone(): {"roots": []}}), state.as_str()),
+    ] {
+        let refused = pay_round(addr, token, Some(responses.clone()), Some(state)).await.message();
+        assert_eq!(refused["error"]["code"], -32602, "{responses}: {refused}");
+    }
+    assert_eq!(bank.payments.load(Ordering::SeqCst), 0);
+}
+
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tasks_questions_are_its_input_requests_answered_one_at_a_time_on_any_instance() {
+    let slow = Arc::new(Slow::default());
+    let journal = journal("task_questions").await;
+    let (first, second) = (serve_slow(slow_server(&slow, journal.clone())).await, serve_slow(slow_server(&slow, journal)).await);
+    let created = with_tasks(first, "tok-alice", "tools/call", Some("two_names"), json!({"name": "two_names", "arguments": {}})).await.result();
+    let id = created["taskId"].as_str().unwrap_or_else(|| panic!("no task: {created}")).to_owned();
+    let get = |addr| with_tasks(addr, "tok-alice", "tasks/get", Some(&id), json!({"taskId": id}));
+    let waiting = until_ended(first, &id).await;
+    assert_eq!(waiting["status"], "input_required", "{waiting}");
+    let keys: Vec<String> = waiting["inputRequests"].as_object().unwrap().keys().cloned().collect();
+    assert_eq!(keys.len(), 2, "{waiting}");
+    assert!(waiting["inputRequests"].as_object().unwrap().values().all(|request| request["method"] == "elicitation/create"), "{waiting}");
+    // One answered, on the other instance: the task waits for the other.
+    let answer = |key: &str, name: &str| json!({"taskId": id, "inputResponses": {key: {"action": "accept", "content": {"name": name}}}});
+    let acked = with_tasks(second, "tok-alice", "tasks/update", Some(&id), answer(&keys[0], "Ada")).await.result();
+    assert_eq!(acked["resultType"], "complete", "{acked}");
+    let still = get(second).await.result();
+    assert_eq!(still["status"], "input_required", "{still}");
+    assert_eq!(still["inputRequests"].as_object().unwrap().keys().collect::<Vec<_>>(), [&keys[1]], "{still}");
+    // An answer that does not fit its form is refused; the right one ends it.
+    let unfit = json!({"taskId": id, "inputResponses": {&keys[1]: {"action": "accept", "content": {"nom": "Bo"}}}});
+    assert_eq!(with_tasks(first, "tok-alice", "tasks/update", Some(&id), unfit).await.message()["error"]["code"], -32602);
+    with_tasks(first, "tok-alice", "tasks/update", Some(&id), answer(&keys[1], "Bo")).await.result();
+    let done = until_ended(first, &id).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"]["content"][0]["text"], "Ada and Bo", "{done}");
+    assert_eq!(slow.finished.load(Ordering::SeqCst), 1);
 }

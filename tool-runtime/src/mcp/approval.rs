@@ -46,3 +46,27 @@ pub(crate) fn approval_unavailable() -> ToolError {
     )
     .no_retry()
 }
+
+/// The line the model reads when its tool asked the client something the
+/// client did not declare it can answer (`capability`: `elicitation`,
+/// `sampling` or `roots`).
+pub(crate) fn question_unavailable(capability: &str) -> ToolError {
+    ToolError::forbidden(
+        "QUESTION_UNAVAILABLE",
+        format!(
+            "This tool needs to ask the client through MCP `{capability}`, which this MCP client did not declare in its \
+             capabilities, so the call stopped there and did nothing more. Tell the user it cannot be done from this client."
+        ),
+    )
+    .no_retry()
+}
+
+/// The line the model reads when the client could not answer its tool's
+/// question (`why`: the client's error, or why its answer does not fit).
+pub(crate) fn question_unanswered(why: &str) -> ToolError {
+    ToolError::unavailable(
+        "QUESTION_UNANSWERED",
+        format!("This tool asked the client a question, which it did not answer ({why}), so the call stopped there. Tell the user it was not done."),
+    )
+    .no_retry()
+}

@@ -77,6 +77,14 @@ impl<'r, App: Send + Sync + 'static> Call<'r, App> {
         self
     }
 
+    /// The call's asking state: its tool may ask questions, parked in the
+    /// memory [`remembered`](Self::remembered) attaches (an MCP session's).
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) fn asking(mut self, asking: Arc<crate::question::Asking>) -> Self {
+        self.info.attach().asking = Some(asking);
+        self
+    }
+
     /// What the call's policy predicate sees of its run (an MCP session's).
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub(crate) fn run_view(mut self, view: crate::context::RunView) -> Self {

@@ -51,6 +51,8 @@ pub(crate) struct Asking {
 struct State {
     /// The questions this run of the tool asked so far.
     asked: u32,
+    /// The questions being asked now, neither answered nor parked yet.
+    in_flight: u32,
     /// The questions this run of the tool stopped at.
     parked: Vec<(String, Ask)>,
     /// What the call's input was read from, for this run of the tool.
@@ -87,6 +89,7 @@ impl Asking {
     pub(crate) fn begin(&self) {
         let mut state = self.state();
         state.asked = 0;
+        state.in_flight = 0;
         state.parked.clear();
     }
 
@@ -105,11 +108,18 @@ impl Asking {
         !self.state().parked.is_empty()
     }
 
-    /// Once this run of the tool parked a question.
+    /// Once this run of the tool parked a question, and every other
+    /// question it asks at the same time is answered or parked too (a
+    /// memory that answers later, a journal, parks them one by one): the
+    /// call stops at all of them at once.
     pub(crate) async fn parked(&self) {
         loop {
             let notified = self.parked.notified();
-            if self.has_parked() {
+            let settled = {
+                let state = self.state();
+                !state.parked.is_empty() && state.in_flight == 0
+            };
+            if settled {
                 return;
             }
             notified.await;
@@ -158,8 +168,10 @@ pub(crate) async fn ask(asking: &Asking, remembered: &Remembered, call_id: &str,
     let n = {
         let mut state = asking.state();
         state.asked += 1;
+        state.in_flight += 1;
         state.asked
     };
+    let flight = Flight { asking, landed: false };
     let id = Question::id_of(call_id, n);
     let not_recorded = |error: &JournalError| lines::question_not_recorded().with_message(format!("question {id}: {error}"));
     match remembered.memory.approval(&remembered.run_id, &id).await {
@@ -197,8 +209,35 @@ pub(crate) async fn ask(asking: &Asking, remembered: &Remembered, call_id: &str,
             }
         }
     }
+    flight.land();
     asking.stop_at(id, ask);
     std::future::pending().await
+}
+
+/// A question being asked: counted in flight until it is answered or
+/// parked ([`Flight::land`]), or its asking is dropped.
+struct Flight<'a> {
+    asking: &'a Asking,
+    landed: bool,
+}
+
+impl Flight<'_> {
+    /// The question is parked: no longer in flight.
+    fn land(mut self) {
+        self.landed = true;
+        self.asking.state().in_flight -= 1;
+    }
+}
+
+impl Drop for Flight<'_> {
+    fn drop(&mut self) {
+        if !self.landed {
+            let mut state = self.asking.state();
+            state.in_flight = state.in_flight.saturating_sub(1);
+            drop(state);
+            self.asking.parked.notify_waiters();
+        }
+    }
 }
 
 /// A question's decision as its tool reads it.

@@ -191,13 +191,20 @@ fn without_null(schema: &Value) -> Option<&Value> {
     Some(schema)
 }
 
-/// The choices of an enum of strings: `enum` as it is, or, where the
+/// The choices of an enum of strings: `enum` as it is (with the titles of
+/// its values in `enumNames`, MCP's older way, where the schema gives them
+/// one for each: `#[schemars(extend("enumNames" = [...]))]`), or, where the
 /// variants have titles or descriptions, `oneOf` of `const` and `title`.
 fn choices(schema: &Value) -> Option<Map<String, Value>> {
     if let Some(values) = schema.get("enum").and_then(Value::as_array)
         && values.iter().all(Value::is_string)
     {
-        return Some(Map::from_iter([("enum".to_owned(), Value::Array(values.clone()))]));
+        let mut choices = Map::from_iter([("enum".to_owned(), Value::Array(values.clone()))]);
+        let names = schema.get("enumNames").and_then(Value::as_array);
+        if let Some(names) = names.filter(|names| names.len() == values.len() && names.iter().all(Value::is_string)) {
+            choices.insert("enumNames".to_owned(), Value::Array(names.clone()));
+        }
+        return Some(choices);
     }
     let branches = schema.get("oneOf").and_then(Value::as_array)?;
     let titled = branches.iter().map(|branch| {
@@ -297,6 +304,26 @@ mod tests {
         let bad = json!({"email": "a@b.c", "colour": "Blue", "size": "S", "favourites": []});
         let problems = check_answer(&schema, &bad).unwrap_err();
         assert!(problems.contains("/colour") && problems.contains("/favourites"), "{problems}");
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code, reason = "only its schema is read")]
+    struct Legacy {
+        #[schemars(extend("enumNames" = ["Rouge", "Vert"]))]
+        colour: Colour,
+        #[schemars(extend("enumNames" = ["Only one"]))]
+        miscounted: Colour,
+    }
+    impl Form for Legacy {}
+
+    #[test]
+    fn the_titles_of_a_plain_enum_are_kept_as_enum_names_where_there_is_one_for_each_value() {
+        let schema = requested_schema::<Legacy>().unwrap();
+        assert_eq!(
+            schema["properties"]["colour"],
+            json!({"description": "A colour.", "type": "string", "enum": ["Red", "Green"], "enumNames": ["Rouge", "Vert"]})
+        );
+        assert_eq!(schema["properties"]["miscounted"].get("enumNames"), None);
     }
 
     #[test]

@@ -111,8 +111,12 @@ pub struct Wire {
     /// Every notification, in arrival order, with the responses' ids
     /// interleaved as `{"response": id}` to check ordering.
     pub seen: Vec<Value>,
-    /// The `elicitation/create` requests received.
+    /// The server's requests received (`elicitation/create` and those of
+    /// `replies`).
     pub asked: Vec<Value>,
+    /// What the client answers the server's requests of these methods
+    /// with (their `result`), before `human` answers `elicitation/create`.
+    pub replies: Vec<(String, Value)>,
     pub initialized: Value,
 }
 
@@ -131,8 +135,16 @@ impl Wire {
             }
         });
         let (reader, writer) = tokio::io::split(client);
-        let mut wire =
-            Wire { reader: BufReader::new(reader), writer, next_id: 1, human, seen: Vec::new(), asked: Vec::new(), initialized: Value::Null };
+        let mut wire = Wire {
+            reader: BufReader::new(reader),
+            writer,
+            next_id: 1,
+            human,
+            seen: Vec::new(),
+            asked: Vec::new(),
+            replies: Vec::new(),
+            initialized: Value::Null,
+        };
         wire.initialized = wire
             .request("initialize", json!({"protocolVersion": version, "capabilities": capabilities, "clientInfo": {"name": "wire", "version": "0"}}))
             .await;
@@ -172,6 +184,12 @@ impl Wire {
                 let message: Value = serde_json::from_str(&line).unwrap();
                 match (&message["id"], &message["method"]) {
                     (Value::Null, Value::String(_)) => self.seen.push(message),
+                    (server_id, Value::String(method)) if self.replies.iter().any(|(replied, _)| replied == method) => {
+                        self.asked.push(message.clone());
+                        let result = self.replies.iter().find(|(replied, _)| replied == method).map(|(_, result)| result.clone());
+                        let server_id = server_id.clone();
+                        self.send(json!({"jsonrpc": "2.0", "id": server_id, "result": result})).await;
+                    }
                     (server_id, Value::String(method)) => {
                         assert_eq!(method, "elicitation/create", "unexpected server request {message}");
                         self.asked.push(message.clone());

@@ -44,16 +44,17 @@ pub(super) struct Asking<'a, App> {
 }
 
 /// Waits for a human's decision on `pending`, from the client or from any
-/// process, and applies it. The session counted the call as waiting.
+/// process, and applies it: its outcome (an approved call whose tool then
+/// asks a question stops there). The session counted the call as waiting.
 pub(super) async fn ask<App: Send + Sync + 'static>(
     asking: Asking<'_, App>,
     pending: PendingCall<App>,
     context: &RequestContext<RoleServer>,
-) -> CallResult {
+) -> CallOutcome<App> {
     let Asking { registry, durable, user_id, message } = asking;
     let (tool, id) = (pending.tool().clone(), pending.id().clone());
     let ttl = registry.approval_ttl();
-    let Some(definition) = registry.definition(&tool) else { return registry.reject(pending, None) };
+    let Some(definition) = registry.definition(&tool) else { return CallOutcome::Done(registry.reject(pending, None)) };
     let arguments = pending.arguments();
     let question = Question::approval(definition, &arguments);
     let parked = ParkedCall::new(&durable.run_id, &id, definition, arguments, question).for_user(user_id.clone()).expiring(Some(ttl));
@@ -62,7 +63,7 @@ pub(super) async fn ask<App: Send + Sync + 'static>(
     if let Err(error) = question::park_held(&*durable.memory, &parked).await {
         let detail = format!("the pending call could not be journaled, so it was not run: {error}");
         registry.tools().report(ErrorReport::new(tool.as_str(), id.as_str(), ErrorKind::Journal, "JOURNAL", detail));
-        return CallResult::unrecorded(tool, id);
+        return CallOutcome::Done(CallResult::unrecorded(tool, id));
     }
     // From here until a decision is carried out, a call whose wait is
     // dropped (its client's stream or session gone) is rejected in the
@@ -77,12 +78,12 @@ pub(super) async fn ask<App: Send + Sync + 'static>(
                 gone.armed = false;
                 tracing::info!(tool = %Escaped(&tool), call_id = %Escaped(&id), "no decision on the approval in time");
                 settle_in_memory(durable, &id).await;
-                return CallResult::failure(tool, id, ResultKind::Rejected, &lines::approval_expired(ttl));
+                return CallOutcome::Done(CallResult::failure(tool, id, ResultKind::Rejected, &lines::approval_expired(ttl)));
             }
             Err(error) => Err(error),
         },
         () = context.ct.cancelled() => match gone.reject().await {
-            Ok(None) => return CallResult::failure(tool, id, ResultKind::Cancelled, &lines::cancelled()),
+            Ok(None) => return CallOutcome::Done(CallResult::failure(tool, id, ResultKind::Cancelled, &lines::cancelled())),
             // Decided before the client went: the decision is carried
             // out (a tool that can be interrupted reads the cancellation).
             Ok(Some(decision)) => Ok(decision),
@@ -90,24 +91,21 @@ pub(super) async fn ask<App: Send + Sync + 'static>(
         },
     };
     gone.armed = false;
-    let result = match decision {
+    let outcome = match decision {
         // The journal accepted the decision: its clock decided that it
         // came in time, not this process's.
         Ok(decided) => {
             let approval = Approval { call: parked, decided: Some(decided) };
             let carrier = Carrier { principal: user_id.as_deref(), timed: false };
-            match approval::carry_out(registry.tools(), pending, &approval, carrier).await {
-                CallOutcome::Done(result) => result,
-                CallOutcome::NeedsApproval(pending) => pending.pending_result(),
-            }
+            approval::carry_out(registry.tools(), pending, &approval, carrier).await
         }
         Err(error) => {
             registry.tools().report(ErrorReport::new(tool.as_str(), id.as_str(), ErrorKind::Journal, "JOURNAL", error.to_string()));
-            registry.reject(pending, Some("The approval could not be read, so the call was not run."))
+            CallOutcome::Done(registry.reject(pending, Some("The approval could not be read, so the call was not run.")))
         }
     };
     settle_in_memory(durable, &id).await;
-    result
+    outcome
 }
 
 /// The client's answer, where it supports elicitation, journaled as the

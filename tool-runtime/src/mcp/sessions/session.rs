@@ -22,10 +22,11 @@ use crate::mcp::http::sessions::BoundedSessions;
 use crate::mcp::notices::{self, Sinks};
 use crate::mcp::server::{ExternalRunner, Server};
 use crate::mcp::{results, subscriptions, tool_list};
-use crate::memory::{Remembered, RunState};
+use crate::memory::{Question, Remembered, RunState};
+use crate::question::Asking;
 use crate::result::{CallResult, ResultKind, lines};
 use crate::steps::Steps;
-use crate::tool::{ParsedFrom, ToolDefinition};
+use crate::tool::ToolDefinition;
 
 /// One MCP session: one run over the registry (step index, tools executed,
 /// whether a call ended it). Implements rmcp's [`ServerHandler`]; made by
@@ -149,11 +150,23 @@ impl<App: Send + Sync + 'static> McpSession<App> {
         if let Some(view) = view {
             call = call.run_view(view);
         }
-        let call = sinks.attach(call).remembered(self.remembered.clone());
-        let result = match call.await {
-            CallOutcome::Done(result) => result,
-            CallOutcome::NeedsApproval(pending) => self.ask_human(pending, context).await,
+        // A question parked in a durable session's journal waits there as
+        // long as an approval; the session's own memory times it itself.
+        let ttl = self.remembered.durable.then(|| server.registry.approval_ttl());
+        let asking = Arc::new(Asking::new(request.name.as_ref().into(), user.id.clone(), ttl));
+        let call = sinks.attach(call).remembered(self.remembered.clone()).asking(asking.clone());
+        let mut outcome = call.await;
+        let result = loop {
+            outcome = match outcome {
+                CallOutcome::Done(result) => break result,
+                CallOutcome::NeedsApproval(pending) if pending.asks() => self.answer_questions(pending, context, user).await,
+                CallOutcome::NeedsApproval(pending) => self.ask_human(pending, context).await,
+            }
         };
+        // Its questions are settled: a later run of the session asks anew.
+        for n in 1..=asking.asked() {
+            self.remembered.settle_or_report(&Question::id_of(&result.call_id, n)).await;
+        }
         // Only a server with a runner offers external tools: without one, a
         // call of one was refused as unknown before it could be handed over.
         match (result.external_call(), &self.server.external) {
@@ -183,13 +196,27 @@ impl<App: Send + Sync + 'static> McpSession<App> {
         result
     }
 
+    /// Asks the client the questions `pending` stopped at, counted as
+    /// waiting as an approval is, and runs it again once answered.
+    async fn answer_questions(&self, pending: PendingCall<App>, context: &RequestContext<RoleServer>, user: &UserContext) -> CallOutcome<App> {
+        let _waiting = match Waiting::enter(self, context) {
+            Ok(waiting) => waiting,
+            Err(refused) => {
+                return CallOutcome::Done(CallResult::failure(pending.tool().clone(), pending.id().clone(), ResultKind::Denied, &refused));
+            }
+        };
+        let answering = super::questions::Answering { registry: &self.server.registry, remembered: &self.remembered, by: user.id.as_deref() };
+        Box::pin(super::questions::answer(answering, pending, context)).await
+    }
+
     /// Asks the client's user to accept or decline a pending call.
-    async fn ask_human(&self, pending: PendingCall<App>, context: &RequestContext<RoleServer>) -> CallResult {
+    async fn ask_human(&self, pending: PendingCall<App>, context: &RequestContext<RoleServer>) -> CallOutcome<App> {
         let registry = &self.server.registry;
+        let done = CallOutcome::Done;
         if self.remembered.durable {
             let _waiting = match Waiting::enter(self, context) {
                 Ok(waiting) => waiting,
-                Err(refused) => return CallResult::failure(pending.tool().clone(), pending.id().clone(), ResultKind::Denied, &refused),
+                Err(refused) => return done(CallResult::failure(pending.tool().clone(), pending.id().clone(), ResultKind::Denied, &refused)),
             };
             let message = approval_message(&pending, registry.definition(pending.tool()));
             let user_id = self.caller(&context.extensions).id.clone();
@@ -198,41 +225,41 @@ impl<App: Send + Sync + 'static> McpSession<App> {
         }
         if !context.peer.supported_elicitation_modes().contains(&ElicitationMode::Form) {
             tracing::info!(tool = %Escaped(pending.tool()), call_id = %Escaped(pending.id()), "needs approval; the client cannot elicit");
-            return CallResult::failure(pending.tool().clone(), pending.id().clone(), ResultKind::Rejected, &approval_unavailable());
+            return done(CallResult::failure(pending.tool().clone(), pending.id().clone(), ResultKind::Rejected, &approval_unavailable()));
         }
         let _waiting = match Waiting::enter(self, context) {
             Ok(waiting) => waiting,
-            Err(refused) => return CallResult::failure(pending.tool().clone(), pending.id().clone(), ResultKind::Denied, &refused),
+            Err(refused) => return done(CallResult::failure(pending.tool().clone(), pending.id().clone(), ResultKind::Denied, &refused)),
         };
-        let def = registry.definition(pending.tool());
-        let ask = elicitation(approval_message(&pending, def));
-        let mut pending = pending;
-        keep_arguments_once(&mut pending, def);
+        // The arguments as they came stay with the call: once approved, its
+        // tool may ask a question, and the call is read again from them.
+        let ask = elicitation(approval_message(&pending, registry.definition(pending.tool())));
         // The wait ends at the approval's time to live: a client that went
         // away must not hold the call forever, nor run it when it comes back.
         let answer = tokio::select! {
             answer = tokio::time::timeout(registry.approval_ttl(), context.peer.create_elicitation(ask)) => answer,
             () = context.ct.cancelled() => {
-                return CallResult::failure(pending.tool().clone(), pending.id().clone(), ResultKind::Cancelled, &lines::cancelled());
+                return done(CallResult::failure(pending.tool().clone(), pending.id().clone(), ResultKind::Cancelled, &lines::cancelled()));
             }
         };
         let Ok(answer) = answer else {
             tracing::info!(tool = %Escaped(pending.tool()), call_id = %Escaped(pending.id()), "no answer to the approval request in time");
             // Past the TTL, approving refuses the call as expired.
-            return registry.approve(pending).await;
+            return crate::approval::approve(registry.tools(), pending).await;
         };
         match answer {
-            Ok(answer) if answer.action == ElicitationAction::Accept => registry.approve(pending).await,
-            Ok(_) => registry.reject(pending, None),
+            // Approved, the call runs, and its tool may then ask.
+            Ok(answer) if answer.action == ElicitationAction::Accept => crate::approval::approve(registry.tools(), pending).await,
+            Ok(_) => done(registry.reject(pending, None)),
             Err(error) => {
                 tracing::warn!(tool = %Escaped(pending.tool()), call_id = %Escaped(pending.id()), error = %Escaped(&error), "the approval request failed");
-                registry.reject(
+                done(registry.reject(
                     pending,
                     Some(
                         "No human could be asked to approve this call, so it was not run. \
                          Tell the user it was not done.",
                     ),
-                )
+                ))
             }
         }
     }
@@ -348,15 +375,4 @@ impl<App: Send + Sync + 'static> ServerHandler for McpSession<App> {
     }
 
     crate::mcp::composed::serve_composed!();
-}
-
-/// Drops the arguments as they came from a call that waits for its human,
-/// once [`approval_message`] shows them: a call that is neither handed over
-/// (an external tool) nor journaled (a durable session, which keeps them)
-/// runs from its parsed input alone, so while it waits it holds its
-/// arguments twice (input and message), not three times.
-fn keep_arguments_once<App>(pending: &mut PendingCall<App>, def: Option<&ToolDefinition>) {
-    if def.is_some_and(|def| !def.external) {
-        pending.0.args = ParsedFrom::Text(Cow::Borrowed("{}"));
-    }
 }

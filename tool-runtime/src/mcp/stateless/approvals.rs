@@ -100,9 +100,12 @@ pub(super) async fn ask<App: Send + Sync + 'static>(
     let arguments = pending.arguments();
     let (user, id) = (caller.user.id.as_deref(), pending.id().as_str());
     let sealed = match (keyed, journaled(server)) {
-        (true, _) => Sealed { run_id: super::retries::run_id(&caller.user), call_id: id.to_owned(), instance: None },
-        (false, true) => Sealed { run_id: run_id_for(id), call_id: id.to_owned(), instance: None },
-        (false, false) => Sealed { run_id: run_id_for(id), call_id: id.to_owned(), instance: Some(stateless.sealing.instance().to_owned()) },
+        (true, _) => Sealed { run_id: super::retries::run_id(&caller.user), call_id: id.to_owned(), instance: None, questions: Vec::new() },
+        (false, true) => Sealed { run_id: run_id_for(id), call_id: id.to_owned(), instance: None, questions: Vec::new() },
+        (false, false) => {
+            let instance = Some(stateless.sealing.instance().to_owned());
+            Sealed { run_id: run_id_for(id), call_id: id.to_owned(), instance, questions: Vec::new() }
+        }
     };
     let kept = match journaled(server) {
         true => park(server, &sealed, pending.tool(), &arguments, user, ttl).await,
@@ -147,7 +150,7 @@ fn journaled<App>(server: &Server<App>) -> bool {
 
 /// The run an approval of a call without a key is parked under: one of its
 /// own (the call id is one the server made, unique across processes, `ids`).
-fn run_id_for(call_id: &str) -> String {
+pub(super) fn run_id_for(call_id: &str) -> String {
     format!("mcp-mrtr-{call_id}")
 }
 

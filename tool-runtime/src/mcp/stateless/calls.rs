@@ -8,7 +8,7 @@ use rmcp::{ErrorData, RoleServer};
 use serde_json::Value;
 use smol_str::SmolStr;
 
-use super::{Stateless, approvals, retries};
+use super::{Stateless, approvals, questions, retries};
 use crate::call::CallOutcome;
 use crate::context::LogLevel;
 use crate::error::ToolError;
@@ -37,7 +37,16 @@ pub(super) async fn call<App: Send + Sync + 'static>(
     let user = caller.user.clone();
     let CallToolRequestParams { name, arguments, input_responses, request_state, .. } = request;
     let arguments = Value::Object(arguments.unwrap_or_default());
-    if request_state.is_some() || input_responses.is_some() {
+    if let Some(state) = request_state.as_deref()
+        && let Some(answered) =
+            questions::resume(server, stateless, &name, arguments.clone(), (state, input_responses.as_ref()), &caller, context).await?
+    {
+        return Ok(answered);
+    }
+    let answers_approval = input_responses.as_ref().is_some_and(|responses| responses.contains_key(approvals::APPROVAL_INPUT));
+    // Answers without the state they answer answer no question of a
+    // tool's: the call starts again, and asks again.
+    if request_state.is_some() || answers_approval {
         return Ok(approvals::resume(server, stateless, &name, arguments, (request_state, input_responses), &caller, context).await);
     }
     let key = match retries::key(&context.meta) {
@@ -53,8 +62,13 @@ pub(super) async fn call<App: Send + Sync + 'static>(
     let names = tool_list::names(&tool_list::offered(server, &Steps::default(), &user, false));
     let call = server.registry.call(&server.app, &name, arguments).user(user.clone()).cancellation(&context.ct).offered(names);
     let keyed = key.is_some();
+    // A call without a key may ask questions, over several rounds.
+    let round = (!keyed).then(questions::Round::first);
     let call = match key {
-        None => call,
+        None => match &round {
+            Some(round) => round.attach(call, &name, &user),
+            None => call,
+        },
         Some(key) => match keyed_call(server, call, key, &caller) {
             Ok(call) => call,
             Err(refusal) => return Ok(results::refused(server, &name, &refusal)),
@@ -68,6 +82,7 @@ pub(super) async fn call<App: Send + Sync + 'static>(
         CallOutcome::NeedsApproval(pending) if !keyed && super::tasks::declared(server, &caller, context) => {
             super::tasks::create(server, stateless, pending.tool(), pending.arguments(), &user).await
         }
+        CallOutcome::NeedsApproval(pending) if pending.asks() => questions::ask(server, stateless, &pending, Vec::new(), &caller, context)?,
         CallOutcome::NeedsApproval(pending) => approvals::ask(server, stateless, pending, &caller, keyed, context).await,
     })
 }

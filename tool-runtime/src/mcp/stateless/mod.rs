@@ -24,6 +24,10 @@
 //! - **A call needing approval** answers `input_required` with a form
 //!   elicitation and a sealed `requestState` (`approvals.rs`, `state.rs`);
 //!   the client retries with the human's answer and that state.
+//! - **A tool's own questions** answer `input_required` too, each one of
+//!   `inputRequests`, only for what the request's `_meta` declares
+//!   (`-32021` otherwise); the state carries the questions and their
+//!   answers from round to round (`questions.rs`).
 //! - **A retried call** that carries an idempotency key in its `_meta`
 //!   reads the journaled result of the first call with that key and
 //!   credential instead of running again (`retries.rs`).
@@ -43,10 +47,13 @@
 
 mod approvals;
 mod calls;
+mod questions;
 mod retries;
 mod state;
 #[cfg(feature = "journal")]
 mod task_approvals;
+#[cfg(feature = "journal")]
+mod task_questions;
 #[cfg(feature = "journal")]
 mod tasks;
 

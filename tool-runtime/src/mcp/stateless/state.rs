@@ -42,7 +42,7 @@ use crate::mcp::waiting::{WaitingCall, WaitingCalls};
 /// What an approval's `requestState` carries: the approval's run and call
 /// ids (in the journal, when the server has one), and the tag of the
 /// process that asked when no journal keeps the approval.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Sealed {
     #[serde(rename = "r")]
     pub(crate) run_id: String,
@@ -50,6 +50,32 @@ pub(crate) struct Sealed {
     pub(crate) call_id: String,
     #[serde(rename = "i", default, skip_serializing_if = "Option::is_none")]
     pub(crate) instance: Option<String>,
+    /// A tool's own questions so far, with the answers given (`questions.rs`);
+    /// none for an approval.
+    #[serde(rename = "q", default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) questions: Vec<Carried>,
+}
+
+/// One question a call's tool asked at 2026-07-28, carried in its state:
+/// its id (the key of its `inputRequests` entry), what it asks, and, once
+/// the client answered it, the answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Carried {
+    #[serde(rename = "k")]
+    pub(crate) id: String,
+    #[serde(rename = "a")]
+    pub(crate) ask: crate::memory::Ask,
+    #[serde(rename = "d", default, skip_serializing_if = "Option::is_none")]
+    pub(crate) answer: Option<Answered>,
+}
+
+/// A question's answer as a state carries it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Answered {
+    Answer(Value),
+    Decline,
+    Cancel,
 }
 
 /// The server's keys, its process's tag, and what it remembers of the
@@ -219,7 +245,7 @@ mod tests {
     }
 
     fn approval() -> Sealed {
-        Sealed { run_id: "mcp-r".into(), call_id: "call-1".into(), instance: None }
+        Sealed { run_id: "mcp-r".into(), call_id: "call-1".into(), instance: None, questions: Vec::new() }
     }
 
     #[test]

@@ -40,7 +40,7 @@ use rmcp::service::RequestContext;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{Stateless, task_approvals};
+use super::{Stateless, task_approvals, task_questions};
 use crate::context::UserContext;
 use crate::error_report::Escaped;
 use crate::journal::{Journal, TaskRecord, TaskState};
@@ -254,8 +254,10 @@ async fn run<App: Send + Sync + 'static>(
 ) -> Result<(), crate::journal::JournalError> {
     let durable = crate::memory::Remembered::durable(Arc::new(journal.clone()), &task_approvals::run_id(&task.task_id));
     let names = tool_list::names(&tool_list::offered(server, &Steps::default(), &user, false));
+    // Its tool may ask: the questions wait in the journal, as the task does.
+    let asking = Arc::new(crate::question::Asking::new(task.tool.as_str().into(), user.id.clone(), Some(server.registry.approval_ttl())));
     let call = server.registry.call(&server.app, &task.tool, task.input.clone()).user(user).cancellation(token).offered(names);
-    let mut call = std::pin::pin!(call.call_id(task.task_id.as_str()).remembered(durable).into_future());
+    let mut call = std::pin::pin!(call.call_id(task.task_id.as_str()).remembered(durable).asking(asking).into_future());
     let outcome = tokio::select! {
         outcome = &mut call => outcome,
         () = cancelled_elsewhere(journal, &task.task_id) => {
@@ -267,6 +269,10 @@ async fn run<App: Send + Sync + 'static>(
     };
     let result = match outcome {
         crate::call::CallOutcome::Done(result) => result,
+        crate::call::CallOutcome::NeedsApproval(pending) if pending.asks() => {
+            journal.tasks().move_to(&task.task_id, TaskState::InputRequired, Some("waiting for answers to its questions"), None).await?;
+            return Ok(());
+        }
         crate::call::CallOutcome::NeedsApproval(pending) => match task_approvals::decided(server, journal, task, pending).await? {
             Some(result) => {
                 // Carried out: the approval is settled.
@@ -276,6 +282,7 @@ async fn run<App: Send + Sync + 'static>(
             None => return Ok(()),
         },
     };
+    task_questions::settle(journal, task).await?;
     let (state, result) = ended(server, result);
     journal.tasks().move_to(&task.task_id, state, None, Some(&result)).await?;
     Ok(())
@@ -325,7 +332,11 @@ pub(super) async fn update<App: Send + Sync + 'static>(
     let user = &caller.user;
     let task = read(server, task_id, caller).await?;
     let journal = journal(server).expect("read found a journal");
-    if task_approvals::answer(journal, &task, responses, user).await? {
+    let answered = match task_questions::waiting(journal, &task).await.map_err(internal)? {
+        Some(questions) => task_questions::answer(journal, &task, &questions, responses, user).await?,
+        None => task_approvals::answer(journal, &task, responses, user).await?,
+    };
+    if answered {
         resume_decided(server, stateless, journal, task, user).await;
     }
     Ok(())
@@ -359,14 +370,22 @@ pub(super) async fn get<App: Send + Sync + 'static>(
     let user = &caller.user;
     let mut task = read(server, task_id, caller).await?;
     let journal = journal(server).expect("read found a journal");
-    if task.state == TaskState::InputRequired && task_approvals::is_decided(journal, &task).await {
+    let questions = match task.state {
+        TaskState::InputRequired => task_questions::waiting(journal, &task).await.map_err(internal)?,
+        _ => None,
+    };
+    let decided = match &questions {
+        Some(questions) => questions.is_empty(),
+        None => task.state == TaskState::InputRequired && task_approvals::is_decided(journal, &task).await,
+    };
+    if decided {
         resume_decided(server, stateless, journal, task.clone(), user).await;
         task.state = TaskState::Working;
     }
     if task.state == TaskState::Working {
         start(server, stateless, &task, user.clone());
     }
-    Ok(detailed(&task))
+    Ok(detailed(&task, questions.as_deref()))
 }
 
 /// Cancels the task `task_id` of the request's caller: ended in the
@@ -413,13 +432,20 @@ fn internal(error: crate::journal::JournalError) -> ErrorData {
     ErrorData::internal_error("the task could not be read or written; try again in a moment", None)
 }
 
-/// A task as MCP's `tasks/get` gives it.
-fn detailed(task: &TaskRecord) -> DetailedTask {
+/// A task as MCP's `tasks/get` gives it; one waiting for its tool's
+/// `questions` asks them.
+fn detailed(task: &TaskRecord, questions: Option<&[(String, crate::memory::Ask)]>) -> DetailedTask {
     let payload = match (task.state, &task.result) {
         (TaskState::Completed, Some(Value::Object(result))) => TaskPayload::Completed { result: result.clone() },
         (TaskState::Failed, Some(Value::Object(error))) => TaskPayload::Failed { error: error.clone() },
         (TaskState::Cancelled, _) => TaskPayload::Cancelled,
-        (TaskState::InputRequired, _) => TaskPayload::InputRequired { input_requests: task_approvals::input_requests(task) },
+        (TaskState::InputRequired, _) => {
+            let input_requests = match questions {
+                Some(questions) => task_questions::input_requests(questions),
+                None => task_approvals::input_requests(task),
+            };
+            TaskPayload::InputRequired { input_requests }
+        }
         (TaskState::Working, _) => TaskPayload::Working,
         (TaskState::Failed | TaskState::Completed, _) => {
             let mut error = serde_json::Map::new();

@@ -1,0 +1,235 @@
+//! A tool's own questions at revision 2026-07-28, as multi round-trip
+//! requests: a call whose tool asks ([`Ctx::elicit`](crate::Ctx::elicit),
+//! [`Ctx::sample`](crate::Ctx::sample), [`Ctx::roots`](crate::Ctx::roots))
+//! answers `input_required`, each question it stopped at one of
+//! `inputRequests` (keyed by the question's id, `<call id>#<n>`), with a
+//! sealed `requestState` (`state.rs`) that carries every question asked so
+//! far and the answers given; the client sends the same call again with
+//! `inputResponses` and that state.
+//!
+//! Nothing is kept between the rounds but the state: each round parks the
+//! questions it carries in a memory of its own, records the answers given
+//! through [`question::decide`] (a form's answer checked against its
+//! schema), and runs the call again from the top under the same call id,
+//! so that each question asked again returns its answer. A call that asks
+//! several questions at once sends them in one round; one whose answers
+//! lead to a new question answers `input_required` again, with a new state
+//! (several rounds). Whatever instance receives a round can finish it (the
+//! key that seals the state shared, `with_request_state_key`).
+//!
+//! Only what the request's `_meta` declares is asked: a question the
+//! client cannot answer is refused with `-32021`, naming the capability in
+//! `requiredCapabilities` (HTTP 400). A state that does not open for the
+//! call (altered, another call's or user's, expired) is `-32602`, and
+//! runs nothing; so is an answer that is not the result its question asks
+//! for, or a form's answer that does not fit it. A round whose
+//! `inputResponses` leaves a question unanswered asks it again.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use rmcp::model::{CallToolResponse, InputRequiredResult, InputResponses};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
+use serde_json::Value;
+
+use super::Stateless;
+use super::approvals::run_id_for;
+use super::state::{Answered, Carried, Sealed, binding};
+use crate::call::{CallOutcome, PendingCall};
+use crate::context::UserContext;
+use crate::mcp::caller::Caller;
+use crate::mcp::server::Server;
+use crate::mcp::{asked, results, tool_list};
+use crate::memory::{Decision, LocalMemory, ParkedCall, Question, Remembered};
+use crate::pipeline::Call;
+use crate::question::{self, Asking};
+use crate::steps::Steps;
+
+/// One round of a call whose tool may ask: its id, and the memory and
+/// asking state it runs with.
+pub(super) struct Round {
+    call_id: String,
+    remembered: Remembered,
+}
+
+impl Round {
+    /// A new call's first round.
+    pub(super) fn first() -> Self {
+        let call_id = crate::ids::fresh_call_id().to_string();
+        Round::of(call_id)
+    }
+
+    fn of(call_id: String) -> Self {
+        let memory = Arc::new(LocalMemory::default());
+        let remembered = Remembered { memory, run_id: run_id_for(&call_id).into(), user: None, durable: false };
+        Round { call_id, remembered }
+    }
+
+    /// `call`, run in this round: its tool may ask, its questions kept in
+    /// the round's memory.
+    pub(super) fn attach<'r, App: Send + Sync + 'static>(&self, call: Call<'r, App>, tool: &str, user: &UserContext) -> Call<'r, App> {
+        let asking = Arc::new(Asking::new(tool.into(), user.id.clone(), None));
+        call.call_id(self.call_id.as_str()).remembered(self.remembered.clone()).asking(asking)
+    }
+}
+
+/// Answers a call that stopped at its questions with `input_required`:
+/// each question not yet answered one of `inputRequests`, and the state
+/// that carries them (after `before`, the questions of earlier rounds).
+///
+/// # Errors
+///
+/// `-32021` for a question the request's `_meta` does not declare the
+/// capability for.
+pub(super) fn ask<App: Send + Sync + 'static>(
+    server: &Server<App>,
+    stateless: &Stateless,
+    pending: &PendingCall<App>,
+    mut carried: Vec<Carried>,
+    caller: &Caller,
+    context: &RequestContext<RoleServer>,
+) -> Result<CallToolResponse, ErrorData> {
+    let capabilities = context.client_capabilities().unwrap_or_default();
+    for (id, ask) in pending.questions() {
+        if !asked::declared(&capabilities, ask) {
+            return Err(ErrorData::missing_required_client_capability(asked::required(ask)));
+        }
+        if !carried.iter().any(|question| question.id == id) {
+            carried.push(Carried { id: id.to_owned(), ask: ask.clone(), answer: None });
+        }
+    }
+    let arguments = pending.arguments();
+    let sealed = Sealed { run_id: run_id_for(pending.id()), call_id: pending.id().to_string(), instance: None, questions: carried };
+    input_required(server, stateless, sealed, &binding(pending.tool(), caller.user.id.as_deref(), &arguments))
+}
+
+/// The `input_required` result that asks each question of `sealed` not
+/// yet answered, with `sealed` as its state.
+fn input_required<App: Send + Sync + 'static>(
+    server: &Server<App>,
+    stateless: &Stateless,
+    sealed: Sealed,
+    binding: &[u8],
+) -> Result<CallToolResponse, ErrorData> {
+    let mut requests = BTreeMap::new();
+    for question in sealed.questions.iter().filter(|question| question.answer.is_none()) {
+        let request = asked::input_request(&question.ask).map_err(|why| ErrorData::internal_error(why, None))?;
+        requests.insert(question.id.clone(), request);
+    }
+    let state = stateless.sealing.seal(&sealed, binding, server.registry.approval_ttl());
+    Ok(CallToolResponse::InputRequired(InputRequiredResult::new(Some(requests), Some(state))))
+}
+
+/// A later round: the state opened against the call, the answers it
+/// carries and those of `responses` recorded, and the call run again.
+/// `None` for a state that carries no question (an approval's).
+///
+/// # Errors
+///
+/// `-32602` for a state that does not open for this call, or an answer
+/// that does not answer its question; as [`ask`] for a new round.
+pub(super) async fn resume<App: Send + Sync + 'static>(
+    server: &Server<App>,
+    stateless: &Stateless,
+    tool: &str,
+    arguments: Value,
+    (state, responses): (&str, Option<&InputResponses>),
+    caller: &Caller,
+    context: &RequestContext<RoleServer>,
+) -> Result<Option<CallToolResponse>, ErrorData> {
+    let binding = binding(tool, caller.user.id.as_deref(), &arguments);
+    let mut sealed = match stateless.sealing.open(state, &binding) {
+        Ok(sealed) => sealed,
+        Err(error) if responses.is_some_and(|responses| responses.contains_key(super::approvals::APPROVAL_INPUT)) => {
+            // An approval's answer: its own path says why it is refused.
+            tracing::debug!(error = %error, "an approval's state did not open");
+            return Ok(None);
+        }
+        Err(error) => {
+            let why = format!(
+                "the requestState does not open for this call ({error}): altered, made for another call or user, or expired; \
+                 call the tool again without requestState and inputResponses"
+            );
+            return Err(ErrorData::invalid_params(why, None));
+        }
+    };
+    if sealed.questions.is_empty() {
+        return Ok(None);
+    }
+    let mut unanswered = false;
+    for question in sealed.questions.iter_mut().filter(|question| question.answer.is_none()) {
+        match responses.and_then(|responses| responses.get(&question.id)) {
+            Some(response) => question.answer = Some(answer_of(question, response)?),
+            None => unanswered = true,
+        }
+    }
+    if unanswered {
+        return input_required(server, stateless, sealed, &binding).map(Some);
+    }
+    let round = Round::of(sealed.call_id.clone());
+    remember(&round, &sealed, tool, &arguments).await?;
+    let names = tool_list::names(&tool_list::offered(server, &Steps::default(), &caller.user, false));
+    let call = server.registry.call(&server.app, tool, arguments).user(caller.user.clone()).cancellation(&context.ct).offered(names);
+    match round.attach(call, tool, &caller.user).await {
+        CallOutcome::Done(result) => Ok(Some(results::answer(server, result).into())),
+        CallOutcome::NeedsApproval(pending) if pending.asks() => ask(server, stateless, &pending, sealed.questions, caller, context).map(Some),
+        // Asked for approval only once its questions were answered: the
+        // model reads that it waits (an approval is asked before the tool
+        // runs, on the call's first round).
+        CallOutcome::NeedsApproval(pending) => Ok(Some(results::answer(server, pending.pending_result()).into())),
+    }
+}
+
+/// The client's answer to `question`, checked to be the result it asks for.
+///
+/// # Errors
+///
+/// `-32602`, saying what the answer should have been.
+fn answer_of(question: &Carried, response: &Value) -> Result<Answered, ErrorData> {
+    let invalid = |why: String| ErrorData::invalid_params(format!("inputResponses[{:?}]: {why}", question.id), None);
+    let parked = Question::Tool { call_id: String::new(), n: 0, ask: question.ask.clone() };
+    let decision = asked::answered(&question.ask, response).map_err(invalid)?;
+    question::admits(&parked, &decision).map_err(invalid)?;
+    Ok(match decision {
+        Decision::Answer(answer) => Answered::Answer(answer),
+        Decision::Cancel => Answered::Cancel,
+        _ => Answered::Decline,
+    })
+}
+
+/// Parks each question `sealed` carries in the round's memory, decided as
+/// answered, through the one place and the one API.
+///
+/// # Errors
+///
+/// `-32602` for a question id that is not one of the call's.
+async fn remember(round: &Round, sealed: &Sealed, tool: &str, arguments: &Value) -> Result<(), ErrorData> {
+    let Remembered { memory, run_id, .. } = &round.remembered;
+    for carried in &sealed.questions {
+        let n = carried.id.strip_prefix(&format!("{}#", sealed.call_id)).and_then(|n| n.parse().ok());
+        let Some(n) = n else { return Err(ErrorData::invalid_params(format!("{:?} is not a question of this call", carried.id), None)) };
+        let question = Question::Tool { call_id: sealed.call_id.clone(), n, ask: carried.ask.clone() };
+        let parked = ParkedCall {
+            run_id: run_id.to_string(),
+            call_id: carried.id.clone(),
+            tool: tool.to_owned(),
+            input: arguments.clone(),
+            user_id: None,
+            parked_at: std::time::SystemTime::now(),
+            expires_at: None,
+            question,
+        };
+        let decision = match &carried.answer {
+            Some(Answered::Answer(answer)) => Decision::Answer(answer.clone()),
+            Some(Answered::Decline) => Decision::Reject(String::new()),
+            Some(Answered::Cancel) | None => Decision::Cancel,
+        };
+        let kept = async {
+            question::park(&**memory, &parked).await?;
+            question::decide(&**memory, run_id, &carried.id, decision, "mcp-client").await
+        };
+        kept.await.map_err(|error| ErrorData::internal_error(format!("question {}: {error}", carried.id), None))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,102 @@
+//! A task whose tool asks its own questions ([`Ctx::elicit`](crate::Ctx::elicit),
+//! [`Ctx::sample`](crate::Ctx::sample), [`Ctx::roots`](crate::Ctx::roots)):
+//! the task's call parks each question in the journal under the task's run
+//! (`mcp-task:<task id>`, the question's id `<task id>#<n>`) and the task
+//! reads `input_required`, its `inputRequests` the questions still
+//! undecided, keyed by their ids. `tasks/update` decides those it answers
+//! through [`question::decide`](crate::question::decide) (a client may
+//! answer them one at a time: the task waits until every one is decided);
+//! then the call runs again from the top, each question answered from the
+//! journal.
+
+use rmcp::ErrorData;
+use rmcp::model::{InputRequests, InputResponses};
+
+use super::task_approvals::run_id;
+use crate::context::UserContext;
+use crate::error_report::Escaped;
+use crate::journal::{Journal, JournalError, TaskRecord, TaskState};
+use crate::mcp::asked;
+use crate::memory::{Ask, Question};
+
+/// The questions the task's tool asked and that wait for an answer; `None`
+/// when it asked none (a task that waits, waits for approval).
+pub(super) async fn waiting(journal: &Journal, task: &TaskRecord) -> Result<Option<Vec<(String, Ask)>>, JournalError> {
+    let parked = journal.approvals().unsettled_for_run(&run_id(&task.task_id)).await?;
+    let mut asked = false;
+    let mut waiting = Vec::new();
+    for approval in parked {
+        if let Question::Tool { ask, .. } = approval.call.question {
+            asked = true;
+            if approval.decided.is_none() {
+                waiting.push((approval.call.call_id, ask));
+            }
+        }
+    }
+    Ok(asked.then_some(waiting))
+}
+
+/// The `inputRequests` of a task waiting for `questions`.
+pub(super) fn input_requests(questions: &[(String, Ask)]) -> InputRequests {
+    let mut requests = InputRequests::new();
+    for (id, ask) in questions {
+        match asked::input_request(ask) {
+            Ok(request) => {
+                requests.insert(id.clone(), request);
+            }
+            Err(why) => tracing::error!(question = %Escaped(id), why = %Escaped(&why), "a task's question could not be asked"),
+        }
+    }
+    requests
+}
+
+/// Decides each of `questions` that `responses` answers (`tasks/update`),
+/// as the client's; whether every one is decided now. Responses that
+/// answer nothing outstanding are ignored.
+///
+/// # Errors
+///
+/// `-32602` for an answer that does not answer its question (not the
+/// result it asks for, or a form's answer that does not fit it);
+/// `-32603` when the journal fails.
+pub(super) async fn answer(
+    journal: &Journal,
+    task: &TaskRecord,
+    questions: &[(String, Ask)],
+    responses: &InputResponses,
+    user: &UserContext,
+) -> Result<bool, ErrorData> {
+    if task.state != TaskState::InputRequired {
+        return Ok(false);
+    }
+    let by = format!("mcp-client:{}", user.id.as_deref().unwrap_or(""));
+    let mut left = 0;
+    for (id, ask) in questions {
+        let Some(response) = responses.get(id) else {
+            left += 1;
+            continue;
+        };
+        let invalid = |why: String| ErrorData::invalid_params(format!("inputResponses[{id:?}]: {why}"), None);
+        let decision = asked::answered(ask, response).map_err(invalid)?;
+        match crate::question::decide(journal, &run_id(&task.task_id), id, decision, &by).await {
+            Ok(_) | Err(JournalError::AlreadyDecided { .. }) => {}
+            Err(JournalError::Unanswerable { why, .. }) => return Err(invalid(why)),
+            Err(error) => {
+                tracing::error!(task_id = %Escaped(&task.task_id), error = %Escaped(&error), "a task's answer could not be journaled");
+                return Err(ErrorData::internal_error("the answer could not be recorded; send it again in a moment", None));
+            }
+        }
+    }
+    Ok(left == 0)
+}
+
+/// Settles the questions of a task whose call ended.
+pub(super) async fn settle(journal: &Journal, task: &TaskRecord) -> Result<(), JournalError> {
+    let run_id = run_id(&task.task_id);
+    for approval in journal.approvals().unsettled_for_run(&run_id).await? {
+        if matches!(approval.call.question, Question::Tool { .. }) {
+            journal.approvals().settle(&run_id, &approval.call.call_id).await?;
+        }
+    }
+    Ok(())
+}
