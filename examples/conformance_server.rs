@@ -9,13 +9,17 @@
 //! ```text
 //! cargo run --example conformance_server --features mcp -- --http 127.0.0.1:3001
 //! cargo run --example conformance_server --features mcp -- --http 127.0.0.1:3001 --journal sqlite:conformance.db
+//! cargo run --example conformance_server --features mcp -- --http 127.0.0.1:3001 --journal sqlite:conformance.db --key $(openssl rand -hex 32)
 //! ```
 //!
 //! It serves streamable HTTP at `http://ADDR/mcp` (port 0 picks a free one;
 //! the address is printed on stderr). With `--journal URL` (a SQLite file,
 //! or `postgres://...` with `--features postgres`) it offers tasks, kept in
 //! that journal, so that any instance on it (or this one restarted) serves
-//! them. `tests/mcp_conformance.rs` runs the suite against it.
+//! them. With `--key HEX` (at least 32 bytes in hex) it seals the
+//! `requestState`s of 2026-07-28 with that key rather than one drawn at
+//! start, so that a state one instance sealed opens on another, or on this
+//! one restarted. `tests/mcp_conformance.rs` runs the suite against it.
 //!
 //! The fixtures that ask the client (elicitation, sampling, roots) are
 //! tools that ask through `Ctx::elicit`, `Ctx::sample` and `Ctx::roots`: a
@@ -200,7 +204,11 @@ async fn greet(
 
 /// Sleeps `seconds`, then reports what it computed; a task for a client
 /// that declares tasks.
-#[tool(read_only, timeout = "2m")]
+// Idempotent (it has no effect; read-only alone does not say a call may
+// run twice): a task whose process was killed while it ran is run again at
+// once by the instance that takes the task up, rather than reported in
+// doubt once the killed process's lease lapsed.
+#[tool(read_only, idempotent, timeout = "2m")]
 async fn slow_compute(
     /// How long to compute.
     #[tool(default)]
@@ -214,7 +222,8 @@ async fn slow_compute(
 }
 
 /// Fails with a tool error after a second; runs only as a task.
-#[tool(tags("task-required"), timeout = "30s")]
+// Idempotent, as `slow_compute` is.
+#[tool(idempotent, tags("task-required"), timeout = "30s")]
 async fn failing_job() -> Result<String, ToolError> {
     tokio::time::sleep(Duration::from_secs(1)).await;
     Err(ToolError::new(500, "JOB_FAILED", "failing_job: intentional tool execution error").no_retry())
@@ -222,7 +231,8 @@ async fn failing_job() -> Result<String, ToolError> {
 
 /// Fails inside the server (an error that is not the tool's), which a task
 /// reports as failed.
-#[tool(timeout = "30s")]
+// Idempotent, as `failing_job` is.
+#[tool(idempotent, timeout = "30s")]
 async fn protocol_error_job() -> Result<String, std::io::Error> {
     tokio::time::sleep(Duration::from_millis(200)).await;
     Err(std::io::Error::other("protocol_error_job: intentional internal failure"))
@@ -530,7 +540,8 @@ async fn test_input_required_result_capabilities(ctx: Ctx<Fixtures>) -> Result<S
 
 /// Asks two questions at once, as a task (a client may answer them one
 /// at a time, `tasks/update`).
-#[tool(read_only, timeout = "2m")]
+// Idempotent, as `slow_compute` is: killed before it asked, it asks again.
+#[tool(read_only, idempotent, timeout = "2m")]
 async fn multi_input(ctx: Ctx<Fixtures>) -> Result<String, ToolError> {
     let (name, confirmation) = tokio::join!(ctx.elicit::<Name>("What is your name?"), ctx.elicit::<Confirmation>("Confirm to go on"));
     Ok(format!("multi_input: {}; {}", described(&name?), described(&confirmation?)))
@@ -826,8 +837,8 @@ impl ServerHandler for Catalog {
 
 #[tokio::main]
 async fn main() {
-    let Some((addr, journal)) = parse_args(std::env::args().skip(1)) else {
-        eprintln!("usage: conformance_server --http ADDR [--journal URL]");
+    let Some(Args { addr, journal, key }) = parse_args(std::env::args().skip(1)) else {
+        eprintln!("usage: conformance_server --http ADDR [--journal URL] [--key HEX]");
         std::process::exit(2);
     };
     let fixtures = Arc::new(Fixtures::default());
@@ -835,6 +846,17 @@ async fn main() {
         .with_name("tool-runtime-conformance", env!("CARGO_PKG_VERSION"))
         .with_handler(Catalog::new(fixtures))
         .with_task_support(task_support);
+    let server = match key.as_deref().map(hex::decode) {
+        None => server,
+        Some(Err(error)) => {
+            eprintln!("conformance_server: --key is read as hex, as `openssl rand -hex 32` prints it: {error}");
+            std::process::exit(2);
+        }
+        Some(Ok(key)) => server.with_request_state_key(key).unwrap_or_else(|error| {
+            eprintln!("conformance_server: --key (decoded from hex): {error}");
+            std::process::exit(2);
+        }),
+    };
     let server = match journal {
         None => server,
         Some(url) => match tool_runtime::journal::Journal::open(&url).await {
@@ -859,15 +881,23 @@ async fn main() {
     }
 }
 
-/// `--http ADDR [--journal URL]`.
-fn parse_args(mut args: impl Iterator<Item = String>) -> Option<(String, Option<String>)> {
-    let (mut addr, mut journal) = (None, None);
+/// The command line: `--http ADDR [--journal URL] [--key HEX]`.
+struct Args {
+    addr: String,
+    journal: Option<String>,
+    key: Option<String>,
+}
+
+/// `--http ADDR [--journal URL] [--key HEX]`.
+fn parse_args(mut args: impl Iterator<Item = String>) -> Option<Args> {
+    let (mut addr, mut journal, mut key) = (None, None, None);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--http" => addr = Some(args.next()?),
             "--journal" => journal = Some(args.next()?),
+            "--key" => key = Some(args.next()?),
             _ => return None,
         }
     }
-    Some((addr?, journal))
+    Some(Args { addr: addr?, journal, key })
 }

@@ -7,6 +7,12 @@
 //! against the example keeping its tasks in a journal (Postgres when
 //! `TOOL_RUNTIME_TEST_POSTGRES_URL` is set, else a SQLite file).
 //!
+//! With Postgres, the tasks and input-required scenarios run again against
+//! the example on a Postgres journal behind a proxy that kills it and
+//! starts it again after each result that creates a task or asks for
+//! input (`support/restarting.rs`), so that a task is read, and a question
+//! answered, on a server that did not create it.
+//!
 //! Every check of every scenario must pass, except those listed in
 //! [`ASKING`]: checks of fixtures that ask which the example cannot pass
 //! yet, each with why.
@@ -26,6 +32,9 @@
 mod examples;
 #[path = "support/listening.rs"]
 mod listening;
+#[cfg(feature = "postgres")]
+#[path = "support/restarting.rs"]
+mod restarting;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -60,6 +69,25 @@ const TASKS: &[&str] = &[
     "tasks-mrtr-composition",
 ];
 
+/// The scenarios of results that ask for input (revision 2026-07-28).
+#[cfg(feature = "postgres")]
+const INPUT_REQUIRED: &[&str] = &[
+    "input-required-result-basic-elicitation",
+    "input-required-result-basic-sampling",
+    "input-required-result-basic-list-roots",
+    "input-required-result-request-state",
+    "input-required-result-multiple-input-requests",
+    "input-required-result-multi-round",
+    "input-required-result-missing-input-response",
+    "input-required-result-non-tool-request",
+    "input-required-result-result-type",
+    "input-required-result-unsupported-methods",
+    "input-required-result-tampered-state",
+    "input-required-result-capability-check",
+    "input-required-result-ignore-extra-params",
+    "input-required-result-validate-input",
+];
+
 #[test]
 fn the_conformance_suite_passes_at_both_revisions() {
     let Some(suite) = Suite::find() else { return };
@@ -68,8 +96,8 @@ fn the_conformance_suite_passes_at_both_revisions() {
     for revision in ["2025-11-25", "2026-07-28"] {
         // The tasks scenarios need a journal: they are judged below.
         let judged = |scenario: &str| !TASKS.contains(&scenario);
-        failed.extend(suite.run(&format!("requirements-{revision}"), &server, &["--requirements", revision], judged));
-        failed.extend(suite.run(&format!("all-{revision}"), &server, &["--suite", "all", "--spec-version", revision], judged));
+        failed.extend(suite.run(&format!("requirements-{revision}"), &server.url, &["--requirements", revision], judged));
+        failed.extend(suite.run(&format!("all-{revision}"), &server.url, &["--suite", "all", "--spec-version", revision], judged));
     }
     assert!(failed.is_empty(), "checks failed:\n{}", failed.join("\n"));
 }
@@ -88,9 +116,51 @@ fn the_tasks_scenarios_pass_with_a_journal() {
     let server = serve("journal", &["--journal", &journal]);
     let mut failed = Vec::new();
     for scenario in TASKS {
-        failed.extend(suite.run(scenario, &server, &["--scenario", scenario], |_| true));
+        failed.extend(suite.run(scenario, &server.url, &["--scenario", scenario], |_| true));
     }
     assert!(failed.is_empty(), "checks failed:\n{}", failed.join("\n"));
+}
+
+/// The scenarios among [`TASKS`] and [`INPUT_REQUIRED`] that create no
+/// task and ask for no input, so that nothing restarts the server.
+#[cfg(feature = "postgres")]
+const NOTHING_TO_COME_BACK_TO: &[&str] = &[
+    // The suite skips it (sends nothing): its notifications move to
+    // `subscriptions/listen`, which it does not read yet.
+    "tasks-status-notifications",
+    // A call refused with -32021 before any task exists.
+    "tasks-required-task-error",
+    // Lists tools and prompts, checking that neither asks for input.
+    "input-required-result-unsupported-methods",
+];
+
+/// The tasks and input-required scenarios against the example on a
+/// Postgres journal that is killed (SIGKILL) and started again after each
+/// result that creates a task or asks for input, before the request that
+/// reads the task or answers (`support/restarting.rs`): each such scenario
+/// restarts it at least once, and every check passes.
+#[cfg(feature = "postgres")]
+#[test]
+fn the_tasks_and_input_required_scenarios_pass_across_restarts() {
+    let Some(suite) = Suite::find() else { return };
+    let Some(journal) = peers::postgres_url() else { return };
+    // The key the sealed requestStates open with on each new instance.
+    let key = "5a".repeat(32);
+    let program = examples::build_example("conformance_server", &["mcp"]);
+    let server = restarting::Restarting::start(move || start(&program, "restarted", &["--journal", &journal, "--key", &key]));
+    let (mut failed, mut restarted) = (Vec::new(), Vec::new());
+    for scenario in TASKS.iter().chain(INPUT_REQUIRED) {
+        let before = server.restarts();
+        failed.extend(suite.run(&format!("restarted-{scenario}"), &server.url, &["--scenario", scenario], |_| true));
+        let restarts = server.restarts() - before;
+        println!("{scenario}: the server restarted {restarts} times");
+        restarted.push((*scenario, restarts));
+    }
+    println!("restarts in all: {}", server.restarts());
+    assert!(failed.is_empty(), "checks failed:\n{}", failed.join("\n"));
+    let asks = |scenario: &str| !NOTHING_TO_COME_BACK_TO.contains(&scenario) && !ASKING.contains(&(scenario, "*"));
+    let never: Vec<&str> = restarted.iter().filter(|&&(scenario, restarts)| asks(scenario) && restarts == 0).map(|(scenario, _)| *scenario).collect();
+    assert!(never.is_empty(), "scenarios that created a task or asked for input, yet never restarted the server: {never:?}");
 }
 
 /// The installed suite and the Node that runs it.
@@ -119,15 +189,15 @@ impl Suite {
         Some(Suite { node, cli: package.join("dist/index.js") })
     }
 
-    /// Runs the suite with `args` against `server`; the failed checks of
+    /// Runs the suite with `args` against the server at `url`; the failed checks of
     /// the scenarios `judged` keeps, each as a line, but those of [`ASKING`].
     /// Prints the suite's summary lines.
-    fn run(&self, label: &str, server: &Listening, args: &[&str], judged: impl Fn(&str) -> bool) -> Vec<String> {
+    fn run(&self, label: &str, url: &str, args: &[&str], judged: impl Fn(&str) -> bool) -> Vec<String> {
         let results = std::env::temp_dir().join(format!("mcp-conformance-{}-{label}", std::process::id()));
         let _ = std::fs::remove_dir_all(&results);
         let output = Command::new(&self.node)
             .arg(&self.cli)
-            .args(["server", "--url", &server.url])
+            .args(["server", "--url", url])
             .args(args)
             .arg("-o")
             .arg(&results)
@@ -135,7 +205,7 @@ impl Suite {
             .output()
             .expect("node runs the conformance suite");
         let stdout = String::from_utf8_lossy(&output.stdout);
-        println!("$ conformance server --url {} {}", server.url, args.join(" "));
+        println!("$ conformance server --url {url} {}", args.join(" "));
         for line in stdout.lines().filter(|line| line.starts_with(['✓', '✗']) || line.starts_with("Total") || line.starts_with("  ")) {
             println!("{line}");
         }
@@ -186,7 +256,13 @@ fn without_time(name: &str) -> Option<String> {
 /// The example serving streamable HTTP on a free loopback port (given
 /// `args` besides).
 fn serve(label: &str, args: &[&str]) -> Listening {
-    let mut command = Command::new(examples::build_example("conformance_server", &["mcp"]));
+    start(&examples::build_example("conformance_server", &["mcp"]), label, args)
+}
+
+/// The example built at `program` serving streamable HTTP on a free
+/// loopback port (given `args` besides), its stderr in a log named by `label`.
+fn start(program: &Path, label: &str, args: &[&str]) -> Listening {
+    let mut command = Command::new(program);
     command.args(["--http", "127.0.0.1:0"]).args(args);
     let log = std::env::temp_dir().join(format!("conformance_server-{label}-{}.log", std::process::id()));
     Listening::start(command, &log, "conformance_server")
