@@ -474,7 +474,7 @@ struct Colour {
 /// Asks the user's name, then greets them.
 #[tool(read_only)]
 async fn test_input_required_result_elicitation(ctx: Ctx<Fixtures>) -> Result<String, ToolError> {
-    Ok(match ctx.elicit::<Name>("What is your name?").await? {
+    Ok(match ctx.elicit_named::<Name>("user_name", "What is your name?").await? {
         Reply::Answered(Name { name }) => format!("Hello, {name}!"),
         other => format!("No name: {}", described(&other)),
     })

@@ -48,9 +48,6 @@ const SUITE_VERSION: &str = "0.2.0-alpha.12";
 /// The checks that may fail, by scenario and check id (`*`: every check of
 /// the scenario): those the fixtures that ask cannot pass yet.
 const ASKING: &[(&str, &str)] = &[
-    // The suite expects the question's key `user_name`; a question's key
-    // is its id (`<call id>#<n>`).
-    ("input-required-result-basic-elicitation", "sep-2322-elicitation-incomplete"),
     // `test_tool_with_task` asks for a name, then becomes a task.
     ("tasks-mrtr-composition", "*"),
 ];

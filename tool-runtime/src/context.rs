@@ -312,8 +312,60 @@ impl<App> Ctx<App> {
     /// (outside a run: `QUESTION_UNAVAILABLE`), the question could not be
     /// recorded, or `T` has a field MCP's forms cannot carry.
     pub async fn elicit<T: Form>(&self, message: impl Into<String>) -> Result<Reply<T>, ToolError> {
+        self.form::<T>(message.into(), None).await
+    }
+
+    /// Asks as [`elicit`](Self::elicit) does, the question named `name`:
+    /// where a client answers questions by key (revision 2026-07-28's
+    /// `inputRequests`), it goes by `name` instead of its id
+    /// (`<call id>#<n>`), which the memory keys it by all the same. A name
+    /// is unique in its call: a second question of the call of that name
+    /// cannot be asked by key.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tool_runtime::prelude::*;
+    /// use tool_runtime::question::{Ask, Reply};
+    /// use tool_runtime::Form;
+    ///
+    /// #[tool_data(Deserialize, JsonSchema)]
+    /// #[derive(Form)]
+    /// struct Name {
+    ///     /// Your name.
+    ///     name: String,
+    /// }
+    ///
+    /// /// Greet the user by name.
+    /// #[tool]
+    /// async fn greet(ctx: Ctx<()>) -> Result<String, ToolError> {
+    ///     match ctx.elicit_named::<Name>("user_name", "What is your name?").await? {
+    ///         Reply::Answered(Name { name }) => Ok(format!("Hello, {name}!")),
+    ///         _ => Ok("Hello!".into()),
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let registry = Registry::<()>::builder().tools(tools![greet]).build().unwrap();
+    /// let mut run = registry.run(Arc::new(()));
+    /// let step = run.execute(vec![ToolCall::new("c1", "greet", serde_json::json!({}))]).await;
+    /// assert!(step.has_pending());
+    /// let (id, ask) = run.pending()[0].questions().next().unwrap();
+    /// assert_eq!(id, "c1#1", "the memory keys it by its id");
+    /// assert_eq!(ask.key(id), "user_name", "a client answers it by its name");
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`elicit`](Self::elicit).
+    pub async fn elicit_named<T: Form>(&self, name: impl Into<String>, message: impl Into<String>) -> Result<Reply<T>, ToolError> {
+        self.form::<T>(message.into(), Some(name.into())).await
+    }
+
+    /// Asks for a form of `T`, named or not.
+    async fn form<T: Form>(&self, message: String, name: Option<String>) -> Result<Reply<T>, ToolError> {
         let schema = crate::question::requested_schema::<T>().map_err(|why| ToolError::internal().with_message(why))?;
-        self.ask(Ask::Form { message: message.into(), schema }).await
+        self.ask(Ask::Form { message, schema, name }).await
     }
 
     /// Asks the client's model for a completion (MCP sampling), as

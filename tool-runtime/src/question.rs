@@ -75,8 +75,9 @@
 //!    `input_required`, whose `requestState` seals the run id and the call
 //!    id, and, where no memory outlives the request, the questions asked
 //!    and the answers given, parked and decided again in each round's own
-//!    memory) keys each of `inputRequests` by the question's id, records
-//!    each of `inputResponses` with [`decide`] under that id, and sends the
+//!    memory) keys each of `inputRequests` by the question's key
+//!    ([`Ask::key`]: the name the tool gave it, else its id), records
+//!    each of `inputResponses` with [`decide`] under its id, and sends the
 //!    same call again under the same run id and call id: it runs from the
 //!    top, each question answered from the memory. A call with several
 //!    questions parked at once (a tool that asks them together) waits

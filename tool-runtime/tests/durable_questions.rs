@@ -89,7 +89,7 @@ async fn a_question_parks_in_the_journal_and_is_answered_in_another_process(db: 
     // Parked like an approval: the call's arguments, its user, what it asks.
     let parked: ParkedCall = admin.approval("t-1", "c1#1").await.unwrap().unwrap().call;
     assert_eq!((parked.tool.as_str(), parked.input.clone(), parked.user_id.as_deref()), ("refund", json!({"order": "A-1"}), Some("u-1")));
-    let Question::Tool { call_id, n, ask: Ask::Form { message, schema } } = &parked.question else { panic!("{:?}", parked.question) };
+    let Question::Tool { call_id, n, ask: Ask::Form { message, schema, .. } } = &parked.question else { panic!("{:?}", parked.question) };
     assert_eq!((call_id.as_str(), *n, message.as_str()), ("c1", 1, "Refund A-1?"));
     assert_eq!(schema["properties"]["go_ahead"]["type"], "boolean");
     // The call stopped at the question: its start went with it, and only

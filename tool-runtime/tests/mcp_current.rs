@@ -72,6 +72,18 @@ async fn pay(ctx: Ctx<Bank>, amount: u32) -> Result<String, ToolError> {
     Ok(format!("paid {amount} to {name} ({}), receipt in {}", memo.text, roots[0].uri))
 }
 
+/// Tip a payee, asked by name (and, `twice`, asked again under the same
+/// name, at once).
+#[tool]
+async fn tip(ctx: Ctx<Bank>, twice: bool) -> Result<String, ToolError> {
+    let (first, second) = tokio::join!(ctx.elicit_named::<Payee>("payee", "Who is tipped?"), async {
+        if twice { Some(ctx.elicit_named::<Payee>("payee", "Who else?").await) } else { None }
+    });
+    let question::Reply::Answered(Payee { name }) = first? else { return Ok("not tipped".to_owned()) };
+    let _ = second.transpose()?;
+    Ok(format!("tipped {name}"))
+}
+
 fn alice_only<App>(view: &StepView<'_, App>) -> bool {
     view.user.id.as_deref() == Some("alice")
 }
@@ -91,8 +103,11 @@ async fn close_item(id: u32) -> String {
 const KEY: &[u8] = b"the key every instance of this test holds";
 
 fn server(bank: &Arc<Bank>) -> McpServer<Bank> {
-    let registry =
-        Registry::builder().tools(tools![get_item, grant, audit, close_item, deposit, pay]).approval_ttl(Duration::from_secs(60)).build().unwrap();
+    let registry = Registry::builder()
+        .tools(tools![get_item, grant, audit, close_item, deposit, pay, tip])
+        .approval_ttl(Duration::from_secs(60))
+        .build()
+        .unwrap();
     server_with(registry, bank, KEY)
 }
 
@@ -266,10 +281,14 @@ async fn tools_are_listed_per_caller_in_the_registry_order_with_cache_hints() {
     let addr = serve(server(&Arc::default())).await;
     let names = |listed: &Value| listed["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap().to_owned()).collect::<Vec<_>>();
     let alice = request(addr, "tok-alice", "tools/list", None, json!({})).await.result();
-    assert_eq!(names(&alice), ["get_item", "grant", "audit", "deposit", "pay"], "a tool that requires another is never offered: there is no run");
+    assert_eq!(
+        names(&alice),
+        ["get_item", "grant", "audit", "deposit", "pay", "tip"],
+        "a tool that requires another is never offered: there is no run"
+    );
     assert_eq!((alice["ttlMs"].clone(), alice["cacheScope"].clone()), (json!(0), json!("private")), "{alice}");
     let bob = request(addr, "tok-bob", "tools/list", None, json!({})).await.result();
-    assert_eq!(names(&bob), ["get_item", "grant", "deposit", "pay"]);
+    assert_eq!(names(&bob), ["get_item", "grant", "deposit", "pay", "tip"]);
     // What a caller is not offered, they cannot call by name.
     let refused = call(addr, "tok-bob", "audit", json!({})).await;
     assert!(refused["isError"] == true && text(&refused).contains("UNKNOWN_TOOL"), "{refused}");
@@ -1071,6 +1090,30 @@ async fn a_tools_questions_are_input_required_results_over_rounds_on_any_instanc
     let done = pay_round(first, "tok-alice", Some(answers), Some(later)).await.result();
     assert_eq!(text(&done), "paid 5 to Ada (rent), receipt in file:///receipts", "{done}");
     assert_eq!(bank.payments.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_named_question_goes_by_its_name_and_a_name_asked_twice_in_a_call_is_refused() {
+    let bank = Arc::new(Bank::default());
+    let addr = serve(server(&bank)).await;
+    let tip = |arguments: Value, responses: Option<Value>, state: Option<String>| {
+        let mut params = json!({"name": "tip", "arguments": arguments, "capabilities": asking_client()});
+        if let Some(responses) = responses {
+            params["inputResponses"] = responses;
+        }
+        if let Some(state) = state {
+            params["requestState"] = json!(state);
+        }
+        request(addr, "tok-alice", "tools/call", Some("tip"), params)
+    };
+    let asked = tip(json!({"twice": false}), None, None).await.result();
+    assert_eq!(asked["inputRequests"].as_object().unwrap().keys().collect::<Vec<_>>(), ["payee"], "{asked}");
+    let state = asked["requestState"].as_str().unwrap().to_owned();
+    let answer = json!({"payee": {"action": "accept", "content": {"name": "Ada"}}});
+    let done = tip(json!({"twice": false}), Some(answer), Some(state)).await.result();
+    assert_eq!(text(&done), "tipped Ada", "{done}");
+    let twice = tip(json!({"twice": true}), None, None).await.message();
+    assert!(twice["error"]["message"].as_str().unwrap().contains("two questions of the call are named \"payee\""), "{twice}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

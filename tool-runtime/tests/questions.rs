@@ -129,7 +129,7 @@ async fn a_form_asked_on_a_plain_run_is_answered_through_the_run_and_the_call_go
     assert_eq!(step.results[0].kind, ResultKind::PendingApproval);
     assert_eq!(step.results[0].error_code.as_deref(), Some("ANSWER_PENDING"), "{}", step.results[0].text);
     let asked = questions(&run);
-    let Ask::Form { message, schema } = &asked[0].1 else { panic!("a form: {asked:?}") };
+    let Ask::Form { message, schema, .. } = &asked[0].1 else { panic!("a form: {asked:?}") };
     assert_eq!((asked[0].0.as_str(), message.as_str()), ("c1#1", "Refund A-1?"));
     assert_eq!(schema["properties"]["method"]["oneOf"][0], json!({"const": "Card", "title": "To the card it came from."}));
     assert_eq!(schema["required"], json!(["go_ahead", "method"]));

@@ -144,7 +144,7 @@ pub(crate) fn waiting<App: Send + Sync + 'static>(registry: &Registry<App>, appr
 /// The form of a tool's question that asks for one; `None` for any other
 /// (an approval, or a completion or the roots, which the MCP client gives).
 fn asked(question: &Question) -> Option<Asked> {
-    let Question::Tool { ask: Ask::Form { message, schema }, .. } = question else { return None };
+    let Question::Tool { ask: Ask::Form { message, schema, .. }, .. } = question else { return None };
     let defaults: serde_json::Map<String, Value> = schema
         .get("properties")
         .and_then(Value::as_object)

@@ -107,7 +107,7 @@ pub(crate) fn roots(result: ListRootsResult) -> Decision {
 /// As [`elicitation`].
 pub(crate) fn input_request(ask: &Ask) -> Result<InputRequest, String> {
     Ok(match ask {
-        Ask::Form { message, schema } => InputRequest::Elicitation(ElicitRequest::new(elicitation(message, schema)?)),
+        Ask::Form { message, schema, .. } => InputRequest::Elicitation(ElicitRequest::new(elicitation(message, schema)?)),
         Ask::Sample(request) => InputRequest::CreateMessage(CreateMessageRequest::new(sampling(request))),
         Ask::Roots => InputRequest::ListRoots(ListRootsRequest { method: Default::default(), extensions: Default::default() }),
     })
@@ -144,7 +144,7 @@ mod tests {
 
     #[test]
     fn each_question_needs_what_the_client_declared() {
-        let form = Ask::Form { message: "Name?".into(), schema: json!({"type": "object", "properties": {}}) };
+        let form = Ask::Form { message: "Name?".into(), schema: json!({"type": "object", "properties": {}}), name: None };
         let none = ClientCapabilities::default();
         let all: ClientCapabilities = serde_json::from_value(json!({"elicitation": {}, "sampling": {}, "roots": {}})).unwrap();
         let url_only: ClientCapabilities = serde_json::from_value(json!({"elicitation": {"url": {}}})).unwrap();
@@ -172,7 +172,7 @@ mod tests {
 
     #[test]
     fn an_input_request_and_its_response_are_the_requests_and_results_of_the_session_revisions() {
-        let form = Ask::Form { message: "Name?".into(), schema: json!({"type": "object", "properties": {"name": {"type": "string"}}}) };
+        let form = Ask::Form { message: "Name?".into(), schema: json!({"type": "object", "properties": {"name": {"type": "string"}}}), name: None };
         let request = serde_json::to_value(input_request(&form).unwrap()).unwrap();
         assert_eq!(request["method"], "elicitation/create");
         assert_eq!(request["params"]["requestedSchema"]["properties"]["name"], json!({"type": "string"}));

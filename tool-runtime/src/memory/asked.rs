@@ -43,11 +43,37 @@ pub enum Ask {
         /// The form's fields: a flat object schema in the restricted shape
         /// of MCP's elicitation forms.
         schema: Value,
+        /// The name the tool gave the question
+        /// ([`Ctx::elicit_named`](crate::Ctx::elicit_named)), unique in its
+        /// call: the key it goes by where a client answers it by key
+        /// (2026-07-28's `inputRequests` and `inputResponses`). The memory
+        /// keys it by its id all the same.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
     },
     /// A completion from the client's model ([`Ctx::sample`](crate::Ctx::sample)).
     Sample(SamplingRequest),
     /// The client's roots ([`Ctx::roots`](crate::Ctx::roots)).
     Roots,
+}
+
+impl Ask {
+    /// The key the question of id `id` goes by where a client answers it
+    /// by key: the name the tool gave it, else its id.
+    ///
+    /// ```
+    /// use tool_runtime::question::Ask;
+    /// let form = |name: Option<&str>| Ask::Form { message: "Name?".into(), schema: serde_json::json!({}), name: name.map(Into::into) };
+    /// assert_eq!(form(Some("user_name")).key("c1#0"), "user_name");
+    /// assert_eq!(form(None).key("c1#0"), "c1#0");
+    /// assert_eq!(Ask::Roots.key("c1#1"), "c1#1");
+    /// ```
+    pub fn key<'a>(&'a self, id: &'a str) -> &'a str {
+        match self {
+            Ask::Form { name: Some(name), .. } => name,
+            _ => id,
+        }
+    }
 }
 
 impl Question {

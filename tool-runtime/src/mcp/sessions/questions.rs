@@ -73,7 +73,7 @@ async fn request(context: &RequestContext<RoleServer>, ask: &Ask) -> Result<Deci
     let failed = |error: rmcp::service::ServiceError| format!("the client's answer failed: {error}");
     #[allow(deprecated, reason = "sampling and roots are this revision's")]
     match ask {
-        Ask::Form { message, schema } => {
+        Ask::Form { message, schema, .. } => {
             let params = asked::elicitation(message, schema)?;
             context.peer.create_elicitation(params).await.map(asked::elicited).map_err(failed)
         }

@@ -2,7 +2,9 @@
 //! requests: a call whose tool asks ([`Ctx::elicit`](crate::Ctx::elicit),
 //! [`Ctx::sample`](crate::Ctx::sample), [`Ctx::roots`](crate::Ctx::roots))
 //! answers `input_required`, each question it stopped at one of
-//! `inputRequests` (keyed by the question's id, `<call id>#<n>`), with a
+//! `inputRequests` (keyed by the question's name where the tool gave it
+//! one, [`Ctx::elicit_named`](crate::Ctx::elicit_named), else by its id,
+//! `<call id>#<n>`), with a
 //! sealed `requestState` (`state.rs`) that carries every question asked so
 //! far and the answers given; the client sends the same call again with
 //! `inputResponses` and that state.
@@ -115,7 +117,11 @@ fn input_required<App: Send + Sync + 'static>(
     let mut requests = BTreeMap::new();
     for question in sealed.questions.iter().filter(|question| question.answer.is_none()) {
         let request = asked::input_request(&question.ask).map_err(|why| ErrorData::internal_error(why, None))?;
-        requests.insert(question.id.clone(), request);
+        let key = question.ask.key(&question.id);
+        if requests.insert(key.to_owned(), request).is_some() {
+            let why = format!("two questions of the call are named {key:?}: give each question of a call its own name");
+            return Err(ErrorData::internal_error(why, None));
+        }
     }
     let state = stateless.sealing.seal(&sealed, binding, server.registry.approval_ttl());
     Ok(CallToolResponse::InputRequired(InputRequiredResult::new(Some(requests), Some(state))))
@@ -159,7 +165,7 @@ pub(super) async fn resume<App: Send + Sync + 'static>(
     }
     let mut unanswered = false;
     for question in sealed.questions.iter_mut().filter(|question| question.answer.is_none()) {
-        match responses.and_then(|responses| responses.get(&question.id)) {
+        match responses.and_then(|responses| responses.get(question.ask.key(&question.id))) {
             Some(response) => question.answer = Some(answer_of(question, response)?),
             None => unanswered = true,
         }
@@ -187,7 +193,7 @@ pub(super) async fn resume<App: Send + Sync + 'static>(
 ///
 /// `-32602`, saying what the answer should have been.
 fn answer_of(question: &Carried, response: &Value) -> Result<Answered, ErrorData> {
-    let invalid = |why: String| ErrorData::invalid_params(format!("inputResponses[{:?}]: {why}", question.id), None);
+    let invalid = |why: String| ErrorData::invalid_params(format!("inputResponses[{:?}]: {why}", question.ask.key(&question.id)), None);
     let parked = Question::Tool { call_id: String::new(), n: 0, ask: question.ask.clone() };
     let decision = asked::answered(&question.ask, response).map_err(invalid)?;
     question::admits(&parked, &decision).map_err(invalid)?;

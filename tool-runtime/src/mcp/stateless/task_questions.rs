@@ -42,7 +42,7 @@ pub(super) fn input_requests(questions: &[(String, Ask)]) -> InputRequests {
     for (id, ask) in questions {
         match asked::input_request(ask) {
             Ok(request) => {
-                requests.insert(id.clone(), request);
+                requests.insert(ask.key(id).to_owned(), request);
             }
             Err(why) => tracing::error!(question = %Escaped(id), why = %Escaped(&why), "a task's question could not be asked"),
         }
@@ -72,11 +72,11 @@ pub(super) async fn answer(
     let by = format!("mcp-client:{}", user.id.as_deref().unwrap_or(""));
     let mut left = 0;
     for (id, ask) in questions {
-        let Some(response) = responses.get(id) else {
+        let Some(response) = responses.get(ask.key(id)) else {
             left += 1;
             continue;
         };
-        let invalid = |why: String| ErrorData::invalid_params(format!("inputResponses[{id:?}]: {why}"), None);
+        let invalid = |why: String| ErrorData::invalid_params(format!("inputResponses[{:?}]: {why}", ask.key(id)), None);
         let decision = asked::answered(ask, response).map_err(invalid)?;
         match crate::question::decide(journal, &run_id(&task.task_id), id, decision, &by).await {
             Ok(_) | Err(JournalError::AlreadyDecided { .. }) => {}
