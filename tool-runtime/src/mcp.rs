@@ -65,7 +65,9 @@
 //!   asking anyone. A waiting call holds its arguments three times: as they
 //!   came, parsed into the tool's input, and in the text the human reads
 //!   (the arguments as they came are kept: once approved, the tool may ask
-//!   a question of its own, and the call is read again from them).
+//!   a question of its own, and the call is read again from them): a call
+//!   of 512 KiB of arguments costs the server about 1,770 KiB while it
+//!   waits (`mcp_memory approvals`, examples/mcp_memory.rs).
 //! - **A tool's own questions go to the client.** A tool that asks
 //!   ([`Ctx::elicit`](crate::Ctx::elicit), [`Ctx::sample`](crate::Ctx::sample),
 //!   [`Ctx::roots`](crate::Ctx::roots)) parks its question in the
