@@ -352,7 +352,8 @@ impl Remembered {
         Remembered { memory: Arc::new(LocalMemory::default()), run_id: crate::ids::fresh_id("run-").as_str().into(), user: None, durable: false }
     }
 
-    /// A durable run `run_id` in `memory` (a journal).
+    /// A durable run `run_id` in `memory`: a journal, or the memory of an
+    /// MCP server, which outlives the runs of its tasks.
     pub(crate) fn durable(memory: Arc<dyn RunMemory>, run_id: &str) -> Self {
         Remembered { memory, run_id: run_id.into(), user: None, durable: true }
     }

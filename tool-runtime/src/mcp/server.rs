@@ -90,13 +90,8 @@ impl<App> Server<App> {
 
     /// The memory that outlives the process, if the server has one: where
     /// sessions' runs, approvals and keyed retries are kept.
-    pub(crate) fn durable(&self) -> Option<&Arc<dyn RunMemory>> {
+    pub(crate) fn durable_memory(&self) -> Option<&Arc<dyn RunMemory>> {
         self.durable.then_some(&self.memory)
-    }
-
-    /// The server's memory, whether or not it outlives the process.
-    pub(crate) fn memory(&self) -> &Arc<dyn RunMemory> {
-        &self.memory
     }
 
     /// Where the server's tasks are kept: its memory's store.

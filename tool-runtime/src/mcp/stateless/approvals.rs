@@ -98,7 +98,7 @@ pub(super) async fn ask<App: Send + Sync + 'static>(
     // The arguments as the client sent them, which its retry sends again.
     let arguments = pending.arguments();
     let (user, id) = (caller.user.id.as_deref(), pending.id().as_str());
-    let sealed = match (keyed, server.durable().is_some()) {
+    let sealed = match (keyed, server.durable_memory().is_some()) {
         (true, _) => Sealed { run_id: super::retries::run_id(&caller.user), call_id: id.to_owned(), instance: None, questions: Vec::new() },
         (false, true) => Sealed { run_id: run_id_for(id), call_id: id.to_owned(), instance: None, questions: Vec::new() },
         (false, false) => {
@@ -106,7 +106,7 @@ pub(super) async fn ask<App: Send + Sync + 'static>(
             Sealed { run_id: run_id_for(id), call_id: id.to_owned(), instance, questions: Vec::new() }
         }
     };
-    let kept = match server.durable() {
+    let kept = match server.durable_memory() {
         Some(memory) => park(server, &**memory, &sealed, (pending.tool(), &arguments), user, ttl).await,
         None => stateless.sealing.ask(id, user, ttl, &server.waiting),
     };
@@ -245,8 +245,8 @@ async fn record<App: Send + Sync + 'static>(
     call: (&str, &Value),
     caller: &Caller,
 ) -> Result<Recorded, CallToolResponse> {
-    if let Some(memory) = server.durable() {
-        return record_in_journal(server, &**memory, sealed, answer, call, caller).await;
+    if let Some(memory) = server.durable_memory() {
+        return record_durably(server, &**memory, sealed, answer, call, caller).await;
     }
     if sealed.instance.as_deref() != Some(stateless.sealing.instance()) {
         return Err(refused(server, call.0, "the approval was asked by another process, and no journal shares it"));
@@ -257,7 +257,9 @@ async fn record<App: Send + Sync + 'static>(
     }
 }
 
-async fn record_in_journal<App: Send + Sync + 'static>(
+/// Records the client's answer in the server's durable `memory`, where
+/// the state's row must be this caller's call.
+async fn record_durably<App: Send + Sync + 'static>(
     server: &Server<App>,
     memory: &dyn RunMemory,
     sealed: &Sealed,
@@ -328,7 +330,7 @@ async fn carry_out<App: Send + Sync + 'static>(
         .cancellation(&context.ct)
         .offered(names)
         .call_id(sealed.call_id.as_str());
-    let call = match server.durable() {
+    let call = match server.durable_memory() {
         Some(memory) => call.remembered(crate::memory::Remembered::durable(memory.clone(), sealed.run_id.as_str())),
         None => call,
     };
@@ -350,7 +352,7 @@ async fn carry_out<App: Send + Sync + 'static>(
         }
         (CallOutcome::NeedsApproval(pending), Recorded::InProcess(_)) => server.registry.reject(pending, None),
     };
-    if let Some(memory) = server.durable()
+    if let Some(memory) = server.durable_memory()
         && let Err(error) = memory.settle(&sealed.run_id, &sealed.call_id).await
     {
         tracing::warn!(call_id = %Escaped(&sealed.call_id), error = %Escaped(&error), "the approval could not be marked settled");

@@ -114,7 +114,7 @@ fn keyed_call<'r, App: Send + Sync + 'static>(
     if caller.nameless {
         return Err(retries::nameless());
     }
-    match server.durable() {
+    match server.durable_memory() {
         Some(memory) => Ok(call.remembered(crate::memory::Remembered::durable(memory.clone(), &retries::run_id(&caller.user))).call_id(key)),
         None => Err(retries::unavailable()),
     }

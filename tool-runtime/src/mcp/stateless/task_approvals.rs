@@ -36,7 +36,7 @@ pub(super) async fn decided<App: Send + Sync + 'static>(
     pending: PendingCall<App>,
 ) -> Result<Option<CallResult>, JournalError> {
     let run_id = run_id(&task.task_id);
-    let memory = &**server.memory();
+    let memory = &*server.memory;
     match memory.approval(&run_id, &task.task_id).await? {
         // Decided: carried out as the memory holds it (its clock decided
         // it came in time), its permit checked against the call.

@@ -254,7 +254,7 @@ async fn run<App: Send + Sync + 'static>(
     user: Arc<UserContext>,
     token: &CancellationToken,
 ) -> Result<(), JournalError> {
-    let (memory, store) = (server.memory(), store(server));
+    let (memory, store) = (&server.memory, store(server));
     let durable = crate::memory::Remembered::durable(memory.clone(), &task_approvals::run_id(&task.task_id));
     let names = tool_list::names(&tool_list::offered(server, &Steps::default(), &user, false));
     // Its tool may ask: the questions wait in the memory, as the task does.
@@ -334,7 +334,7 @@ pub(super) async fn update<App: Send + Sync + 'static>(
 ) -> Result<(), ErrorData> {
     let user = &caller.user;
     let task = read(server, task_id, caller).await?;
-    let memory = &**server.memory();
+    let memory = &*server.memory;
     let answered = match task_questions::waiting(memory, &task).await.map_err(internal)? {
         Some(questions) => task_questions::answer(memory, &task, &questions, responses, user).await?,
         None => task_approvals::answer(memory, &task, responses, user).await?,
@@ -366,7 +366,7 @@ pub(super) async fn get<App: Send + Sync + 'static>(
 ) -> Result<DetailedTask, ErrorData> {
     let user = &caller.user;
     let mut task = read(server, task_id, caller).await?;
-    let memory = &**server.memory();
+    let memory = &*server.memory;
     let questions = match task.state {
         TaskState::InputRequired => task_questions::waiting(memory, &task).await.map_err(internal)?,
         _ => None,
