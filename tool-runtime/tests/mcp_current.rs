@@ -753,6 +753,31 @@ fn a_task_whose_process_died_reads_outcome_unknown_on_another_and_never_runs_twi
     assert_eq!(slow.started.load(Ordering::SeqCst), 1, "the call ran once, on the process that died");
 }
 
+/// A task cancelled while it waits for approval leaves no approval for
+/// anyone to decide: its run is ended, the approval rejected and settled.
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_cancelled_while_it_waits_leaves_no_approval_waiting() {
+    let bank = Arc::new(Bank::default());
+    let journal = journal("task_cancel_waiting").await;
+    let addr = serve(server(&bank).with_journal(journal.clone())).await;
+    let created = with_tasks(addr, "tok-alice", "tools/call", Some("grant"), json!({"name": "grant", "arguments": {"amount": 5}})).await.result();
+    let id = created["taskId"].as_str().unwrap_or_else(|| panic!("no task: {created}")).to_owned();
+    let run_id = format!("mcp-task:{id}");
+    for _ in 0..100 {
+        if !journal.approvals().unsettled_for_run(&run_id).await.unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(journal.approvals().pending_for_user("alice").await.unwrap().len(), 1, "the task's approval waits");
+    with_tasks(addr, "tok-alice", "tasks/cancel", Some(&id), json!({"taskId": id})).await.result();
+    assert_eq!(until_ended(addr, &id).await["status"], "cancelled");
+    assert!(journal.approvals().pending_for_user("alice").await.unwrap().is_empty(), "nobody is asked to approve a cancelled task");
+    assert!(journal.approvals().unsettled_for_run(&run_id).await.unwrap().is_empty(), "its approval is settled");
+    assert_eq!(bank.grants.load(Ordering::SeqCst), 0);
+}
+
 #[cfg(feature = "sqlite")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_needing_approval_is_a_task_waiting_for_input_answered_once() {

@@ -259,6 +259,15 @@ impl RunMemory for LocalMemory {
         Answer::ready(Ok(()))
     }
 
+    fn end_run<'a>(&'a self, run_id: &'a str, text: &'a str) -> Answer<'a, ()> {
+        // Nothing carries a call of an ended run out: its calls are
+        // forgotten, decided or not (a memory that holds many runs, an MCP
+        // server's tasks, must not grow with the runs that ended).
+        let _ = text;
+        self.held().approvals.remove(run_id);
+        Answer::ready(Ok(()))
+    }
+
     fn waiting_in<'a>(&'a self, prefixes: &'a [&'a str; 2], user_id: Option<&'a str>) -> Answer<'a, (usize, usize)> {
         let now = SystemTime::now();
         let held = self.held();
@@ -370,6 +379,26 @@ mod tests {
         assert_eq!(memory.waiting_in(&["a-", "b-"], Some("alice")).await.unwrap(), (2, 1), "not another prefix's, nor an expired one");
         memory.decide("a-1", "c", Decision::Approve, "alice").await.unwrap();
         assert_eq!(memory.waiting_in(&["a-", "b-"], Some("alice")).await.unwrap(), (1, 0), "a decided call waits no more");
+    }
+
+    #[tokio::test]
+    async fn an_ended_runs_parked_calls_are_forgotten() {
+        let memory = LocalMemory::default();
+        let parked = |run_id: &str| ParkedCall {
+            run_id: run_id.into(),
+            call_id: "c".into(),
+            tool: "refund".into(),
+            input: json!({}),
+            user_id: None,
+            parked_at: SystemTime::now(),
+            expires_at: None,
+            question: crate::memory::Question::Approval(crate::memory::Binding::of_arguments(&json!({}))),
+        };
+        memory.park(&parked("ended")).await.unwrap();
+        memory.park(&parked("going")).await.unwrap();
+        memory.end_run("ended", "gone").await.unwrap();
+        assert!(memory.approval("ended", "c").await.unwrap().is_none(), "the ended run's call is forgotten");
+        assert!(memory.approval("going", "c").await.unwrap().is_some(), "another run's is kept");
     }
 
     #[tokio::test]

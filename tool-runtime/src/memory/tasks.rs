@@ -101,11 +101,18 @@ pub trait TaskStore: fmt::Debug + Send + Sync + 'static {
     /// (for an end) its result; `false` when it had ended already (another
     /// writer's end stands) or is not held.
     fn move_task<'a>(&'a self, task_id: &'a str, state: TaskState, message: Option<&'a str>, result: Option<&'a Value>) -> Answer<'a, bool>;
+
+    /// Forgets the tasks past their expiry and names them, so that what
+    /// their runs left can be forgotten too. The default forgets none, for
+    /// a store its host prunes ([`Journal::prune`](crate::journal::Journal::prune)).
+    fn forget_expired(&self) -> Answer<'_, Vec<String>> {
+        Answer::ready(Ok(Vec::new()))
+    }
 }
 
 /// Tasks kept in this process ([`LocalMemory`](super::LocalMemory)'s
-/// store): gone with it. A task is forgotten once it expired, at the next
-/// create. Each answer is ready at once.
+/// store): gone with it, or once expired ([`TaskStore::forget_expired`]).
+/// Each answer is ready at once.
 #[derive(Debug, Default)]
 pub struct LocalTasks(Mutex<HashMap<String, TaskRecord>>);
 
@@ -123,9 +130,7 @@ fn live(task: &TaskRecord, now: SystemTime) -> bool {
 
 impl TaskStore for LocalTasks {
     fn create<'a>(&'a self, task: &'a TaskRecord) -> Answer<'a, ()> {
-        let now = SystemTime::now();
         let mut held = self.held();
-        held.retain(|_, task| live(task, now));
         if held.contains_key(&task.task_id) {
             return Answer::ready(Err(JournalError::Refused { field: "task_id", why: format!("task {:?} exists already", task.task_id) }));
         }
@@ -153,6 +158,16 @@ impl TaskStore for LocalTasks {
         task.result = result.cloned();
         task.updated_at = SystemTime::now();
         Answer::ready(Ok(true))
+    }
+
+    fn forget_expired(&self) -> Answer<'_, Vec<String>> {
+        let now = SystemTime::now();
+        let mut held = self.held();
+        let expired: Vec<String> = held.values().filter(|task| !live(task, now)).map(|task| task.task_id.clone()).collect();
+        for task_id in &expired {
+            held.remove(task_id);
+        }
+        Answer::ready(Ok(expired))
     }
 }
 
@@ -197,6 +212,8 @@ mod tests {
         tasks.create(&task("old", "alice", Duration::ZERO)).await.unwrap();
         assert_eq!(tasks.active(Some("alice")).await.unwrap(), (0, 0));
         tasks.create(&task("new", "alice", Duration::from_secs(60))).await.unwrap();
-        assert!(tasks.task("old").await.unwrap().is_none(), "forgotten at the next create");
+        assert_eq!(tasks.forget_expired().await.unwrap(), ["old"]);
+        assert!(tasks.task("old").await.unwrap().is_none(), "forgotten");
+        assert!(tasks.task("new").await.unwrap().is_some(), "a live task is kept");
     }
 }

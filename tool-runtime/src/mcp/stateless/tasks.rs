@@ -176,6 +176,7 @@ pub(super) async fn create<App: Send + Sync + 'static>(
     user: &Arc<UserContext>,
 ) -> CallToolResponse {
     let store = store(server);
+    forget_expired(server, store).await;
     let now = SystemTime::now();
     let refuse = |error: &crate::error::ToolError| results::refused(server, tool, error);
     if let Err(refused) = admitted(stateless.task_limits, store, user).await {
@@ -198,6 +199,27 @@ pub(super) async fn create<App: Send + Sync + 'static>(
     }
     start(server, stateless, &task, user.clone());
     CallToolResponse::Task(CreateTaskResult::new(wire(&task)))
+}
+
+/// Forgets the tasks the store forgot as expired: what their runs left in
+/// the server's memory (a question never answered) is forgotten too.
+async fn forget_expired<App>(server: &Server<App>, store: &dyn TaskStore) {
+    match store.forget_expired().await {
+        Ok(expired) => {
+            for task_id in expired {
+                end_run(server, &task_id, "The task expired before it was answered.").await;
+            }
+        }
+        Err(error) => tracing::warn!(error = %Escaped(&error), "expired tasks could not be forgotten"),
+    }
+}
+
+/// Ends the run of the task `task_id` that ended waiting: its calls still
+/// undecided rejected with `text`, and nothing of it carried out any more.
+async fn end_run<App>(server: &Server<App>, task_id: &str, text: &str) {
+    if let Err(error) = server.memory.end_run(&task_approvals::run_id(task_id), text).await {
+        tracing::error!(task_id = %Escaped(task_id), error = %Escaped(&error), "an ended task's waiting calls could not be ended");
+    }
 }
 
 /// Whether `user` may start one more task: within the caps on tasks under
@@ -386,7 +408,8 @@ pub(super) async fn get<App: Send + Sync + 'static>(
 }
 
 /// Cancels the task `task_id` of the request's caller: ended in the
-/// store unless it ended first, and its call cancelled where it runs here.
+/// store unless it ended first, its call cancelled where it runs here, and
+/// its run ended (what waits for an answer rejected).
 pub(super) async fn cancel<App: Send + Sync + 'static>(
     server: &Server<App>,
     stateless: &Stateless,
@@ -395,8 +418,12 @@ pub(super) async fn cancel<App: Send + Sync + 'static>(
 ) -> Result<(), ErrorData> {
     let task = read(server, task_id, caller).await?;
     let moved = store(server).move_task(&task.task_id, TaskState::Cancelled, Some("cancelled by the client"), None).await.map_err(internal)?;
-    if moved && let Some(token) = stateless.tasks.lock().remove(&task.task_id) {
-        token.cancel();
+    if moved {
+        if let Some(token) = stateless.tasks.lock().remove(&task.task_id) {
+            token.cancel();
+        }
+        // Its approval or its questions wait for no one any more.
+        end_run(server, &task.task_id, "The client cancelled the task.").await;
     }
     Ok(())
 }
