@@ -12,10 +12,11 @@
 //! ```
 //!
 //! It serves streamable HTTP at `http://ADDR/mcp` (port 0 picks a free one;
-//! the address is printed on stderr). With `--journal URL` (a SQLite file,
-//! or `postgres://...` with `--features postgres`) it offers tasks, kept in
-//! that journal, so that any instance on it (or this one restarted) serves
-//! them. `tests/mcp_conformance.rs` runs the suite against it.
+//! the address is printed on stderr). It offers tasks, kept in its
+//! process; with `--journal URL` (a SQLite file, or `postgres://...` with
+//! `--features postgres`) kept in that journal, so that any instance on it
+//! (or this one restarted) serves them. `tests/mcp_conformance.rs` runs the
+//! suite against it.
 //!
 //! The fixtures that ask the client (elicitation, sampling, roots) are
 //! tools that ask through `Ctx::elicit`, `Ctx::sample` and `Ctx::roots`: a
