@@ -229,13 +229,6 @@ pub trait RunMemory: fmt::Debug + Send + Sync + 'static {
     /// The calls `run_id` started, finished or not.
     fn calls_of_run<'a>(&'a self, run_id: &'a str) -> Answer<'a, Vec<JournaledCall>>;
 
-    /// The call `call_id` of `run_id`, if the run started its effect under
-    /// any key. By default, read from [`calls_of_run`](Self::calls_of_run);
-    /// the [`Journal`](crate::journal) reads the one row.
-    fn call_of_run<'a>(&'a self, run_id: &'a str, call_id: &'a str) -> Answer<'a, Option<JournaledCall>> {
-        Answer::waiting(async move { Ok(self.calls_of_run(run_id).await?.into_iter().find(|call| call.call_id == call_id)) })
-    }
-
     /// Adds a step's changes to the record of `run_id` (created when new)
     /// and returns the run as the memory then holds it, with its tools
     /// from the `known`th on. `state` is taken only when it is further

@@ -50,10 +50,6 @@ impl RunMemory for Journal {
         Answer::waiting(self.calls().of_run(run_id))
     }
 
-    fn call_of_run<'a>(&'a self, run_id: &'a str, call_id: &'a str) -> Answer<'a, Option<JournaledCall>> {
-        Answer::waiting(self.calls().of_call(run_id, call_id))
-    }
-
     fn add_step<'a>(&'a self, run_id: &'a str, delta: &'a StepDelta, state: &'a RunState, known: usize) -> Answer<'a, Stepped> {
         Answer::waiting(self.runs().add_step(run_id, delta, state, known))
     }
