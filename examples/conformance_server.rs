@@ -13,13 +13,14 @@
 //! ```
 //!
 //! It serves streamable HTTP at `http://ADDR/mcp` (port 0 picks a free one;
-//! the address is printed on stderr). With `--journal URL` (a SQLite file,
-//! or `postgres://...` with `--features postgres`) it offers tasks, kept in
-//! that journal, so that any instance on it (or this one restarted) serves
-//! them. With `--key HEX` (at least 32 bytes in hex) it seals the
-//! `requestState`s of 2026-07-28 with that key rather than one drawn at
-//! start, so that a state one instance sealed opens on another, or on this
-//! one restarted. `tests/mcp_conformance.rs` runs the suite against it.
+//! the address is printed on stderr). It offers tasks, kept in its
+//! process; with `--journal URL` (a SQLite file, or `postgres://...` with
+//! `--features postgres`) kept in that journal, so that any instance on it
+//! (or this one restarted) serves them. With `--key HEX` (at least 32 bytes
+//! in hex) it seals the `requestState`s of 2026-07-28 with that key rather
+//! than one drawn at start, so that a state one instance sealed opens on
+//! another, or on this one restarted. `tests/mcp_conformance.rs` runs the
+//! suite against it.
 //!
 //! The fixtures that ask the client (elicitation, sampling, roots) are
 //! tools that ask through `Ctx::elicit`, `Ctx::sample` and `Ctx::roots`: a

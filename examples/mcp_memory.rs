@@ -317,13 +317,15 @@ struct Server {
 
 impl Server {
     fn start(binary: &PathBuf) -> Server {
-        Server::start_with(binary, &[])
+        Server::start_with(binary, &[], &[])
     }
 
-    /// The example with the environment variables `env` set.
-    fn start_with(binary: &PathBuf, env: &[(&str, &str)]) -> Server {
+    /// The example with the arguments `args` after `--http`, and the
+    /// environment variables `env` set.
+    fn start_with(binary: &PathBuf, args: &[&str], env: &[(&str, &str)]) -> Server {
         let mut child = Command::new(binary)
             .args(["--http", "127.0.0.1:0"])
+            .args(args)
             .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -474,7 +476,9 @@ fn waiting_approvals(binary: Option<PathBuf>) {
     const CALLS: usize = 16;
     const BYTES: usize = 512 << 10;
     let binary = binary.unwrap_or_else(|| std::env::current_exe().expect("the path of this program").with_file_name("mcp_server"));
-    let server = Server::start(&binary);
+    // Every waiting call holds its connection (its stream), all from one
+    // address: more than the default of 64 a client.
+    let server = Server::start_with(&binary, &["--max-connections-per-peer", "1024"], &[]);
     let sessions: Vec<String> = (0..SESSIONS).map(|_| open_session_with(server.addr, r#"{"elicitation":{"form":{}}}"#)).collect();
     settle();
     let before = server.rss();
@@ -582,7 +586,7 @@ fn held_connections(binary: Option<PathBuf>) {
     const EVERY: Duration = Duration::from_secs(8);
     const PATIENCE: Duration = Duration::from_secs(60);
     let binary = binary.unwrap_or_else(|| std::env::current_exe().expect("the path of this program").with_file_name("mcp_server"));
-    let server = Server::start_with(&binary, &[("MCP_BEARER_TOKEN", "legitimate")]);
+    let server = Server::start_with(&binary, &[], &[("MCP_BEARER_TOKEN", "legitimate")]);
     let addr = server.addr;
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("a runtime");
     runtime.block_on(async move {

@@ -28,6 +28,9 @@
 //! <token>` on every request. A non-loopback address (`0.0.0.0:8080`) is
 //! refused without a token unless `--insecure-no-auth` is given; clients
 //! reaching it under a name list that name with `--allowed-host NAME`.
+//! One client address holds at most 64 connections at once; behind a proxy,
+//! or for a load test from one address, raise it with
+//! `--max-connections-per-peer N`.
 //!
 //! Each MCP session is one run: `refund` is listed only after `lookup_order`
 //! ran, `classify_request` only before the first call; refunds over 50.00
@@ -112,7 +115,9 @@ async fn main() {
         .with_name("support-desk", env!("CARGO_PKG_VERSION"))
         .with_instructions("Tools of a shop's support desk: look orders up, refund delivered ones, hand over to a human.");
     let Some(options) = parse_args(std::env::args().skip(1)) else {
-        eprintln!("usage: mcp_server [--journal URL] [--key HEX] [--http ADDR [--insecure-no-auth] [--allowed-host NAME]...]");
+        eprintln!(
+            "usage: mcp_server [--journal URL] [--key HEX] [--http ADDR [--insecure-no-auth] [--allowed-host NAME]... [--max-connections-per-peer N]]"
+        );
         std::process::exit(2);
     };
     let key = options.key.clone().or_else(|| std::env::var("MCP_REQUEST_STATE_KEY").ok().filter(|key| !key.is_empty()));
@@ -142,13 +147,16 @@ async fn main() {
     };
     let served = match options {
         Options { http: None, .. } => server.serve_stdio().await,
-        Options { http: Some(addr), insecure_no_auth, allowed_hosts, .. } => {
+        Options { http: Some(addr), insecure_no_auth, allowed_hosts, max_connections_per_peer, .. } => {
             let mut server = server;
             if let Some(token) = std::env::var("MCP_BEARER_TOKEN").ok().filter(|token| !token.is_empty()) {
                 server = server.with_bearer_token(token, UserContext::new("bearer"));
             }
             if insecure_no_auth {
                 server = server.allow_remote_without_auth();
+            }
+            if let Some(connections) = max_connections_per_peer {
+                server = server.with_max_connections_per_peer(connections);
             }
             if !allowed_hosts.is_empty() {
                 server = server.with_allowed_hosts(["localhost", "127.0.0.1", "::1"].into_iter().map(String::from).chain(allowed_hosts));
@@ -179,10 +187,12 @@ struct Options {
     http: Option<String>,
     insecure_no_auth: bool,
     allowed_hosts: Vec<String>,
+    max_connections_per_peer: Option<usize>,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Option<Options> {
-    let mut options = Options { journal: None, key: None, http: None, insecure_no_auth: false, allowed_hosts: Vec::new() };
+    let mut options =
+        Options { journal: None, key: None, http: None, insecure_no_auth: false, allowed_hosts: Vec::new(), max_connections_per_peer: None };
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--http" => options.http = Some(args.next()?),
@@ -190,9 +200,11 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Option<Options> {
             "--key" => options.key = Some(args.next()?),
             "--insecure-no-auth" => options.insecure_no_auth = true,
             "--allowed-host" => options.allowed_hosts.push(args.next()?),
+            "--max-connections-per-peer" => options.max_connections_per_peer = Some(args.next()?.parse().ok()?),
             _ => return None,
         }
     }
     // The HTTP options mean nothing on stdio.
-    (options.http.is_some() || (!options.insecure_no_auth && options.allowed_hosts.is_empty())).then_some(options)
+    (options.http.is_some() || (!options.insecure_no_auth && options.allowed_hosts.is_empty() && options.max_connections_per_peer.is_none()))
+        .then_some(options)
 }

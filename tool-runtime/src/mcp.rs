@@ -65,7 +65,9 @@
 //!   asking anyone. A waiting call holds its arguments three times: as they
 //!   came, parsed into the tool's input, and in the text the human reads
 //!   (the arguments as they came are kept: once approved, the tool may ask
-//!   a question of its own, and the call is read again from them).
+//!   a question of its own, and the call is read again from them): a call
+//!   of 512 KiB of arguments costs the server about 1,770 KiB while it
+//!   waits (`mcp_memory approvals`, examples/mcp_memory.rs).
 //! - **A tool's own questions go to the client.** A tool that asks
 //!   ([`Ctx::elicit`](crate::Ctx::elicit), [`Ctx::sample`](crate::Ctx::sample),
 //!   [`Ctx::roots`](crate::Ctx::roots)) parks its question in the
@@ -231,16 +233,17 @@
 //!   [`IDEMPOTENCY_KEY`] reads, on a retry, the journaled result of the
 //!   first call with that key and credential; so does a re-sent approval
 //!   round of it.
-//! - **Tasks** (`io.modelcontextprotocol/tasks`, with a journal, for a
-//!   client that declares it): a long call answers with a task written to
-//!   the journal first, and so does a call that needs approval (the task
-//!   waits `input_required` for `tasks/update`), and so may a task whose
-//!   tool asks its own questions (each undecided one of its
-//!   `inputRequests`, kept in the journal; `tasks/update` may answer them
-//!   one at a time, and the call runs again once all are); `tasks/get`,
-//!   `tasks/update` and `tasks/cancel` work on any instance, and a task
-//!   outlives its process until its time to live
-//!   ([`with_task_ttl`](McpServer::with_task_ttl)). Tasks under way are
+//! - **Tasks** (`io.modelcontextprotocol/tasks`, for a client that
+//!   declares it): a long call answers with a task written to the server's
+//!   memory first, and so does a call that needs approval (the task waits
+//!   `input_required` for `tasks/update`), and so may a task whose tool
+//!   asks its own questions (each undecided one of its `inputRequests`,
+//!   kept in the same memory; `tasks/update` may answer them one at a
+//!   time, and the call runs again once all are). With a journal,
+//!   `tasks/get`, `tasks/update` and `tasks/cancel` work on any instance,
+//!   and a task outlives its process until its time to live
+//!   ([`with_task_ttl`](McpServer::with_task_ttl)); without one, the
+//!   process keeps its own tasks, until its time to live or its end. Tasks under way are
 //!   capped per user and in all ([`with_max_tasks_per_user`](McpServer::with_max_tasks_per_user),
 //!   [`with_max_tasks`](McpServer::with_max_tasks); `TOO_MANY_TASKS`).
 //! - **Callers without a name**: a caller the authentication hook accepts
@@ -305,7 +308,6 @@ pub use http::{DEFAULT_ENVELOPE_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDL
 pub use http::{DEFAULT_KEEP_ALIVE_TIMEOUT, DEFAULT_MAX_CONNECTIONS_PER_PEER, DEFAULT_MAX_REQUESTS_PER_CONNECTION};
 pub use http::{DEFAULT_MAX_ARRIVING_BODY_BYTES, FREE_BODY_BYTES};
 pub use sessions::McpSession;
-#[cfg(feature = "journal")]
 pub use stateless::{DEFAULT_MAX_TASKS, DEFAULT_MAX_TASKS_PER_USER, DEFAULT_TASK_TTL, TASK_TIMEOUT, TaskSupport};
 pub use stateless::{IDEMPOTENCY_KEY, StateKeyError, supported_versions};
 pub use waiting::{DEFAULT_MAX_WAITING_APPROVALS, DEFAULT_MAX_WAITING_APPROVALS_PER_USER};
@@ -418,8 +420,8 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     /// its decision stands.
     #[cfg(feature = "journal")]
     pub fn with_journal(mut self, journal: crate::journal::Journal) -> Self {
-        self.server.memory = Some(Arc::new(journal.clone()));
-        self.server.journal = Some(journal);
+        self.server.memory = Arc::new(journal);
+        self.server.durable = true;
         self
     }
 
@@ -495,7 +497,6 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     /// });
     /// # let _ = server;
     /// ```
-    #[cfg(feature = "journal")]
     pub fn with_task_support(mut self, rule: impl Fn(&crate::ToolDefinition) -> TaskSupport + Send + Sync + 'static) -> Self {
         self.stateless.task_support = Arc::new(rule);
         self
@@ -726,27 +727,24 @@ impl<App: Send + Sync + 'static> McpServer<App> {
     /// How long a task of revision 2026-07-28 is kept (default
     /// [`DEFAULT_TASK_TTL`]): past it, `tasks/get` reads no such task and
     /// its call is never taken up again.
-    #[cfg(feature = "journal")]
     pub fn with_task_ttl(mut self, ttl: Duration) -> Self {
         self.stateless.task_limits.ttl = ttl;
         self
     }
 
     /// How many tasks may be under way (working or waiting for input) at
-    /// once, on every instance of the journal (default
+    /// once, on every instance of the journal, if any (default
     /// [`DEFAULT_MAX_TASKS`]); a call that would start one more is refused
     /// at once (`TOO_MANY_TASKS`, status 429).
-    #[cfg(feature = "journal")]
     pub fn with_max_tasks(mut self, tasks: usize) -> Self {
         self.stateless.task_limits.max = tasks;
         self
     }
 
     /// How many tasks of one user (by [`UserContext::id`]) may be under way
-    /// at once, on every instance of the journal (default
+    /// at once, on every instance of the journal, if any (default
     /// [`DEFAULT_MAX_TASKS_PER_USER`]); one more is refused at once
     /// (`TOO_MANY_TASKS`).
-    #[cfg(feature = "journal")]
     pub fn with_max_tasks_per_user(mut self, tasks: usize) -> Self {
         self.stateless.task_limits.per_user = tasks;
         self

@@ -31,11 +31,15 @@
 //!   expiry is a decision by [`EXPIRED_BY`]. Deciders go through
 //!   [`question::decide`](crate::question::decide), which checks the
 //!   decision answers the question before the memory records it.
+//! - **Tasks.** MCP's tasks are kept in the memory's [`TaskStore`]
+//!   ([`RunMemory::task_store`]): a task is created once, and moves only
+//!   until it ended.
 
 pub(crate) mod asked;
 mod error;
 mod local;
 pub(crate) mod records;
+mod tasks;
 
 use std::fmt;
 use std::sync::Arc;
@@ -52,6 +56,7 @@ pub use records::{
     Approval, CallInDoubt, CallStart, Decided, EXPIRED_BY, GONE_BY, JournaledCall, JournaledResult, ParkedCall, RunRecord, RunState, StepDelta,
     Stepped,
 };
+pub use tasks::{LocalTasks, TaskRecord, TaskState, TaskStore};
 
 /// The answer of a [`RunMemory`], awaited by the run: ready at once
 /// ([`Answer::ready`]: a memory in this process answers without waiting or
@@ -224,13 +229,6 @@ pub trait RunMemory: fmt::Debug + Send + Sync + 'static {
     /// The calls `run_id` started, finished or not.
     fn calls_of_run<'a>(&'a self, run_id: &'a str) -> Answer<'a, Vec<JournaledCall>>;
 
-    /// The call `call_id` of `run_id`, if the run started its effect under
-    /// any key. By default, read from [`calls_of_run`](Self::calls_of_run);
-    /// the [`Journal`](crate::journal) reads the one row.
-    fn call_of_run<'a>(&'a self, run_id: &'a str, call_id: &'a str) -> Answer<'a, Option<JournaledCall>> {
-        Answer::waiting(async move { Ok(self.calls_of_run(run_id).await?.into_iter().find(|call| call.call_id == call_id)) })
-    }
-
     /// Adds a step's changes to the record of `run_id` (created when new)
     /// and returns the run as the memory then holds it, with its tools
     /// from the `known`th on. `state` is taken only when it is further
@@ -293,6 +291,22 @@ pub trait RunMemory: fmt::Debug + Send + Sync + 'static {
         Answer::ready(Ok(user.map(str::to_owned)))
     }
 
+    /// How many calls wait for a decision now (by the memory's clock) in
+    /// the runs whose ids start with either of `prefixes`: in all, and of
+    /// `user_id` (0 without one). What an MCP server counts its waiting
+    /// calls of revision 2026-07-28 by, on every process of the memory.
+    /// The default counts none, for a memory that keeps no such runs.
+    fn waiting_in<'a>(&'a self, prefixes: &'a [&'a str; 2], user_id: Option<&'a str>) -> Answer<'a, (usize, usize)> {
+        let _ = (prefixes, user_id);
+        Answer::ready(Ok((0, 0)))
+    }
+
+    /// Where this memory keeps MCP's tasks, if it keeps any: the journal's
+    /// table, or a [`LocalMemory`]'s [`LocalTasks`]. The default keeps none.
+    fn task_store(&self) -> Option<&dyn TaskStore> {
+        None
+    }
+
     /// Marks a decided call as carried out by its run.
     fn settle<'a>(&'a self, run_id: &'a str, call_id: &'a str) -> Answer<'a, ()>;
 
@@ -331,7 +345,8 @@ impl Remembered {
         Remembered { memory: Arc::new(LocalMemory::default()), run_id: crate::ids::fresh_id("run-").as_str().into(), user: None, durable: false }
     }
 
-    /// A durable run `run_id` in `memory` (a journal).
+    /// A durable run `run_id` in `memory`: a journal, or the memory of an
+    /// MCP server, which outlives the runs of its tasks.
     pub(crate) fn durable(memory: Arc<dyn RunMemory>, run_id: &str) -> Self {
         Remembered { memory, run_id: run_id.into(), user: None, durable: true }
     }

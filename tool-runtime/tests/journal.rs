@@ -526,6 +526,9 @@ async fn expiry_rejects_what_waited_too_long(db: Db) {
     tool_runtime::question::park(&journal, &brief("t-2", "c-elsewhere")).await.unwrap();
     let now = SystemTime::now();
     tool_runtime::question::park(&journal, &parked("t-1", "c-fresh", Some("ann"), now, Some(now + Duration::from_secs(3_600)))).await.unwrap();
+    // The journal stamps a park by its clock, in milliseconds: two parks in
+    // one millisecond are listed by call id instead.
+    tokio::time::sleep(Duration::from_millis(5)).await;
     tool_runtime::question::park(&journal, &parked("t-1", "c-forever", Some("ann"), now, None)).await.unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
 

@@ -553,14 +553,17 @@ async fn count(ctx: Ctx<Slow>, millis: u64) -> String {
 
 #[cfg(feature = "sqlite")]
 fn slow_server(slow: &Arc<Slow>, journal: tool_runtime::journal::Journal) -> McpServer<Slow> {
+    slow_in_memory(slow).with_journal(journal)
+}
+
+/// The slow tools, served without a journal.
+fn slow_in_memory(slow: &Arc<Slow>) -> McpServer<Slow> {
     let registry = Registry::builder().tools(tools![count_slowly, count_long, count_broken, get_item, two_names]).build().unwrap();
-    McpServer::new(registry, slow.clone())
-        .with_auth(|headers| match headers.get("authorization").and_then(|value| value.to_str().ok()) {
-            Some("Bearer tok-alice") => Ok(UserContext::new("alice")),
-            Some("Bearer tok-bob") => Ok(UserContext::new("bob")),
-            _ => Err(Unauthorized::missing_bearer_token()),
-        })
-        .with_journal(journal)
+    McpServer::new(registry, slow.clone()).with_auth(|headers| match headers.get("authorization").and_then(|value| value.to_str().ok()) {
+        Some("Bearer tok-alice") => Ok(UserContext::new("alice")),
+        Some("Bearer tok-bob") => Ok(UserContext::new("bob")),
+        _ => Err(Unauthorized::missing_bearer_token()),
+    })
 }
 
 /// Asks two names at once, as a task; counts its runs.
@@ -573,7 +576,6 @@ async fn two_names(ctx: Ctx<Slow>) -> Result<String, ToolError> {
     Ok(format!("{} and {}", first.name, second.name))
 }
 
-#[cfg(feature = "sqlite")]
 async fn serve_slow(server: McpServer<Slow>) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -623,6 +625,44 @@ async fn until_ended(addr: SocketAddr, id: &str) -> Value {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     panic!("task {id} did not end within 15 s");
+}
+
+/// A server without a journal keeps its tasks in its own memory: created,
+/// polled to their result, waiting for their tool's questions and answered
+/// by `tasks/update`, and cancelled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_journal_tasks_are_kept_in_the_servers_memory() {
+    let slow = Arc::new(Slow::default());
+    let addr = serve_slow(slow_in_memory(&slow)).await;
+    let discovered = with_tasks(addr, "tok-alice", "server/discover", None, json!({})).await.result();
+    assert!(discovered["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"].is_object(), "tasks offered: {discovered}");
+    let id = start_task(addr, 300).await;
+    let ended = until_ended(addr, &id).await;
+    assert_eq!((&ended["status"], &ended["result"]["content"][0]["text"]), (&json!("completed"), &json!("counted for 300 ms")), "{ended}");
+    assert_eq!(slow.started.load(Ordering::SeqCst), 1, "polled, it ran once");
+    let foreign = with_tasks(addr, "tok-bob", "tasks/get", Some(&id), json!({"taskId": id})).await.message();
+    assert!(foreign["error"]["message"].as_str().unwrap().contains("no task"), "another user's: {foreign}");
+    // A task whose tool asks waits for its answers, both given at once.
+    let created = with_tasks(addr, "tok-alice", "tools/call", Some("two_names"), json!({"name": "two_names", "arguments": {}})).await.result();
+    let asked = created["taskId"].as_str().unwrap_or_else(|| panic!("no task: {created}")).to_owned();
+    let waiting = until_ended(addr, &asked).await;
+    assert_eq!(waiting["status"], "input_required", "{waiting}");
+    let keys: Vec<String> = waiting["inputRequests"].as_object().unwrap().keys().cloned().collect();
+    let responses: serde_json::Map<String, Value> =
+        keys.iter().zip(["Ada", "Bo"]).map(|(key, name)| (key.clone(), json!({"action": "accept", "content": {"name": name}}))).collect();
+    with_tasks(addr, "tok-alice", "tasks/update", Some(&asked), json!({"taskId": asked, "inputResponses": responses})).await.result();
+    let done = until_ended(addr, &asked).await;
+    assert_eq!(done["result"]["content"][0]["text"], "Ada and Bo", "{done}");
+    // A cancelled task stays cancelled, and its call learns of it.
+    let slow = Arc::new(Slow::default());
+    let addr = serve_slow(slow_in_memory(&slow)).await;
+    let created =
+        with_tasks(addr, "tok-alice", "tools/call", Some("count_long"), json!({"name": "count_long", "arguments": {"millis": 3_000}})).await.result();
+    let long = created["taskId"].as_str().unwrap_or_else(|| panic!("no task: {created}")).to_owned();
+    until_counted(&slow.started, "the task's call started").await;
+    with_tasks(addr, "tok-alice", "tasks/cancel", Some(&long), json!({"taskId": long})).await.result();
+    assert_eq!(until_ended(addr, &long).await["status"], "cancelled");
+    until_counted(&slow.cancelled, "the cancelled task's call was cancelled").await;
 }
 
 #[cfg(feature = "sqlite")]
@@ -730,6 +770,31 @@ fn a_task_whose_process_died_reads_outcome_unknown_on_another_and_never_runs_twi
         assert_eq!(ended["result"]["isError"], true, "{ended}");
     });
     assert_eq!(slow.started.load(Ordering::SeqCst), 1, "the call ran once, on the process that died");
+}
+
+/// A task cancelled while it waits for approval leaves no approval for
+/// anyone to decide: its run is ended, the approval rejected and settled.
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_cancelled_while_it_waits_leaves_no_approval_waiting() {
+    let bank = Arc::new(Bank::default());
+    let journal = journal("task_cancel_waiting").await;
+    let addr = serve(server(&bank).with_journal(journal.clone())).await;
+    let created = with_tasks(addr, "tok-alice", "tools/call", Some("grant"), json!({"name": "grant", "arguments": {"amount": 5}})).await.result();
+    let id = created["taskId"].as_str().unwrap_or_else(|| panic!("no task: {created}")).to_owned();
+    let run_id = format!("mcp-task:{id}");
+    for _ in 0..100 {
+        if !journal.approvals().unsettled_for_run(&run_id).await.unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(journal.approvals().pending_for_user("alice").await.unwrap().len(), 1, "the task's approval waits");
+    with_tasks(addr, "tok-alice", "tasks/cancel", Some(&id), json!({"taskId": id})).await.result();
+    assert_eq!(until_ended(addr, &id).await["status"], "cancelled");
+    assert!(journal.approvals().pending_for_user("alice").await.unwrap().is_empty(), "nobody is asked to approve a cancelled task");
+    assert!(journal.approvals().unsettled_for_run(&run_id).await.unwrap().is_empty(), "its approval is settled");
+    assert_eq!(bank.grants.load(Ordering::SeqCst), 0);
 }
 
 #[cfg(feature = "sqlite")]

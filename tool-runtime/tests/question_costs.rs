@@ -101,7 +101,6 @@ impl RunMemory for Counting {
         resolve_call(effect_key: &'a str, result: &'a JournaledResult) -> ();
         note_replay(run_id: &'a str, effect_key: &'a str) -> ();
         calls_of_run(run_id: &'a str) -> Vec<JournaledCall>;
-        call_of_run(run_id: &'a str, call_id: &'a str) -> Option<JournaledCall>;
         add_step(run_id: &'a str, delta: &'a StepDelta, state: &'a RunState, known: usize) -> Stepped;
         park(call: &'a ParkedCall) -> ();
         park_asked(call: &'a ParkedCall, effect: Option<(&'a str, &'a str)>) -> ();

@@ -40,8 +40,6 @@ const KEYED: &str = "SELECT effect_key, call_id, tool, input, started_at, finish
      FROM journal_calls WHERE effect_key IN ($1, $2, $3, $4) OR (run_id = $5 AND call_id = $6 AND tool = $7) ORDER BY preference LIMIT 1";
 const OF_RUN: &str = "SELECT effect_key, call_id, tool, input, started_at, finished_at, kind, text, structured, error_code, status, truncated, ends_run \
      FROM journal_calls WHERE run_id = $1 ORDER BY started_at, call_id";
-const OF_CALL: &str = "SELECT effect_key, call_id, tool, input, started_at, finished_at, kind, text, structured, error_code, status, truncated, \
-     ends_run FROM journal_calls WHERE run_id = $1 AND call_id = $2 ORDER BY started_at LIMIT 1";
 const EXISTS: &str = "SELECT call_id FROM journal_calls WHERE effect_key = $1";
 const RESTART: &str = concat!(
     "UPDATE journal_calls SET call_id = $2, input = $3, owner = $5, started_at = ",
@@ -255,17 +253,6 @@ impl CallRecords<'_> {
         on_pool!(self.journal, pool => {
             let rows = sqlx::query(OF_RUN).bind(run_id).fetch_all(pool).await.map_err(JournalError::database("calls_of_run"))?;
             rows.iter().map(decode_call).collect()
-        })
-    }
-
-    /// The call `call_id` of `run_id`, whatever its effect key (one of
-    /// its run's calls, by the run's index).
-    pub(crate) async fn of_call(self, run_id: &str, call_id: &str) -> Result<Option<JournaledCall>, JournalError> {
-        limits::id("run_id", run_id)?;
-        limits::id("call_id", call_id)?;
-        on_pool!(self.journal, pool => {
-            let row = sqlx::query(OF_CALL).bind(run_id).bind(call_id).fetch_optional(pool).await.map_err(JournalError::database("call_of_run"))?;
-            row.as_ref().map(decode_call).transpose()
         })
     }
 

@@ -123,13 +123,14 @@ mod tasks;
 pub use crate::memory::{
     Approval, CallInDoubt, CallStart, Decided, Decision, EXPIRED_BY, GONE_BY, JournalError, JournaledCall, JournaledResult, ParkedCall, RunRecord,
 };
+pub use crate::memory::{TaskRecord, TaskState};
 pub use crate::run::DurableError;
 pub use approvals::ApprovalRecords;
 pub use calls::CallRecords;
 pub use inbox::{InboxChanges, InboxCursor, InboxMark, InboxPage, InboxQueries, MAX_INBOX_ROWS, Outcome, Paged, SettledDecision};
 pub use retention::{Pruned, Retention};
 pub use runs::RunRecords;
-pub use tasks::{TaskRecord, TaskRecords, TaskState};
+pub use tasks::TaskRecords;
 
 /// The journal of durable runs, over SQLite or Postgres. Cheap to clone:
 /// clones share one connection pool.

@@ -6,7 +6,7 @@ use std::time::{Instant, SystemTime};
 
 use super::Journal;
 use crate::memory::{
-    Answer, Approval, Decision, JournaledCall, JournaledResult, Keyed, ParkedCall, RunMemory, RunState, Starting, StepDelta, Stepped,
+    Answer, Approval, Decision, JournaledCall, JournaledResult, Keyed, ParkedCall, RunMemory, RunState, Starting, StepDelta, Stepped, TaskStore,
 };
 
 impl RunMemory for Journal {
@@ -48,10 +48,6 @@ impl RunMemory for Journal {
 
     fn calls_of_run<'a>(&'a self, run_id: &'a str) -> Answer<'a, Vec<JournaledCall>> {
         Answer::waiting(self.calls().of_run(run_id))
-    }
-
-    fn call_of_run<'a>(&'a self, run_id: &'a str, call_id: &'a str) -> Answer<'a, Option<JournaledCall>> {
-        Answer::waiting(self.calls().of_call(run_id, call_id))
     }
 
     fn add_step<'a>(&'a self, run_id: &'a str, delta: &'a StepDelta, state: &'a RunState, known: usize) -> Answer<'a, Stepped> {
@@ -96,6 +92,14 @@ impl RunMemory for Journal {
 
     fn find_keyed<'a>(&'a self, keyed: Keyed<'a>) -> Answer<'a, Option<(Option<String>, JournaledCall)>> {
         Answer::waiting(self.calls().find_keyed(keyed))
+    }
+
+    fn waiting_in<'a>(&'a self, prefixes: &'a [&'a str; 2], user_id: Option<&'a str>) -> Answer<'a, (usize, usize)> {
+        Answer::waiting(self.approvals().waiting_in(prefixes, user_id))
+    }
+
+    fn task_store(&self) -> Option<&dyn TaskStore> {
+        Some(self)
     }
 
     fn settle<'a>(&'a self, run_id: &'a str, call_id: &'a str) -> Answer<'a, ()> {

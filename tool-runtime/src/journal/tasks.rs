@@ -7,14 +7,13 @@
 //! ('working', 'input_required')`), so of a finish and a cancellation
 //! exactly one is recorded, by one statement.
 
-use std::time::SystemTime;
-
 use serde_json::Value;
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
 use super::rows::RowReader;
 use super::{Journal, JournalError, limits, now, on_pool};
 use crate::memory::records::millis;
+use crate::memory::{Answer, TaskRecord, TaskState, TaskStore};
 
 const CREATE: &str = "INSERT INTO journal_tasks (task_id, user_id, tool, input, status, status_message, result, created_at, updated_at, expires_at) \
      VALUES ($1, $2, $3, $4, $5, $6, NULL, $7, $7, $8)";
@@ -31,71 +30,6 @@ const MOVE: &str = concat!(
     now!(),
     " WHERE task_id = $1 AND status IN ('working', 'input_required')"
 );
-
-/// Where a task stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TaskState {
-    /// Its call runs (or ran on a process that ended before recording it).
-    Working,
-    /// It waits for the client's input (an approval).
-    InputRequired,
-    /// Its call ended; the result is kept (a tool error included).
-    Completed,
-    /// It could not be carried out (the server's failure, not the tool's).
-    Failed,
-    /// The client cancelled it.
-    Cancelled,
-}
-
-impl TaskState {
-    /// The name the journal and MCP give it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TaskState::Working => "working",
-            TaskState::InputRequired => "input_required",
-            TaskState::Completed => "completed",
-            TaskState::Failed => "failed",
-            TaskState::Cancelled => "cancelled",
-        }
-    }
-
-    /// Whether it has ended (completed, failed or cancelled): it never moves
-    /// again.
-    pub fn has_ended(self) -> bool {
-        matches!(self, TaskState::Completed | TaskState::Failed | TaskState::Cancelled)
-    }
-
-    fn parse(text: &str) -> Option<Self> {
-        [TaskState::Working, TaskState::InputRequired, TaskState::Completed, TaskState::Failed, TaskState::Cancelled]
-            .into_iter()
-            .find(|state| state.as_str() == text)
-    }
-}
-
-/// A task as the journal keeps it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TaskRecord {
-    /// Its id, made by the server (unique across processes).
-    pub task_id: String,
-    /// The user whose call it is; only they may read or move it.
-    pub user_id: Option<String>,
-    /// The tool called.
-    pub tool: String,
-    /// The arguments as the client sent them.
-    pub input: Value,
-    /// Where it stands.
-    pub state: TaskState,
-    /// A line about its state, for people.
-    pub status_message: Option<String>,
-    /// Once it ended: the result the client reads (an MCP `CallToolResult`).
-    pub result: Option<Value>,
-    /// When it was created.
-    pub created_at: SystemTime,
-    /// When it last moved.
-    pub updated_at: SystemTime,
-    /// When it may be forgotten; `None`: kept.
-    pub expires_at: Option<SystemTime>,
-}
 
 /// The tasks of a [`Journal`] ([`Journal::tasks`]): one record per MCP
 /// task, which any instance on the journal reads and moves.
@@ -190,6 +124,24 @@ impl TaskRecords<'_> {
     }
 }
 
+impl TaskStore for Journal {
+    fn create<'a>(&'a self, task: &'a TaskRecord) -> Answer<'a, ()> {
+        Answer::waiting(self.tasks().create(task))
+    }
+
+    fn task<'a>(&'a self, task_id: &'a str) -> Answer<'a, Option<TaskRecord>> {
+        Answer::waiting(self.tasks().get(task_id))
+    }
+
+    fn active<'a>(&'a self, user_id: Option<&'a str>) -> Answer<'a, (usize, usize)> {
+        Answer::waiting(self.tasks().active(user_id))
+    }
+
+    fn move_task<'a>(&'a self, task_id: &'a str, state: TaskState, message: Option<&'a str>, result: Option<&'a Value>) -> Answer<'a, bool> {
+        Answer::waiting(self.tasks().move_to(task_id, state, message, result))
+    }
+}
+
 fn decode_task<'r, R: Row>(row: &'r R) -> Result<TaskRecord, JournalError>
 where
     &'static str: ColumnIndex<R>,
@@ -200,7 +152,7 @@ where
 {
     let row = RowReader::new(row, "journal_tasks", "task_id")?;
     let status: String = row.get("status")?;
-    let state = TaskState::parse(&status).ok_or_else(|| row.corrupt(format!("unknown status {status:?}")))?;
+    let state = state_named(&status).ok_or_else(|| row.corrupt(format!("unknown status {status:?}")))?;
     Ok(TaskRecord {
         user_id: row.get("user_id")?,
         tool: row.get("tool")?,
@@ -213,4 +165,11 @@ where
         expires_at: row.optional_time("expires_at")?,
         task_id: row.key,
     })
+}
+
+/// The state named `text` ([`TaskState::as_str`]), if it names one.
+fn state_named(text: &str) -> Option<TaskState> {
+    [TaskState::Working, TaskState::InputRequired, TaskState::Completed, TaskState::Failed, TaskState::Cancelled]
+        .into_iter()
+        .find(|state| state.as_str() == text)
 }

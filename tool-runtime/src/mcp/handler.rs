@@ -76,12 +76,11 @@ impl<App: Send + Sync + 'static> McpHandler<App> {
 
 impl<App: Send + Sync + 'static> ServerHandler for McpHandler<App> {
     /// What both revisions offer; the session's `initialize` answers with
-    /// its own, and tasks are offered at 2026-07-28 only, with a journal.
+    /// its own, and tasks are offered at 2026-07-28 only, kept in the
+    /// server's memory.
     fn get_info(&self) -> ServerConfig {
-        #[cfg_attr(not(feature = "journal"), allow(unused_mut))]
         let mut capabilities = self.server.capabilities();
-        #[cfg(feature = "journal")]
-        if self.server.journal.is_some() {
+        if self.server.tasks().is_some() {
             capabilities.extensions.get_or_insert_default().insert(rmcp::model::TASKS_EXTENSION_ID.to_owned(), serde_json::Map::new());
         }
         self.server.config(capabilities)
@@ -133,7 +132,6 @@ impl<App: Send + Sync + 'static> ServerHandler for McpHandler<App> {
         subscriptions::listen(&self.server, subscription).await
     }
 
-    #[cfg(feature = "journal")]
     async fn get_task(
         &self,
         request: rmcp::model::GetTaskParams,
@@ -142,12 +140,10 @@ impl<App: Send + Sync + 'static> ServerHandler for McpHandler<App> {
         stateless::get_task(&self.server, &self.stateless, request, &context).await
     }
 
-    #[cfg(feature = "journal")]
     async fn update_task(&self, request: rmcp::model::UpdateTaskParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
         stateless::update_task(&self.server, &self.stateless, request, &context).await
     }
 
-    #[cfg(feature = "journal")]
     async fn cancel_task(&self, request: rmcp::model::CancelTaskParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
         stateless::cancel_task(&self.server, &self.stateless, request, &context).await
     }

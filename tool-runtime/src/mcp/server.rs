@@ -1,5 +1,5 @@
 //! What every revision serves with: the registry and the app, who calls
-//! when a request names no one, how the server names itself, its memory,
+//! when a request names no one, how the server names itself, its one memory,
 //! the runner of external tools, the caps on calls waiting for a human,
 //! the handler composed beside the tools, the caching hints, and the
 //! clients listening for list changes. [`McpServer`](super::McpServer)
@@ -14,6 +14,7 @@ use super::composed::Composed;
 use super::listeners::Listeners;
 use super::waiting::WaitingCalls;
 use crate::context::UserContext;
+use crate::memory::{LocalMemory, RunMemory, TaskStore};
 use crate::registry::Registry;
 
 /// The host's runner of external tools' calls, for an MCP server.
@@ -29,12 +30,13 @@ pub(crate) struct Server<App> {
     pub(crate) user: Arc<UserContext>,
     pub(crate) info: Implementation,
     pub(crate) instructions: Option<String>,
-    /// Where each session's run is remembered when it outlives the process.
-    pub(crate) memory: Option<Arc<dyn crate::memory::RunMemory>>,
-    /// The same journal, where tasks and keyed retries of revision
-    /// 2026-07-28 are kept.
-    #[cfg(feature = "journal")]
-    pub(crate) journal: Option<crate::journal::Journal>,
+    /// The server's one memory: a journal (`McpServer::with_journal`),
+    /// where each session's run, and revision 2026-07-28's approvals, keyed
+    /// retries and tasks are kept for every instance on it; else a memory
+    /// of this process, which keeps its tasks.
+    pub(crate) memory: Arc<dyn RunMemory>,
+    /// Whether `memory` outlives the process (a journal).
+    pub(crate) durable: bool,
     /// Who runs the calls of external tools.
     pub(crate) external: Option<ExternalRunner>,
     /// The calls waiting for approval, capped.
@@ -56,8 +58,7 @@ impl<App> Clone for Server<App> {
             info: self.info.clone(),
             instructions: self.instructions.clone(),
             memory: self.memory.clone(),
-            #[cfg(feature = "journal")]
-            journal: self.journal.clone(),
+            durable: self.durable,
             external: self.external.clone(),
             waiting: self.waiting.clone(),
             composed: self.composed.clone(),
@@ -77,15 +78,25 @@ impl<App> Server<App> {
             user: Arc::new(UserContext::default()),
             info: Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
             instructions: None,
-            memory: None,
-            #[cfg(feature = "journal")]
-            journal: None,
+            memory: Arc::new(LocalMemory::default()),
+            durable: false,
             external: None,
             waiting: Arc::default(),
             composed: Composed::default(),
             cache: CacheHints::default(),
             listeners: Arc::default(),
         }
+    }
+
+    /// The memory that outlives the process, if the server has one: where
+    /// sessions' runs, approvals and keyed retries are kept.
+    pub(crate) fn durable_memory(&self) -> Option<&Arc<dyn RunMemory>> {
+        self.durable.then_some(&self.memory)
+    }
+
+    /// Where the server's tasks are kept: its memory's store.
+    pub(crate) fn tasks(&self) -> Option<&dyn TaskStore> {
+        self.memory.task_store()
     }
 
     /// What both revisions offer: tools (whose list changes), log messages,

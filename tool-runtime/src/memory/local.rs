@@ -20,8 +20,8 @@ use std::time::{Instant, SystemTime};
 use serde_json::Value;
 
 use super::{
-    Answer, Approval, CallStart, Decided, Decision, EXPIRED_BY, JournalError, JournaledCall, JournaledResult, ParkedCall, RunMemory, RunState,
-    Starting, StepDelta, Stepped,
+    Answer, Approval, CallStart, Decided, Decision, EXPIRED_BY, JournalError, JournaledCall, JournaledResult, LocalTasks, ParkedCall, RunMemory,
+    RunState, Starting, StepDelta, Stepped, TaskStore,
 };
 
 /// A run's memory in this process: gone with it. Cheap to clone: clones
@@ -29,6 +29,7 @@ use super::{
 #[derive(Clone, Debug, Default)]
 pub struct LocalMemory {
     held: Arc<Mutex<Held>>,
+    tasks: Arc<LocalTasks>,
 }
 
 #[derive(Debug, Default)]
@@ -251,8 +252,40 @@ impl RunMemory for LocalMemory {
         // read back, and a long one must not grow with its approvals.
         if let Some(calls) = held.approvals.get_mut(run_id) {
             calls.retain(|parked| parked.approval.call.call_id != call_id);
+            if calls.is_empty() {
+                held.approvals.remove(run_id);
+            }
         }
         Answer::ready(Ok(()))
+    }
+
+    fn end_run<'a>(&'a self, run_id: &'a str, text: &'a str) -> Answer<'a, ()> {
+        // Nothing carries a call of an ended run out: its calls are
+        // forgotten, decided or not (a memory that holds many runs, an MCP
+        // server's tasks, must not grow with the runs that ended).
+        let _ = text;
+        self.held().approvals.remove(run_id);
+        Answer::ready(Ok(()))
+    }
+
+    fn waiting_in<'a>(&'a self, prefixes: &'a [&'a str; 2], user_id: Option<&'a str>) -> Answer<'a, (usize, usize)> {
+        let now = SystemTime::now();
+        let held = self.held();
+        let runs = held.approvals.iter().filter(|(run_id, _)| prefixes.iter().any(|prefix| run_id.starts_with(prefix)));
+        let waiting = runs
+            .flat_map(|(_, calls)| calls)
+            .map(|parked| &parked.approval)
+            .filter(|approval| approval.decided.is_none() && approval.call.expires_at.is_none_or(|expires_at| expires_at > now));
+        let (mut all, mut of_user) = (0, 0);
+        for approval in waiting {
+            all += 1;
+            of_user += usize::from(user_id.is_some() && approval.call.user_id.as_deref() == user_id);
+        }
+        Answer::ready(Ok((all, of_user)))
+    }
+
+    fn task_store(&self) -> Option<&dyn TaskStore> {
+        Some(&*self.tasks)
     }
 
     fn expire<'a>(&'a self, run_id: &'a str, text: &'a str) -> Answer<'a, Vec<Approval>> {
@@ -323,6 +356,49 @@ mod tests {
         memory.settle("r", "c1").await.unwrap();
         let unsettled: Vec<_> = memory.unsettled_for_run("r").await.unwrap().into_iter().map(|approval| approval.call.call_id).collect();
         assert_eq!(unsettled, ["c2"], "a settled call is forgotten");
+    }
+
+    #[tokio::test]
+    async fn the_calls_waiting_in_runs_of_a_prefix_are_counted_until_decided() {
+        let memory = LocalMemory::default();
+        let now = SystemTime::now();
+        let parked = |run_id: &str, user: &str, expires_at| ParkedCall {
+            run_id: run_id.into(),
+            call_id: "c".into(),
+            tool: "refund".into(),
+            input: json!({}),
+            user_id: Some(user.into()),
+            parked_at: now,
+            expires_at,
+            question: crate::memory::Question::Approval(crate::memory::Binding::of_arguments(&json!({}))),
+        };
+        memory.park(&parked("a-1", "alice", None)).await.unwrap();
+        memory.park(&parked("b-1", "bob", None)).await.unwrap();
+        memory.park(&parked("c-1", "alice", None)).await.unwrap();
+        memory.park(&parked("a-2", "alice", Some(now - Duration::from_secs(1)))).await.unwrap();
+        assert_eq!(memory.waiting_in(&["a-", "b-"], Some("alice")).await.unwrap(), (2, 1), "not another prefix's, nor an expired one");
+        memory.decide("a-1", "c", Decision::Approve, "alice").await.unwrap();
+        assert_eq!(memory.waiting_in(&["a-", "b-"], Some("alice")).await.unwrap(), (1, 0), "a decided call waits no more");
+    }
+
+    #[tokio::test]
+    async fn an_ended_runs_parked_calls_are_forgotten() {
+        let memory = LocalMemory::default();
+        let parked = |run_id: &str| ParkedCall {
+            run_id: run_id.into(),
+            call_id: "c".into(),
+            tool: "refund".into(),
+            input: json!({}),
+            user_id: None,
+            parked_at: SystemTime::now(),
+            expires_at: None,
+            question: crate::memory::Question::Approval(crate::memory::Binding::of_arguments(&json!({}))),
+        };
+        memory.park(&parked("ended")).await.unwrap();
+        memory.park(&parked("going")).await.unwrap();
+        memory.end_run("ended", "gone").await.unwrap();
+        assert!(memory.approval("ended", "c").await.unwrap().is_none(), "the ended run's call is forgotten");
+        assert!(memory.approval("going", "c").await.unwrap().is_some(), "another run's is kept");
     }
 
     #[tokio::test]

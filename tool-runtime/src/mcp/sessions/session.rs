@@ -60,7 +60,7 @@ impl Default for SessionRun {
 
 impl<App: Send + Sync + 'static> McpSession<App> {
     pub(crate) fn new(server: Server<App>) -> Self {
-        let remembered = match server.memory.clone() {
+        let remembered = match server.durable_memory().cloned() {
             // Unique across instances and restarts sharing the journal (`ids`).
             Some(memory) => Remembered::durable(memory, crate::ids::fresh_id("mcp-").as_str()),
             None => Remembered::local(),

@@ -60,7 +60,7 @@ use crate::mcp::approval::{approval_message, approval_unavailable, elicitation};
 use crate::mcp::caller::Caller;
 use crate::mcp::server::Server;
 use crate::mcp::{results, tool_list};
-use crate::memory::{Approval, Decision};
+use crate::memory::{Approval, Decision, JournalError, ParkedCall, Question, RunMemory};
 use crate::result::{CallResult, ResultKind};
 use crate::steps::Steps;
 
@@ -68,8 +68,7 @@ use crate::steps::Steps;
 /// `inputResponses`.
 pub(crate) const APPROVAL_INPUT: &str = "approval";
 
-/// Who a decision the client's answer made is recorded as, in the journal.
-#[cfg(feature = "journal")]
+/// Who a decision the client's answer made is recorded as, in the memory.
 const DECIDED_BY_CLIENT: &str = "mcp-client";
 
 /// Answers a call that needs approval with `input_required`: the human is
@@ -99,7 +98,7 @@ pub(super) async fn ask<App: Send + Sync + 'static>(
     // The arguments as the client sent them, which its retry sends again.
     let arguments = pending.arguments();
     let (user, id) = (caller.user.id.as_deref(), pending.id().as_str());
-    let sealed = match (keyed, journaled(server)) {
+    let sealed = match (keyed, server.durable_memory().is_some()) {
         (true, _) => Sealed { run_id: super::retries::run_id(&caller.user), call_id: id.to_owned(), instance: None, questions: Vec::new() },
         (false, true) => Sealed { run_id: run_id_for(id), call_id: id.to_owned(), instance: None, questions: Vec::new() },
         (false, false) => {
@@ -107,9 +106,9 @@ pub(super) async fn ask<App: Send + Sync + 'static>(
             Sealed { run_id: run_id_for(id), call_id: id.to_owned(), instance, questions: Vec::new() }
         }
     };
-    let kept = match journaled(server) {
-        true => park(server, &sealed, pending.tool(), &arguments, user, ttl).await,
-        false => stateless.sealing.ask(id, user, ttl, &server.waiting),
+    let kept = match server.durable_memory() {
+        Some(memory) => park(server, &**memory, &sealed, (pending.tool(), &arguments), user, ttl).await,
+        None => stateless.sealing.ask(id, user, ttl, &server.waiting),
     };
     if let Err(error) = kept {
         return refuse(&error);
@@ -137,17 +136,6 @@ fn approval_nameless() -> ToolError {
     .no_retry()
 }
 
-/// Whether the server keeps approvals in a journal.
-fn journaled<App>(server: &Server<App>) -> bool {
-    #[cfg(feature = "journal")]
-    return server.journal.is_some();
-    #[cfg(not(feature = "journal"))]
-    {
-        let _ = server;
-        false
-    }
-}
-
 /// The run an approval of a call without a key is parked under: one of its
 /// own (the call id is one the server made, unique across processes, `ids`).
 pub(super) fn run_id_for(call_id: &str) -> String {
@@ -156,26 +144,22 @@ pub(super) fn run_id_for(call_id: &str) -> String {
 
 /// Whether `parked` is the call `tool` with `arguments` of `user`: what a
 /// retry or a re-sent keyed call must be to finish it.
-#[cfg(feature = "journal")]
-fn same_call(parked: &crate::journal::ParkedCall, tool: &str, user: Option<&str>, arguments: &Value) -> bool {
+fn same_call(parked: &crate::memory::ParkedCall, tool: &str, user: Option<&str>, arguments: &Value) -> bool {
     use super::state::canonical;
     parked.tool == tool && parked.user_id.as_deref() == user && canonical(&parked.input) == canonical(arguments)
 }
 
-/// Parks the waiting call in the journal, within the caps; a keyed call
-/// re-sent while it waits finds its row and is asked again.
-#[cfg(feature = "journal")]
+/// Parks the waiting call in the server's durable `memory`, within the
+/// caps; a keyed call re-sent while it waits finds its row and is asked
+/// again.
 async fn park<App: Send + Sync + 'static>(
     server: &Server<App>,
+    memory: &dyn RunMemory,
     sealed: &Sealed,
-    tool: &str,
-    arguments: &Value,
+    (tool, arguments): (&str, &Value),
     user: Option<&str>,
     ttl: std::time::Duration,
 ) -> Result<(), ToolError> {
-    use crate::journal::{JournalError, ParkedCall};
-    use crate::memory::Question;
-    let journal = server.journal.as_ref().expect("journaled");
     let not_recorded = |error: &JournalError| {
         tracing::error!(call_id = %Escaped(&sealed.call_id), error = %Escaped(error), "the waiting call could not be parked in the journal");
         ToolError::new(
@@ -184,8 +168,7 @@ async fn park<App: Send + Sync + 'static>(
             "This call needs approval, which could not be recorded, so it was not run. Try again in a moment.",
         )
     };
-    let (all, of_user) =
-        journal.approvals().waiting_in(&[STATELESS_RUNS, super::retries::KEYED_RUNS], user).await.map_err(|error| not_recorded(&error))?;
+    let (all, of_user) = memory.waiting_in(&[STATELESS_RUNS, super::retries::KEYED_RUNS], user).await.map_err(|error| not_recorded(&error))?;
     server.waiting.admits(all, of_user, user)?;
     let Some(definition) = server.registry.definition(tool) else {
         return Err(not_recorded(&JournalError::Refused { field: "tool", why: "not in the registry".into() }));
@@ -194,9 +177,9 @@ async fn park<App: Send + Sync + 'static>(
     let call = ParkedCall::new(&sealed.run_id, &sealed.call_id, definition, arguments.clone(), question)
         .for_user(user.map(str::to_owned))
         .expiring(Some(ttl));
-    match crate::question::park(journal, &call).await {
+    match crate::question::park(memory, &call).await {
         Ok(()) => Ok(()),
-        Err(JournalError::AlreadyParked { .. }) => match journal.approvals().get(&sealed.run_id, &sealed.call_id).await {
+        Err(JournalError::AlreadyParked { .. }) => match memory.approval(&sealed.run_id, &sealed.call_id).await {
             Ok(Some(approval)) if same_call(&approval.call, tool, user, arguments) => Ok(()),
             Ok(_) => Err(crate::result::lines::call_id_reused(&sealed.call_id)),
             Err(error) => Err(not_recorded(&error)),
@@ -205,13 +188,7 @@ async fn park<App: Send + Sync + 'static>(
     }
 }
 
-#[cfg(not(feature = "journal"))]
-async fn park<App>(_: &Server<App>, _: &Sealed, _: &str, _: &Value, _: Option<&str>, _: std::time::Duration) -> Result<(), ToolError> {
-    unreachable!("no journal keeps approvals without the journal feature")
-}
-
 /// The prefix of the runs that calls without a key are parked under.
-#[cfg(feature = "journal")]
 const STATELESS_RUNS: &str = "mcp-mrtr-";
 
 /// The second round: the state opened against the retried call, the
@@ -254,7 +231,6 @@ pub(super) async fn resume<App: Send + Sync + 'static>(
 /// A decision to carry out: as the journal holds it (its row, decided), or,
 /// without a journal, as this process recorded it.
 enum Recorded {
-    #[cfg_attr(not(feature = "journal"), allow(dead_code))]
     Journaled(Box<Approval>),
     InProcess(Decision),
 }
@@ -269,11 +245,9 @@ async fn record<App: Send + Sync + 'static>(
     call: (&str, &Value),
     caller: &Caller,
 ) -> Result<Recorded, CallToolResponse> {
-    #[cfg(feature = "journal")]
-    if let Some(journal) = &server.journal {
-        return record_in_journal(server, journal, sealed, answer, call, caller).await;
+    if let Some(memory) = server.durable_memory() {
+        return record_durably(server, &**memory, sealed, answer, call, caller).await;
     }
-    let _ = (call, caller);
     if sealed.instance.as_deref() != Some(stateless.sealing.instance()) {
         return Err(refused(server, call.0, "the approval was asked by another process, and no journal shares it"));
     }
@@ -283,16 +257,16 @@ async fn record<App: Send + Sync + 'static>(
     }
 }
 
-#[cfg(feature = "journal")]
-async fn record_in_journal<App: Send + Sync + 'static>(
+/// Records the client's answer in the server's durable `memory`, where
+/// the state's row must be this caller's call.
+async fn record_durably<App: Send + Sync + 'static>(
     server: &Server<App>,
-    journal: &crate::journal::Journal,
+    memory: &dyn RunMemory,
     sealed: &Sealed,
     answer: Decision,
     (tool, arguments): (&str, &Value),
     caller: &Caller,
 ) -> Result<Recorded, CallToolResponse> {
-    use crate::journal::JournalError;
     let user = caller.user.id.as_deref();
     let failed = |error: &JournalError| {
         tracing::error!(call_id = %Escaped(&sealed.call_id), error = %Escaped(error), "the client's answer could not be journaled");
@@ -304,7 +278,7 @@ async fn record_in_journal<App: Send + Sync + 'static>(
         results::answer(server, CallResult::failure(tool.into(), sealed.call_id.as_str().into(), ResultKind::Rejected, &failed)).into()
     };
     // The state names a row; the row must be this caller's call.
-    match journal.approvals().get(&sealed.run_id, &sealed.call_id).await {
+    match memory.approval(&sealed.run_id, &sealed.call_id).await {
         Ok(Some(approval)) if same_call(&approval.call, tool, user, arguments) => {}
         Ok(_) => return Err(refused(server, tool, "the requestState names an approval of another call or user")),
         Err(error) => return Err(failed(&error)),
@@ -314,7 +288,7 @@ async fn record_in_journal<App: Send + Sync + 'static>(
         answer => answer,
     };
     let by = format!("{DECIDED_BY_CLIENT}:{}", user.unwrap_or(""));
-    match crate::question::decide(journal, &sealed.run_id, &sealed.call_id, answer, &by).await {
+    match crate::question::decide(memory, &sealed.run_id, &sealed.call_id, answer, &by).await {
         Ok(approval) => Ok(Recorded::Journaled(Box::new(approval))),
         // The same client answered before: a replay, unless the call is
         // keyed, whose re-sent request reads what its first one did.
@@ -325,7 +299,7 @@ async fn record_in_journal<App: Send + Sync + 'static>(
             // Decided first (out of band, or by this client before): that
             // decision is the one carried out, as it was made.
             tracing::info!(call_id = %Escaped(&sealed.call_id), by = %Escaped(&first), "the approval was decided before this answer");
-            match journal.approvals().get(&sealed.run_id, &sealed.call_id).await {
+            match memory.approval(&sealed.run_id, &sealed.call_id).await {
                 Ok(Some(approval @ Approval { decided: Some(_), .. })) => Ok(Recorded::Journaled(Box::new(approval))),
                 Ok(_) => Err(refused(server, tool, "the journal lost the approval's decision")),
                 Err(error) => Err(failed(&error)),
@@ -356,9 +330,8 @@ async fn carry_out<App: Send + Sync + 'static>(
         .cancellation(&context.ct)
         .offered(names)
         .call_id(sealed.call_id.as_str());
-    #[cfg(feature = "journal")]
-    let call = match &server.journal {
-        Some(journal) => call.remembered(crate::memory::Remembered::durable(Arc::new(journal.clone()), sealed.run_id.as_str())),
+    let call = match server.durable_memory() {
+        Some(memory) => call.remembered(crate::memory::Remembered::durable(memory.clone(), sealed.run_id.as_str())),
         None => call,
     };
     let tools = server.registry.tools();
@@ -379,9 +352,8 @@ async fn carry_out<App: Send + Sync + 'static>(
         }
         (CallOutcome::NeedsApproval(pending), Recorded::InProcess(_)) => server.registry.reject(pending, None),
     };
-    #[cfg(feature = "journal")]
-    if let Some(journal) = &server.journal
-        && let Err(error) = journal.approvals().settle(&sealed.run_id, &sealed.call_id).await
+    if let Some(memory) = server.durable_memory()
+        && let Err(error) = memory.settle(&sealed.run_id, &sealed.call_id).await
     {
         tracing::warn!(call_id = %Escaped(&sealed.call_id), error = %Escaped(&error), "the approval could not be marked settled");
     }

@@ -55,7 +55,6 @@ pub(super) async fn call<App: Send + Sync + 'static>(
     };
     // A keyed call answers directly, never with a task: a retry of it must
     // find its effect, not start a second task.
-    #[cfg(feature = "journal")]
     if key.is_none() && super::tasks::wanted(server, stateless, server.registry.definition(&name), &caller, context)? {
         return Ok(super::tasks::create(server, stateless, &name, arguments, &user).await);
     }
@@ -78,7 +77,6 @@ pub(super) async fn call<App: Send + Sync + 'static>(
     let outcome = forwarding.run(sinks.attach(call), &context.peer).await;
     Ok(match outcome {
         CallOutcome::Done(result) => results::answer(server, result).into(),
-        #[cfg(feature = "journal")]
         CallOutcome::NeedsApproval(pending) if !keyed && super::tasks::declared(server, &caller, context) => {
             super::tasks::create(server, stateless, pending.tool(), pending.arguments(), &user).await
         }
@@ -116,11 +114,8 @@ fn keyed_call<'r, App: Send + Sync + 'static>(
     if caller.nameless {
         return Err(retries::nameless());
     }
-    #[cfg(feature = "journal")]
-    if let Some(journal) = &server.journal {
-        let durable = crate::memory::Remembered::durable(std::sync::Arc::new(journal.clone()), &retries::run_id(&caller.user));
-        return Ok(call.remembered(durable).call_id(key));
+    match server.durable_memory() {
+        Some(memory) => Ok(call.remembered(crate::memory::Remembered::durable(memory.clone(), &retries::run_id(&caller.user))).call_id(key)),
+        None => Err(retries::unavailable()),
     }
-    let _ = (server, call, key);
-    Err(retries::unavailable())
 }

@@ -30,11 +30,12 @@
 //!   answers from round to round (`questions.rs`).
 //! - **A retried call** that carries an idempotency key in its `_meta`
 //!   reads the journaled result of the first call with that key and
-//!   credential instead of running again (`retries.rs`).
-//! - **Tasks**, with a journal and for a client that declares the
-//!   extension: a call of a tool that supports tasks answers with a task
-//!   kept in the journal (`tasks.rs`), polled, and cancelled, on any
-//!   instance; a tool that requires one refuses a client that does not
+//!   credential instead of running again (`retries.rs`); this needs a
+//!   memory that outlives the process (a journal).
+//! - **Tasks**, for a client that declares the extension: a call of a
+//!   tool that supports tasks answers with a task kept in the server's
+//!   memory's task store (`tasks.rs`), polled, and cancelled; with a
+//!   journal, on any instance; a tool that requires one refuses a client that does not
 //!   declare the extension (`-32021`).
 //! - **Log messages** of a call go to its client only when the request's
 //!   `_meta` names a level (`io.modelcontextprotocol/logLevel`), at or
@@ -50,11 +51,8 @@ mod calls;
 mod questions;
 mod retries;
 mod state;
-#[cfg(feature = "journal")]
 mod task_approvals;
-#[cfg(feature = "journal")]
 mod task_questions;
-#[cfg(feature = "journal")]
 mod tasks;
 
 use std::sync::Arc;
@@ -66,9 +64,7 @@ use rmcp::{ErrorData, RoleServer};
 pub use retries::IDEMPOTENCY_KEY;
 pub(crate) use state::Sealing;
 pub use state::StateKeyError;
-#[cfg(feature = "journal")]
 pub use tasks::{DEFAULT_MAX_TASKS, DEFAULT_MAX_TASKS_PER_USER, DEFAULT_TASK_TTL, TASK_TIMEOUT, TaskSupport};
-#[cfg(feature = "journal")]
 pub(crate) use tasks::{RunningTasks, TaskLimits, TaskRule};
 
 use super::caller::Caller;
@@ -88,11 +84,8 @@ pub fn supported_versions() -> &'static [ProtocolVersion] {
 #[derive(Clone)]
 pub(crate) struct Stateless {
     pub(crate) sealing: Arc<Sealing>,
-    #[cfg(feature = "journal")]
     pub(crate) tasks: Arc<RunningTasks>,
-    #[cfg(feature = "journal")]
     pub(crate) task_limits: TaskLimits,
-    #[cfg(feature = "journal")]
     pub(crate) task_support: TaskRule,
 }
 
@@ -101,11 +94,8 @@ impl Default for Stateless {
     fn default() -> Self {
         Stateless {
             sealing: Arc::new(Sealing::random()),
-            #[cfg(feature = "journal")]
             tasks: Arc::default(),
-            #[cfg(feature = "journal")]
             task_limits: TaskLimits::default(),
-            #[cfg(feature = "journal")]
             task_support: Arc::new(TaskSupport::by_default),
         }
     }
@@ -131,7 +121,6 @@ pub(crate) async fn call_tool<App: Send + Sync + 'static>(
 }
 
 /// `tasks/get`.
-#[cfg(feature = "journal")]
 pub(crate) async fn get_task<App: Send + Sync + 'static>(
     server: &Server<App>,
     stateless: &Stateless,
@@ -143,7 +132,6 @@ pub(crate) async fn get_task<App: Send + Sync + 'static>(
 }
 
 /// `tasks/update`.
-#[cfg(feature = "journal")]
 pub(crate) async fn update_task<App: Send + Sync + 'static>(
     server: &Server<App>,
     stateless: &Stateless,
@@ -155,7 +143,6 @@ pub(crate) async fn update_task<App: Send + Sync + 'static>(
 }
 
 /// `tasks/cancel`.
-#[cfg(feature = "journal")]
 pub(crate) async fn cancel_task<App: Send + Sync + 'static>(
     server: &Server<App>,
     stateless: &Stateless,

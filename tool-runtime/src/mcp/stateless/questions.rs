@@ -149,7 +149,7 @@ pub(super) async fn resume<App: Send + Sync + 'static>(
         Ok(sealed) => sealed,
         Err(error) if responses.is_some_and(|responses| responses.contains_key(super::approvals::APPROVAL_INPUT)) => {
             // An approval's answer: its own path says why it is refused.
-            tracing::debug!(error = %error, "an approval's state did not open");
+            tracing::debug!(error = %crate::error_report::Escaped(&error), "an approval's state did not open");
             return Ok(None);
         }
         Err(error) => {

@@ -49,12 +49,10 @@ pub(super) fn key(meta: &RequestMetaObject) -> Result<Option<SmolStr>, ToolError
 }
 
 /// The prefix of every run of keyed calls.
-#[cfg_attr(not(feature = "journal"), allow(dead_code, reason = "the journal is what keeps keyed calls"))]
 pub(super) const KEYED_RUNS: &str = "mcp-retry:";
 
 /// The journal's run that a user's keyed calls (and their approvals)
 /// belong to.
-#[cfg_attr(not(feature = "journal"), allow(dead_code, reason = "the journal is what keeps keyed calls"))]
 pub(super) fn run_id(user: &UserContext) -> String {
     match &user.id {
         Some(id) => format!("mcp-retry:user:{id}"),

@@ -1,11 +1,11 @@
 //! A task whose call needs a human's approval: its call is parked in the
-//! journal (run `mcp-task:<task id>`, call `<task id>`), the task reads
+//! server's memory (run `mcp-task:<task id>`, call `<task id>`), the task reads
 //! `input_required` with a form elicitation, and `tasks/update` carries the
-//! human's answer, journaled as the call's one decision (a decision made
+//! human's answer, recorded as the call's one decision (a decision made
 //! out of band first wins, and the task moves on by it at its next
 //! `tasks/get`). The call then runs again through the pipeline, which
-//! parks it again, and the decision is carried out; its effect is
-//! journaled, so it runs at most once.
+//! parks it again, and the decision is carried out; its effect is kept in
+//! the memory, so it runs at most once.
 
 use std::collections::BTreeMap;
 
@@ -17,13 +17,12 @@ use crate::approval::Carrier;
 use crate::call::{CallOutcome, PendingCall};
 use crate::context::UserContext;
 use crate::error_report::Escaped;
-use crate::journal::{Decision, Journal, JournalError, ParkedCall, TaskRecord, TaskState};
 use crate::mcp::approval::elicitation;
 use crate::mcp::server::Server;
-use crate::memory::Question;
+use crate::memory::{Decision, JournalError, ParkedCall, Question, RunMemory, TaskRecord, TaskState};
 use crate::result::CallResult;
 
-/// The run a task's call belongs to in the journal.
+/// The run a task's call belongs to in the server's memory.
 pub(super) fn run_id(task_id: &str) -> String {
     format!("mcp-task:{task_id}")
 }
@@ -33,13 +32,13 @@ pub(super) fn run_id(task_id: &str) -> String {
 /// or still), the task then reading `input_required`.
 pub(super) async fn decided<App: Send + Sync + 'static>(
     server: &Server<App>,
-    journal: &Journal,
     task: &TaskRecord,
     pending: PendingCall<App>,
 ) -> Result<Option<CallResult>, JournalError> {
     let run_id = run_id(&task.task_id);
-    match journal.approvals().get(&run_id, &task.task_id).await? {
-        // Decided: carried out as the journal holds it (its clock decided
+    let memory = &*server.memory;
+    match memory.approval(&run_id, &task.task_id).await? {
+        // Decided: carried out as the memory holds it (its clock decided
         // it came in time), its permit checked against the call.
         Some(approval) if approval.decided.is_some() => {
             let carrier = Carrier { principal: task.user_id.as_deref(), timed: false };
@@ -55,17 +54,18 @@ pub(super) async fn decided<App: Send + Sync + 'static>(
             let call = ParkedCall::new(&run_id, &task.task_id, definition, task.input.clone(), question)
                 .for_user(task.user_id.clone())
                 .expiring(Some(server.registry.approval_ttl()));
-            crate::question::park(journal, &call).await?;
+            crate::question::park(memory, &call).await?;
         }
     }
-    journal.tasks().move_to(&task.task_id, TaskState::InputRequired, Some("waiting for a human's approval"), None).await?;
+    let store = server.tasks().expect("a task runs only where its memory keeps tasks");
+    store.move_task(&task.task_id, TaskState::InputRequired, Some("waiting for a human's approval"), None).await?;
     Ok(None)
 }
 
 /// Whether the parked call of a task waiting for input was decided (out of
 /// band, or by an answer another instance took).
-pub(super) async fn is_decided(journal: &Journal, task: &TaskRecord) -> bool {
-    let approval = journal.approvals().get(&run_id(&task.task_id), &task.task_id).await;
+pub(super) async fn is_decided(memory: &dyn RunMemory, task: &TaskRecord) -> bool {
+    let approval = memory.approval(&run_id(&task.task_id), &task.task_id).await;
     approval.ok().flatten().is_some_and(|approval| approval.decided.is_some())
 }
 
@@ -80,8 +80,8 @@ pub(super) fn input_requests(task: &TaskRecord) -> InputRequests {
     BTreeMap::from([(APPROVAL_INPUT.to_owned(), InputRequest::Elicitation(ElicitRequest::new(elicitation(message))))])
 }
 
-/// Journals the client's answer (`tasks/update`) as the decision of the
-/// task's parked call; `false` when there was none to journal. As the tasks
+/// Records the client's answer (`tasks/update`) as the decision of the
+/// task's parked call; `false` when there was none to record. As the tasks
 /// extension asks, responses that answer nothing outstanding are ignored:
 /// a task not waiting for input, no response under `"approval"`, an
 /// approval the client answered already.
@@ -89,8 +89,8 @@ pub(super) fn input_requests(task: &TaskRecord) -> InputRequests {
 /// # Errors
 ///
 /// `-32602` for a response under `"approval"` that is not an elicitation
-/// result; `-32603` when the journal fails.
-pub(super) async fn answer(journal: &Journal, task: &TaskRecord, responses: &InputResponses, user: &UserContext) -> Result<bool, ErrorData> {
+/// result; `-32603` when the memory fails.
+pub(super) async fn answer(memory: &dyn RunMemory, task: &TaskRecord, responses: &InputResponses, user: &UserContext) -> Result<bool, ErrorData> {
     let Some(answer) = responses.get(APPROVAL_INPUT).filter(|_| task.state == TaskState::InputRequired) else { return Ok(false) };
     let Ok(answer) = serde_json::from_value::<ElicitResult>(answer.clone()) else {
         return Err(ErrorData::invalid_params("inputResponses[\"approval\"] is not an elicitation result ({\"action\": \"accept\"}, ...)", None));
@@ -100,13 +100,13 @@ pub(super) async fn answer(journal: &Journal, task: &TaskRecord, responses: &Inp
         _ => Decision::Reject(crate::result::lines::rejected(None).user_message().to_owned()),
     };
     let by = format!("mcp-client:{}", user.id.as_deref().unwrap_or(""));
-    match crate::question::decide(journal, &run_id(&task.task_id), &task.task_id, decision, &by).await {
+    match crate::question::decide(memory, &run_id(&task.task_id), &task.task_id, decision, &by).await {
         Ok(_) => Ok(true),
         Err(JournalError::AlreadyDecided { by: first, .. }) if first.starts_with("mcp-client") => Ok(false),
         // Decided out of band, or expired: that decision is carried out.
         Err(JournalError::AlreadyDecided { .. } | JournalError::ApprovalExpired { .. }) => Ok(true),
         Err(error) => {
-            tracing::error!(task_id = %Escaped(&task.task_id), error = %Escaped(&error), "a task's answer could not be journaled");
+            tracing::error!(task_id = %Escaped(&task.task_id), error = %Escaped(&error), "a task's answer could not be recorded");
             Err(ErrorData::internal_error("the answer could not be recorded; send it again in a moment", None))
         }
     }

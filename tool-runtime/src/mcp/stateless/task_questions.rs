@@ -1,13 +1,13 @@
 //! A task whose tool asks its own questions ([`Ctx::elicit`](crate::Ctx::elicit),
 //! [`Ctx::sample`](crate::Ctx::sample), [`Ctx::roots`](crate::Ctx::roots)):
-//! the task's call parks each question in the journal under the task's run
+//! the task's call parks each question in the server's memory under the task's run
 //! (`mcp-task:<task id>`, the question's id `<task id>#<n>`) and the task
 //! reads `input_required`, its `inputRequests` the questions still
 //! undecided, keyed by their ids. `tasks/update` decides those it answers
 //! through [`question::decide`](crate::question::decide) (a client may
 //! answer them one at a time: the task waits until every one is decided);
 //! then the call runs again from the top, each question answered from the
-//! journal.
+//! memory.
 
 use rmcp::ErrorData;
 use rmcp::model::{InputRequests, InputResponses};
@@ -15,14 +15,13 @@ use rmcp::model::{InputRequests, InputResponses};
 use super::task_approvals::run_id;
 use crate::context::UserContext;
 use crate::error_report::Escaped;
-use crate::journal::{Journal, JournalError, TaskRecord, TaskState};
 use crate::mcp::asked;
-use crate::memory::{Ask, Question};
+use crate::memory::{Ask, JournalError, Question, RunMemory, TaskRecord, TaskState};
 
 /// The questions the task's tool asked and that wait for an answer; `None`
 /// when it asked none (a task that waits, waits for approval).
-pub(super) async fn waiting(journal: &Journal, task: &TaskRecord) -> Result<Option<Vec<(String, Ask)>>, JournalError> {
-    let parked = journal.approvals().unsettled_for_run(&run_id(&task.task_id)).await?;
+pub(super) async fn waiting(memory: &dyn RunMemory, task: &TaskRecord) -> Result<Option<Vec<(String, Ask)>>, JournalError> {
+    let parked = memory.unsettled_for_run(&run_id(&task.task_id)).await?;
     let mut asked = false;
     let mut waiting = Vec::new();
     for approval in parked {
@@ -58,9 +57,9 @@ pub(super) fn input_requests(questions: &[(String, Ask)]) -> InputRequests {
 ///
 /// `-32602` for an answer that does not answer its question (not the
 /// result it asks for, or a form's answer that does not fit it);
-/// `-32603` when the journal fails.
+/// `-32603` when the memory fails.
 pub(super) async fn answer(
-    journal: &Journal,
+    memory: &dyn RunMemory,
     task: &TaskRecord,
     questions: &[(String, Ask)],
     responses: &InputResponses,
@@ -78,11 +77,11 @@ pub(super) async fn answer(
         };
         let invalid = |why: String| ErrorData::invalid_params(format!("inputResponses[{:?}]: {why}", ask.key(id)), None);
         let decision = asked::answered(ask, response).map_err(invalid)?;
-        match crate::question::decide(journal, &run_id(&task.task_id), id, decision, &by).await {
+        match crate::question::decide(memory, &run_id(&task.task_id), id, decision, &by).await {
             Ok(_) | Err(JournalError::AlreadyDecided { .. }) => {}
             Err(JournalError::Unanswerable { why, .. }) => return Err(invalid(why)),
             Err(error) => {
-                tracing::error!(task_id = %Escaped(&task.task_id), error = %Escaped(&error), "a task's answer could not be journaled");
+                tracing::error!(task_id = %Escaped(&task.task_id), error = %Escaped(&error), "a task's answer could not be recorded");
                 return Err(ErrorData::internal_error("the answer could not be recorded; send it again in a moment", None));
             }
         }
@@ -91,11 +90,11 @@ pub(super) async fn answer(
 }
 
 /// Settles the questions of a task whose call ended.
-pub(super) async fn settle(journal: &Journal, task: &TaskRecord) -> Result<(), JournalError> {
+pub(super) async fn settle(memory: &dyn RunMemory, task: &TaskRecord) -> Result<(), JournalError> {
     let run_id = run_id(&task.task_id);
-    for approval in journal.approvals().unsettled_for_run(&run_id).await? {
+    for approval in memory.unsettled_for_run(&run_id).await? {
         if matches!(approval.call.question, Question::Tool { .. }) {
-            journal.approvals().settle(&run_id, &approval.call.call_id).await?;
+            memory.settle(&run_id, &approval.call.call_id).await?;
         }
     }
     Ok(())

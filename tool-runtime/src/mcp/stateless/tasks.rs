@@ -1,17 +1,19 @@
 //! Tasks at revision 2026-07-28 (extension `io.modelcontextprotocol/tasks`),
-//! offered only where the server has a journal and only to a request that
-//! declares the extension. The server decides per tool ([`TaskSupport`],
+//! offered only to a request that declares the extension, and kept in the
+//! task store of the server's memory ([`TaskStore`]): the journal's, on a
+//! server with one, for every instance on it; else the process's own,
+//! gone with it. The server decides per tool ([`TaskSupport`],
 //! `McpServer::with_task_support`): by default a tool whose own `timeout`
 //! is at least [`TASK_TIMEOUT`] (the registry's default does not count:
 //! every tool has it), or that has an `interim` text, answers with a task
 //! instead of its result; a tool that requires a task refuses a client that
 //! does not declare the extension (`-32021`, naming it), before it runs.
 //!
-//! The task is written to the journal (`journal/tasks.rs`) before the
-//! answer; then its call runs on this process, detached from the request,
-//! as a durable call (run `mcp-task:<task id>`, call `<task id>`), and its
-//! end is written to the task. `tasks/get` reads the task from the journal,
-//! on any instance: a completed task's result is what was journaled, never
+//! The task is written to the store (with a journal, `journal/tasks.rs`)
+//! before the answer; then its call runs on this process, detached from the
+//! request, as a call of the run `mcp-task:<task id>` in the server's memory
+//! (call `<task id>`), and its end is written to the task. `tasks/get` reads
+//! the task from the store, with a journal on any instance: a completed task's result is what was journaled, never
 //! a second execution. A task found working that no process here runs (its
 //! process ended, or it runs elsewhere) is taken up again through the same
 //! durable call: the effect journal answers a finished call with its
@@ -43,10 +45,10 @@ use tokio_util::sync::CancellationToken;
 use super::{Stateless, task_approvals, task_questions};
 use crate::context::UserContext;
 use crate::error_report::Escaped;
-use crate::journal::{Journal, TaskRecord, TaskState};
 use crate::mcp::caller::Caller;
 use crate::mcp::server::Server;
 use crate::mcp::{results, tool_list};
+use crate::memory::{JournalError, TaskRecord, TaskState, TaskStore};
 use crate::steps::Steps;
 use crate::tool::ToolDefinition;
 
@@ -139,7 +141,7 @@ pub(super) fn wanted<App>(
     caller: &Caller,
     context: &RequestContext<RoleServer>,
 ) -> Result<bool, ErrorData> {
-    let Some(def) = def.filter(|_| journal(server).is_some()) else { return Ok(false) };
+    let Some(def) = def.filter(|_| server.tasks().is_some()) else { return Ok(false) };
     match (stateless.task_support)(def) {
         TaskSupport::Never => Ok(false),
         TaskSupport::Optional => Ok(declared(server, caller, context)),
@@ -150,19 +152,21 @@ pub(super) fn wanted<App>(
     }
 }
 
-/// Whether tasks are offered to this request: the server has a journal,
-/// the request declares the extension, and its caller has a name (a task
+/// Whether tasks are offered to this request: the server's memory keeps
+/// tasks, the request declares the extension, and its caller has a name (a task
 /// is its caller's, and a caller the authentication hook did not name
 /// could not be told from another).
 pub(super) fn declared<App>(server: &Server<App>, caller: &Caller, context: &RequestContext<RoleServer>) -> bool {
-    journal(server).is_some() && !caller.nameless && context.client_capabilities().is_some_and(|capabilities| capabilities.supports_tasks())
+    server.tasks().is_some() && !caller.nameless && context.client_capabilities().is_some_and(|capabilities| capabilities.supports_tasks())
 }
 
-fn journal<App>(server: &Server<App>) -> Option<&Journal> {
-    server.journal.as_ref()
+/// The server's task store, for a request that `read` a task from it or
+/// that `wanted` a task.
+fn store<App>(server: &Server<App>) -> &dyn TaskStore {
+    server.tasks().expect("tasks are served only by a memory that keeps them")
 }
 
-/// Creates the task in the journal, starts its call here, and answers with
+/// Creates the task in the store, starts its call here, and answers with
 /// it; a task that could not be written is not started (a 503 tool error).
 pub(super) async fn create<App: Send + Sync + 'static>(
     server: &Server<App>,
@@ -171,10 +175,11 @@ pub(super) async fn create<App: Send + Sync + 'static>(
     arguments: Value,
     user: &Arc<UserContext>,
 ) -> CallToolResponse {
-    let Some(journal) = journal(server) else { unreachable!("`wanted` asks for a journal") };
+    let store = store(server);
+    forget_expired(server, store).await;
     let now = SystemTime::now();
     let refuse = |error: &crate::error::ToolError| results::refused(server, tool, error);
-    if let Err(refused) = admitted(stateless.task_limits, journal, user).await {
+    if let Err(refused) = admitted(stateless.task_limits, store, user).await {
         return refuse(&refused);
     }
     let task = TaskRecord {
@@ -189,17 +194,38 @@ pub(super) async fn create<App: Send + Sync + 'static>(
         updated_at: now,
         expires_at: Some(now + stateless.task_limits.ttl),
     };
-    if let Err(error) = journal.tasks().create(&task).await {
+    if let Err(error) = store.create(&task).await {
         return refuse(&not_recorded(tool, &error));
     }
     start(server, stateless, &task, user.clone());
     CallToolResponse::Task(CreateTaskResult::new(wire(&task)))
 }
 
+/// Forgets the tasks the store forgot as expired: what their runs left in
+/// the server's memory (a question never answered) is forgotten too.
+async fn forget_expired<App>(server: &Server<App>, store: &dyn TaskStore) {
+    match store.forget_expired().await {
+        Ok(expired) => {
+            for task_id in expired {
+                end_run(server, &task_id, "The task expired before it was answered.").await;
+            }
+        }
+        Err(error) => tracing::warn!(error = %Escaped(&error), "expired tasks could not be forgotten"),
+    }
+}
+
+/// Ends the run of the task `task_id` that ended waiting: its calls still
+/// undecided rejected with `text`, and nothing of it carried out any more.
+async fn end_run<App>(server: &Server<App>, task_id: &str, text: &str) {
+    if let Err(error) = server.memory.end_run(&task_approvals::run_id(task_id), text).await {
+        tracing::error!(task_id = %Escaped(task_id), error = %Escaped(&error), "an ended task's waiting calls could not be ended");
+    }
+}
+
 /// Whether `user` may start one more task: within the caps on tasks under
-/// way (of the user, and in all), counted in the journal.
-async fn admitted(limits: TaskLimits, journal: &Journal, user: &UserContext) -> Result<(), crate::error::ToolError> {
-    let (all, of_user) = journal.tasks().active(user.id.as_deref()).await.map_err(|error| not_recorded("", &error))?;
+/// way (of the user, and in all), counted in the store.
+async fn admitted(limits: TaskLimits, store: &dyn TaskStore, user: &UserContext) -> Result<(), crate::error::ToolError> {
+    let (all, of_user) = store.active(user.id.as_deref()).await.map_err(|error| not_recorded("", &error))?;
     if user.id.is_some() && of_user >= limits.per_user {
         return Err(crate::error::ToolError::rate_limited(
             "TOO_MANY_TASKS",
@@ -216,8 +242,8 @@ async fn admitted(limits: TaskLimits, journal: &Journal, user: &UserContext) -> 
 }
 
 /// The refusal of a call whose task could not be read or written.
-fn not_recorded(tool: &str, error: &crate::journal::JournalError) -> crate::error::ToolError {
-    tracing::error!(tool = %Escaped(tool), error = %Escaped(error), "a task could not be written to the journal");
+fn not_recorded(tool: &str, error: &JournalError) -> crate::error::ToolError {
+    tracing::error!(tool = %Escaped(tool), error = %Escaped(error), "a task could not be written to its store");
     crate::error::ToolError::new(503, "TASK_NOT_RECORDED", "This call could not be recorded as a task, so it was not run. Try again in a moment.")
 }
 
@@ -233,34 +259,33 @@ fn start<App: Send + Sync + 'static>(server: &Server<App>, stateless: &Stateless
     }
     let (server, tasks, task) = (server.clone(), stateless.tasks.clone(), task.clone());
     tokio::spawn(async move {
-        if let Some(journal) = journal(&server).cloned()
-            && let Err(error) = run(&server, &journal, &task, user, &token).await
-        {
-            tracing::error!(task_id = %Escaped(&task.task_id), error = %Escaped(&error), "a task could not be carried on in the journal");
+        if let Err(error) = run(&server, &task, user, &token).await {
+            tracing::error!(task_id = %Escaped(&task.task_id), error = %Escaped(&error), "a task could not be carried on in its store");
         }
         tasks.lock().remove(&task.task_id);
         crate::mcp::subscriptions::announce_changes(&server).await;
     });
 }
 
-/// A task's call, as a durable call, and its end written to the task; a
-/// call that waits for approval leaves the task `input_required`.
+/// A task's call, in the run of the task in the server's memory, and its
+/// end written to the task; a call that waits for approval leaves the task
+/// `input_required`.
 async fn run<App: Send + Sync + 'static>(
     server: &Server<App>,
-    journal: &Journal,
     task: &TaskRecord,
     user: Arc<UserContext>,
     token: &CancellationToken,
-) -> Result<(), crate::journal::JournalError> {
-    let durable = crate::memory::Remembered::durable(Arc::new(journal.clone()), &task_approvals::run_id(&task.task_id));
+) -> Result<(), JournalError> {
+    let (memory, store) = (&server.memory, store(server));
+    let durable = crate::memory::Remembered::durable(memory.clone(), &task_approvals::run_id(&task.task_id));
     let names = tool_list::names(&tool_list::offered(server, &Steps::default(), &user, false));
-    // Its tool may ask: the questions wait in the journal, as the task does.
+    // Its tool may ask: the questions wait in the memory, as the task does.
     let asking = Arc::new(crate::question::Asking::new(task.tool.as_str().into(), user.id.clone(), Some(server.registry.approval_ttl())));
     let call = server.registry.call(&server.app, &task.tool, task.input.clone()).user(user).cancellation(token).offered(names);
     let mut call = std::pin::pin!(call.call_id(task.task_id.as_str()).remembered(durable).asking(asking).into_future());
     let outcome = tokio::select! {
         outcome = &mut call => outcome,
-        () = cancelled_elsewhere(journal, &task.task_id) => {
+        () = cancelled_elsewhere(store, &task.task_id) => {
             // The call reads its token cancelled and ends as it does then
             // (a tool that is not interruptible runs on to its end).
             token.cancel();
@@ -270,21 +295,21 @@ async fn run<App: Send + Sync + 'static>(
     let result = match outcome {
         crate::call::CallOutcome::Done(result) => result,
         crate::call::CallOutcome::NeedsApproval(pending) if pending.asks() => {
-            journal.tasks().move_to(&task.task_id, TaskState::InputRequired, Some("waiting for answers to its questions"), None).await?;
+            store.move_task(&task.task_id, TaskState::InputRequired, Some("waiting for answers to its questions"), None).await?;
             return Ok(());
         }
-        crate::call::CallOutcome::NeedsApproval(pending) => match task_approvals::decided(server, journal, task, pending).await? {
+        crate::call::CallOutcome::NeedsApproval(pending) => match task_approvals::decided(server, task, pending).await? {
             Some(result) => {
                 // Carried out: the approval is settled.
-                journal.approvals().settle(&task_approvals::run_id(&task.task_id), &task.task_id).await?;
+                memory.settle(&task_approvals::run_id(&task.task_id), &task.task_id).await?;
                 result
             }
             None => return Ok(()),
         },
     };
-    task_questions::settle(journal, task).await?;
+    task_questions::settle(&**memory, task).await?;
     let (state, result) = ended(server, result);
-    journal.tasks().move_to(&task.task_id, state, None, Some(&result)).await?;
+    store.move_task(&task.task_id, state, None, Some(&result)).await?;
     Ok(())
 }
 
@@ -305,12 +330,12 @@ fn ended<App: Send + Sync + 'static>(server: &Server<App>, result: crate::result
     (TaskState::Completed, answer)
 }
 
-/// Ends when the task's row says it was cancelled, by `tasks/cancel` on
+/// Ends when the task's store says it was cancelled, by `tasks/cancel` on
 /// any instance; pending for as long as it was not.
-async fn cancelled_elsewhere(journal: &Journal, task_id: &str) {
+async fn cancelled_elsewhere(store: &dyn TaskStore, task_id: &str) {
     loop {
         tokio::time::sleep(CANCEL_POLL).await;
-        match journal.tasks().get(task_id).await {
+        match store.task(task_id).await {
             Ok(Some(task)) if task.state == TaskState::Cancelled => return,
             Ok(_) => {}
             // Read again at the next poll; the call goes on meanwhile.
@@ -331,26 +356,20 @@ pub(super) async fn update<App: Send + Sync + 'static>(
 ) -> Result<(), ErrorData> {
     let user = &caller.user;
     let task = read(server, task_id, caller).await?;
-    let journal = journal(server).expect("read found a journal");
-    let answered = match task_questions::waiting(journal, &task).await.map_err(internal)? {
-        Some(questions) => task_questions::answer(journal, &task, &questions, responses, user).await?,
-        None => task_approvals::answer(journal, &task, responses, user).await?,
+    let memory = &*server.memory;
+    let answered = match task_questions::waiting(memory, &task).await.map_err(internal)? {
+        Some(questions) => task_questions::answer(memory, &task, &questions, responses, user).await?,
+        None => task_approvals::answer(memory, &task, responses, user).await?,
     };
     if answered {
-        resume_decided(server, stateless, journal, task, user).await;
+        resume_decided(server, stateless, task, user).await;
     }
     Ok(())
 }
 
 /// Moves a task whose approval was decided back to working, and runs it.
-async fn resume_decided<App: Send + Sync + 'static>(
-    server: &Server<App>,
-    stateless: &Stateless,
-    journal: &Journal,
-    mut task: TaskRecord,
-    user: &Arc<UserContext>,
-) {
-    match journal.tasks().move_to(&task.task_id, TaskState::Working, None, None).await {
+async fn resume_decided<App: Send + Sync + 'static>(server: &Server<App>, stateless: &Stateless, mut task: TaskRecord, user: &Arc<UserContext>) {
+    match store(server).move_task(&task.task_id, TaskState::Working, None, None).await {
         Ok(_) => {
             task.state = TaskState::Working;
             start(server, stateless, &task, user.clone());
@@ -369,17 +388,17 @@ pub(super) async fn get<App: Send + Sync + 'static>(
 ) -> Result<DetailedTask, ErrorData> {
     let user = &caller.user;
     let mut task = read(server, task_id, caller).await?;
-    let journal = journal(server).expect("read found a journal");
+    let memory = &*server.memory;
     let questions = match task.state {
-        TaskState::InputRequired => task_questions::waiting(journal, &task).await.map_err(internal)?,
+        TaskState::InputRequired => task_questions::waiting(memory, &task).await.map_err(internal)?,
         _ => None,
     };
     let decided = match &questions {
         Some(questions) => questions.is_empty(),
-        None => task.state == TaskState::InputRequired && task_approvals::is_decided(journal, &task).await,
+        None => task.state == TaskState::InputRequired && task_approvals::is_decided(memory, &task).await,
     };
     if decided {
-        resume_decided(server, stateless, journal, task.clone(), user).await;
+        resume_decided(server, stateless, task.clone(), user).await;
         task.state = TaskState::Working;
     }
     if task.state == TaskState::Working {
@@ -389,7 +408,8 @@ pub(super) async fn get<App: Send + Sync + 'static>(
 }
 
 /// Cancels the task `task_id` of the request's caller: ended in the
-/// journal unless it ended first, and its call cancelled where it runs here.
+/// store unless it ended first, its call cancelled where it runs here, and
+/// its run ended (what waits for an answer rejected).
 pub(super) async fn cancel<App: Send + Sync + 'static>(
     server: &Server<App>,
     stateless: &Stateless,
@@ -397,10 +417,13 @@ pub(super) async fn cancel<App: Send + Sync + 'static>(
     caller: &Caller,
 ) -> Result<(), ErrorData> {
     let task = read(server, task_id, caller).await?;
-    let journal = journal(server).expect("read found a journal");
-    let moved = journal.tasks().move_to(&task.task_id, TaskState::Cancelled, Some("cancelled by the client"), None).await.map_err(internal)?;
-    if moved && let Some(token) = stateless.tasks.lock().remove(&task.task_id) {
-        token.cancel();
+    let moved = store(server).move_task(&task.task_id, TaskState::Cancelled, Some("cancelled by the client"), None).await.map_err(internal)?;
+    if moved {
+        if let Some(token) = stateless.tasks.lock().remove(&task.task_id) {
+            token.cancel();
+        }
+        // Its approval or its questions wait for no one any more.
+        end_run(server, &task.task_id, "The client cancelled the task.").await;
     }
     Ok(())
 }
@@ -414,21 +437,21 @@ async fn read<App>(server: &Server<App>, task_id: &str, caller: &Caller) -> Resu
             None,
         )
     };
-    let Some(journal) = journal(server) else { return Err(no_such()) };
+    let Some(store) = server.tasks() else { return Err(no_such()) };
     if caller.nameless {
         return Err(no_such());
     }
     let now = SystemTime::now();
-    match journal.tasks().get(task_id).await {
+    match store.task(task_id).await {
         Ok(Some(task)) if task.user_id == caller.user.id && task.expires_at.is_none_or(|expires_at| expires_at > now) => Ok(task),
         Ok(_) => Err(no_such()),
-        Err(crate::journal::JournalError::Refused { .. }) => Err(no_such()),
+        Err(JournalError::Refused { .. }) => Err(no_such()),
         Err(error) => Err(internal(error)),
     }
 }
 
-fn internal(error: crate::journal::JournalError) -> ErrorData {
-    tracing::error!(error = %Escaped(&error), "the journal could not be read or written for a task");
+fn internal(error: JournalError) -> ErrorData {
+    tracing::error!(error = %Escaped(&error), "a task's store could not be read or written");
     ErrorData::internal_error("the task could not be read or written; try again in a moment", None)
 }
 
