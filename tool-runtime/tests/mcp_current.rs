@@ -595,9 +595,17 @@ async fn with_tasks(addr: SocketAddr, token: &str, method: &str, name: Option<&s
 
 /// Starts a task counting for `millis`; its id.
 async fn start_task(addr: SocketAddr, millis: u64) -> String {
-    let created = with_tasks(addr, "tok-alice", "tools/call", Some("count_slowly"), json!({"name": "count_slowly", "arguments": {"millis": millis}}))
-        .await
-        .result();
+    start_task_of(addr, "count_slowly", millis).await
+}
+
+/// [`start_task`] of `count_long`, whose timeout is 60 s.
+async fn start_long_task(addr: SocketAddr, millis: u64) -> String {
+    start_task_of(addr, "count_long", millis).await
+}
+
+/// Starts a task of the counting tool `tool` for alice; its id.
+async fn start_task_of(addr: SocketAddr, tool: &str, millis: u64) -> String {
+    let created = with_tasks(addr, "tok-alice", "tools/call", Some(tool), json!({"name": tool, "arguments": {"millis": millis}})).await.result();
     assert_eq!(created["resultType"], "task", "{created}");
     assert_eq!(created["status"], "working", "{created}");
     assert!(created["ttlMs"].as_u64().unwrap() > 0 && created["pollIntervalMs"].as_u64().unwrap() > 0, "{created}");
@@ -691,7 +699,9 @@ async fn a_cancelled_task_stays_cancelled_and_its_call_is_cancelled() {
     let slow = Arc::new(Slow::default());
     let journal = journal("task_cancel").await;
     let (first, second) = (serve_slow(slow_server(&slow, journal.clone())).await, serve_slow(slow_server(&slow, journal.clone())).await);
-    let id = start_task(first, 900).await;
+    // Long enough (60 s of its 60 s timeout) that only the cancel ends it,
+    // however loaded the machine.
+    let id = start_long_task(first, 60_000).await;
     // Cancelled once its tool runs (a loaded machine may take a while to
     // journal the start), so that the tool sees its token cancelled.
     until_counted(&slow.started, "the task's call started").await;
@@ -1081,22 +1091,25 @@ async fn tasks_are_capped_per_user_and_an_expired_task_is_neither_served_nor_run
     let slow = Arc::new(Slow::default());
     let journal = journal("task_caps").await;
     let addr =
-        serve_slow(slow_server(&slow, journal.clone()).with_max_tasks_per_user(2).with_max_tasks(3).with_task_ttl(Duration::from_millis(1500))).await;
-    let first = start_task(addr, 900).await;
-    start_task(addr, 900).await;
-    let third = with_tasks(addr, "tok-alice", "tools/call", Some("count_slowly"), json!({"name": "count_slowly", "arguments": {"millis": 900}}))
+        serve_slow(slow_server(&slow, journal.clone()).with_max_tasks_per_user(2).with_max_tasks(3).with_task_ttl(Duration::from_secs(8))).await;
+    // Each runs 2 s: under way while the next calls are refused, ended well
+    // within the time to live, however loaded the machine.
+    const MILLIS: u64 = 2_000;
+    let first = start_long_task(addr, MILLIS).await;
+    start_long_task(addr, MILLIS).await;
+    let third = with_tasks(addr, "tok-alice", "tools/call", Some("count_long"), json!({"name": "count_long", "arguments": {"millis": MILLIS}}))
         .await
         .result();
     assert!(third["isError"] == true && text(&third).contains("TOO_MANY_TASKS"), "{third}");
     let bobs =
-        with_tasks(addr, "tok-bob", "tools/call", Some("count_slowly"), json!({"name": "count_slowly", "arguments": {"millis": 900}})).await.result();
+        with_tasks(addr, "tok-bob", "tools/call", Some("count_long"), json!({"name": "count_long", "arguments": {"millis": MILLIS}})).await.result();
     assert_eq!(bobs["resultType"], "task", "{bobs}");
     let full =
-        with_tasks(addr, "tok-bob", "tools/call", Some("count_slowly"), json!({"name": "count_slowly", "arguments": {"millis": 900}})).await.result();
+        with_tasks(addr, "tok-bob", "tools/call", Some("count_long"), json!({"name": "count_long", "arguments": {"millis": MILLIS}})).await.result();
     assert!(full["isError"] == true && text(&full).contains("3 tasks are already under way"), "{full}");
     assert_eq!(until_ended(addr, &first).await["status"], "completed");
     // Past its time to live, a task is no one's: not served, never taken up again.
-    tokio::time::sleep(Duration::from_millis(1600)).await;
+    tokio::time::sleep(Duration::from_millis(8_100)).await;
     let expired = with_tasks(addr, "tok-alice", "tasks/get", Some(&first), json!({"taskId": first})).await.message();
     assert!(expired["error"]["message"].as_str().unwrap().contains("expired"), "{expired}");
     assert_eq!(slow.started.load(Ordering::SeqCst), 3);
