@@ -419,11 +419,14 @@ pub(super) async fn cancel<App: Send + Sync + 'static>(
     let task = read(server, task_id, caller).await?;
     let moved = store(server).move_task(&task.task_id, TaskState::Cancelled, Some("cancelled by the client"), None).await.map_err(internal)?;
     if moved {
-        if let Some(token) = stateless.tasks.lock().remove(&task.task_id) {
-            token.cancel();
+        let running = stateless.tasks.lock().remove(&task.task_id);
+        match running {
+            // Its call runs here: it reads its token cancelled and ends.
+            Some(token) => token.cancel(),
+            // It waits (or runs elsewhere): its approval or its questions
+            // wait for no one any more.
+            None => end_run(server, &task.task_id, "The client cancelled the task.").await,
         }
-        // Its approval or its questions wait for no one any more.
-        end_run(server, &task.task_id, "The client cancelled the task.").await;
     }
     Ok(())
 }
