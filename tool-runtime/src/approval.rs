@@ -240,7 +240,7 @@ pub(crate) fn reject<App: Send + Sync + 'static>(tools: &ToolTable<App>, pending
 fn ended<App: Send + Sync + 'static>(
     tools: &ToolTable<App>,
     pending: PendingCall<App>,
-    error: &crate::ToolError,
+    error: &crate::error::ToolError,
     verdict: &'static str,
 ) -> CallResult {
     let Pending { id, tool, ctx, .. } = *pending.0;

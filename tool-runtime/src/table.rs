@@ -121,101 +121,14 @@ impl<App: Send + Sync + 'static> ToolTable<App> {
         let mut entries: Vec<Entry<App>> = Vec::with_capacity(tools.len());
         let mut index = HashMap::with_capacity(tools.len());
         for boxed in tools {
-            let def = match boxed.inner.definition() {
-                Ok(def) => def,
-                Err(reason) => {
-                    problems.push(BuildProblem::InvalidSchema { tool: boxed.name.to_owned(), reason });
-                    continue;
-                }
-            };
-            if !valid_name(&def.name) {
-                problems.push(BuildProblem::InvalidName { tool: def.name.clone() });
+            if let Some(entry) = Self::built_entry(boxed, &config, &index, &mut problems) {
+                index.insert(entry.def.name.clone(), entries.len());
+                entries.push(entry);
             }
-            for reason in boxed.inner.contradictions() {
-                let tool = def.name.clone();
-                problems.push(match boxed.inner.variant_of() {
-                    Some(of) => BuildProblem::Variant { tool, of: of.to_owned(), reason },
-                    None => BuildProblem::Contradiction { tool, reason },
-                });
-            }
-            if def.description.trim().is_empty() {
-                problems.push(BuildProblem::EmptyDescription { tool: def.name.clone() });
-            }
-            if index.contains_key(&def.name) {
-                problems.push(BuildProblem::DuplicateName { tool: def.name.clone() });
-                continue;
-            }
-            let validator = match jsonschema::draft202012::new(&def.input_schema) {
-                Ok(validator) => validator,
-                Err(err) => {
-                    problems.push(BuildProblem::InvalidSchema { tool: def.name.clone(), reason: err.to_string() });
-                    continue;
-                }
-            };
-            let typed = !config.validate_every_call && boxed.inner.parses_types();
-            let parser_enforces = typed && crate::validation::parser_enforces(&def.input_schema);
-            let text_exact = typed && crate::validation::text_exact(&def.input_schema, config.limits.max_depth);
-            index.insert(def.name.clone(), entries.len());
-            let properties = crate::validation::Properties::of(&def.input_schema, text_exact);
-            let checked = |schema: &Option<Arc<serde_json::Value>>, which: &str| match schema.as_deref().filter(|_| config.validate_outputs) {
-                None => Ok(None),
-                Some(schema) => jsonschema::draft202012::new(schema)
-                    .map(Some)
-                    .map_err(|err| BuildProblem::InvalidSchema { tool: def.name.clone(), reason: format!("{which} schema: {err}") }),
-            };
-            let (output_validator, failure_validator) = match (checked(&def.output_schema, "output"), checked(&def.failure_schema, "failure")) {
-                (Ok(output), Ok(failure)) => (output, failure),
-                (output, failure) => {
-                    problems.extend(output.err().into_iter().chain(failure.err()));
-                    continue;
-                }
-            };
-            if let Some(scope) = &def.scope_schema
-                && let Err(err) = jsonschema::draft202012::new(scope)
-            {
-                problems.push(BuildProblem::InvalidSchema { tool: def.name.clone(), reason: format!("scope schema: {err}") });
-                continue;
-            }
-            let name = smol_str::SmolStr::new(&def.name);
-            let tool = boxed.inner;
-            let observed = def.has_result_hook || config.on_result.is_some();
-            entries.push(Entry {
-                name,
-                def,
-                tool,
-                validator,
-                parser_enforces,
-                text_exact,
-                observed,
-                properties,
-                output_validator,
-                failure_validator,
-            });
         }
         let aliases = provider_names(&entries, &index, &mut problems);
         for entry in &entries {
-            for required in &entry.def.requires {
-                if !index.contains_key(required) {
-                    problems.push(BuildProblem::UnknownRequires { tool: entry.def.name.clone(), requires: required.clone() });
-                }
-            }
-            for related in &entry.def.related {
-                if !index.contains_key(related) {
-                    problems.push(BuildProblem::UnknownRelated { tool: entry.def.name.clone(), related: related.clone() });
-                }
-            }
-            if entry.def.kind.is_some() && entry.def.meta.contains_key("kind") {
-                problems.push(BuildProblem::KindInMeta { tool: entry.def.name.clone() });
-            }
-            if entry.def.failure_schema.is_some() && entry.def.meta.contains_key("failureSchema") {
-                problems.push(BuildProblem::FailureSchemaInMeta { tool: entry.def.name.clone() });
-            }
-            if let Some(interim) = &entry.def.interim {
-                let timeout = entry.def.timeout.unwrap_or(config.default_timeout);
-                if let Some(reason) = interim_problem(interim, timeout) {
-                    problems.push(BuildProblem::InvalidInterim { tool: entry.def.name.clone(), reason });
-                }
-            }
+            problems.extend(references(entry, &index, &config));
         }
         if config.intent_opt_in && !entries.iter().any(|entry| entry.def.as_intent) {
             problems.push(BuildProblem::NoIntentTools);
@@ -225,6 +138,71 @@ impl<App: Send + Sync + 'static> ToolTable<App> {
         }
         let predicates = entries.iter().any(|entry| entry.def.policy == crate::policy::PolicyKind::Predicate);
         Ok(ToolTable { entries, index, aliases, config, predicates })
+    }
+
+    /// One tool's entry: its definition checked on its own (its name, its
+    /// keys together, its description, a name not taken in `index`) and its
+    /// validators compiled; `None`, with the problems pushed, when it cannot
+    /// be built.
+    fn built_entry(boxed: BoxedTool<App>, config: &Config, index: &HashMap<String, usize>, problems: &mut Vec<BuildProblem>) -> Option<Entry<App>> {
+        let def = match boxed.inner.definition() {
+            Ok(def) => def,
+            Err(reason) => {
+                problems.push(BuildProblem::InvalidSchema { tool: boxed.name.to_owned(), reason });
+                return None;
+            }
+        };
+        if !valid_name(&def.name) {
+            problems.push(BuildProblem::InvalidName { tool: def.name.clone() });
+        }
+        for reason in boxed.inner.contradictions() {
+            let tool = def.name.clone();
+            problems.push(match boxed.inner.variant_of() {
+                Some(of) => BuildProblem::Variant { tool, of: of.to_owned(), reason },
+                None => BuildProblem::Contradiction { tool, reason },
+            });
+        }
+        if def.description.trim().is_empty() {
+            problems.push(BuildProblem::EmptyDescription { tool: def.name.clone() });
+        }
+        if index.contains_key(&def.name) {
+            problems.push(BuildProblem::DuplicateName { tool: def.name.clone() });
+            return None;
+        }
+        let validator = match jsonschema::draft202012::new(&def.input_schema) {
+            Ok(validator) => validator,
+            Err(err) => {
+                problems.push(BuildProblem::InvalidSchema { tool: def.name.clone(), reason: err.to_string() });
+                return None;
+            }
+        };
+        let typed = !config.validate_every_call && boxed.inner.parses_types();
+        let parser_enforces = typed && crate::validation::parser_enforces(&def.input_schema);
+        let text_exact = typed && crate::validation::text_exact(&def.input_schema, config.limits.max_depth);
+        let properties = crate::validation::Properties::of(&def.input_schema, text_exact);
+        let checked = |schema: &Option<Arc<serde_json::Value>>, which: &str| match schema.as_deref().filter(|_| config.validate_outputs) {
+            None => Ok(None),
+            Some(schema) => jsonschema::draft202012::new(schema)
+                .map(Some)
+                .map_err(|err| BuildProblem::InvalidSchema { tool: def.name.clone(), reason: format!("{which} schema: {err}") }),
+        };
+        let (output_validator, failure_validator) = match (checked(&def.output_schema, "output"), checked(&def.failure_schema, "failure")) {
+            (Ok(output), Ok(failure)) => (output, failure),
+            (output, failure) => {
+                problems.extend(output.err().into_iter().chain(failure.err()));
+                return None;
+            }
+        };
+        if let Some(scope) = &def.scope_schema
+            && let Err(err) = jsonschema::draft202012::new(scope)
+        {
+            problems.push(BuildProblem::InvalidSchema { tool: def.name.clone(), reason: format!("scope schema: {err}") });
+            return None;
+        }
+        let name = smol_str::SmolStr::new(&def.name);
+        let observed = def.has_result_hook || config.on_result.is_some();
+        let tool = boxed.inner;
+        Some(Entry { name, def, tool, validator, parser_enforces, text_exact, observed, properties, output_validator, failure_validator })
     }
 
     /// This table's tools and settings, plus `tools`, checked as
@@ -340,6 +318,31 @@ fn guarded(report: &CallReport, which: &str, hook: impl FnOnce()) {
             "a result hook panicked; the call's result is unchanged"
         );
     }
+}
+
+/// The problems of `entry` that only the whole table shows: `requires`
+/// and `related` naming tools it does not hold, `kind` and `failureSchema`
+/// set twice, an interim text its timeout (or the table's default) leaves
+/// no room for.
+fn references<App>(entry: &Entry<App>, index: &HashMap<String, usize>, config: &Config) -> Vec<BuildProblem> {
+    let (def, tool) = (&entry.def, || entry.def.name.clone());
+    let mut problems = Vec::new();
+    for required in def.requires.iter().filter(|required| !index.contains_key(*required)) {
+        problems.push(BuildProblem::UnknownRequires { tool: tool(), requires: required.clone() });
+    }
+    for related in def.related.iter().filter(|related| !index.contains_key(*related)) {
+        problems.push(BuildProblem::UnknownRelated { tool: tool(), related: related.clone() });
+    }
+    if def.kind.is_some() && def.meta.contains_key("kind") {
+        problems.push(BuildProblem::KindInMeta { tool: tool() });
+    }
+    if def.failure_schema.is_some() && def.meta.contains_key("failureSchema") {
+        problems.push(BuildProblem::FailureSchemaInMeta { tool: tool() });
+    }
+    if let Some(reason) = def.interim.as_ref().and_then(|interim| interim_problem(interim, def.timeout.unwrap_or(config.default_timeout))) {
+        problems.push(BuildProblem::InvalidInterim { tool: tool(), reason });
+    }
+    problems
 }
 
 /// The provider's names of the registered built-ins that the model calls
