@@ -539,6 +539,17 @@ async fn test_input_required_result_capabilities(ctx: Ctx<Fixtures>) -> Result<S
     Ok(format!("Sampled: {}", described(&reply)))
 }
 
+/// Asks the user's name in a round of `input_required`, then goes on as a
+/// task that greets them (`task-after-questions`).
+// Idempotent, as `slow_compute` is: killed before it greeted, it greets again.
+#[tool(read_only, idempotent, tags("task-after-questions"), timeout = "2m")]
+async fn test_tool_with_task(ctx: Ctx<Fixtures>) -> Result<String, ToolError> {
+    Ok(match ctx.elicit_named::<Name>("user_name", "What is your name?").await? {
+        Reply::Answered(Name { name }) => format!("Hello, {name}! (from a task)"),
+        other => format!("No name: {}", described(&other)),
+    })
+}
+
 /// Asks two questions at once, as a task (a client may answer them one
 /// at a time, `tasks/update`).
 // Idempotent, as `slow_compute` is: killed before it asked, it asks again.
@@ -622,18 +633,24 @@ fn registry() -> Registry<Fixtures> {
             test_input_required_result_tampered_state,
             test_input_required_result_capabilities,
             multi_input,
+            test_tool_with_task,
         ])
         .tool(json_schema_tool())
         .build()
         .expect("the fixtures are valid tools")
 }
 
-/// A tool tagged `task-required` runs only as a task; any other as the
-/// server decides by default.
+/// A tool tagged `task-required` runs only as a task, one tagged
+/// `task-after-questions` as a task once its questions are answered; any
+/// other as the server decides by default.
 fn task_support(def: &ToolDefinition) -> TaskSupport {
-    match def.tags.iter().any(|tag| tag == "task-required") {
-        true => TaskSupport::Required,
-        false => TaskSupport::by_default(def),
+    let tagged = |tag: &str| def.tags.iter().any(|given| given == tag);
+    if tagged("task-required") {
+        TaskSupport::Required
+    } else if tagged("task-after-questions") {
+        TaskSupport::AfterQuestions
+    } else {
+        TaskSupport::by_default(def)
     }
 }
 

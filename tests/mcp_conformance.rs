@@ -14,9 +14,8 @@
 //! input (`support/restarting.rs`), so that a task is read, and a question
 //! answered, on a server that did not create it.
 //!
-//! Every check of every scenario must pass, except those listed in
-//! [`ASKING`]: checks of fixtures that ask which the example cannot pass
-//! yet, each with why.
+//! Every check of every scenario must pass: there is no list of checks
+//! allowed to fail.
 //!
 //! ```text
 //! npm install --prefix target/conformance node@22 @modelcontextprotocol/conformance@0.2.0-alpha.12
@@ -45,13 +44,6 @@ use tool_workspace::peers;
 
 /// The version of the suite the fixtures are judged by.
 const SUITE_VERSION: &str = "0.2.0-alpha.12";
-
-/// The checks that may fail, by scenario and check id (`*`: every check of
-/// the scenario): those the fixtures that ask cannot pass yet.
-const ASKING: &[(&str, &str)] = &[
-    // `test_tool_with_task` asks for a name, then becomes a task.
-    ("tasks-mrtr-composition", "*"),
-];
 
 /// The scenarios of the tasks extension.
 const TASKS: &[&str] = &[
@@ -157,7 +149,7 @@ fn the_tasks_and_input_required_scenarios_pass_across_restarts() {
     }
     println!("restarts in all: {}", server.restarts());
     assert!(failed.is_empty(), "checks failed:\n{}", failed.join("\n"));
-    let asks = |scenario: &str| !NOTHING_TO_COME_BACK_TO.contains(&scenario) && !ASKING.contains(&(scenario, "*"));
+    let asks = |scenario: &str| !NOTHING_TO_COME_BACK_TO.contains(&scenario);
     let never: Vec<&str> = restarted.iter().filter(|&&(scenario, restarts)| asks(scenario) && restarts == 0).map(|(scenario, _)| *scenario).collect();
     assert!(never.is_empty(), "scenarios that created a task or asked for input, yet never restarted the server: {never:?}");
 }
@@ -189,7 +181,7 @@ impl Suite {
     }
 
     /// Runs the suite with `args` against the server at `url`; the failed checks of
-    /// the scenarios `judged` keeps, each as a line, but those of [`ASKING`].
+    /// the scenarios `judged` keeps, each as a line.
     /// Prints the suite's summary lines.
     fn run(&self, label: &str, url: &str, args: &[&str], judged: impl Fn(&str) -> bool) -> Vec<String> {
         let results = std::env::temp_dir().join(format!("mcp-conformance-{}-{label}", std::process::id()));
@@ -214,9 +206,7 @@ impl Suite {
         for (scenario, checks) in scenarios.into_iter().filter(|(scenario, _)| judged(scenario)) {
             for check in checks.as_array().into_iter().flatten().filter(|check| check["status"] == "FAILURE") {
                 let id = check["id"].as_str().unwrap_or_default();
-                if !ASKING.iter().any(|&(asking, check)| asking == scenario && (check == "*" || check == id)) {
-                    failed.push(format!("{label}: {scenario}: {id}: {}", check["errorMessage"].as_str().unwrap_or_default()));
-                }
+                failed.push(format!("{label}: {scenario}: {id}: {}", check["errorMessage"].as_str().unwrap_or_default()));
             }
         }
         failed

@@ -558,7 +558,7 @@ fn slow_server(slow: &Arc<Slow>, journal: tool_runtime::journal::Journal) -> Mcp
 
 /// The slow tools, served without a journal.
 fn slow_in_memory(slow: &Arc<Slow>) -> McpServer<Slow> {
-    let registry = Registry::builder().tools(tools![count_slowly, count_long, count_broken, get_item, two_names]).build().unwrap();
+    let registry = Registry::builder().tools(tools![count_slowly, count_long, count_broken, get_item, two_names, greet_later]).build().unwrap();
     McpServer::new(registry, slow.clone()).with_auth(|headers| match headers.get("authorization").and_then(|value| value.to_str().ok()) {
         Some("Bearer tok-alice") => Ok(UserContext::new("alice")),
         Some("Bearer tok-bob") => Ok(UserContext::new("bob")),
@@ -574,6 +574,26 @@ async fn two_names(ctx: Ctx<Slow>) -> Result<String, ToolError> {
     let (question::Reply::Answered(first), question::Reply::Answered(second)) = (first?, second?) else { return Ok("no names".to_owned()) };
     ctx.app().finished.fetch_add(1, Ordering::SeqCst);
     Ok(format!("{} and {}", first.name, second.name))
+}
+
+/// Asks whom to greet, then greets them, as a task once asked
+/// (`TaskSupport::AfterQuestions`); counts its runs.
+#[tool(timeout = "2m")]
+async fn greet_later(ctx: Ctx<Slow>) -> Result<String, ToolError> {
+    ctx.app().started.fetch_add(1, Ordering::SeqCst);
+    let question::Reply::Answered(Payee { name }) = ctx.elicit_named::<Payee>("payee", "Whom to greet?").await? else {
+        return Ok("no one greeted".to_owned());
+    };
+    ctx.app().finished.fetch_add(1, Ordering::SeqCst);
+    Ok(format!("hello {name}"))
+}
+
+/// `server` with `greet_later` a task once its questions are answered.
+fn greeting_later(server: McpServer<Slow>) -> McpServer<Slow> {
+    server.with_request_state_key(KEY).unwrap().with_task_support(|def| match def.name.as_str() {
+        "greet_later" => tool_runtime::mcp::TaskSupport::AfterQuestions,
+        _ => tool_runtime::mcp::TaskSupport::by_default(def),
+    })
 }
 
 async fn serve_slow(server: McpServer<Slow>) -> SocketAddr {
@@ -1255,4 +1275,58 @@ async fn a_tasks_questions_are_its_input_requests_answered_one_at_a_time_on_any_
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(done["result"]["content"][0]["text"], "Ada and Bo", "{done}");
     assert_eq!(slow.finished.load(Ordering::SeqCst), 1);
+}
+
+/// A tool whose questions come first asks them in rounds of
+/// `input_required` (no task yet), and the round that answers them answers
+/// with a task (no `requestState`, no `inputRequests`), whose call reads
+/// the answer where it asks again: the round on one instance, the task
+/// read on the other, `rounds` the instances (one without a journal).
+async fn a_call_asks_first_then_goes_on_as_a_task(slow: &Slow, rounds: [SocketAddr; 2]) {
+    let greet = |addr, capabilities: Value, responses: Option<Value>, state: Option<String>| {
+        let mut params = json!({"name": "greet_later", "arguments": {}, "capabilities": capabilities});
+        if let Some(responses) = responses {
+            params["inputResponses"] = responses;
+        }
+        if let Some(state) = state {
+            params["requestState"] = json!(state);
+        }
+        request(addr, "tok-alice", "tools/call", Some("greet_later"), params)
+    };
+    let asking = json!({"elicitation": {"form": {}}, "extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let without_tasks = greet(rounds[0], json!({"elicitation": {"form": {}}}), None, None).await;
+    assert_eq!(without_tasks.message()["error"]["code"], -32021, "{without_tasks:?}");
+    assert_eq!(slow.started.load(Ordering::SeqCst), 0, "refused before it ran");
+    let asked = greet(rounds[0], asking.clone(), None, None).await.result();
+    assert_eq!(asked["resultType"], "input_required", "{asked}");
+    assert!(asked.get("taskId").is_none(), "no task before its questions are answered: {asked}");
+    assert_eq!(asked["inputRequests"].as_object().unwrap().keys().collect::<Vec<_>>(), ["payee"], "{asked}");
+    let state = asked["requestState"].as_str().unwrap().to_owned();
+    let answer = json!({"payee": {"action": "accept", "content": {"name": "Ada"}}});
+    let created = greet(rounds[1], asking, Some(answer), Some(state)).await.result();
+    assert_eq!(created["resultType"], "task", "{created}");
+    assert!(created.get("requestState").is_none() && created.get("inputRequests").is_none(), "{created}");
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    let done = until_ended(rounds[0], &id).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"]["content"][0]["text"], "hello Ada", "{done}");
+    // The first round, and the task's call; greeted once.
+    assert_eq!((slow.started.load(Ordering::SeqCst), slow.finished.load(Ordering::SeqCst)), (2, 1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_asks_first_then_goes_on_as_a_task_in_the_servers_memory() {
+    let slow = Arc::new(Slow::default());
+    let addr = serve_slow(greeting_later(slow_in_memory(&slow))).await;
+    a_call_asks_first_then_goes_on_as_a_task(&slow, [addr, addr]).await;
+}
+
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_asks_first_then_goes_on_as_a_task_across_instances_with_a_journal() {
+    let slow = Arc::new(Slow::default());
+    let journal = journal("asks_first").await;
+    let first = serve_slow(greeting_later(slow_server(&slow, journal.clone()))).await;
+    let second = serve_slow(greeting_later(slow_server(&slow, journal))).await;
+    a_call_asks_first_then_goes_on_as_a_task(&slow, [first, second]).await;
 }

@@ -77,6 +77,11 @@ pub(super) async fn call<App: Send + Sync + 'static>(
     let outcome = forwarding.run(sinks.attach(call), &context.peer).await;
     Ok(match outcome {
         CallOutcome::Done(result) => results::answer(server, result).into(),
+        // Its questions first, in rounds: the round that answers them all
+        // answers with the task (`questions::resume`).
+        CallOutcome::NeedsApproval(pending) if pending.asks() && super::tasks::after_questions(server, stateless, &name, &caller, context) => {
+            questions::ask(server, stateless, &pending, Vec::new(), &caller, context)?
+        }
         CallOutcome::NeedsApproval(pending) if !keyed && super::tasks::declared(server, &caller, context) => {
             super::tasks::create(server, stateless, pending.tool(), pending.arguments(), &user).await
         }

@@ -19,6 +19,13 @@
 //! (several rounds). Whatever instance receives a round can finish it (the
 //! key that seals the state shared, `with_request_state_key`).
 //!
+//! A tool that goes on as a task once its questions are answered
+//! ([`TaskSupport::AfterQuestions`](super::TaskSupport::AfterQuestions))
+//! asks in rounds all the same; the round that answers the last question
+//! records the task instead of running the call, parks the answered
+//! questions in the task's run as the task's own (`<task id>#<n>`), and
+//! answers with the task, whose call reads them where it asks again.
+//!
 //! Only what the request's `_meta` declares is asked: a question the
 //! client cannot answer is refused with `-32021`, naming the capability in
 //! `requiredCapabilities` (HTTP 400). A state that does not open for the
@@ -43,7 +50,7 @@ use crate::context::UserContext;
 use crate::mcp::caller::Caller;
 use crate::mcp::server::Server;
 use crate::mcp::{asked, results, tool_list};
-use crate::memory::{Decision, LocalMemory, ParkedCall, Question, Remembered};
+use crate::memory::{Decision, LocalMemory, ParkedCall, Question, Remembered, RunMemory};
 use crate::pipeline::Call;
 use crate::question::{self, Asking};
 use crate::steps::Steps;
@@ -173,8 +180,12 @@ pub(super) async fn resume<App: Send + Sync + 'static>(
     if unanswered {
         return input_required(server, stateless, sealed, &binding).map(Some);
     }
+    if super::tasks::after_questions(server, stateless, tool, caller, context) {
+        return as_task(server, stateless, tool, arguments, &sealed, caller).await.map(Some);
+    }
     let round = Round::of(sealed.call_id.clone());
-    remember(&round, &sealed, tool, &arguments).await?;
+    let Remembered { memory, run_id, .. } = &round.remembered;
+    remember(&**memory, run_id, &sealed.call_id, (&sealed, tool, &arguments, None)).await?;
     let names = tool_list::names(&tool_list::offered(server, &Steps::default(), &caller.user, false));
     let call = server.registry.call(&server.app, tool, arguments).user(caller.user.clone()).cancellation(&context.ct).offered(names);
     match round.attach(call, tool, &caller.user).await {
@@ -204,24 +215,56 @@ fn answer_of(question: &Carried, response: &Value) -> Result<Answered, ErrorData
     })
 }
 
-/// Parks each question `sealed` carries in the round's memory, decided as
-/// answered, through the one place and the one API.
+/// The call whose questions `sealed` answers, gone on as a task
+/// ([`TaskSupport::AfterQuestions`](super::TaskSupport::AfterQuestions)):
+/// the task recorded, each answered question parked in the task's run, as
+/// the task's own (`<task id>#<n>`), and the task started; its call runs
+/// from the top and reads each answer where it asks again.
 ///
 /// # Errors
 ///
-/// `-32602` for a question id that is not one of the call's.
-async fn remember(round: &Round, sealed: &Sealed, tool: &str, arguments: &Value) -> Result<(), ErrorData> {
-    let Remembered { memory, run_id, .. } = &round.remembered;
+/// As [`remember`].
+async fn as_task<App: Send + Sync + 'static>(
+    server: &Server<App>,
+    stateless: &Stateless,
+    tool: &str,
+    arguments: Value,
+    sealed: &Sealed,
+    caller: &Caller,
+) -> Result<CallToolResponse, ErrorData> {
+    let task = match super::tasks::record(server, stateless, tool, arguments.clone(), &caller.user).await {
+        Ok(task) => task,
+        Err(refused) => return Ok(refused),
+    };
+    let run_id = super::task_approvals::run_id(&task.task_id);
+    remember(&*server.memory, &run_id, &task.task_id, (sealed, tool, &arguments, caller.user.id.clone())).await?;
+    Ok(super::tasks::begin(server, stateless, &task, &caller.user))
+}
+
+/// Parks each question `sealed` carries in `memory`, as a question of the
+/// call `call_id` of the run `run_id` (for `user`), decided as answered,
+/// through the one place and the one API.
+///
+/// # Errors
+///
+/// `-32602` for a question id that is not one of the sealed call's.
+async fn remember(
+    memory: &dyn RunMemory,
+    run_id: &str,
+    call_id: &str,
+    (sealed, tool, arguments, user_id): (&Sealed, &str, &Value, Option<String>),
+) -> Result<(), ErrorData> {
     for carried in &sealed.questions {
         let n = carried.id.strip_prefix(&format!("{}#", sealed.call_id)).and_then(|n| n.parse().ok());
         let Some(n) = n else { return Err(ErrorData::invalid_params(format!("{:?} is not a question of this call", carried.id), None)) };
-        let question = Question::Tool { call_id: sealed.call_id.clone(), n, ask: carried.ask.clone() };
+        let question = Question::Tool { call_id: call_id.to_owned(), n, ask: carried.ask.clone() };
+        let id = Question::id_of(call_id, n);
         let parked = ParkedCall {
-            run_id: run_id.to_string(),
-            call_id: carried.id.clone(),
+            run_id: run_id.to_owned(),
+            call_id: id.clone(),
             tool: tool.to_owned(),
             input: arguments.clone(),
-            user_id: None,
+            user_id: user_id.clone(),
             parked_at: std::time::SystemTime::now(),
             expires_at: None,
             question,
@@ -232,10 +275,10 @@ async fn remember(round: &Round, sealed: &Sealed, tool: &str, arguments: &Value)
             Some(Answered::Cancel) | None => Decision::Cancel,
         };
         let kept = async {
-            question::park(&**memory, &parked).await?;
-            question::decide(&**memory, run_id, &carried.id, decision, "mcp-client").await
+            question::park(memory, &parked).await?;
+            question::decide(memory, run_id, &id, decision, "mcp-client").await
         };
-        kept.await.map_err(|error| ErrorData::internal_error(format!("question {}: {error}", carried.id), None))?;
+        kept.await.map_err(|error| ErrorData::internal_error(format!("question {id}: {error}"), None))?;
     }
     Ok(())
 }

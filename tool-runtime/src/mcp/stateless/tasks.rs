@@ -79,6 +79,14 @@ pub enum TaskSupport {
     /// Always: a client that does not declare tasks is refused (`-32021`)
     /// before the call runs.
     Required,
+    /// As [`Required`](TaskSupport::Required), but the tool's questions
+    /// ([`Ctx::elicit`](crate::Ctx::elicit) and its kin) come first: the
+    /// call runs in rounds of `input_required` until they are all answered,
+    /// and the round that answers the last of them answers with a task,
+    /// which runs the call on with those answers (a question it asks after
+    /// that, the task asks through `tasks/get`). A call that asks nothing
+    /// answers its first round with its result.
+    AfterQuestions,
 }
 
 impl TaskSupport {
@@ -145,11 +153,29 @@ pub(super) fn wanted<App>(
     match (stateless.task_support)(def) {
         TaskSupport::Never => Ok(false),
         TaskSupport::Optional => Ok(declared(server, caller, context)),
-        TaskSupport::Required if declared(server, caller, context) || caller.nameless => Ok(!caller.nameless),
-        TaskSupport::Required => {
+        // A caller the hook did not name keeps no task: it reads the result.
+        TaskSupport::Required | TaskSupport::AfterQuestions if caller.nameless => Ok(false),
+        TaskSupport::Required | TaskSupport::AfterQuestions if !declared(server, caller, context) => {
             Err(ErrorData::missing_required_client_capability(rmcp::model::ClientCapabilities::builder().enable_tasks().build()))
         }
+        TaskSupport::Required => Ok(true),
+        // Its questions first, in rounds; the last round answers with the task.
+        TaskSupport::AfterQuestions => Ok(false),
     }
+}
+
+/// Whether a call of `tool` whose questions are all answered now goes on
+/// as a task ([`TaskSupport::AfterQuestions`], for a request that declares
+/// tasks).
+pub(super) fn after_questions<App: Send + Sync + 'static>(
+    server: &Server<App>,
+    stateless: &Stateless,
+    tool: &str,
+    caller: &Caller,
+    context: &RequestContext<RoleServer>,
+) -> bool {
+    let def = server.registry.definition(tool);
+    def.is_some_and(|def| (stateless.task_support)(def) == TaskSupport::AfterQuestions) && declared(server, caller, context)
 }
 
 /// Whether tasks are offered to this request: the server's memory keeps
@@ -175,13 +201,27 @@ pub(super) async fn create<App: Send + Sync + 'static>(
     arguments: Value,
     user: &Arc<UserContext>,
 ) -> CallToolResponse {
+    match record(server, stateless, tool, arguments, user).await {
+        Ok(task) => begin(server, stateless, &task, user),
+        Err(refused) => refused,
+    }
+}
+
+/// Writes a new task of `tool` for `user` to the store, not started yet
+/// ([`begin`]); the answer that refuses it, when the caps or the store
+/// refuse it.
+pub(super) async fn record<App: Send + Sync + 'static>(
+    server: &Server<App>,
+    stateless: &Stateless,
+    tool: &str,
+    arguments: Value,
+    user: &UserContext,
+) -> Result<TaskRecord, CallToolResponse> {
     let store = store(server);
     forget_expired(server, store).await;
     let now = SystemTime::now();
     let refuse = |error: &crate::error::ToolError| results::refused(server, tool, error);
-    if let Err(refused) = admitted(stateless.task_limits, store, user).await {
-        return refuse(&refused);
-    }
+    admitted(stateless.task_limits, store, user).await.map_err(|refused| refuse(&refused))?;
     let task = TaskRecord {
         task_id: crate::ids::fresh_id("task-").to_string(),
         user_id: user.id.clone(),
@@ -194,11 +234,22 @@ pub(super) async fn create<App: Send + Sync + 'static>(
         updated_at: now,
         expires_at: Some(now + stateless.task_limits.ttl),
     };
-    if let Err(error) = store.create(&task).await {
-        return refuse(&not_recorded(tool, &error));
+    match store.create(&task).await {
+        Ok(()) => Ok(task),
+        Err(error) => Err(refuse(&not_recorded(tool, &error))),
     }
-    start(server, stateless, &task, user.clone());
-    CallToolResponse::Task(CreateTaskResult::new(wire(&task)))
+}
+
+/// Starts the call of `task`, just recorded, here; the answer that says
+/// it was created.
+pub(super) fn begin<App: Send + Sync + 'static>(
+    server: &Server<App>,
+    stateless: &Stateless,
+    task: &TaskRecord,
+    user: &Arc<UserContext>,
+) -> CallToolResponse {
+    start(server, stateless, task, user.clone());
+    CallToolResponse::Task(CreateTaskResult::new(wire(task)))
 }
 
 /// Forgets the tasks the store forgot as expired: what their runs left in
