@@ -558,7 +558,8 @@ fn slow_server(slow: &Arc<Slow>, journal: tool_runtime::journal::Journal) -> Mcp
 
 /// The slow tools, served without a journal.
 fn slow_in_memory(slow: &Arc<Slow>) -> McpServer<Slow> {
-    let registry = Registry::builder().tools(tools![count_slowly, count_long, count_broken, get_item, two_names, greet_later]).build().unwrap();
+    let registry =
+        Registry::builder().tools(tools![count_slowly, count_long, count_broken, get_item, two_names, greet_later, one_name_twice]).build().unwrap();
     McpServer::new(registry, slow.clone()).with_auth(|headers| match headers.get("authorization").and_then(|value| value.to_str().ok()) {
         Some("Bearer tok-alice") => Ok(UserContext::new("alice")),
         Some("Bearer tok-bob") => Ok(UserContext::new("bob")),
@@ -574,6 +575,14 @@ async fn two_names(ctx: Ctx<Slow>) -> Result<String, ToolError> {
     let (question::Reply::Answered(first), question::Reply::Answered(second)) = (first?, second?) else { return Ok("no names".to_owned()) };
     ctx.app().finished.fetch_add(1, Ordering::SeqCst);
     Ok(format!("{} and {}", first.name, second.name))
+}
+
+/// Asks one name twice at once, as a task: a mistake its task reports.
+#[tool(timeout = "2m")]
+async fn one_name_twice(ctx: Ctx<Slow>) -> Result<String, ToolError> {
+    let (first, second) = tokio::join!(ctx.elicit_named::<Payee>("payee", "Who?"), ctx.elicit_named::<Payee>("payee", "Who else?"));
+    let _ = (first?, second?);
+    Ok("asked".to_owned())
 }
 
 /// Asks whom to greet, then greets them, as a task once asked
@@ -1329,4 +1338,16 @@ async fn a_call_asks_first_then_goes_on_as_a_task_across_instances_with_a_journa
     let first = serve_slow(greeting_later(slow_server(&slow, journal.clone()))).await;
     let second = serve_slow(greeting_later(slow_server(&slow, journal))).await;
     a_call_asks_first_then_goes_on_as_a_task(&slow, [first, second]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_whose_questions_share_a_name_fails_saying_so_rather_than_wait_forever() {
+    let slow = Arc::new(Slow::default());
+    let addr = serve_slow(slow_in_memory(&slow)).await;
+    let params = json!({"name": "one_name_twice", "arguments": {}});
+    let created = with_tasks(addr, "tok-alice", "tools/call", Some("one_name_twice"), params).await.result();
+    let id = created["taskId"].as_str().unwrap_or_else(|| panic!("no task: {created}")).to_owned();
+    let ended = until_ended(addr, &id).await;
+    assert_eq!(ended["status"], "failed", "{ended}");
+    assert!(ended["error"]["message"].as_str().unwrap().contains("two questions of the task are named \"payee\""), "{ended}");
 }

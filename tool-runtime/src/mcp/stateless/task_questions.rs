@@ -7,7 +7,8 @@
 //! through [`question::decide`](crate::question::decide) (a client may
 //! answer them one at a time: the task waits until every one is decided);
 //! then the call runs again from the top, each question answered from the
-//! memory.
+//! memory. A call that stops at two questions of one name (only one of
+//! which could be answered by it) fails its task, saying so.
 
 use rmcp::ErrorData;
 use rmcp::model::{InputRequests, InputResponses};
@@ -33,6 +34,14 @@ pub(super) async fn waiting(memory: &dyn RunMemory, task: &TaskRecord) -> Result
         }
     }
     Ok(asked.then_some(waiting))
+}
+
+/// The name two of `questions` share, if any: a task's questions are
+/// keyed by their names, so of two with one name only one could be
+/// answered.
+pub(super) fn named_twice<'a>(questions: impl Iterator<Item = (&'a str, &'a Ask)>) -> Option<&'a str> {
+    let mut seen = std::collections::HashSet::new();
+    questions.map(|(id, ask)| ask.key(id)).find(|key| !seen.insert(*key))
 }
 
 /// The `inputRequests` of a task waiting for `questions`.

@@ -346,6 +346,15 @@ async fn run<App: Send + Sync + 'static>(
     let result = match outcome {
         crate::call::CallOutcome::Done(result) => result,
         crate::call::CallOutcome::NeedsApproval(pending) if pending.asks() => {
+            if let Some(name) = task_questions::named_twice(pending.questions()) {
+                // Answered by name, only one of the two ever could be.
+                let why = format!("two questions of the task are named {name:?}: give each question of a call its own name");
+                tracing::error!(task_id = %Escaped(&task.task_id), why = %Escaped(&why), "a task's questions could not be asked");
+                end_run(server, &task.task_id, "The task's questions could not be asked.").await;
+                let error = serde_json::json!({"code": rmcp::model::ErrorCode::INTERNAL_ERROR.0, "message": why});
+                store.move_task(&task.task_id, TaskState::Failed, None, Some(&error)).await?;
+                return Ok(());
+            }
             store.move_task(&task.task_id, TaskState::InputRequired, Some("waiting for answers to its questions"), None).await?;
             return Ok(());
         }
