@@ -509,8 +509,8 @@ async fn without_a_journal_a_keyed_call_is_refused_and_a_bad_key_too() {
     assert_eq!(bank.deposits.load(Ordering::SeqCst), 0);
 }
 
-/// How many slow calls started, how many were cancelled, and how many
-/// counted to their end (their effect).
+/// How many slow calls started, how many were stopped by their
+/// cancellation, and how many counted to their end (their effect).
 #[derive(Default)]
 struct Slow {
     started: AtomicUsize,
@@ -536,18 +536,29 @@ async fn count_broken() -> Result<String, std::io::Error> {
     Err(std::io::Error::other("the counter broke"))
 }
 
-/// Counts for `millis` unless the call is cancelled first.
+/// Counts for `millis` unless the call is cancelled first: the call is
+/// counted `cancelled` whether the tool read its token cancelled or was
+/// dropped at it (the runtime cancels the token and drops the tool's task
+/// at once, so which comes first is a race).
 async fn count(ctx: Ctx<Slow>, millis: u64) -> String {
+    /// Counts one stopped call when dropped, unless the call finished.
+    struct UnlessFinished<'a>(Option<&'a AtomicUsize>);
+    impl Drop for UnlessFinished<'_> {
+        fn drop(&mut self) {
+            if let Some(cancelled) = self.0 {
+                cancelled.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    }
     ctx.app().started.fetch_add(1, Ordering::SeqCst);
+    let mut stopped = UnlessFinished(Some(&ctx.app().cancelled));
     tokio::select! {
         () = tokio::time::sleep(Duration::from_millis(millis)) => {
+            stopped.0 = None;
             ctx.app().finished.fetch_add(1, Ordering::SeqCst);
             format!("counted for {millis} ms")
         }
-        () = ctx.cancellation().cancelled() => {
-            ctx.app().cancelled.fetch_add(1, Ordering::SeqCst);
-            "cancelled".to_owned()
-        }
+        () = ctx.cancellation().cancelled() => "cancelled".to_owned(),
     }
 }
 
@@ -693,13 +704,16 @@ async fn without_a_journal_tasks_are_kept_in_the_servers_memory() {
     // A cancelled task stays cancelled, and its call learns of it.
     let slow = Arc::new(Slow::default());
     let addr = serve_slow(slow_in_memory(&slow)).await;
-    let created =
-        with_tasks(addr, "tok-alice", "tools/call", Some("count_long"), json!({"name": "count_long", "arguments": {"millis": 3_000}})).await.result();
+    // Long enough (60 s of its 60 s timeout) that only the cancel ends it,
+    // however loaded the machine.
+    let created = with_tasks(addr, "tok-alice", "tools/call", Some("count_long"), json!({"name": "count_long", "arguments": {"millis": 60_000}}))
+        .await
+        .result();
     let long = created["taskId"].as_str().unwrap_or_else(|| panic!("no task: {created}")).to_owned();
     until_counted(&slow.started, "the task's call started").await;
     with_tasks(addr, "tok-alice", "tasks/cancel", Some(&long), json!({"taskId": long})).await.result();
     assert_eq!(until_ended(addr, &long).await["status"], "cancelled");
-    until_counted(&slow.cancelled, "the cancelled task's call was cancelled").await;
+    until_counted(&slow.cancelled, "the cancelled task's call was stopped").await;
 }
 
 #[cfg(feature = "sqlite")]
@@ -732,14 +746,15 @@ async fn a_cancelled_task_stays_cancelled_and_its_call_is_cancelled() {
     // however loaded the machine.
     let id = start_long_task(first, 60_000).await;
     // Cancelled once its tool runs (a loaded machine may take a while to
-    // journal the start), so that the tool sees its token cancelled.
+    // journal the start), so that it is the running call that is stopped.
     until_counted(&slow.started, "the task's call started").await;
     let acked = with_tasks(first, "tok-alice", "tasks/cancel", Some(&id), json!({"taskId": id})).await.result();
     assert!(acked.is_object(), "{acked}");
     let ended = until_ended(second, &id).await;
     assert_eq!(ended["status"], "cancelled", "{ended}");
-    until_counted(&slow.cancelled, "the call's token was cancelled").await;
-    assert_eq!(slow.cancelled.load(Ordering::SeqCst), 1, "the call's token was cancelled once");
+    until_counted(&slow.cancelled, "the call was stopped").await;
+    assert_eq!(slow.cancelled.load(Ordering::SeqCst), 1, "the call was stopped once");
+    assert_eq!(slow.finished.load(Ordering::SeqCst), 0, "the call made no effect");
     assert_eq!(until_ended(second, &id).await["status"], "cancelled", "the end of the cancelled call does not overwrite it");
 }
 
