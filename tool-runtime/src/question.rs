@@ -93,6 +93,8 @@ use serde::Deserialize;
 use crate::memory::{Approval, JournalError, ParkedCall, RunMemory};
 
 pub use crate::memory::{Ask, Binding, Decision, Question, Root, Sampled, SamplingMessage, SamplingRequest, SamplingRole};
+#[cfg(feature = "mcp")]
+pub(crate) use asking::made_elsewhere;
 pub(crate) use asking::{Asking, ask, once, reply};
 pub use form::Form;
 #[doc(hidden)]

@@ -32,6 +32,7 @@ struct Bank {
     grants: AtomicUsize,
     deposits: AtomicUsize,
     payments: AtomicUsize,
+    holds: AtomicUsize,
 }
 
 /// Deposit money; counted, never approved.
@@ -72,6 +73,20 @@ async fn pay(ctx: Ctx<Bank>, amount: u32) -> Result<String, ToolError> {
     Ok(format!("paid {amount} to {name} ({}), receipt in {}", memo.text, roots[0].uri))
 }
 
+/// Hold the money (once, whatever the rounds), then ask who is paid, then
+/// whether to go ahead.
+#[tool]
+async fn hold_then_pay(ctx: Ctx<Bank>, amount: u32) -> Result<String, ToolError> {
+    let hold = ctx.once("hold", async { ctx.app().holds.fetch_add(1, Ordering::SeqCst) + 1 }).await?;
+    let question::Reply::Answered(Payee { name }) = ctx.elicit_named::<Payee>("payee", "Who is paid?").await? else {
+        return Ok(format!("hold {hold} released"));
+    };
+    let question::Reply::Answered(Payee { name: confirmed }) = ctx.elicit_named::<Payee>("again", "Their name once more?").await? else {
+        return Ok(format!("hold {hold} released"));
+    };
+    Ok(format!("paid {amount} to {name} ({confirmed}) from hold {hold}"))
+}
+
 /// Tip a payee, asked by name (and, `twice`, asked again under the same
 /// name, at once).
 #[tool]
@@ -104,7 +119,7 @@ const KEY: &[u8] = b"the key every instance of this test holds";
 
 fn server(bank: &Arc<Bank>) -> McpServer<Bank> {
     let registry = Registry::builder()
-        .tools(tools![get_item, grant, audit, close_item, deposit, pay, tip])
+        .tools(tools![get_item, grant, audit, close_item, deposit, pay, tip, hold_then_pay])
         .approval_ttl(Duration::from_secs(60))
         .build()
         .unwrap();
@@ -283,12 +298,12 @@ async fn tools_are_listed_per_caller_in_the_registry_order_with_cache_hints() {
     let alice = request(addr, "tok-alice", "tools/list", None, json!({})).await.result();
     assert_eq!(
         names(&alice),
-        ["get_item", "grant", "audit", "deposit", "pay", "tip"],
+        ["get_item", "grant", "audit", "deposit", "pay", "tip", "hold_then_pay"],
         "a tool that requires another is never offered: there is no run"
     );
     assert_eq!((alice["ttlMs"].clone(), alice["cacheScope"].clone()), (json!(0), json!("private")), "{alice}");
     let bob = request(addr, "tok-bob", "tools/list", None, json!({})).await.result();
-    assert_eq!(names(&bob), ["get_item", "grant", "deposit", "pay", "tip"]);
+    assert_eq!(names(&bob), ["get_item", "grant", "deposit", "pay", "tip", "hold_then_pay"]);
     // What a caller is not offered, they cannot call by name.
     let refused = call(addr, "tok-bob", "audit", json!({})).await;
     assert!(refused["isError"] == true && text(&refused).contains("UNKNOWN_TOOL"), "{refused}");
@@ -516,6 +531,7 @@ struct Slow {
     started: AtomicUsize,
     cancelled: AtomicUsize,
     finished: AtomicUsize,
+    holds: AtomicUsize,
 }
 
 /// Take a while; long enough (by its interim text) to be a task.
@@ -601,11 +617,12 @@ async fn one_name_twice(ctx: Ctx<Slow>) -> Result<String, ToolError> {
 #[tool(timeout = "2m")]
 async fn greet_later(ctx: Ctx<Slow>) -> Result<String, ToolError> {
     ctx.app().started.fetch_add(1, Ordering::SeqCst);
+    let hold = ctx.once("hold", async { ctx.app().holds.fetch_add(1, Ordering::SeqCst) + 1 }).await?;
     let question::Reply::Answered(Payee { name }) = ctx.elicit_named::<Payee>("payee", "Whom to greet?").await? else {
         return Ok("no one greeted".to_owned());
     };
     ctx.app().finished.fetch_add(1, Ordering::SeqCst);
-    Ok(format!("hello {name}"))
+    Ok(format!("hello {name} (hold {hold})"))
 }
 
 /// `server` with `greet_later` a task once its questions are answered.
@@ -1305,8 +1322,9 @@ async fn a_tasks_questions_are_its_input_requests_answered_one_at_a_time_on_any_
 /// `input_required` (no task yet), and the round that answers them answers
 /// with a task (no `requestState`, no `inputRequests`), whose call reads
 /// the answer where it asks again: the round on one instance, the task
-/// read on the other, `rounds` the instances (one without a journal).
-async fn a_call_asks_first_then_goes_on_as_a_task(slow: &Slow, rounds: [SocketAddr; 2]) {
+/// read on the other, `rounds` the instances (one without a journal); the
+/// text of its result.
+async fn a_call_asks_first_then_goes_on_as_a_task(slow: &Slow, rounds: [SocketAddr; 2]) -> String {
     let greet = |addr, capabilities: Value, responses: Option<Value>, state: Option<String>| {
         let mut params = json!({"name": "greet_later", "arguments": {}, "capabilities": capabilities});
         if let Some(responses) = responses {
@@ -1333,16 +1351,17 @@ async fn a_call_asks_first_then_goes_on_as_a_task(slow: &Slow, rounds: [SocketAd
     let id = created["taskId"].as_str().unwrap().to_owned();
     let done = until_ended(rounds[0], &id).await;
     assert_eq!(done["status"], "completed", "{done}");
-    assert_eq!(done["result"]["content"][0]["text"], "hello Ada", "{done}");
     // The first round, and the task's call; greeted once.
     assert_eq!((slow.started.load(Ordering::SeqCst), slow.finished.load(Ordering::SeqCst)), (2, 1));
+    done["result"]["content"][0]["text"].as_str().unwrap().to_owned()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_asks_first_then_goes_on_as_a_task_in_the_servers_memory() {
     let slow = Arc::new(Slow::default());
     let addr = serve_slow(greeting_later(slow_in_memory(&slow))).await;
-    a_call_asks_first_then_goes_on_as_a_task(&slow, [addr, addr]).await;
+    let greeted = a_call_asks_first_then_goes_on_as_a_task(&slow, [addr, addr]).await;
+    assert!(greeted.starts_with("hello Ada (hold "), "{greeted}");
 }
 
 #[cfg(feature = "sqlite")]
@@ -1352,7 +1371,9 @@ async fn a_call_asks_first_then_goes_on_as_a_task_across_instances_with_a_journa
     let journal = journal("asks_first").await;
     let first = serve_slow(greeting_later(slow_server(&slow, journal.clone()))).await;
     let second = serve_slow(greeting_later(slow_server(&slow, journal))).await;
-    a_call_asks_first_then_goes_on_as_a_task(&slow, [first, second]).await;
+    let greeted = a_call_asks_first_then_goes_on_as_a_task(&slow, [first, second]).await;
+    assert_eq!(greeted, "hello Ada (hold 1)", "the hold made in the round is the task's");
+    assert_eq!(slow.holds.load(Ordering::SeqCst), 1, "held once");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1365,4 +1386,30 @@ async fn a_task_whose_questions_share_a_name_fails_saying_so_rather_than_wait_fo
     let ended = until_ended(addr, &id).await;
     assert_eq!(ended["status"], "failed", "{ended}");
     assert!(ended["error"]["message"].as_str().unwrap().contains("two questions of the task are named \"payee\""), "{ended}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_effect_made_once_is_made_once_over_every_round_on_any_instance() {
+    let bank = Arc::new(Bank::default());
+    let (first, second) = (serve(server(&bank)).await, serve(server(&bank)).await);
+    let round = |addr, responses: Option<Value>, state: Option<String>| {
+        let mut params = json!({"name": "hold_then_pay", "arguments": {"amount": 5}, "capabilities": asking_client()});
+        if let Some(responses) = responses {
+            params["inputResponses"] = responses;
+        }
+        if let Some(state) = state {
+            params["requestState"] = json!(state);
+        }
+        request(addr, "tok-alice", "tools/call", Some("hold_then_pay"), params)
+    };
+    let named = |key: &str, name: &str| json!({key: {"action": "accept", "content": {"name": name}}});
+    let asked = round(first, None, None).await.result();
+    assert_eq!(asked["inputRequests"].as_object().unwrap().keys().collect::<Vec<_>>(), ["payee"], "{asked}");
+    let state = asked["requestState"].as_str().map(str::to_owned);
+    let again = round(second, Some(named("payee", "Ada")), state).await.result();
+    assert_eq!(again["inputRequests"].as_object().unwrap().keys().collect::<Vec<_>>(), ["again"], "{again}");
+    let state = again["requestState"].as_str().map(str::to_owned);
+    let done = round(first, Some(named("again", "Ada L.")), state).await.result();
+    assert_eq!(text(&done), "paid 5 to Ada (Ada L.) from hold 1", "{done}");
+    assert_eq!(bank.holds.load(Ordering::SeqCst), 1, "three rounds on two instances, one hold");
 }

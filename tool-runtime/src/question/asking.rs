@@ -12,7 +12,7 @@
 //! completion or roots): a tool that asks another at that position (its
 //! code changed meanwhile) is refused, and the answer is not used.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
@@ -134,6 +134,22 @@ impl Asking {
             return None;
         }
         Some(Stopped { questions: std::mem::take(&mut state.parked), arguments: state.arguments.take() })
+    }
+
+    /// The effects made once ([`once`]) so far, in a run that is not
+    /// durable, by key.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code, reason = "carried by a 2026-07-28 round's state"))]
+    pub(crate) fn made_once(&self) -> BTreeMap<String, Value> {
+        self.state().once.iter().map(|(key, value)| (key.clone(), value.clone())).collect()
+    }
+
+    /// Keeps `made`, effects an earlier run of the call made once, whose
+    /// values were carried apart from this state (a 2026-07-28 round's
+    /// sealed `requestState` carries them): asked again, [`once`] returns
+    /// them without making them again.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code, reason = "carried by a 2026-07-28 round's state"))]
+    pub(crate) fn made_before(&self, made: BTreeMap<String, Value>) {
+        self.state().once.extend(made);
     }
 
     /// How many questions this run of the tool asked.
@@ -287,9 +303,7 @@ where
     }
     let failed =
         |error: JournalError| ToolError::internal().with_message(format!("the effect `{key}` of call {call_id} could not be journaled: {error}"));
-    let effect_key = serde_json::json!(["once", &*remembered.run_id, call_id, key]).to_string();
-    // Apart from the call's own row: a call is found by its run and id.
-    let row_id = format!("{call_id}@{key}");
+    let (effect_key, row_id) = once_ids(&remembered.run_id, call_id, key);
     let arguments = asking.arguments();
     let starting = Starting { run_id: &remembered.run_id, call_id: &row_id, tool: &asking.tool, input: &arguments, effect_key: &effect_key };
     match remembered.memory.start_or_find(starting).await.map_err(failed)? {
@@ -305,7 +319,24 @@ where
     }
     let made = effect.await;
     let value = serde_json::to_value(&made).map_err(unreadable)?;
-    let result = JournaledResult {
+    // The effect happened: its value stands; only its record is missing,
+    // and a later run of the call reads its outcome as unknown.
+    if let Err(error) = remembered.memory.finish_call(&effect_key, &made_value(value)).await {
+        tracing::error!(call_id = %Escaped(call_id), key = %Escaped(key), error = %Escaped(&error), "an effect made once could not be journaled as finished");
+    }
+    Ok(made)
+}
+
+/// The effect key and the row id an effect made once under `key` by the
+/// call `call_id` of the run `run_id` is journaled under: apart from the
+/// call's own row, since a call is found by its run and id.
+fn once_ids(run_id: &str, call_id: &str, key: &str) -> (String, String) {
+    (serde_json::json!(["once", run_id, call_id, key]).to_string(), format!("{call_id}@{key}"))
+}
+
+/// The journaled result of an effect made once: its value.
+fn made_value(value: Value) -> JournaledResult {
+    JournaledResult {
         kind: ResultKind::Success,
         text: String::new(),
         structured: Some(value),
@@ -313,11 +344,30 @@ where
         status: None,
         truncated: false,
         ends_run: false,
-    };
-    // The effect happened: its value stands; only its record is missing,
-    // and a later run of the call reads its outcome as unknown.
-    if let Err(error) = remembered.memory.finish_call(&effect_key, &result).await {
-        tracing::error!(call_id = %Escaped(call_id), key = %Escaped(key), error = %Escaped(&error), "an effect made once could not be journaled as finished");
     }
-    Ok(made)
+}
+
+/// Keeps in `remembered` (a durable run's memory) the effects `made` once
+/// by earlier runs of the call `call_id` of `tool` with `input` that ran
+/// elsewhere (a 2026-07-28 call's rounds, before it went on as a task), as
+/// [`once`] keeps one it makes: asked again, it returns them. An effect the
+/// memory holds already is left as it is.
+///
+/// # Errors
+///
+/// As the memory fails.
+#[cfg_attr(not(feature = "mcp"), allow(dead_code, reason = "a 2026-07-28 call gone on as a task"))]
+pub(crate) async fn made_elsewhere(
+    remembered: &Remembered,
+    (call_id, tool, input): (&str, &str, &Value),
+    made: BTreeMap<String, Value>,
+) -> Result<(), JournalError> {
+    for (key, value) in made {
+        let (effect_key, row_id) = once_ids(&remembered.run_id, call_id, &key);
+        let starting = Starting { run_id: &remembered.run_id, call_id: &row_id, tool, input, effect_key: &effect_key };
+        if remembered.memory.start_or_find(starting).await?.is_none() {
+            remembered.memory.finish_call(&effect_key, &made_value(value)).await?;
+        }
+    }
+    Ok(())
 }

@@ -62,10 +62,10 @@ pub(super) async fn call<App: Send + Sync + 'static>(
     let call = server.registry.call(&server.app, &name, arguments).user(user.clone()).cancellation(&context.ct).offered(names);
     let keyed = key.is_some();
     // A call without a key may ask questions, over several rounds.
-    let round = (!keyed).then(questions::Round::first);
+    let round = (!keyed).then(|| questions::Round::first(&name, &user));
     let call = match key {
         None => match &round {
-            Some(round) => round.attach(call, &name, &user),
+            Some(round) => round.attach(call),
             None => call,
         },
         Some(key) => match keyed_call(server, call, key, &caller) {
@@ -75,19 +75,24 @@ pub(super) async fn call<App: Send + Sync + 'static>(
     };
     let (sinks, forwarding) = notices::for_request(context, level);
     let outcome = forwarding.run(sinks.attach(call), &context.peer).await;
-    Ok(match outcome {
-        CallOutcome::Done(result) => results::answer(server, result).into(),
-        // Its questions first, in rounds: the round that answers them all
-        // answers with the task (`questions::resume`).
-        CallOutcome::NeedsApproval(pending) if pending.asks() && super::tasks::after_questions(server, stateless, &name, &caller, context) => {
-            questions::ask(server, stateless, &pending, Vec::new(), &caller, context)?
+    let asked = match (outcome, &round) {
+        (CallOutcome::Done(result), _) => return Ok(results::answer(server, result).into()),
+        // Only a call run in a round asks (a keyed call cannot).
+        (CallOutcome::NeedsApproval(pending), Some(round)) if pending.asks() => (pending, round),
+        (CallOutcome::NeedsApproval(pending), _) if !keyed && super::tasks::declared(server, &caller, context) => {
+            return Ok(super::tasks::create(server, stateless, pending.tool(), pending.arguments(), &user).await);
         }
-        CallOutcome::NeedsApproval(pending) if !keyed && super::tasks::declared(server, &caller, context) => {
-            super::tasks::create(server, stateless, pending.tool(), pending.arguments(), &user).await
-        }
-        CallOutcome::NeedsApproval(pending) if pending.asks() => questions::ask(server, stateless, &pending, Vec::new(), &caller, context)?,
-        CallOutcome::NeedsApproval(pending) => approvals::ask(server, stateless, pending, &caller, keyed, context).await,
-    })
+        (CallOutcome::NeedsApproval(pending), _) => return Ok(approvals::ask(server, stateless, pending, &caller, keyed, context).await),
+    };
+    let (pending, round) = asked;
+    // A tool whose questions come first asks them in rounds, as one whose
+    // client does not declare tasks does; the round that answers the last
+    // of them answers with the task (`questions::resume`). Any other that
+    // asks a client that declares tasks is a task at once.
+    if super::tasks::declared(server, &caller, context) && !super::tasks::after_questions(server, stateless, &name, &caller, context) {
+        return questions::to_task(server, stateless, (&pending, round), &caller).await;
+    }
+    questions::ask(server, stateless, (&pending, round), Vec::new(), &caller, context)
 }
 
 /// The level of the log messages the request asks for, if it asks.

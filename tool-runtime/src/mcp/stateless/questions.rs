@@ -6,8 +6,9 @@
 //! one, [`Ctx::elicit_named`](crate::Ctx::elicit_named), else by its id,
 //! `<call id>#<n>`), with a
 //! sealed `requestState` (`state.rs`) that carries every question asked so
-//! far and the answers given; the client sends the same call again with
-//! `inputResponses` and that state.
+//! far and the answers given, and the values of the effects the tool made
+//! once ([`Ctx::once`](crate::Ctx::once)); the client sends the same call
+//! again with `inputResponses` and that state.
 //!
 //! Nothing is kept between the rounds but the state: each round parks the
 //! questions it carries in a memory of its own, records the answers given
@@ -60,26 +61,36 @@ use crate::steps::Steps;
 pub(super) struct Round {
     call_id: String,
     remembered: Remembered,
+    asking: Arc<Asking>,
 }
 
 impl Round {
-    /// A new call's first round.
-    pub(super) fn first() -> Self {
+    /// A new call's first round, of `tool` for `user`.
+    pub(super) fn first(tool: &str, user: &UserContext) -> Self {
         let call_id = crate::ids::fresh_call_id().to_string();
-        Round::of(call_id)
+        Round::of(call_id, tool, user, BTreeMap::new())
     }
 
-    fn of(call_id: String) -> Self {
+    /// A later round of the call `call_id`, whose earlier rounds made
+    /// `made` once.
+    fn of(call_id: String, tool: &str, user: &UserContext, made: BTreeMap<String, Value>) -> Self {
         let memory = Arc::new(LocalMemory::default());
         let remembered = Remembered { memory, run_id: run_id_for(&call_id).into(), user: None, durable: false };
-        Round { call_id, remembered }
+        let asking = Arc::new(Asking::new(tool.into(), user.id.clone(), None));
+        asking.made_before(made);
+        Round { call_id, remembered, asking }
     }
 
     /// `call`, run in this round: its tool may ask, its questions kept in
     /// the round's memory.
-    pub(super) fn attach<'r, App: Send + Sync + 'static>(&self, call: Call<'r, App>, tool: &str, user: &UserContext) -> Call<'r, App> {
-        let asking = Arc::new(Asking::new(tool.into(), user.id.clone(), None));
-        call.call_id(self.call_id.as_str()).remembered(self.remembered.clone()).asking(asking)
+    pub(super) fn attach<'r, App: Send + Sync + 'static>(&self, call: Call<'r, App>) -> Call<'r, App> {
+        call.call_id(self.call_id.as_str()).remembered(self.remembered.clone()).asking(self.asking.clone())
+    }
+
+    /// The effects the call made once so far, which the next round's state
+    /// carries.
+    pub(super) fn made_once(&self) -> BTreeMap<String, Value> {
+        self.asking.made_once()
     }
 }
 
@@ -94,7 +105,7 @@ impl Round {
 pub(super) fn ask<App: Send + Sync + 'static>(
     server: &Server<App>,
     stateless: &Stateless,
-    pending: &PendingCall<App>,
+    (pending, round): (&PendingCall<App>, &Round),
     mut carried: Vec<Carried>,
     caller: &Caller,
     context: &RequestContext<RoleServer>,
@@ -109,7 +120,8 @@ pub(super) fn ask<App: Send + Sync + 'static>(
         }
     }
     let arguments = pending.arguments();
-    let sealed = Sealed { run_id: run_id_for(pending.id()), call_id: pending.id().to_string(), instance: None, questions: carried };
+    let (run_id, call_id) = (run_id_for(pending.id()), pending.id().to_string());
+    let sealed = Sealed { run_id, call_id, instance: None, questions: carried, once: round.made_once() };
     input_required(server, stateless, sealed, &binding(pending.tool(), caller.user.id.as_deref(), &arguments))
 }
 
@@ -183,14 +195,16 @@ pub(super) async fn resume<App: Send + Sync + 'static>(
     if super::tasks::after_questions(server, stateless, tool, caller, context) {
         return as_task(server, stateless, tool, arguments, &sealed, caller).await.map(Some);
     }
-    let round = Round::of(sealed.call_id.clone());
+    let round = Round::of(sealed.call_id.clone(), tool, &caller.user, std::mem::take(&mut sealed.once));
     let Remembered { memory, run_id, .. } = &round.remembered;
     remember(&**memory, run_id, &sealed.call_id, (&sealed, tool, &arguments, None)).await?;
     let names = tool_list::names(&tool_list::offered(server, &Steps::default(), &caller.user, false));
     let call = server.registry.call(&server.app, tool, arguments).user(caller.user.clone()).cancellation(&context.ct).offered(names);
-    match round.attach(call, tool, &caller.user).await {
+    match round.attach(call).await {
         CallOutcome::Done(result) => Ok(Some(results::answer(server, result).into())),
-        CallOutcome::NeedsApproval(pending) if pending.asks() => ask(server, stateless, &pending, sealed.questions, caller, context).map(Some),
+        CallOutcome::NeedsApproval(pending) if pending.asks() => {
+            ask(server, stateless, (&pending, &round), sealed.questions, caller, context).map(Some)
+        }
         // Asked for approval only once its questions were answered: the
         // model reads that it waits (an approval is asked before the tool
         // runs, on the call's first round).
@@ -215,15 +229,34 @@ fn answer_of(question: &Carried, response: &Value) -> Result<Answered, ErrorData
     })
 }
 
-/// The call whose questions `sealed` answers, gone on as a task
-/// ([`TaskSupport::AfterQuestions`](super::TaskSupport::AfterQuestions)):
-/// the task recorded, each answered question parked in the task's run, as
-/// the task's own (`<task id>#<n>`), and the task started; its call runs
-/// from the top and reads each answer where it asks again.
+/// A call that stopped at its questions in its first round, for a client
+/// that declares tasks: a task at once, whose call asks them again
+/// (`tasks/get` carries them), with the effects the round made once.
 ///
 /// # Errors
 ///
-/// As [`remember`].
+/// As [`as_task`].
+pub(super) async fn to_task<App: Send + Sync + 'static>(
+    server: &Server<App>,
+    stateless: &Stateless,
+    (pending, round): (&PendingCall<App>, &Round),
+    caller: &Caller,
+) -> Result<CallToolResponse, ErrorData> {
+    let (run_id, call_id) = (run_id_for(pending.id()), pending.id().to_string());
+    let sealed = Sealed { run_id, call_id, instance: None, questions: Vec::new(), once: round.made_once() };
+    as_task(server, stateless, pending.tool(), pending.arguments(), &sealed, caller).await
+}
+
+/// The call whose questions `sealed` answers, gone on as a task
+/// ([`TaskSupport::AfterQuestions`](super::TaskSupport::AfterQuestions)):
+/// the task recorded, each answered question parked in the task's run, as
+/// the task's own (`<task id>#<n>`), and each effect made once kept there
+/// too, and the task started; its call runs from the top and reads each
+/// answer where it asks again, each effect where it makes it again.
+///
+/// # Errors
+///
+/// As [`remember`]; `-32603` when the memory fails.
 async fn as_task<App: Send + Sync + 'static>(
     server: &Server<App>,
     stateless: &Stateless,
@@ -238,6 +271,9 @@ async fn as_task<App: Send + Sync + 'static>(
     };
     let run_id = super::task_approvals::run_id(&task.task_id);
     remember(&*server.memory, &run_id, &task.task_id, (sealed, tool, &arguments, caller.user.id.clone())).await?;
+    let remembered = Remembered::durable(server.memory.clone(), &run_id);
+    let made = question::made_elsewhere(&remembered, (&task.task_id, tool, &arguments), sealed.once.clone()).await;
+    made.map_err(|error| ErrorData::internal_error(format!("the effects made once of task {}: {error}", task.task_id), None))?;
     Ok(super::tasks::begin(server, stateless, &task, &caller.user))
 }
 

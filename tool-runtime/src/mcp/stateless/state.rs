@@ -28,7 +28,7 @@
 //! the active key seals, every key opens. Without either, a key is drawn at
 //! random when the server is made: a state is then good on this process only.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -54,6 +54,11 @@ pub(crate) struct Sealed {
     /// none for an approval.
     #[serde(rename = "q", default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) questions: Vec<Carried>,
+    /// The effects the call's tool made once ([`Ctx::once`](crate::Ctx::once))
+    /// in the rounds so far, by key: the next round returns them rather
+    /// than make them again.
+    #[serde(rename = "o", default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) once: BTreeMap<String, Value>,
 }
 
 /// One question a call's tool asked at 2026-07-28, carried in its state:
@@ -245,7 +250,7 @@ mod tests {
     }
 
     fn approval() -> Sealed {
-        Sealed { run_id: "mcp-r".into(), call_id: "call-1".into(), instance: None, questions: Vec::new() }
+        Sealed { run_id: "mcp-r".into(), call_id: "call-1".into(), instance: None, questions: Vec::new(), once: BTreeMap::new() }
     }
 
     #[test]
