@@ -78,7 +78,29 @@ const INPUT_REQUIRED: &[&str] = &[
     "input-required-result-validate-input",
 ];
 
+/// The three judgements below at once, each on a thread named as its part
+/// (a skip is recorded under that name): they wait on the suite's Node
+/// processes and on the servers they start far more than on the CPU, and
+/// libtest runs only as many tests at once as the machine has cores.
 #[test]
+fn the_conformance_suite_passes() {
+    let parts: &[(&str, fn())] = &[
+        ("the_conformance_suite_passes_at_both_revisions", the_conformance_suite_passes_at_both_revisions),
+        ("the_tasks_scenarios_pass_with_a_journal", the_tasks_scenarios_pass_with_a_journal),
+        #[cfg(feature = "postgres")]
+        ("the_tasks_and_input_required_scenarios_pass_across_restarts", the_tasks_and_input_required_scenarios_pass_across_restarts),
+    ];
+    // A part that fails panics on its thread, saying why; the scope then
+    // fails the test once every part ended.
+    std::thread::scope(|scope| {
+        for &(name, part) in parts {
+            std::thread::Builder::new().name(name.to_owned()).spawn_scoped(scope, part).expect("a thread for each part");
+        }
+    });
+}
+
+/// Every scenario of each revision against the example keeping its tasks
+/// in its process.
 fn the_conformance_suite_passes_at_both_revisions() {
     let Some(suite) = Suite::find() else { return };
     let server = serve("plain", &[]);
@@ -93,7 +115,7 @@ fn the_conformance_suite_passes_at_both_revisions() {
     assert!(failed.is_empty(), "checks failed:\n{}", failed.join("\n"));
 }
 
-#[test]
+/// The tasks scenarios against the example keeping its tasks in a journal.
 fn the_tasks_scenarios_pass_with_a_journal() {
     let Some(suite) = Suite::find() else { return };
     let journal = match std::env::var("TOOL_RUNTIME_TEST_POSTGRES_URL") {
@@ -131,7 +153,6 @@ const NOTHING_TO_COME_BACK_TO: &[&str] = &[
 /// reads the task or answers (`support/restarting.rs`): each such scenario
 /// restarts it at least once, and every check passes.
 #[cfg(feature = "postgres")]
-#[test]
 fn the_tasks_and_input_required_scenarios_pass_across_restarts() {
     let Some(suite) = Suite::find() else { return };
     let Some(journal) = peers::postgres_url() else { return };

@@ -226,9 +226,9 @@
 //!   `requiredCapabilities` otherwise, HTTP 400); a state that does not open
 //!   for the call, or an answer that does not answer its question, is
 //!   `-32602` and runs nothing. Nothing is kept between rounds but the
-//!   state, so any instance holding the key finishes it; an effect made
-//!   before a question through [`Ctx::once`](crate::Ctx::once) is made
-//!   again in each round at this revision (the rounds share no memory).
+//!   state, so any instance holding the key finishes it; the state carries
+//!   the values of the effects made through [`Ctx::once`](crate::Ctx::once)
+//!   too, so that no round makes one again.
 //! - **Idempotent retries**: a call whose `_meta` carries
 //!   [`IDEMPOTENCY_KEY`] reads, on a retry, the journaled result of the
 //!   first call with that key and credential; so does a re-sent approval

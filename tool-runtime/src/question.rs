@@ -75,7 +75,7 @@
 //!    `input_required`, whose `requestState` seals the run id and the call
 //!    id, and, where no memory outlives the request, the questions asked
 //!    and the answers given, parked and decided again in each round's own
-//!    memory) keys each of `inputRequests` by the question's key
+//!    memory, and the values of the effects made once) keys each of `inputRequests` by the question's key
 //!    ([`Ask::key`]: the name the tool gave it, else its id), records
 //!    each of `inputResponses` with [`decide`] under its id, and sends the
 //!    same call again under the same run id and call id: it runs from the
