@@ -99,19 +99,11 @@ pub(super) async fn ask<App: Send + Sync + 'static>(
     let arguments = pending.arguments();
     let (user, id) = (caller.user.id.as_deref(), pending.id().as_str());
     let sealed = match (keyed, server.durable_memory().is_some()) {
-        (true, _) => Sealed {
-            run_id: super::retries::run_id(&caller.user),
-            call_id: id.to_owned(),
-            instance: None,
-            questions: Vec::new(),
-            once: std::collections::BTreeMap::new(),
-        },
-        (false, true) => {
-            Sealed { run_id: run_id_for(id), call_id: id.to_owned(), instance: None, questions: Vec::new(), once: std::collections::BTreeMap::new() }
-        }
+        (true, _) => Sealed { run_id: super::retries::run_id(&caller.user), call_id: id.to_owned(), ..Sealed::default() },
+        (false, true) => Sealed { run_id: run_id_for(id), call_id: id.to_owned(), ..Sealed::default() },
         (false, false) => {
             let instance = Some(stateless.sealing.instance().to_owned());
-            Sealed { run_id: run_id_for(id), call_id: id.to_owned(), instance, questions: Vec::new(), once: std::collections::BTreeMap::new() }
+            Sealed { run_id: run_id_for(id), call_id: id.to_owned(), instance, ..Sealed::default() }
         }
     };
     let kept = match server.durable_memory() {

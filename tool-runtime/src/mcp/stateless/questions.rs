@@ -121,7 +121,7 @@ pub(super) fn ask<App: Send + Sync + 'static>(
     }
     let arguments = pending.arguments();
     let (run_id, call_id) = (run_id_for(pending.id()), pending.id().to_string());
-    let sealed = Sealed { run_id, call_id, instance: None, questions: carried, once: round.made_once() };
+    let sealed = Sealed { run_id, call_id, questions: carried, once: round.made_once(), ..Sealed::default() };
     input_required(server, stateless, sealed, &binding(pending.tool(), caller.user.id.as_deref(), &arguments))
 }
 
@@ -243,7 +243,7 @@ pub(super) async fn to_task<App: Send + Sync + 'static>(
     caller: &Caller,
 ) -> Result<CallToolResponse, ErrorData> {
     let (run_id, call_id) = (run_id_for(pending.id()), pending.id().to_string());
-    let sealed = Sealed { run_id, call_id, instance: None, questions: Vec::new(), once: round.made_once() };
+    let sealed = Sealed { run_id, call_id, once: round.made_once(), ..Sealed::default() };
     as_task(server, stateless, pending.tool(), pending.arguments(), &sealed, caller).await
 }
 

@@ -42,7 +42,7 @@ use crate::mcp::waiting::{WaitingCall, WaitingCalls};
 /// What an approval's `requestState` carries: the approval's run and call
 /// ids (in the journal, when the server has one), and the tag of the
 /// process that asked when no journal keeps the approval.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Sealed {
     #[serde(rename = "r")]
     pub(crate) run_id: String,
@@ -250,7 +250,7 @@ mod tests {
     }
 
     fn approval() -> Sealed {
-        Sealed { run_id: "mcp-r".into(), call_id: "call-1".into(), instance: None, questions: Vec::new(), once: BTreeMap::new() }
+        Sealed { run_id: "mcp-r".into(), call_id: "call-1".into(), ..Sealed::default() }
     }
 
     #[test]
