@@ -3,28 +3,59 @@
 //! direct call of the `async fn`. Both run on one current-thread runtime.
 //!
 //! `cargo bench --bench invoke` prints criterion's groups, then the ratio
-//! it is judged by (targets: at most 2x for `lookup`, 3x for `transfer`), measured side by side in
-//! alternating batches. Two tools are measured: one whose schema says
-//! nothing serde does not enforce (validation is skipped on the happy path)
-//! and one with constraints (a range, a pattern, a length), which is
-//! validated on every call.
+//! it is judged by (targets: at most 1.6x for `lookup`, 2x for `transfer`),
+//! measured side by side in alternating batches. Two tools are measured:
+//! one whose schema says nothing serde does not enforce (validation is
+//! skipped on the happy path) and one with constraints (a range, a pattern,
+//! a length), which is validated on every call.
 //!
 //! Where the time goes: `INVOKE_PROFILE=lookup` (or `transfer`, or
 //! `lookup-limit`, `transfer-limit`) makes the bench run 20,000 calls
-//! (`INVOKE_CALLS`) of that path and nothing else, for an instruction
-//! profiler:
+//! (`INVOKE_CALLS`) of that path and nothing else, for a profiler:
 //!
 //! ```text
 //! cargo bench --bench invoke --no-run
 //! INVOKE_PROFILE=lookup valgrind --tool=callgrind target/release/deps/invoke-*
+//! INVOKE_PROFILE=lookup INVOKE_CALLS=12000000 perf record -e cpu-clock target/release/deps/invoke-*
 //! ```
 //!
-//! Measured in 22 runs on 2 shared cores, on a machine that switches
-//! between a fast and a slow mode: `lookup` 1.62x to 1.89x in 21 runs (333
-//! to 391 ns against 180 to 214 ns in the fast mode, where it is 1.83x to
-//! 1.88x), 2.12x in one; `transfer` 1.99x to 2.47x. In instructions
-//! (callgrind, a 20,000-call run minus a 10,000-call run): `lookup` 3,719 a
-//! call against 2,621 (1.42x), `transfer` 5,530 against 3,040 (1.82x).
+//! Per call, a 20,000-call callgrind run minus a 10,000-call run:
+//!
+//! | | `lookup` | its limit | `transfer` | its limit |
+//! |---|---|---|---|---|
+//! | instructions | 3,773 (1.44x) | 2,622 | 5,544 (1.82x) | 3,040 |
+//! | stores (`--cache-sim=yes`) | 828 (1.79x) | 463 | | |
+//! | `malloc` + `realloc` calls | 2 + 1 | 2 + 1 | 3 + 1 | 3 + 1 |
+//!
+//! The registry allocates nothing the limit does not (the `String` the
+//! tool's text is read into, and the one `format!` writes). The wall ratio
+//! (about 2x) is above the instruction ratio because of where the
+//! instructions stall: sampled by time (`perf record -e cpu-clock`; this
+//! machine's VM has no hardware counters), about a quarter of a `lookup`
+//! call's samples sit on loads just after a call returned a value through
+//! memory. A value written field by field (8-byte or 1-byte stores) and
+//! read back by its caller in 16-byte moves cannot be forwarded from the
+//! store buffer, and waits for it. In main's binary (9a7d864): the 128-byte
+//! future `Registry::invoke` returns, which the caller moves into its own
+//! future; the call id (`SmolStr::new_inline`'s copy, read back whole); the
+//! `CallResult` of stage 7, moved up through the polls and read back by the
+//! caller; the tool's `ToolOutput` (its one-byte `ends_run` read in an
+//! 8-byte word). The text reader (`Args`) runs fewer instructions than
+//! serde_json's derive (about 950 against 1,280 a call) but takes longer
+//! than it, for the same reason. So the at-once path keeps its outcome,
+//! input and id within fewer functions (`Processing::poll`, `ran`,
+//! `Args::text`, `Args::read_whole`, the id's making are inlined).
+//!
+//! Measured side by side with main's binary (load 3.3 to 4.1 on 2 shared
+//! cores; the median of 40 runs each of the summary alone, `invoke-*
+//! --bench nomatch`, the two binaries alternating): `lookup` 2.13x to 2.02x
+//! (251.5 to 245.0 ns against 118 to 120.5 ns), `transfer` 2.30x to 2.17x
+//! (331 to 311 ns against 143 to 144 ns); instructions a call, `lookup`
+//! 3,834 to 3,773, `transfer` 5,623 to 5,544. What did not pay, measured
+//! the same way: inlining `pipeline::invoke` and the at-once future's
+//! `poll` as well (`transfer` 4% slower), a future of `invoke`'s own
+//! instead of `map` (5% slower), stage 7's success apart from its failures
+//! (1% to 2% slower).
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -173,8 +204,8 @@ fn summary() {
         };
         let ratio = ours.as_secs_f64() / limit.as_secs_f64();
         // The constraints (a range, a pattern, a length) are validated on
-        // every call of `transfer`: its target is 3x.
-        let target = if tool == "lookup" { 2.0 } else { 3.0 };
+        // every call of `transfer`: its target is 2x.
+        let target = if tool == "lookup" { 1.6 } else { 2.0 };
         println!("{tool:<10} {ours:>12.2?} {limit:>12.2?} {ratio:>6.2}x  <= {target}x: {}", if ratio <= target { "met" } else { "NOT met" });
     }
 }

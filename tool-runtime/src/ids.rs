@@ -94,6 +94,7 @@ fn next_number() -> ([u8; TAG_CHARS], u64) {
 
 /// `{prefix}{tag}_{n}`: unique across processes and time (see the
 /// [module docs](self)).
+#[inline]
 pub(crate) fn fresh_id(prefix: &str) -> SmolStr {
     let (tag, number) = next_number();
     written(prefix, &tag, number)
@@ -102,6 +103,7 @@ pub(crate) fn fresh_id(prefix: &str) -> SmolStr {
 /// The id of `number` in the epoch of `tag`, its number in base 32, most
 /// significant character first. `prefix` is at most five bytes, so that
 /// the id is held inline.
+#[inline]
 fn written(prefix: &str, tag: &[u8; TAG_CHARS], number: u64) -> SmolStr {
     assert!(prefix.len() <= MAX_PREFIX, "an id's prefix of over {MAX_PREFIX} bytes: {prefix}");
     let mut id = [0u8; 23];
@@ -123,6 +125,7 @@ fn written(prefix: &str, tag: &[u8; TAG_CHARS], number: u64) -> SmolStr {
 }
 
 /// A fresh call id, `call_{tag}_{n}`.
+#[inline]
 pub(crate) fn fresh_call_id() -> SmolStr {
     fresh_id("call_")
 }

@@ -233,6 +233,7 @@ pub(crate) enum Processing<'a, App> {
 impl<App: Send + Sync + 'static> Future for Processing<'_, App> {
     type Output = CallOutcome<App>;
 
+    #[inline]
     fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<CallOutcome<App>> {
         match self.get_mut() {
             Processing::Ended(outcome) => Poll::Ready(outcome.take().expect("a call's future polled after it ended")),
@@ -286,6 +287,7 @@ fn run_validated<'s, App: Send + Sync + 'static>(
 /// The outcome of a call whose tool ran: one that stopped at its questions
 /// waits for their answers (its input read again from what it was read
 /// from, which the call's asking state kept), any other is done.
+#[inline]
 pub(crate) fn ran<App>(tools: &ToolTable<App>, entry: &Entry<App>, call: CallState<'_, App>, result: CallResult) -> CallOutcome<App>
 where
     App: Send + Sync + 'static,
@@ -293,6 +295,15 @@ where
     if result.kind != ResultKind::PendingApproval {
         return CallOutcome::Done(result);
     }
+    pending_again(tools, entry, call, result)
+}
+
+/// [`ran`] for a call whose tool ran and is pending: stopped at its
+/// questions, or pending for another reason (then done).
+fn pending_again<App>(tools: &ToolTable<App>, entry: &Entry<App>, call: CallState<'_, App>, result: CallResult) -> CallOutcome<App>
+where
+    App: Send + Sync + 'static,
+{
     let Some(stopped) = call.info().asking().and_then(crate::question::Asking::take_stopped) else { return CallOutcome::Done(result) };
     let arguments = match stopped.arguments {
         Some(ParsedFrom::Text(text)) => Arguments::Text(text),

@@ -51,6 +51,7 @@ impl<'a> Args<'a> {
 
     /// The arguments as text; `None` when it is not an object. Read it with
     /// [`read_whole`](Self::read_whole).
+    #[inline]
     pub(crate) fn text(text: &'a str, properties: Option<&'a Properties>) -> Option<Self> {
         let cursor = Cursor::open(text)?;
         Some(Args(Source::Text(Text { text, properties, cursor: Some(cursor), fields: None, read: 0, whole: false })))
@@ -59,6 +60,7 @@ impl<'a> Args<'a> {
     /// `parse` applied to these arguments, when it read every key of the
     /// text: a key twice, or a key that is no parameter, is left unread, and
     /// the input to the value path (which words the error).
+    #[inline]
     pub(crate) fn read_whole<T>(mut self, parse: impl FnOnce(&mut Self) -> Result<T, serde_json::Error>) -> Option<T> {
         let input = parse(&mut self).ok()?;
         match &mut self.0 {
