@@ -297,7 +297,26 @@ fn summary() {
 
 criterion_group!(group, benches);
 
+/// `MCP_CALLS` (20,000 unless set) calls of one side (`MCP_PROFILE`), for an
+/// instruction profiler: the difference between two counts of calls is the
+/// cost of the calls alone.
+fn profile(side: &str) {
+    let rt = runtime();
+    let client = match side {
+        "ours" => rt.block_on(ours()),
+        "ours-2026-07-28" => rt.block_on(current()),
+        "rmcp" => rt.block_on(plain()),
+        "rmcp-2026-07-28" => rt.block_on(plain_current()),
+        other => panic!("MCP_PROFILE={other}: use ours, ours-2026-07-28, rmcp or rmcp-2026-07-28"),
+    };
+    let calls = std::env::var("MCP_CALLS").ok().and_then(|calls| calls.parse().ok()).unwrap_or(20_000);
+    total(&rt, &client, calls);
+}
+
 fn main() {
+    if let Ok(side) = std::env::var("MCP_PROFILE") {
+        return profile(&side);
+    }
     group();
     Criterion::default().configure_from_args().final_summary();
     summary();
