@@ -81,7 +81,9 @@ impl Forwarding {
     /// every report made before the call settled ahead of its result. The
     /// tool's interim text is a progress notification whose `message` is
     /// the text; its progress repeats the last value sent (MCP progress
-    /// never goes back).
+    /// never goes back). A report is sent boxed: the future of every call
+    /// would otherwise hold room for rmcp's sending of one, and copy it
+    /// whole each time the call's future moves.
     pub(crate) async fn run<T>(self, call: impl IntoFuture<Output = T>, peer: &Peer<RoleServer>) -> T {
         let Some(mut reports) = self.reports else { return call.await };
         let call = call.into_future();
@@ -90,11 +92,11 @@ impl Forwarding {
         let output = loop {
             tokio::select! {
                 output = &mut call => break output,
-                Some(notice) = reports.recv() => sender.send(notice).await,
+                Some(notice) = reports.recv() => Box::pin(sender.send(notice)).await,
             }
         };
         while let Ok(notice) = reports.try_recv() {
-            sender.send(notice).await;
+            Box::pin(sender.send(notice)).await;
         }
         output
     }
