@@ -19,10 +19,13 @@ use crate::context::{LogLevel, LogMessage, LogSink, Progress, ProgressSink};
 use crate::error_report::Escaped;
 use crate::pipeline::Call;
 
-/// One report of a running call.
+/// One report of a running call, boxed: the channel of every call that
+/// carries a progress token (rmcp's client sends one with each request)
+/// allocates room for 32 of them up front, and a small notice keeps that
+/// room a small allocation.
 enum Notice {
-    Progress(Progress),
-    Log(LogMessage),
+    Progress(Box<Progress>),
+    Log(Box<LogMessage>),
 }
 
 /// Where a call's reports go: the sinks attached to its pipeline call.
@@ -50,13 +53,13 @@ pub(crate) fn for_request(context: &RequestContext<RoleServer>, level: Option<Lo
     let progress = token.is_some().then(|| {
         let sender = sender.clone();
         ProgressSink::new(move |progress| {
-            let _ = sender.send(Notice::Progress(progress));
+            let _ = sender.send(Notice::Progress(Box::new(progress)));
         })
     });
     let log = level.map(|level| {
         LogSink::new(move |message: LogMessage| {
             if message.level >= level {
-                let _ = sender.send(Notice::Log(message));
+                let _ = sender.send(Notice::Log(Box::new(message)));
             }
         })
     });
@@ -123,7 +126,7 @@ impl Sender<'_> {
                 param.message = progress.message;
                 self.peer.notify_progress(param).await
             }
-            Notice::Log(message) => self.peer.notify_logging_message(log_param(message)).await,
+            Notice::Log(message) => self.peer.notify_logging_message(log_param(*message)).await,
         };
         if let Err(error) = sent {
             tracing::debug!(error = %Escaped(&error), "could not send a notification of a running call");
