@@ -7,6 +7,12 @@
 //! and completion (`composed.rs`), the tool definitions rmcp checks
 //! `Mcp-Param-*` headers against, and the `subscriptions/listen` streams
 //! (`listeners.rs`; rmcp serves them at 2026-07-28 only).
+//!
+//! Every method hands its request on boxed: rmcp spawns one future per
+//! request that holds room for the largest of the handler's methods, and
+//! copies it as it wraps and spawns it, so one adapter's long wait (a
+//! task's, a session's approval) would otherwise cost every `tools/call`
+//! a copy of its size.
 
 use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
@@ -91,12 +97,12 @@ impl<App: Send + Sync + 'static> ServerHandler for McpHandler<App> {
     }
 
     async fn initialize(&self, request: InitializeRequestParams, context: RequestContext<RoleServer>) -> Result<InitializeResult, ErrorData> {
-        self.session().initialize(request, context).await
+        Box::pin(self.session().initialize(request, context)).await
     }
 
     async fn list_tools(&self, request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
         match Revision::of(&context) {
-            Revision::Sessions => self.session().list_tools(request, context).await,
+            Revision::Sessions => Box::pin(self.session().list_tools(request, context)).await,
             Revision::Stateless => Ok(stateless::list_tools(&self.server, &context)),
         }
     }
@@ -107,8 +113,7 @@ impl<App: Send + Sync + 'static> ServerHandler for McpHandler<App> {
 
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
         match Revision::of(&context) {
-            Revision::Sessions => self.session().call_tool(request, context).await,
-            // Boxed: rmcp moves the handler's future into a task per request.
+            Revision::Sessions => Box::pin(self.session().call_tool(request, context)).await,
             Revision::Stateless => Box::pin(stateless::call_tool(&self.server, &self.stateless, request, &context)).await,
         }
     }
@@ -129,7 +134,7 @@ impl<App: Send + Sync + 'static> ServerHandler for McpHandler<App> {
     }
 
     async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
-        subscriptions::listen(&self.server, subscription).await
+        Box::pin(subscriptions::listen(&self.server, subscription)).await
     }
 
     async fn get_task(
@@ -137,14 +142,14 @@ impl<App: Send + Sync + 'static> ServerHandler for McpHandler<App> {
         request: rmcp::model::GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
-        stateless::get_task(&self.server, &self.stateless, request, &context).await
+        Box::pin(stateless::get_task(&self.server, &self.stateless, request, &context)).await
     }
 
     async fn update_task(&self, request: rmcp::model::UpdateTaskParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        stateless::update_task(&self.server, &self.stateless, request, &context).await
+        Box::pin(stateless::update_task(&self.server, &self.stateless, request, &context)).await
     }
 
     async fn cancel_task(&self, request: rmcp::model::CancelTaskParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        stateless::cancel_task(&self.server, &self.stateless, request, &context).await
+        Box::pin(stateless::cancel_task(&self.server, &self.stateless, request, &context)).await
     }
 }

@@ -19,10 +19,13 @@ use crate::context::{LogLevel, LogMessage, LogSink, Progress, ProgressSink};
 use crate::error_report::Escaped;
 use crate::pipeline::Call;
 
-/// One report of a running call.
+/// One report of a running call, boxed: the channel of every call that
+/// carries a progress token (rmcp's client sends one with each request)
+/// allocates room for 32 of them up front, and a small notice keeps that
+/// room a small allocation.
 enum Notice {
-    Progress(Progress),
-    Log(LogMessage),
+    Progress(Box<Progress>),
+    Log(Box<LogMessage>),
 }
 
 /// Where a call's reports go: the sinks attached to its pipeline call.
@@ -50,13 +53,13 @@ pub(crate) fn for_request(context: &RequestContext<RoleServer>, level: Option<Lo
     let progress = token.is_some().then(|| {
         let sender = sender.clone();
         ProgressSink::new(move |progress| {
-            let _ = sender.send(Notice::Progress(progress));
+            let _ = sender.send(Notice::Progress(Box::new(progress)));
         })
     });
     let log = level.map(|level| {
         LogSink::new(move |message: LogMessage| {
             if message.level >= level {
-                let _ = sender.send(Notice::Log(message));
+                let _ = sender.send(Notice::Log(Box::new(message)));
             }
         })
     });
@@ -81,7 +84,9 @@ impl Forwarding {
     /// every report made before the call settled ahead of its result. The
     /// tool's interim text is a progress notification whose `message` is
     /// the text; its progress repeats the last value sent (MCP progress
-    /// never goes back).
+    /// never goes back). A report is sent boxed: the future of every call
+    /// would otherwise hold room for rmcp's sending of one, and copy it
+    /// whole each time the call's future moves.
     pub(crate) async fn run<T>(self, call: impl IntoFuture<Output = T>, peer: &Peer<RoleServer>) -> T {
         let Some(mut reports) = self.reports else { return call.await };
         let call = call.into_future();
@@ -90,11 +95,11 @@ impl Forwarding {
         let output = loop {
             tokio::select! {
                 output = &mut call => break output,
-                Some(notice) = reports.recv() => sender.send(notice).await,
+                Some(notice) = reports.recv() => Box::pin(sender.send(notice)).await,
             }
         };
         while let Ok(notice) = reports.try_recv() {
-            sender.send(notice).await;
+            Box::pin(sender.send(notice)).await;
         }
         output
     }
@@ -121,7 +126,7 @@ impl Sender<'_> {
                 param.message = progress.message;
                 self.peer.notify_progress(param).await
             }
-            Notice::Log(message) => self.peer.notify_logging_message(log_param(message)).await,
+            Notice::Log(message) => self.peer.notify_logging_message(log_param(*message)).await,
         };
         if let Err(error) = sent {
             tracing::debug!(error = %Escaped(&error), "could not send a notification of a running call");

@@ -51,11 +51,19 @@ pub(crate) async fn listen<App: Send + Sync + 'static>(server: &Server<App>, sub
 }
 
 /// Reads every stream's lists again and announces those that changed.
+/// Every `tools/call` awaits this, mostly with no stream open: the reading
+/// is awaited boxed, so that the future of a call holds no room for it.
 pub(crate) async fn announce_changes<App: Send + Sync + 'static>(server: &Server<App>) {
-    let listeners = &server.listeners;
-    if listeners.all().is_empty() {
+    if server.listeners.all().is_empty() {
         return;
     }
+    Box::pin(announce_all(server)).await;
+}
+
+/// Reads every stream's lists again and announces those that changed, one
+/// reading at a time.
+async fn announce_all<App: Send + Sync + 'static>(server: &Server<App>) {
+    let listeners = &server.listeners;
     let _reading = listeners.reading().await;
     for listener in listeners.all() {
         let now = read(server, &listener, listener.sink.accepted()).await;

@@ -159,8 +159,10 @@ impl<App: Send + Sync + 'static> McpSession<App> {
         let result = loop {
             outcome = match outcome {
                 CallOutcome::Done(result) => break result,
-                CallOutcome::NeedsApproval(pending) if pending.asks() => self.answer_questions(pending, context, user).await,
-                CallOutcome::NeedsApproval(pending) => self.ask_human(pending, context).await,
+                // Boxed, as every wait for an answer: the future of every
+                // call would otherwise hold room for the longest wait.
+                CallOutcome::NeedsApproval(pending) if pending.asks() => Box::pin(self.answer_questions(pending, context, user)).await,
+                CallOutcome::NeedsApproval(pending) => Box::pin(self.ask_human(pending, context)).await,
             }
         };
         // Its questions are settled: a later run of the session asks anew.
@@ -170,7 +172,7 @@ impl<App: Send + Sync + 'static> McpSession<App> {
         // Only a server with a runner offers external tools: without one, a
         // call of one was refused as unknown before it could be handed over.
         match (result.external_call(), &self.server.external) {
-            (Some(handed), Some(runner)) => self.run_external(handed, runner, context).await,
+            (Some(handed), Some(runner)) => Box::pin(self.run_external(handed, runner, context)).await,
             _ => result,
         }
     }
@@ -356,12 +358,16 @@ impl<App: Send + Sync + 'static> ServerHandler for McpSession<App> {
         let user = self.caller(&context.extensions);
         let _in_flight = self.sessions.as_ref().and_then(|sessions| sessions.call_in_flight(&context.extensions));
         let (sinks, forwarding) = notices::for_request(&context, Some(self.lock().log_level));
-        // Boxed: rmcp moves the handler's future into a task per request, so
-        // a small future here saves a large copy on every call.
-        let result = Box::pin(forwarding.run(self.run_call(request, &context, &sinks, &user), &context.peer)).await;
+        // The call boxed where it is made, before anything wraps it: rmcp
+        // moves the handler's future into a task per request, and every
+        // future around the call (the forwarding takes it by value) would
+        // otherwise hold, and copy, a room of its size.
+        let result = forwarding.run(Box::pin(self.run_call(request, &context, &sinks, &user)), &context.peer).await;
         let changed = self.record(&result, &user);
         self.save().await;
-        if changed && let Err(error) = context.peer.notify_tool_list_changed().await {
+        // Boxed, as it is rare: rmcp's sending of a notification would
+        // otherwise take room in the future of every call.
+        if changed && let Err(error) = Box::pin(context.peer.notify_tool_list_changed()).await {
             tracing::debug!(error = %Escaped(&error), "could not notify the client that the tool list changed");
         }
         subscriptions::announce_changes(&self.server).await;

@@ -21,6 +21,9 @@ use crate::steps::Steps;
 /// `tools/call`: the whole pipeline for the request's caller; a call that
 /// needs approval answers `input_required`, and its second round (with the
 /// human's answer and the sealed state) is carried out by `approvals`.
+/// What only some calls do (a later round, a task, an approval) is awaited
+/// boxed, so that the future every call copies into its box holds no room
+/// for it.
 ///
 /// # Errors
 ///
@@ -39,7 +42,7 @@ pub(super) async fn call<App: Send + Sync + 'static>(
     let arguments = Value::Object(arguments.unwrap_or_default());
     if let Some(state) = request_state.as_deref()
         && let Some(answered) =
-            questions::resume(server, stateless, &name, arguments.clone(), (state, input_responses.as_ref()), &caller, context).await?
+            Box::pin(questions::resume(server, stateless, &name, arguments.clone(), (state, input_responses.as_ref()), &caller, context)).await?
     {
         return Ok(answered);
     }
@@ -47,7 +50,7 @@ pub(super) async fn call<App: Send + Sync + 'static>(
     // Answers without the state they answer answer no question of a
     // tool's: the call starts again, and asks again.
     if request_state.is_some() || answers_approval {
-        return Ok(approvals::resume(server, stateless, &name, arguments, (request_state, input_responses), &caller, context).await);
+        return Ok(Box::pin(approvals::resume(server, stateless, &name, arguments, (request_state, input_responses), &caller, context)).await);
     }
     let key = match retries::key(&context.meta) {
         Ok(key) => key,
@@ -56,7 +59,7 @@ pub(super) async fn call<App: Send + Sync + 'static>(
     // A keyed call answers directly, never with a task: a retry of it must
     // find its effect, not start a second task.
     if key.is_none() && super::tasks::wanted(server, stateless, server.registry.definition(&name), &caller, context)? {
-        return Ok(super::tasks::create(server, stateless, &name, arguments, &user).await);
+        return Ok(Box::pin(super::tasks::create(server, stateless, &name, arguments, &user)).await);
     }
     let names = tool_list::names(&tool_list::offered(server, &Steps::default(), &user, false));
     let call = server.registry.call(&server.app, &name, arguments).user(user.clone()).cancellation(&context.ct).offered(names);
@@ -80,9 +83,9 @@ pub(super) async fn call<App: Send + Sync + 'static>(
         // Only a call run in a round asks (a keyed call cannot).
         (CallOutcome::NeedsApproval(pending), Some(round)) if pending.asks() => (pending, round),
         (CallOutcome::NeedsApproval(pending), _) if !keyed && super::tasks::declared(server, &caller, context) => {
-            return Ok(super::tasks::create(server, stateless, pending.tool(), pending.arguments(), &user).await);
+            return Ok(Box::pin(super::tasks::create(server, stateless, pending.tool(), pending.arguments(), &user)).await);
         }
-        (CallOutcome::NeedsApproval(pending), _) => return Ok(approvals::ask(server, stateless, pending, &caller, keyed, context).await),
+        (CallOutcome::NeedsApproval(pending), _) => return Ok(Box::pin(approvals::ask(server, stateless, pending, &caller, keyed, context)).await),
     };
     let (pending, round) = asked;
     // A tool whose questions come first asks them in rounds, as one whose
@@ -90,7 +93,7 @@ pub(super) async fn call<App: Send + Sync + 'static>(
     // of them answers with the task (`questions::resume`). Any other that
     // asks a client that declares tasks is a task at once.
     if super::tasks::declared(server, &caller, context) && !super::tasks::after_questions(server, stateless, &name, &caller, context) {
-        return questions::to_task(server, stateless, (&pending, round), &caller).await;
+        return Box::pin(questions::to_task(server, stateless, (&pending, round), &caller)).await;
     }
     questions::ask(server, stateless, (&pending, round), Vec::new(), &caller, context)
 }
