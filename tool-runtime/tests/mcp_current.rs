@@ -1181,16 +1181,28 @@ fn asking_client() -> Value {
     json!({"elicitation": {"form": {}}, "sampling": {}, "roots": {}})
 }
 
-/// A round of `pay` for 5 as alice: its answers and state, when given.
-async fn pay_round(addr: SocketAddr, token: &str, responses: Option<Value>, state: Option<&str>) -> Reply {
-    let mut params = json!({"name": "pay", "arguments": {"amount": 5}, "capabilities": asking_client()});
-    if let Some(responses) = responses {
+/// One round of a call of `tool` with `arguments` as `token`'s user, from
+/// a client declaring `capabilities`: its answers and state, when given.
+async fn round_of(
+    addr: SocketAddr,
+    token: &str,
+    (tool, arguments): (&str, Value),
+    capabilities: Value,
+    answered: (Option<Value>, Option<&str>),
+) -> Reply {
+    let mut params = json!({"name": tool, "arguments": arguments, "capabilities": capabilities});
+    if let Some(responses) = answered.0 {
         params["inputResponses"] = responses;
     }
-    if let Some(state) = state {
+    if let Some(state) = answered.1 {
         params["requestState"] = json!(state);
     }
-    request(addr, token, "tools/call", Some("pay"), params).await
+    request(addr, token, "tools/call", Some(tool), params).await
+}
+
+/// A round of `pay` for 5: its answers and state, when given.
+async fn pay_round(addr: SocketAddr, token: &str, responses: Option<Value>, state: Option<&str>) -> Reply {
+    round_of(addr, token, ("pay", json!({"amount": 5})), asking_client(), (responses, state)).await
 }
 
 /// The one key of `asked`'s `inputRequests` whose method is `method`.
@@ -1235,15 +1247,8 @@ async fn a_tools_questions_are_input_required_results_over_rounds_on_any_instanc
 async fn a_named_question_goes_by_its_name_and_a_name_asked_twice_in_a_call_is_refused() {
     let bank = Arc::new(Bank::default());
     let addr = serve(server(&bank)).await;
-    let tip = |arguments: Value, responses: Option<Value>, state: Option<String>| {
-        let mut params = json!({"name": "tip", "arguments": arguments, "capabilities": asking_client()});
-        if let Some(responses) = responses {
-            params["inputResponses"] = responses;
-        }
-        if let Some(state) = state {
-            params["requestState"] = json!(state);
-        }
-        request(addr, "tok-alice", "tools/call", Some("tip"), params)
+    let tip = |arguments: Value, responses: Option<Value>, state: Option<String>| async move {
+        round_of(addr, "tok-alice", ("tip", arguments), asking_client(), (responses, state.as_deref())).await
     };
     let asked = tip(json!({"twice": false}), None, None).await.result();
     assert_eq!(asked["inputRequests"].as_object().unwrap().keys().collect::<Vec<_>>(), ["payee"], "{asked}");
@@ -1325,15 +1330,8 @@ async fn a_tasks_questions_are_its_input_requests_answered_one_at_a_time_on_any_
 /// read on the other, `rounds` the instances (one without a journal); the
 /// text of its result.
 async fn a_call_asks_first_then_goes_on_as_a_task(slow: &Slow, rounds: [SocketAddr; 2]) -> String {
-    let greet = |addr, capabilities: Value, responses: Option<Value>, state: Option<String>| {
-        let mut params = json!({"name": "greet_later", "arguments": {}, "capabilities": capabilities});
-        if let Some(responses) = responses {
-            params["inputResponses"] = responses;
-        }
-        if let Some(state) = state {
-            params["requestState"] = json!(state);
-        }
-        request(addr, "tok-alice", "tools/call", Some("greet_later"), params)
+    let greet = |addr, capabilities: Value, responses: Option<Value>, state: Option<String>| async move {
+        round_of(addr, "tok-alice", ("greet_later", json!({})), capabilities, (responses, state.as_deref())).await
     };
     let asking = json!({"elicitation": {"form": {}}, "extensions": {"io.modelcontextprotocol/tasks": {}}});
     let without_tasks = greet(rounds[0], json!({"elicitation": {"form": {}}}), None, None).await;
@@ -1392,15 +1390,8 @@ async fn a_task_whose_questions_share_a_name_fails_saying_so_rather_than_wait_fo
 async fn an_effect_made_once_is_made_once_over_every_round_on_any_instance() {
     let bank = Arc::new(Bank::default());
     let (first, second) = (serve(server(&bank)).await, serve(server(&bank)).await);
-    let round = |addr, responses: Option<Value>, state: Option<String>| {
-        let mut params = json!({"name": "hold_then_pay", "arguments": {"amount": 5}, "capabilities": asking_client()});
-        if let Some(responses) = responses {
-            params["inputResponses"] = responses;
-        }
-        if let Some(state) = state {
-            params["requestState"] = json!(state);
-        }
-        request(addr, "tok-alice", "tools/call", Some("hold_then_pay"), params)
+    let round = |addr, responses: Option<Value>, state: Option<String>| async move {
+        round_of(addr, "tok-alice", ("hold_then_pay", json!({"amount": 5})), asking_client(), (responses, state.as_deref())).await
     };
     let named = |key: &str, name: &str| json!({key: {"action": "accept", "content": {"name": name}}});
     let asked = round(first, None, None).await.result();
