@@ -13,7 +13,7 @@ use crate::error_report::{ErrorKind, ErrorReport, Escaped, panic_message};
 use crate::memory::Remembered;
 use crate::memory::{JournalError, RunState, StepDelta, Stepped};
 use crate::result::{CallResult, ResultKind, lines};
-use crate::table::ToolTable;
+use crate::table::{Entry, ToolTable};
 use crate::tool::ToolDefinition;
 
 /// What a run remembers of its steps: the step index, the tools executed
@@ -239,27 +239,48 @@ impl Steps {
             return Vec::new();
         }
         let view = StepView::new(self.step, &self.executed, app, user);
-        tools
-            .entries
-            .iter()
-            .filter(|entry| self.exhausted(&entry.def).is_none())
-            .filter(|entry| entry.def.requires.iter().all(|name| view.has_executed(name)))
-            .filter(|entry| {
-                if !entry.def.has_visibility_predicate {
-                    return true;
-                }
-                match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.visible(&view))) {
-                    Ok(visible) => visible,
-                    Err(payload) => {
-                        let error = format!("panic: {}", panic_message(payload.as_ref()));
-                        tools.report(ErrorReport::new(&entry.def.name, "", ErrorKind::Visibility, "TOOL_HIDDEN", error));
-                        false
-                    }
-                }
-            })
-            .map(|entry| &entry.def)
-            .collect()
+        let entries = tools.entries.iter().filter(|entry| self.offers(tools, entry, &view, Panicked::Report));
+        entries.map(|entry| &entry.def).collect()
     }
+
+    /// Whether the tool `name` is among [`offered`](Self::offered)'s, found
+    /// without listing the others: a call of it needs no list. A
+    /// visibility predicate that panics hides it here unreported, and is
+    /// reported by the list that the call is refused with.
+    pub(crate) fn offers_tool<App: Send + Sync + 'static>(&self, tools: &ToolTable<App>, app: &App, user: &UserContext, name: &str) -> bool {
+        let Some(entry) = tools.entry(name) else { return false };
+        let view = StepView::new(self.step, &self.executed, app, user);
+        self.state == RunState::Active && self.offers(tools, entry, &view, Panicked::Hide)
+    }
+
+    /// Whether `entry` is offered in `view`'s step: not exhausted, its
+    /// `requires` ran, and its `visible_when` passes.
+    fn offers<App: Send + Sync + 'static>(&self, tools: &ToolTable<App>, entry: &Entry<App>, view: &StepView<'_, App>, panicked: Panicked) -> bool {
+        if self.exhausted(&entry.def).is_some() || !entry.def.requires.iter().all(|name| view.has_executed(name)) {
+            return false;
+        }
+        if !entry.def.has_visibility_predicate {
+            return true;
+        }
+        match std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.visible(view))) {
+            Ok(visible) => visible,
+            Err(payload) if panicked == Panicked::Report => {
+                let error = format!("panic: {}", panic_message(payload.as_ref()));
+                tools.report(ErrorReport::new(&entry.def.name, "", ErrorKind::Visibility, "TOOL_HIDDEN", error));
+                false
+            }
+            Err(_) => false,
+        }
+    }
+}
+
+/// What a visibility predicate that panics does besides hiding its tool.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Panicked {
+    /// Its panic is reported.
+    Report,
+    /// Nothing: a list that reports it follows.
+    Hide,
 }
 
 /// Adds `failed` failures of `tool` to `failures`.

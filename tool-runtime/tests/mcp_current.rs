@@ -314,6 +314,36 @@ async fn tools_are_listed_per_caller_in_the_registry_order_with_cache_hints() {
     assert_eq!(text(&call(addr, "tok-bob", "get_item", json!({"id": 7})).await), "item 7");
 }
 
+/// Its visibility predicate panics.
+#[tool(visible_when = broken_visibility)]
+async fn flaky() -> String {
+    "shown".to_owned()
+}
+
+fn broken_visibility<App>(_view: &StepView<'_, App>) -> bool {
+    panic!("visibility bug")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_of_a_tool_whose_visibility_panics_is_refused_as_unknown_and_reported_once() {
+    let reports = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = reports.clone();
+    let registry = Registry::builder()
+        .tools(tools![get_item, flaky])
+        .on_tool_error(move |report| sink.lock().unwrap().push((report.tool.clone(), report.error.clone())))
+        .build()
+        .unwrap();
+    let addr = serve(server_with(registry, &Arc::default(), KEY)).await;
+    let refused = call(addr, "tok-alice", "flaky", json!({})).await;
+    // Refused with the tools the caller is offered: the list is made only
+    // for a call refused, and it reports the panic.
+    assert!(refused["isError"] == true && text(&refused).contains("UNKNOWN_TOOL") && text(&refused).contains("get_item"), "{refused}");
+    assert!(!text(&refused).contains("flaky:"), "{refused}");
+    let reports = reports.lock().unwrap();
+    assert_eq!(reports.len(), 1, "one call, one report: {reports:?}");
+    assert!(reports[0].0 == "flaky" && reports[0].1.contains("visibility bug"), "{reports:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_header_that_contradicts_the_body_is_refused() {
     let addr = serve(server(&Arc::default())).await;

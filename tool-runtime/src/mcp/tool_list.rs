@@ -20,7 +20,32 @@ pub(crate) fn offered<'s, App: Send + Sync + 'static>(
     external: bool,
 ) -> Vec<&'s ToolDefinition> {
     let offered = steps.offered(server.registry.tools(), server.app.as_ref(), user).into_iter();
-    offered.filter(|def| def.provider_defined.is_none() && (external || !def.external)).collect()
+    offered.filter(|def| listed(def, external)).collect()
+}
+
+/// The tools a call of `name` may reach, for [`Call::offered`](crate::pipeline::Call):
+/// `None` when [`offered`] holds `name` (the call needs no list: found
+/// without listing the others, which a server of many tools would do on
+/// every call), else the names of the tools offered, which the call is
+/// refused with as unknown.
+pub(crate) fn restriction<App: Send + Sync + 'static>(
+    server: &Server<App>,
+    steps: &Steps,
+    user: &UserContext,
+    external: bool,
+    name: &str,
+) -> Option<Vec<String>> {
+    let listed = server.registry.definition(name).is_some_and(|def| listed(def, external));
+    if listed && steps.offers_tool(server.registry.tools(), server.app.as_ref(), user, name) {
+        return None;
+    }
+    Some(names(&offered(server, steps, user, external)))
+}
+
+/// Whether the tool list may hold `def`: never a provider's built-in tool,
+/// and an external tool only when `external`.
+fn listed(def: &ToolDefinition, external: bool) -> bool {
+    def.provider_defined.is_none() && (external || !def.external)
 }
 
 /// The names of `tools`.

@@ -94,9 +94,11 @@ impl<'r, App: Send + Sync + 'static> Call<'r, App> {
 
     /// Only these tools may be called (those offered in the current step);
     /// any other name is refused as unknown, as in a [`Run`](crate::Run).
+    /// `None`: any registered tool (the caller found the one called
+    /// offered).
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-    pub(crate) fn offered(mut self, offered: Vec<String>) -> Self {
-        self.offered = Some(offered);
+    pub(crate) fn offered(mut self, offered: Option<Vec<String>>) -> Self {
+        self.offered = offered;
         self
     }
 }

@@ -91,11 +91,6 @@ impl<App: Send + Sync + 'static> McpSession<App> {
             tracing::error!(run_id = %Escaped(&self.remembered.run_id), error = %Escaped(&error), "the session's run could not be journaled");
         }
     }
-    /// The names of the tools offered now to `user`.
-    fn offered_names(&self, run: &SessionRun, user: &UserContext) -> Vec<String> {
-        tool_list::names(&self.offered(run, user))
-    }
-
     /// The tools offered now to `user`: an external tool only where a
     /// runner runs it.
     fn offered<'s>(&'s self, run: &SessionRun, user: &UserContext) -> Vec<&'s ToolDefinition> {
@@ -117,11 +112,13 @@ impl<App: Send + Sync + 'static> McpSession<App> {
     /// changed.
     fn record(&self, result: &CallResult, user: &UserContext) -> bool {
         let mut run = self.lock();
-        let before = self.offered_names(&run, user);
+        let before = self.offered(&run, user);
         run.steps.advance(None);
         let ends_turn = self.server.registry.definition(&result.tool).is_some_and(|def| def.ends_turn);
         run.steps.record(result, ends_turn);
-        self.offered_names(&run, user) != before
+        // The same definitions, the registry's own, in the same order.
+        let after = self.offered(&run, user);
+        before.len() != after.len() || before.iter().zip(&after).any(|(before, after)| !std::ptr::eq(*before, *after))
     }
 
     /// The whole call: the pipeline, then a human's decision when the call
@@ -143,7 +140,8 @@ impl<App: Send + Sync + 'static> McpSession<App> {
             }
             // A session is a run, each call a step of its own: a policy predicate sees the session's record.
             let judged = server.registry.definition(&request.name).is_some_and(|def| def.policy == crate::PolicyKind::Predicate);
-            (self.offered_names(&run, user), judged.then(|| run.steps.view(Vec::new())))
+            let offered = tool_list::restriction(&self.server, &run.steps, user, self.server.external.is_some(), &request.name);
+            (offered, judged.then(|| run.steps.view(Vec::new())))
         };
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let mut call = server.registry.call(&server.app, &request.name, arguments).user(user.clone()).cancellation(&context.ct).offered(offered);

@@ -322,7 +322,7 @@ async fn carry_out<App: Send + Sync + 'static>(
     user: &Arc<UserContext>,
     context: &RequestContext<RoleServer>,
 ) -> CallToolResponse {
-    let names = tool_list::names(&tool_list::offered(server, &Steps::default(), user, false));
+    let names = tool_list::restriction(server, &Steps::default(), user, false, tool);
     let call = server
         .registry
         .call(&server.app, tool, arguments)

@@ -61,7 +61,7 @@ pub(super) async fn call<App: Send + Sync + 'static>(
     if key.is_none() && super::tasks::wanted(server, stateless, server.registry.definition(&name), &caller, context)? {
         return Ok(Box::pin(super::tasks::create(server, stateless, &name, arguments, &user)).await);
     }
-    let names = tool_list::names(&tool_list::offered(server, &Steps::default(), &user, false));
+    let names = tool_list::restriction(server, &Steps::default(), &user, false, &name);
     let call = server.registry.call(&server.app, &name, arguments).user(user.clone()).cancellation(&context.ct).offered(names);
     let keyed = key.is_some();
     // A call without a key may ask questions, over several rounds.

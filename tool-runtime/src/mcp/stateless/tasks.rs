@@ -329,7 +329,7 @@ async fn run<App: Send + Sync + 'static>(
 ) -> Result<(), JournalError> {
     let (memory, store) = (&server.memory, store(server));
     let durable = crate::memory::Remembered::durable(memory.clone(), &task_approvals::run_id(&task.task_id));
-    let names = tool_list::names(&tool_list::offered(server, &Steps::default(), &user, false));
+    let names = tool_list::restriction(server, &Steps::default(), &user, false, &task.tool);
     // Its tool may ask: the questions wait in the memory, as the task does.
     let asking = Arc::new(crate::question::Asking::new(task.tool.as_str().into(), user.id.clone(), Some(server.registry.approval_ttl())));
     let call = server.registry.call(&server.app, &task.tool, task.input.clone()).user(user).cancellation(token).offered(names);
