@@ -426,9 +426,8 @@ impl<App> Ctx<App> {
     }
 
     async fn ask<T: serde::de::DeserializeOwned>(&self, ask: Ask) -> Result<Reply<T>, ToolError> {
-        let (Some(asking), Some(remembered)) = (self.call.asking(), self.call.memory()) else {
-            return Err(crate::result::lines::cannot_ask());
-        };
+        let Some(asking) = self.call.asking() else { return Err(crate::result::lines::cannot_ask()) };
+        let remembered = asking.memory(self.call.memory());
         crate::question::reply(crate::question::ask(asking, remembered, &self.call.call_id, ask).await?)
     }
 

@@ -13,7 +13,7 @@
 //! code changed meanwhile) is refused, and the answer is not used.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
@@ -45,6 +45,11 @@ pub(crate) struct Asking {
     state: Mutex<State>,
     /// Woken when a question is parked.
     parked: tokio::sync::Notify,
+    /// Where the questions of a call attached to no memory of a run are
+    /// parked (the first round of a stateless MCP call, whose questions
+    /// are read back from this state): a memory of the call's own, made
+    /// when its tool first asks, as most calls never do.
+    own: OnceLock<Remembered>,
 }
 
 #[derive(Debug, Default)]
@@ -75,7 +80,13 @@ impl Asking {
     /// The asking state of a call of `tool` for `user`, whose questions
     /// its memory expires after `ttl`.
     pub(crate) fn new(tool: SmolStr, user: Option<String>, ttl: Option<Duration>) -> Self {
-        Asking { tool, user, ttl, state: Mutex::default(), parked: tokio::sync::Notify::new() }
+        Asking { tool, user, ttl, state: Mutex::default(), parked: tokio::sync::Notify::new(), own: OnceLock::new() }
+    }
+
+    /// The memory the call's questions are parked in: its run's,
+    /// `remembered`, or where it has none, the call's own.
+    pub(crate) fn memory<'a>(&'a self, remembered: Option<&'a Remembered>) -> &'a Remembered {
+        remembered.unwrap_or_else(|| self.own.get_or_init(Remembered::local))
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -279,8 +290,9 @@ pub(crate) fn reply<T: DeserializeOwned>(decided: Decided) -> Result<Reply<T>, T
 /// under `key`: its value, made now, or as it was made by an earlier run of
 /// the call. A durable run keeps it in its journal (an effect the journal
 /// holds as started and never finished was cut off, and is not made
-/// again: `OUTCOME_UNKNOWN`); a run that is not durable, in the call's
-/// asking state; outside a run, `effect` is simply made.
+/// again: `OUTCOME_UNKNOWN`); a run that is not durable, or a call with
+/// no memory of its run, in the call's asking state; a call without an
+/// asking state (outside a run) simply makes `effect`.
 ///
 /// # Errors
 ///
@@ -291,16 +303,16 @@ where
     T: Serialize + DeserializeOwned,
     F: Future<Output = T>,
 {
-    let (Some(asking), Some(remembered)) = (asking, remembered) else { return Ok(effect.await) };
+    let Some(asking) = asking else { return Ok(effect.await) };
     let unreadable = |error: serde_json::Error| ToolError::internal().with_message(format!("the effect `{key}` of call {call_id}: {error}"));
-    if !remembered.durable {
+    let Some(remembered) = remembered.filter(|remembered| remembered.durable) else {
         if let Some(made) = asking.state().once.get(key).cloned() {
             return serde_json::from_value(made).map_err(unreadable);
         }
         let made = effect.await;
         asking.state().once.insert(key.to_owned(), serde_json::to_value(&made).map_err(unreadable)?);
         return Ok(made);
-    }
+    };
     let failed =
         |error: JournalError| ToolError::internal().with_message(format!("the effect `{key}` of call {call_id} could not be journaled: {error}"));
     let (effect_key, row_id) = once_ids(&remembered.run_id, call_id, key);

@@ -42,6 +42,7 @@ use rmcp::model::{CallToolResponse, InputRequiredResult, InputResponses};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use serde_json::Value;
+use smol_str::SmolStr;
 
 use super::Stateless;
 use super::approvals::run_id_for;
@@ -59,32 +60,38 @@ use crate::steps::Steps;
 /// One round of a call whose tool may ask: its id, and the memory and
 /// asking state it runs with.
 pub(super) struct Round {
-    call_id: String,
-    remembered: Remembered,
+    call_id: SmolStr,
+    /// The memory holding the questions earlier rounds answered; none for
+    /// a first round, whose questions (if its tool asks) are parked in a
+    /// memory its asking state makes then.
+    remembered: Option<Remembered>,
     asking: Arc<Asking>,
 }
 
 impl Round {
-    /// A new call's first round, of `tool` for `user`.
+    /// A new call's first round, of `tool` for `user`: nothing made for
+    /// questions but the asking state, since most calls ask none.
     pub(super) fn first(tool: &str, user: &UserContext) -> Self {
-        let call_id = crate::ids::fresh_call_id().to_string();
-        Round::of(call_id, tool, user, BTreeMap::new())
+        let asking = Arc::new(Asking::new(tool.into(), user.id.clone(), None));
+        Round { call_id: crate::ids::fresh_call_id(), remembered: None, asking }
     }
 
     /// A later round of the call `call_id`, whose earlier rounds made
-    /// `made` once.
-    fn of(call_id: String, tool: &str, user: &UserContext, made: BTreeMap<String, Value>) -> Self {
-        let memory = Arc::new(LocalMemory::default());
-        let remembered = Remembered { memory, run_id: run_id_for(&call_id).into(), user: None, durable: false };
+    /// `made` once and whose questions `answered` holds.
+    fn of(call_id: &str, (tool, user): (&str, &UserContext), made: BTreeMap<String, Value>, answered: Remembered) -> Self {
         let asking = Arc::new(Asking::new(tool.into(), user.id.clone(), None));
         asking.made_before(made);
-        Round { call_id, remembered, asking }
+        Round { call_id: call_id.into(), remembered: Some(answered), asking }
     }
 
     /// `call`, run in this round: its tool may ask, its questions kept in
     /// the round's memory.
     pub(super) fn attach<'r, App: Send + Sync + 'static>(&self, call: Call<'r, App>) -> Call<'r, App> {
-        call.call_id(self.call_id.as_str()).remembered(self.remembered.clone()).asking(self.asking.clone())
+        let call = call.call_id(self.call_id.as_str()).asking(self.asking.clone());
+        match &self.remembered {
+            Some(remembered) => call.remembered(remembered.clone()),
+            None => call,
+        }
     }
 
     /// The effects the call made once so far, which the next round's state
@@ -195,10 +202,10 @@ pub(super) async fn resume<App: Send + Sync + 'static>(
     if super::tasks::after_questions(server, stateless, tool, caller, context) {
         return as_task(server, stateless, tool, arguments, &sealed, caller).await.map(Some);
     }
-    let round = Round::of(sealed.call_id.clone(), tool, &caller.user, std::mem::take(&mut sealed.once));
-    let Remembered { memory, run_id, .. } = &round.remembered;
-    remember(&**memory, run_id, &sealed.call_id, (&sealed, tool, &arguments, None)).await?;
-    let names = tool_list::names(&tool_list::offered(server, &Steps::default(), &caller.user, false));
+    let answered = Remembered { memory: Arc::new(LocalMemory::default()), run_id: run_id_for(&sealed.call_id).into(), user: None, durable: false };
+    remember(&*answered.memory, &answered.run_id, &sealed.call_id, (&sealed, tool, &arguments, None)).await?;
+    let round = Round::of(&sealed.call_id, (tool, &caller.user), std::mem::take(&mut sealed.once), answered);
+    let names = tool_list::restriction(server, &Steps::default(), &caller.user, false, tool);
     let call = server.registry.call(&server.app, tool, arguments).user(caller.user.clone()).cancellation(&context.ct).offered(names);
     match round.attach(call).await {
         CallOutcome::Done(result) => Ok(Some(results::answer(server, result).into())),
