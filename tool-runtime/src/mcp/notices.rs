@@ -5,7 +5,9 @@
 //! applies: a session's `logging/setLevel`, or a stateless request's
 //! `_meta` (without it, none is sent).
 
+use std::collections::VecDeque;
 use std::future::IntoFuture;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 #[allow(deprecated, reason = "MCP logging is deprecated at 2026-07-28 but still part of it, and of the revisions before")]
 use rmcp::model::LoggingMessageNotificationParam;
@@ -13,19 +15,45 @@ use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer};
 use serde_json::Value;
-use tokio::sync::mpsc;
+use tokio::sync::Notify;
 
 use crate::context::{LogLevel, LogMessage, LogSink, Progress, ProgressSink};
 use crate::error_report::Escaped;
 use crate::pipeline::Call;
 
-/// One report of a running call, boxed: the channel of every call that
-/// carries a progress token (rmcp's client sends one with each request)
-/// allocates room for 32 of them up front, and a small notice keeps that
-/// room a small allocation.
+/// One report of a running call.
 enum Notice {
-    Progress(Box<Progress>),
-    Log(Box<LogMessage>),
+    Progress(Progress),
+    Log(LogMessage),
+}
+
+/// The reports a running call made that its client was not sent yet:
+/// queued by the call's sinks, sent by its forwarding. Not a channel: one
+/// would allocate room for 32 reports for every call that carries a
+/// progress token (rmcp's client sends one with each request), and most
+/// calls report nothing.
+#[derive(Default)]
+struct Reports {
+    queued: Mutex<VecDeque<Notice>>,
+    /// Woken when a report is queued (a report queued before the
+    /// forwarding waits leaves it a permit).
+    ready: Notify,
+}
+
+impl Reports {
+    fn push(&self, notice: Notice) {
+        self.queued().push_back(notice);
+        self.ready.notify_one();
+    }
+
+    fn pop(&self) -> Option<Notice> {
+        self.queued().pop_front()
+    }
+
+    fn queued(&self) -> MutexGuard<'_, VecDeque<Notice>> {
+        // Each change is one push or one pop: a panic leaves it whole.
+        self.queued.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 /// Where a call's reports go: the sinks attached to its pipeline call.
@@ -38,7 +66,7 @@ pub(crate) struct Sinks {
 /// What sends a call's reports to its client while it runs.
 pub(crate) struct Forwarding {
     token: Option<ProgressToken>,
-    reports: Option<mpsc::UnboundedReceiver<Notice>>,
+    reports: Option<Arc<Reports>>,
 }
 
 /// The sinks of the request of `context`, and what forwards their reports:
@@ -49,17 +77,16 @@ pub(crate) fn for_request(context: &RequestContext<RoleServer>, level: Option<Lo
     if token.is_none() && level.is_none() {
         return (Sinks::default(), Forwarding { token, reports: None });
     }
-    let (sender, reports) = mpsc::unbounded_channel();
+    let reports = Arc::new(Reports::default());
     let progress = token.is_some().then(|| {
-        let sender = sender.clone();
-        ProgressSink::new(move |progress| {
-            let _ = sender.send(Notice::Progress(Box::new(progress)));
-        })
+        let reports = reports.clone();
+        ProgressSink::new(move |progress| reports.push(Notice::Progress(progress)))
     });
     let log = level.map(|level| {
+        let reports = reports.clone();
         LogSink::new(move |message: LogMessage| {
             if message.level >= level {
-                let _ = sender.send(Notice::Log(Box::new(message)));
+                reports.push(Notice::Log(message));
             }
         })
     });
@@ -88,19 +115,17 @@ impl Forwarding {
     /// would otherwise hold room for rmcp's sending of one, and copy it
     /// whole each time the call's future moves.
     pub(crate) async fn run<T>(self, call: impl IntoFuture<Output = T>, peer: &Peer<RoleServer>) -> T {
-        let Some(mut reports) = self.reports else { return call.await };
+        let Some(reports) = self.reports else { return call.await };
         let call = call.into_future();
         let mut sender = Sender { token: self.token, last: 0.0, peer };
         let mut call = std::pin::pin!(call);
         let output = loop {
             tokio::select! {
                 output = &mut call => break output,
-                Some(notice) = reports.recv() => Box::pin(sender.send(notice)).await,
+                () = reports.ready.notified() => sender.send_all(&reports).await,
             }
         };
-        while let Ok(notice) = reports.try_recv() {
-            Box::pin(sender.send(notice)).await;
-        }
+        sender.send_all(&reports).await;
         output
     }
 }
@@ -114,6 +139,13 @@ struct Sender<'p> {
 }
 
 impl Sender<'_> {
+    /// Sends each report queued, in order.
+    async fn send_all(&mut self, reports: &Reports) {
+        while let Some(notice) = reports.pop() {
+            Box::pin(self.send(notice)).await;
+        }
+    }
+
     #[allow(deprecated, reason = "MCP logging is deprecated at 2026-07-28 but still part of it, and of the revisions before")]
     async fn send(&mut self, notice: Notice) {
         let sent = match notice {
@@ -126,7 +158,7 @@ impl Sender<'_> {
                 param.message = progress.message;
                 self.peer.notify_progress(param).await
             }
-            Notice::Log(message) => self.peer.notify_logging_message(log_param(*message)).await,
+            Notice::Log(message) => self.peer.notify_logging_message(log_param(message)).await,
         };
         if let Err(error) = sent {
             tracing::debug!(error = %Escaped(&error), "could not send a notification of a running call");
