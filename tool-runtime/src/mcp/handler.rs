@@ -53,12 +53,18 @@ enum Revision {
 }
 
 impl Revision {
-    /// The revision of the request of `context` (dates compare as text).
+    /// The revision of the request of `context`: its `_meta`'s, else its
+    /// session's (dates compare as text). What rmcp's
+    /// `RequestContext::protocol_version` reads, read in place rather than
+    /// decoded into a copy on every request.
     fn of(context: &RequestContext<RoleServer>) -> Revision {
-        match context.protocol_version().is_some_and(|version| version.as_str() >= ProtocolVersion::V_2026_07_28.as_str()) {
-            true => Revision::Stateless,
-            false => Revision::Sessions,
-        }
+        const KEY: &str = "io.modelcontextprotocol/protocolVersion";
+        let stateless = |version: &str| version >= ProtocolVersion::V_2026_07_28.as_str();
+        let stateless = match context.meta.0.get(KEY).and_then(serde_json::Value::as_str) {
+            Some(version) => stateless(version),
+            None => context.peer.peer_info().is_some_and(|info| stateless(info.protocol_version.as_str())),
+        };
+        if stateless { Revision::Stateless } else { Revision::Sessions }
     }
 }
 
