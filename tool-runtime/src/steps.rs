@@ -247,6 +247,7 @@ impl Steps {
     /// without listing the others: a call of it needs no list. A
     /// visibility predicate that panics hides it here unreported, and is
     /// reported by the list that the call is refused with.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub(crate) fn offers_tool<App: Send + Sync + 'static>(&self, tools: &ToolTable<App>, app: &App, user: &UserContext, name: &str) -> bool {
         let Some(entry) = tools.entry(name) else { return false };
         let view = StepView::new(self.step, &self.executed, app, user);
@@ -280,6 +281,7 @@ enum Panicked {
     /// Its panic is reported.
     Report,
     /// Nothing: a list that reports it follows.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     Hide,
 }
 
