@@ -348,17 +348,33 @@ pub(crate) trait ErasedTool<App>: Send + Sync {
 
 struct Typed<T>(PhantomData<fn() -> T>);
 
+/// How a tool's schemas are generated, as function pointers: the one
+/// [`define`] that reads them is compiled once, not once for each tool.
+struct Schemas {
+    input: fn(&mut SchemaGenerator) -> Schema,
+    output: fn(&mut SchemaGenerator) -> Option<Schema>,
+    failure: fn(&mut SchemaGenerator) -> Option<Schema>,
+    scope: fn(&mut SchemaGenerator) -> Option<Schema>,
+}
+
+/// A tool's definition, from its constants and its schemas, each schema
+/// generated with its own generator.
+fn define(meta: &ToolMeta, metadata: &Metadata, execution: &Execution, schemas: Schemas) -> Result<ToolDefinition, String> {
+    let mut generator = crate::schema::generator();
+    let input = crate::schema::normalize_input((schemas.input)(&mut generator), &mut generator)?;
+    let with_definitions = |schema: fn(&mut SchemaGenerator) -> Option<Schema>, mut generator: SchemaGenerator| {
+        schema(&mut generator).map(|schema| crate::schema::with_definitions(schema, &mut generator))
+    };
+    let output = with_definitions(schemas.output, crate::schema::output_generator());
+    let failure = with_definitions(schemas.failure, crate::schema::output_generator());
+    let scope = with_definitions(schemas.scope, crate::schema::generator());
+    Ok(ToolDefinition::from_meta(meta, metadata, execution, input, [output, failure, scope]))
+}
+
 impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
     fn definition(&self) -> Result<ToolDefinition, String> {
-        let mut generator = crate::schema::generator();
-        let input = crate::schema::normalize_input(T::input_schema(&mut generator), &mut generator)?;
-        let mut generator = crate::schema::output_generator();
-        let output = T::output_schema(&mut generator).map(|schema| crate::schema::with_definitions(schema, &mut generator));
-        let mut generator = crate::schema::output_generator();
-        let failure = T::failure_schema(&mut generator).map(|schema| crate::schema::with_definitions(schema, &mut generator));
-        let mut generator = crate::schema::generator();
-        let scope = T::scope_schema(&mut generator).map(|schema| crate::schema::with_definitions(schema, &mut generator));
-        Ok(ToolDefinition::from_meta(&T::META, &T::METADATA, &T::EXECUTION, input, [output, failure, scope]))
+        let schemas = Schemas { input: T::input_schema, output: T::output_schema, failure: T::failure_schema, scope: T::scope_schema };
+        define(&T::META, &T::METADATA, &T::EXECUTION, schemas)
     }
 
     fn parse(&self, args: &Map<String, Value>) -> Result<Box<dyn Any + Send + Sync>, serde_json::Error> {
@@ -384,7 +400,7 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
     fn verdict<'a>(&'a self, input: &'a (dyn Any + Send + Sync), ctx: &'a Ctx<App>) -> PolicyCall<'a> {
         match input.downcast_ref::<T::Input>() {
             Some(input) => T::verdict(input, ctx),
-            None => PolicyCall::Async(Box::pin(std::future::ready(Err("policy input of the wrong type".into())))),
+            None => wrong_policy_input(),
         }
     }
 
@@ -419,9 +435,21 @@ impl<App: 'static, T: Tool<App>> ErasedTool<App> for Typed<T> {
     fn call(&self, input: Box<dyn Any + Send + Sync>, call: &mut CallState<'_, App>, args: &ParsedFrom<'_>) -> CallFuture {
         match input.downcast::<T::Input>() {
             Ok(input) => T::call(*input, call, args),
-            Err(_) => Box::pin(std::future::ready(Err(Failure::Internal("call input of the wrong type".into())))),
+            Err(_) => wrong_call_input(),
         }
     }
+}
+
+// What a tool reads of an input of another tool's type (a bug of the
+// runtime's): apart from the generic methods, so that it is compiled once,
+// not once for each tool.
+
+fn wrong_policy_input<'a>() -> PolicyCall<'a> {
+    PolicyCall::Async(Box::pin(std::future::ready(Err("policy input of the wrong type".into()))))
+}
+
+fn wrong_call_input() -> CallFuture {
+    Box::pin(std::future::ready(Err(Failure::Internal("call input of the wrong type".into()))))
 }
 
 /// The text read straight into `T`'s input, when its reader takes it whole.
