@@ -19,12 +19,13 @@
 //!
 //! The fixed points run 20 rounds each, several rounds at once; the
 //! property test generates runs of several steps and a kill point somewhere
-//! in them. Each runs on SQLite (a
-//! file per round) and on Postgres (the server of
-//! `TOOL_RUNTIME_TEST_POSTGRES_URL`, a run id per round; with
-//! `--features postgres`): under `CI=true` the Postgres tests fail without
-//! a server, locally they say they skip. Run them with
-//! `cargo test --features postgres --test crash`.
+//! in them. Each test runs on SQLite (a file per round) and on Postgres
+//! (the server of `TOOL_RUNTIME_TEST_POSTGRES_URL`, a run id per round; with
+//! `--features postgres`), both at once: a round mostly waits (for its
+//! child, for a call cut off to time out), and libtest runs only as many
+//! tests at once as there are cores. Under `CI=true` a test fails without
+//! a Postgres server; locally it runs on SQLite and says it skipped
+//! Postgres. Run them with `cargo test --features postgres --test crash`.
 #![cfg(unix)]
 
 use std::io::{BufRead, BufReader, Write};
@@ -34,6 +35,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use proptest::prelude::*;
+use proptest::test_runner::TestRunner;
 use serde_json::json;
 use tool_runtime::journal::{Decision, Journal};
 use tool_runtime::prelude::*;
@@ -205,11 +207,26 @@ impl Backend {
     }
 }
 
-/// The Postgres server's URL; `None` without one, outside CI (the test is
-/// recorded as skipped: `tool_workspace::peers`).
-#[cfg(feature = "postgres")]
-fn postgres() -> Option<Backend> {
-    tool_workspace::peers::postgres_url().map(Backend::Postgres)
+/// The backends a test runs on: SQLite, and Postgres with `--features
+/// postgres` and a server (without one, outside CI, the test is recorded
+/// as skipped: `tool_workspace::peers`; so call it on the test's thread).
+fn backends() -> Vec<Backend> {
+    #[cfg(feature = "postgres")]
+    let postgres = tool_workspace::peers::postgres_url().map(Backend::Postgres);
+    #[cfg(not(feature = "postgres"))]
+    let postgres = None;
+    std::iter::once(Backend::Sqlite).chain(postgres).collect()
+}
+
+/// Runs `test` on every backend at once, a thread each; a panic in one
+/// fails the test.
+fn on_each_backend(test: impl Fn(&Backend) + Sync) {
+    let backends = backends();
+    std::thread::scope(|scope| {
+        for backend in &backends {
+            scope.spawn(|| test(backend));
+        }
+    });
 }
 
 /// The child's side: runs the plan's calls, one step each, stopping where told.
@@ -360,15 +377,7 @@ fn killed_at_each_point(backend: &Backend) {
 
 #[test]
 fn a_call_killed_at_each_point_has_its_effect_at_most_once_or_exactly_once_if_idempotent() {
-    killed_at_each_point(&Backend::Sqlite);
-}
-
-#[cfg(feature = "postgres")]
-#[test]
-fn on_postgres_a_call_killed_at_each_point_has_its_effect_at_most_once_or_exactly_once_if_idempotent() {
-    if let Some(backend) = postgres() {
-        killed_at_each_point(&backend);
-    }
+    on_each_backend(killed_at_each_point);
 }
 
 /// A charge of a 60-second timeout, cut off by a kill after its start, is
@@ -376,7 +385,7 @@ fn on_postgres_a_call_killed_at_each_point_has_its_effect_at_most_once_or_exactl
 /// call says so once the killed process's lease on the journal lapsed
 /// (seconds), not after the tool's timeout and a grace from its start
 /// (before: 62 s).
-fn a_killed_process_s_call_is_not_waited_for_past_its_lease(backend: &Backend) {
+fn not_waited_for_past_its_lease(backend: &Backend) {
     let plan = [Planned { idempotent: false, id: "slow-1".into() }];
     let started = std::time::Instant::now();
     crash_and_resume(backend, &plan, Point::AfterStart, 0).unwrap_or_else(|e| panic!("{backend:?}: {e}"));
@@ -386,16 +395,8 @@ fn a_killed_process_s_call_is_not_waited_for_past_its_lease(backend: &Backend) {
 }
 
 #[test]
-fn a_killed_process_s_call_is_not_waited_for_past_its_lease_on_sqlite() {
-    a_killed_process_s_call_is_not_waited_for_past_its_lease(&Backend::Sqlite);
-}
-
-#[cfg(feature = "postgres")]
-#[test]
-fn a_killed_process_s_call_is_not_waited_for_past_its_lease_on_postgres() {
-    if let Some(backend) = postgres() {
-        a_killed_process_s_call_is_not_waited_for_past_its_lease(&backend);
-    }
+fn a_killed_process_s_call_is_not_waited_for_past_its_lease() {
+    on_each_backend(not_waited_for_past_its_lease);
 }
 
 /// The child of a call that asks: `ASKED_STOP=asked` sends the call, which
@@ -507,17 +508,10 @@ fn killed_between_question_and_answer(backend: &Backend, cut_again: bool) {
 
 #[test]
 fn a_call_killed_between_its_question_and_its_answer_goes_on_once_with_its_effect_made_once() {
-    killed_between_question_and_answer(&Backend::Sqlite, false);
-    killed_between_question_and_answer(&Backend::Sqlite, true);
-}
-
-#[cfg(feature = "postgres")]
-#[test]
-fn on_postgres_a_call_killed_between_its_question_and_its_answer_goes_on_once_with_its_effect_made_once() {
-    if let Some(backend) = postgres() {
-        killed_between_question_and_answer(&backend, false);
-        killed_between_question_and_answer(&backend, true);
-    }
+    on_each_backend(|backend| {
+        killed_between_question_and_answer(backend, false);
+        killed_between_question_and_answer(backend, true);
+    });
 }
 
 fn plans() -> impl Strategy<Value = (Vec<Planned>, Point, usize)> {
@@ -528,24 +522,25 @@ fn plans() -> impl Strategy<Value = (Vec<Planned>, Point, usize)> {
     })
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
-
-    #[test]
-    fn generated_runs_killed_anywhere_never_repeat_an_effect((plan, point, at) in plans()) {
-        crash_and_resume(&Backend::Sqlite, &plan, point, at)?;
-    }
-}
-
-#[cfg(feature = "postgres")]
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
-
-    #[test]
-    fn on_postgres_generated_runs_killed_anywhere_never_repeat_an_effect((plan, point, at) in plans()) {
-        // Without a server (outside CI), every case skips.
-        if let Some(backend) = postgres() {
-            crash_and_resume(&backend, &plan, point, at)?;
-        }
-    }
+/// The property test, through proptest's runner rather than its macro, so
+/// that it runs on the backends at once, and on each in several runners at
+/// once (each with its own seed), `RUNNERS` of `CASES / RUNNERS` generated
+/// runs: a case mostly waits too. A failure names the smallest run its
+/// runner found.
+#[test]
+fn generated_runs_killed_anywhere_never_repeat_an_effect() {
+    const CASES: u32 = 24;
+    const RUNNERS: u32 = 4;
+    on_each_backend(|backend| {
+        std::thread::scope(|scope| {
+            for _ in 0..RUNNERS {
+                scope.spawn(|| {
+                    let config = ProptestConfig { cases: CASES / RUNNERS, failure_persistence: None, ..ProptestConfig::default() };
+                    if let Err(failure) = TestRunner::new(config).run(&plans(), |(plan, point, at)| crash_and_resume(backend, &plan, point, at)) {
+                        panic!("{backend:?}: {failure}");
+                    }
+                });
+            }
+        });
+    });
 }

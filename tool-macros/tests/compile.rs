@@ -1,12 +1,17 @@
-//! Compile-fail and compile-pass tests of `#[tool]`, `#[tool_data]` and
-//! `tools!`, and README's example built as a crate of its own.
+//! Compile-fail tests of `#[tool]`, `#[tool_data]` and `tools!`, and
+//! README's example built as a crate of its own.
 //!
 //! Each file under `tests/ui/fail/` holds one mistake, with the compiler's
-//! output beside it (`.stderr`); each file under `tests/ui/pass/` must
-//! compile and run. Regenerate the snapshots with
+//! output beside it (`.stderr`). Regenerate the snapshots with
 //! `TRYBUILD=overwrite cargo test -p tool-macros --test compile` and read
 //! every diff: the snapshots depend on the toolchain pinned in
 //! `rust-toolchain.toml`.
+//!
+//! The compile-pass cases (`tests/ui/pass/`) are not trybuild's: they are
+//! modules of the test binary `tests/pass.rs`. With no pass case, trybuild
+//! only checks (`cargo check`) its dependencies and the cases, all cases in
+//! one command; a single pass case would make it build them with code, and
+//! each case in a cargo command of its own, one after another.
 //!
 //! They live in the macro crate, which has no features, so trybuild builds
 //! the cases against `tool-runtime` without features (the workspace's
@@ -23,7 +28,6 @@ use std::process::Command;
 fn ui() {
     let cases = trybuild::TestCases::new();
     cases.compile_fail("tests/ui/fail/*.rs");
-    cases.pass("tests/ui/pass/*.rs");
 }
 
 /// README says users depend on `tool-runtime` alone. A trybuild case
@@ -32,10 +36,14 @@ fn ui() {
 /// run here as a crate of its own, outside the workspace, whose manifest
 /// (below) names `tool-runtime` and tokio and nothing else.
 ///
-/// It shares trybuild's target directory, where the same dependencies
-/// (tool-runtime without features, tokio with `rt` and `macros`) are built
-/// already, and a copy of the workspace's `Cargo.lock`, so that nothing
-/// but the example itself is compiled, and nothing is fetched (`--offline`).
+/// It is built in trybuild's target directory, where trybuild only checks,
+/// and for the platform trybuild names (`--target`, the host's) with
+/// trybuild's environment (no `RUSTFLAGS`, no incremental builds): cargo
+/// then gives trybuild's flags (`--cfg trybuild`, ...) only to the
+/// target's crates, which a check and a build never share, and builds the
+/// proc macros and build scripts (syn, serde's derive, `tool-macros`, ...)
+/// once for both. A copy of the workspace's `Cargo.lock` pins the same
+/// versions, and nothing is fetched (`--offline`).
 #[test]
 fn readme_example_needs_only_tool_runtime_and_tokio() {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the macro crate is in the workspace").to_owned();
@@ -57,15 +65,26 @@ fn readme_example_needs_only_tool_runtime_and_tokio() {
 
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let ran = Command::new(cargo)
-        .args(["run", "--quiet", "--offline", "--manifest-path"])
+        .args(["run", "--quiet", "--offline", "--target", &host_tuple(), "--manifest-path"])
         .arg(project.join("Cargo.toml"))
         .env("CARGO_TARGET_DIR", target.join("tests").join("trybuild"))
+        .env("CARGO_INCREMENTAL", "0")
+        .env_remove("RUSTFLAGS")
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&ran.stderr);
     assert!(ran.status.success(), "README's example did not build or run with only tool-runtime and tokio:\n{stderr}");
     let stdout = String::from_utf8_lossy(&ran.stdout);
     assert_eq!(stdout.trim(), r#"{"id":"A-4711","status":"shipped","items":null}"#, "{stderr}");
+}
+
+/// The platform rustc builds for by default, which trybuild names with
+/// `--target`.
+fn host_tuple() -> String {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let printed = Command::new(rustc).args(["--print", "host-tuple"]).output().unwrap();
+    assert!(printed.status.success(), "{}", String::from_utf8_lossy(&printed.stderr));
+    String::from_utf8(printed.stdout).unwrap().trim().to_owned()
 }
 
 /// The first ```` ```rust ```` block of a Markdown text.

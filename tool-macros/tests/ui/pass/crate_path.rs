@@ -1,4 +1,4 @@
-//! A crate that re-exports the runtime under another path.
+// A crate that re-exports the runtime under another path.
 
 mod framework {
     pub use tool_runtime as runtime;
@@ -12,8 +12,10 @@ async fn hello(name: String) -> String {
     format!("Hello, {name}!")
 }
 
-/// Say hello, with a carried attribute (the derived input struct).
-#[tool(crate = crate::framework::runtime)]
+/// Say hello, with a carried attribute (the derived input struct), and the
+/// path from the crate's root (this case is the module `crate_path` of the
+/// pass cases' test binary).
+#[tool(crate = crate::crate_path::framework::runtime)]
 async fn hello_renamed(#[serde(rename = "who")] name: String) -> String {
     name
 }

@@ -1,5 +1,5 @@
-//! `#[tool_data]` derives from the runtime's serde and schemars: the
-//! attributes of both keep their meaning, on a struct and on an enum.
+// `#[tool_data]` derives from the runtime's serde and schemars: the
+// attributes of both keep their meaning, on a struct and on an enum.
 
 use std::sync::Arc;
 
