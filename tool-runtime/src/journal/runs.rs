@@ -17,6 +17,13 @@
 //! the journal, are not counted twice. What a step writes does not grow with
 //! the run.
 //!
+//! A process making the run durable opens it with its first step
+//! ([`RunRecords::open`]): the same transaction, whose first statement also
+//! claims the run for its user and says whether the run holds calls started
+//! and not finished or parked calls not settled, so that the process reads
+//! them only when it does. A step that takes no step and moves the state
+//! nowhere writes no step: the row is only taken.
+//!
 //! [`RunRecords::save`] replaces the whole record, and
 //! [`RunRecords::update`] writes a record's step over the stored one; both
 //! keep the state moving forward only.
