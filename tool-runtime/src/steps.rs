@@ -56,9 +56,7 @@ impl Save {
     pub(crate) async fn send(&self, remembered: &Remembered) -> Result<Stepped, JournalError> {
         remembered.memory.add_step(&remembered.run_id, &self.unsaved, &self.state, self.known).await
     }
-}
 
-impl Save {
     /// Opens the run in `remembered` for `user`, adding what this save took
     /// ([`RunMemory::open_run`](crate::memory::RunMemory::open_run)).
     async fn open(&self, remembered: &Remembered, user: Option<&str>) -> Result<(Stepped, Opened), JournalError> {
