@@ -45,13 +45,23 @@
 //!
 //! # Where the time goes
 //!
-//! A new run's first step sends 13 statements: `Run::durable` reads the
-//! run's user, adds step 0 (a transaction: the row taken, the step written,
-//! tools and failures read back), reads the run's calls and its unsettled
-//! approvals; `execute` sends the four above (the step's transaction also
-//! appends the tool). Four of them commit a write. With sqlx's default pool
-//! every statement or transaction first pinged its connection: 25 round
-//! trips a run, 8 of them pings, and 4 commits.
+//! A new run's first step sends 9 statements (tool-runtime's test
+//! `a_new_runs_first_step_sends_nine_statements` counts them in sqlx's log
+//! of each statement): `Run::durable` opens the run in one transaction,
+//! whose first statement takes the run's row, claims it for its user and
+//! says whether the run holds calls started and not finished or parked
+//! calls not settled (so a new run reads neither), and whose second reads
+//! back the run's tools and failures; `execute` sends the four above, the
+//! step's transaction taking the row, writing the step, appending the tool
+//! and reading back (7). Four of them commit a write. It sent 13 before
+//! (14 for a run with a user): `Run::durable` read the run's user in a
+//! statement of its own (and claimed it in another for a run with a user),
+//! wrote step 0 though it changed nothing, and read the run's calls and
+//! unsettled approvals after its commit. The bare side (`bare_run`) sends
+//! the journal's statements as they are now, so durable/bare compares the
+//! same 9 statements. With sqlx's default pool every statement or
+//! transaction first pinged its connection: 25 round trips a run, 8 of
+//! them pings, and 4 commits, when the run sent 13.
 //!
 //! Measured with 1,000 runs at once on 2 cores shared with other builds
 //! (load 4 to 8), each the median of 5 rounds of 1,000, the versions
@@ -77,8 +87,9 @@
 //!   both parts by half or more: a commit, its BEGIN and its WAL flush are
 //!   shared by up to 64 writes.
 //! - **Round trips**: the pings are gone (a connection in use a moment ago
-//!   is alive); a run's 13 statements are left, and the BEGIN and COMMIT
-//!   of its 2 transactions, shared in a group. The pings alone were not a
+//!   is alive); a run's 9 statements are left (13 before the run was
+//!   opened in one transaction, below), and the BEGIN and COMMIT of its 2
+//!   transactions, shared in a group. The pings alone were not a
 //!   figure a user would notice on a local server: without group commit,
 //!   Postgres 337 to 696 runs/s in one process and 1,126 to 1,555 in 4
 //!   (SQLite 49 to 142, its fsyncs slowed by the other builds' disk
@@ -91,6 +102,26 @@
 //!   are bound by CPU, not by waits for a connection, and each Postgres
 //!   connection is a server process competing for the same cores. The 4
 //!   processes hold 40 connections at most, under Postgres's default of 100.
+//!
+//! **Fewer statements.** The run opened in one transaction (9 statements a
+//! run, not 13) cut the CPU a run spends, the server's most. Measured with
+//! the whole bench (`cargo bench --features postgres --bench journal --
+//! none`, where the filter `none` skips criterion's groups), the binary of
+//! before and of after alternating, 3 rounds each, on 2 cores shared with
+//! other builds (load 4.0 to 7.2), each figure the median of the bench's 5
+//! rounds of 1,000 runs:
+//!
+//! | Postgres, 1,000 runs at once | 13 statements a run | 9 statements a run |
+//! |---|---|---|
+//! | one process | 392 to 1,075 runs/s, client 400 to 570 µs CPU a run, server 1,210 to 1,870 µs | 1,019 to 1,394 runs/s, client 200 to 390 µs, server 260 to 1,030 µs |
+//! | 4 processes of 250 | 1,205 to 2,128 runs/s, client 320 to 440 µs, server 460 to 680 µs | 1,870 to 2,577 runs/s, client 230 to 260 µs, server 360 to 400 µs |
+//! | bare, one process | 166 to 1,373 runs/s | 221 to 1,747 runs/s |
+//!
+//! The bare side, each write its own commit, waits for the disk: on this
+//! loaded machine it read from 166 to 1,747 runs/s, and durable/bare 0.76x
+//! to 5.31x (0.78x and 0.76x in the one round of each where the disk was
+//! quick). The 3,000 runs/s were not reached here, with other builds
+//! taking the cores.
 //!
 //! With group commit, the bare statements (each write its own commit) are
 //! no longer a limit: durable/bare read 0.88x to 1.54x on Postgres and 5x
@@ -148,11 +179,12 @@ const READ_BACK: &str = "SELECT * FROM (SELECT CAST(1 AS BIGINT) AS is_tool, ord
      WHERE run_id = $1 AND ordinal >= $2 UNION ALL SELECT CAST(0 AS BIGINT), failures, tool FROM journal_run_failures \
      WHERE run_id = $1) AS back ORDER BY is_tool DESC, n, tool";
 
-const RUN_USER: &str = "SELECT user_id FROM journal_runs WHERE run_id = $1";
-const OF_RUN: &str = "SELECT effect_key, call_id, tool, input, started_at, finished_at, kind, text, structured, error_code, status, truncated, ends_run \
-     FROM journal_calls WHERE run_id = $1 ORDER BY started_at, call_id";
-const UNSETTLED: &str = "SELECT call_id, run_id, tool, input, user_id, parked_at, expires_at, decision, edited_input, reject_text, decided_by, decided_at \
-     FROM journal_approvals WHERE run_id = $1 AND settled_at IS NULL ORDER BY parked_at, call_id";
+const OPEN: &str = "INSERT INTO journal_runs (run_id, step, state, ended_by, updated_at, version, user_id) \
+     VALUES ($1, 0, 'active', NULL, (SELECT ms FROM journal_clock), 1, $2) ON CONFLICT (run_id) DO UPDATE SET version = journal_runs.version + 1, \
+     updated_at = excluded.updated_at, user_id = COALESCE(journal_runs.user_id, excluded.user_id) \
+     RETURNING run_id, step, state, ended_by, last_calls, version, user_id, \
+     EXISTS (SELECT 1 FROM journal_calls WHERE run_id = $1 AND finished_at IS NULL) AS unfinished_calls, \
+     EXISTS (SELECT 1 FROM journal_approvals WHERE run_id = $1 AND settled_at IS NULL) AS unsettled";
 
 /// A pool beside the journal's, for the bare writes.
 enum Bare {
@@ -328,23 +360,20 @@ async fn save_run(bare: &Bare, run_id: &str) {
 }
 
 /// What `Run::durable` sends for a new run `run_id`, then one step of one
-/// call ([`bare_call`]), with sqlx directly: the run's user read, its
-/// record taken and written in a transaction, its calls and its unsettled
-/// approvals read.
+/// call ([`bare_call`]), with sqlx directly: in one transaction, the run's
+/// row taken (its user claimed, and whether it holds unfinished calls or
+/// unsettled approvals read: it holds neither, so they are not read) and
+/// its tools and failures read back.
 async fn bare_run(bare: &Bare, run_id: &str, result: &JournaledResult) {
     on_pool!(bare, pool => {
-        let user: Option<(Option<String>,)> = busy!(sqlx::query_as(RUN_USER).bind(run_id).fetch_optional(pool));
-        assert!(user.is_none());
-        let back = busy!(async {
+        let (back, unfinished, unsettled) = busy!(async {
             let mut tx = pool.begin().await?;
-            sqlx::query(TAKE).bind(run_id).fetch_one(&mut *tx).await?;
-            sqlx::query(STEP).bind(run_id).bind(0_i64).bind("active").bind(None::<&str>).bind(None::<&str>).execute(&mut *tx).await?;
+            let taken = sqlx::query(OPEN).bind(run_id).bind(None::<&str>).fetch_one(&mut *tx).await?;
+            let held: (bool, bool) = (sqlx::Row::try_get(&taken, "unfinished_calls")?, sqlx::Row::try_get(&taken, "unsettled")?);
             let back: Vec<(i64, i64, String)> = sqlx::query_as(READ_BACK).bind(run_id).bind(0_i64).fetch_all(&mut *tx).await?;
-            tx.commit().await.map(|()| back)
+            tx.commit().await.map(|()| (back, held.0, held.1))
         });
-        assert!(back.is_empty());
-        assert!(busy!(sqlx::query(OF_RUN).bind(run_id).fetch_all(pool)).is_empty());
-        assert!(busy!(sqlx::query(UNSETTLED).bind(run_id).fetch_all(pool)).is_empty());
+        assert!(back.is_empty() && !unfinished && !unsettled);
     });
     bare_call(bare, result, run_id, "c1", 1).await;
 }

@@ -53,8 +53,8 @@ pub use asked::{Ask, Binding, Decision, Question, Root, Sampled, SamplingMessage
 pub use error::JournalError;
 pub use local::LocalMemory;
 pub use records::{
-    Approval, CallInDoubt, CallStart, Decided, EXPIRED_BY, GONE_BY, JournaledCall, JournaledResult, ParkedCall, RunRecord, RunState, StepDelta,
-    Stepped,
+    Approval, CallInDoubt, CallStart, Decided, EXPIRED_BY, GONE_BY, JournaledCall, JournaledResult, Opened, ParkedCall, RunRecord, RunState,
+    StepDelta, Stepped,
 };
 pub use tasks::{LocalTasks, TaskRecord, TaskState, TaskStore};
 
@@ -234,6 +234,30 @@ pub trait RunMemory: fmt::Debug + Send + Sync + 'static {
     /// from the `known`th on. `state` is taken only when it is further
     /// along than the one held.
     fn add_step<'a>(&'a self, run_id: &'a str, delta: &'a StepDelta, state: &'a RunState, known: usize) -> Answer<'a, Stepped>;
+
+    /// Opens `run_id` for a process that makes it durable, as one step of
+    /// the memory where it can: records it as `user`'s run unless it has a
+    /// user ([`claim_run`](Self::claim_run)), adds `delta` to it
+    /// ([`add_step`](Self::add_step), creating it when new), and says
+    /// whether it holds calls started and not finished and parked calls
+    /// not settled ([`Opened`]), so that the process reads them only when
+    /// it does. The default claims, then adds, and says the run may hold
+    /// both, so that the process reads them.
+    fn open_run<'a>(
+        &'a self,
+        run_id: &'a str,
+        user: Option<&'a str>,
+        delta: &'a StepDelta,
+        state: &'a RunState,
+        known: usize,
+    ) -> Answer<'a, (Stepped, Opened)> {
+        let claimed = self.claim_run(run_id, user);
+        Answer::waiting(async move {
+            let user = claimed.await?;
+            let stepped = self.add_step(run_id, delta, state, known).await?;
+            Ok((stepped, Opened { user, unfinished_calls: true, unsettled: true }))
+        })
+    }
 
     /// Parks a call for approval; [`JournalError::AlreadyParked`] when the
     /// run parked that call id before.

@@ -551,16 +551,19 @@ impl<App: Send + Sync + 'static> Run<App> {
     pub async fn durable(mut self, memory: &(impl RunMemory + Clone), run_id: &str) -> Result<Self, DurableError> {
         self.memory = Remembered::durable(Arc::new(memory.clone()), run_id);
         let memory = self.memory.memory.clone();
-        // The run's user, as the first process to record it named it.
-        self.memory.user = memory.claim_run(run_id, self.user.id.as_deref()).await?.map(Into::into);
-        // A run the journal knows is taken as it holds it; a new one is
-        // recorded (with whatever this run did before).
+        // In one step of the memory: the run's user, as the first process
+        // to record it named it; a run the journal knows taken as it holds
+        // it, a new one recorded (with whatever this run did before); and
+        // whether it holds the calls read below, so that a new run (most
+        // runs) reads neither.
         self.steps.journaled = (0, 0);
-        self.steps.save(&self.memory).await?;
+        let opened = self.steps.open(&self.memory, self.user.id.as_deref()).await?;
+        self.memory.user = opened.user.map(Into::into);
         // The calls not finished (an external call still with the host
         // among them) must still fit this registry; a finished call is
         // checked only when it is re-sent (`remembered::tool_gone`).
-        for call in memory.calls_of_run(run_id).await? {
+        let calls = if opened.unfinished_calls { memory.calls_of_run(run_id).await? } else { Vec::new() };
+        for call in calls {
             if !matches!(call.outcome, CallStart::UnknownOutcome { .. }) {
                 continue;
             }
@@ -571,8 +574,10 @@ impl<App: Send + Sync + 'static> Run<App> {
         }
         // Decided or not: a decision made elsewhere is settled by
         // `settle_decided`.
-        let unsettled = memory.unsettled_for_run(run_id).await?;
-        self.approvals().resume(&unsettled)?;
+        if opened.unsettled {
+            let unsettled = memory.unsettled_for_run(run_id).await?;
+            self.approvals().resume(&unsettled)?;
+        }
         Ok(self)
     }
 

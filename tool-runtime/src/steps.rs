@@ -11,7 +11,7 @@ use crate::context::{RunView, StepCall, StepView, UserContext};
 use crate::error::ToolError;
 use crate::error_report::{ErrorKind, ErrorReport, Escaped, panic_message};
 use crate::memory::Remembered;
-use crate::memory::{JournalError, RunState, StepDelta, Stepped};
+use crate::memory::{JournalError, Opened, RunState, StepDelta, Stepped};
 use crate::result::{CallResult, ResultKind, lines};
 use crate::table::{Entry, ToolTable};
 use crate::tool::ToolDefinition;
@@ -56,6 +56,12 @@ impl Save {
     pub(crate) async fn send(&self, remembered: &Remembered) -> Result<Stepped, JournalError> {
         remembered.memory.add_step(&remembered.run_id, &self.unsaved, &self.state, self.known).await
     }
+
+    /// Opens the run in `remembered` for `user`, adding what this save took
+    /// ([`RunMemory::open_run`](crate::memory::RunMemory::open_run)).
+    async fn open(&self, remembered: &Remembered, user: Option<&str>) -> Result<(Stepped, Opened), JournalError> {
+        remembered.memory.open_run(&remembered.run_id, user, &self.unsaved, &self.state, self.known).await
+    }
 }
 
 impl Default for Steps {
@@ -84,6 +90,24 @@ impl Steps {
     /// at once.
     pub(crate) fn take_save(&mut self) -> Save {
         Save { unsaved: std::mem::take(&mut self.unsaved), state: self.state.clone(), known: self.journaled.1 }
+    }
+
+    /// Opens the run in `remembered` for a process making it durable, with
+    /// what changed here: a save whose step also claims the run for `user`
+    /// and says what the run holds ([`Opened`]), its answer taken as
+    /// [`saved`](Self::saved) takes one.
+    pub(crate) async fn open(&mut self, remembered: &Remembered, user: Option<&str>) -> Result<Opened, JournalError> {
+        let save = self.take_save();
+        match save.open(remembered, user).await {
+            Ok((stepped, opened)) => {
+                self.journaled(stepped);
+                Ok(opened)
+            }
+            Err(error) => {
+                self.restore(save.unsaved);
+                Err(error)
+            }
+        }
     }
 
     /// Takes the journal's answer to `save`: on success the run as the

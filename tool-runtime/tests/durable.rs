@@ -54,6 +54,7 @@ on_both_backends!(
     a_decision_made_before_a_run_finished_is_not_carried_out_after,
     a_step_with_a_timeout_returns_within_it_while_the_run_s_record_is_locked,
     a_reconcile_hook_reads_the_app_and_a_call_it_says_did_not_happen_runs_once,
+    a_new_run_record_still_resumes_what_was_journaled_under_its_id_before,
 );
 
 /// The world the tools change, counted outside the journal.
@@ -984,4 +985,130 @@ async fn a_reconcile_hook_reads_the_app_and_a_call_it_says_did_not_happen_runs_o
         assert_eq!((step.results[0].kind, step.results[0].text.as_str()), (ResultKind::Success, "paid bill B-2"), "{:?}", step.results);
     }
     assert_eq!(shop.charges.load(Ordering::SeqCst), 1, "the bill that was not paid is paid once");
+}
+
+/// Calls and approvals need no run record: an MCP server's stateless calls
+/// start and park under run ids it never steps, and a host may write
+/// either for any run id. A run opened under such an id still holds them,
+/// though the journal creates its record only now.
+async fn a_new_run_record_still_resumes_what_was_journaled_under_its_id_before(db: Db) {
+    use tool_runtime::memory::RunMemory;
+    use tool_runtime::question::{Binding, Question};
+
+    let journal = db.open().await;
+    let key = json!(["call", "t-early", "c1"]).to_string();
+    let started = journal.calls().start("t-early", "c1", "confirm", &json!({"order_id": "A-1"}), &key).await.unwrap();
+    assert_eq!(started, CallStart::Started);
+    let input = json!({"order_id": "A-2"});
+    let parked = tool_runtime::journal::ParkedCall {
+        run_id: "t-early".into(),
+        call_id: "c2".into(),
+        tool: "refund".into(),
+        input: input.clone(),
+        user_id: None,
+        parked_at: std::time::SystemTime::now(),
+        expires_at: None,
+        question: Question::Approval(Binding::of_arguments(&input)),
+    };
+    journal.park(&parked).await.unwrap();
+    assert!(journal.runs().load("t-early").await.unwrap().is_none(), "nothing above recorded the run");
+
+    let registry = Registry::<Shop>::builder().tools(tools![confirm, refund]).build().unwrap();
+    let run = registry.run(Arc::new(Shop::default())).durable(&db.open().await, "t-early").await.unwrap();
+    let external: Vec<_> = run.external().iter().map(|call| (call.id.to_string(), call.input.clone())).collect();
+    assert_eq!(external, [("c1".to_owned(), json!({"order_id": "A-1"}))]);
+    let pending: Vec<_> = run.pending().iter().map(|p| (p.id().to_string(), p.arguments())).collect();
+    assert_eq!(pending, [("c2".to_owned(), input)]);
+}
+
+#[cfg(feature = "postgres")]
+mod postgres_server {
+    use super::*;
+
+    /// The statements sqlx sends on this thread (it logs each under the
+    /// target `sqlx::query`), each as its SQL.
+    #[derive(Clone, Default)]
+    struct Statements(Arc<Mutex<Vec<String>>>);
+
+    impl tracing::Subscriber for Statements {
+        fn register_callsite(&self, _: &'static tracing::Metadata<'static>) -> tracing::subscriber::Interest {
+            tracing::subscriber::Interest::sometimes()
+        }
+
+        fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
+            metadata.target() == "sqlx::query"
+        }
+
+        fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+            tracing::span::Id::from_u64(1)
+        }
+
+        fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+
+        fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+
+        fn event(&self, event: &tracing::Event<'_>) {
+            /// The statement's summary (its first words), and its whole
+            /// text when longer.
+            #[derive(Default)]
+            struct Sql(String, String);
+            impl tracing::field::Visit for Sql {
+                fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+                    match field.name() {
+                        "summary" => self.0 = value.to_owned(),
+                        "db.statement" => self.1 = value.trim().to_owned(),
+                        _ => {}
+                    }
+                }
+
+                fn record_debug(&mut self, _: &tracing::field::Field, _: &dyn std::fmt::Debug) {}
+            }
+            let mut sql = Sql::default();
+            event.record(&mut sql);
+            self.0.lock().unwrap().push(if sql.1.is_empty() { sql.0 } else { sql.1 });
+        }
+
+        fn enter(&self, _: &tracing::span::Id) {}
+
+        fn exit(&self, _: &tracing::span::Id) {}
+    }
+
+    /// A new run's first step, one call of a tool, sends 9 statements
+    /// (besides the BEGIN and COMMIT of its 2 transactions): `Run::durable` takes
+    /// the run's row, claiming it for its user and reading whether it holds
+    /// unfinished calls or unsettled approvals, and reads back its tools
+    /// and failures; a new run reads neither its calls nor its approvals,
+    /// nor its user apart. The call then sends its 7.
+    #[tokio::test]
+    async fn a_new_runs_first_step_sends_nine_statements() {
+        let Some(db) = Db::postgres("durable_statements").await else { return };
+        let (desk, shop) = (desk(Duration::from_secs(600)), Arc::new(Shop::default()));
+        let journal = db.open().await;
+        // The journal's connections and its owner's lease, taken first.
+        let mut warm = desk.registry.run(shop.clone()).with_user(UserContext::new("u-1")).durable(&journal, "t-warm").await.unwrap();
+        warm.execute(vec![call("c1", "charge", json!({"cents": 5}))]).await;
+
+        let statements = Statements::default();
+        let guard = tracing::subscriber::set_default(statements.clone());
+        let mut run = desk.registry.run(shop.clone()).with_user(UserContext::new("u-1")).durable(&journal, "t-new").await.unwrap();
+        let step = run.execute(vec![call("c1", "charge", json!({"cents": 5}))]).await;
+        drop(guard);
+        assert_eq!(step.results[0].kind, ResultKind::Success, "{:?}", step.results);
+
+        // The lease's renewal is the journal's, not the run's.
+        let (ends, sent): (Vec<String>, Vec<String>) =
+            statements.0.lock().unwrap().iter().filter(|sql| !sql.contains("journal_owners")).cloned().partition(|sql| sql == "COMMIT");
+        assert_eq!(sent.len(), 9, "{sent:#?}");
+        assert_eq!(ends.len(), 2, "{sent:#?}");
+        assert!(
+            !sent.iter().any(|sql| sql.starts_with("SELECT") && sql.contains("FROM journal_calls WHERE run_id")),
+            "a new run read its calls: {sent:#?}"
+        );
+        assert!(
+            !sent.iter().any(|sql| sql.starts_with("SELECT") && sql.contains("FROM journal_approvals WHERE")),
+            "a new run read its approvals: {sent:#?}"
+        );
+        assert!(!sent.iter().any(|sql| sql.starts_with("SELECT user_id")), "a new run read its user apart: {sent:#?}");
+        assert_eq!(db.open().await.runs().load("t-new").await.unwrap().map(|run| run.step), Some(1));
+    }
 }

@@ -6,7 +6,8 @@ use std::time::{Instant, SystemTime};
 
 use super::Journal;
 use crate::memory::{
-    Answer, Approval, Decision, JournaledCall, JournaledResult, Keyed, ParkedCall, RunMemory, RunState, Starting, StepDelta, Stepped, TaskStore,
+    Answer, Approval, Decision, JournaledCall, JournaledResult, Keyed, Opened, ParkedCall, RunMemory, RunState, Starting, StepDelta, Stepped,
+    TaskStore,
 };
 
 impl RunMemory for Journal {
@@ -52,6 +53,17 @@ impl RunMemory for Journal {
 
     fn add_step<'a>(&'a self, run_id: &'a str, delta: &'a StepDelta, state: &'a RunState, known: usize) -> Answer<'a, Stepped> {
         Answer::waiting(self.runs().add_step(run_id, delta, state, known))
+    }
+
+    fn open_run<'a>(
+        &'a self,
+        run_id: &'a str,
+        user: Option<&'a str>,
+        delta: &'a StepDelta,
+        state: &'a RunState,
+        known: usize,
+    ) -> Answer<'a, (Stepped, Opened)> {
+        Answer::waiting(self.runs().open(run_id, user, delta, state, known))
     }
 
     fn park<'a>(&'a self, call: &'a ParkedCall) -> Answer<'a, ()> {

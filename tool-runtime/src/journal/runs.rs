@@ -17,6 +17,13 @@
 //! the journal, are not counted twice. What a step writes does not grow with
 //! the run.
 //!
+//! A process making the run durable opens it with its first step
+//! ([`RunRecords::open`]): the same transaction, whose first statement also
+//! claims the run for its user and says whether the run holds calls started
+//! and not finished or parked calls not settled, so that the process reads
+//! them only when it does. A step that takes no step and moves the state
+//! nowhere writes no step: the row is only taken.
+//!
 //! [`RunRecords::save`] replaces the whole record, and
 //! [`RunRecords::update`] writes a record's step over the stored one; both
 //! keep the state moving forward only.
@@ -27,7 +34,7 @@ use sqlx::{ColumnIndex, Decode, Row, Type};
 use super::group::{Conn, Write, on_conn};
 use super::rows::{RowReader, encode_state};
 use super::{Journal, JournalError, RunRecord, limits, now, on_pool};
-use crate::memory::{RunState, StepDelta, Stepped};
+use crate::memory::{Opened, RunState, StepDelta, Stepped};
 
 /// Whether the stored state (`journal_runs.state`) gives way to the one
 /// written (`excluded.state`): only for one as far along or further.
@@ -57,6 +64,28 @@ const TAKE: &str = concat!(
     now!(),
     ", 1) ON CONFLICT (run_id) DO UPDATE SET version = journal_runs.version + 1, updated_at = excluded.updated_at \
      RETURNING run_id, step, state, ended_by, last_calls, version"
+);
+/// [`TAKE`], for a process opening the run ([`RunRecords::open`]): the run
+/// is recorded as `$2`'s too when it has no user yet, and the row read
+/// back says its user and whether the run holds calls started and not
+/// finished and parked calls not settled, as this statement sees them.
+///
+/// Those two are read here rather than from the run's row: calls and
+/// approvals are keyed by run id and call id, and nothing needs the run's
+/// row to hold them (an MCP server's stateless calls start and park under
+/// run ids it never steps; `Journal::calls` and `Journal::approvals` write
+/// for any run id), so a row this statement creates does not prove the run
+/// holds none. A call another process starts after this statement is one
+/// that process runs itself, as when the run's calls were read after the
+/// step committed: those reads raced it too.
+const OPEN: &str = concat!(
+    "INSERT INTO journal_runs (run_id, step, state, ended_by, updated_at, version, user_id) VALUES ($1, 0, 'active', NULL, ",
+    now!(),
+    ", 1, $2) ON CONFLICT (run_id) DO UPDATE SET version = journal_runs.version + 1, updated_at = excluded.updated_at, \
+     user_id = COALESCE(journal_runs.user_id, excluded.user_id) \
+     RETURNING run_id, step, state, ended_by, last_calls, version, user_id, \
+     EXISTS (SELECT 1 FROM journal_calls WHERE run_id = $1 AND finished_at IS NULL) AS unfinished_calls, \
+     EXISTS (SELECT 1 FROM journal_approvals WHERE run_id = $1 AND settled_at IS NULL) AS unsettled"
 );
 /// Records the run `$1` as `$2`'s when it is new or has no user yet, and
 /// reads its user back.
@@ -213,11 +242,24 @@ impl RunRecords<'_> {
     /// ended it). Returns the run as the journal then holds it, with its
     /// tools from the `known`th on.
     pub(crate) async fn add_step(self, run_id: &str, delta: &StepDelta, state: &RunState, known: usize) -> Result<Stepped, JournalError> {
-        limits::id("run_id", run_id)?;
-        let (_, ended_by) = encode_state(state);
-        limits::text("ended_by", ended_by.unwrap_or_default())?;
-        delta.tools.iter().chain(delta.failures.iter().map(|(tool, _)| tool)).try_for_each(|tool| limits::text("tool", tool))?;
-        self.journal.write(AddStep { run_id: run_id.to_owned(), delta: delta.clone(), state: state.clone(), known }).await
+        self.journal.write(AddStep::new(run_id, delta, state, known)?).await
+    }
+
+    /// Opens the run `run_id` for a process that makes it durable, in one
+    /// transaction: [`claim`](Self::claim) for `user` and
+    /// [`add_step`](Self::add_step) at once, and whether the run holds
+    /// calls started and not finished and parked calls not settled (see
+    /// [`OPEN`]), so that the process reads them only when it does.
+    pub(crate) async fn open(
+        self,
+        run_id: &str,
+        user: Option<&str>,
+        delta: &StepDelta,
+        state: &RunState,
+        known: usize,
+    ) -> Result<(Stepped, Opened), JournalError> {
+        limits::optional_id("user_id", user)?;
+        self.journal.write(OpenRun { step: AddStep::new(run_id, delta, state, known)?, user: user.map(str::to_owned) }).await
     }
 
     /// Records `run_id` as the run of `user` unless the journal holds a
@@ -340,6 +382,66 @@ struct AddStep {
     known: usize,
 }
 
+impl AddStep {
+    /// The step, once what both backends keep of it was checked (see
+    /// [`limits`]).
+    fn new(run_id: &str, delta: &StepDelta, state: &RunState, known: usize) -> Result<AddStep, JournalError> {
+        limits::id("run_id", run_id)?;
+        let (_, ended_by) = encode_state(state);
+        limits::text("ended_by", ended_by.unwrap_or_default())?;
+        delta.tools.iter().chain(delta.failures.iter().map(|(tool, _)| tool)).try_for_each(|tool| limits::text("tool", tool))?;
+        Ok(AddStep { run_id: run_id.to_owned(), delta: delta.clone(), state: state.clone(), known })
+    }
+}
+
+/// Writes the step `$step` (an [`AddStep`]) on the run's row taken and read
+/// as `$stored` (a [`Taken`]), in the transaction `$tx`, and reads back
+/// what the run then holds: a [`Stepped`] (the enclosing block returns
+/// its errors).
+macro_rules! add_to_taken {
+    ($tx:ident, $step:expr, $stored:expr) => {{
+        let (step, stored): (&AddStep, Taken) = ($step, $stored);
+        let (run_id, delta, known) = (step.run_id.as_str(), &step.delta, step.known);
+        let failed = || JournalError::database("add_step");
+        let resent = delta.steps > 0 && delta.last_calls.is_some() && delta.last_calls == stored.last_calls;
+        let moves = step.state.rank() > stored.state.rank();
+        let index = stored.step.saturating_add(delta.steps) - usize::from(resent);
+        let state = if moves { step.state.clone() } else { stored.state };
+        // A step that takes no step and moves the state nowhere (a run
+        // opened, a decision settled) would write the row as it is.
+        if delta.steps > 0 || moves {
+            let last_calls = if delta.steps > 0 { delta.last_calls.as_deref() } else { stored.last_calls.as_deref() };
+            let (state_text, ended_by) = encode_state(&state);
+            sqlx::query(STEP)
+                .bind(run_id)
+                .bind(i64::try_from(index).unwrap_or(i64::MAX))
+                .bind(state_text)
+                .bind(ended_by)
+                .bind(last_calls)
+                .execute(&mut *$tx)
+                .await
+                .map_err(failed())?;
+        }
+        append_tools!($tx, run_id, &delta.tools, "add_step");
+        if !resent {
+            write_failures!($tx, ADD_FAILURES, run_id, &delta.failures, "add_step");
+        }
+        let known_from = i64::try_from(known).unwrap_or(i64::MAX);
+        let back: Vec<(i64, i64, String)> = sqlx::query_as(READ_BACK).bind(run_id).bind(known_from).fetch_all(&mut *$tx).await.map_err(failed())?;
+        let (tools, failures): (Vec<_>, Vec<_>) = back.into_iter().partition(|(is_tool, _, _)| *is_tool == 1);
+        let tool_count = tools.last().map_or(known, |(_, ordinal, _)| usize::try_from(*ordinal).map_or(known, |last| last + 1));
+        Stepped {
+            version: stored.version,
+            step: index,
+            resent,
+            state,
+            tools: tools.into_iter().map(|(_, _, tool)| tool).collect(),
+            tool_count,
+            failures: decode_failures(run_id, failures.into_iter().map(|(_, failed, tool)| (tool, failed)).collect())?,
+        }
+    }};
+}
+
 impl Write for AddStep {
     type Output = Stepped;
 
@@ -352,43 +454,41 @@ impl Write for AddStep {
     }
 
     fn send<'c>(&'c self, conn: Conn<'c>) -> BoxFuture<'c, Result<Stepped, JournalError>> {
-        let (run_id, delta, known) = (self.run_id.as_str(), &self.delta, self.known);
         Box::pin(async move {
             on_conn!(conn, tx => {
-                let failed = || JournalError::database("add_step");
-                let row = sqlx::query(TAKE).bind(run_id).fetch_one(&mut *tx).await.map_err(failed())?;
-                let stored = decode_taken(&row)?;
-                let resent = delta.steps > 0 && delta.last_calls.is_some() && delta.last_calls == stored.last_calls;
-                let step = stored.step.saturating_add(delta.steps) - usize::from(resent);
-                let state = if self.state.rank() > stored.state.rank() { self.state.clone() } else { stored.state };
-                let last_calls = if delta.steps > 0 { delta.last_calls.as_deref() } else { stored.last_calls.as_deref() };
-                let (state_text, ended_by) = encode_state(&state);
-                sqlx::query(STEP)
-                    .bind(run_id)
-                    .bind(i64::try_from(step).unwrap_or(i64::MAX))
-                    .bind(state_text)
-                    .bind(ended_by)
-                    .bind(last_calls)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(failed())?;
-                append_tools!(tx, run_id, &delta.tools, "add_step");
-                if !resent {
-                    write_failures!(tx, ADD_FAILURES, run_id, &delta.failures, "add_step");
-                }
-                let known_from = i64::try_from(known).unwrap_or(i64::MAX);
-                let back: Vec<(i64, i64, String)> = sqlx::query_as(READ_BACK).bind(run_id).bind(known_from).fetch_all(&mut *tx).await.map_err(failed())?;
-                let (tools, failures): (Vec<_>, Vec<_>) = back.into_iter().partition(|(is_tool, _, _)| *is_tool == 1);
-                let tool_count = tools.last().map_or(known, |(_, ordinal, _)| usize::try_from(*ordinal).map_or(known, |last| last + 1));
-                Ok(Stepped {
-                    version: stored.version,
-                    step,
-                    resent,
-                    state,
-                    tools: tools.into_iter().map(|(_, _, tool)| tool).collect(),
-                    tool_count,
-                    failures: decode_failures(run_id, failures.into_iter().map(|(_, failed, tool)| (tool, failed)).collect())?,
-                })
+                let row = sqlx::query(TAKE).bind(&self.run_id).fetch_one(&mut *tx).await.map_err(JournalError::database("add_step"))?;
+                Ok(add_to_taken!(tx, self, decode_taken(&row)?))
+            })
+        })
+    }
+}
+
+/// A run opened by a process ([`RunRecords::open`]): its first step, whose
+/// row is taken by [`OPEN`], which claims the run for `user` and says what
+/// the run holds.
+struct OpenRun {
+    step: AddStep,
+    user: Option<String>,
+}
+
+impl Write for OpenRun {
+    type Output = (Stepped, Opened);
+
+    fn order(&self) -> (u8, &str) {
+        self.step.order()
+    }
+
+    fn atomic(&self) -> bool {
+        true
+    }
+
+    fn send<'c>(&'c self, conn: Conn<'c>) -> BoxFuture<'c, Result<(Stepped, Opened), JournalError>> {
+        Box::pin(async move {
+            on_conn!(conn, tx => {
+                let row = sqlx::query(OPEN).bind(&self.step.run_id).bind(&self.user).fetch_one(&mut *tx).await.map_err(JournalError::database("open_run"))?;
+                let reader = RowReader::new(&row, "journal_runs", "run_id")?;
+                let opened = Opened { user: reader.get("user_id")?, unfinished_calls: reader.get("unfinished_calls")?, unsettled: reader.get("unsettled")? };
+                Ok((add_to_taken!(tx, &self.step, decode_taken(&row)?), opened))
             })
         })
     }

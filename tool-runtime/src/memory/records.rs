@@ -316,6 +316,24 @@ pub struct Stepped {
     pub failures: Vec<(String, u32)>,
 }
 
+/// What a process learns when it opens a durable run
+/// ([`RunMemory::open_run`](super::RunMemory::open_run)), beside the run as
+/// the memory holds it once its first step was added.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Opened {
+    /// The run's user as the memory holds it (as
+    /// [`RunMemory::claim_run`](super::RunMemory::claim_run) returns it).
+    pub user: Option<String>,
+    /// Whether the run may hold calls started and not finished: `false`
+    /// only when the memory saw none, so that the process need not read
+    /// the run's calls ([`RunMemory::calls_of_run`](super::RunMemory::calls_of_run)).
+    pub unfinished_calls: bool,
+    /// Whether the run may hold parked calls not settled: `false` only
+    /// when the memory saw none, so that the process need not read them
+    /// ([`RunMemory::unsettled_for_run`](super::RunMemory::unsettled_for_run)).
+    pub unsettled: bool,
+}
+
 /// The `by` of a decision made by an expiry
 /// ([`RunMemory::expire`](super::RunMemory::expire)) rather than a person.
 pub const EXPIRED_BY: &str = "tool-runtime:expiry";
