@@ -52,15 +52,33 @@
 //! | 2026-07-28, before | 238,796 / 237,745 (1.004x) | 1.041x, 1.025x, 1.018x; 1.019x, 1.026x, 1.038x |
 //! | 2026-07-28, after | 228,401 / 237,832 (0.960x) | 1.013x, 1.016x, 1.014x |
 //!
-//! At 2026-07-28 ours still takes about 0.25 µs a call more, with fewer
-//! instructions: what each call sets up whether or not it needs it (a
-//! round's own memory and call id for questions the tool may ask, the
-//! progress channel for the token rmcp's client sends with every request,
-//! the offered tool names) allocates, and the pipeline is more code than
-//! rmcp's direct call: callgrind's cache simulation (`--cache-sim=yes`)
-//! counted about 730 more instruction cache misses a call on ours at both
-//! revisions, after the futures were made small but before notices were
-//! boxed.
+//! At 2026-07-28 ours still took about 0.25 µs a call more, with fewer
+//! instructions: what each call set up whether or not it needed it
+//! allocated, and the pipeline is more code than rmcp's direct call
+//! (callgrind's cache simulation, `--cache-sim=yes`, counted about 730 more
+//! instruction cache misses a call on ours at both revisions). So a call
+//! now sets up only what it uses: the offered tool names are listed only
+//! for a call of a tool not offered, which is refused with them
+//! (`mcp/tool_list.rs`, `restriction`); a stateless call's first round
+//! makes a memory for its questions only when its tool asks
+//! (`question::Asking::memory`); a call's reports wait in a small queue
+//! instead of a channel with room for 32 (`mcp/notices.rs`); the request's
+//! revision is read from its `_meta` in place, not decoded into a copy
+//! (`mcp/handler.rs`). Allocations a call at 2026-07-28 (dhat, 6,000 calls
+//! minus 3,000): 308 before, 296 after, rmcp's 287; in a session 229
+//! against rmcp's 228.
+//!
+//! Measured on the same 2 cores, quiet (load 1.0 to 1.3), the binary of
+//! before (0c39b3b) and of after (with the changes above) alternating,
+//! three times each (instructions: 10,000 calls minus 5,000, counted after
+//! the changes only):
+//!
+//! | | instructions a call, ours / rmcp | ratio printed |
+//! |---|---|---|
+//! | 2025-11-25 session, before | not counted | 1.002x, 0.999x, 0.995x |
+//! | 2025-11-25 session, after | 183,025 / 197,542 (0.927x) | 0.983x, 0.990x, 0.988x |
+//! | 2026-07-28, before | not counted | 1.024x, 1.021x, 1.021x |
+//! | 2026-07-28, after | 222,738 / 237,979 (0.936x) | 0.974x, 0.985x, 0.969x |
 
 use std::hint::black_box;
 use std::sync::Arc;
