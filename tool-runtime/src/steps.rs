@@ -98,26 +98,24 @@ impl Steps {
     /// [`saved`](Self::saved) takes one.
     pub(crate) async fn open(&mut self, remembered: &Remembered, user: Option<&str>) -> Result<Opened, JournalError> {
         let save = self.take_save();
-        match save.open(remembered, user).await {
-            Ok((stepped, opened)) => {
-                self.journaled(stepped);
-                Ok(opened)
-            }
-            Err(error) => {
-                self.restore(save.unsaved);
-                Err(error)
-            }
-        }
+        let answer = save.open(remembered, user).await;
+        self.settle(save, answer)
     }
 
     /// Takes the journal's answer to `save`: on success the run as the
     /// journal holds it, with the other processes' steps, tools and
     /// failures; on failure the change is kept for the next save.
     pub(crate) fn saved(&mut self, save: Save, answer: Result<Stepped, JournalError>) -> Result<(), JournalError> {
+        self.settle(save, answer.map(|stepped| (stepped, ())))
+    }
+
+    /// [`saved`](Self::saved), for an answer that says more beside the run
+    /// (`T`), which it returns.
+    fn settle<T>(&mut self, save: Save, answer: Result<(Stepped, T), JournalError>) -> Result<T, JournalError> {
         match answer {
-            Ok(stepped) => {
+            Ok((stepped, more)) => {
                 self.journaled(stepped);
-                Ok(())
+                Ok(more)
             }
             Err(error) => {
                 self.restore(save.unsaved);
