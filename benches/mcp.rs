@@ -64,9 +64,11 @@
 //! (`question::Asking::memory`); a call's reports wait in a small queue
 //! instead of a channel with room for 32 (`mcp/notices.rs`); the request's
 //! revision is read from its `_meta` in place, not decoded into a copy
-//! (`mcp/handler.rs`). Allocations a call at 2026-07-28 (dhat, 6,000 calls
-//! minus 3,000): 308 before, 296 after, rmcp's 287; in a session 229
-//! against rmcp's 228.
+//! (`mcp/handler.rs`). Allocations a call at 2026-07-28 (dhat's blocks
+//! under `MCP_PROFILE`, 6,000 calls minus 3,000, client and server
+//! together; counted otherwise than the figures of the paragraph above,
+//! which they do not compare with): 308 before, 296 after, rmcp's 287; in
+//! a session 229 against rmcp's 228.
 //!
 //! Measured on the same 2 cores, quiet (load 1.0 to 1.3), the binary of
 //! before (0c39b3b) and of after (with the changes above) alternating,
