@@ -1026,17 +1026,52 @@ mod postgres_server {
     use super::*;
 
     /// The statements sqlx sends on this thread (it logs each under the
-    /// target `sqlx::query`), each as its SQL.
+    /// target `sqlx::query`), each as its SQL, while [`Statements::capture`]
+    /// is held.
+    ///
+    /// The subscriber is the process's default, set once, and keeps what
+    /// happens on a capturing thread only. A thread's own default
+    /// (`tracing::subscriber::set_default`) would lose statements when
+    /// other tests run at once: while it is the only subscriber, tracing
+    /// decides whether a callsite is wanted by asking the default of the
+    /// thread that reaches it first, and another test's thread has none.
     #[derive(Clone, Default)]
     struct Statements(Arc<Mutex<Vec<String>>>);
 
-    impl tracing::Subscriber for Statements {
-        fn register_callsite(&self, _: &'static tracing::Metadata<'static>) -> tracing::subscriber::Interest {
-            tracing::subscriber::Interest::sometimes()
+    thread_local! {
+        static CAPTURING: std::cell::RefCell<Option<Statements>> = const { std::cell::RefCell::new(None) };
+    }
+
+    /// While held, the statements sent on its thread are kept.
+    struct Capturing;
+
+    impl Drop for Capturing {
+        fn drop(&mut self) {
+            CAPTURING.with(|capturing| capturing.borrow_mut().take());
+        }
+    }
+
+    impl Statements {
+        /// Keeps the statements sent on this thread until the guard drops.
+        fn capture(&self) -> Capturing {
+            static SET: std::sync::Once = std::sync::Once::new();
+            SET.call_once(|| tracing::subscriber::set_global_default(Recorder).expect("no other test sets the default"));
+            CAPTURING.with(|capturing| *capturing.borrow_mut() = Some(self.clone()));
+            Capturing
+        }
+    }
+
+    /// The process's subscriber: hands `sqlx::query` events to the
+    /// capturing thread's [`Statements`].
+    struct Recorder;
+
+    impl tracing::Subscriber for Recorder {
+        fn register_callsite(&self, metadata: &'static tracing::Metadata<'static>) -> tracing::subscriber::Interest {
+            if metadata.target() == "sqlx::query" { tracing::subscriber::Interest::sometimes() } else { tracing::subscriber::Interest::never() }
         }
 
         fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
-            metadata.target() == "sqlx::query"
+            metadata.target() == "sqlx::query" && CAPTURING.with(|capturing| capturing.borrow().is_some())
         }
 
         fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
@@ -1065,7 +1100,11 @@ mod postgres_server {
             }
             let mut sql = Sql::default();
             event.record(&mut sql);
-            self.0.lock().unwrap().push(if sql.1.is_empty() { sql.0 } else { sql.1 });
+            CAPTURING.with(|capturing| {
+                if let Some(statements) = capturing.borrow().as_ref() {
+                    statements.0.lock().unwrap().push(if sql.1.is_empty() { sql.0 } else { sql.1 });
+                }
+            });
         }
 
         fn enter(&self, _: &tracing::span::Id) {}
@@ -1089,7 +1128,7 @@ mod postgres_server {
         warm.execute(vec![call("c1", "charge", json!({"cents": 5}))]).await;
 
         let statements = Statements::default();
-        let guard = tracing::subscriber::set_default(statements.clone());
+        let guard = statements.capture();
         let mut run = desk.registry.run(shop.clone()).with_user(UserContext::new("u-1")).durable(&journal, "t-new").await.unwrap();
         let step = run.execute(vec![call("c1", "charge", json!({"cents": 5}))]).await;
         drop(guard);
