@@ -7,7 +7,7 @@
 # by a developer:
 #
 #   source .ci/postgres.sh && postgres_start
-#   cargo test -p tool-runtime --features postgres --test journal
+#   cargo test -p tool-runtime --features postgres --test suite journal::
 #   postgres_stop
 
 postgres_bin() {

@@ -4,8 +4,7 @@
 //! to it; one it refused as too late is refused to its decider.
 #![cfg(any(feature = "sqlite", feature = "postgres"))]
 
-#[path = "journal/db.rs"]
-mod db;
+use crate::db;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -5,8 +5,7 @@
 //! run's call never decides another run's call of the same id.
 #![cfg(any(feature = "sqlite", feature = "postgres"))]
 
-#[path = "journal/db.rs"]
-mod db;
+use crate::db;
 
 use std::process::Command;
 use std::sync::Arc;
@@ -97,7 +96,7 @@ async fn each_process_s_id_less_call_runs_its_own_effect(db: Db) {
     for request in 1..=requests {
         let order = format!("order-{request}");
         let output = Command::new(std::env::current_exe().unwrap())
-            .args(["--ignored", "--exact", "one_request_child", "--nocapture", "--test-threads=1"])
+            .args(["--ignored", "--exact", "identity::one_request_child", "--nocapture", "--test-threads=1"])
             .env("IDENTITY_URL", db.url())
             .env("IDENTITY_RUN", &run_id)
             .env("IDENTITY_ORDER", &order)

@@ -7,7 +7,7 @@
 //! docs and icon the pages show, and a tool's question answered as a form.
 //!
 //! ```text
-//! cargo test -p tool-runtime --features inbox --test inbox_http
+//! cargo test -p tool-runtime --features inbox --test suite inbox_http::
 //! ```
 #![cfg(feature = "inbox")]
 

@@ -3,8 +3,7 @@
 //! with their outcome, both a page at a time and of some users only, the
 //! change mark, and Postgres's notifications.
 
-#[path = "journal/db.rs"]
-mod db;
+use crate::db;
 
 use std::time::{Duration, SystemTime};
 

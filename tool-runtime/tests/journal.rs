@@ -4,8 +4,7 @@
 //! backends from one body.
 #![cfg(any(feature = "sqlite", feature = "postgres"))]
 
-#[path = "journal/db.rs"]
-mod db;
+use crate::db;
 #[path = "journal/processes.rs"]
 mod processes;
 

@@ -2,12 +2,11 @@
 //! every rule is checked on the exact messages a client sees.
 //!
 //! ```text
-//! cargo test -p tool-runtime --features mcp --test mcp
+//! cargo test -p tool-runtime --features mcp --test suite mcp::
 //! ```
 #![cfg(feature = "mcp")]
 
-#[path = "mcp/support.rs"]
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

@@ -3,12 +3,11 @@
 //! with a journal, decisions made out of band.
 //!
 //! ```text
-//! cargo test -p tool-runtime --features mcp --test mcp_approvals
+//! cargo test -p tool-runtime --features mcp --test suite mcp_approvals::
 //! ```
 #![cfg(feature = "mcp")]
 
-#[path = "mcp/support.rs"]
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

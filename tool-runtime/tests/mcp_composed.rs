@@ -5,8 +5,7 @@
 //! served as given, and a tool that requires a task.
 #![cfg(feature = "mcp")]
 
-#[path = "mcp/support.rs"]
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

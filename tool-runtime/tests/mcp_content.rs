@@ -4,12 +4,11 @@
 //! result.
 //!
 //! ```text
-//! cargo test -p tool-runtime --features mcp --test mcp_content
+//! cargo test -p tool-runtime --features mcp --test suite mcp_content::
 //! ```
 #![cfg(feature = "mcp")]
 
-#[path = "mcp/support.rs"]
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 

@@ -9,7 +9,7 @@
 //! client's answer. The session revision is still negotiated by `initialize`.
 //!
 //! ```text
-//! cargo test -p tool-runtime --features mcp --test mcp_current
+//! cargo test -p tool-runtime --features mcp --test suite mcp_current::
 //! ```
 #![cfg(feature = "mcp")]
 

@@ -7,7 +7,7 @@
 //! who a session's calls run as.
 //!
 //! ```text
-//! cargo test -p tool-runtime --features mcp --test mcp_http
+//! cargo test -p tool-runtime --features mcp --test suite mcp_http::
 //! ```
 #![cfg(feature = "mcp")]
 

@@ -5,12 +5,11 @@
 //! runs again from the top with its effect made once.
 //!
 //! ```text
-//! cargo test -p tool-runtime --features mcp --test mcp_questions
+//! cargo test -p tool-runtime --features mcp --test suite mcp_questions::
 //! ```
 #![cfg(feature = "mcp")]
 
-#[path = "mcp/support.rs"]
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -6,12 +6,11 @@
 //! approval over all sessions, per user and in all.
 //!
 //! ```text
-//! cargo test -p tool-runtime --features mcp --test mcp_sessions
+//! cargo test -p tool-runtime --features mcp --test suite mcp_sessions::
 //! ```
 #![cfg(feature = "mcp")]
 
-#[path = "mcp/support.rs"]
-mod support;
+use crate::support;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -359,7 +358,7 @@ async fn calls_waiting_for_approval_are_capped_per_user_and_in_all_over_sessions
 /// one token opens 500 sessions while another user's 8 s call runs.
 ///
 /// ```text
-/// cargo test -p tool-runtime --features mcp --test mcp_sessions -- --ignored --nocapture flood
+/// cargo test -p tool-runtime --features mcp --test suite -- --ignored --nocapture flood
 /// ```
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a measurement: prints figures"]

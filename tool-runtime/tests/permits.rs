@@ -6,8 +6,7 @@
 //! nothing and says why, to the model and in the error report.
 #![cfg(any(feature = "sqlite", feature = "postgres"))]
 
-#[path = "journal/db.rs"]
-mod db;
+use crate::db;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

@@ -5,12 +5,11 @@
 //! carry out, counted at the memory seam. The figures are printed; run
 //!
 //! ```text
-//! cargo test -p tool-runtime --features postgres --test question_costs -- --nocapture
+//! cargo test -p tool-runtime --features postgres --test suite question_costs:: -- --nocapture
 //! ```
 #![cfg(any(feature = "sqlite", feature = "postgres"))]
 
-#[path = "journal/db.rs"]
-mod db;
+use crate::db;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

@@ -7,11 +7,9 @@
 //! the session ends, so that it goes too.
 #![cfg(any(feature = "sqlite", feature = "postgres"))]
 
-#[path = "journal/db.rs"]
-mod db;
+use crate::db;
 #[cfg(feature = "mcp")]
-#[path = "mcp/support.rs"]
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -12,8 +12,7 @@
 //! again).
 #![cfg(any(feature = "sqlite", feature = "postgres"))]
 
-#[path = "journal/db.rs"]
-mod db;
+use crate::db;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

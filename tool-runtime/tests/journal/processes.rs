@@ -23,7 +23,6 @@ use tool_runtime::prelude::*;
 use tool_runtime::{ResultKind, RunState, ToolCall};
 
 use crate::db::Db;
-use crate::on_both_backends;
 
 on_both_backends!(
     "processes_":
@@ -136,7 +135,7 @@ async fn several_processes_write_one_journal_without_a_storage_error(db: Db) {
     let children: Vec<_> = (0..processes)
         .map(|process| {
             Command::new(std::env::current_exe().unwrap())
-                .args(["--ignored", "--exact", "processes::journal_child", "--nocapture", "--test-threads=1"])
+                .args(["--ignored", "--exact", "journal::processes::journal_child", "--nocapture", "--test-threads=1"])
                 .env("JOURNAL_CHILD_URL", db.url())
                 .env("JOURNAL_CHILD_PROCESS", process.to_string())
                 .env("JOURNAL_RUNS", runs.to_string())
