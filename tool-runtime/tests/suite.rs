@@ -44,3 +44,21 @@ mod question_costs;
 mod questions;
 mod retention;
 mod upgrades;
+
+/// Cargo no longer finds the files of `tests/` on its own
+/// (`autotests = false`): a file left out of the list above would never be
+/// compiled, and its tests never run.
+#[test]
+fn every_file_of_tests_is_a_module_of_the_suite() {
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let suite = std::fs::read_to_string(folder.join("suite.rs")).unwrap();
+    let mut left_out: Vec<String> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|extension| extension == "rs"))
+        .map(|path| path.file_stem().unwrap().to_string_lossy().into_owned())
+        .filter(|stem| stem != "suite" && !suite.lines().any(|line| line == format!("mod {stem};")))
+        .collect();
+    left_out.sort();
+    assert!(left_out.is_empty(), "files of {} that tests/suite.rs does not declare (`mod name;`): {left_out:?}", folder.display());
+}
