@@ -1025,8 +1025,8 @@ mod postgres_server {
     use super::*;
 
     /// The statements sqlx sends on this thread (it logs each under the
-    /// target `sqlx::query`), each as its SQL, while [`Statements::capture`]
-    /// is held.
+    /// target `sqlx::query`), each as its SQL, from [`Statements::capture`]
+    /// to [`Statements::sent`].
     ///
     /// The subscriber is the process's default, set once, and keeps what
     /// happens on a capturing thread only. A thread's own default
@@ -1034,34 +1034,30 @@ mod postgres_server {
     /// other tests run at once: while it is the only subscriber, tracing
     /// decides whether a callsite is wanted by asking the default of the
     /// thread that reaches it first, and another test's thread has none.
-    #[derive(Clone, Default)]
-    struct Statements(Arc<Mutex<Vec<String>>>);
+    struct Statements;
 
     thread_local! {
-        static CAPTURING: std::cell::RefCell<Option<Statements>> = const { std::cell::RefCell::new(None) };
-    }
-
-    /// While held, the statements sent on its thread are kept.
-    struct Capturing;
-
-    impl Drop for Capturing {
-        fn drop(&mut self) {
-            CAPTURING.with(|capturing| capturing.borrow_mut().take());
-        }
+        /// The statements sent on this thread, while one captures them.
+        static SENT: std::cell::RefCell<Option<Vec<String>>> = const { std::cell::RefCell::new(None) };
     }
 
     impl Statements {
-        /// Keeps the statements sent on this thread until the guard drops.
-        fn capture(&self) -> Capturing {
+        /// Starts keeping the statements sent on this thread.
+        fn capture() -> Statements {
             static SET: std::sync::Once = std::sync::Once::new();
             SET.call_once(|| tracing::subscriber::set_global_default(Recorder).expect("no other test sets the default"));
-            CAPTURING.with(|capturing| *capturing.borrow_mut() = Some(self.clone()));
-            Capturing
+            SENT.with(|sent| *sent.borrow_mut() = Some(Vec::new()));
+            Statements
+        }
+
+        /// The statements sent since [`capture`](Self::capture), which stops.
+        fn sent(self) -> Vec<String> {
+            SENT.with(|sent| sent.borrow_mut().take()).unwrap_or_default()
         }
     }
 
-    /// The process's subscriber: hands `sqlx::query` events to the
-    /// capturing thread's [`Statements`].
+    /// The process's subscriber: keeps `sqlx::query` events on a capturing
+    /// thread (see [`Statements`]).
     struct Recorder;
 
     impl tracing::Subscriber for Recorder {
@@ -1070,7 +1066,7 @@ mod postgres_server {
         }
 
         fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
-            metadata.target() == "sqlx::query" && CAPTURING.with(|capturing| capturing.borrow().is_some())
+            metadata.target() == "sqlx::query" && SENT.with(|sent| sent.borrow().is_some())
         }
 
         fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
@@ -1099,9 +1095,9 @@ mod postgres_server {
             }
             let mut sql = Sql::default();
             event.record(&mut sql);
-            CAPTURING.with(|capturing| {
-                if let Some(statements) = capturing.borrow().as_ref() {
-                    statements.0.lock().unwrap().push(if sql.1.is_empty() { sql.0 } else { sql.1 });
+            SENT.with(|sent| {
+                if let Some(sent) = sent.borrow_mut().as_mut() {
+                    sent.push(if sql.1.is_empty() { sql.0 } else { sql.1 });
                 }
             });
         }
@@ -1126,16 +1122,15 @@ mod postgres_server {
         let mut warm = desk.registry.run(shop.clone()).with_user(UserContext::new("u-1")).durable(&journal, "t-warm").await.unwrap();
         warm.execute(vec![call("c1", "charge", json!({"cents": 5}))]).await;
 
-        let statements = Statements::default();
-        let guard = statements.capture();
+        let statements = Statements::capture();
         let mut run = desk.registry.run(shop.clone()).with_user(UserContext::new("u-1")).durable(&journal, "t-new").await.unwrap();
         let step = run.execute(vec![call("c1", "charge", json!({"cents": 5}))]).await;
-        drop(guard);
+        let statements = statements.sent();
         assert_eq!(step.results[0].kind, ResultKind::Success, "{:?}", step.results);
 
         // The lease's renewal is the journal's, not the run's.
         let (ends, sent): (Vec<String>, Vec<String>) =
-            statements.0.lock().unwrap().iter().filter(|sql| !sql.contains("journal_owners")).cloned().partition(|sql| sql == "COMMIT");
+            statements.into_iter().filter(|sql| !sql.contains("journal_owners")).partition(|sql| sql == "COMMIT");
         assert_eq!(sent.len(), 9, "{sent:#?}");
         assert_eq!(ends.len(), 2, "{sent:#?}");
         assert!(

@@ -14,7 +14,7 @@ mod peers;
 /// `sqlite::NAME` on a fresh SQLite file, `postgres::NAME` on a fresh
 /// database of the Postgres server (the test says it skips without one,
 /// outside CI). `$prefix` keeps the databases of two test files apart.
-#[macro_export]
+/// In scope in every module after `db` (`#[macro_use]` in `suite.rs`).
 macro_rules! on_both_backends {
     ($prefix:literal: $($case:ident),* $(,)?) => {
         #[cfg(feature = "sqlite")]
