@@ -56,6 +56,13 @@
 //! `poll` as well (`transfer` 4% slower), a future of `invoke`'s own
 //! instead of `map` (5% slower), stage 7's success apart from its failures
 //! (1% to 2% slower).
+//!
+//! A key's name is compared byte by byte, not by slices' `==` (which
+//! called `memcmp` three times a call of `lookup`, and once more for
+//! `true`): `lookup` 2.03x to 1.97x (243 to 235 ns, the median of 4 runs
+//! each of the summary, the two binaries alternating, load 1.4 to 1.7).
+//! The same for the registry's lookup of the tool's name did not pay
+//! (no change within the noise), and is not done.
 
 use std::hint::black_box;
 use std::sync::Arc;

@@ -281,7 +281,10 @@ impl de::Error for Fallback {
 }
 
 impl<'a> Scalar<'a> {
-    /// Consumes `word` when the text goes on with it.
+    /// Consumes `word` when the text goes on with it. (Inlined: each
+    /// `word` is a constant of a few bytes, compared in one load, where
+    /// a call would compare it by `memcmp`.)
+    #[inline]
     fn eat(&mut self, word: &str) -> bool {
         let found = self.text.as_bytes()[self.pos..].starts_with(word.as_bytes());
         if found {
@@ -393,7 +396,14 @@ fn plain_string(bytes: &[u8], pos: usize) -> Option<(usize, usize)> {
 /// Whether the text at `start` is `name` and a closing quote: then the
 /// key is `name`, which holds nothing a key's text would escape.
 fn spelled_at(bytes: &[u8], start: usize, name: &[u8]) -> bool {
-    bytes.get(start..start + name.len()) == Some(name) && bytes.get(start + name.len()) == Some(&b'"')
+    bytes.get(start..start + name.len()).is_some_and(|spelled| same_bytes(spelled, name)) && bytes.get(start + name.len()) == Some(&b'"')
+}
+
+/// `a == b`, compared byte by byte where slices' `==` calls `memcmp`:
+/// for the few bytes of a name, the call costs more than the comparison.
+#[inline]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(a, b)| a == b)
 }
 
 /// The bytes that end a key or string the cursor reads: a quote, and what it leaves
