@@ -19,7 +19,7 @@
 //! (or this one restarted) serves them. With `--key HEX` (at least 32 bytes
 //! in hex) it seals the `requestState`s of 2026-07-28 with that key rather
 //! than one drawn at start, so that a state one instance sealed opens on
-//! another, or on this one restarted. `tests/mcp_conformance.rs` runs the
+//! another, or on this one restarted. `tests/slow/mcp_conformance.rs` runs the
 //! suite against it.
 //!
 //! The fixtures that ask the client (elicitation, sampling, roots) are

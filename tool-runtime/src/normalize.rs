@@ -199,7 +199,7 @@ fn scan_into(value: &Value, found: &mut Scan) {
 /// JSON Schema counts `5.0` as an integer, so the schema of a `u32`
 /// accepts it; serde reads a float into no integer type. A `#[tool]`'s
 /// input is therefore read with such numbers as integers, and the parser
-/// accepts what the schema does (found by tests/agreement.rs). Only for
+/// accepts what the schema does (found by tests/slow/agreement.rs). Only for
 /// typed tools: a dynamic tool receives the arguments exactly as sent.
 ///
 /// `-0.0` stays a float: as an integer it would lose its sign, which a

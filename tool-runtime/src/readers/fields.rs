@@ -254,7 +254,7 @@ pub(crate) fn read_raw<T: DeserializeOwned>(raw: &str) -> Option<T> {
 /// non-negative integer in `u64` written without fraction or exponent, and
 /// `null` for an `Option`. It refuses everything else (a `Fallback`), and
 /// the value is read by serde_json. What it reads it reads as serde_json
-/// would, calling the same visitor methods (`tests/agreement.rs` and the
+/// would, calling the same visitor methods (`tests/slow/agreement.rs` and the
 /// fuzz target compare the two paths); what follows the value is checked
 /// by the cursor, or by [`read_raw`] (as serde_json's `from_str` checks it).
 struct Scalar<'a> {

@@ -19,7 +19,7 @@
 //!
 //! ```text
 //! npm install --prefix target/conformance node@22 @modelcontextprotocol/conformance@0.2.0-alpha.12
-//! cargo test --features mcp --test mcp_conformance -- --nocapture
+//! cargo test --features mcp --test slow mcp_conformance:: -- --nocapture
 //! ```
 //!
 //! The suite is looked for in `MCP_CONFORMANCE_DIR`, else in
@@ -28,13 +28,9 @@
 //! except under `CI=true`, where it fails.
 #![cfg(feature = "mcp")]
 
-#[path = "support/examples.rs"]
-mod examples;
-#[path = "support/listening.rs"]
-mod listening;
 #[cfg(feature = "postgres")]
-#[path = "support/restarting.rs"]
-mod restarting;
+use crate::restarting;
+use crate::{examples, listening};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -17,17 +17,12 @@
 //! it was. `UPDATE_SCREENSHOTS=1` writes them over the committed ones in
 //! `docs/inbox/` as well.
 //!
-//! `cargo test --features inbox --test inbox_browser -- --nocapture`
+//! `cargo test --features inbox --test slow inbox_browser:: -- --nocapture`
 
 #![cfg(feature = "inbox")]
 
-#[path = "../examples/common/shop.rs"]
-#[allow(dead_code, reason = "the shop's tools the inbox test does not call")]
-mod shop;
+use crate::shop;
 
-#[path = "support/examples.rs"]
-mod examples;
-#[path = "inbox_browser/harness.rs"]
 mod harness;
 
 use std::path::PathBuf;

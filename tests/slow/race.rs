@@ -6,7 +6,7 @@
 //! The Postgres server is `TOOL_RUNTIME_TEST_POSTGRES_URL` (`.ci/run` starts
 //! one with `.ci/postgres.sh`): under `CI=true` the test fails without it;
 //! locally it says it skips. Run it with
-//! `cargo test --features postgres --test race`.
+//! `cargo test --features postgres --test slow race::`.
 #![cfg(all(unix, feature = "postgres"))]
 
 use std::io::{BufRead, BufReader, Write};
@@ -69,7 +69,7 @@ fn race_child() {
 
 fn racer(url: &str, run_id: &str, call_id: &str, dir: &PathBuf) -> (Child, ChildStdin, BufReader<std::process::ChildStdout>) {
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--ignored", "--exact", "race_child", "--nocapture", "--test-threads=1"])
+        .args(["--ignored", "--exact", "race::race_child", "--nocapture", "--test-threads=1"])
         .env("RACE_URL", url)
         .env("RACE_RUN", run_id)
         .env("RACE_CALL", call_id)

@@ -7,14 +7,13 @@
 //!
 //! ```text
 //! python3 -m pip install 'google-genai==3.6.1' 'openai==3.57.0' 'anthropic==2.10.0'
-//! cargo test --test provider_peers
+//! cargo test --test slow provider_peers::
 //! ```
 //!
 //! Without a provider's Python package its test is skipped with a message,
 //! except in CI (`CI` set), where it fails.
 
-#[path = "support/examples.rs"]
-mod examples;
+use crate::examples;
 
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;

@@ -5,14 +5,11 @@
 //! instances never answer one client with the other's result.
 //!
 //! ```text
-//! cargo test --features mcp --test mcp_processes
+//! cargo test --features mcp --test slow mcp_processes::
 //! ```
 #![cfg(feature = "mcp")]
 
-#[path = "support/examples.rs"]
-mod examples;
-#[path = "support/mcp_server.rs"]
-mod mcp_server;
+use crate::mcp_server;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

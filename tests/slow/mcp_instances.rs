@@ -11,17 +11,14 @@
 //!
 //! ```text
 //! source .ci/postgres.sh && postgres_start
-//! cargo test --features mcp,postgres --test mcp_instances
+//! cargo test --features mcp,postgres --test slow mcp_instances::
 //! ```
 //!
 //! Without `TOOL_RUNTIME_TEST_POSTGRES_URL` the test says it skips (under
 //! `CI=true` it fails), and so without the Python package.
 #![cfg(all(feature = "mcp", feature = "postgres"))]
 
-#[path = "support/examples.rs"]
-mod examples;
-#[path = "support/mcp_server.rs"]
-mod mcp_server;
+use crate::mcp_server;
 
 use std::fs::File;
 use std::io::{Read, Write};

@@ -14,7 +14,7 @@
 //! `faketime` is Debian's package (`.ci/run` installs it); Postgres is the
 //! server of `TOOL_RUNTIME_TEST_POSTGRES_URL`. Under `CI=true` a missing
 //! peer fails the test; locally it says it skips. Run it with
-//! `cargo test --features postgres --test clocks`.
+//! `cargo test --features postgres --test slow clocks::`.
 #![cfg(unix)]
 
 use std::path::{Path, PathBuf};
@@ -65,7 +65,7 @@ fn skewed_child(faketime: &Path, offset: &str, url: &str, task: &str) -> String 
     let output = Command::new(faketime)
         .args(["-f", offset])
         .arg(std::env::current_exe().unwrap())
-        .args(["--ignored", "--exact", "clock_child", "--nocapture", "--test-threads=1"])
+        .args(["--ignored", "--exact", "clocks::clock_child", "--nocapture", "--test-threads=1"])
         .env("CLOCK_URL", url)
         .env("CLOCK_TASK", task)
         // Tokio's timers read the monotonic clock: only the wall clock is skewed.

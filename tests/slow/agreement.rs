@@ -35,9 +35,7 @@
 //!   every integer type's range) the test asserts that the registry refuses
 //!   them as invalid arguments naming the property, instead of agreement.
 
-#[path = "../examples/common/shop.rs"]
-#[allow(dead_code)]
-mod shop;
+use crate::shop;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};

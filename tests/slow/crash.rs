@@ -22,10 +22,9 @@
 //! in them. Each test runs on SQLite (a file per round) and on Postgres
 //! (the server of `TOOL_RUNTIME_TEST_POSTGRES_URL`, a run id per round; with
 //! `--features postgres`), both at once: a round mostly waits (for its
-//! child, for a call cut off to time out), and libtest runs only as many
-//! tests at once as there are cores. Under `CI=true` a test fails without
+//! child, for a call cut off to time out). Under `CI=true` a test fails without
 //! a Postgres server; locally it runs on SQLite and says it skipped
-//! Postgres. Run them with `cargo test --features postgres --test crash`.
+//! Postgres. Run them with `cargo test --features postgres --test slow crash::`.
 #![cfg(unix)]
 
 use std::io::{BufRead, BufReader, Write};
@@ -268,7 +267,7 @@ fn crash_and_resume(backend: &Backend, plan: &[Planned], point: Point, at: usize
     let (dir, round) = tempdir();
     let (url, run_id) = (backend.url(&dir), format!("crash-{}-{round}", std::process::id()));
     let env = [("CRASH_PLAN", encode_plan(plan)), ("CRASH_STOP", format!("{}:{at}", point.name()))];
-    let reached = killed_at("crash_child", (&dir, &url, &run_id), &env, point.name());
+    let reached = killed_at("crash::crash_child", (&dir, &url, &run_id), &env, point.name());
     prop_assert!(reached, "the child never reached {point:?} of call {at}");
 
     // Resume in this process and send every step again.
@@ -442,7 +441,7 @@ fn asked_and_killed(backend: &Backend, by_run: bool, cut_again: bool) -> Asked {
     let (dir, round) = tempdir();
     let (url, run_id) = (backend.url(&dir), format!("asked-{}-{round}", std::process::id()));
     let place = (dir.as_path(), url.as_str(), run_id.as_str());
-    assert!(killed_at("asked_child", place, &[("ASKED_STOP", "asked".into())], "asked"), "the child never asked");
+    assert!(killed_at("crash::asked_child", place, &[("ASKED_STOP", "asked".into())], "asked"), "the child never asked");
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let answer = || Decision::Answer(json!({"go": true}));
     if !by_run || cut_again {
@@ -453,7 +452,7 @@ fn asked_and_killed(backend: &Backend, by_run: bool, cut_again: bool) -> Asked {
         });
     }
     if cut_again {
-        assert!(killed_at("asked_child", place, &[("ASKED_STOP", "answered".into())], "answered"), "the child never read the answer");
+        assert!(killed_at("crash::asked_child", place, &[("ASKED_STOP", "answered".into())], "answered"), "the child never read the answer");
     }
     let result = runtime.block_on(async {
         let journal = Journal::open(&url).await.unwrap();

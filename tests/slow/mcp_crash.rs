@@ -10,7 +10,7 @@
 //! On a SQLite file and on the Postgres server of
 //! `TOOL_RUNTIME_TEST_POSTGRES_URL` (under `CI=true` a missing server
 //! fails the test; locally it says it skips):
-//! `cargo test --features mcp,postgres --test mcp_crash`.
+//! `cargo test --features mcp,postgres --test slow mcp_crash::`.
 #![cfg(all(unix, feature = "mcp"))]
 
 use std::io::{BufRead, BufReader, Write};
@@ -61,7 +61,7 @@ async fn a_killed_servers_waiting_call_is_refused_to_a_later_decider(url: String
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let mut server = Command::new(std::env::current_exe().unwrap())
-        .args(["--ignored", "--exact", "server_child", "--nocapture", "--test-threads=1", "-q"])
+        .args(["--ignored", "--exact", "mcp_crash::server_child", "--nocapture", "--test-threads=1", "-q"])
         .env("MCP_CRASH_URL", &url)
         .env("MCP_CRASH_DIR", &dir)
         .stdin(Stdio::piped())

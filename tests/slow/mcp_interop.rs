@@ -14,19 +14,14 @@
 //!
 //! ```text
 //! python3 -m pip install 'mcp==2.3.0'
-//! cargo test --features mcp --test mcp_interop
+//! cargo test --features mcp --test slow mcp_interop::
 //! ```
 //!
 //! Without the Python package the tests are skipped with a message, except
 //! in CI (`CI` set), where they fail.
 #![cfg(feature = "mcp")]
 
-#[path = "support/examples.rs"]
-mod examples;
-#[path = "support/listening.rs"]
-mod listening;
-#[path = "support/mcp_server.rs"]
-mod mcp_server;
+use crate::{examples, listening, mcp_server};
 
 use std::path::Path;
 use std::process::Command;
