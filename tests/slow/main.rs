@@ -29,6 +29,8 @@ mod listening;
 #[cfg(feature = "mcp")]
 #[path = "../support/mcp_server.rs"]
 mod mcp_server;
+#[path = "../support/modules.rs"]
+mod modules;
 #[cfg(all(feature = "mcp", feature = "postgres"))]
 #[path = "../support/restarting.rs"]
 mod restarting;
@@ -53,14 +55,6 @@ mod race;
 #[test]
 fn every_file_of_the_folder_is_a_module_of_the_binary() {
     let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/slow");
-    let main = std::fs::read_to_string(folder.join("main.rs")).unwrap();
-    let mut left_out: Vec<String> = std::fs::read_dir(&folder)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|extension| extension == "rs"))
-        .map(|path| path.file_stem().unwrap().to_string_lossy().into_owned())
-        .filter(|stem| stem != "main" && !main.lines().any(|line| line == format!("mod {stem};")))
-        .collect();
-    left_out.sort();
+    let left_out = modules::undeclared(&folder, "main.rs");
     assert!(left_out.is_empty(), "files of {} that tests/slow/main.rs does not declare (`mod name;`): {left_out:?}", folder.display());
 }

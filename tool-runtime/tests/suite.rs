@@ -19,6 +19,8 @@
 #[macro_use]
 #[path = "journal/db.rs"]
 mod db;
+#[path = "../../tests/support/modules.rs"]
+mod modules;
 #[cfg(feature = "mcp")]
 #[path = "mcp/support.rs"]
 mod support;
@@ -51,14 +53,6 @@ mod upgrades;
 #[test]
 fn every_file_of_tests_is_a_module_of_the_suite() {
     let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
-    let suite = std::fs::read_to_string(folder.join("suite.rs")).unwrap();
-    let mut left_out: Vec<String> = std::fs::read_dir(&folder)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|extension| extension == "rs"))
-        .map(|path| path.file_stem().unwrap().to_string_lossy().into_owned())
-        .filter(|stem| stem != "suite" && !suite.lines().any(|line| line == format!("mod {stem};")))
-        .collect();
-    left_out.sort();
+    let left_out = modules::undeclared(&folder, "suite.rs");
     assert!(left_out.is_empty(), "files of {} that tests/suite.rs does not declare (`mod name;`): {left_out:?}", folder.display());
 }
