@@ -25,7 +25,7 @@ use std::time::Duration;
 use tool_workspace::peers;
 
 use serde_json::json;
-use tool_runtime::journal::{Decision, EXPIRED_BY, Journal};
+use tool_runtime::journal::{Decision, Journal};
 use tool_runtime::prelude::*;
 use tool_runtime::{ResultKind, ToolCall};
 
@@ -179,7 +179,7 @@ fn on_postgres_a_decider_whose_clock_runs_behind_cannot_approve_an_expired_call(
         assert_eq!(settled.len(), 1, "{settled:?}");
         assert_eq!(settled[0].error_code.as_deref(), Some("APPROVAL_EXPIRED"), "{}", settled[0].text);
         let approval = journal.approvals().get(&run_id, "c1").await.unwrap().unwrap();
-        assert_eq!(approval.decided.map(|decided| decided.by), Some(EXPIRED_BY.to_owned()));
+        assert_eq!(approval.decided.map(|decided| decided.by), Some(tool_runtime::journal::EXPIRED_BY.to_owned()));
         journal.close().await;
     });
     assert_eq!(books.refunds.load(Ordering::SeqCst), 0, "the refund never ran");

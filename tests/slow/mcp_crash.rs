@@ -16,7 +16,6 @@
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
-use tool_workspace::peers;
 
 use serde_json::{Value, json};
 use tool_runtime::journal::{Decision, GONE_BY, Journal, JournalError};
@@ -126,7 +125,7 @@ async fn on_sqlite_a_killed_servers_waiting_call_is_refused_to_a_later_decider()
 #[cfg(feature = "postgres")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_postgres_a_killed_servers_waiting_call_is_refused_to_a_later_decider() {
-    let Some(url) = peers::postgres_url() else { return };
+    let Some(url) = tool_workspace::peers::postgres_url() else { return };
     let order_id = format!("A-postgres-{}", std::process::id());
     a_killed_servers_waiting_call_is_refused_to_a_later_decider(url, &order_id).await;
 }
