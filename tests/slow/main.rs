@@ -1,4 +1,4 @@
-//! The workspace's slow tests, as one test binary: each file of
+//! The root package's slow tests, as one test binary: each file of
 //! `tests/slow/` is a module of it (`crash::`, `mcp_conformance::`, ...),
 //! and the support files they share (`tests/support/`, the support desk's
 //! shop) are compiled once for all of them.
@@ -17,9 +17,9 @@
 //! ```
 //!
 //! A child process is this binary run again with its test's whole path
-//! (`--exact crash::crash_child`). The tests that measure the process
-//! itself (its memory, its `tracing` subscriber, its timings to tens of
-//! milliseconds) stay binaries of their own in `tests/`.
+//! (`--exact crash::crash_child`). The quick tests, and those that measure
+//! the process itself (its memory, its `tracing` subscriber, timings to
+//! tens of milliseconds), stay binaries of their own in `tests/`.
 
 #[path = "../support/examples.rs"]
 mod examples;
