@@ -7,7 +7,7 @@ SDK reads `bytes` as base64. The SDK's models forbid unknown fields, so a
 misnamed key fails here. Prints `ok` and each function response's parts as
 `mime_type:size` on stdout for the caller to compare.
 
-    cargo test --test gemini_results
+    cargo test --test quick gemini_results::
 """
 
 import json

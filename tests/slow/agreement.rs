@@ -5,7 +5,7 @@
 //! mutations of valid ones, 10,000 cases a tool.
 //!
 //! The tools: the support desk's (examples/common/shop.rs) and tools with
-//! the constraints of tests/pipeline.rs (ranges, a pattern, a length, an
+//! the constraints of tests/quick/pipeline.rs (ranges, a pattern, a length, an
 //! enum), one whose schema says nothing serde does not check (the
 //! registry's fast path, which skips the validator), one with only an enum
 //! and one with a nested struct (which serde reads more leniently than

@@ -140,7 +140,7 @@ pub(crate) fn describe(error: &(dyn std::error::Error + 'static)) -> String {
 /// (`char::is_control`: `\n`, `\r`, `\u{1b}`, ...), the line and paragraph
 /// separators (U+2028, U+2029) and the bidirectional overrides and isolates
 /// (U+202A to U+202E, U+2066 to U+2069), each as `char::escape_default`
-/// writes it; everything else is kept. `tests/log_fields.rs` fails for a
+/// writes it; everything else is kept. `tests/quick/log_fields.rs` fails for a
 /// field written otherwise, unless its type cannot carry text.
 pub(crate) struct Escaped<'a, T: ?Sized>(pub(crate) &'a T);
 

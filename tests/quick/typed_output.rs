@@ -4,7 +4,7 @@
 //! JSON the model reads.
 //!
 //! ```text
-//! cargo test --test typed_output
+//! cargo test --test quick typed_output::
 //! ```
 
 use std::sync::Arc;

@@ -4,9 +4,7 @@
 //! rule that a null means the default, and every exported schema checked
 //! against the JSON Schema 2020-12 meta-schema.
 
-#[path = "../examples/common/shop.rs"]
-#[allow(dead_code)]
-mod shop;
+use crate::shop;
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 //! own, the tool itself unchanged.
 //!
 //! ```text
-//! cargo test --test variants
+//! cargo test --test quick variants::
 //! ```
 
 use std::sync::Arc;

@@ -6,7 +6,7 @@
 //! of the call.
 //!
 //! ```text
-//! cargo test --test result_hooks
+//! cargo test --test quick result_hooks::
 //! ```
 
 use std::sync::{Arc, Mutex};

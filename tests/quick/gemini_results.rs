@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! python3 -m pip install 'google-genai==3.6.1'
-//! cargo test --test gemini_results
+//! cargo test --test quick gemini_results::
 //! ```
 //!
 //! Without the Python package the test is skipped with a message, except

@@ -13,7 +13,7 @@
 //! whose value cannot carry text, each with the reason.
 //!
 //! ```text
-//! cargo test --test log_fields
+//! cargo test --test quick log_fields::
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -394,7 +394,7 @@ fn every_field_the_runtime_logs_is_escaped_or_cannot_carry_text() {
     for entry in ALLOWED {
         if !scan.fields.iter().any(|field| field.name == entry.field && same(entry.value, &field.value)) {
             problems.push(format!(
-                "ALLOWED in tests/log_fields.rs lists `{}` written as `{}` ({}), which no call site writes any more: remove it",
+                "ALLOWED in tests/quick/log_fields.rs lists `{}` written as `{}` ({}), which no call site writes any more: remove it",
                 entry.field, entry.value, entry.why
             ));
         }
@@ -404,7 +404,7 @@ fn every_field_the_runtime_logs_is_escaped_or_cannot_carry_text() {
         "{} log fields can forge a log line:\n{}\n\nText from a model, a client or a tool's input must be written \
          through `Escaped` (tool-runtime/src/error_report.rs), which escapes control characters. Only a value whose \
          type cannot carry text (a number, a duration, an enum, a fixed word) may be written as it is: add it, with \
-         the reason, to ALLOWED in tests/log_fields.rs.",
+         the reason, to ALLOWED in tests/quick/log_fields.rs.",
         problems.len(),
         problems.join("\n")
     );

@@ -6,7 +6,7 @@
 //! `ToolError::with_structured`.
 //!
 //! ```text
-//! cargo test --test failures
+//! cargo test --test quick failures::
 //! ```
 
 use std::sync::{Arc, Mutex};
