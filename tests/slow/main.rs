@@ -17,9 +17,10 @@
 //! ```
 //!
 //! A child process is this binary run again with its test's whole path
-//! (`--exact crash::crash_child`). The quick tests, and those that measure
-//! the process itself (its memory, its `tracing` subscriber, timings to
-//! tens of milliseconds), stay binaries of their own in `tests/`.
+//! (`--exact crash::crash_child`). The quick tests are the binary
+//! `tests/quick/main.rs`; those that measure the process itself (its
+//! memory, its `tracing` subscriber, timings to tens of milliseconds) stay
+//! binaries of their own in `tests/`.
 
 #[path = "../support/examples.rs"]
 mod examples;
