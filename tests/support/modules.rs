@@ -1,5 +1,6 @@
 //! The check of a test binary whose modules are the files of one folder
-//! (`tests/slow/main.rs`, `tool-runtime/tests/suite.rs`): cargo finds only
+//! (`tests/quick/main.rs`, `tests/slow/main.rs`,
+//! `tool-runtime/tests/suite.rs`): cargo finds only
 //! the binary's own file there, so a file left out of its list of modules
 //! would never be compiled, and its tests never run.
 
