@@ -282,8 +282,8 @@ impl de::Error for Fallback {
 
 impl<'a> Scalar<'a> {
     /// Consumes `word` when the text goes on with it. (Inlined: each
-    /// `word` is a constant of a few bytes, compared in one load, where
-    /// a call would compare it by `memcmp`.)
+    /// `word` is a constant of a few bytes, compared in place, where the
+    /// function on its own called `memcmp`.)
     #[inline]
     fn eat(&mut self, word: &str) -> bool {
         let found = self.text.as_bytes()[self.pos..].starts_with(word.as_bytes());
@@ -395,15 +395,12 @@ fn plain_string(bytes: &[u8], pos: usize) -> Option<(usize, usize)> {
 
 /// Whether the text at `start` is `name` and a closing quote: then the
 /// key is `name`, which holds nothing a key's text would escape.
+///
+/// Compared byte by byte: slices' `==` calls `memcmp`, which for the few
+/// bytes of a name costs more than the comparison.
 fn spelled_at(bytes: &[u8], start: usize, name: &[u8]) -> bool {
-    bytes.get(start..start + name.len()).is_some_and(|spelled| same_bytes(spelled, name)) && bytes.get(start + name.len()) == Some(&b'"')
-}
-
-/// `a == b`, compared byte by byte where slices' `==` calls `memcmp`:
-/// for the few bytes of a name, the call costs more than the comparison.
-#[inline]
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(a, b)| a == b)
+    let spelled = bytes.get(start..start + name.len()).is_some_and(|spelled| spelled.iter().zip(name).all(|(byte, wanted)| byte == wanted));
+    spelled && bytes.get(start + name.len()) == Some(&b'"')
 }
 
 /// The bytes that end a key or string the cursor reads: a quote, and what it leaves
@@ -567,6 +564,8 @@ mod tests {
         assert_eq!(is(r#"{"ab" : 1}"#, "ab"), Ok(Some(true)));
         assert_eq!(is(r#"{"abc": 1}"#, "ab"), Ok(Some(false)), "a longer key");
         assert_eq!(is(r#"{"a": 1}"#, "ab"), Ok(Some(false)), "a shorter key");
+        assert_eq!(is(r#"{"ba": 1}"#, "ab"), Ok(Some(false)), "another key of the same length");
+        assert_eq!(is(r#"{"ac": 1}"#, "ab"), Ok(Some(false)), "one that differs in its last byte");
         assert_eq!(is(r#"{"a\u0062": 1}"#, "ab"), Err(()), "an escaped key is left to the full path");
         assert_eq!(is(r#"{"\u0061b": 1}"#, "ab"), Err(()));
         assert_eq!(is(r#"{"a\"b": 1}"#, "a"), Err(()));
